@@ -1,0 +1,1 @@
+"""Command-line interface: Typer commands that parse, wire dependencies, call the library and render."""

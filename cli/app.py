@@ -1,0 +1,64 @@
+"""The `arreio` command. Command modules import only typer/rich at load time; everything heavy is
+imported inside the command that needs it, so `arreio --help` stays fast."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
+import typer
+
+from arreio.cli.commands import run as run_cmd
+from arreio.cli.commands import sessions as sessions_cmd
+
+app = typer.Typer(
+    name="arreio",
+    help="A terminal agent harness: turns a model into an agent you can trust every day.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        try:
+            print(f"arreio {version('arreio')}")
+        except PackageNotFoundError:  # running from a source tree without install
+            print("arreio (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version_: Annotated[
+        bool,
+        typer.Option("--version", help="Show the version and exit.", callback=_version_callback, is_eager=True),
+    ] = False,
+) -> None:
+    """A terminal agent harness: turns a model into an agent you can trust every day."""
+
+
+app.command(name="run", help=run_cmd.HELP, no_args_is_help=False)(run_cmd.run)
+app.add_typer(sessions_cmd.app, name="sessions")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry: map expected failures to one line and an exit code, never a traceback."""
+    from arreio.cli.errors import report
+    from arreio.engine.errors import ArreioError
+
+    try:
+        app(args=argv, prog_name="arreio", standalone_mode=True)
+    except ArreioError as error:
+        sys.exit(report(error))
+    except KeyboardInterrupt:
+        print("arreio: cancelled", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

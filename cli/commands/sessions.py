@@ -1,0 +1,2 @@
+import typer
+app = typer.Typer(help="Inspect and repair saved sessions.")

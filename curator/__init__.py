@@ -1,0 +1,1 @@
+"""Skills on disk, usage telemetry and the deterministic lifecycle (never deletes)."""

@@ -1,0 +1,1 @@
+"""The engine: pipeline, runner, session, tools, providers and the base types every layer shares."""

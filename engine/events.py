@@ -1,0 +1,196 @@
+"""The typed events a run yields (DESIGN.md section 3). Names and fields are public API.
+
+A run is an async generator of these; the CLI renders them live (rich) or prints them as JSON Lines
+(`--json`), `events.jsonl` stores them, and the RunReport is computed from them. `type` is always the
+first field, so a JSON line starts with it. Add fields with defaults; never rename an event.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+Verdict = Literal["success", "partial", "failed", "paused", "cancelled"]
+
+
+class RunStart(BaseModel):
+    """A run began. `resumed` is true when it continues a saved session."""
+
+    type: Literal["run_start"] = "run_start"
+    run_id: str
+    session_id: str
+    model: str
+    cwd: str
+    resumed: bool = False
+
+
+class UnitStart(BaseModel):
+    """A unit of work (the goal, or one plan unit) began."""
+
+    type: Literal["unit_start"] = "unit_start"
+    unit_id: str
+    goal: str
+
+
+class TextDelta(BaseModel):
+    """A piece of the model's visible answer, as it streams."""
+
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ThinkingDelta(BaseModel):
+    """A piece of the model's reasoning, as it streams."""
+
+    type: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+class ToolStart(BaseModel):
+    """A tool call is about to execute (after the model finished asking for it)."""
+
+    type: Literal["tool_start"] = "tool_start"
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolEnd(BaseModel):
+    """A tool call finished. `preview` is the first line(s) of the result, for display."""
+
+    type: Literal["tool_end"] = "tool_end"
+    call_id: str
+    name: str
+    is_error: bool = False
+    status: str = "ok"
+    preview: str = ""
+    chars: int = 0
+
+
+class Compaction(BaseModel):
+    """The history was compacted: estimated tokens before and after."""
+
+    type: Literal["compaction"] = "compaction"
+    tokens_before: int
+    tokens_after: int
+    messages_removed: int = 0
+
+
+class Retry(BaseModel):
+    """A model call failed in a retryable way and will be tried again after `delay_s`."""
+
+    type: Literal["retry"] = "retry"
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+class ApprovalRequired(BaseModel):
+    """A sensitive call waits for a human decision; the run pauses here."""
+
+    type: Literal["approval_required"] = "approval_required"
+    session_id: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    command: str = ""
+
+
+class Ceiling(BaseModel):
+    """A ceiling (steps, tool calls, repetition, stall, budget) was reached."""
+
+    type: Literal["ceiling"] = "ceiling"
+    kind: str
+    limit: float
+    value: float
+    message: str
+
+
+class GateResult(BaseModel):
+    """A gate judged the result."""
+
+    type: Literal["gate_result"] = "gate_result"
+    gate: str
+    passed: bool
+    detail: str = ""
+
+
+class LearningPassDone(BaseModel):
+    """The post-run learning pass finished (or failed closed, then `error` says why)."""
+
+    type: Literal["learning_pass_done"] = "learning_pass_done"
+    applied: int = 0
+    rejected: int = 0
+    failed: int = 0
+    error: str | None = None
+
+
+class Warning_(BaseModel):
+    """Something the user should know that does not stop the run."""
+
+    type: Literal["warning"] = "warning"
+    message: str
+    code: str = ""
+
+
+class UnitEnd(BaseModel):
+    """A unit of work ended. `final_text` is the model's last answer for it."""
+
+    type: Literal["unit_end"] = "unit_end"
+    unit_id: str
+    verdict: Verdict
+    final_text: str = ""
+    steps: int = 0
+
+
+class Done(BaseModel):
+    """The run ended. Always the last event. `exit_code` follows DESIGN.md section 9."""
+
+    type: Literal["done"] = "done"
+    verdict: Verdict
+    exit_code: int
+    message: str = ""
+    final_text: str = ""
+    report_path: str | None = None
+    steps: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+Event = Annotated[
+    RunStart
+    | UnitStart
+    | TextDelta
+    | ThinkingDelta
+    | ToolStart
+    | ToolEnd
+    | Compaction
+    | Retry
+    | ApprovalRequired
+    | Ceiling
+    | GateResult
+    | LearningPassDone
+    | Warning_
+    | UnitEnd
+    | Done,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+EVENT_TYPES = (
+    "run_start", "unit_start", "text_delta", "thinking_delta", "tool_start", "tool_end",
+    "compaction", "retry", "approval_required", "ceiling", "gate_result", "learning_pass_done",
+    "warning", "unit_end", "done",
+)
+
+
+def event_to_json(event: BaseModel) -> str:
+    """One JSON line for an event, `type` first (field order is declaration order)."""
+    return event.model_dump_json()
+
+
+def event_from_json(line: str) -> Any:
+    return EVENT_ADAPTER.validate_json(line)

@@ -1,0 +1,68 @@
+"""Small protocols the engine depends on; constructors take them, defaults are the real thing.
+
+The engine never imports `memory`, `learning`, `curator` or `cli`: it sees them through these ports
+(DESIGN.md section 1). Fakes for tests live in `engine/testing.py`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from arreio.engine.providers.base import ModelRequest, StreamEvent
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Where time comes from. Logic never reads the wall clock itself."""
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a monotonic scale, for durations and deadlines."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait (a fake clock advances instead)."""
+        ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        import asyncio
+
+        await asyncio.sleep(seconds)
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """One model backend. `stream` always ends with a `Done` event; failures are encoded there
+    (`Done.error`), never raised — except `asyncio.CancelledError`, which always propagates."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class SystemPromptBlockSource(Protocol):
+    """Something that contributes a block to the system prompt at session start (the frozen memory
+    snapshot, the skills index, ...). Returns None when it has nothing to say (the block is left out)."""
+
+    name: str
+    stable: bool
+
+    def render(self) -> str | None: ...

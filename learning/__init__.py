@@ -1,0 +1,1 @@
+"""The opt-in post-run learning pass: proposer -> validate -> gate -> apply."""

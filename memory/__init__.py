@@ -1,0 +1,1 @@
+"""Memory: the bounded MEMORY.md/USER.md snapshot store, append-only substores, knowledge base."""
