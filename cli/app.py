@@ -8,12 +8,30 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from arreio.cli.commands import run as run_cmd
 from arreio.cli.commands import sessions as sessions_cmd
 
+
+
+class _ArreioGroup(TyperGroup):
+    """Maps expected failures anywhere below to one stderr line and their exit code (DESIGN.md 9),
+    so `main()`, CliRunner tests and sub-command groups all behave alike."""
+
+    def invoke(self, ctx):  # type: ignore[override]
+        from arreio.cli.errors import report
+        from arreio.engine.errors import ArreioError
+
+        try:
+            return super().invoke(ctx)
+        except ArreioError as error:
+            ctx.exit(report(error))
+
+
 app = typer.Typer(
     name="arreio",
+    cls=_ArreioGroup,
     help="A terminal agent harness: turns a model into an agent you can trust every day.",
     no_args_is_help=True,
     add_completion=False,
@@ -58,6 +76,13 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("arreio: cancelled", file=sys.stderr)
         sys.exit(130)
+    except Exception as error:  # a bug: still one line, with a way to see more
+        import os
+
+        if os.environ.get("ARREIO_DEBUG"):
+            raise
+        print(f"arreio: internal error: {type(error).__name__}: {error} (set ARREIO_DEBUG=1 for the traceback)", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,3 +1,80 @@
-HELP = "Run an agent on a goal."
-def run() -> None:
-    """placeholder while wiring"""
+"""`arreio run`: run an agent on a goal, or continue a saved session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+HELP = """Run an agent on a goal (or continue a saved session with --resume).
+
+The run streams the model's answer and each tool call live; with --json it prints the events as JSON
+Lines instead. Exit codes: 0 success, 1 failed, 2 bad input, 3 paused for approval, 4 ceiling reached,
+5 auth/config error, 130 cancelled."""
+
+
+def run(
+    goal: Annotated[
+        Path | None, typer.Option("--goal", "-g", help="Markdown file stating what to do.", show_default=False)
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="anthropic/…, openai/…, litellm/…, or offline (default from config).", show_default=False),
+    ] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Same as --model offline: deterministic, no network, $0.")] = False,
+    script: Annotated[
+        Path | None, typer.Option("--script", help="Play an offline script of model replies (YAML/JSON).", show_default=False)
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", "-r", help="Continue a saved session (id or unique prefix).", show_default=False)
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines on stdout, nothing else.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve sensitive actions without asking.")] = False,
+    max_steps: Annotated[
+        int | None, typer.Option("--max-steps", min=1, help="Model turns before the step ceiling.", show_default=False)
+    ] = None,
+) -> None:
+    import asyncio
+
+    from arreio.cli.deps import pipeline_deps
+    from arreio.cli.render import JsonRenderer, LiveRenderer
+    from arreio.engine.errors import UsageError
+    from arreio.engine.pipeline import RunOptions, run_pipeline
+
+    if offline and model and model != "offline":
+        raise UsageError(f"--offline and --model {model} disagree; pass one of them")
+    if goal is None and resume is None:
+        raise UsageError("nothing to run: pass --goal FILE, or --resume ID to continue a session")
+    options = RunOptions(
+        goal_path=goal, model="offline" if offline else model, script=script, resume=resume, max_steps=max_steps, yes=yes
+    )
+    render = JsonRenderer() if json_output else LiveRenderer()
+
+    seen: dict[str, str] = {}
+
+    async def drive() -> int:
+        code = 1
+        async for event in run_pipeline(options, pipeline_deps()):
+            render(event)
+            if event.type == "run_start":
+                seen["session"] = event.session_id
+            elif event.type == "done":
+                code = event.exit_code
+        return code
+
+    try:
+        code = asyncio.run(drive())
+    except KeyboardInterrupt:
+        # The pipeline already closed the session cleanly and wrote the report (verdict "cancelled").
+        from arreio.engine.events import Done
+
+        hint = f"continue with `arreio run --resume {seen['session']}`" if "session" in seen else "nothing was saved"
+        message = f"cancelled; {hint}"
+        if json_output:
+            render(Done(verdict="cancelled", exit_code=130, message=message))
+        import sys
+
+        print(f"arreio: {message}", file=sys.stderr)
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)

@@ -1,2 +1,130 @@
+"""`arreio sessions`: list, show and repair saved sessions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
 import typer
-app = typer.Typer(help="Inspect and repair saved sessions.")
+
+app = typer.Typer(help="Inspect and repair saved sessions.", no_args_is_help=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _store():
+    from arreio.engine.paths import state_dir
+    from arreio.engine.session import SessionStore
+
+    return SessionStore(state_dir() / "sessions")
+
+
+@app.command("list")
+def list_sessions(json_output: JsonFlag = False) -> None:
+    """List saved sessions, newest first."""
+    import json
+
+    rows = _store().list()
+    if json_output:
+        print(json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    if not rows:
+        console.print("no sessions yet (start one with `arreio run --goal FILE`)")
+        return
+    table = Table(box=None, pad_edge=False)
+    # Everything but the title keeps its full width; the title takes what is left.
+    for column in ("id", "created", "model", "msgs", "last run"):
+        table.add_column(column, no_wrap=True, min_width=max(len(column), *(len(_cells(r)[column]) for r in rows)))
+    table.add_column("title", no_wrap=True, overflow="ellipsis", ratio=1)
+    for r in rows:
+        cells = _cells(r)
+        verdict = f"[red]{cells['last run']}[/red]" if r.error else cells["last run"]
+        table.add_row(cells["id"], cells["created"], cells["model"], cells["msgs"], verdict, r.title)
+    console.print(table)
+
+
+def _cells(r) -> dict[str, str]:
+    return {
+        "id": r.id, "created": r.created_at[:16].replace("T", " "), "model": r.model, "msgs": str(r.messages),
+        "last run": r.error or r.last_run_verdict or "-",
+    }
+
+
+@app.command("show")
+def show(
+    session_id: Annotated[str, typer.Argument(help="Session id or a unique prefix.")],
+    json_output: JsonFlag = False,
+) -> None:
+    """Show a session's messages (read-only: repairs are listed, not written)."""
+    import json
+
+    from arreio.engine.session import Session
+
+    store = _store()
+    sid = store.resolve(session_id)
+    session, repairs = Session.open(store.path_for(sid), repair=False)
+    if json_output:
+        print(json.dumps({
+            "header": session.header.model_dump(mode="json"),
+            "messages": [m.model_dump(mode="json") for m in session.messages],
+            "repairs": [r.model_dump(mode="json") for r in repairs],
+        }, ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    c = Console(highlight=False)
+    h = session.header
+    c.print(f"[bold]session {h.id}[/bold] · {h.model} · created {h.created_at} · {len(session.messages)} messages")
+    if h.title:
+        c.print(f"[dim]{escape(h.title)}[/dim]")
+    for message in session.messages:
+        for part in message.parts:
+            if part.type == "text":
+                who = "user" if message.role == "user" else "assistant"
+                c.print(f"[bold]{who}:[/bold] {escape(part.text)}")
+            elif part.type == "thinking":
+                c.print(f"[dim italic]thinking: {escape(part.thinking[:200])}[/dim italic]")
+            elif part.type == "tool_call":
+                args = json.dumps(part.arguments, ensure_ascii=False)
+                c.print(f"[cyan]● {part.name}[/cyan] {escape(args[:160])}")
+            elif part.type == "tool_result":
+                first = part.content.strip().splitlines()[0] if part.content.strip() else ""
+                style = "red" if part.is_error else "dim"
+                c.print(f"  [{style}]⎿ [{part.status}] {escape(first[:160])}[/{style}]")
+    if repairs:
+        c.print(f"[yellow]{len(repairs)} repair(s) would be made on load — see `arreio sessions doctor {h.id}`[/yellow]")
+
+
+@app.command("doctor")
+def doctor(
+    session_id: Annotated[str, typer.Argument(help="Session id or a unique prefix.")],
+    fix: Annotated[bool, typer.Option("--fix", help="Write the repairs (atomically) instead of only reporting them.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Report the repairs loading would make (torn tail, orphan calls and results); --fix writes them."""
+    import json
+
+    from arreio.engine.session import Session
+
+    store = _store()
+    sid = store.resolve(session_id)
+    session, repairs = Session.open(store.path_for(sid), repair=fix)
+    session.close()
+    if json_output:
+        print(json.dumps({"session": sid, "fixed": fix and bool(repairs),
+                          "repairs": [r.model_dump(mode="json") for r in repairs]}, indent=2))
+        return
+    if not repairs:
+        print(f"session {sid}: healthy, nothing to repair")
+        return
+    verb = "repaired" if fix else "needs"
+    print(f"session {sid}: {verb} {len(repairs)} repair(s)")
+    for r in repairs:
+        where = f" (line {r.line})" if r.line else ""
+        print(f"  - {r.kind}{where}: {r.detail}")
+    if not fix:
+        print(f"run `arreio sessions doctor {sid} --fix` to write them")

@@ -49,6 +49,8 @@ class ToolContext:
     env: Mapping[str, str] = field(default_factory=dict)
     clock: Clock = field(default_factory=SystemClock)
     session_id: str = ""
+    run_id: str = ""
+    turn: int = 0  # the runner's step number; tools that cap failures "per turn" key on it
     settings: Mapping[str, Any] = field(default_factory=dict)
 
 

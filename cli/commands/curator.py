@@ -1,0 +1,160 @@
+"""`arreio curator`: run the skill lifecycle (never deletes) and show its status.
+
+Only typer/stdlib at import time; the curator and the memory substores are imported inside commands.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from arreio.curator.curator import Curator, CuratorReport
+    from arreio.engine.ports import Clock
+
+app = typer.Typer(help="Keep the skill library tidy: stale, archive, reactivate — never delete.", no_args_is_help=True)
+
+NowOption = Annotated[
+    Optional[str],
+    typer.Option("--now", help="Pretend the time is this ISO-8601 instant (e.g. 2026-07-01T09:00:00Z)."),
+]
+StaleOption = Annotated[
+    Optional[float], typer.Option("--stale-days", help="Days without activity before a skill is stale (default 30).")
+]
+ArchiveOption = Annotated[
+    Optional[float], typer.Option("--archive-days", help="Days without activity before it is archived (default 90).")
+]
+
+
+class FixedClock:
+    """The clock `--now` builds: always the given instant."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        return self.at
+
+    def monotonic(self) -> float:
+        return 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        return None
+
+
+def parse_now(value: str) -> datetime:
+    """`--now` text to an aware UTC datetime; a naive time is taken as UTC."""
+    from arreio.engine.errors import UsageError
+
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UsageError(f"--now {value!r} is not an ISO-8601 time (try 2026-07-01T09:00:00Z)") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def substore_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]], None]:
+    """`on_record` for the curator: append the run to the `procedural` substore."""
+
+    def record(payload: dict[str, Any]) -> None:
+        from arreio.memory.substores import Substores
+
+        Substores(state_dir, clock).append("procedural", "curator", payload)
+
+    return record
+
+
+def build_curator(
+    now: str | None,
+    stale_days: float | None,
+    archive_days: float | None,
+    *,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    on_audit: Callable[[dict[str, Any]], None] | None = None,
+) -> Curator:
+    """Wire a curator over `<state>/skills`. `on_record` defaults to the procedural substore."""
+    from arreio.curator.curator import Curator
+    from arreio.curator.lifecycle import Policy
+    from arreio.curator.skills import skills_root
+    from arreio.engine.errors import UsageError
+    from arreio.engine.paths import state_dir
+    from arreio.engine.ports import SystemClock
+
+    clock: Clock = FixedClock(parse_now(now)) if now else SystemClock()
+    try:
+        policy = Policy.from_mapping(
+            {k: v for k, v in {"stale_days": stale_days, "archive_days": archive_days}.items() if v is not None}
+        )
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    root = state_dir()
+    # on_audit stays None until the audit journal (issue 9) exists; the curator calls it when given
+    return Curator(
+        skills_root(root),
+        clock,
+        policy,
+        on_record=on_record if on_record is not None else substore_recorder(root, clock),
+        on_audit=on_audit,
+    )
+
+
+def render_report(report: CuratorReport) -> None:
+    counts = report.counts()
+    label = "dry run — nothing changed" if report.dry_run else "done"
+    typer.echo(
+        f"curator {label}: checked {counts['checked']}, marked stale {counts['marked_stale']}, "
+        f"archived {counts['archived']}, reactivated {counts['reactivated']}, seeded {counts['seeded']}"
+    )
+    if report.first_run:
+        typer.echo("first run in this store: records seeded, nothing else changes until the next run")
+    for change in report.changes:
+        row = change.to_json(report.skills_dir)
+        where = f" → {row['archived_to']}" if "archived_to" in row else ""
+        typer.echo(f"  {row['kind']:<10} {row['name']}: {row['from'] or 'new'} → {row['to']} ({row['reason']}){where}")
+    for diagnostic in report.diagnostics:
+        typer.echo(f"warning: skipped invalid skill: {diagnostic.line()}", err=True)
+
+
+@app.command("run")
+def run(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; change nothing.")] = False,
+    now: NowOption = None,
+    stale_days: StaleOption = None,
+    archive_days: ArchiveOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
+) -> None:
+    """Apply the lifecycle once: seed new skills, mark idle ones stale, archive long-idle ones."""
+    report = build_curator(now, stale_days, archive_days).run(dry_run=dry_run)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        render_report(report)
+
+
+@app.command("status")
+def status(
+    now: NowOption = None,
+    stale_days: StaleOption = None,
+    archive_days: ArchiveOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+) -> None:
+    """Show the last run and what a run now would do."""
+    result = build_curator(now, stale_days, archive_days).status()
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+        return
+    if result.last_run_at is None:
+        typer.echo("last run: never (the next run only seeds records)")
+    else:
+        counts = (result.last_run or {}).get("counts", {})
+        summary = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in counts.items())
+        typer.echo(f"last run: {result.last_run_at.isoformat()} ({summary})")
+    typer.echo("next run would:")
+    render_report(result.next_run)

@@ -1,0 +1,199 @@
+"""`arreio kb`: index the user's documents and search them (the knowledge base).
+
+Only typer, rich and the standard library load with this module; the knowledge base (and numpy, and
+the embedding model) load inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+app = typer.Typer(
+    help="The knowledge base: index your documents, then search them (the agent can too).",
+    no_args_is_help=True,
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _open():
+    from arreio.engine.paths import state_dir
+    from arreio.memory.knowledge.index import open_knowledge_base
+
+    return open_knowledge_base(state_dir())
+
+
+def _display(path: str) -> str:
+    from arreio.engine.paths import display_path
+
+    return display_path(Path(path))
+
+
+def _print_json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+
+def _notices(notices: list[str]) -> None:
+    err = _console(stderr=True)
+    for notice in notices:
+        err.print(f"[yellow]note:[/] {escape(notice)}")
+
+
+def _with_progress(action, quiet: bool):
+    """Run `action(progress_callback)` under a rich progress bar (files, then embedding)."""
+    if quiet:
+        return action(lambda phase, done, total: None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=_console(stderr=True), transient=True) as progress:
+        tasks: dict[str, Any] = {}
+        labels = {"files": "files ", "embed": "chunks"}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = progress.add_task(labels.get(phase, phase), total=total)
+            progress.update(tasks[phase], completed=done, total=total)
+
+        return action(update)
+
+
+def _interrupted(kb) -> None:
+    pending = kb.backend.count_pending_vectors() if kb.embedder else 0
+    more = f"; {pending} chunks still need vectors" if pending else ""
+    _console(stderr=True).print(f"arreio: interrupted — the index is usable{more}; run `arreio kb add` or `arreio kb sync` to finish")
+    raise typer.Exit(130)
+
+
+@app.command()
+def add(
+    paths: Annotated[list[str], typer.Argument(help="Files, folders or globs (quote globs: 'docs/**/*.md').")],
+    json_: JsonOption = False,
+) -> None:
+    """Index files incrementally: unchanged files are skipped, changed ones re-indexed."""
+    from arreio.engine.errors import UsageError
+
+    kb = _open()
+    try:
+        report = _with_progress(lambda progress: kb.add(paths, Path.cwd(), progress), quiet=json_)
+    except KeyboardInterrupt:
+        _interrupted(kb)
+    finally:
+        kb.close()
+    if not (report.added or report.updated or report.unchanged):
+        _notices(report.notices)
+        raise UsageError("nothing to index: no readable text file among " + " ".join(paths))
+    if json_:
+        _print_json(report.__dict__)
+        return
+    _notices(report.notices)
+    line = f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} files; {report.chunks} new chunks"
+    if report.embedded:
+        line += f", {report.embedded} embedded"
+    _console().print(line)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", "--top", min=1, max=100, help="How many hits.")] = 10,
+    mode: Annotated[str, typer.Option(help="hybrid, keyword or vector.")] = "hybrid",
+    json_: JsonOption = False,
+) -> None:
+    """Print the best passages for a query: path, line range, score, a snippet."""
+    from arreio.engine.errors import UsageError
+
+    if mode not in ("hybrid", "keyword", "vector"):
+        raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
+    kb = _open()
+    try:
+        if mode == "vector" and not kb.vectors_ready():
+            raise UsageError("no vectors to search: install arreio[vectors] and run `arreio kb sync`")
+        hits = kb.search(query, k=k, mode=mode)  # type: ignore[arg-type]
+    finally:
+        kb.close()
+    if json_:
+        _print_json(
+            [{"path": _display(h.path), "start_line": h.start_line, "end_line": h.end_line, "score": round(h.score, 4), "text": h.text} for h in hits]
+        )
+        return
+    out = _console()
+    if not hits:
+        out.print("no matches")
+        return
+    for number, hit in enumerate(hits, start=1):
+        snippet = " ".join(hit.text.split())
+        snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
+        out.print(f"[bold]{number:>2}. {escape(_display(hit.path))}:{hit.start_line}-{hit.end_line}[/]  [dim]{hit.score:.3f}[/]")
+        out.print(f"    {escape(snippet)}")
+
+
+@app.command()
+def stats(json_: JsonOption = False) -> None:
+    """Documents, chunks, vectors, the embedding model, size on disk."""
+    kb = _open()
+    try:
+        info = kb.stats()
+    finally:
+        kb.close()
+    payload = {**info.backend.__dict__, "embedder": info.embedder, "notice": info.notice}
+    if json_:
+        _print_json(payload)
+        return
+    out = _console()
+    b = info.backend
+    out.print(f"documents  {b.documents}\nchunks     {b.chunks}\nvectors    {b.vectors}")
+    out.print(f"model      {b.vector_model or '-'}\nsize       {b.size_bytes / 1_048_576:.1f} MiB")
+    if info.notice:
+        _notices([info.notice])
+
+
+@app.command()
+def remove(
+    path: Annotated[str, typer.Argument(help="A file, or a folder: every document under it.")],
+    json_: JsonOption = False,
+) -> None:
+    """Drop a document (or a folder's documents) from the index; the files are not touched."""
+    from arreio.engine.errors import UsageError
+
+    kb = _open()
+    try:
+        removed = kb.remove(path, Path.cwd())
+    finally:
+        kb.close()
+    if not removed:
+        raise UsageError(f"{path} is not in the knowledge base (see `arreio kb stats`)")
+    if json_:
+        _print_json({"removed": [_display(p) for p in removed]})
+        return
+    _console().print(f"removed {len(removed)} document{'s' if len(removed) != 1 else ''}")
+
+
+@app.command()
+def sync(json_: JsonOption = False) -> None:
+    """Re-check indexed files: drop removed ones, re-index changed ones, finish embedding."""
+    kb = _open()
+    try:
+        report = _with_progress(lambda progress: kb.sync(progress), quiet=json_)
+    except KeyboardInterrupt:
+        _interrupted(kb)
+    finally:
+        kb.close()
+    if json_:
+        _print_json(report.__dict__)
+        return
+    _notices(report.notices)
+    _console().print(
+        f"removed {report.removed}, re-indexed {report.updated}, unchanged {report.unchanged} files; {report.embedded} chunks embedded"
+    )

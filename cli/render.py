@@ -1,0 +1,98 @@
+"""Rendering run events: live for a person (rich), JSON Lines for a machine. One stream, two views."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+_ARG_PREVIEW = 60
+
+
+def _format_args(arguments: dict[str, Any]) -> str:
+    parts = []
+    for key, value in arguments.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = text.replace("\n", "⏎")
+        if len(text) > _ARG_PREVIEW:
+            text = text[:_ARG_PREVIEW] + f"… ({len(str(value))} chars)"
+        parts.append(f"{key}={text!r}" if isinstance(value, str) else f"{key}={text}")
+    return ", ".join(parts)
+
+
+class JsonRenderer:
+    """One JSON object a line on stdout, `type` first; nothing else goes to stdout."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def __call__(self, event: Any) -> None:
+        self.out.write(event.model_dump_json() + "\n")
+        self.out.flush()
+
+
+class LiveRenderer:
+    """Streams the answer as it arrives and shows each tool call and its outcome."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False)
+        self._in_text = False
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self.console.print()
+            self._in_text = False
+
+    def __call__(self, event: Any) -> None:
+        kind = event.type
+        c = self.console
+        if kind == "run_start":
+            how = "resuming" if event.resumed else "session"
+            c.print(f"[dim]arreio · {event.model} · {how} {event.session_id}[/dim]")
+        elif kind == "text_delta":
+            c.print(escape(event.text), end="", soft_wrap=True)
+            self._in_text = True
+        elif kind == "thinking_delta":
+            c.print(f"[dim italic]{escape(event.text)}[/dim italic]", end="", soft_wrap=True)
+            self._in_text = True
+        elif kind == "tool_start":
+            self._end_text()
+            c.print(f"[bold cyan]●[/bold cyan] [bold]{event.name}[/bold]({escape(_format_args(event.arguments))})")
+        elif kind == "tool_end":
+            style = "red" if event.is_error else "dim"
+            mark = "✗" if event.is_error else "⎿"
+            size = f" [{event.chars} chars]" if event.chars > len(event.preview) else ""
+            c.print(f"  [{style}]{mark} {escape(event.preview)}{size}[/{style}]")
+        elif kind == "retry":
+            self._end_text()
+            c.print(f"[yellow]↻ retry {event.attempt} in {event.delay_s:.1f}s: {escape(event.reason)}[/yellow]")
+        elif kind == "warning":
+            self._end_text()
+            c.print(f"[yellow]warning:[/yellow] {escape(event.message)}")
+        elif kind == "ceiling":
+            self._end_text()
+            c.print(f"[yellow]■ {escape(event.message)}[/yellow]")
+        elif kind == "compaction":
+            c.print(f"[dim]context compacted: {event.tokens_before} → {event.tokens_after} tokens[/dim]")
+        elif kind == "gate_result":
+            mark = "[green]✓[/green]" if event.passed else "[red]✗[/red]"
+            c.print(f"{mark} gate {escape(event.gate)}: {escape(event.detail)}")
+        elif kind == "learning_pass_done":
+            c.print(f"learning gate: {event.applied} applied, {event.rejected} rejected" + (f", {event.failed} failed" if event.failed else ""))
+        elif kind == "approval_required":
+            self._end_text()
+            c.print(f"[yellow]⏸ approval required for {event.name}[/yellow]")
+        elif kind == "done":
+            self._end_text()
+            colour = {"success": "green", "partial": "yellow", "paused": "yellow"}.get(event.verdict, "red")
+            tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out tokens"
+            c.print(
+                f"[{colour}]{event.verdict}[/{colour}] · {event.steps} steps · {event.tool_calls} tool calls · "
+                f"{tokens} · report {event.report_path}",
+                soft_wrap=True,
+            )
+            if event.message and event.verdict != "success":
+                c.print(f"[{colour}]{escape(event.message)}[/{colour}]")

@@ -1,0 +1,126 @@
+"""Layered settings: defaults < user config < project config < `ARREIO_*` env < flags.
+
+Files are YAML read with ruamel (round-trip, so `arreio config` edits keep comments later). Every field
+is documented here because this model *is* the documentation of `config.yaml`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arreio.engine.errors import ConfigError
+from arreio.engine.paths import display_path, state_dir, user_config_path
+
+
+class RetrySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_attempts: int = Field(6, ge=1, description="Model calls per step, first try included.")
+    base_delay_s: float = Field(1.0, gt=0, description="First backoff delay; doubles each attempt.")
+    max_delay_s: float = Field(30.0, gt=0, description="Cap on one backoff delay.")
+    retry_after_max_s: float = Field(
+        120.0, ge=0, description="Longest server-requested wait honoured; beyond it the call fails."
+    )
+
+
+class ToolSettings(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    shell_timeout_s: float = Field(120.0, gt=0, le=600)
+    shell_output_cap: int = Field(30_000, ge=1_000)
+    read_limit_lines: int = Field(2_000, ge=1)
+    grep_max_matches: int = Field(200, ge=1)
+    timeout_s: float = Field(300.0, gt=0, description="Default per-call timeout for tools that use one.")
+
+
+class Settings(BaseModel):
+    """The whole configuration. Unknown top-level keys are refused so typos surface."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("offline", description="Model string: anthropic/…, openai/…, litellm/…, offline.")
+    max_steps: int = Field(50, ge=1, description="Model turns per unit before the step ceiling.")
+    max_tokens: int = Field(8192, ge=1, description="Output token cap per model call.")
+    base_url: str | None = Field(None, description="Provider endpoint override (proxy, compatible server).")
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
+
+
+ENV_KEYS = {
+    "ARREIO_MODEL": ("model",),
+    "ARREIO_MAX_STEPS": ("max_steps",),
+    "ARREIO_BASE_URL": ("base_url",),
+}
+
+
+def _read_yaml(path: Path, cwd: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    from ruamel.yaml import YAML, YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {display_path(path, cwd)}: {exc.strerror}") from None
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"invalid config {display_path(path, cwd)}{where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"invalid config {display_path(path, cwd)}: expected a mapping at the top level")
+    return data
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_settings(
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    flags: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Merge every layer and validate once; a bad value names its file and field."""
+    cwd = (cwd or Path.cwd()).resolve()
+    env = os.environ if env is None else env
+    layers: list[tuple[str, dict[str, Any]]] = []
+    for path in (user_config_path(env), state_dir(cwd, env) / "config.yaml"):
+        data = _read_yaml(path, cwd)
+        if data:
+            layers.append((display_path(path, cwd), data))
+    env_layer: dict[str, Any] = {}
+    for var, keys in ENV_KEYS.items():
+        if env.get(var):
+            env_layer[keys[0]] = env[var]
+    if env_layer:
+        layers.append(("environment", env_layer))
+    if flags:
+        layers.append(("command line", {k: v for k, v in flags.items() if v is not None}))
+
+    merged: dict[str, Any] = {}
+    for source, data in layers:
+        merged = _merge(merged, data)
+        try:  # validate each layer's contribution so the error names where the bad value came from
+            Settings.model_validate(merged)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            raise ConfigError(f"invalid setting '{field}' from {source}: {err['msg']}") from None
+    return Settings.model_validate(merged)

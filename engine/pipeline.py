@@ -1,0 +1,243 @@
+"""The one conveyor every run goes through (DESIGN.md section 2).
+
+    edge → orchestrator → assembly → execution → output funnel
+
+`run_pipeline` is an async generator of events; `run_to_end` drains it. Entry points (the CLI's `run`,
+`--resume`, tests, later approvals and schedules) only build `RunOptions` and `PipelineDeps`.
+Later stages (plan units, gates, learning, governance) plug in here, once, for all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arreio.engine import events as ev
+from arreio.engine.config import Settings, load_settings
+from arreio.engine.context import assemble_system
+from arreio.engine.errors import UsageError
+from arreio.engine.ids import iso_ms, new_id
+from arreio.engine.paths import display_path, state_dir
+from arreio.engine.ports import Clock, Provider, SystemClock, SystemPromptBlockSource
+from arreio.engine.providers import registry
+from arreio.engine.report import RunReport, write_report
+from arreio.engine.runner import Outcome, Runner
+from arreio.engine.session import Session, SessionHeader, SessionStore
+from arreio.engine.tools.base import Tool, ToolContext
+from arreio.engine.tools.builtin import builtin_tools
+from arreio.engine.tools.registry import ToolRegistry
+
+
+@dataclass
+class RunOptions:
+    """What the user asked for. `None` means "not given" (config or the session decides)."""
+
+    goal_path: Path | None = None
+    goal_text: str | None = None
+    model: str | None = None
+    script: Path | None = None
+    resume: str | None = None
+    max_steps: int | None = None
+    yes: bool = False
+    cwd: Path = field(default_factory=Path.cwd)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+ProviderFactory = Callable[..., Provider]
+
+
+@dataclass
+class PipelineDeps:
+    """What the composition root (`cli/deps.py`) wires in. Defaults are the real thing."""
+
+    clock: Clock = field(default_factory=SystemClock)
+    provider_factory: ProviderFactory = registry.make_provider
+    tool_factories: list[Callable[[Path], list[Tool]]] = field(default_factory=list)
+    prompt_sources: list[SystemPromptBlockSource] = field(default_factory=list)
+    on_run_end: list[Callable[[RunReport], None]] = field(default_factory=list)
+
+
+# -- edge ---------------------------------------------------------------------------------------
+def read_goal(options: RunOptions) -> str | None:
+    if options.goal_text is not None:
+        text = options.goal_text
+    elif options.goal_path is not None:
+        path = options.goal_path if options.goal_path.is_absolute() else options.cwd / options.goal_path
+        if not path.exists():
+            raise UsageError(f"goal file not found: {options.goal_path}")
+        if path.is_dir():
+            raise UsageError(f"goal path is a folder, not a file: {options.goal_path}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"goal file is not UTF-8 text: {options.goal_path}") from None
+        except OSError as exc:
+            raise UsageError(f"cannot read goal file {options.goal_path}: {exc.strerror}") from None
+    else:
+        return None
+    if not text.strip():
+        raise UsageError(f"goal is empty: {options.goal_path or 'text'}")
+    return text
+
+
+def goal_title(text: str) -> str:
+    first = next((ln.strip().lstrip("#").strip() for ln in text.splitlines() if ln.strip()), "")
+    return first[:100]
+
+
+def _continuable(session: Session) -> None:
+    """A resume without a new goal needs an unfinished history."""
+    if not session.messages:
+        raise UsageError(f"session {session.id} has no messages to continue; pass --goal")
+    last = session.messages[-1]
+    if last.role == "assistant" and not last.tool_calls:
+        raise UsageError(f"session {session.id} already ended with an answer; pass --goal to give it a new instruction")
+
+
+@dataclass
+class _Run:
+    settings: Settings
+    session: Session
+    model: str
+    provider: Provider
+    goal: str | None
+    resumed: bool
+    warnings: list[str]
+
+
+def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
+    flags: dict[str, Any] = {"model": options.model, "max_steps": options.max_steps}
+    if options.script is not None and options.model is None:
+        flags["model"] = registry.OFFLINE
+    settings = load_settings(options.cwd, options.env, flags)
+    goal = read_goal(options)
+    store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
+    warnings: list[str] = []
+    if options.resume:
+        session_id = store.resolve(options.resume)
+        session, repairs = Session.open(store.path_for(session_id), repair=True)
+        warnings += [f"session repaired on load: {r.kind} — {r.detail}" for r in repairs]
+        model = options.model or ("offline" if options.script else session.header.model)
+        if goal is None:
+            _continuable(session)
+    else:
+        if goal is None:
+            raise UsageError("no goal given: pass --goal FILE (or --resume ID to continue a session)")
+        model = settings.model
+        session = None  # type: ignore[assignment]
+    registry.check_model(model)
+    provider = deps.provider_factory(
+        model, env=options.env, base_url=settings.base_url, session_id=session.id if session else None,
+        script=options.script,
+    )
+    if session is None:
+        session = _new_session(options, deps, settings, model, goal or "")
+    return _Run(settings, session, model, provider, goal, bool(options.resume), warnings)
+
+
+def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, model: str, goal: str) -> Session:
+    now = deps.clock.now()
+    tools = _tools(options, deps)
+    system = assemble_system(cwd=options.cwd, now=now, sources=deps.prompt_sources, tool_names=tools.names())
+    header = SessionHeader(
+        id=new_id(now), created_at=iso_ms(now), cwd=str(options.cwd), model=model, title=goal_title(goal), system=system
+    )
+    return Session.create(state_dir(options.cwd, options.env) / "sessions", header)
+
+
+# -- orchestrator -------------------------------------------------------------------------------
+def _tools(options: RunOptions, deps: PipelineDeps) -> ToolRegistry:
+    tools = ToolRegistry()
+    for tool in builtin_tools():
+        tools.register(tool)
+    home = state_dir(options.cwd, options.env)
+    for factory in deps.tool_factories:
+        for tool in factory(home):
+            tools.register(tool)
+    return tools
+
+
+# -- the conveyor -------------------------------------------------------------------------------
+async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) -> AsyncIterator[ev.Event]:
+    """Run one goal end to end, yielding every event; the last one is always `done`."""
+    deps = deps or PipelineDeps()
+    clock = deps.clock
+    run = _edge(options, deps)
+    started_at, t0 = clock.now(), clock.monotonic()
+    run_id = new_id(started_at, "run-")
+    run_dir = state_dir(options.cwd, options.env) / "runs" / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    events_path = run_dir / "events.jsonl"
+    session = run.session
+    tools = _tools(options, deps)
+    ctx = ToolContext(
+        root=options.cwd.resolve(), env=dict(options.env), clock=clock, session_id=session.id, run_id=run_id,
+        settings=run.settings.tools.model_dump(),
+    )
+    runner = Runner(
+        provider=run.provider, model=run.model, session=session, tools=tools, tool_ctx=ctx,
+        system=session.header.system, settings=run.settings, clock=clock,
+    )
+    outcome = Outcome("cancelled", 130, "cancelled", "")
+    with open(events_path, "w", encoding="utf-8") as sink:
+
+        def emit(event: Any) -> Any:
+            sink.write(ev.event_to_json(event) + "\n")
+            return event
+
+        session.mark_run(run_id, "start", iso_ms(started_at))
+        try:
+            yield emit(ev.RunStart(run_id=run_id, session_id=session.id, model=run.model, cwd=str(options.cwd), resumed=run.resumed))
+            for warning in run.warnings:
+                yield emit(ev.Warning_(message=warning, code="session_repaired"))
+            title = goal_title(run.goal) if run.goal else f"continue session {session.id}"
+            yield emit(ev.UnitStart(unit_id="main", goal=title))
+            async for event in runner.run(run.goal, unit_id="main"):
+                yield emit(event)
+            outcome = runner.outcome
+        finally:
+            # Runs on success, failure and cancel alike: the report and the session marker always land.
+            report = RunReport(
+                run_id=run_id, session_id=session.id, model=run.model, goal=goal_title(run.goal or session.header.title),
+                verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
+                final_text=outcome.final_text, started_at=iso_ms(started_at), ended_at=iso_ms(clock.now()),
+                duration_s=round(clock.monotonic() - t0, 3), steps=runner.steps, tool_calls=runner.tool_calls,
+                tools_used=dict(runner.tools_used), retries=runner.retries,
+                input_tokens=runner.usage.input_tokens, output_tokens=runner.usage.output_tokens,
+                cache_read_tokens=runner.usage.cache_read_tokens, cache_write_tokens=runner.usage.cache_write_tokens,
+                cache_share=_cache_share(runner), cost_usd=0.0 if registry.is_offline(run.model) else None,
+                warnings=run.warnings, events_path=display_path(events_path, options.cwd),
+            )
+            report_path = run_dir / "report.json"
+            write_report(report, report_path)
+            session.mark_run(run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
+            for hook in deps.on_run_end:
+                hook(report)
+            done = ev.Done(
+                verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
+                final_text=outcome.final_text, report_path=display_path(report_path, options.cwd),
+                steps=runner.steps, tool_calls=runner.tool_calls,
+                input_tokens=runner.usage.input_tokens, output_tokens=runner.usage.output_tokens,
+            )
+            emit(done)
+            session.close()
+    yield done
+
+
+def _cache_share(runner: Runner) -> float:
+    usage = runner.usage
+    total = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    return round(usage.cache_read_tokens / total, 4) if total else 0.0
+
+
+async def run_to_end(options: RunOptions, deps: PipelineDeps | None = None) -> list[ev.Event]:
+    """The non-streaming entry point: drain the same generator."""
+    return [event async for event in run_pipeline(options, deps)]
+
+
+def run_sync(options: RunOptions, deps: PipelineDeps | None = None) -> list[ev.Event]:
+    return asyncio.run(run_to_end(options, deps))

@@ -1,0 +1,55 @@
+"""The RunReport: the output funnel's product, written to `.arreio/runs/<run-id>/report.json`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from arreio.engine.events import Verdict
+
+REPORT_VERSION = 1
+
+
+class RunReport(BaseModel):
+    version: int = REPORT_VERSION
+    run_id: str
+    session_id: str
+    model: str
+    goal: str = ""
+    verdict: Verdict
+    exit_code: int
+    message: str = ""
+    final_text: str = ""
+    started_at: str
+    ended_at: str
+    duration_s: float
+    steps: int = 0
+    tool_calls: int = 0
+    tools_used: dict[str, int] = Field(default_factory=dict)
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_share: float = 0.0
+    cost_usd: float | None = None
+    warnings: list[str] = Field(default_factory=list)
+    events_path: str = ""
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Temp file in the same folder, fsync, os.replace (DESIGN.md invariant 2)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_report(report: RunReport, path: Path) -> None:
+    write_atomic(path, json.dumps(report.model_dump(), indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,48 @@
+"""The harness owns retries (DESIGN.md section 5). Pure decisions; the runner does the waiting."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from arreio.engine.config import RetrySettings
+from arreio.engine.providers.base import ProviderError
+
+
+def backoff(attempt: int, *, base_s: float, cap_s: float, rng: random.Random) -> float:
+    """Exponential backoff with full jitter in the upper half: attempt 1 waits ~base, capped at `cap_s`."""
+    ceiling = min(cap_s, base_s * (2 ** max(0, attempt - 1)))
+    return round(ceiling * (0.5 + 0.5 * rng.random()), 3)
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    retry: bool
+    delay_s: float = 0.0
+    reason: str = ""
+    failure: str = ""  # why we stop, when retry is False
+
+
+def decide_retry(error: ProviderError, attempt: int, policy: RetrySettings, rng: random.Random) -> RetryDecision:
+    """Whether a failed model call (the `attempt`-th) is tried again, and after how long."""
+    status = f" (HTTP {error.status})" if error.status else ""
+    reason = f"{error.message}{status}"
+    if error.kind == "auth":
+        return RetryDecision(False, failure=f"the provider refused the credentials{status}: {error.message}")
+    if error.kind == "fatal":
+        return RetryDecision(False, failure=f"the model call failed{status}: {error.message}")
+    if error.kind == "context_overflow":
+        return RetryDecision(False, failure=f"the conversation no longer fits the model's context window: {error.message}")
+    if attempt >= policy.max_attempts:
+        return RetryDecision(False, failure=f"the model call still failed after {attempt} attempts: {reason}")
+    if error.retry_after is not None:
+        if error.retry_after > policy.retry_after_max_s:
+            return RetryDecision(
+                False,
+                failure=(
+                    f"the provider asked to wait {error.retry_after:g}s before retrying, more than the "
+                    f"{policy.retry_after_max_s:g}s allowed (retry.retry_after_max_s): {reason}"
+                ),
+            )
+        return RetryDecision(True, delay_s=float(error.retry_after), reason=reason)
+    return RetryDecision(True, delay_s=backoff(attempt, base_s=policy.base_delay_s, cap_s=policy.max_delay_s, rng=rng), reason=reason)

@@ -1,0 +1,225 @@
+"""The turn loop: talk to the model until it says it is done (DESIGN.md section 3).
+
+One step: assemble the request from the session's history → stream the reply (yielding deltas) with
+the harness's retries → append the assistant message (stamped with its model) → if it asked for tools,
+run them in declared order through the protection chain, appending each result → ask again.
+
+Cancellation (Ctrl-C) may land at any await: a reply still streaming is simply not recorded; a tool
+round cut short gets `interrupted` results for the calls that did not finish, so the session keeps
+pairing (DESIGN.md invariant 1) and resumes cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from arreio.engine import events as ev
+from arreio.engine.config import Settings
+from arreio.engine.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, interrupted_result
+from arreio.engine.ports import Clock, Provider
+from arreio.engine.providers.base import (
+    Done,
+    ModelRequest,
+    SystemBlock,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallDone,
+    Usage,
+)
+from arreio.engine.retry import decide_retry
+from arreio.engine.session import Session
+from arreio.engine.tools.base import ToolContext
+from arreio.engine.tools.chain import run_tool
+from arreio.engine.tools.registry import ToolRegistry
+
+PREVIEW_CHARS = 160
+
+
+@dataclass
+class Outcome:
+    """How a unit ended. `exit_code` follows DESIGN.md section 9."""
+
+    verdict: ev.Verdict = "success"
+    exit_code: int = 0
+    message: str = ""
+    final_text: str = ""
+
+
+@dataclass
+class _Reply:
+    parts: list = field(default_factory=list)
+    calls: list[ToolCallPart] = field(default_factory=list)
+    text: str = ""
+    failure: str = ""
+    exit_code: int = 0
+
+
+class Runner:
+    """Runs units of work against one session. Counters span units (a plan's units share them)."""
+
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        model: str,
+        session: Session,
+        tools: ToolRegistry,
+        tool_ctx: ToolContext,
+        system: list[SystemBlock],
+        settings: Settings,
+        clock: Clock,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.session = session
+        self.tools = tools
+        self.tool_ctx = tool_ctx
+        self.system = system
+        self.settings = settings
+        self.clock = clock
+        self.rng = rng or random.Random(0)
+        self.steps = 0
+        self.tool_calls = 0
+        self.tools_used: dict[str, int] = {}
+        self.usage = Usage()
+        self.retries = 0
+
+    # -- the loop -----------------------------------------------------------------------------
+    async def run(self, user_text: str | None, *, unit_id: str = "main", max_steps: int | None = None) -> AsyncIterator[ev.Event]:
+        """Run one unit. `user_text=None` continues the history as it stands (resume).
+        The unit's `Outcome` is in `self.outcome` when the generator ends."""
+        self.outcome = Outcome()
+        limit = max_steps or self.settings.max_steps
+        unit_steps = 0
+        if user_text is not None:
+            self.session.append(Message.user(user_text))
+        while True:
+            if unit_steps >= limit:
+                message = (
+                    f"stopped after {unit_steps} model turns (max_steps {limit}); the session is saved — "
+                    f"continue with `arreio run --resume {self.session.id} --max-steps N`"
+                )
+                yield ev.Ceiling(kind="steps", limit=limit, value=unit_steps, message=message)
+                self.outcome = Outcome("partial", 4, message, self._last_text())
+                break
+            unit_steps += 1
+            self.steps += 1
+            reply = _Reply()
+            async for event in self._ask(reply):
+                yield event
+            if reply.failure:
+                self.outcome = Outcome("failed", reply.exit_code, reply.failure, self._last_text())
+                break
+            self.session.append(Message.assistant(reply.parts, model=self.model))
+            if not reply.calls:
+                self.outcome = Outcome("success", 0, "", reply.text)
+                break
+            async for event in self._run_tools(reply.calls):
+                yield event
+        yield ev.UnitEnd(
+            unit_id=unit_id, verdict=self.outcome.verdict, final_text=self.outcome.final_text, steps=unit_steps
+        )
+
+    def _last_text(self) -> str:
+        for message in reversed(self.session.messages):
+            if message.role == "assistant" and message.text:
+                return message.text
+        return ""
+
+    # -- one model call, with the harness's retries ---------------------------------------------
+    def _request(self) -> ModelRequest:
+        return ModelRequest(
+            model=self.model,
+            system=self.system,
+            messages=list(self.session.messages),
+            tools=self.tools.specs(),
+            max_tokens=self.settings.max_tokens,
+            session_id=self.session.id,
+        )
+
+    async def _ask(self, reply: _Reply) -> AsyncIterator[ev.Event]:
+        request = self._request()
+        shown = ""  # text already shown to the user this step: a retried stream does not repeat it
+        attempt = 0
+        while True:
+            attempt += 1
+            text, thinking, signature = "", "", None
+            calls: list[ToolCallPart] = []
+            done: Done | None = None
+            async for chunk in self.provider.stream(request):
+                if isinstance(chunk, TextChunk):
+                    text += chunk.text
+                    if len(text) > len(shown):
+                        fresh = text[len(shown):] if text.startswith(shown) else chunk.text
+                        shown = text if text.startswith(shown) else shown + chunk.text
+                        yield ev.TextDelta(text=fresh)
+                elif isinstance(chunk, ThinkingChunk):
+                    thinking += chunk.text
+                    signature = chunk.signature or signature
+                    yield ev.ThinkingDelta(text=chunk.text)
+                elif isinstance(chunk, ToolCallDone):
+                    calls.append(ToolCallPart(id=chunk.id, name=chunk.name, arguments=chunk.arguments))
+                elif isinstance(chunk, Done):
+                    done = chunk
+            if done is None:
+                done = Done(stop_reason="error")
+            self.usage = self.usage + done.usage
+            if done.error is None:
+                break
+            decision = decide_retry(done.error, attempt, self.settings.retry, self.rng)
+            if not decision.retry:
+                reply.failure = decision.failure
+                reply.exit_code = 5 if done.error.kind == "auth" else 1
+                return
+            self.retries += 1
+            yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason)
+            await self.clock.sleep(decision.delay_s)
+        if thinking:
+            reply.parts.append(ThinkingPart(thinking=thinking, signature=signature))
+        if text:
+            reply.parts.append(TextPart(text=text))
+        reply.parts.extend(calls)
+        reply.calls = calls
+        reply.text = text
+
+    # -- one tool round ------------------------------------------------------------------------
+    async def _run_tools(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event]:
+        self.tool_ctx.turn = self.steps
+        done = 0
+        try:
+            for call in calls:
+                yield ev.ToolStart(call_id=call.id, name=call.name, arguments=call.arguments)
+                result = await run_tool(self.tools, call.name, call.arguments, self.tool_ctx)
+                part = ToolResultPart(
+                    call_id=call.id,
+                    name=call.name,
+                    content=result.content,
+                    is_error=result.is_error,
+                    status="error" if result.is_error else "ok",
+                    images=list(result.images),
+                )
+                self.session.append(Message.tool_result(part))
+                done += 1
+                self.tool_calls += 1
+                self.tools_used[call.name] = self.tools_used.get(call.name, 0) + 1
+                yield ev.ToolEnd(
+                    call_id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                    status=part.status,
+                    preview=_preview(result.content),
+                    chars=len(result.content),
+                )
+        except (asyncio.CancelledError, GeneratorExit):
+            # Keep pairing whole before the cancel propagates: the unfinished calls get results.
+            self.session.append_many([interrupted_result(c, "cancelled before it finished") for c in calls[done:]])
+            raise
+
+
+def _preview(content: str) -> str:
+    line = content.strip().splitlines()[0] if content.strip() else ""
+    return line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else "")

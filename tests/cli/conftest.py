@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arreio.cli.app import app
+from tests.conftest import REPO
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh working directory holding the quickstart goal and its files; HOME isolated."""
+    work = tmp_path / "work"
+    (work / "fixtures").mkdir(parents=True)
+    shutil.copytree(REPO / "fixtures" / "goals", work / "fixtures" / "goals")
+    shutil.copytree(REPO / "fixtures" / "quickstart", work / "fixtures" / "quickstart")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    for var in ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    return work
+
+
+@pytest.fixture
+def cli():
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(app, list(args), catch_exceptions=False)
+
+    return invoke

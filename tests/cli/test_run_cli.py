@@ -1,0 +1,152 @@
+"""`arreio run` through the real CLI: offline end to end, --json shape, determinism, resume, bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+GOAL = "fixtures/goals/quickstart.md"
+SUMMARY = Path("build/quickstart-summary.md")
+
+
+def json_events(output: str) -> list[dict]:
+    return [json.loads(line) for line in output.splitlines()]
+
+
+def test_offline_quickstart_end_to_end(workdir: Path, cli) -> None:
+    result = cli("run", "--goal", GOAL, "--offline")
+    assert result.exit_code == 0, result.output
+    for tool in ("list_dir", "read_file", "write_file"):
+        assert tool in result.stdout
+    assert "Done. I listed the working directory" in result.stdout
+    summary = SUMMARY.read_text()
+    assert "## fixtures/quickstart/notes.md" in summary and "Open items: 3" in summary
+    report_path = re.search(r"report (\S+report\.json)", result.stdout).group(1)
+    report = json.loads(Path(report_path).read_text())
+    assert report["verdict"] == "success" and report["tools_used"] == {"list_dir": 1, "read_file": 2, "write_file": 1}
+    assert Path(report["events_path"]).exists()
+
+
+def test_json_output_is_only_events_type_first(workdir: Path, cli) -> None:
+    result = cli("run", "--goal", GOAL, "--offline", "--json")
+    assert result.exit_code == 0
+    events = json_events(result.stdout)
+    assert all(next(iter(e)) == "type" for e in events)
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "run_start" and kinds[-1] == "done" and kinds.count("done") == 1
+    assert kinds.count("tool_start") == kinds.count("tool_end") == 4
+    done = events[-1]
+    assert done["verdict"] == "success" and done["exit_code"] == 0
+    # events.jsonl on disk holds the same stream
+    on_disk = json_events((workdir / done["report_path"]).parent.joinpath("events.jsonl").read_text())
+    assert on_disk == events
+
+
+def _normalised(events: list[dict]) -> list[dict]:
+    volatile = {"run_id", "session_id", "report_path", "cwd"}
+    return [{k: v for k, v in e.items() if k not in volatile} for e in events]
+
+
+def test_same_command_twice_gives_same_files_and_events(workdir: Path, cli, tmp_path: Path, monkeypatch) -> None:
+    first = json_events(cli("run", "--goal", GOAL, "--offline", "--json").stdout)
+    first_summary = SUMMARY.read_text()
+    # from the same starting state (a second copy of the folder): identical events, identical files
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    import shutil
+
+    shutil.copytree(workdir / "fixtures", twin / "fixtures")
+    monkeypatch.chdir(twin)
+    second = json_events(cli("run", "--goal", GOAL, "--offline", "--json").stdout)
+    assert _normalised(first) == _normalised(second)
+    assert SUMMARY.read_text() == first_summary
+    # again in the same folder (now holding build/ and .arreio/): the same steps, the same files
+    third = json_events(cli("run", "--goal", GOAL, "--offline", "--json").stdout)
+    steps = lambda events: [(e["type"], e.get("name"), e.get("arguments")) for e in events]  # noqa: E731
+    assert steps(third) == steps(second)
+    assert SUMMARY.read_text() == first_summary
+
+
+def test_resume_continues_a_partial_run(workdir: Path, cli) -> None:
+    script = workdir / "script.yaml"
+    script.write_text(
+        "- text: step one\n  tool_calls: [{name: write_file, arguments: {path: one.txt, content: '1'}}]\n"
+        "- tool_calls: [{name: write_file, arguments: {path: two.txt, content: '2'}}]\n"
+        "- text: all finished\n"
+    )
+    first = cli("run", "--goal", GOAL, "--script", str(script), "--max-steps", "1", "--json")
+    assert first.exit_code == 4
+    events = json_events(first.stdout)
+    assert events[-1]["verdict"] == "partial" and "--resume" in events[-1]["message"]
+    session_id = events[0]["session_id"]
+    assert Path("one.txt").exists() and not Path("two.txt").exists()
+
+    second = cli("run", "--resume", session_id[:12], "--script", str(script), "--json")
+    assert second.exit_code == 0, second.output
+    events = json_events(second.stdout)
+    assert events[0]["resumed"] is True and events[0]["session_id"] == session_id
+    assert events[-1]["final_text"] == "all finished" and Path("two.txt").read_text() == "2"
+
+    again = cli("run", "--resume", session_id, "--offline")
+    assert again.exit_code == 2 and "already ended" in again.stderr
+
+
+def test_retry_fault_from_a_script(workdir: Path, cli) -> None:
+    script = workdir / "faults.yaml"
+    script.write_text("- error: {status: 503, message: unavailable, retry_after: 0}\n- text: recovered\n")
+    result = cli("run", "--goal", GOAL, "--script", str(script), "--json")
+    kinds = [e["type"] for e in json_events(result.stdout)]
+    assert result.exit_code == 0 and kinds.count("retry") == 1
+
+
+def test_version(cli) -> None:
+    result = cli("--version")
+    assert result.exit_code == 0 and re.match(r"arreio \d+\.\d+", result.stdout)
+
+
+def _error(result, code: int, needle: str) -> None:
+    assert result.exit_code == code, (result.exit_code, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert any(needle in ln for ln in lines), result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_bad_input_is_one_line_and_the_right_code(workdir: Path, cli) -> None:
+    _error(cli("run", "--goal", "missing.md", "--offline"), 2, "goal file not found: missing.md")
+    _error(cli("run", "--offline"), 2, "nothing to run")
+    _error(cli("run", "--goal", GOAL, "--offline", "--model", "openai/gpt-5"), 2, "disagree")
+    _error(cli("run", "--goal", GOAL, "--max-steps", "zero"), 2, "--max-steps")
+    _error(cli("run", "--resume", "nope", "--offline"), 2, "no session")
+    Path("empty.md").write_text("  \n")
+    _error(cli("run", "--goal", "empty.md", "--offline"), 2, "goal is empty")
+    Path("bad.yaml").write_text("- text: [unclosed\n")
+    _error(cli("run", "--goal", GOAL, "--script", "bad.yaml"), 2, "invalid script bad.yaml")
+    Path("bad2.yaml").write_text("- txt: typo\n")
+    _error(cli("run", "--goal", GOAL, "--script", "bad2.yaml"), 2, "reply 1, 'txt'")
+
+
+def test_bad_config_is_exit_5(workdir: Path, cli) -> None:
+    config = workdir / ".arreio" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("model: offline\nmax_steps: [1\n")
+    _error(cli("run", "--goal", GOAL), 5, "invalid config .arreio/config.yaml")
+    config.write_text("max_stepz: 3\n")
+    _error(cli("run", "--goal", GOAL), 5, "max_stepz")
+    config.write_text("max_steps: -1\n")
+    _error(cli("run", "--goal", GOAL), 5, "'max_steps' from .arreio/config.yaml")
+
+
+def test_unknown_model_is_exit_5(workdir: Path, cli) -> None:
+    _error(cli("run", "--goal", GOAL, "--model", "frobnicator-9"), 5, "frobnicator-9")
+
+
+def test_config_and_env_layers_pick_the_model(workdir: Path, cli, monkeypatch) -> None:
+    config = workdir / ".arreio" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("model: offline\nmax_steps: 2\n")
+    result = cli("run", "--goal", GOAL, "--json")
+    assert result.exit_code == 4  # max_steps 2 from the project config stops the 4-step quickstart
+    monkeypatch.setenv("ARREIO_MAX_STEPS", "10")
+    assert cli("run", "--goal", GOAL, "--json").exit_code == 0  # env beats the file
+    assert cli("run", "--goal", GOAL, "--max-steps", "1").exit_code == 4  # the flag beats env

@@ -1,0 +1,59 @@
+"""`arreio sessions list|show|doctor`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+GOAL = "fixtures/goals/quickstart.md"
+
+
+def _run(cli) -> str:
+    result = cli("run", "--goal", GOAL, "--offline", "--json")
+    return json.loads(result.stdout.splitlines()[0])["session_id"]
+
+
+def test_list_show_and_json(workdir: Path, cli) -> None:
+    assert "no sessions yet" in cli("sessions", "list").stdout
+    first, second = _run(cli), _run(cli)
+    rows = json.loads(cli("sessions", "list", "--json").stdout)
+    assert [r["id"] for r in rows] == sorted([first, second], reverse=True)
+    assert rows[0]["messages"] == 9 and rows[0]["last_run_verdict"] == "success"
+    table = cli("sessions", "list").stdout
+    assert first in table and "success" in table
+    shown = cli("sessions", "show", first).stdout
+    assert "read_file" in shown and "Done. I listed" in shown
+    data = json.loads(cli("sessions", "show", first, "--json").stdout)
+    assert data["header"]["id"] == first and len(data["messages"]) == 9 and data["repairs"] == []
+
+
+def test_doctor_reports_then_fixes(workdir: Path, cli) -> None:
+    sid = _run(cli)
+    path = workdir / ".arreio" / "sessions" / f"{sid}.jsonl"
+    lines = path.read_text().splitlines()
+    # drop the last tool result (an orphan call appears) and leave a torn line at the end
+    last_tool = max(i for i, ln in enumerate(lines) if '"role":"tool"' in ln)
+    del lines[last_tool]
+    path.write_text("\n".join(lines) + '\n{"type":"message","role":"assis')
+    before = path.read_bytes()
+    report = cli("sessions", "doctor", sid)
+    assert report.exit_code == 0 and "needs 2 repair(s)" in report.stdout
+    assert "torn_tail" in report.stdout and "interrupted_result" in report.stdout
+    assert path.read_bytes() == before  # without --fix nothing is written
+    fixed = cli("sessions", "doctor", sid, "--fix", "--json")
+    assert json.loads(fixed.stdout)["fixed"] is True
+    assert "healthy" in cli("sessions", "doctor", sid).stdout
+
+
+def test_unknown_or_ambiguous_ids(workdir: Path, cli) -> None:
+    _run(cli), _run(cli)
+    result = cli("sessions", "show", "2")
+    assert result.exit_code == 2 and "arreio: error:" in result.stderr
+    assert cli("sessions", "doctor", "zzz").exit_code == 2
+
+
+def test_help_reads_well(cli) -> None:
+    for args in (["--help"], ["run", "--help"], ["sessions", "--help"], ["sessions", "doctor", "--help"]):
+        result = cli(*args)
+        assert result.exit_code == 0 and "Usage" in result.stdout
+    assert "--resume" in cli("run", "--help").stdout

@@ -1,0 +1,61 @@
+"""Shared test wiring: a runner over a real session file and real built-in tools, with fakes for the
+model (ScriptedProvider) and time (FixedClock)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from arreio.engine.config import Settings
+from arreio.engine.ports import Provider
+from arreio.engine.providers.base import SystemBlock
+from arreio.engine.runner import Runner
+from arreio.engine.session import Session, SessionHeader
+from arreio.engine.testing import FixedClock
+from arreio.engine.tools.base import Tool, ToolContext
+from arreio.engine.tools.builtin import builtin_tools
+from arreio.engine.tools.registry import ToolRegistry
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def make_runner(
+    tmp_path: Path, provider: Provider, *, extra_tools: list[Tool] = (), settings: Settings | None = None,
+    clock: FixedClock | None = None,
+) -> Runner:
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    header = SessionHeader(id="s-test", created_at="2026-06-27T16:00:00.000Z", cwd=str(work), model="offline",
+                           system=[SystemBlock(name="identity", text="You are a test agent.")])
+    session = Session.create(tmp_path / "sessions", header)
+    tools = ToolRegistry(builtin_tools())
+    for tool in extra_tools:
+        tools.register(tool)
+    clock = clock or FixedClock()
+    return Runner(
+        provider=provider, model="offline", session=session, tools=tools,
+        tool_ctx=ToolContext(root=work.resolve(), env={"PATH": os.environ.get("PATH", "")}, clock=clock),
+        system=header.system, settings=settings or Settings(), clock=clock,
+    )
+
+
+async def drain(runner: Runner, text: str | None = "do the thing") -> list:
+    return [event async for event in runner.run(text)]
+
+
+@pytest.fixture
+def arreio_env(tmp_path: Path) -> dict[str, str]:
+    """An environment for subprocess runs: isolated HOME/XDG so no user config leaks in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
+    env["HOME"] = str(tmp_path / "home")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "home" / ".config")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.fixture
+def arreio_cmd() -> list[str]:
+    return [sys.executable, "-m", "arreio.cli.app"]
