@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from arreio.cli.commands import memory as memory_cmd
 from arreio.cli.commands import run as run_cmd
 from arreio.cli.commands import sessions as sessions_cmd
 
@@ -62,6 +63,7 @@ def _root(
 
 app.command(name="run", help=run_cmd.HELP, no_args_is_help=False)(run_cmd.run)
 app.add_typer(sessions_cmd.app, name="sessions")
+app.add_typer(memory_cmd.app, name="memory")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""The composition root: the one place real adapters are wired into the pipeline."""
+"""The composition root: the one place real adapters and feature layers are wired into the pipeline."""
 
 from __future__ import annotations
 
@@ -6,5 +6,7 @@ from arreio.engine.pipeline import PipelineDeps
 
 
 def pipeline_deps() -> PipelineDeps:
-    """Everything a CLI run needs. Feature layers (memory, skills, knowledge) plug in here."""
-    return PipelineDeps()
+    """Everything a CLI run needs: the real clock and providers (defaults) plus each feature layer."""
+    from arreio.memory.feature import MemoryFeature
+
+    return PipelineDeps(features=[MemoryFeature()])

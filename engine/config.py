@@ -38,6 +38,13 @@ class ToolSettings(BaseModel):
     timeout_s: float = Field(300.0, gt=0, description="Default per-call timeout for tools that use one.")
 
 
+class MemorySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    memory_chars: int = Field(2200, gt=0, description="MEMORY.md limit, in characters.")
+    user_chars: int = Field(1375, gt=0, description="USER.md limit, in characters.")
+
+
 class Settings(BaseModel):
     """The whole configuration. Unknown top-level keys are refused so typos surface."""
 
@@ -49,6 +56,7 @@ class Settings(BaseModel):
     base_url: str | None = Field(None, description="Provider endpoint override (proxy, compatible server).")
     retry: RetrySettings = Field(default_factory=RetrySettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
 
 

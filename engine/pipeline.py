@@ -20,14 +20,15 @@ from arreio.engine import events as ev
 from arreio.engine.config import Settings, load_settings
 from arreio.engine.context import assemble_system
 from arreio.engine.errors import UsageError
+from arreio.engine.feature import Feature, RunContext
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
-from arreio.engine.ports import Clock, Provider, SystemClock, SystemPromptBlockSource
+from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.providers import registry
 from arreio.engine.report import RunReport, write_report
 from arreio.engine.runner import Outcome, Runner
 from arreio.engine.session import Session, SessionHeader, SessionStore
-from arreio.engine.tools.base import Tool, ToolContext
+from arreio.engine.tools.base import ToolContext
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -56,9 +57,7 @@ class PipelineDeps:
 
     clock: Clock = field(default_factory=SystemClock)
     provider_factory: ProviderFactory = registry.make_provider
-    tool_factories: list[Callable[[Path], list[Tool]]] = field(default_factory=list)
-    prompt_sources: list[SystemPromptBlockSource] = field(default_factory=list)
-    on_run_end: list[Callable[[RunReport], None]] = field(default_factory=list)
+    features: list[Feature] = field(default_factory=list)
 
 
 # -- edge ---------------------------------------------------------------------------------------
@@ -141,8 +140,10 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
 
 def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, model: str, goal: str) -> Session:
     now = deps.clock.now()
-    tools = _tools(options, deps)
-    system = assemble_system(cwd=options.cwd, now=now, sources=deps.prompt_sources, tool_names=tools.names())
+    ctx = _context(options, deps, settings)
+    tools = _tools(ctx, deps)
+    sources = [block for feature in deps.features for block in feature.prompt_blocks(ctx)]
+    system = assemble_system(cwd=options.cwd, now=now, sources=sources, tool_names=tools.names())
     header = SessionHeader(
         id=new_id(now), created_at=iso_ms(now), cwd=str(options.cwd), model=model, title=goal_title(goal), system=system
     )
@@ -150,13 +151,17 @@ def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, mo
 
 
 # -- orchestrator -------------------------------------------------------------------------------
-def _tools(options: RunOptions, deps: PipelineDeps) -> ToolRegistry:
-    tools = ToolRegistry()
-    for tool in builtin_tools():
-        tools.register(tool)
-    home = state_dir(options.cwd, options.env)
-    for factory in deps.tool_factories:
-        for tool in factory(home):
+def _context(options: RunOptions, deps: PipelineDeps, settings: Settings) -> RunContext:
+    return RunContext(
+        cwd=options.cwd, state_dir=state_dir(options.cwd, options.env), settings=settings, clock=deps.clock,
+        env=options.env,
+    )
+
+
+def _tools(ctx: RunContext, deps: PipelineDeps) -> ToolRegistry:
+    tools = ToolRegistry(builtin_tools())
+    for feature in deps.features:
+        for tool in feature.tools(ctx):
             tools.register(tool)
     return tools
 
@@ -173,7 +178,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     run_dir.mkdir(parents=True, exist_ok=True)
     events_path = run_dir / "events.jsonl"
     session = run.session
-    tools = _tools(options, deps)
+    fctx = _context(options, deps, run.settings)
+    fctx.session_id, fctx.session_path, fctx.run_id = session.id, session.path, run_id
+    tools = _tools(fctx, deps)
     ctx = ToolContext(
         root=options.cwd.resolve(), env=dict(options.env), clock=clock, session_id=session.id, run_id=run_id,
         settings=run.settings.tools.model_dump(),
@@ -213,10 +220,13 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 warnings=run.warnings, events_path=display_path(events_path, options.cwd),
             )
             report_path = run_dir / "report.json"
+            for feature in deps.features:
+                try:  # record keeping never changes the run's verdict
+                    feature.after_run(fctx, report)
+                except Exception as error:  # noqa: BLE001
+                    report.warnings.append(f"{feature.name}: after-run step failed: {type(error).__name__}: {error}")
             write_report(report, report_path)
             session.mark_run(run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
-            for hook in deps.on_run_end:
-                hook(report)
             done = ev.Done(
                 verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
                 final_text=outcome.final_text, report_path=display_path(report_path, options.cwd),

@@ -72,7 +72,9 @@ def _with_progress(action, quiet: bool):
 def _interrupted(kb) -> None:
     pending = kb.backend.count_pending_vectors() if kb.embedder else 0
     more = f"; {pending} chunks still need vectors" if pending else ""
-    _console(stderr=True).print(f"arreio: interrupted — the index is usable{more}; run `arreio kb add` or `arreio kb sync` to finish")
+    _console(stderr=True).print(
+        f"arreio: interrupted — the index is usable{more}; run `arreio kb add` or `arreio kb sync` to finish"
+    )
     raise typer.Exit(130)
 
 
@@ -98,7 +100,8 @@ def add(
         _print_json(report.__dict__)
         return
     _notices(report.notices)
-    line = f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} files; {report.chunks} new chunks"
+    line = f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} files"
+    line += f"; {report.chunks} new chunks"
     if report.embedded:
         line += f", {report.embedded} embedded"
     _console().print(line)
@@ -118,15 +121,17 @@ def search(
         raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
     kb = _open()
     try:
-        if mode == "vector" and not kb.vectors_ready():
+        if mode == "vector" and not kb.vectors_ready(complete=False):
             raise UsageError("no vectors to search: install arreio[vectors] and run `arreio kb sync`")
         hits = kb.search(query, k=k, mode=mode)  # type: ignore[arg-type]
     finally:
         kb.close()
     if json_:
-        _print_json(
-            [{"path": _display(h.path), "start_line": h.start_line, "end_line": h.end_line, "score": round(h.score, 4), "text": h.text} for h in hits]
-        )
+        _print_json([
+            {"path": _display(h.path), "start_line": h.start_line, "end_line": h.end_line,
+             "score": round(h.score, 4), "text": h.text}
+            for h in hits
+        ])
         return
     out = _console()
     if not hits:
@@ -135,7 +140,8 @@ def search(
     for number, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())
         snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
-        out.print(f"[bold]{number:>2}. {escape(_display(hit.path))}:{hit.start_line}-{hit.end_line}[/]  [dim]{hit.score:.3f}[/]")
+        where = f"{escape(_display(hit.path))}:{hit.start_line}-{hit.end_line}"
+        out.print(f"[bold]{number:>2}. {where}[/]  [dim]{hit.score:.3f}[/]")
         out.print(f"    {escape(snippet)}")
 
 
@@ -195,5 +201,6 @@ def sync(json_: JsonOption = False) -> None:
         return
     _notices(report.notices)
     _console().print(
-        f"removed {report.removed}, re-indexed {report.updated}, unchanged {report.unchanged} files; {report.embedded} chunks embedded"
+        f"removed {report.removed}, re-indexed {report.updated}, unchanged {report.unchanged} files; "
+        f"{report.embedded} chunks embedded"
     )

@@ -17,7 +17,7 @@ def test_list_show_and_json(workdir: Path, cli) -> None:
     assert "no sessions yet" in cli("sessions", "list").stdout
     first, second = _run(cli), _run(cli)
     rows = json.loads(cli("sessions", "list", "--json").stdout)
-    assert [r["id"] for r in rows] == sorted([first, second], reverse=True)
+    assert [r["id"] for r in rows] == [second, first]  # newest first
     assert rows[0]["messages"] == 9 and rows[0]["last_run_verdict"] == "success"
     table = cli("sessions", "list").stdout
     assert first in table and "success" in table

@@ -1,0 +1,414 @@
+"""The crash-safe JSONL session (DESIGN.md invariants 1-2, section 7).
+
+`.arreio/sessions/<id>.jsonl`: line 1 is a header (`{"type":"header","version":1,...}`), then one line
+per record: `{"type":"message",...}` (a `Message`), `{"type":"run",...}` markers that link runs to the
+session, and any later line type, which is kept verbatim (as a dict) in `Session.extra`.
+
+Appends are one whole line per write, flushed and fsynced; rewrites go through a temp file in the same
+folder, fsync, `os.replace`. Loading tolerates a torn last line and bad lines in the middle, then heals
+pairing; with `repair=True` the repaired file is written back so disk and memory agree.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from arreio.engine.errors import SessionError
+from arreio.engine.healing import (
+    MESSAGE_LINE_PREFIX,
+    Placed,
+    Repair,
+    check_pairing,
+    heal,
+    parse_object,
+    remap_placed,
+    scan_lines,
+)
+from arreio.engine.messages import Message
+from arreio.engine.providers.base import SystemBlock
+
+__all__ = [
+    "CURRENT_VERSION",
+    "Repair",
+    "Session",
+    "SessionHeader",
+    "SessionStore",
+    "SessionSummary",
+    "check_pairing",
+    "heal",
+]
+
+CURRENT_VERSION = 1
+_RUN_EVENTS = ("start", "end")
+
+
+class SessionHeader(BaseModel):
+    """Line 1 of a session. `system` is the frozen system prompt, so a resume sends the same prefix.
+    Unknown keys are kept (extra="allow") so a rewrite never loses what a later version added."""
+
+    model_config = ConfigDict(extra="allow")
+
+    version: int = CURRENT_VERSION
+    id: str
+    created_at: str
+    cwd: str
+    model: str
+    title: str = ""
+    system: list[SystemBlock] = []
+
+
+class SessionSummary(BaseModel):
+    """One row of `arreio sessions list`. `error` is set (and the rest mostly empty) for a file that
+    is not a usable session; `messages` counts message lines on disk, before any healing."""
+
+    id: str
+    created_at: str
+    model: str
+    title: str
+    messages: int
+    last_run_verdict: str | None
+    path: Path
+    error: str | None = None
+
+
+# -- migrations ---------------------------------------------------------------------------------
+# `_MIGRATIONS[n]` turns one line's record (the header included: type "header") of format n into
+# format n+1, one record in, one out. Registering v1 -> v2 here (and bumping CURRENT_VERSION) is all a
+# format change needs. Lines that are not JSON objects pass through untouched (the loader reports them).
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+_MIGRATIONS: dict[int, Migration] = {}
+
+
+def _upgrade(path: Path, header: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SessionError(f"{path}: session header has no valid format version")
+    if version > CURRENT_VERSION:
+        raise SessionError(
+            f"{path}: session was made by a newer arreio (format version {version}; "
+            f"this arreio reads up to {CURRENT_VERSION}) — upgrade arreio to open it"
+        )
+    steps = [_MIGRATIONS.get(v) for v in range(version, CURRENT_VERSION)]
+    if None in steps:
+        raise SessionError(f"{path}: unknown session format version {version}")
+    if not steps:
+        return header, lines
+    records: list[dict[str, Any] | bytes] = [parse_object(line) or line for line in lines]
+    for step in steps:
+        header = {**step(header), "version": header["version"] + 1}
+        records = [step(r) if isinstance(r, dict) else r for r in records]
+    return header, [r if isinstance(r, bytes) else _json_line(r).rstrip(b"\n") for r in records]
+
+
+# -- line encoding ------------------------------------------------------------------------------
+def _json_line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _message_line(message: Message) -> bytes:
+    return MESSAGE_LINE_PREFIX + message.model_dump_json().encode()[1:] + b"\n"
+
+
+def _header_line(header: SessionHeader) -> bytes:
+    return b'{"type":"header",' + header.model_dump_json().encode()[1:] + b"\n"
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, os.replace, then fsync the folder so the rename lasts."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:  # some platforms cannot open a folder; the replace itself already happened
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+class Session:
+    """One session file, loaded. Keeps an append handle open between appends; `close()` it (or use
+    `with`). A session opened with `repair=False` that needed repair refuses writes: its memory and
+    its file differ."""
+
+    def __init__(
+        self,
+        path: Path,
+        header: SessionHeader,
+        messages: list[Message],
+        runs: list[dict[str, Any]],
+        extra: list[dict[str, Any]],
+        placed: Placed,
+        *,
+        writable: bool = True,
+    ) -> None:
+        self.path = path
+        self.header = header
+        self.messages = messages
+        self.runs = runs
+        self.extra = extra
+        self._placed = placed  # (messages before it, record) for run markers and extras, in file order
+        self._writable = writable
+        self._handle: io.FileIO | None = None
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    # -- construction -----------------------------------------------------------------------------
+    @classmethod
+    def create(cls, directory: Path, header: SessionHeader) -> Session:
+        """Start a new session file `<directory>/<id>.jsonl` holding only the header."""
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{header.id}.jsonl"
+        if path.exists():
+            raise SessionError(f"session '{header.id}' already exists at {path}")
+        _atomic_write(path, _header_line(header))
+        return cls(path, header, [], [], [], [])
+
+    @classmethod
+    def open(cls, path: Path, *, repair: bool = True) -> tuple[Session, list[Repair]]:
+        """Load a session: skip bad lines, drop a torn tail, heal pairing. With `repair=True`, any
+        repair is written back (atomically) so later appends are safe; with `repair=False` nothing
+        is written and the session is read-only when it needed repair."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise SessionError(f"no session file at {path}") from None
+        except OSError as error:
+            raise SessionError(f"cannot read session {path}: {error.strerror}") from None
+        if not data or data.isspace():
+            raise SessionError(f"{path}: session file is empty (not a session)")
+
+        lines = data.split(b"\n")
+        tail = lines.pop()  # b"" when the file ends with a newline, as it should
+        header = _parse_header(path, lines[0] if lines else tail)
+        body = lines[1:] if lines else []
+        header_unterminated = not lines
+        if header_unterminated:
+            tail = b""  # the header itself is the unterminated last line
+        migrated = header.get("version") != CURRENT_VERSION
+        header, body = _upgrade(path, header, body + [tail] if tail else body)
+        if tail:
+            tail = body.pop()
+        try:
+            session_header = SessionHeader.model_validate({k: v for k, v in header.items() if k != "type"})
+        except ValidationError as error:
+            raise SessionError(f"{path}: invalid session header ({error.error_count()} problems)") from None
+
+        good_end = len(data) - len(tail)  # bytes that end on a clean line
+        raw, runs, extra, placed, repairs = scan_lines(body, tail)
+        if header_unterminated:
+            repairs.append(Repair(kind="torn_tail", detail="header line had no newline; kept", line=1))
+
+        messages, heal_repairs = heal(raw)
+        repairs.extend(heal_repairs)
+        if heal_repairs:
+            placed = remap_placed(placed, raw, messages)
+        # An older file is written back in the current format before anything is appended to it.
+        writable = repair or not (repairs or migrated)
+        session = cls(path, session_header, messages, runs, extra, placed, writable=writable)
+        if repair and (repairs or migrated):
+            session._write_repaired(repairs, good_end, migrated)
+        return session, repairs
+
+    def _write_repaired(self, repairs: list[Repair], good_end: int, migrated: bool) -> None:
+        kinds = {r.kind for r in repairs}
+        if kinds == {"torn_tail"} and not migrated:
+            # The common crash case: cut the partial line off (or end the last whole line) instead of
+            # rewriting everything; either way the next append starts on a clean line.
+            with open(self.path, "r+b") as handle:
+                if any(r.detail.startswith("partial") for r in repairs):
+                    handle.truncate(good_end)
+                else:
+                    handle.seek(0, os.SEEK_END)
+                    handle.write(b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            return
+        if migrated or "bad_line_skipped" in kinds:
+            # Keep the original next to the rewritten file: skipped lines (or the old format) may matter.
+            backup = self.path.with_name(self.path.name + ".bak")
+            _atomic_write(backup, self.path.read_bytes())
+        self._write_all()
+
+    # -- writing ----------------------------------------------------------------------------------
+    def append(self, message: Message) -> None:
+        """Append one message as one whole line: write, flush, fsync."""
+        self._write(_message_line(message))
+        self.messages.append(message)
+
+    def append_many(self, messages: list[Message]) -> None:
+        """Append several messages with one write and one fsync (a tool round's results)."""
+        if not messages:
+            return
+        self._write(b"".join(_message_line(m) for m in messages))
+        self.messages.extend(messages)
+
+    def mark_run(self, run_id: str, event: str, at: str, verdict: str | None = None) -> None:
+        """Append a run marker (`event` is "start" or "end") linking a run to this session."""
+        if event not in _RUN_EVENTS:
+            raise ValueError(f"run marker event must be one of {_RUN_EVENTS}, not {event!r}")
+        record: dict[str, Any] = {"type": "run", "run_id": run_id, "event": event, "at": at}
+        if verdict is not None:
+            record["verdict"] = verdict
+        self._write(_json_line(record))
+        self.runs.append(record)
+        self._placed.append((len(self.messages), record))
+
+    def rewrite(self, messages: list[Message]) -> None:
+        """Replace the history (compaction, cleanup) atomically, keeping header, markers and extras
+        placed after the surviving messages they followed."""
+        self._require_writable()
+        self._placed = remap_placed(self._placed, self.messages, messages)
+        self.messages = list(messages)
+        self._write_all()
+
+    def _write_all(self) -> None:
+        self.close()  # the handle points at the inode os.replace is about to retire
+        by_position: dict[int, list[bytes]] = {}
+        for after, record in self._placed:
+            by_position.setdefault(min(after, len(self.messages)), []).append(_json_line(record))
+        chunks = [_header_line(self.header), *by_position.get(0, [])]
+        for index, message in enumerate(self.messages, start=1):
+            chunks.append(_message_line(message))
+            chunks.extend(by_position.get(index, []))
+        _atomic_write(self.path, b"".join(chunks))
+
+    def _write(self, data: bytes) -> None:
+        self._require_writable()
+        if self._handle is None:
+            # Unbuffered: each record goes down in one write(2) on an O_APPEND descriptor.
+            self._handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open between appends
+            if self._handle.tell() > 0 and not _ends_with_newline(self.path):
+                # Someone left a partial line: start ours on a fresh line so it stays whole.
+                data = b"\n" + data
+        try:
+            view = memoryview(data)
+            while view:  # a short write only happens for huge batches or a full disk
+                view = view[self._handle.write(view) :]
+            os.fsync(self._handle.fileno())
+        except BaseException:
+            # A failed write may have left part of a line: reopening checks the tail and starts clean.
+            self.close()
+            raise
+
+    def _require_writable(self) -> None:
+        if not self._writable:
+            raise SessionError(f"session '{self.id}' was opened read-only and needs repair; open it with repair")
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _parse_header(path: Path, line: bytes) -> dict[str, Any]:
+    record = parse_object(line)
+    if record is None or record.get("type") != "header":
+        raise SessionError(f"{path}: first line is not a session header (not a session, or damaged)")
+    return record
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+class SessionStore:
+    """The folder of sessions (`.arreio/sessions`). Ids are file stems."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _ids(self) -> list[str]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(p.stem for p in self.directory.glob("*.jsonl") if p.is_file())
+
+    def path_for(self, session_id: str) -> Path:
+        path = self.directory / f"{session_id}.jsonl"
+        if not session_id or "/" in session_id or "\\" in session_id or not path.is_file():
+            raise SessionError(f"no session '{session_id}' (see `arreio sessions list`)")
+        return path
+
+    def resolve(self, prefix: str) -> str:
+        """A unique id prefix → the full id. Exact ids always win."""
+        ids = self._ids()
+        if prefix in ids:
+            return prefix
+        matches = [i for i in ids if prefix and i.startswith(prefix)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise SessionError(f"no session '{prefix}' (see `arreio sessions list`)")
+        shown = ", ".join(matches[:8]) + (f", … ({len(matches)} in all)" if len(matches) > 8 else "")
+        raise SessionError(f"session prefix '{prefix}' is ambiguous: {shown} — give more characters")
+
+    def list(self) -> list[SessionSummary]:
+        """Every session, newest first. A damaged file is listed with `error` set, never raised."""
+        summaries = [_summarize(self.directory / f"{i}.jsonl") for i in self._ids()]
+        return sorted(summaries, key=lambda s: (s.created_at, s.id), reverse=True)
+
+
+def _summarize(path: Path) -> SessionSummary:
+    """A cheap scan (no message validation) so listing many long sessions stays fast."""
+    empty = SessionSummary(
+        id=path.stem, created_at="", model="", title="", messages=0, last_run_verdict=None, path=path
+    )
+    try:
+        data = path.read_bytes()
+        lines = data.split(b"\n")
+        header = _parse_header(path, lines[0])
+        _upgrade(path, header, [])
+        parsed = SessionHeader.model_validate({k: v for k, v in header.items() if k != "type"})
+    except SessionError as error:
+        return empty.model_copy(update={"error": error.message})
+    except (OSError, ValidationError) as error:
+        return empty.model_copy(update={"error": f"unreadable session header: {type(error).__name__}"})
+    count, verdict = 0, None
+    for line in lines[1:]:
+        if line.startswith(MESSAGE_LINE_PREFIX):
+            count += line.endswith(b"}")  # a torn line is not a message
+        elif line.startswith(b'{"type":"run"'):
+            record = parse_object(line)
+            if record is not None and record.get("event") == "end":
+                verdict = record.get("verdict")
+    return SessionSummary(
+        id=path.stem,
+        created_at=parsed.created_at,
+        model=parsed.model,
+        title=parsed.title,
+        messages=count,
+        last_run_verdict=verdict,
+        path=path,
+    )

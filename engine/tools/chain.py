@@ -1,0 +1,146 @@
+"""The protection chain every tool call goes through, whatever the tool's origin (DESIGN.md 6).
+
+    unknown tool → fill fixed params → validate/coerce → timeout → classify ToolError → catch the rest
+
+A tool failure is data for the model (`ToolResult(is_error=True)`), never a crashed turn, so
+`run_tool` returns for every failure. The one exception is `asyncio.CancelledError`: it always
+propagates, so Ctrl-C stops the turn at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.tools.registry import ToolRegistry
+
+# Long exception texts would flood the context; the start says what went wrong.
+_MAX_ERROR_CHARS = 1000
+_MAX_VALIDATION_ERRORS = 3
+
+
+async def run_tool(
+    registry: ToolRegistry,
+    name: str,
+    arguments: dict,
+    ctx: ToolContext,
+    *,
+    fixed: Mapping[str, Any] | None = None,
+    timeout_s: float | None = None,
+) -> ToolResult:
+    """Run one tool call through the chain and return its result; never raises except cancel.
+
+    `fixed` holds arguments pinned by configuration; they override what the model sent.
+    `timeout_s` overrides the tool's own `timeout_s` (None on both means no chain timeout).
+    """
+    tool = registry.get(name)
+    if tool is None:
+        available = ", ".join(registry.names()) or "(none)"
+        return _error(f"unknown tool {name!r}. Available tools: {available}")
+
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        return _error(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+    merged = {**arguments, **(fixed or {})}
+
+    try:
+        parsed = tool.input_model.model_validate(merged)
+    except ValidationError as exc:
+        return _error(describe_validation_error(name, exc))
+
+    limit = timeout_s if timeout_s is not None else tool.timeout_s
+    try:
+        result = await _execute(tool, parsed, ctx, limit)
+    except _ChainTimeout:
+        return _error(f"{name}: timed out after {_seconds(limit)}s")
+    except ToolError as exc:
+        return _error(_classify(name, exc))
+    except Exception as exc:  # noqa: BLE001 — the chain's job is to turn anything into data
+        return _error(_clip(f"internal error in tool {name}: {type(exc).__name__}: {exc}"))
+
+    if not isinstance(result, ToolResult):
+        return _error(
+            f"internal error in tool {name}: returned {type(result).__name__}, not a ToolResult"
+        )
+    return result
+
+
+class _ChainTimeout(Exception):
+    """Our deadline fired (as opposed to a TimeoutError raised inside the tool itself)."""
+
+
+async def _execute(tool: Tool, parsed: Any, ctx: ToolContext, limit: float | None) -> Any:
+    if limit is None:
+        return await tool.execute(parsed, ctx)
+    # asyncio.timeout (what wait_for is built on in 3.12) lets us tell our deadline apart from a
+    # TimeoutError the tool raised on its own, which is an ordinary internal error.
+    cm = asyncio.timeout(limit)
+    try:
+        async with cm:
+            return await tool.execute(parsed, ctx)
+    except TimeoutError:
+        if cm.expired():
+            raise _ChainTimeout from None
+        raise
+
+
+def _classify(name: str, exc: ToolError) -> str:
+    message = _clip(exc.message or str(exc) or type(exc).__name__)
+    if exc.transient:
+        return f"{name}: {message} (a temporary failure: the same call may work if retried later)"
+    return f"{name}: {message} (do not repeat the same call; change the arguments or the approach)"
+
+
+def describe_validation_error(name: str, exc: ValidationError) -> str:
+    """A short readable message naming each bad field, e.g. "read_file: 'path' is required"."""
+    problems: list[str] = []
+    errors = exc.errors(include_url=False)
+    for err in errors[:_MAX_VALIDATION_ERRORS]:
+        field = _field_name(err.get("loc", ()))
+        kind = err.get("type", "")
+        if kind == "missing":
+            problems.append(f"'{field}' is required")
+        elif kind == "extra_forbidden":
+            problems.append(f"'{field}' is not an argument of {name}")
+        elif kind == "model_type" or not field:
+            problems.append(f"arguments: {err.get('msg', 'invalid')}")
+        else:
+            got = _short_repr(err.get("input"))
+            problems.append(f"'{field}': {err.get('msg', 'invalid')} (got {got})")
+    more = len(errors) - _MAX_VALIDATION_ERRORS
+    if more > 0:
+        problems.append(f"and {more} more problem(s)")
+    return f"{name}: " + "; ".join(problems)
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _seconds(limit: float | None) -> str:
+    if limit is None:
+        return "?"
+    return f"{limit:g}"
+
+
+def _clip(text: str) -> str:
+    if len(text) <= _MAX_ERROR_CHARS:
+        return text
+    return text[:_MAX_ERROR_CHARS] + f" [… {len(text) - _MAX_ERROR_CHARS} chars omitted …]"
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(content=message, is_error=True)

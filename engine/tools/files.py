@@ -1,0 +1,322 @@
+"""File tools: read_file, write_file, edit_file, list_dir (grep lives in `search.py`).
+
+All of them stay inside the working directory (`workspace.resolve_in_root`) and write atomically.
+Their names and argument names are public API: models and saved sessions refer to them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.tools.workspace import atomic_write, display_path, is_binary, resolve_in_root
+
+MAX_LINE_CHARS = 2000
+LIST_DIR_CAP = 500
+EDIT_SNIPPET_LINES = 20
+# Listed as entries, never looked into: version control and our own state.
+OPAQUE_DIRS = frozenset({".git", ".arreio"})
+
+
+def _setting(ctx: ToolContext, key: str, default: int) -> int:
+    value = ctx.settings.get(key, default) if ctx.settings else default
+    return int(value) if value else default
+
+
+def _existing_file(ctx: ToolContext, path: str) -> tuple[Path, str]:
+    target = resolve_in_root(ctx.root, path)
+    shown = display_path(ctx.root, target)
+    if not target.exists():
+        raise ToolError(f"file not found: {shown}. Use list_dir to see which files exist.")
+    if target.is_dir():
+        raise ToolError(f"{shown} is a directory, not a file; use list_dir to see its entries")
+    return target, shown
+
+
+def _count_lines(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _numbered(number: int, line: str) -> str:
+    if len(line) > MAX_LINE_CHARS:
+        line = line[:MAX_LINE_CHARS] + f" [… line cut, {len(line)} chars in all]"
+    return f"{number:>6}\t{line}"
+
+
+# ── read_file ───────────────────────────────────────────────────────────────────────────────
+
+
+class ReadFileInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File to read, relative to the working directory.")
+    offset: int | None = Field(None, ge=1, description="First line to show (1-based). Default 1.")
+    limit: int | None = Field(None, ge=1, description="How many lines to show. Default 2000.")
+
+
+class ReadFile(Tool):
+    name = "read_file"
+    description = (
+        "Read a text file. Lines come numbered (number, tab, text); the numbers are not part of "
+        "the file. Shows up to 2000 lines from `offset` (1-based); a note says which lines were "
+        "shown when it is not the whole file, so page on with a larger offset. Lines longer than "
+        "2000 characters are cut. Binary files are refused."
+    )
+    input_model = ReadFileInput
+    repeat = "per_target"
+
+    async def execute(self, args: ReadFileInput, ctx: ToolContext) -> ToolResult:
+        limit = args.limit or _setting(ctx, "read_limit_lines", 2000)
+        return await asyncio.to_thread(self._read, ctx, args.path, args.offset or 1, limit)
+
+    def _read(self, ctx: ToolContext, path: str, offset: int, limit: int) -> ToolResult:
+        target, shown = _existing_file(ctx, path)
+        try:
+            return self._read_lines(target, shown, offset, limit)
+        except OSError as exc:
+            raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+
+    def _read_lines(self, target: Path, shown: str, offset: int, limit: int) -> ToolResult:
+        if is_binary(target):
+            size = target.stat().st_size
+            raise ToolError(f"{shown} is a binary file ({size} bytes); read_file shows text only")
+        shown_lines: list[str] = []
+        total = 0
+        # Stream the file so a huge log costs only the lines we show, yet we still learn N.
+        with target.open("r", encoding="utf-8", errors="replace") as fh:
+            for total, line in enumerate(fh, start=1):
+                if offset <= total < offset + limit:
+                    shown_lines.append(_numbered(total, line.rstrip("\r\n")))
+        if total == 0:
+            return ToolResult(f"[{shown} is empty]")
+        if offset > total:
+            raise ToolError(f"offset {offset} is past the end of {shown}, which has {total} lines")
+        last = offset + len(shown_lines) - 1
+        body = "\n".join(shown_lines)
+        if offset == 1 and last == total:
+            return ToolResult(body)
+        note = f"[showing lines {offset}–{last} of {total}"
+        note += f"; use offset={last + 1} to read on]" if last < total else "]"
+        return ToolResult(f"{body}\n{note}")
+
+
+# ── write_file ──────────────────────────────────────────────────────────────────────────────
+
+
+class WriteFileInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File to write, relative to the working directory.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteFile(Tool):
+    name = "write_file"
+    description = (
+        "Create a file or replace its whole content. Missing parent directories are created. "
+        "To change part of an existing file, prefer edit_file."
+    )
+    input_model = WriteFileInput
+    repeat = "per_target"
+    # Writes stay inside the working directory; governance adds allow-lists on top.
+    sensitive = False
+
+    async def execute(self, args: WriteFileInput, ctx: ToolContext) -> ToolResult:
+        target = resolve_in_root(ctx.root, args.path)
+        shown = display_path(ctx.root, target)
+        if target.is_dir():
+            raise ToolError(f"{shown} is a directory; give a file path")
+        existed = target.exists()
+        data = args.content.encode("utf-8")
+        blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            where = display_path(ctx.root, blocker)
+            raise ToolError(f"cannot create {shown}: a parent of it, {where}, is a file")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, data)
+        except OSError as exc:
+            raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
+        verb = "overwrote" if existed else "created"
+        lines = _count_lines(args.content)
+        return ToolResult(f"{verb} {shown} ({len(data)} bytes, {lines} lines)")
+
+
+# ── edit_file ───────────────────────────────────────────────────────────────────────────────
+
+
+class EditFileInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File to edit, relative to the working directory.")
+    old: str = Field(min_length=1, description="Exact text to replace; must occur exactly once.")
+    new: str = Field(description="Replacement text.")
+
+
+_LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
+
+
+class EditFile(Tool):
+    name = "edit_file"
+    description = (
+        "Replace one exact occurrence of `old` with `new` in a file. `old` must match the file "
+        "exactly (whitespace and indentation included, no line numbers from read_file) and occur "
+        "exactly once; include surrounding lines to make it unique. Read the file first."
+    )
+    input_model = EditFileInput
+    repeat = "per_target"
+
+    async def execute(self, args: EditFileInput, ctx: ToolContext) -> ToolResult:
+        target, shown = _existing_file(ctx, args.path)
+        try:
+            raw = target.read_bytes()
+        except OSError as exc:
+            raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+        if b"\0" in raw[:8192]:
+            raise ToolError(f"{shown} is a binary file; edit_file edits text only")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"{shown} is not UTF-8 text; edit_file cannot edit it safely") from None
+        old, new = args.old, args.new
+        if old == new:
+            raise ToolError("old and new are identical; there is nothing to change")
+        # A CRLF file read through read_file shows plain lines; match the file's line endings.
+        if "\r\n" in text and "\r\n" not in old and "\n" in old:
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+
+        starts = _find_all(text, old)
+        if not starts:
+            raise ToolError(_no_match_message(text, old, shown))
+        if len(starts) > 1:
+            lines = ", ".join(str(_line_of(text, s)) for s in starts[:20])
+            more = "…" if len(starts) > 20 else ""
+            raise ToolError(
+                f"old occurs {len(starts)} times in {shown} (at lines {lines}{more}); "
+                "include more surrounding lines in old so it matches exactly once"
+            )
+
+        start = starts[0]
+        updated = text[:start] + new + text[start + len(old) :]
+        try:
+            atomic_write(target, updated.encode("utf-8"))
+        except OSError as exc:
+            raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
+        return ToolResult(_edit_summary(shown, updated, start, old, new))
+
+
+def _find_all(text: str, needle: str) -> list[int]:
+    """Every start of `needle`, overlapping ones included ("aa" in "aaa" is two matches)."""
+    found: list[int] = []
+    pos = text.find(needle)
+    while pos != -1:
+        found.append(pos)
+        pos = text.find(needle, pos + 1)
+    return found
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _no_match_message(text: str, old: str, shown: str) -> str:
+    message = f"old was not found in {shown}"
+    tokens = old.split()
+    if tokens:
+        loose = re.compile(r"\s+".join(re.escape(t) for t in tokens))
+        hits = [m.start() for m in loose.finditer(text)]
+        if hits:
+            where = ", ".join(str(_line_of(text, h)) for h in hits[:5])
+            message += (
+                f"; text matching it up to whitespace is at line(s) {where} — copy the exact "
+                "whitespace and indentation from read_file"
+            )
+            return message
+    if _LINE_NUMBER_PREFIX.search(old):
+        return message + "; old seems to include line numbers from read_file — leave them out"
+    return message + "; read the file again and copy old exactly"
+
+
+def _edit_summary(shown: str, updated: str, start: int, old: str, new: str) -> str:
+    first = _line_of(updated, start)
+    new_lines = max(_count_lines(new), 1)
+    last = first + new_lines - 1
+    old_lines = max(_count_lines(old), 1)
+    head = (
+        f"edited {shown}: replaced {old_lines} line(s) at line {first} with {new_lines} line(s); "
+        f"changed range now lines {first}–{last}"
+    )
+    lines = updated.splitlines()
+    snippet_end = min(last, first + EDIT_SNIPPET_LINES - 1, len(lines))
+    snippet = [_numbered(n, lines[n - 1]) for n in range(first, snippet_end + 1)]
+    if snippet_end < last:
+        snippet.append(f"[… {last - snippet_end} more changed lines]")
+    return head + ("\n" + "\n".join(snippet) if snippet else "")
+
+
+# ── list_dir ────────────────────────────────────────────────────────────────────────────────
+
+
+class ListDirInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(".", description="Directory to list, relative to the working directory.")
+
+
+class ListDir(Tool):
+    name = "list_dir"
+    description = (
+        "List one directory (not recursive): entries sorted by name, directories end in '/', "
+        "files show their size, symlinks show their target. At most 500 entries. Use grep to "
+        "search file contents."
+    )
+    input_model = ListDirInput
+    repeat = "per_target"
+
+    async def execute(self, args: ListDirInput, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._list, ctx, args.path)
+
+    def _list(self, ctx: ToolContext, path: str) -> ToolResult:
+        target = resolve_in_root(ctx.root, path)
+        shown = display_path(ctx.root, target)
+        if not target.exists():
+            raise ToolError(f"no such directory: {shown}; list its parent to see what exists")
+        if not target.is_dir():
+            raise ToolError(f"{shown} is a file, not a directory; use read_file to read it")
+        try:
+            entries = sorted(target.iterdir(), key=lambda p: p.name)
+        except OSError as exc:
+            raise ToolError(f"cannot list {shown}: {exc.strerror or exc}") from None
+        rows = [_describe_entry(p) for p in entries[:LIST_DIR_CAP]]
+        header = f"{shown}/ ({len(entries)} entries)"
+        if not entries:
+            return ToolResult(f"{header}\n[empty directory]")
+        if len(entries) > LIST_DIR_CAP:
+            rows.append(f"[… {len(entries) - LIST_DIR_CAP} more entries omitted]")
+        return ToolResult(header + "\n" + "\n".join(rows))
+
+
+def _describe_entry(entry: Path) -> str:
+    try:
+        if entry.is_symlink():
+            return f"{entry.name} -> {entry.readlink()}"
+        if entry.is_dir():
+            if entry.name in OPAQUE_DIRS:
+                return f"{entry.name}/ (contents not listed)"
+            return f"{entry.name}/"
+        return f"{entry.name}  {_human_size(entry.stat().st_size)}"
+    except OSError:
+        return f"{entry.name}  (unreadable)"
+
+
+def _human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover

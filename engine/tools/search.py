@@ -1,0 +1,153 @@
+"""grep: a Python-regex search over the text files of the working directory.
+
+Walks in sorted order (stable output for the same tree), never leaves the root (symlinked files
+pointing outside are skipped, symlinked directories are not followed) and skips folders that are
+noise for a model: version control, our state, dependencies, caches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.tools.workspace import SNIFF_BYTES, display_path, resolve_in_root
+
+SKIP_DIRS = frozenset({".git", ".arreio", "node_modules", "__pycache__", ".venv"})
+MAX_MATCH_LINE_CHARS = 500
+# Past this size a file is most likely data or a build artifact, not something to grep.
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+class GrepInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, description="Python regular expression, e.g. 'def \\w+_id'.")
+    path: str = Field(".", description="File or directory to search. Default: the working directory.")
+    glob: str | None = Field(
+        None, description="Only files matching this, e.g. '*.py', 'src/*.ts', '*.{js,ts}'."
+    )
+
+
+class Grep(Tool):
+    name = "grep"
+    description = (
+        "Search file contents with a Python regular expression (use (?i) for case-insensitive). "
+        "Prints matching lines as path:line: text. Searches text files under `path` (default: "
+        "the working directory), skipping binary files and .git, .arreio, node_modules, "
+        "__pycache__, .venv. `glob` filters file names ('*.py'; with a '/', the relative path). "
+        "At most 200 matches are shown; the total is reported."
+    )
+    input_model = GrepInput
+    repeat = "few"
+
+    async def execute(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
+        try:
+            regex = re.compile(args.pattern)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from None
+        cap = int(ctx.settings.get("grep_max_matches", 200) or 200) if ctx.settings else 200
+        return await asyncio.to_thread(_search, ctx.root, regex, args.path, args.glob, cap)
+
+
+def _search(root: Path, regex: re.Pattern[str], path: str, glob: str | None, cap: int) -> ToolResult:
+    target = resolve_in_root(root, path)
+    shown_target = display_path(root, target)
+    if not target.exists():
+        raise ToolError(f"no such file or directory: {shown_target}; use list_dir to look around")
+    base = root.resolve()
+    patterns = _expand_braces(glob) if glob else []
+
+    shown: list[str] = []
+    total = 0
+    files_with_hits = 0
+    for file in _walk(target, base):
+        rel = display_path(root, file)
+        if patterns and not _glob_match(rel, patterns):
+            continue
+        hits = _grep_file(file, regex)
+        if hits:
+            files_with_hits += 1
+        for number, line in hits:
+            total += 1
+            if len(shown) < cap:
+                if len(line) > MAX_MATCH_LINE_CHARS:
+                    line = line[:MAX_MATCH_LINE_CHARS] + " [… cut]"
+                shown.append(f"{rel}:{number}: {line}")
+
+    where = shown_target + (f" (glob {glob})" if glob else "")
+    if total == 0:
+        return ToolResult(f"no matches for /{regex.pattern}/ in {where}")
+    body = "\n".join(shown)
+    if total > cap:
+        body += (
+            f"\n[showing {cap} of {total} matches in {files_with_hits} files; "
+            "narrow the pattern, path or glob]"
+        )
+    return ToolResult(body)
+
+
+def _walk(target: Path, base: Path):
+    """Files under `target` in sorted order, never following a link out of `base`."""
+    if target.is_file():
+        yield target
+        return
+    for dirpath, dirnames, filenames in os.walk(target, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            file = Path(dirpath) / name
+            if file.is_symlink():
+                try:
+                    real = file.resolve()
+                except (OSError, RuntimeError):
+                    continue
+                if not real.is_relative_to(base) or not real.is_file():
+                    continue
+            yield file
+
+
+def _grep_file(file: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            return []
+        with file.open("rb") as fh:
+            if b"\0" in fh.read(SNIFF_BYTES):
+                return []
+        hits = []
+        with file.open("r", encoding="utf-8", errors="replace") as fh:
+            for number, line in enumerate(fh, start=1):
+                line = line.rstrip("\r\n")
+                if regex.search(line):
+                    hits.append((number, line))
+        return hits
+    except OSError:  # unreadable or vanished mid-walk: not the model's problem
+        return []
+
+
+def _expand_braces(glob: str) -> list[str]:
+    """'*.{js,ts}' → ['*.js', '*.ts'] (one level, the form models use)."""
+    match = re.search(r"\{([^{}]*)\}", glob)
+    if not match:
+        return [glob]
+    head, tail = glob[: match.start()], glob[match.end() :]
+    out: list[str] = []
+    for option in match.group(1).split(","):
+        out.extend(_expand_braces(head + option + tail))
+    return out
+
+
+def _glob_match(rel: str, patterns: list[str]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        if "/" in pattern:
+            # fnmatch's '*' also crosses '/', so 'src/*.py' and 'src/**/*.py' both reach deep.
+            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.replace("**/", "")):
+                return True
+        elif fnmatch.fnmatchcase(name, pattern):
+            return True
+    return False

@@ -1,0 +1,302 @@
+"""shell: run a bash command in the working directory, with a timeout, an output cap and a blocklist.
+
+The process gets its own process group, so a timeout or a cancel (Ctrl-C) kills the command *and*
+everything it started (SIGTERM, a short grace, then SIGKILL). Its environment is `ctx.env`, passed
+explicitly: the harness never mutates `os.environ`. The tool enforces its own timeout (the chain's is
+off) so it can kill the group and still return what the command printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import re
+import shutil
+import signal
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 600.0
+DEFAULT_OUTPUT_CAP = 30_000
+KILL_GRACE_S = 2.0
+# After the shell exits, a background child may still hold the pipe open; wait this long for EOF.
+DRAIN_GRACE_S = 1.0
+
+
+@dataclass(frozen=True)
+class BlockRule:
+    name: str
+    why: str
+    pattern: re.Pattern[str]
+
+
+# Where a command word can start: line start, after a separator, a subshell, or sudo/exec.
+_CMD = r"(?:^|[;&|({`]|\$\(|\bsudo\s+|\bexec\s+|\bxargs\s+)\s*"
+_END = r"(?=\s|$|[;&|)`'\"])"
+_RECURSIVE = r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)"
+_FLAGS = r"(?:-\S*\s+)*"
+
+BLOCKLIST: tuple[BlockRule, ...] = (
+    BlockRule(
+        "rm -rf /",
+        "deletes the whole filesystem",
+        re.compile(rf"\brm\s+{_FLAGS}{_RECURSIVE}\s+{_FLAGS}(?:--no-preserve-root\s+)?/\*?{_END}"),
+    ),
+    BlockRule(
+        "rm -rf ~",
+        "deletes the home directory",
+        re.compile(rf"\brm\s+{_FLAGS}{_RECURSIVE}\s+{_FLAGS}(?:~|\$HOME|\$\{{HOME\}})/?\*?{_END}"),
+    ),
+    BlockRule("mkfs", "formats a filesystem", re.compile(rf"{_CMD}mkfs(?:\.\w+)?\b", re.M)),
+    BlockRule(
+        "dd of=/dev/",
+        "writes raw bytes onto a device",
+        re.compile(r"\bdd\b[^;&|\n]*\bof=/dev/(?!null\b|zero\b|stdout\b|stderr\b)"),
+    ),
+    BlockRule(
+        "> /dev/<disk>",
+        "overwrites a disk device",
+        re.compile(r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d)"),
+    ),
+    BlockRule(
+        "fork bomb",
+        "starts processes until the machine stops",
+        re.compile(r"(?P<f>[\w:.]+)\s*\(\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&\s*\}\s*;?\s*(?P=f)"),
+    ),
+    BlockRule(
+        "shutdown",
+        "shuts down or restarts the machine",
+        re.compile(
+            rf"{_CMD}(?:shutdown|reboot|halt|poweroff)\b"
+            rf"|{_CMD}systemctl\s+(?:reboot|poweroff|halt|kexec)\b"
+            rf"|{_CMD}init\s+[06]{_END}",
+            re.M,
+        ),
+    ),
+    BlockRule(
+        "chmod -R 777 /",
+        "opens every file on the machine to everyone",
+        re.compile(rf"\bchmod\s+{_FLAGS}-[a-zA-Z]*R[a-zA-Z]*\s+{_FLAGS}[0-7]*777\s+/\*?{_END}"),
+    ),
+    BlockRule(
+        "chown -R /",
+        "changes the owner of every file on the machine",
+        re.compile(rf"\bchown\s+{_FLAGS}-[a-zA-Z]*R[a-zA-Z]*\s+{_FLAGS}\S+\s+/\*?{_END}"),
+    ),
+)
+
+
+def blocked_by(command: str) -> BlockRule | None:
+    """The first blocklist rule `command` matches, if any. Pure; the tool refuses before running."""
+    for rule in BLOCKLIST:
+        if rule.pattern.search(command):
+            return rule
+    return None
+
+
+class HeadTail:
+    """Keeps the first and the last part of a stream of text, counting what falls in between.
+
+    Memory stays bounded by `cap` however much the command prints (`yes` runs for minutes).
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.head_cap = cap // 2
+        self.tail_cap = cap - self.head_cap
+        self.head = ""
+        self.tail = ""
+        self.total = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, data: bytes, *, final: bool = False) -> None:
+        text = self._decoder.decode(data, final=final)
+        if not text:
+            return
+        self.total += len(text)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += text[:room]
+            text = text[room:]
+        if text:
+            self.tail = (self.tail + text)[-self.tail_cap :]
+
+    def render(self) -> str:
+        omitted = self.total - len(self.head) - len(self.tail)
+        if omitted <= 0:
+            return self.head + self.tail
+        return f"{self.head}\n[… {omitted} chars omitted …]\n{self.tail}"
+
+
+class ShellInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, description="The bash command line to run.")
+    timeout_s: float | None = Field(
+        None, gt=0, description="Seconds before the command is killed. Default 120, at most 600."
+    )
+
+
+class Shell(Tool):
+    name = "shell"
+    description = (
+        "Run a bash command in the working directory and return its combined stdout and stderr, "
+        "ending with its exit code. No stdin: interactive commands fail, so pass flags like -y. "
+        "Killed after timeout_s (default 120 s, at most 600) with its child processes. Long "
+        "output keeps the beginning and the end. Destructive system commands are refused. Prefer "
+        "read_file, list_dir and grep for looking at files."
+    )
+    input_model = ShellInput
+    sensitive = True
+    repeat = "few"
+    timeout_s = None  # the tool enforces its own, so it can kill the group and keep the output
+
+    async def execute(self, args: ShellInput, ctx: ToolContext) -> ToolResult:
+        rule = blocked_by(args.command)
+        if rule is not None:
+            return ToolResult(
+                f"refused: the command matches blocklist rule '{rule.name}' ({rule.why}); "
+                "it was not run",
+                is_error=True,
+            )
+        settings = ctx.settings or {}
+        timeout = args.timeout_s or float(settings.get("shell_timeout_s", DEFAULT_TIMEOUT_S))
+        capped = timeout > MAX_TIMEOUT_S
+        timeout = min(timeout, MAX_TIMEOUT_S)
+        cap = int(settings.get("shell_output_cap", DEFAULT_OUTPUT_CAP))
+
+        output = HeadTail(cap)
+        # Our own pipe rather than asyncio's: Process.wait() waits for its pipes to close, which a
+        # background child (`server &`) can hold open forever; this one we can stop reading.
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_shell(
+                args.command,
+                cwd=str(ctx.root),
+                env=dict(ctx.env),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                start_new_session=True,  # its own process group: one killpg reaches every child
+                executable=shutil.which("bash") or "/bin/bash",
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            raise ToolError(f"cannot start bash: {exc.strerror or exc}") from None
+        finally:
+            os.close(write_fd)
+        loop = asyncio.get_running_loop()
+        eof = loop.create_future()
+        pipe = os.fdopen(read_fd, "rb", buffering=0)
+        transport: asyncio.BaseTransport | None = None
+        timed_out = False
+        undrained = False
+        try:
+            transport, _ = await loop.connect_read_pipe(lambda: _Collector(output, eof), pipe)
+            try:
+                async with asyncio.timeout(timeout):
+                    await proc.wait()
+            except TimeoutError:
+                timed_out = True
+                await _terminate_group(proc)
+            done, _ = await asyncio.wait({eof}, timeout=DRAIN_GRACE_S)
+            undrained = not done  # a background child keeps the pipe open; report what we have
+        except BaseException:
+            # Cancelled (Ctrl-C) or anything else: nothing of the command may outlive the turn.
+            _signal_group(proc, signal.SIGKILL)
+            await _reap(proc)
+            raise
+        finally:
+            if transport is not None:
+                transport.close()
+            else:
+                pipe.close()
+        output.feed(b"", final=True)
+        return _result(output.render(), proc.returncode, timed_out, timeout, capped, undrained)
+
+
+class _Collector(asyncio.Protocol):
+    """Feeds what the command prints into a `HeadTail`; resolves `eof` when the pipe closes."""
+
+    def __init__(self, output: HeadTail, eof: asyncio.Future[None]) -> None:
+        self.output = output
+        self.eof = eof
+
+    def data_received(self, data: bytes) -> None:
+        self.output.feed(data)
+
+    def eof_received(self) -> bool:
+        self._finish()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.eof.done():
+            self.eof.set_result(None)
+
+
+def _signal_group(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # start_new_session made pid the group id
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Collect the killed shell so no zombie or open transport outlives the call; bounded, and a
+    second cancel during it still propagates."""
+    try:
+        async with asyncio.timeout(KILL_GRACE_S):
+            await proc.wait()
+    except TimeoutError:
+        pass
+
+
+async def _terminate_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the group, give it a moment to clean up, then SIGKILL whatever is left."""
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        async with asyncio.timeout(KILL_GRACE_S):
+            await proc.wait()
+    except TimeoutError:
+        pass
+    # Children may ignore SIGTERM even when the shell itself has gone.
+    _signal_group(proc, signal.SIGKILL)
+    await proc.wait()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _result(
+    text: str, code: int | None, timed_out: bool, timeout: float, capped: bool, undrained: bool
+) -> ToolResult:
+    body = text.rstrip("\n") if text.strip() else "(no output)"
+    notes: list[str] = []
+    if capped:
+        notes.append(f"[timeout capped at {MAX_TIMEOUT_S:g} s]")
+    if undrained and not timed_out:
+        notes.append(
+            "[a background process still holds the output open; what it prints later is not "
+            "shown — redirect its output to a file]"
+        )
+    if timed_out:
+        notes.append(
+            f"[timed out after {timeout:g} s; the command and its child processes were killed; "
+            "output above is what it printed before]"
+        )
+        return ToolResult("\n".join([body, *notes]), is_error=True)
+    exit_line = f"exit code: {code}"
+    if code is not None and code < 0:
+        exit_line += f" (killed by signal {_signal_name(-code)})"
+    return ToolResult("\n".join([body, *notes, exit_line]), is_error=code != 0)

@@ -1,0 +1,89 @@
+"""The working directory as file tools see it: path confinement and atomic writes.
+
+Every path a model hands a tool resolves inside `ctx.root`, with symlinks resolved, so neither
+`../` nor an absolute path nor a symlink can reach outside it (DESIGN.md section 6). Writes go
+through a temp file in the same folder, fsync, `os.replace` (DESIGN.md invariant 2): a crash
+leaves either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from arreio.engine.tools.base import ToolError
+
+# How many bytes of a file decide whether it is text: a NUL byte there means binary.
+SNIFF_BYTES = 8192
+
+
+def resolve_in_root(root: Path, path: str) -> Path:
+    """The absolute, symlink-resolved form of `path` (relative to `root` unless absolute).
+
+    Raises a definitive `ToolError` ("path X is outside the working directory") when the result
+    is not `root` itself or below it. Paths that do not exist yet are fine (write_file needs them).
+    """
+    raw = path.strip() if path.strip() else "."
+    try:
+        base = root.resolve()
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            candidate = base / candidate
+        resolved = candidate.resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # NUL bytes, symlink loops
+        raise ToolError(f"path {raw!r} cannot be used: {exc}") from None
+    if resolved != base and not resolved.is_relative_to(base):
+        raise ToolError(f"path {raw} is outside the working directory")
+    return resolved
+
+
+def display_path(root: Path, path: Path) -> str:
+    """`path` as the model should see it: relative to the root, POSIX separators, '.' for root."""
+    try:
+        rel = path.relative_to(root.resolve())
+    except ValueError:
+        return str(path)
+    text = rel.as_posix()
+    return text if text else "."
+
+
+def is_binary(path: Path) -> bool:
+    """True when the first few KB of the file hold a NUL byte (how git and grep decide)."""
+    with path.open("rb") as fh:
+        return b"\0" in fh.read(SNIFF_BYTES)
+
+
+def _default_file_mode() -> int:
+    # os.umask can only be read by setting it; do it once, at import, and restore at once.
+    current = os.umask(0o022)
+    os.umask(current)
+    return 0o666 & ~current
+
+
+_NEW_FILE_MODE = _default_file_mode()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` atomically, keeping the mode of an existing file.
+
+    mkstemp creates 0600 files; a new file gets the usual umask-derived mode instead.
+    """
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _NEW_FILE_MODE
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,45 @@
+"""Memory in a run: the frozen MEMORY.md/USER.md snapshot, the `memory` tool, and the run's records
+(a transcript and an episodic record in the substores)."""
+
+from __future__ import annotations
+
+from arreio.engine.feature import Feature, RunContext
+from arreio.engine.paths import display_path
+from arreio.engine.ports import SystemPromptBlockSource
+from arreio.engine.report import RunReport
+from arreio.engine.tools.base import Tool
+
+
+class MemoryFeature(Feature):
+    name = "memory"
+
+    def _stores(self, ctx: RunContext):
+        from arreio.memory.store import MemoryLimits, MemoryStores
+
+        limits = MemoryLimits(memory_chars=ctx.settings.memory.memory_chars, user_chars=ctx.settings.memory.user_chars)
+        return MemoryStores(ctx.state_dir, limits, ctx.clock)
+
+    def tools(self, ctx: RunContext) -> list[Tool]:
+        from arreio.memory.tool import MemoryTool
+
+        return [MemoryTool(self._stores(ctx))]
+
+    def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
+        from arreio.memory.snapshot import MemorySnapshotBlock
+
+        return [MemorySnapshotBlock(self._stores(ctx))]
+
+    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+        from arreio.memory.run_records import record_episode, record_transcript
+        from arreio.memory.substores import Substores
+
+        subs = Substores(ctx.state_dir, ctx.clock)
+        record_transcript(
+            subs, "arreio", run_id=report.run_id, session_id=report.session_id,
+            session_path=display_path(ctx.session_path, ctx.cwd) if ctx.session_path else "",
+            report_path=display_path(ctx.state_dir / "runs" / report.run_id / "report.json", ctx.cwd),
+        )
+        record_episode(
+            subs, "arreio", run_id=report.run_id, goal=report.goal, verdict=report.verdict,
+            tools_used=list(report.tools_used), cost_usd=report.cost_usd, summary=report.final_text[:500],
+        )

@@ -1,0 +1,270 @@
+"""The bounded, file-backed memory stores: `.arreio/MEMORY.md` and `.arreio/USER.md`.
+
+One `MemoryStore` per file. Every write takes an exclusive `flock` on a sidecar lock file
+(`MEMORY.md.lock`), re-reads the file under the lock (another process may have written since we
+last looked), applies the operations in memory (`entries.apply_operations`), and writes a temp
+file in the same folder, fsynced, then `os.replace` — so concurrent writers from several processes
+lose nothing and a crash leaves either the old file or the new one.
+
+Drift guard: a file edited by hand into something that does not round-trip (a missing separator,
+duplicates, empty entries) would be silently normalised by a rewrite. So `replace` and `remove`
+refuse on such a file, save a `.bak.<timestamp>` copy and explain; `add` still works and appends
+to the text as it is, leaving the hand edit untouched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from arreio.engine.errors import ConfigError
+from arreio.engine.ports import Clock, SystemClock
+from arreio.memory.entries import (
+    JOINER,
+    MemoryRefused,
+    Operation,
+    apply_operations,
+    parse_entries,
+    render_entries,
+    round_trips,
+    usage_chars,
+    usage_line,
+)
+
+Target = Literal["memory", "user"]
+TARGETS: tuple[Target, ...] = ("memory", "user")
+
+DEFAULT_MEMORY_CHARS = 2200
+DEFAULT_USER_CHARS = 1375
+
+
+@dataclass(frozen=True)
+class MemoryLimits:
+    """Size limits in characters (not tokens), separators included. Config keys:
+    `memory.memory_chars` and `memory.user_chars`."""
+
+    memory_chars: int = DEFAULT_MEMORY_CHARS
+    user_chars: int = DEFAULT_USER_CHARS
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any] | None) -> MemoryLimits:
+        """Read limits from a config mapping (its `memory` section or a flat one); defaults otherwise."""
+        section = (settings or {}).get("memory", settings or {})
+        if not isinstance(section, Mapping):
+            section = {}
+        values = {}
+        for key in ("memory_chars", "user_chars"):
+            if key in section:
+                value = section[key]
+                if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                    raise ConfigError(f"memory.{key} must be a positive whole number of characters, got {value!r}")
+                values[key] = value
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """A store as read from disk: its entries, usage, and whether the file round-trips."""
+
+    target: Target
+    path: Path
+    entries: list[str]
+    chars: int
+    limit: int
+    drifted: bool
+
+    @property
+    def usage(self) -> str:
+        return usage_line(self.chars, self.limit)
+
+    def summary(self) -> str:
+        """`"45% — 990/2200 chars, 5 entries"`."""
+        count = len(self.entries)
+        return f"{self.usage}, {count} entr{'y' if count == 1 else 'ies'}"
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """The outcome of a successful write (refusals raise `MemoryRefused`)."""
+
+    target: Target
+    changed: bool
+    state: StoreState
+    notes: list[str]
+
+
+class MemoryStore:
+    """One bounded store file. Reads are lock-free (writes are atomic replaces); writes are locked."""
+
+    def __init__(self, path: Path, limit: int, *, target: Target = "memory", clock: Clock | None = None) -> None:
+        self.path = Path(path)
+        self.limit = limit
+        self.target = target
+        self.clock = clock or SystemClock()
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+
+    # -- reading -------------------------------------------------------------------------------
+    def read_text(self) -> str:
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+        except UnicodeDecodeError as error:
+            raise MemoryRefused(f"{self.path.name} is not valid UTF-8 ({error.reason}); fix or move it.") from None
+
+    def read(self) -> StoreState:
+        return self._state(self.read_text())
+
+    def entries(self) -> list[str]:
+        return self.read().entries
+
+    def _state(self, text: str) -> StoreState:
+        entries = parse_entries(text)
+        return StoreState(
+            target=self.target,
+            path=self.path,
+            entries=entries,
+            chars=usage_chars(entries),
+            limit=self.limit,
+            drifted=bool(text.strip()) and not round_trips(text),
+        )
+
+    # -- writing -------------------------------------------------------------------------------
+    def add(self, content: str) -> WriteResult:
+        return self.apply([Operation("add", content=content)])
+
+    def replace(self, old_text: str, content: str) -> WriteResult:
+        return self.apply([Operation("replace", content=content, old_text=old_text)])
+
+    def remove(self, old_text: str) -> WriteResult:
+        return self.apply([Operation("remove", old_text=old_text)])
+
+    def apply(self, operations: Sequence[Operation]) -> WriteResult:
+        """Apply all operations atomically under the lock, or refuse them all."""
+        with self.locked():
+            planned = self.plan(operations)
+            self.commit(planned)
+        return planned.result
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the exclusive sidecar lock (blocking) for the duration of the block."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def plan(self, operations: Sequence[Operation]) -> PlannedWrite:
+        """Compute (without writing) the result of `operations` on the file as it is now.
+        Call under `locked()`; `commit` writes what this returns."""
+        text = self.read_text()
+        before = self._state(text)
+        if before.drifted and any(op.action != "add" for op in operations):
+            backup = self._backup(text)
+            raise MemoryRefused(
+                f"{self.path.name} was edited by hand and no longer round-trips (entries must be separated "
+                f"by a line holding only §, without duplicates or empty entries), so replace/remove would "
+                f"rewrite it. A copy was saved to {backup.name}. Fix the file by hand, or add entries "
+                f"(add still works)."
+            )
+        applied = apply_operations(before.entries, operations, self.limit, label=self.path.name)
+        if before.drifted:
+            # Only adds reach here: append to the text as it is, so the hand edit survives.
+            new_entries = [entry for entry in applied.entries if entry not in before.entries]
+            new_text = text.rstrip() + JOINER + JOINER.join(new_entries) + "\n" if new_entries else text
+        else:
+            new_text = render_entries(applied.entries)
+        after = self._state(new_text)
+        result = WriteResult(target=self.target, changed=applied.changed, state=after, notes=applied.notes)
+        return PlannedWrite(result=result, text=new_text)
+
+    def commit(self, planned: PlannedWrite) -> None:
+        """Write a plan made under the same `locked()` block (nothing to do when nothing changed)."""
+        if planned.result.changed:
+            atomic_write(self.path, planned.text)
+
+    def _backup(self, text: str) -> Path:
+        stamp = self.clock.now().strftime("%Y%m%dT%H%M%SZ")
+        backup = self.path.with_name(f"{self.path.name}.bak.{stamp}")
+        if not backup.exists():
+            atomic_write(backup, text)
+        return backup
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """A computed, not yet written, change: the result to report and the file text to write."""
+
+    result: WriteResult
+    text: str
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Temp file in the same folder, fsync, `os.replace`, fsync the folder (DESIGN.md invariant 2)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        folder = os.open(path.parent, os.O_RDONLY)
+    except OSError:  # some filesystems refuse to open a directory; the data itself is synced
+        return
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
+
+
+class MemoryStores:
+    """The two stores of a state folder: `.memory` (MEMORY.md, the agent's notes) and `.user`
+    (USER.md, what it knows about the user)."""
+
+    FILES: Mapping[Target, str] = {"memory": "MEMORY.md", "user": "USER.md"}
+
+    def __init__(self, state_dir: Path, limits: MemoryLimits | None = None, clock: Clock | None = None) -> None:
+        self.state_dir = Path(state_dir)
+        self.limits = limits or MemoryLimits()
+        self.memory = MemoryStore(
+            self.state_dir / "MEMORY.md", self.limits.memory_chars, target="memory", clock=clock
+        )
+        self.user = MemoryStore(self.state_dir / "USER.md", self.limits.user_chars, target="user", clock=clock)
+
+    def get(self, target: str) -> MemoryStore:
+        if target == "memory":
+            return self.memory
+        if target == "user":
+            return self.user
+        raise MemoryRefused(f"unknown memory target {target!r}: use 'memory' or 'user'.")
+
+    def apply(self, operations: Mapping[Target, Sequence[Operation]]) -> list[WriteResult]:
+        """All-or-nothing across both files: lock both (fixed order, so two writers never deadlock),
+        plan every target, and write only when every plan succeeded."""
+        targets = [target for target in TARGETS if operations.get(target)]
+        with ExitStack() as stack:
+            for target in targets:
+                stack.enter_context(self.get(target).locked())
+            plans = [self.get(target).plan(operations[target]) for target in targets]
+            for target, planned in zip(targets, plans):
+                self.get(target).commit(planned)
+        return [planned.result for planned in plans]

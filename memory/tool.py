@@ -1,0 +1,150 @@
+"""The `memory` tool: the model's way to add, replace and remove entries in MEMORY.md / USER.md.
+
+Replies are short on success (usage and entry count, never an echo of the entries: the model just
+wrote them) and specific on refusal (what to do next). Three failed calls in one turn and the tool
+tells the model to stop retrying and answer — memory is a side task, never the reason a turn loops.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from arreio.engine.tools.base import Repeat, Tool, ToolContext, ToolResult
+from arreio.memory.entries import MemoryRefused, Operation
+from arreio.memory.store import MemoryStores, Target, WriteResult
+
+MAX_FAILURES_PER_TURN = 3
+
+DESCRIPTION = """\
+Save durable facts to your long-term memory, which is shown to you at the start of every future \
+session (not this one: the snapshot in your prompt is frozen until the next session).
+
+Two targets: `user` (USER.md: who the user is, their preferences, how they like to work) and \
+`memory` (MEMORY.md: your own notes about the environment and the project).
+
+What to save, most valuable first:
+1. Corrections and preferences the user states ("use tabs", "don't ask before running tests").
+2. Durable facts about the environment and the project: tools, commands, layout, quirks.
+3. Conventions and decisions, with the reason when it is short.
+
+What not to save: task progress or todo lists, one-off debugging details, anything easily \
+rediscovered by reading the repo, secrets of any kind, and instructions to yourself.
+
+Actions: `add` (content), `replace` (old_text, content: overwrites the whole entry), `remove` \
+(old_text). `old_text` is a short substring that appears in exactly one entry (an entry equal to \
+it wins). For several changes at once, send `operations` (a list of the same fields): they apply \
+all-or-nothing. Space is limited (characters, not tokens); when a store is full, consolidate: \
+merge or remove entries, then add. Keep entries short and self-contained."""
+
+
+class MemoryOperationInput(BaseModel):
+    """One change inside a batch."""
+
+    action: Literal["add", "replace", "remove"]
+    target: Literal["memory", "user"] | None = Field(
+        default=None, description="Store for this operation; defaults to the call's target."
+    )
+    content: str | None = Field(default=None, description="The entry text (add, replace).")
+    old_text: str | None = Field(
+        default=None, description="Short substring of exactly one existing entry (replace, remove)."
+    )
+
+
+class MemoryInput(BaseModel):
+    """Either one action (`action`, `content`, `old_text`) or a batch (`operations`)."""
+
+    target: Literal["memory", "user"] = Field(
+        default="memory", description="'user' for facts about the user, 'memory' for your own notes."
+    )
+    action: Literal["add", "replace", "remove"] | None = Field(
+        default=None, description="What to do; omit when sending `operations`."
+    )
+    content: str | None = Field(default=None, description="The entry text (add, replace).")
+    old_text: str | None = Field(
+        default=None, description="Short substring of exactly one existing entry (replace, remove)."
+    )
+    operations: list[MemoryOperationInput] | None = Field(
+        default=None, description="Several changes applied all-or-nothing, in order."
+    )
+
+
+def operations_by_target(request: MemoryInput) -> dict[Target, list[Operation]]:
+    """The request as per-target operation lists (raises `MemoryRefused` when it is malformed)."""
+    if request.operations and request.action:
+        raise MemoryRefused("send either `action` or `operations`, not both.")
+    if request.operations:
+        items = [
+            (op.target or request.target, op.action, op.content, op.old_text) for op in request.operations
+        ]
+    elif request.action:
+        items = [(request.target, request.action, request.content, request.old_text)]
+    else:
+        raise MemoryRefused("no action given: set `action` (add, replace, remove) or `operations`.")
+    grouped: dict[Target, list[Operation]] = {}
+    for number, (target, action, content, old_text) in enumerate(items, 1):
+        where = f"operation {number}: " if len(items) > 1 else ""
+        if action in ("add", "replace") and not (content or "").strip():
+            raise MemoryRefused(f"{where}`content` is empty: nothing to save.")
+        if action in ("replace", "remove") and not (old_text or "").strip():
+            raise MemoryRefused(f"{where}`old_text` is required for {action}: a short unique substring of the entry.")
+        grouped.setdefault(target, []).append(Operation(action, content=content or "", old_text=old_text or ""))
+    return grouped
+
+
+def success_message(results: list[WriteResult]) -> str:
+    parts = []
+    for result in results:
+        file_name = result.state.path.name
+        verb = "updated" if result.changed else "unchanged"
+        notes = f" ({'; '.join(result.notes)})" if result.notes else ""
+        parts.append(f"{file_name} {verb}{notes}: {result.state.summary()}.")
+    return " ".join(parts)
+
+
+class MemoryTool(Tool):
+    """The `memory` tool over a `MemoryStores`. One instance per session (it counts failures)."""
+
+    name: ClassVar[str] = "memory"
+    description: ClassVar[str] = DESCRIPTION
+    input_model: ClassVar[type[BaseModel]] = MemoryInput
+    sensitive: ClassVar[bool] = False
+    repeat: ClassVar[Repeat] = "few"
+    timeout_s: ClassVar[float | None] = 30.0
+
+    def __init__(self, stores: MemoryStores) -> None:
+        self.stores = stores
+        self._turn_key: tuple[str, int] | None = None
+        self._failures = 0
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        key = (ctx.session_id, ctx.turn)
+        if key != self._turn_key:
+            self._turn_key, self._failures = key, 0
+        if self._failures >= MAX_FAILURES_PER_TURN:
+            return ToolResult(self._stop_note(), is_error=True)
+        try:
+            request = args if isinstance(args, MemoryInput) else MemoryInput.model_validate(args)
+            results = self.stores.apply(operations_by_target(request))
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ())) or "input"
+            return self._failed(f"invalid memory call: {where}: {first.get('msg', 'bad input')}")
+        except MemoryRefused as refused:
+            return self._failed(refused.message)
+        self._failures = 0
+        return ToolResult(success_message(results))
+
+    def _failed(self, message: str) -> ToolResult:
+        self._failures += 1
+        if self._failures >= MAX_FAILURES_PER_TURN:
+            message = f"{message}\n\n{self._stop_note()}"
+        return ToolResult(message, is_error=True)
+
+    @staticmethod
+    def _stop_note() -> str:
+        return (
+            f"Memory writes failed {MAX_FAILURES_PER_TURN} times this turn: stop retrying the memory "
+            "tool and answer the user now. You can save the fact in a later turn."
+        )

@@ -1,0 +1,36 @@
+"""Start-up cost: the SDKs and litellm are imported only by a run that needs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2")
+
+PROBE = """
+import json, sys
+from typer.testing import CliRunner
+from arreio.cli.app import app
+for args in {commands!r}:
+    CliRunner().invoke(app, args)
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
+"""
+
+
+def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
+    commands = [["--help"], ["run", "--help"], ["sessions", "list"], ["sessions", "--help"], ["memory", "show"],
+                ["memory", "decision", "list"]]
+    code = PROBE.format(commands=commands, heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_offline_run_does_not_import_sdks(tmp_path) -> None:
+    (tmp_path / "G.md").write_text("# g\n\nRead `G.md` and write `out.md`.\n")
+    code = PROBE.format(commands=[["run", "--goal", "G.md", "--offline"]], heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "out.md").exists()

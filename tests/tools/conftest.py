@@ -1,0 +1,39 @@
+"""Fixtures for the tool tests: a working directory, a context on it, and a way to call a tool
+through the real protection chain with the real built-ins (no fakes needed for files/processes)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arreio.engine.tools.base import ToolContext, ToolResult
+from arreio.engine.tools.builtin import builtin_tools
+from arreio.engine.tools.chain import run_tool
+from arreio.engine.tools.registry import ToolRegistry
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+@pytest.fixture
+def ctx(root: Path) -> ToolContext:
+    return ToolContext(root=root, env={"PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def call(ctx: ToolContext) -> Callable[..., ToolResult]:
+    """call("read_file", path="a.txt") → the ToolResult the model would see."""
+    registry = ToolRegistry(builtin_tools())
+
+    def _call(name: str, _ctx: ToolContext | None = None, **arguments: Any) -> ToolResult:
+        return asyncio.run(run_tool(registry, name, arguments, _ctx or ctx))
+
+    return _call

@@ -1,0 +1,185 @@
+"""The protection chain: every failure becomes an error result, except cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.tools.chain import run_tool
+from arreio.engine.tools.registry import ToolRegistry
+
+
+class EchoInput(BaseModel):
+    text: str
+    times: int = 1
+
+
+class Echo(Tool):
+    name = "echo"
+    description = "Repeat text."
+    input_model = EchoInput
+
+    async def execute(self, args: EchoInput, ctx: ToolContext) -> ToolResult:
+        return ToolResult(args.text * args.times)
+
+
+class SleepInput(BaseModel):
+    seconds: float
+
+
+class Sleeper(Tool):
+    name = "sleeper"
+    description = "Sleep."
+    input_model = SleepInput
+    timeout_s = 0.05
+
+    async def execute(self, args: SleepInput, ctx: ToolContext) -> ToolResult:
+        await asyncio.sleep(args.seconds)
+        return ToolResult("awake")
+
+
+class Failing(Tool):
+    """Raises whatever `kind` says: a transient/definitive ToolError, a bug, its own timeout."""
+
+    name = "failing"
+    description = "Fail."
+
+    class input_model(BaseModel):  # noqa: N801 — a ClassVar holding the model
+        kind: str
+
+    async def execute(self, args, ctx: ToolContext) -> ToolResult:
+        if args.kind == "transient":
+            raise ToolError("server busy", transient=True)
+        if args.kind == "definitive":
+            raise ToolError("no such record")
+        if args.kind == "own-timeout":
+            raise TimeoutError("upstream took too long")
+        if args.kind == "wrong-type":
+            return "plain string"  # type: ignore[return-value]
+        raise KeyError("boom")
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return ToolRegistry([Echo(), Sleeper(), Failing()])
+
+
+def run(registry: ToolRegistry, name: str, arguments, ctx: ToolContext, **kw) -> ToolResult:
+    return asyncio.run(run_tool(registry, name, arguments, ctx, **kw))
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(root=tmp_path)
+
+
+def test_success_passes_through(registry, ctx) -> None:
+    result = run(registry, "echo", {"text": "ab", "times": 2}, ctx)
+    assert result == ToolResult("abab")
+
+
+def test_unknown_tool_lists_available(registry, ctx) -> None:
+    result = run(registry, "fly", {}, ctx)
+    assert result.is_error
+    assert "unknown tool 'fly'" in result.content
+    assert "echo, sleeper, failing" in result.content
+
+
+def test_missing_field_names_it(registry, ctx) -> None:
+    result = run(registry, "echo", {}, ctx)
+    assert result.is_error
+    assert result.content == "echo: 'text' is required"
+
+
+def test_real_builtin_message_shape(call) -> None:
+    result = call("read_file")
+    assert result.is_error and result.content == "read_file: 'path' is required"
+
+
+def test_bad_type_names_field_and_value(registry, ctx) -> None:
+    result = run(registry, "echo", {"text": "a", "times": "many"}, ctx)
+    assert result.is_error
+    assert result.content.startswith("echo: 'times': ")
+    assert "'many'" in result.content
+
+
+def test_unknown_argument_is_reported_for_strict_builtins(call) -> None:
+    result = call("read_file", path="a", file_path="a")
+    assert result.is_error
+    assert "'file_path' is not an argument of read_file" in result.content
+
+
+def test_numbers_as_strings_are_coerced(registry, ctx) -> None:
+    assert run(registry, "echo", {"text": "x", "times": "3"}, ctx).content == "xxx"
+
+
+def test_arguments_not_an_object(registry, ctx) -> None:
+    result = run(registry, "echo", ["x"], ctx)
+    assert result.is_error and "arguments must be a JSON object" in result.content
+
+
+def test_fixed_params_override_model_arguments(registry, ctx) -> None:
+    result = run(registry, "echo", {"text": "model", "times": 1}, ctx, fixed={"text": "pinned"})
+    assert result.content == "pinned"
+    # and fill what the model left out
+    assert run(registry, "echo", {}, ctx, fixed={"text": "z"}).content == "z"
+
+
+def test_tool_timeout(registry, ctx) -> None:
+    result = run(registry, "sleeper", {"seconds": 5}, ctx)
+    assert result.is_error
+    assert result.content == "sleeper: timed out after 0.05s"
+
+
+def test_timeout_override(registry, ctx) -> None:
+    assert run(registry, "sleeper", {"seconds": 0.1}, ctx, timeout_s=2).content == "awake"
+    result = run(registry, "echo", {"text": "x"}, ctx, timeout_s=1)
+    assert result.content == "x"
+
+
+def test_transient_tool_error_says_retry_may_work(registry, ctx) -> None:
+    result = run(registry, "failing", {"kind": "transient"}, ctx)
+    assert result.is_error
+    assert "server busy" in result.content
+    assert "may work if retried later" in result.content
+
+
+def test_definitive_tool_error_says_do_not_repeat(registry, ctx) -> None:
+    result = run(registry, "failing", {"kind": "definitive"}, ctx)
+    assert result.is_error
+    assert "no such record" in result.content
+    assert "do not repeat the same call" in result.content
+
+
+def test_unexpected_exception_is_caught(registry, ctx) -> None:
+    result = run(registry, "failing", {"kind": "bug"}, ctx)
+    assert result.is_error
+    assert result.content == "internal error in tool failing: KeyError: 'boom'"
+
+
+def test_tools_own_timeout_error_is_not_the_chain_timeout(registry, ctx) -> None:
+    result = run(registry, "failing", {"kind": "own-timeout"}, ctx)
+    assert result.content == "internal error in tool failing: TimeoutError: upstream took too long"
+
+
+def test_wrong_return_type_is_caught(registry, ctx) -> None:
+    result = run(registry, "failing", {"kind": "wrong-type"}, ctx)
+    assert result.is_error and "returned str, not a ToolResult" in result.content
+
+
+def test_cancelled_error_propagates(registry, ctx) -> None:
+    async def scenario() -> str:
+        task = asyncio.create_task(run_tool(registry, "sleeper", {"seconds": 5}, ctx, timeout_s=30))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "returned"
+
+    assert asyncio.run(scenario()) == "cancelled"
