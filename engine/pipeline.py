@@ -24,6 +24,7 @@ from arreio.engine.feature import Feature, RunContext
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
 from arreio.engine.ports import Clock, Provider, SystemClock
+from arreio.engine.pricing import cache_share, estimate_cost
 from arreio.engine.providers import registry
 from arreio.engine.report import RunReport, write_report
 from arreio.engine.runner import Outcome, Runner
@@ -178,6 +179,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     run_dir.mkdir(parents=True, exist_ok=True)
     events_path = run_dir / "events.jsonl"
     session = run.session
+    session.durable = run.settings.fsync
     fctx = _context(options, deps, run.settings)
     fctx.session_id, fctx.session_path, fctx.run_id = session.id, session.path, run_id
     tools = _tools(fctx, deps)
@@ -216,7 +218,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 tools_used=dict(runner.tools_used), retries=runner.retries,
                 input_tokens=runner.usage.input_tokens, output_tokens=runner.usage.output_tokens,
                 cache_read_tokens=runner.usage.cache_read_tokens, cache_write_tokens=runner.usage.cache_write_tokens,
-                cache_share=_cache_share(runner), cost_usd=0.0 if registry.is_offline(run.model) else None,
+                cache_share=round(cache_share(runner.usage), 4), cost_usd=_cost(run.model, runner),
                 warnings=run.warnings, events_path=display_path(events_path, options.cwd),
             )
             report_path = run_dir / "report.json"
@@ -238,10 +240,11 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     yield done
 
 
-def _cache_share(runner: Runner) -> float:
-    usage = runner.usage
-    total = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    return round(usage.cache_read_tokens / total, 4) if total else 0.0
+def _cost(model: str, runner: Runner) -> float | None:
+    """Estimated cost in USD; offline runs are free; None when the model's price is unknown."""
+    if registry.is_offline(model):
+        return 0.0
+    return estimate_cost(model, runner.usage)
 
 
 async def run_to_end(options: RunOptions, deps: PipelineDeps | None = None) -> list[ev.Event]:

@@ -25,7 +25,7 @@ class RetryDecision:
 
 def decide_retry(error: ProviderError, attempt: int, policy: RetrySettings, rng: random.Random) -> RetryDecision:
     """Whether a failed model call (the `attempt`-th) is tried again, and after how long."""
-    status = f" (HTTP {error.status})" if error.status else ""
+    status = f" (HTTP {error.status})" if error.status and str(error.status) not in error.message else ""
     reason = f"{error.message}{status}"
     if error.kind == "auth":
         return RetryDecision(False, failure=f"the provider refused the credentials{status}: {error.message}")

@@ -147,7 +147,8 @@ class Runner:
         attempt = 0
         while True:
             attempt += 1
-            text, thinking, signature = "", "", None
+            text, thinking = "", ""
+            blocks: list[ThinkingPart] = []  # a chunk carrying a signature closes its block
             calls: list[ToolCallPart] = []
             done: Done | None = None
             async for chunk in self.provider.stream(request):
@@ -159,8 +160,11 @@ class Runner:
                         yield ev.TextDelta(text=fresh)
                 elif isinstance(chunk, ThinkingChunk):
                     thinking += chunk.text
-                    signature = chunk.signature or signature
-                    yield ev.ThinkingDelta(text=chunk.text)
+                    if chunk.signature:
+                        blocks.append(ThinkingPart(thinking=thinking, signature=chunk.signature))
+                        thinking = ""
+                    if chunk.text:
+                        yield ev.ThinkingDelta(text=chunk.text)
                 elif isinstance(chunk, ToolCallDone):
                     calls.append(ToolCallPart(id=chunk.id, name=chunk.name, arguments=chunk.arguments))
                 elif isinstance(chunk, Done):
@@ -179,7 +183,8 @@ class Runner:
             yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason)
             await self.clock.sleep(decision.delay_s)
         if thinking:
-            reply.parts.append(ThinkingPart(thinking=thinking, signature=signature))
+            blocks.append(ThinkingPart(thinking=thinking))
+        reply.parts.extend(blocks)
         if text:
             reply.parts.append(TextPart(text=text))
         reply.parts.extend(calls)

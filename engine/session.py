@@ -170,6 +170,9 @@ class Session:
         self._placed = placed  # (messages before it, record) for run markers and extras, in file order
         self._writable = writable
         self._handle: io.FileIO | None = None
+        # fsync after every append (DESIGN.md invariant 2). Only benchmarks and throwaway sessions
+        # turn it off (config `fsync: false`): the line still lands whole, but a power cut may lose it.
+        self.durable = True
 
     @property
     def id(self) -> str:
@@ -307,7 +310,8 @@ class Session:
             view = memoryview(data)
             while view:  # a short write only happens for huge batches or a full disk
                 view = view[self._handle.write(view) :]
-            os.fsync(self._handle.fileno())
+            if self.durable:
+                os.fsync(self._handle.fileno())
         except BaseException:
             # A failed write may have left part of a line: reopening checks the tail and starts clean.
             self.close()

@@ -147,6 +147,8 @@ class ScriptedProvider:
         self.requests: list[ModelRequest] = []
 
     def _pick(self, assistant_count: int) -> int | None:
+        if assistant_count > len(self._answers):
+            return None
         start = self._answers[assistant_count - 1] + 1 if assistant_count > 0 else 0
         end = self._answers[assistant_count] if assistant_count < len(self._answers) else len(self.replies)
         for i in range(start, end):

@@ -1,0 +1,102 @@
+"""litellm adapter: every other vendor through `litellm.acompletion` streaming.
+
+`model` is whatever follows `litellm/` in the model string (`gemini/gemini-2.5-pro`,
+`ollama/qwen3`, `openai/<model>` against a compatible server …). litellm speaks the Chat Completions
+chunk shape, so the OpenAI adapter's translation and stream reader serve here too.
+
+Importing litellm costs 3–5 s and, unless told otherwise, fetches a price map over the network and
+downloads tokenizers; the import happens on first use, with both switched off first.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from arreio.engine.providers.base import Done, ModelRequest, StreamEvent
+from arreio.engine.providers.openai import ChatStreamReader, to_chat_messages, to_chat_tools
+from arreio.engine.providers.wire import classify_exception
+
+
+def import_litellm() -> Any:
+    """litellm, imported offline. Setting these two variables is the one sanctioned write to the
+    process environment: litellm reads them at import time and offers no other switch."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+    import litellm
+
+    litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banner would land in our output
+    # the objects litellm builds at import live for the whole run; freezing them spares the
+    # collector a walk over them on every cycle and at exit (~1 s)
+    gc.freeze()
+    return litellm
+
+
+class LiteLLMProvider:
+    """`Provider` over `litellm.acompletion`. `client` may be any object with an `acompletion`
+    coroutine function (the litellm module itself by default)."""
+
+    name = "litellm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        session_id: str | None = None,
+        client: Any = None,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._session_id = session_id
+        self._client = client
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            self._client = import_litellm()
+        return self._client
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_chat_messages(request, self.model),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": request.max_tokens,
+            # the harness owns retries: litellm's own loop and the SDK's under it are both off
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        if request.tools:
+            params["tools"] = to_chat_tools(request)
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if self._api_key:
+            params["api_key"] = self._api_key
+        if self._base_url:
+            params["api_base"] = self._base_url
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        reader = ChatStreamReader(self.name)
+        stream: Any = None
+        try:
+            client = self._get_client()
+            stream = await client.acompletion(**self.build_params(request))
+            async for chunk in stream:
+                for event in reader.feed(chunk):
+                    yield event
+            for event in reader.end():
+                yield event
+        except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
+            yield Done(stop_reason="error", usage=reader.usage, error=classify_exception(exc, provider=self.name))
+        finally:
+            if stream is not None and hasattr(stream, "aclose"):
+                try:
+                    await stream.aclose()
+                except Exception:  # noqa: BLE001 — closing a finished stream must not mask the result
+                    pass

@@ -1,0 +1,277 @@
+"""OpenAI adapter: the official `openai` async client, Chat Completions streaming.
+
+Chat Completions is the shape every OpenAI-compatible server speaks (vLLM, Ollama, LM Studio), so
+`base_url` points this adapter at any of them. The translation and the chunk reader here are shared
+with the litellm adapter, whose stream uses the same chunk shape.
+
+Usage is normalised to Anthropic's meaning, which the price table and the cache share rely on:
+`input_tokens` counts only the input that was neither read from nor written to the cache
+(OpenAI's `prompt_tokens` includes the cached part, so it is subtracted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from arreio.engine.messages import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.providers.base import (
+    Done,
+    ModelRequest,
+    StopReason,
+    StreamEvent,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallDone,
+    Usage,
+)
+from arreio.engine.providers.thinking import prepare_thinking
+from arreio.engine.providers.wire import ToolCallAssembler, classify_exception, stream_cut
+
+CACHE_KEY_MAX = 64  # OpenAI refuses a longer prompt_cache_key
+
+_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def prompt_cache_key(session_id: str) -> str:
+    """The session id, or a stable digest of it when it is longer than OpenAI accepts."""
+    if len(session_id) <= CACHE_KEY_MAX:
+        return session_id
+    return "arreio-" + hashlib.sha256(session_id.encode()).hexdigest()[:48]
+
+
+# -- request translation -----------------------------------------------------------------------
+
+
+def _image_url(part: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{part.media_type};base64,{part.data}"}}
+
+
+def _user(msg: Message) -> dict[str, Any] | None:
+    if not any(isinstance(p, ImagePart) for p in msg.parts):
+        return {"role": "user", "content": msg.text} if msg.text else None
+    content: list[dict[str, Any]] = []
+    for part in msg.parts:
+        if isinstance(part, TextPart) and part.text:
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            content.append(_image_url(part))
+    return {"role": "user", "content": content}
+
+
+def _assistant(msg: Message) -> dict[str, Any] | None:
+    calls = [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+        }
+        for c in msg.parts
+        if isinstance(c, ToolCallPart)
+    ]
+    text = msg.text
+    if not text and not calls:
+        return None
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
+    """One `role: tool` message per result, then one user message with any images they returned:
+    a tool message cannot hold an image."""
+    out: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": r.call_id, "content": r.content or "(no output)"} for r in results
+    ]
+    images: list[dict[str, Any]] = []
+    for r in results:
+        if r.images:
+            images.append({"type": "text", "text": f"Images returned by {r.name} (call {r.call_id}):"})
+            images.extend(_image_url(i) for i in r.images)
+    if images:
+        out.append({"role": "user", "content": images})
+    return out
+
+
+def to_chat_messages(request: ModelRequest, model: str) -> list[dict[str, Any]]:
+    """The request as Chat Completions messages: system first (stable blocks before volatile ones),
+    then the history, thinking downgraded (this wire format has no slot to replay reasoning)."""
+    blocks = [b for b in request.system if b.stable] + [b for b in request.system if not b.stable]
+    system = "\n\n".join(b.text for b in blocks if b.text)
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    pending: list[ToolResultPart] = []
+    for msg in prepare_thinking(request.messages, model, can_replay=False):
+        if msg.role == "tool":
+            if (result := msg.tool_result_part) is not None:
+                pending.append(result)
+            continue
+        if pending:
+            wire.extend(_tool_round(pending))
+            pending = []
+        item = _user(msg) if msg.role == "user" else _assistant(msg)
+        if item is not None:
+            wire.append(item)
+    if pending:
+        wire.extend(_tool_round(pending))
+    return wire
+
+
+def to_chat_tools(request: ModelRequest) -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+        for t in request.tools
+    ]
+
+
+# -- stream reading ----------------------------------------------------------------------------
+
+
+class ChatStreamReader:
+    """Turns Chat Completions chunks (the openai SDK's or litellm's) into stream events.
+
+    `feed` returns the live events of one chunk; `end` returns the tool calls and the `Done`.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.usage = Usage()
+        self._calls = ToolCallAssembler()
+        self._slots: dict[int, tuple[int, str]] = {}  # stream index -> (assembler slot, call id)
+        self._next_slot = 0
+        self._finish: str | None = None
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        if (raw := getattr(chunk, "usage", None)) is not None:
+            self._read_usage(raw)
+        out: list[StreamEvent] = []
+        for choice in getattr(chunk, "choices", None) or []:
+            if getattr(choice, "index", 0) not in (0, None):
+                continue
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                # reasoning from compatible servers: vLLM/DeepSeek say reasoning_content, Ollama reasoning
+                reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                if isinstance(reasoning, str) and reasoning:
+                    out.append(ThinkingChunk(text=reasoning))
+                if getattr(delta, "content", None):
+                    out.append(TextChunk(text=delta.content))
+                for position, tc in enumerate(getattr(delta, "tool_calls", None) or []):
+                    self._read_tool_delta(tc, position)
+            if getattr(choice, "finish_reason", None):
+                self._finish = choice.finish_reason
+        return out
+
+    def _read_tool_delta(self, tc: Any, position: int) -> None:
+        index = tc.index if isinstance(getattr(tc, "index", None), int) else position
+        call_id = getattr(tc, "id", None) or ""
+        slot = self._slots.get(index)
+        # some servers send every call at index 0, told apart only by a new id
+        if slot is None or (call_id and slot[1] and call_id != slot[1]):
+            slot = (self._next_slot, call_id)
+            self._next_slot += 1
+            self._slots[index] = slot
+        elif call_id and not slot[1]:
+            self._slots[index] = slot = (slot[0], call_id)
+        fn = getattr(tc, "function", None)
+        self._calls.add(
+            slot[0],
+            id=call_id or None,
+            name=getattr(fn, "name", None),
+            args=getattr(fn, "arguments", None),
+        )
+
+    def _read_usage(self, raw: Any) -> None:
+        prompt = getattr(raw, "prompt_tokens", None) or 0
+        details = getattr(raw, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None) or 0
+        written = getattr(raw, "cache_creation_input_tokens", None) or 0
+        self.usage = Usage(
+            input_tokens=max(0, prompt - cached - written),
+            output_tokens=getattr(raw, "completion_tokens", None) or 0,
+            cache_read_tokens=cached,
+            cache_write_tokens=written,
+        )
+
+    def end(self) -> list[StreamEvent]:
+        if self._finish is None:
+            return [Done(stop_reason="error", usage=self.usage, error=stream_cut(self.provider, "no finish_reason"))]
+        reason = _STOP.get(self._finish, "end_turn")
+        calls: list[ToolCallDone] = self._calls.finish(truncated=reason == "max_tokens")
+        if calls and reason == "end_turn":
+            reason = "tool_use"  # several servers finish a tool-calling reply with "stop"
+        elif reason == "tool_use" and not calls:
+            reason = "end_turn"
+        return [*calls, Done(stop_reason=reason, usage=self.usage)]
+
+
+# -- the adapter -------------------------------------------------------------------------------
+
+
+class OpenAIProvider:
+    """`Provider` over OpenAI Chat Completions (and any server that speaks it)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        session_id: str | None = None,
+        client: Any = None,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._session_id = session_id
+        self._client = client
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import openai  # lazy: ~1 s of import that `arreio --help` must not pay
+
+            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0)
+        return self._client
+
+    def build_params(self, request: ModelRequest, client: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_chat_messages(request, self.model),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            params["tools"] = to_chat_tools(request)
+        # OpenAI itself wants max_completion_tokens (reasoning models refuse max_tokens);
+        # compatible servers know max_tokens best
+        host = getattr(getattr(client, "base_url", None), "host", "") or ""
+        params["max_completion_tokens" if host.endswith("openai.com") else "max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if session := (self._session_id or request.session_id):
+            params["prompt_cache_key"] = prompt_cache_key(session)
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        reader = ChatStreamReader(self.name)
+        try:
+            client = self._get_client()
+            stream = await client.chat.completions.create(**self.build_params(request, client))
+            async with stream:
+                async for chunk in stream:
+                    for event in reader.feed(chunk):
+                        yield event
+            for event in reader.end():
+                yield event
+        except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
+            yield Done(stop_reason="error", usage=reader.usage, error=classify_exception(exc, provider=self.name))

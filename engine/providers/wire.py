@@ -1,0 +1,260 @@
+"""Pieces every adapter shares: tool-argument assembly and failure classification.
+
+Nothing here imports an SDK. Exceptions are read by duck typing (`status_code`, `body`, `response`,
+the names in the class hierarchy) so one classifier serves the anthropic and openai SDKs, litellm
+(whose exceptions subclass openai's) and the transport errors of httpx/httpx2 underneath them.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from arreio.engine.providers.base import ErrorKind, ProviderError, ToolCallDone
+
+# -- tool arguments ----------------------------------------------------------------------------
+
+INVALID_ARGS_KEY = "_invalid_json_arguments"
+"""When a model sends arguments that are not a JSON object, the call keeps the raw text under this
+key: tool validation then refuses it and the model sees why, instead of a tool running on `{}`."""
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | None:
+    """The arguments of a tool call from their streamed text. `""` (and whitespace) means `{}`;
+    `None` means the text is not a JSON object (truncated by max_tokens, or malformed)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    chunks: list[str] = field(default_factory=list)
+
+
+class ToolCallAssembler:
+    """Collects tool calls that arrive in pieces, keyed by the stream's block/choice index.
+
+    Ids and names arrive once (some servers repeat them; the first non-empty value wins), argument
+    text arrives as fragments in order. `finish` returns the calls in index order — the model's
+    declared order, which pairing keeps.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _PendingCall] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+    def add(self, index: int, *, id: str | None = None, name: str | None = None, args: str | None = None) -> None:
+        call = self._calls.setdefault(index, _PendingCall())
+        if id and not call.id:
+            call.id = id
+        if name and not call.name:
+            call.name = name
+        if args:
+            call.chunks.append(args)
+
+    def pop(self, index: int, *, truncated: bool = False) -> ToolCallDone | None:
+        """The finished call at `index`, or None when its arguments were cut off by `truncated`."""
+        call = self._calls.pop(index, None)
+        if call is None:
+            return None
+        raw = "".join(call.chunks)
+        args = parse_arguments(raw)
+        if args is None:
+            if truncated:
+                return None  # half a call is worse than none: the model is asked again
+            args = {INVALID_ARGS_KEY: raw}
+        return ToolCallDone(id=call.id or f"call_{index}", name=call.name, arguments=args)
+
+    def finish(self, *, truncated: bool = False) -> list[ToolCallDone]:
+        out = [self.pop(i, truncated=truncated) for i in sorted(self._calls)]
+        return [c for c in out if c is not None]
+
+
+# -- failure classification --------------------------------------------------------------------
+
+_AUTH_TYPES = {"authentication_error", "permission_error", "invalid_api_key"}
+_FATAL_CODES = {"insufficient_quota", "billing_hard_limit_reached"}  # a 429 that waiting will not fix
+_RETRY_TYPES = {
+    "overloaded_error",
+    "rate_limit_error",
+    "api_error",
+    "server_error",
+    "timeout_error",
+    "rate_limit_exceeded",
+    "service_unavailable",
+}
+_OVERFLOW_CODES = {"context_length_exceeded", "string_above_max_length", "model_context_window_exceeded"}
+_OVERFLOW_PHRASES = (
+    "prompt is too long",  # Anthropic invalid_request_error
+    "maximum context length",  # OpenAI and most OpenAI-compatible servers (vLLM)
+    "context length exceeded",
+    "context_length_exceeded",
+    "context window",
+    "exceed context limit",  # Anthropic: input length and max_tokens exceed context limit
+)
+_CONNECTION_CLASSES = {
+    "APIConnectionError",
+    "APITimeoutError",
+    "Timeout",
+    "TransportError",
+    "TimeoutException",
+    "NetworkError",
+    "RemoteProtocolError",
+    "ReadError",
+    "ConnectError",
+    "ConnectionError",
+    "TimeoutError",
+    "IncompleteRead",
+}
+_TIMEOUT_CLASSES = {"APITimeoutError", "Timeout", "TimeoutException", "TimeoutError"}
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms`, else `retry-after` as seconds or an
+    HTTP date. None when absent or unreadable; never negative."""
+    if not headers:
+        return None
+    lower = {str(k).lower(): str(v) for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = lower.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def error_fields(body: object) -> tuple[str | None, str | None, str | None]:
+    """`(type, code, message)` of an error body, whether it is wrapped (`{"error": {...}}`, the
+    Anthropic and OpenAI HTTP shape) or bare (what the SDKs hand over after unwrapping)."""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            body = inner
+        elif isinstance(inner, str):
+            return None, None, inner
+    if not isinstance(body, Mapping):
+        return None, None, (str(body) if body else None)
+    t, c, m = body.get("type"), body.get("code"), body.get("message")
+    return (
+        t if isinstance(t, str) else None,
+        str(c) if c is not None else None,
+        m if isinstance(m, str) else None,
+    )
+
+
+def classify(
+    status: int | None,
+    body: object = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    message: str = "",
+) -> ProviderError:
+    """The kind of one HTTP-level failure, from its status, body and headers (DESIGN.md section 5).
+
+    The body wins over the status where they disagree: an error event inside a 200 stream carries
+    its real cause only in `error.type`.
+    """
+    etype, code, body_msg = error_fields(body)
+    text = body_msg or message or (f"HTTP {status}" if status else "model call failed")
+    haystack = f"{text} {code or ''}".lower()
+    kind: ErrorKind
+    # the phrases are read only on a refused request: a 429 "tokens per minute" or a 5xx is not an overflow
+    refused = status is None or status == 200 or (400 <= status < 500 and status != 429)
+    if code in _OVERFLOW_CODES or status == 413 or (refused and any(p in haystack for p in _OVERFLOW_PHRASES)):
+        kind = "context_overflow"
+    elif status in (401, 403) or etype in _AUTH_TYPES or code in _AUTH_TYPES:
+        kind = "auth"
+    elif etype in _FATAL_CODES or code in _FATAL_CODES:
+        kind = "fatal"
+    elif etype in _RETRY_TYPES or code in _RETRY_TYPES:
+        kind = "retryable"
+    elif status is None or status == 200:
+        # an error inside an accepted stream with no known type: the server broke, not the request
+        kind = "fatal" if etype == "invalid_request_error" else "retryable"
+    elif status in (408, 409, 425, 429) or status >= 500:
+        kind = "retryable"
+    else:
+        kind = "fatal"
+    label = etype or code
+    prefix = f"HTTP {status}" if status and status != 200 else "stream error"
+    return ProviderError(
+        kind=kind,
+        status=status,
+        retry_after=parse_retry_after(headers),
+        message=f"{prefix}{f' {label}' if label else ''}: {text}"[:500],
+    )
+
+
+def _class_names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def classify_exception(exc: BaseException, *, provider: str) -> ProviderError:
+    """The kind of a failure raised by an SDK, litellm or the transport under them."""
+    names = _class_names(exc)
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    body = getattr(exc, "body", None)
+    message = str(getattr(exc, "message", "") or exc) or type(exc).__name__
+    if "ContextWindowExceededError" in names:  # litellm's own normalisation of every vendor
+        return ProviderError(kind="context_overflow", status=status, message=f"{provider}: {message}"[:500])
+    if status is None and body is None:
+        # no HTTP answer at all: the transport failed, or the code did
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and str(cause) and str(cause) not in message:
+            message = f"{message} ({cause})"  # openai says only "Connection error."; the cause says why
+        if names & _TIMEOUT_CLASSES:
+            return ProviderError(kind="retryable", message=f"{provider}: timed out: {message}"[:500])
+        if names & _CONNECTION_CLASSES:
+            return ProviderError(kind="retryable", message=f"{provider}: connection failed: {message}"[:500])
+        if "JSONDecodeError" in names:  # a garbled event: a broken stream, not a broken request
+            return ProviderError(kind="retryable", message=f"{provider}: malformed stream data: {message}"[:500])
+        if names & {"AuthenticationError", "PermissionDeniedError"}:
+            return ProviderError(kind="auth", message=f"{provider}: {message}"[:500])
+        return ProviderError(kind="fatal", message=f"{provider}: {type(exc).__name__}: {message}"[:500])
+    response = getattr(exc, "response", None)
+    headers = _as_mapping(getattr(response, "headers", None) or getattr(exc, "headers", None))
+    err = classify(status, body, headers=headers, message=message)
+    return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
+
+
+def _as_mapping(headers: Any) -> Mapping[str, str] | None:
+    if headers is None:
+        return None
+    try:
+        return {str(k): str(v) for k, v in dict(headers).items()}
+    except (TypeError, ValueError):
+        return None
+
+
+def stream_cut(provider: str, detail: str = "") -> ProviderError:
+    """The stream ended before the model said it was done: retryable, the partial reply discarded."""
+    tail = f" ({detail})" if detail else ""
+    return ProviderError(kind="retryable", message=f"{provider}: stream ended before the reply was complete{tail}")

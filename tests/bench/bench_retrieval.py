@@ -1,0 +1,167 @@
+"""Retrieval benchmark for the knowledge base (a script, not a pytest test).
+
+    python tests/bench/bench_retrieval.py [DATA_DIR] [--langs en ja zh_CN] [--workdir DIR]
+                                          [--scale-chunks 100000] [--no-scale]
+
+DATA_DIR (default `../shared/bench/retrieval` beside the repo) holds `<lang>.json` files:
+{"docs": [{"id", "text"}], "queries": [{"qid", "text", "rel"}]} with one relevant doc per query.
+Each language is indexed through the real `KnowledgeBase` + `SqliteBackend` (documents stored
+under their id as path) and scored with nDCG@10 and Recall@10 for keyword-only (BM25), vector-only
+and hybrid (RRF). Also measured: indexing throughput with and without the embedder, query latency
+(p50/p95) on the largest corpus and on a synthetic index of `--scale-chunks` chunks (random text
+from the corpus vocabulary, random unit vectors: latency only, no quality).
+
+`--workdir` keeps the databases, so a second run skips indexing (the index is incremental);
+throughput is only reported for a fresh index. Nothing here is tuned to the queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from arreio.memory.knowledge.embedders import E5Embedder
+from arreio.memory.knowledge.fusion import FusionConfig
+from arreio.memory.knowledge.index import KnowledgeBase
+from arreio.memory.knowledge.sqlite_backend import SqliteBackend
+
+REPO = Path(__file__).resolve().parents[2]
+MODES = ("keyword", "vector", "hybrid")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
+
+
+def index_corpus(kb: KnowledgeBase, docs: list[dict]) -> dict:
+    before = kb.backend.stats().chunks
+    start = time.perf_counter()
+    for doc in docs:
+        kb.add_text(doc["id"], doc["text"], hashlib.sha256(doc["text"].encode()).hexdigest())
+    chunked = time.perf_counter() - start
+    chunks = kb.backend.stats().chunks - before
+    start = time.perf_counter()
+    embedded = kb.embed_pending()
+    embed_s = time.perf_counter() - start
+    out = {"chunks": kb.backend.stats().chunks, "new_chunks": chunks, "embedded": embedded}
+    if chunks:
+        out["chunks_per_s_keyword_only"] = chunks / chunked
+    if embedded and chunks:
+        out["chunks_per_s_with_embedder"] = chunks / (chunked + embed_s)
+    return out
+
+
+def evaluate(kb: KnowledgeBase, queries: list[dict], mode: str) -> dict:
+    ndcg, recall, latencies = 0.0, 0.0, []
+    for query in queries:
+        start = time.perf_counter()
+        hits = kb.search(query["text"], k=10, mode=mode)
+        latencies.append((time.perf_counter() - start) * 1000)
+        paths = [h.path for h in hits]
+        if query["rel"] in paths[:10]:
+            rank = paths.index(query["rel"]) + 1
+            ndcg += 1 / math.log2(rank + 1)
+            recall += 1
+    n = len(queries)
+    return {"ndcg10": ndcg / n, "recall10": recall / n, "p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95)}
+
+
+def synthetic_scale(workdir: Path, vocabulary: list[str], queries: list[dict], n_chunks: int, embedder) -> dict:
+    import numpy as np
+
+    db = workdir / f"synthetic-{n_chunks}.sqlite"
+    backend = SqliteBackend(db)
+    kb = KnowledgeBase(backend, embedder)
+    rng = random.Random(7)
+    weights = [1 / (i + 1) for i in range(len(vocabulary))]  # Zipf-like, as real text is
+    start = time.perf_counter()
+    if backend.stats().chunks < n_chunks:
+        from arreio.memory.knowledge.chunking import Chunk
+
+        per_doc = 20
+        for d in range(n_chunks // per_doc):
+            chunks = []
+            for c in range(per_doc):
+                words = rng.choices(vocabulary, weights, k=60)
+                chunks.append(Chunk("\n".join(" ".join(words[i : i + 12]) for i in range(0, 60, 12)), c * 5 + 1, c * 5 + 5))
+            backend.replace_document(f"synthetic/{d}.txt", str(d), 0, chunks)
+        build_s = time.perf_counter() - start
+        if embedder is not None:
+            gen = np.random.default_rng(7)
+            backend.reset_vectors(embedder.name)
+            while pending := backend.pending_vectors(5000):
+                vectors = gen.standard_normal((len(pending), embedder.dim), dtype=np.float32)
+                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+                backend.set_vectors(embedder.name, [i for i, _ in pending], vectors)
+    else:
+        build_s = float("nan")
+    start = time.perf_counter()
+    kb.search("warm up the vector cache", k=10)
+    cold_ms = (time.perf_counter() - start) * 1000
+    result = {"chunks": backend.stats().chunks, "build_keyword_s": build_s, "first_query_ms": cold_ms}
+    for mode in ("keyword", "hybrid") if embedder else ("keyword",):
+        lat = []
+        for query in queries:
+            start = time.perf_counter()
+            kb.search(query["text"], k=10, mode=mode)
+            lat.append((time.perf_counter() - start) * 1000)
+        result[mode] = {"p50_ms": percentile(lat, 50), "p95_ms": percentile(lat, 95)}
+    kb.close()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", nargs="?", default=str(REPO.parent / "shared" / "bench" / "retrieval"))
+    parser.add_argument("--langs", nargs="+", default=["en", "ja", "zh_CN"])
+    parser.add_argument("--workdir", default=None, help="keep the databases here (default: a temp folder)")
+    parser.add_argument("--scale-chunks", type=int, default=100_000)
+    parser.add_argument("--no-scale", action="store_true")
+    parser.add_argument("--no-embedder", action="store_true", help="keyword-only run")
+    parser.add_argument("--weights", default=None, help="vector,keyword RRF weights (default: the library's)")
+    args = parser.parse_args(argv)
+
+    data = Path(args.data)
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="arreio-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    embedder = None if args.no_embedder or not E5Embedder.available() else E5Embedder()
+    fusion = FusionConfig()
+    if args.weights:
+        vw, kw = (float(x) for x in args.weights.split(","))
+        fusion = FusionConfig(vector_weight=vw, keyword_weight=kw)
+    print(f"embedder: {embedder.name if embedder else 'none (keyword only)'}; fusion: {fusion}", flush=True)
+    report: dict = {"embedder": embedder.name if embedder else None, "languages": {}}
+    vocabulary: set[str] = set()
+    for lang in args.langs:
+        corpus = json.loads((data / f"{lang}.json").read_text(encoding="utf-8"))
+        kb = KnowledgeBase(SqliteBackend(workdir / f"{lang}.sqlite"), embedder, fusion=fusion)
+        indexing = index_corpus(kb, corpus["docs"])
+        results = {"docs": len(corpus["docs"]), "queries": len(corpus["queries"]), "indexing": indexing}
+        for mode in MODES if embedder else ("keyword",):
+            results[mode] = evaluate(kb, corpus["queries"], mode)
+        report["languages"][lang] = results
+        print(json.dumps({lang: results}, indent=1), flush=True)
+        if lang == "en":
+            for doc in corpus["docs"]:
+                vocabulary.update(doc["text"].split())
+            scale_queries = corpus["queries"]
+        kb.close()
+    if not args.no_scale and vocabulary:
+        report["scale"] = synthetic_scale(workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder)
+        print(json.dumps({"scale": report["scale"]}, indent=1), flush=True)
+    (workdir / "report.json").write_text(json.dumps(report, indent=1))
+    print(f"report: {workdir / 'report.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""litellm through its OpenAI-compatible route against the local server: no network, real litellm."""
+
+from __future__ import annotations
+
+import os
+
+from provider_fakes import Reply, collect
+
+from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.providers.base import ModelRequest, TextChunk, ToolCallDone, ToolSpec
+from arreio.engine.providers.litellm import LiteLLMProvider
+
+TOOLS = [ToolSpec(name="read_file", description="Read a file.", input_schema={"type": "object"})]
+
+
+def provider(server) -> LiteLLMProvider:
+    return LiteLLMProvider("openai/local-model", api_key="test-key", base_url=f"{server.url}/v1")
+
+
+def test_streamed_tool_call_round_through_litellm(server):
+    server.push(Reply.stream("openai", "tool_call"), Reply.stream("openai", "text_only"))
+    first = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("read it")], tools=TOOLS)
+    events = collect(provider(server), first)
+    calls = [e for e in events if isinstance(e, ToolCallDone)]
+    assert calls == [ToolCallDone(id="call_01", name="read_file", arguments={"path": "README.md", "limit": 20})]
+    assert events[-1].stop_reason == "tool_use"
+    assert events[-1].usage.input_tokens == 80 and events[-1].usage.output_tokens == 22
+
+    history = [
+        *first.messages,
+        Message.assistant([ToolCallPart(id=c.id, name=c.name, arguments=c.arguments) for c in calls], "litellm/openai/local-model"),
+        Message.tool_result(ToolResultPart(call_id="call_01", name="read_file", content="# README")),
+    ]
+    events = collect(provider(server), first.model_copy(update={"messages": history}))
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world."
+    assert events[-1].stop_reason == "end_turn"
+
+    assert [s.path for s in server.seen] == ["/v1/chat/completions", "/v1/chat/completions"]
+    sent = server.seen[1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
+    assert sent[2]["tool_call_id"] == "call_01"
+    assert server.seen[0].body["model"] == "local-model"
+    # litellm was imported offline: no price-map fetch, no tokenizer download
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert os.environ["LITELLM_OFFLINE_MODE"] == "true"
+
+
+def test_litellm_faults_are_classified_without_its_own_retries(server):
+    server.push(
+        Reply.error(429, {"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}}, {"retry-after": "2"}),
+        Reply.error(
+            400,
+            {"error": {"message": "This model's maximum context length is 8192 tokens.", "type": "invalid_request_error",
+                       "code": "context_length_exceeded"}},
+        ),
+        Reply.error(401, {"error": {"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+    )
+    request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])
+    kinds = []
+    for _ in range(3):
+        done = collect(provider(server), request)[-1]
+        kinds.append((done.error.kind, done.error.status))
+    assert kinds == [("retryable", 429), ("context_overflow", 400), ("auth", 401)]
+    assert len(server.seen) == 3, "litellm or the SDK under it retried on its own"
