@@ -10,9 +10,11 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from arreio.cli.commands import curator as curator_cmd
 from arreio.cli.commands import memory as memory_cmd
 from arreio.cli.commands import run as run_cmd
 from arreio.cli.commands import sessions as sessions_cmd
+from arreio.cli.commands import skills as skills_cmd
 
 
 
@@ -64,6 +66,8 @@ def _root(
 app.command(name="run", help=run_cmd.HELP, no_args_is_help=False)(run_cmd.run)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
+app.add_typer(skills_cmd.app, name="skills")
+app.add_typer(curator_cmd.app, name="curator")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -45,6 +45,13 @@ class MemorySettings(BaseModel):
     user_chars: int = Field(1375, gt=0, description="USER.md limit, in characters.")
 
 
+class CuratorSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    stale_days: float = Field(30, gt=0, description="Agent-made skills unused this long are marked stale.")
+    archive_days: float = Field(90, gt=0, description="Unused this long, they move to skills/.archive/.")
+
+
 class Settings(BaseModel):
     """The whole configuration. Unknown top-level keys are refused so typos surface."""
 
@@ -57,6 +64,7 @@ class Settings(BaseModel):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    curator: CuratorSettings = Field(default_factory=CuratorSettings)
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
 
 

@@ -88,9 +88,12 @@ def build_curator(
     from arreio.engine.ports import SystemClock
 
     clock: Clock = FixedClock(parse_now(now)) if now else SystemClock()
+    from arreio.engine.config import load_settings
+
+    configured = load_settings().curator.model_dump()  # config.yaml `curator:`; flags win
     try:
         policy = Policy.from_mapping(
-            {k: v for k, v in {"stale_days": stale_days, "archive_days": archive_days}.items() if v is not None}
+            configured | {k: v for k, v in {"stale_days": stale_days, "archive_days": archive_days}.items() if v is not None}
         )
     except ValueError as error:
         raise UsageError(str(error)) from None
@@ -105,19 +108,19 @@ def build_curator(
     )
 
 
-def render_report(report: CuratorReport) -> None:
+def render_report(report: CuratorReport, title: str | None = None) -> None:
     counts = report.counts()
-    label = "dry run — nothing changed" if report.dry_run else "done"
+    title = title or ("curator dry run, nothing changed:" if report.dry_run else "curator done:")
     typer.echo(
-        f"curator {label}: checked {counts['checked']}, marked stale {counts['marked_stale']}, "
+        f"{title} checked {counts['checked']}, marked stale {counts['marked_stale']}, "
         f"archived {counts['archived']}, reactivated {counts['reactivated']}, seeded {counts['seeded']}"
     )
     if report.first_run:
-        typer.echo("first run in this store: records seeded, nothing else changes until the next run")
+        typer.echo("first run in this store: records are seeded, nothing else changes until the next run")
     for change in report.changes:
         row = change.to_json(report.skills_dir)
-        where = f" → {row['archived_to']}" if "archived_to" in row else ""
-        typer.echo(f"  {row['kind']:<10} {row['name']}: {row['from'] or 'new'} → {row['to']} ({row['reason']}){where}")
+        moved = f"; moved to {row['archived_to']}" if "archived_to" in row else ""
+        typer.echo(f"  {row['kind']:<10} {row['name']}: {row['from'] or 'new'} → {row['to']}; {row['reason']}{moved}")
     for diagnostic in report.diagnostics:
         typer.echo(f"warning: skipped invalid skill: {diagnostic.line()}", err=True)
 
@@ -156,5 +159,4 @@ def status(
         counts = (result.last_run or {}).get("counts", {})
         summary = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in counts.items())
         typer.echo(f"last run: {result.last_run_at.isoformat()} ({summary})")
-    typer.echo("next run would:")
-    render_report(result.next_run)
+    render_report(result.next_run, title=f"a run now ({result.next_run.at.isoformat()}) would see:")

@@ -7,11 +7,13 @@ from typing import Annotated
 
 import typer
 
-HELP = """Run an agent on a goal (or continue a saved session with --resume).
-
-The run streams the model's answer and each tool call live; with --json it prints the events as JSON
-Lines instead. Exit codes: 0 success, 1 failed, 2 bad input, 3 paused for approval, 4 ceiling reached,
-5 auth/config error, 130 cancelled."""
+HELP = (
+    "Run an agent on a goal (or continue a saved session with --resume).\n\n"
+    "The run streams the model's answer and each tool call live; with --json it prints the events "
+    "as JSON Lines instead.\n\n"
+    "Exit codes: 0 success · 1 failed · 2 bad input · 3 paused for approval · 4 ceiling reached · "
+    "5 auth/config error · 130 cancelled."
+)
 
 
 def run(

@@ -20,7 +20,7 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 
 def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
     commands = [["--help"], ["run", "--help"], ["sessions", "list"], ["sessions", "--help"], ["memory", "show"],
-                ["memory", "decision", "list"]]
+                ["memory", "decision", "list"], ["skills", "list"], ["curator", "status"]]
     code = PROBE.format(commands=commands, heavy=HEAVY)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -1,0 +1,189 @@
+"""Skills on disk: the model and the loader.
+
+A skill is a folder `skills/<name>/SKILL.md` (frontmatter + markdown body) with optional support
+files under `references/`, `templates/` and `scripts/`. The loader never raises on one bad skill: it
+returns `(skills, diagnostics)` so one broken folder cannot hide the others.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from arreio.curator import frontmatter
+
+SKILL_FILE = "SKILL.md"
+ARCHIVE_DIR = ".archive"
+USAGE_FILE = ".usage.json"
+SUPPORT_DIRS = ("references", "templates", "scripts")
+MAX_NAME = 64
+MAX_DESCRIPTION = 1_024
+MAX_BODY = 100_000
+PROVENANCES = ("agent", "user", "bundled")
+# lowercase letters, digits, '-' and '_'; no dots, so an archive suffix (`name.<stamp>`) is unambiguous
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+CreatedBy = Literal["agent", "user", "bundled"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Why one skill folder was not loaded. `code` is stable (tests and `--json` use it)."""
+
+    path: Path
+    code: str
+    message: str
+
+    def line(self) -> str:
+        return f"{self.path}: {self.message} [{self.code}]"
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A valid skill as found on disk. `meta` keeps every frontmatter key, known or not."""
+
+    name: str
+    description: str
+    created_by: CreatedBy
+    body: str
+    folder: Path
+    tags: tuple[str, ...] = ()
+    version: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return self.folder / SKILL_FILE
+
+    def support_files(self) -> list[str]:
+        """Support files as POSIX paths relative to the skill folder, sorted."""
+        found: list[str] = []
+        for sub in SUPPORT_DIRS:
+            base = self.folder / sub
+            if base.is_dir():
+                found.extend(p.relative_to(self.folder).as_posix() for p in base.rglob("*") if p.is_file())
+        return sorted(found)
+
+
+class SkillInvalid(ValueError):
+    """Raised by `parse_skill_text`; carries the diagnostic code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not a valid skill name, or None when it is."""
+    if not name:
+        return "the name is empty"
+    if len(name) > MAX_NAME:
+        return f"the name is {len(name)} characters; the limit is {MAX_NAME}"
+    if not NAME_RE.match(name):
+        return f"the name {name!r} must be lowercase letters, digits, '-' or '_'"
+    return None
+
+
+def parse_skill_text(text: str, folder: Path, *, expected_name: str | None = None) -> Skill:
+    """Validate a SKILL.md text and build the Skill. Raises SkillInvalid with a diagnostic code."""
+    try:
+        meta, body = frontmatter.parse(text)
+    except frontmatter.FrontmatterError as error:
+        raise SkillInvalid(error.code, str(error)) from error
+    name = meta.get("name")
+    if name is None or name == "":
+        raise SkillInvalid("missing-name", "frontmatter has no 'name'")
+    if not isinstance(name, str):
+        raise SkillInvalid("invalid-name", "'name' must be a string")
+    problem = name_problem(name)
+    if problem:
+        raise SkillInvalid("invalid-name", problem)
+    if expected_name is not None and name != expected_name:
+        raise SkillInvalid("name-mismatch", f"frontmatter name {name!r} does not match its folder {expected_name!r}")
+    description = meta.get("description")
+    if description is None or (isinstance(description, str) and not description.strip()):
+        raise SkillInvalid("missing-description", "frontmatter has no 'description'")
+    if not isinstance(description, str):
+        raise SkillInvalid("invalid-description", "'description' must be a string")
+    if len(description) > MAX_DESCRIPTION:
+        raise SkillInvalid(
+            "description-too-long", f"'description' is {len(description)} characters; the limit is {MAX_DESCRIPTION}"
+        )
+    # a hand-written skill without provenance is the user's: the curator must never touch it
+    created_by = meta.get("created_by", "user")
+    if created_by not in PROVENANCES:
+        raise SkillInvalid("invalid-created-by", f"'created_by' must be one of {', '.join(PROVENANCES)}")
+    tags = meta.get("tags") or []
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, list) or not all(isinstance(tag, (str, int, float)) for tag in tags):
+        raise SkillInvalid("invalid-tags", "'tags' must be a list of strings")
+    version = meta.get("version")
+    if len(body) > MAX_BODY:
+        raise SkillInvalid("body-too-long", f"the body is {len(body)} characters; the limit is {MAX_BODY}")
+    return Skill(
+        name=name,
+        description=description.strip(),
+        created_by=created_by,
+        body=body,
+        folder=folder,
+        tags=tuple(str(tag) for tag in tags),
+        version=None if version is None else str(version),
+        meta=meta,
+    )
+
+
+def read_skill(folder: Path, *, expected_name: str | None = None) -> tuple[Skill | None, Diagnostic | None]:
+    """Load one skill folder: (skill, None) when valid, (None, diagnostic) otherwise."""
+    path = folder / SKILL_FILE
+    if not path.is_file():
+        return None, Diagnostic(path, "missing-skill-file", f"no {SKILL_FILE} in the skill folder")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return None, Diagnostic(path, "unreadable", f"cannot read {SKILL_FILE}: {error}")
+    try:
+        return parse_skill_text(text, folder, expected_name=expected_name), None
+    except SkillInvalid as error:
+        return None, Diagnostic(path, error.code, error.message)
+
+
+def skill_folders(root: Path) -> list[Path]:
+    """Skill folders directly under `root`, sorted; dot-folders (the archive) are not skills."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def load_skills(roots: Path | Iterable[Path]) -> tuple[list[Skill], list[Diagnostic]]:
+    """Load every skill under the given root folders (earlier roots win on a duplicate name).
+
+    Never raises for a bad skill; each problem is one `Diagnostic`. Skills come back sorted by name.
+    """
+    roots = [roots] if isinstance(roots, Path) else list(roots)
+    skills: dict[str, Skill] = {}
+    diagnostics: list[Diagnostic] = []
+    for root in roots:
+        for folder in skill_folders(root):
+            skill, diagnostic = read_skill(folder, expected_name=folder.name)
+            if diagnostic is not None:
+                diagnostics.append(diagnostic)
+                continue
+            assert skill is not None
+            if skill.name in skills:
+                first = skills[skill.name].path
+                diagnostics.append(
+                    Diagnostic(skill.path, "duplicate-name", f"skill {skill.name!r} is already defined in {first}")
+                )
+                continue
+            skills[skill.name] = skill
+    return sorted(skills.values(), key=lambda s: s.name), diagnostics
+
+
+def skills_root(state_dir: Path) -> Path:
+    """`<state>/skills`: where active (and stale) skills live."""
+    return state_dir / "skills"

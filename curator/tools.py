@@ -1,0 +1,247 @@
+"""Model-facing tools: `skill_view` (load a skill on demand) and `skill_manage` (the agent's own skills).
+
+`skill_manage` writes only skills whose frontmatter says `created_by: agent`, and stamps that on
+everything it writes; user and bundled skills are read-only to it. Every view, use and patch is
+recorded in the usage telemetry through the same clock the curator uses.
+
+Telemetry meaning: `skill_view(name)` (the procedure itself) is a *view*; `skill_view(name, file)`
+(drawing on a template, script or reference to carry the procedure out) is a *use*; any write
+through `skill_manage` other than `create` is a *patch*.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from arreio.curator import frontmatter
+from arreio.curator.archive import list_archived
+from arreio.curator.atomic import write_text_atomic
+from arreio.curator.skills import (
+    SKILL_FILE,
+    SUPPORT_DIRS,
+    USAGE_FILE,
+    Skill,
+    SkillInvalid,
+    name_problem,
+    parse_skill_text,
+    read_skill,
+    skills_root,
+)
+from arreio.curator.usage import UsageRecord, UsageStore
+from arreio.engine.errors import UsageError
+from arreio.engine.ports import Clock
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+MAX_VIEW_CHARS = 100_000
+
+
+class SkillViewInput(BaseModel):
+    name: str = Field(description="The skill's name, as listed in the skills index.")
+    file: str | None = Field(
+        default=None,
+        description="A support file inside the skill, e.g. 'templates/report.md'. Omit to read SKILL.md.",
+    )
+
+
+class SkillManageInput(BaseModel):
+    action: Literal["create", "patch", "write_file"] = Field(
+        description="create a new skill; patch replaces one exact string; write_file writes a whole file."
+    )
+    name: str = Field(description="Skill name: lowercase letters, digits, '-' or '_' (at most 64).")
+    description: str | None = Field(default=None, description="create: one line saying when to use the skill.")
+    body: str | None = Field(default=None, description="create: the markdown procedure.")
+    tags: list[str] | None = Field(default=None, description="create: optional tags.")
+    old_string: str | None = Field(default=None, description="patch: exact text to replace (must occur once).")
+    new_string: str | None = Field(default=None, description="patch: the replacement text.")
+    file: str | None = Field(
+        default=None,
+        description="patch/write_file: 'SKILL.md' (default for patch) or a path under references/, "
+        "templates/ or scripts/.",
+    )
+    content: str | None = Field(default=None, description="write_file: the whole new file content.")
+
+
+class _SkillTool(Tool):
+    def __init__(self, skills_dir: Path, usage: UsageStore, clock: Clock) -> None:
+        self.skills_dir = skills_dir
+        self.usage = usage
+        self.clock = clock
+
+    def _track(self, method: str, name: str, created_by: str) -> str:
+        """Record telemetry; a broken sidecar must not block the skill itself, so it becomes a note."""
+        try:
+            getattr(self.usage, method)(name, created_by)
+        except UsageError as error:
+            return f"\n[usage not recorded: {error.message}]"
+        return ""
+
+    def _validate_args(self, args: Any) -> Any:
+        return args if isinstance(args, self.input_model) else self.input_model.model_validate(args)
+
+    def _load(self, name: str) -> Skill:
+        problem = name_problem(name)
+        if problem:
+            raise ToolError(f"unknown skill {name!r}: {problem}")
+        folder = self.skills_dir / name
+        if not folder.is_dir():
+            if any(entry.name == name for entry in list_archived(self.skills_dir)):
+                raise ToolError(f"skill {name!r} is archived; a user can bring it back with `arreio skills restore`")
+            raise ToolError(f"no skill named {name!r}; the skills index lists the ones that exist")
+        skill, diagnostic = read_skill(folder, expected_name=name)
+        if skill is None:
+            assert diagnostic is not None
+            raise ToolError(f"skill {name!r} cannot be loaded: {diagnostic.message}")
+        return skill
+
+
+class SkillViewTool(_SkillTool):
+    name: ClassVar[str] = "skill_view"
+    description: ClassVar[str] = (
+        "Load a skill's full procedure (SKILL.md) by name, or one of its support files "
+        "(references/, templates/, scripts/). Load a skill before you follow it."
+    )
+    input_model: ClassVar[type[BaseModel]] = SkillViewInput
+    repeat = "per_target"
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        args = self._validate_args(args)
+        skill = self._load(args.name)
+        if args.file is None or args.file == SKILL_FILE:
+            text = skill.path.read_text(encoding="utf-8")
+            support = skill.support_files()
+            note = self._track("record_view", skill.name, skill.created_by)
+            if support:
+                text += "\n\nSupport files (skill_view with file=...):\n" + "\n".join(f"- {f}" for f in support)
+            return ToolResult(_cap(text) + note)
+        path = _inside(skill.folder, args.file, writable=False)
+        if not path.is_file():
+            raise ToolError(f"skill {skill.name!r} has no file {args.file!r}; files: {', '.join(skill.support_files()) or 'none'}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"{args.file!r} is not a text file") from None
+        note = self._track("record_use", skill.name, skill.created_by)
+        return ToolResult(_cap(text) + note)
+
+
+class SkillManageTool(_SkillTool):
+    name: ClassVar[str] = "skill_manage"
+    description: ClassVar[str] = (
+        "Create and maintain your own skills (procedures worth reusing). Actions: create (name, "
+        "description, body); patch (name, old_string, new_string, optional file); write_file (name, "
+        "file, content). Skills written by the user or bundled with arreio are read-only."
+    )
+    input_model: ClassVar[type[BaseModel]] = SkillManageInput
+    repeat = "few"
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        args = self._validate_args(args)
+        if args.action == "create":
+            return self._create(args)
+        skill = self._load(args.name)
+        if skill.created_by != "agent":
+            raise ToolError(
+                f"skill {skill.name!r} was written by the {skill.created_by}; skill_manage changes only "
+                "skills created_by: agent — create a new skill instead"
+            )
+        if args.action == "patch":
+            return self._patch(skill, args)
+        return self._write_file(skill, args)
+
+    def _create(self, args: SkillManageInput) -> ToolResult:
+        problem = name_problem(args.name)
+        if problem:
+            raise ToolError(f"cannot create skill: {problem}")
+        if not args.description or args.body is None:
+            raise ToolError("create needs a description and a body")
+        folder = self.skills_dir / args.name
+        if folder.exists():
+            raise ToolError(f"skill {args.name!r} already exists; use patch or write_file to change it")
+        meta: dict[str, Any] = {"name": args.name, "description": args.description.strip(), "created_by": "agent"}
+        if args.tags:
+            meta["tags"] = list(args.tags)
+        text = frontmatter.render(meta, args.body)
+        _check(text, folder, args.name)
+        write_text_atomic(folder / SKILL_FILE, text)
+        # a fresh record: a same-named skill in the archive keeps its folder but not its telemetry
+        note = ""
+        try:
+            self.usage.put(UsageRecord(name=args.name, created_at=self.clock.now(), created_by="agent"))
+        except UsageError as error:
+            note = f"\n[usage not recorded: {error.message}]"
+        return ToolResult(f"created skill {args.name!r} at {folder / SKILL_FILE}{note}")
+
+    def _patch(self, skill: Skill, args: SkillManageInput) -> ToolResult:
+        if not args.old_string or args.new_string is None:
+            raise ToolError("patch needs old_string (non-empty) and new_string")
+        path = _inside(skill.folder, args.file or SKILL_FILE, writable=True)
+        if not path.is_file():
+            raise ToolError(f"skill {skill.name!r} has no file {args.file!r}")
+        text = path.read_text(encoding="utf-8")
+        count = text.count(args.old_string)
+        if count != 1:
+            where = "does not occur" if count == 0 else f"occurs {count} times; include more context"
+            raise ToolError(f"old_string {where} in {path.relative_to(skill.folder).as_posix()}")
+        updated = text.replace(args.old_string, args.new_string, 1)
+        if path.name == SKILL_FILE and path.parent == skill.folder:
+            patched = _check(updated, skill.folder, skill.name)
+            if patched.created_by != "agent":
+                raise ToolError("a patch may not change created_by; skill_manage only keeps agent skills")
+        write_text_atomic(path, updated)
+        note = self._track("record_patch", skill.name, "agent")
+        return ToolResult(f"patched {skill.name}/{path.relative_to(skill.folder).as_posix()}{note}")
+
+    def _write_file(self, skill: Skill, args: SkillManageInput) -> ToolResult:
+        if not args.file or args.content is None:
+            raise ToolError("write_file needs file and content")
+        path = _inside(skill.folder, args.file, writable=True)
+        content = args.content
+        if path.name == SKILL_FILE and path.parent == skill.folder:
+            try:
+                meta, body = frontmatter.parse(content)
+            except frontmatter.FrontmatterError as error:
+                raise ToolError(f"SKILL.md rejected: {error}") from None
+            meta["created_by"] = "agent"  # stamped, whatever the content claimed
+            content = frontmatter.render(meta, body)
+            _check(content, skill.folder, skill.name)
+        write_text_atomic(path, content)
+        note = self._track("record_patch", skill.name, "agent")
+        return ToolResult(f"wrote {skill.name}/{path.relative_to(skill.folder).as_posix()}{note}")
+
+
+def skill_tools(state_dir: Path, clock: Clock) -> list[Tool]:
+    """The skill tools over `<state_dir>/skills`, sharing one usage store and clock."""
+    skills_dir = skills_root(state_dir)
+    usage = UsageStore(skills_dir / USAGE_FILE, clock)
+    return [SkillViewTool(skills_dir, usage, clock), SkillManageTool(skills_dir, usage, clock)]
+
+
+def _check(text: str, folder: Path, name: str) -> Skill:
+    try:
+        return parse_skill_text(text, folder, expected_name=name)
+    except SkillInvalid as error:
+        raise ToolError(f"SKILL.md rejected: {error.message}") from None
+
+
+def _inside(folder: Path, file: str, *, writable: bool) -> Path:
+    """Resolve `file` inside the skill folder; refuse escapes (`..`, absolute paths, symlinks out)."""
+    relative = PurePosixPath(file.replace("\\", "/"))
+    if not file or relative.is_absolute() or ".." in relative.parts:
+        raise ToolError(f"file {file!r} must be a relative path inside the skill")
+    if writable and relative.as_posix() != SKILL_FILE and relative.parts[0] not in SUPPORT_DIRS:
+        raise ToolError(f"file {file!r} must be SKILL.md or under {', '.join(d + '/' for d in SUPPORT_DIRS)}")
+    path = folder / relative
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        raise ToolError(f"file {file!r} leads outside the skill") from None
+    return path
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_VIEW_CHARS:
+        return text
+    return text[:MAX_VIEW_CHARS] + f"\n[cut: showed {MAX_VIEW_CHARS} of {len(text)} characters]"

