@@ -17,7 +17,6 @@ from arreio.cli.commands import sessions as sessions_cmd
 from arreio.cli.commands import skills as skills_cmd
 
 
-
 class _ArreioGroup(TyperGroup):
     """Maps expected failures anywhere below to one stderr line and their exit code (DESIGN.md 9),
     so `main()`, CliRunner tests and sub-command groups all behave alike."""

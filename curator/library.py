@@ -12,8 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from arreio.curator import frontmatter
-from arreio.curator.archive import ArchivedSkill, find_archived, list_archived, restore_skill
-from arreio.curator.atomic import write_text_atomic
+from arreio.curator.archive import (
+    ArchivedSkill,
+    find_archived,
+    list_archived,
+    restore_skill,
+)
 from arreio.curator.skills import (
     SKILL_FILE,
     USAGE_FILE,
@@ -26,6 +30,7 @@ from arreio.curator.skills import (
     read_skill,
 )
 from arreio.curator.usage import UsageRecord, UsageStore
+from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.ids import iso_ms
 from arreio.engine.ports import Clock
@@ -125,7 +130,7 @@ class SkillLibrary:
             parse_skill_text(updated, skill.folder, expected_name=skill.name)
         except SkillInvalid as error:  # pragma: no cover - the edit only touches two keys
             raise UsageError(f"cannot adopt {name!r}: {error.message}") from None
-        write_text_atomic(skill.path, updated)
+        write_atomic(skill.path, updated)
         record = self.usage.ensure(skill.name, "agent")
         self.usage.put(replace(record, created_by="agent"))
         return True

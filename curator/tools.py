@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field
 
 from arreio.curator import frontmatter
 from arreio.curator.archive import list_archived
-from arreio.curator.atomic import write_text_atomic
 from arreio.curator.skills import (
     SKILL_FILE,
     SUPPORT_DIRS,
@@ -31,6 +30,7 @@ from arreio.curator.skills import (
     skills_root,
 )
 from arreio.curator.usage import UsageRecord, UsageStore
+from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.ports import Clock
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
@@ -165,7 +165,7 @@ class SkillManageTool(_SkillTool):
             meta["tags"] = list(args.tags)
         text = frontmatter.render(meta, args.body)
         _check(text, folder, args.name)
-        write_text_atomic(folder / SKILL_FILE, text)
+        write_atomic(folder / SKILL_FILE, text)
         # a fresh record: a same-named skill in the archive keeps its folder but not its telemetry
         note = ""
         try:
@@ -190,7 +190,7 @@ class SkillManageTool(_SkillTool):
             patched = _check(updated, skill.folder, skill.name)
             if patched.created_by != "agent":
                 raise ToolError("a patch may not change created_by; skill_manage only keeps agent skills")
-        write_text_atomic(path, updated)
+        write_atomic(path, updated)
         note = self._track("record_patch", skill.name, "agent")
         return ToolResult(f"patched {skill.name}/{path.relative_to(skill.folder).as_posix()}{note}")
 
@@ -207,7 +207,7 @@ class SkillManageTool(_SkillTool):
             meta["created_by"] = "agent"  # stamped, whatever the content claimed
             content = frontmatter.render(meta, body)
             _check(content, skill.folder, skill.name)
-        write_text_atomic(path, content)
+        write_atomic(path, content)
         note = self._track("record_patch", skill.name, "agent")
         return ToolResult(f"wrote {skill.name}/{path.relative_to(skill.folder).as_posix()}{note}")
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from arreio.curator.atomic import write_text_atomic
+from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.ids import iso_ms
 from arreio.engine.ports import Clock
@@ -138,7 +138,7 @@ class UsageStore:
             },
             "skills": {name: data.records[name].to_json() for name in sorted(data.records)},
         }
-        write_text_atomic(self.path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
+        write_atomic(self.path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
 
     # -- one record ---------------------------------------------------------------------------
     def get(self, name: str) -> UsageRecord | None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from arreio.engine.atomic import write_atomic
 from arreio.engine.events import Verdict
 
 REPORT_VERSION = 1
@@ -38,17 +38,6 @@ class RunReport(BaseModel):
     cost_usd: float | None = None
     warnings: list[str] = Field(default_factory=list)
     events_path: str = ""
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same folder, fsync, os.replace (DESIGN.md invariant 2)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def write_report(report: RunReport, path: Path) -> None:

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 
 from arreio.engine import events as ev
 from arreio.engine.config import Settings
-from arreio.engine.messages import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, interrupted_result
+from arreio.engine.messages import (
+    Message,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    interrupted_result,
+)
 from arreio.engine.ports import Clock, Provider
 from arreio.engine.providers.base import (
     Done,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -22,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
 from arreio.engine.healing import (
     MESSAGE_LINE_PREFIX,
@@ -122,30 +122,6 @@ def _header_line(header: SessionHeader) -> bytes:
     return b'{"type":"header",' + header.model_dump_json().encode()[1:] + b"\n"
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, os.replace, then fsync the folder so the rename lasts."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:  # some platforms cannot open a folder; the replace itself already happened
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
 class Session:
     """One session file, loaded. Keeps an append handle open between appends; `close()` it (or use
     `with`). A session opened with `repair=False` that needed repair refuses writes: its memory and
@@ -186,7 +162,7 @@ class Session:
         path = directory / f"{header.id}.jsonl"
         if path.exists():
             raise SessionError(f"session '{header.id}' already exists at {path}")
-        _atomic_write(path, _header_line(header))
+        write_atomic(path, _header_line(header))
         return cls(path, header, [], [], [], [])
 
     @classmethod
@@ -252,7 +228,7 @@ class Session:
         if migrated or "bad_line_skipped" in kinds:
             # Keep the original next to the rewritten file: skipped lines (or the old format) may matter.
             backup = self.path.with_name(self.path.name + ".bak")
-            _atomic_write(backup, self.path.read_bytes())
+            write_atomic(backup, self.path.read_bytes())
         self._write_all()
 
     # -- writing ----------------------------------------------------------------------------------
@@ -296,7 +272,7 @@ class Session:
         for index, message in enumerate(self.messages, start=1):
             chunks.append(_message_line(message))
             chunks.extend(by_position.get(index, []))
-        _atomic_write(self.path, b"".join(chunks))
+        write_atomic(self.path, b"".join(chunks))
 
     def _write(self, data: bytes) -> None:
         self._require_writable()

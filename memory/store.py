@@ -15,14 +15,13 @@ to the text as it is, leaving the hand edit untouched.
 from __future__ import annotations
 
 import fcntl
-import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import ConfigError
 from arreio.engine.ports import Clock, SystemClock
 from arreio.memory.entries import (
@@ -190,13 +189,13 @@ class MemoryStore:
     def commit(self, planned: PlannedWrite) -> None:
         """Write a plan made under the same `locked()` block (nothing to do when nothing changed)."""
         if planned.result.changed:
-            atomic_write(self.path, planned.text)
+            write_atomic(self.path, planned.text)
 
     def _backup(self, text: str) -> Path:
         stamp = self.clock.now().strftime("%Y%m%dT%H%M%SZ")
         backup = self.path.with_name(f"{self.path.name}.bak.{stamp}")
         if not backup.exists():
-            atomic_write(backup, text)
+            write_atomic(backup, text)
         return backup
 
 
@@ -206,34 +205,6 @@ class PlannedWrite:
 
     result: WriteResult
     text: str
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Temp file in the same folder, fsync, `os.replace`, fsync the folder (DESIGN.md invariant 2)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:
-        folder = os.open(path.parent, os.O_RDONLY)
-    except OSError:  # some filesystems refuse to open a directory; the data itself is synced
-        return
-    try:
-        os.fsync(folder)
-    except OSError:
-        pass
-    finally:
-        os.close(folder)
 
 
 class MemoryStores:

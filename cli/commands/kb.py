@@ -54,7 +54,13 @@ def _with_progress(action, quiet: bool):
     """Run `action(progress_callback)` under a rich progress bar (files, then embedding)."""
     if quiet:
         return action(lambda phase, done, total: None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=_console(stderr=True), transient=True) as progress:

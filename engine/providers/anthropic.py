@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from arreio.engine.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.messages import (
+    ImagePart,
+    Message,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
@@ -22,7 +29,11 @@ from arreio.engine.providers.base import (
     Usage,
 )
 from arreio.engine.providers.thinking import prepare_thinking
-from arreio.engine.providers.wire import ToolCallAssembler, classify_exception, stream_cut
+from arreio.engine.providers.wire import (
+    ToolCallAssembler,
+    classify_exception,
+    stream_cut,
+)
 
 _EPHEMERAL = {"type": "ephemeral"}
 

@@ -16,7 +16,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent
-from arreio.engine.providers.openai import ChatStreamReader, to_chat_messages, to_chat_tools
+from arreio.engine.providers.openai import (
+    ChatStreamReader,
+    to_chat_messages,
+    to_chat_tools,
+)
 from arreio.engine.providers.wire import classify_exception
 
 

@@ -18,7 +18,14 @@ import re
 from collections.abc import AsyncIterator
 
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
+from arreio.engine.providers.base import (
+    Done,
+    ModelRequest,
+    StreamEvent,
+    TextChunk,
+    ToolCallDone,
+    Usage,
+)
 from arreio.engine.providers.scripted import estimate_request_tokens
 
 # A file reference: a path-ish token with an extension (`notes.md`, `data/in.csv`, `./a/b.txt`).

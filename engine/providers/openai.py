@@ -16,7 +16,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from arreio.engine.messages import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.messages import (
+    ImagePart,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
@@ -28,7 +34,11 @@ from arreio.engine.providers.base import (
     Usage,
 )
 from arreio.engine.providers.thinking import prepare_thinking
-from arreio.engine.providers.wire import ToolCallAssembler, classify_exception, stream_cut
+from arreio.engine.providers.wire import (
+    ToolCallAssembler,
+    classify_exception,
+    stream_cut,
+)
 
 CACHE_KEY_MAX = 64  # OpenAI refuses a longer prompt_cache_key
 

@@ -12,8 +12,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arreio.engine.atomic import write_atomic
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
-from arreio.engine.tools.workspace import atomic_write, display_path, is_binary, resolve_in_root
+from arreio.engine.tools.workspace import (
+    display_path,
+    is_binary,
+    resolve_in_root,
+)
 
 MAX_LINE_CHARS = 2000
 LIST_DIR_CAP = 500
@@ -138,7 +143,7 @@ class WriteFile(Tool):
             raise ToolError(f"cannot create {shown}: a parent of it, {where}, is a file")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, data)
+            write_atomic(target, data)
         except OSError as exc:
             raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
         verb = "overwrote" if existed else "created"
@@ -203,7 +208,7 @@ class EditFile(Tool):
         start = starts[0]
         updated = text[:start] + new + text[start + len(old) :]
         try:
-            atomic_write(target, updated.encode("utf-8"))
+            write_atomic(target, updated.encode("utf-8"))
         except OSError as exc:
             raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
         return ToolResult(_edit_summary(shown, updated, start, old, new))

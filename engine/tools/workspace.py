@@ -8,8 +8,6 @@ leaves either the old file or the new one, never half of one.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from arreio.engine.tools.base import ToolError
@@ -54,36 +52,5 @@ def is_binary(path: Path) -> bool:
         return b"\0" in fh.read(SNIFF_BYTES)
 
 
-def _default_file_mode() -> int:
-    # os.umask can only be read by setting it; do it once, at import, and restore at once.
-    current = os.umask(0o022)
-    os.umask(current)
-    return 0o666 & ~current
 
 
-_NEW_FILE_MODE = _default_file_mode()
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically, keeping the mode of an existing file.
-
-    mkstemp creates 0600 files; a new file gets the usual umask-derived mode instead.
-    """
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = _NEW_FILE_MODE
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise

@@ -19,10 +19,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from arreio.engine.config import Settings
+from arreio.engine.healing import check_pairing
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.providers.base import Done, SystemBlock, TextChunk, ToolCallDone, Usage
 from arreio.engine.runner import Runner
-from arreio.engine.healing import check_pairing
 from arreio.engine.session import Session, SessionHeader
 from arreio.engine.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolContext, ToolResult

@@ -14,7 +14,13 @@ from arreio.engine.providers.litellm import LiteLLMProvider
 from arreio.engine.providers.openai import OpenAIProvider
 from arreio.engine.providers.routing import make_provider, parse_model
 from arreio.engine.providers.thinking import canonical_model, prepare_thinking
-from arreio.engine.providers.wire import INVALID_ARGS_KEY, ToolCallAssembler, classify, parse_arguments, parse_retry_after
+from arreio.engine.providers.wire import (
+    INVALID_ARGS_KEY,
+    ToolCallAssembler,
+    classify,
+    parse_arguments,
+    parse_retry_after,
+)
 
 # -- routing -----------------------------------------------------------------------------------
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from arreio.engine.atomic import write_atomic as atomic_write
 from arreio.engine.tools.base import ToolError
-from arreio.engine.tools.workspace import atomic_write, resolve_in_root
+from arreio.engine.tools.workspace import resolve_in_root
 
 
 def test_relative_path_resolves_inside(root: Path) -> None:
