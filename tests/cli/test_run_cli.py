@@ -150,3 +150,14 @@ def test_config_and_env_layers_pick_the_model(workdir: Path, cli, monkeypatch) -
     monkeypatch.setenv("ARREIO_MAX_STEPS", "10")
     assert cli("run", "--goal", GOAL, "--json").exit_code == 0  # env beats the file
     assert cli("run", "--goal", GOAL, "--max-steps", "1").exit_code == 4  # the flag beats env
+
+
+def test_user_config_is_the_lowest_file_layer(workdir: Path, cli, tmp_path: Path) -> None:
+    user = tmp_path / "home" / ".config" / "arreio" / "config.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("max_steps: 1\n")
+    assert cli("run", "--goal", GOAL, "--offline").exit_code == 4
+    project = workdir / ".arreio" / "config.yaml"
+    project.parent.mkdir(exist_ok=True)
+    project.write_text("max_steps: 8\n")
+    assert cli("run", "--goal", GOAL, "--offline").exit_code == 0

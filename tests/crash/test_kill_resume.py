@@ -87,3 +87,29 @@ def test_sigkill_then_resume(point: str, tmp_path: Path, arreio_env, arreio_cmd)
     final, repairs = Session.open(path, repair=False)
     assert repairs == [] and check_pairing(final.messages) == []
     assert (work / "a.txt").exists() or point == "mid-stream"
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_with_a_valid_session_and_a_report(tmp_path: Path, arreio_env, arreio_cmd) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "GOAL.md").write_text("# Crash drill\n\nDo the scripted work.\n")
+    (work / "script.yaml").write_text(SCRIPT)
+    cmd = arreio_cmd + ["run", "--goal", "GOAL.md", "--script", "script.yaml", "--json", "--yes"]
+    proc = subprocess.Popen(cmd, cwd=work, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: list[dict] = []
+    for line in proc.stdout:
+        seen.append(json.loads(line))
+        if KILL_POINTS["mid-tool"](seen):
+            proc.send_signal(signal.SIGINT)
+            break
+    rest, stderr = proc.communicate(timeout=30)
+    seen += [json.loads(line) for line in rest.splitlines()]
+    assert proc.returncode == 130, stderr
+    session_id = seen[0]["session_id"]
+    assert f"arreio run --resume {session_id}" in stderr
+    assert seen[-1]["type"] == "done" and seen[-1]["verdict"] == "cancelled"
+    session, repairs = Session.open(work / ".arreio" / "sessions" / f"{session_id}.jsonl", repair=False)
+    assert repairs == [] and check_pairing(session.messages) == []  # the cancel itself kept pairing whole
+    report = json.loads(next((work / ".arreio" / "runs").glob("*/report.json")).read_text())
+    assert report["verdict"] == "cancelled" and report["exit_code"] == 130
