@@ -16,6 +16,7 @@ from arreio.engine.ports import Clock, SystemPromptBlockSource
 
 if TYPE_CHECKING:
     from arreio.engine.config import Settings
+    from arreio.engine.hooks import RunHook
     from arreio.engine.report import RunReport
     from arreio.engine.tools.base import Tool
 
@@ -46,6 +47,10 @@ class Feature:
 
     def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
         """System prompt blocks for a NEW session (a resumed one keeps its frozen prompt)."""
+        return []
+
+    def hooks(self, ctx: RunContext) -> list[RunHook]:
+        """Turn-loop hooks for this run (governance, compaction, ...), asked in feature order."""
         return []
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:

@@ -190,6 +190,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     runner = Runner(
         provider=run.provider, model=run.model, session=session, tools=tools, tool_ctx=ctx,
         system=session.header.system, settings=run.settings, clock=clock,
+        hooks=[hook for feature in deps.features for hook in feature.hooks(fctx)],
     )
     outcome = Outcome("cancelled", 130, "cancelled", "")
     with open(events_path, "w", encoding="utf-8") as sink:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from arreio.engine import events as ev
 from arreio.engine.config import Settings
+from arreio.engine.hooks import Deny, Land, Pause, RunHook, Stop
 from arreio.engine.messages import (
     Message,
     TextPart,
@@ -38,7 +39,7 @@ from arreio.engine.providers.base import (
 )
 from arreio.engine.retry import decide_retry
 from arreio.engine.session import Session
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.tools.base import ToolContext, ToolResult
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -62,6 +63,7 @@ class _Reply:
     text: str = ""
     failure: str = ""
     exit_code: int = 0
+    usage: Usage = field(default_factory=Usage)
 
 
 class Runner:
@@ -79,6 +81,7 @@ class Runner:
         settings: Settings,
         clock: Clock,
         rng: random.Random | None = None,
+        hooks: list[RunHook] | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -89,6 +92,7 @@ class Runner:
         self.settings = settings
         self.clock = clock
         self.rng = rng or random.Random(0)
+        self.hooks = list(hooks or [])
         self.steps = 0
         self.tool_calls = 0
         self.tools_used: dict[str, int] = {}
@@ -104,8 +108,9 @@ class Runner:
         unit_steps = 0
         if user_text is not None:
             self.session.append(Message.user(user_text))
+        landing: Land | None = None
         while True:
-            if unit_steps >= limit:
+            if unit_steps >= limit and landing is None:
                 message = (
                     f"stopped after {unit_steps} model turns (max_steps {limit}); the session is saved — "
                     f"continue with `arreio run --resume {self.session.id} --max-steps N`"
@@ -113,20 +118,46 @@ class Runner:
                 yield ev.Ceiling(kind="steps", limit=limit, value=unit_steps, message=message)
                 self.outcome = Outcome("partial", 4, message, self._last_text())
                 break
+            request = self._request(with_tools=landing is None)
+            decision = await self._before_model(request)
+            if isinstance(decision, Stop):
+                for event in decision.events:
+                    yield event
+                self.outcome = Outcome(decision.verdict, decision.exit_code, decision.message, self._last_text())  # type: ignore[arg-type]
+                break
+            if isinstance(decision, Land) and landing is None:
+                landing = decision
+                yield ev.Ceiling(kind=decision.kind, limit=decision.limit, value=decision.value, message=decision.message)
+                self.session.append(Message.user(decision.instruction))
+                request = self._request(with_tools=False)
             unit_steps += 1
             self.steps += 1
             reply = _Reply()
-            async for event in self._ask(reply):
+            async for event in self._ask(reply, request):
                 yield event
+            for hook in self.hooks:
+                for event in hook.after_model(self, reply.usage):
+                    yield event
             if reply.failure:
                 self.outcome = Outcome("failed", reply.exit_code, reply.failure, self._last_text())
                 break
             self.session.append(Message.assistant(reply.parts, model=self.model))
+            if landing is not None:
+                # The reserve turn is over whatever the model did: calls it still made are not run.
+                if reply.calls:
+                    self.session.append_many([interrupted_result(c, "not run: the run reached a ceiling") for c in reply.calls])
+                self.outcome = Outcome("partial", 4, landing.message, reply.text or self._last_text())
+                break
             if not reply.calls:
                 self.outcome = Outcome("success", 0, "", reply.text)
                 break
             async for event in self._run_tools(reply.calls):
                 yield event
+            if self.outcome.verdict == "paused":
+                break
+            for hook in self.hooks:
+                for event in await hook.after_tool_round(self):
+                    yield event
         yield ev.UnitEnd(
             unit_id=unit_id, verdict=self.outcome.verdict, final_text=self.outcome.final_text, steps=unit_steps
         )
@@ -138,18 +169,24 @@ class Runner:
         return ""
 
     # -- one model call, with the harness's retries ---------------------------------------------
-    def _request(self) -> ModelRequest:
+    async def _before_model(self, request: ModelRequest) -> Stop | Land | None:
+        for hook in self.hooks:
+            decision = await hook.before_model(self, request)
+            if decision is not None:
+                return decision
+        return None
+
+    def _request(self, *, with_tools: bool = True) -> ModelRequest:
         return ModelRequest(
             model=self.model,
             system=self.system,
             messages=list(self.session.messages),
-            tools=self.tools.specs(),
+            tools=self.tools.specs() if with_tools else [],
             max_tokens=self.settings.max_tokens,
             session_id=self.session.id,
         )
 
-    async def _ask(self, reply: _Reply) -> AsyncIterator[ev.Event]:
-        request = self._request()
+    async def _ask(self, reply: _Reply, request: ModelRequest) -> AsyncIterator[ev.Event]:
         shown = ""  # text already shown to the user this step: a retried stream does not repeat it
         attempt = 0
         while True:
@@ -179,6 +216,7 @@ class Runner:
             if done is None:
                 done = Done(stop_reason="error")
             self.usage = self.usage + done.usage
+            reply.usage = reply.usage + done.usage
             if done.error is None:
                 break
             decision = decide_retry(done.error, attempt, self.settings.retry, self.rng)
@@ -204,8 +242,20 @@ class Runner:
         done = 0
         try:
             for call in calls:
+                verdict = await self._before_tool(call)
+                if isinstance(verdict, Pause):
+                    # The pending calls stay without results; the hook recorded them as pending.
+                    yield verdict.event
+                    self.outcome = Outcome("paused", 3, verdict.message, self._last_text())
+                    done = len(calls)
+                    return
                 yield ev.ToolStart(call_id=call.id, name=call.name, arguments=call.arguments)
-                result = await run_tool(self.tools, call.name, call.arguments, self.tool_ctx)
+                if isinstance(verdict, Deny):
+                    result = ToolResult(verdict.content, is_error=True)
+                else:
+                    result = await run_tool(self.tools, call.name, call.arguments, self.tool_ctx)
+                for hook in self.hooks:
+                    result = hook.transform_result(self, call, result)
                 part = ToolResultPart(
                     call_id=call.id,
                     name=call.name,
@@ -226,10 +276,20 @@ class Runner:
                     preview=_preview(result.content),
                     chars=len(result.content),
                 )
+                for hook in self.hooks:
+                    for event in hook.after_tool(self, call, result):
+                        yield event
         except (asyncio.CancelledError, GeneratorExit):
             # Keep pairing whole before the cancel propagates: the unfinished calls get results.
             self.session.append_many([interrupted_result(c, "cancelled before it finished") for c in calls[done:]])
             raise
+
+    async def _before_tool(self, call: ToolCallPart) -> Deny | Pause | None:
+        for hook in self.hooks:
+            verdict = await hook.before_tool(self, call)
+            if verdict is not None:
+                return verdict
+        return None
 
 
 def _preview(content: str) -> str:

@@ -1,0 +1,110 @@
+"""The runner's extension points: stop, land (reserve turn), deny, pause, reshape results, round events."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from arreio.engine import events as ev
+from arreio.engine.healing import check_pairing
+from arreio.engine.hooks import Deny, Land, Pause, RunHook, Stop
+from arreio.engine.testing import ScriptedProvider
+from arreio.engine.tools.base import ToolResult
+from tests.conftest import drain, make_runner
+
+LOOP = [{"text": f"turn {i}", "tool_calls": [{"name": "list_dir", "arguments": {}}]} for i in range(6)]
+
+
+class LandAfterTwoCalls(RunHook):
+    async def before_model(self, runner, request):
+        if runner.tool_calls >= 2:
+            return Land("tool_calls", 2, runner.tool_calls, "stopped after 2 tool calls", "Finish now with what you have.")
+        return None
+
+
+def test_land_gives_a_reserve_turn_without_tools(tmp_path: Path) -> None:
+    provider = ScriptedProvider(LOOP[:2] + [{"text": "Here is what I have."}])
+    runner = make_runner(tmp_path, provider)
+    runner.hooks = [LandAfterTwoCalls()]
+    events = asyncio.run(drain(runner))
+    assert [e.kind for e in events if e.type == "ceiling"] == ["tool_calls"]
+    assert provider.requests[-1].tools == []  # tools withdrawn for the reserve turn
+    assert provider.requests[-1].messages[-1].text == "Finish now with what you have."
+    assert runner.outcome.verdict == "partial" and runner.outcome.exit_code == 4
+    assert runner.outcome.final_text == "Here is what I have."
+
+
+def test_calls_made_in_the_reserve_turn_are_not_run(tmp_path: Path) -> None:
+    runner = make_runner(tmp_path, ScriptedProvider(LOOP))
+    runner.hooks = [LandAfterTwoCalls()]
+    asyncio.run(drain(runner))
+    assert runner.tool_calls == 2 and check_pairing(runner.session.messages) == []
+    assert runner.session.messages[-1].tool_result_part.status == "interrupted"
+
+
+class StopAtOnce(RunHook):
+    async def before_model(self, runner, request):
+        return Stop("failed", 1, "budget spent", [ev.Ceiling(kind="budget", limit=1, value=2, message="budget spent")])
+
+
+def test_stop_ends_the_unit_with_its_events(tmp_path: Path) -> None:
+    runner = make_runner(tmp_path, ScriptedProvider(LOOP))
+    runner.hooks = [StopAtOnce()]
+    events = asyncio.run(drain(runner))
+    assert [e.type for e in events] == ["ceiling", "unit_end"] and runner.outcome.message == "budget spent"
+
+
+class DenyShell(RunHook):
+    async def before_tool(self, runner, call):
+        return Deny("denied by policy: shell") if call.name == "shell" else None
+
+
+def test_deny_sends_the_model_an_error_result_without_running(tmp_path: Path) -> None:
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "touch x"}}]}, {"text": "ok"},
+    ])
+    runner = make_runner(tmp_path, provider)
+    runner.hooks = [DenyShell()]
+    asyncio.run(drain(runner))
+    result = provider.requests[1].messages[-1].tool_result_part
+    assert result.is_error and result.content == "denied by policy: shell"
+    assert not (tmp_path / "work" / "x").exists()
+
+
+class PauseSecond(RunHook):
+    async def before_tool(self, runner, call):
+        if call.id.endswith("_1"):
+            return Pause(ev.ApprovalRequired(session_id=runner.session.id, call_id=call.id, name=call.name), "waiting")
+        return None
+
+
+def test_pause_stops_before_the_call_and_leaves_it_pending(tmp_path: Path) -> None:
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "list_dir", "arguments": {}}, {"name": "list_dir", "arguments": {}},
+                        {"name": "list_dir", "arguments": {}}]},
+        {"text": "never"},
+    ])
+    runner = make_runner(tmp_path, provider)
+    runner.hooks = [PauseSecond()]
+    events = asyncio.run(drain(runner))
+    assert [e.type for e in events][-2:] == ["approval_required", "unit_end"]
+    assert runner.outcome.verdict == "paused" and runner.outcome.exit_code == 3
+    assert [m.role for m in runner.session.messages] == ["user", "assistant", "tool"]  # two calls pending
+    assert len(provider.requests) == 1
+
+
+class Shrink(RunHook):
+    def transform_result(self, runner, call, result):
+        return ToolResult(f"[{len(result.content)} chars stored]", result.is_error)
+
+    async def after_tool_round(self, runner):
+        return [ev.Compaction(tokens_before=100, tokens_after=10)]
+
+
+def test_results_can_be_reshaped_and_rounds_can_yield_events(tmp_path: Path) -> None:
+    provider = ScriptedProvider([LOOP[0], {"text": "ok"}])
+    runner = make_runner(tmp_path, provider)
+    runner.hooks = [Shrink()]
+    events = asyncio.run(drain(runner))
+    assert "compaction" in [e.type for e in events]
+    assert provider.requests[1].messages[-1].tool_result_part.content.endswith("chars stored]")
