@@ -65,6 +65,16 @@ class Settings(BaseModel):
     tools: ToolSettings = Field(default_factory=ToolSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     curator: CuratorSettings = Field(default_factory=CuratorSettings)
+    # Sections owned by feature modules, each validated there by its own model (one ConfigError
+    # naming the field): context engineering, governance, tool families, knowledge, learning.
+    context: dict[str, Any] = Field(default_factory=dict)
+    governance: dict[str, Any] = Field(default_factory=dict)
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)
+    web: dict[str, Any] = Field(default_factory=dict)
+    knowledge: dict[str, Any] = Field(default_factory=dict)
+    learning: dict[str, Any] = Field(default_factory=dict)
+    tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
+    tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
 
 

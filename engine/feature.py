@@ -7,10 +7,10 @@ list of them. The pipeline calls the hooks at fixed points of the conveyor, for 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arreio.engine.ports import Clock, SystemPromptBlockSource
 
@@ -33,6 +33,9 @@ class RunContext:
     session_id: str = ""
     session_path: Path | None = None
     run_id: str = ""
+    approve_all: bool = False  # `--yes`: approve sensitive actions for this run
+    # Asks a person about a sensitive call (an interactive terminal); None when nobody can answer.
+    ask: Callable[[Any], bool] | None = None
 
 
 class Feature:
@@ -52,6 +55,9 @@ class Feature:
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         """Turn-loop hooks for this run (governance, compaction, ...), asked in feature order."""
         return []
+
+    def on_event(self, ctx: RunContext, event: Any) -> None:
+        """Sees every event the run emits, in order (journals, metrics). Must be cheap; may not raise."""
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
         """Called once the run's report is final, before it is written. Failures become warnings."""

@@ -30,8 +30,8 @@ from arreio.engine.report import RunReport, write_report
 from arreio.engine.runner import Outcome, Runner
 from arreio.engine.session import Session, SessionHeader, SessionStore
 from arreio.engine.tools.base import ToolContext
-from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.resolver import resolve_tools
 
 
 @dataclass
@@ -45,6 +45,11 @@ class RunOptions:
     resume: str | None = None
     max_steps: int | None = None
     yes: bool = False
+    tools: list[str] | None = None  # --tools: offer only these
+    no_tools: list[str] = field(default_factory=list)  # --no-tools: never offer these
+    record: Path | None = None  # --record: write every model call to a cassette
+    replay: Path | None = None  # --replay: serve model calls from a cassette (offline family)
+    replay_mode: str = "strict"  # strict: a changed request fails the run; lenient: a warning
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -59,6 +64,7 @@ class PipelineDeps:
     clock: Clock = field(default_factory=SystemClock)
     provider_factory: ProviderFactory = registry.make_provider
     features: list[Feature] = field(default_factory=list)
+    ask_approval: Callable[[Any], bool] | None = None  # an interactive terminal's y/N, when there is one
 
 
 # -- edge ---------------------------------------------------------------------------------------
@@ -129,11 +135,21 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
             raise UsageError("no goal given: pass --goal FILE (or --resume ID to continue a session)")
         model = settings.model
         session = None  # type: ignore[assignment]
-    registry.check_model(model)
-    provider = deps.provider_factory(
-        model, env=options.env, base_url=settings.base_url, session_id=session.id if session else None,
-        script=options.script,
-    )
+    if options.replay is not None:
+        from arreio.engine.providers.replay import ReplayProvider
+
+        provider: Provider = ReplayProvider(options.replay, strict=options.replay_mode == "strict")
+        model = options.model or provider.recorded_model  # type: ignore[attr-defined]
+    else:
+        registry.check_model(model)
+        provider = deps.provider_factory(
+            model, env=options.env, base_url=settings.base_url, session_id=session.id if session else None,
+            script=options.script,
+        )
+    if options.record is not None:
+        from arreio.engine.providers.recorder import RecordingProvider
+
+        provider = RecordingProvider(provider, options.record, model=model, env=options.env)
     if session is None:
         session = _new_session(options, deps, settings, model, goal or "")
     return _Run(settings, session, model, provider, goal, bool(options.resume), warnings)
@@ -142,7 +158,7 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
 def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, model: str, goal: str) -> Session:
     now = deps.clock.now()
     ctx = _context(options, deps, settings)
-    tools = _tools(ctx, deps)
+    tools = _tools(ctx, deps, options)
     sources = [block for feature in deps.features for block in feature.prompt_blocks(ctx)]
     system = assemble_system(cwd=options.cwd, now=now, sources=sources, tool_names=tools.names())
     header = SessionHeader(
@@ -155,16 +171,14 @@ def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, mo
 def _context(options: RunOptions, deps: PipelineDeps, settings: Settings) -> RunContext:
     return RunContext(
         cwd=options.cwd, state_dir=state_dir(options.cwd, options.env), settings=settings, clock=deps.clock,
-        env=options.env,
+        env=options.env, approve_all=options.yes, ask=deps.ask_approval,
     )
 
 
-def _tools(ctx: RunContext, deps: PipelineDeps) -> ToolRegistry:
-    tools = ToolRegistry(builtin_tools())
-    for feature in deps.features:
-        for tool in feature.tools(ctx):
-            tools.register(tool)
-    return tools
+def _tools(ctx: RunContext, deps: PipelineDeps, options: RunOptions) -> ToolRegistry:
+    settings = ctx.settings
+    enable = options.tools if options.tools is not None else settings.tools_enabled
+    return resolve_tools(ctx, deps.features, enable=enable, disable=[*settings.tools_disabled, *options.no_tools])
 
 
 # -- the conveyor -------------------------------------------------------------------------------
@@ -182,7 +196,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     session.durable = run.settings.fsync
     fctx = _context(options, deps, run.settings)
     fctx.session_id, fctx.session_path, fctx.run_id = session.id, session.path, run_id
-    tools = _tools(fctx, deps)
+    tools = _tools(fctx, deps, options)
     ctx = ToolContext(
         root=options.cwd.resolve(), env=dict(options.env), clock=clock, session_id=session.id, run_id=run_id,
         settings=run.settings.tools.model_dump(),
@@ -197,6 +211,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
 
         def emit(event: Any) -> Any:
             sink.write(ev.event_to_json(event) + "\n")
+            for feature in deps.features:
+                feature.on_event(fctx, event)
             return event
 
         session.mark_run(run_id, "start", iso_ms(started_at))

@@ -109,7 +109,11 @@ class Runner:
         if user_text is not None:
             self.session.append(Message.user(user_text))
         landing: Land | None = None
-        while True:
+        pending = self._pending_calls() if user_text is None else []
+        if pending:  # a round left waiting (an approval): finish it before asking the model again
+            async for event in self._run_tools(pending):
+                yield event
+        while self.outcome.verdict != "paused":
             if unit_steps >= limit and landing is None:
                 message = (
                     f"stopped after {unit_steps} model turns (max_steps {limit}); the session is saved — "
@@ -161,6 +165,18 @@ class Runner:
         yield ev.UnitEnd(
             unit_id=unit_id, verdict=self.outcome.verdict, final_text=self.outcome.final_text, steps=unit_steps
         )
+
+    def _pending_calls(self) -> list[ToolCallPart]:
+        """Calls of the last assistant message that have no result yet, in declared order."""
+        answered: set[str] = set()
+        for message in reversed(self.session.messages):
+            if message.role == "tool" and message.tool_result_part is not None:
+                answered.add(message.tool_result_part.call_id)
+            elif message.role == "assistant":
+                return [c for c in message.tool_calls if c.id not in answered]
+            else:
+                return []
+        return []
 
     def _last_text(self) -> str:
         for message in reversed(self.session.messages):
@@ -253,7 +269,10 @@ class Runner:
                 if isinstance(verdict, Deny):
                     result = ToolResult(verdict.content, is_error=True)
                 else:
-                    result = await run_tool(self.tools, call.name, call.arguments, self.tool_ctx)
+                    box: list[ToolResult] = []
+                    async for event in self._execute(call, box):
+                        yield event
+                    result = box[0]
                 for hook in self.hooks:
                     result = hook.transform_result(self, call, result)
                 part = ToolResultPart(
@@ -283,6 +302,27 @@ class Runner:
             # Keep pairing whole before the cancel propagates: the unfinished calls get results.
             self.session.append_many([interrupted_result(c, "cancelled before it finished") for c in calls[done:]])
             raise
+
+    async def _execute(self, call: ToolCallPart, box: list[ToolResult]) -> AsyncIterator[ev.Event]:
+        """Run one call, yielding the events the tool emits while it runs (a sub-agent's stream)."""
+        queue: asyncio.Queue = asyncio.Queue()
+        self.tool_ctx.emit = queue.put_nowait
+        task = asyncio.ensure_future(run_tool(self.tools, call.name, call.arguments, self.tool_ctx))
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(queue.get())
+                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield getter.result()
+                else:
+                    getter.cancel()
+            while not queue.empty():
+                yield queue.get_nowait()
+            box.append(task.result())
+        finally:
+            self.tool_ctx.emit = None
+            if not task.done():
+                task.cancel()
 
     async def _before_tool(self, call: ToolCallPart) -> Deny | Pause | None:
         for hook in self.hooks:

@@ -36,6 +36,22 @@ def run(
     max_steps: Annotated[
         int | None, typer.Option("--max-steps", min=1, help="Model turns before the step ceiling.", show_default=False)
     ] = None,
+    tools: Annotated[
+        str | None, typer.Option("--tools", help="Offer only these tools (comma-separated).", show_default=False)
+    ] = None,
+    no_tools: Annotated[
+        str | None, typer.Option("--no-tools", help="Never offer these tools (comma-separated).", show_default=False)
+    ] = None,
+    record: Annotated[
+        Path | None, typer.Option("--record", help="Record every model call to a cassette file.", show_default=False)
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option("--replay", help="Serve model calls from a cassette: hermetic, $0.", show_default=False),
+    ] = None,
+    replay_mode: Annotated[
+        str, typer.Option("--replay-mode", help="strict: a changed request fails the run; lenient: only warns.")
+    ] = "strict",
 ) -> None:
     import asyncio
 
@@ -48,8 +64,18 @@ def run(
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")
     if goal is None and resume is None:
         raise UsageError("nothing to run: pass --goal FILE, or --resume ID to continue a session")
+    if replay_mode not in ("strict", "lenient"):
+        raise UsageError(f"--replay-mode must be strict or lenient, not {replay_mode!r}")
+    if replay is not None and (script is not None or offline or model):
+        raise UsageError("--replay serves the model from a cassette; drop --script/--offline/--model")
+
+    def names(text: str | None) -> list[str]:
+        return [n.strip() for n in (text or "").split(",") if n.strip()]
+
     options = RunOptions(
-        goal_path=goal, model="offline" if offline else model, script=script, resume=resume, max_steps=max_steps, yes=yes
+        goal_path=goal, model="offline" if offline else model, script=script, resume=resume, max_steps=max_steps,
+        yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools), record=record,
+        replay=replay, replay_mode=replay_mode,
     )
     render = JsonRenderer() if json_output else LiveRenderer()
 

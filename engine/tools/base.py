@@ -11,7 +11,7 @@ they raise is caught by the protection chain (`engine/tools/chain.py`) and repor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -52,6 +52,8 @@ class ToolContext:
     run_id: str = ""
     turn: int = 0  # the runner's step number; tools that cap failures "per turn" key on it
     settings: Mapping[str, Any] = field(default_factory=dict)
+    # Streams events out of a long tool (a sub-agent's own events) while it runs; the runner sets it.
+    emit: Callable[[Any], None] | None = None
 
 
 class Tool:

@@ -161,3 +161,14 @@ def test_user_config_is_the_lowest_file_layer(workdir: Path, cli, tmp_path: Path
     project.parent.mkdir(exist_ok=True)
     project.write_text("max_steps: 8\n")
     assert cli("run", "--goal", GOAL, "--offline").exit_code == 0
+
+
+def test_tools_flags_restrict_what_the_model_is_offered(workdir: Path, cli) -> None:
+    Path("s.yaml").write_text("- tool_calls: [{name: shell, arguments: {command: 'echo hi'}}]\n- text: done\n")
+    result = cli("run", "--goal", GOAL, "--script", "s.yaml", "--no-tools", "shell", "--json")
+    ends = [e for e in json_events(result.stdout) if e["type"] == "tool_end"]
+    assert ends[0]["is_error"] and "unknown tool 'shell'" in ends[0]["preview"]
+    only = cli("run", "--goal", GOAL, "--offline", "--tools", "list_dir,read_file", "--json")
+    kinds = [e.get("name") for e in json_events(only.stdout) if e["type"] == "tool_start"]
+    assert kinds == ["list_dir", "read_file", "read_file"] and not SUMMARY.exists()
+    _error(cli("run", "--goal", GOAL, "--offline", "--tools", "nope"), 5, "unknown tool(s) nope")

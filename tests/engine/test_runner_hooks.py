@@ -108,3 +108,19 @@ def test_results_can_be_reshaped_and_rounds_can_yield_events(tmp_path: Path) -> 
     events = asyncio.run(drain(runner))
     assert "compaction" in [e.type for e in events]
     assert provider.requests[1].messages[-1].tool_result_part.content.endswith("chars stored]")
+
+
+def test_resume_runs_the_calls_left_pending_then_asks_again(tmp_path: Path) -> None:
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "list_dir", "arguments": {}}, {"name": "write_file", "arguments": {"path": "p.txt", "content": "x"}}]},
+        {"text": "finished"},
+    ])
+    runner = make_runner(tmp_path, provider)
+    runner.hooks = [PauseSecond()]
+    asyncio.run(drain(runner))
+    assert runner.outcome.verdict == "paused" and not (tmp_path / "work" / "p.txt").exists()
+    runner.hooks = []  # the decision was made: the pending call may run now
+    events = asyncio.run(drain(runner, None))
+    assert [e.type for e in events][:2] == ["tool_start", "tool_end"]
+    assert (tmp_path / "work" / "p.txt").read_text() == "x"
+    assert runner.outcome.final_text == "finished" and check_pairing(runner.session.messages) == []
