@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from arreio.cli.commands import cassette as cassette_cmd
 from arreio.cli.commands import curator as curator_cmd
 from arreio.cli.commands import memory as memory_cmd
 from arreio.cli.commands import run as run_cmd
@@ -67,6 +68,7 @@ app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(curator_cmd.app, name="curator")
+app.add_typer(cassette_cmd.app, name="cassette")
 
 
 def main(argv: list[str] | None = None) -> None:

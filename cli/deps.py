@@ -8,6 +8,7 @@ from arreio.engine.pipeline import PipelineDeps
 def pipeline_deps() -> PipelineDeps:
     """Everything a CLI run needs: the real clock and providers (defaults) plus each feature layer."""
     from arreio.curator.feature import SkillsFeature
+    from arreio.learning.stage import LearningStage
     from arreio.memory.feature import MemoryFeature
 
-    return PipelineDeps(features=[MemoryFeature(), SkillsFeature()])
+    return PipelineDeps(features=[MemoryFeature(), SkillsFeature()], learning=LearningStage())

@@ -52,6 +52,11 @@ class LiveRenderer:
         if kind == "run_start":
             how = "resuming" if event.resumed else "session"
             c.print(f"[dim]arreio · {event.model} · {how} {event.session_id}[/dim]")
+        elif kind == "unit_start" and event.unit_id != "main":
+            self._end_text()
+            c.print(f"[bold magenta]▸ unit {escape(event.unit_id)}[/bold magenta] [dim]{escape(event.goal)}[/dim]")
+        elif kind == "unit_end":
+            self._end_text()
         elif kind == "text_delta":
             c.print(escape(event.text), end="", soft_wrap=True)
             self._in_text = True
@@ -78,10 +83,16 @@ class LiveRenderer:
         elif kind == "compaction":
             c.print(f"[dim]context compacted: {event.tokens_before} → {event.tokens_after} tokens[/dim]")
         elif kind == "gate_result":
+            self._end_text()
             mark = "[green]✓[/green]" if event.passed else "[red]✗[/red]"
             c.print(f"{mark} gate {escape(event.gate)}: {escape(event.detail)}")
         elif kind == "learning_pass_done":
-            c.print(f"learning gate: {event.applied} applied, {event.rejected} rejected" + (f", {event.failed} failed" if event.failed else ""))
+            self._end_text()
+            if event.error:
+                c.print(f"[yellow]learning gate: failed closed, nothing applied ({escape(event.error)})[/yellow]")
+            else:
+                failed = f", {event.failed} failed" if event.failed else ""
+                c.print(f"learning gate: {event.applied} applied, {event.rejected} rejected{failed}")
         elif kind == "approval_required":
             self._end_text()
             c.print(f"[yellow]⏸ approval required for {event.name}[/yellow]")

@@ -23,6 +23,7 @@ class RunStart(BaseModel):
     model: str
     cwd: str
     resumed: bool = False
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class UnitStart(BaseModel):
@@ -31,6 +32,7 @@ class UnitStart(BaseModel):
     type: Literal["unit_start"] = "unit_start"
     unit_id: str
     goal: str
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class TextDelta(BaseModel):
@@ -38,6 +40,7 @@ class TextDelta(BaseModel):
 
     type: Literal["text_delta"] = "text_delta"
     text: str
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class ThinkingDelta(BaseModel):
@@ -45,6 +48,7 @@ class ThinkingDelta(BaseModel):
 
     type: Literal["thinking_delta"] = "thinking_delta"
     text: str
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class ToolStart(BaseModel):
@@ -54,6 +58,7 @@ class ToolStart(BaseModel):
     call_id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class ToolEnd(BaseModel):
@@ -66,6 +71,7 @@ class ToolEnd(BaseModel):
     status: str = "ok"
     preview: str = ""
     chars: int = 0
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class Compaction(BaseModel):
@@ -75,6 +81,7 @@ class Compaction(BaseModel):
     tokens_before: int
     tokens_after: int
     messages_removed: int = 0
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class Retry(BaseModel):
@@ -84,6 +91,7 @@ class Retry(BaseModel):
     attempt: int
     delay_s: float
     reason: str
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class ApprovalRequired(BaseModel):
@@ -95,6 +103,7 @@ class ApprovalRequired(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     command: str = ""
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class Ceiling(BaseModel):
@@ -105,6 +114,7 @@ class Ceiling(BaseModel):
     limit: float
     value: float
     message: str
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class GateResult(BaseModel):
@@ -114,6 +124,7 @@ class GateResult(BaseModel):
     gate: str
     passed: bool
     detail: str = ""
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class LearningPassDone(BaseModel):
@@ -124,6 +135,7 @@ class LearningPassDone(BaseModel):
     rejected: int = 0
     failed: int = 0
     error: str | None = None
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class Warning_(BaseModel):
@@ -132,6 +144,7 @@ class Warning_(BaseModel):
     type: Literal["warning"] = "warning"
     message: str
     code: str = ""
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class UnitEnd(BaseModel):
@@ -142,6 +155,7 @@ class UnitEnd(BaseModel):
     verdict: Verdict
     final_text: str = ""
     steps: int = 0
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 class Done(BaseModel):
@@ -157,6 +171,7 @@ class Done(BaseModel):
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
 Event = Annotated[

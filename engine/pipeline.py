@@ -21,14 +21,17 @@ from arreio.engine.config import Settings, load_settings
 from arreio.engine.context import assemble_system
 from arreio.engine.errors import UsageError
 from arreio.engine.feature import Feature, RunContext
+from arreio.engine.gates import GateInputs, Judge
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
+from arreio.engine.plan import Plan, load_plan, single_unit_plan
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.pricing import cache_share, estimate_cost
 from arreio.engine.providers import registry
 from arreio.engine.report import RunReport, write_report
 from arreio.engine.runner import Outcome, Runner
 from arreio.engine.session import Session, SessionHeader, SessionStore
+from arreio.engine.stages import LearningPass, UnitRunner, gated_outcome, goal_title, run_gates, run_learning
 from arreio.engine.tools.base import ToolContext
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.resolver import resolve_tools
@@ -50,6 +53,8 @@ class RunOptions:
     record: Path | None = None  # --record: write every model call to a cassette
     replay: Path | None = None  # --replay: serve model calls from a cassette (offline family)
     replay_mode: str = "strict"  # strict: a changed request fails the run; lenient: a warning
+    plan: Path | None = None  # --plan: units in dependency order, then gates
+    learn: bool = False  # --learn: the gated learning pass after the gates pass
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -65,6 +70,8 @@ class PipelineDeps:
     provider_factory: ProviderFactory = registry.make_provider
     features: list[Feature] = field(default_factory=list)
     ask_approval: Callable[[Any], bool] | None = None  # an interactive terminal's y/N, when there is one
+    learning: LearningPass | None = None  # the `--learn` stage (the learning layer)
+    judge: Judge | None = None  # scores `validator` gates; None → the deterministic offline judge
 
 
 # -- edge ---------------------------------------------------------------------------------------
@@ -90,11 +97,6 @@ def read_goal(options: RunOptions) -> str | None:
     return text
 
 
-def goal_title(text: str) -> str:
-    first = next((ln.strip().lstrip("#").strip() for ln in text.splitlines() if ln.strip()), "")
-    return first[:100]
-
-
 def _continuable(session: Session) -> None:
     """A resume without a new goal needs an unfinished history."""
     if not session.messages:
@@ -113,6 +115,7 @@ class _Run:
     goal: str | None
     resumed: bool
     warnings: list[str]
+    plan: Plan
 
 
 def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
@@ -121,6 +124,12 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
         flags["model"] = registry.OFFLINE
     settings = load_settings(options.cwd, options.env, flags)
     goal = read_goal(options)
+    plan: Plan | None = None
+    if options.plan is not None:
+        if options.resume:
+            raise UsageError("--plan starts a new run; it cannot be combined with --resume")
+        plan_path = options.plan if options.plan.is_absolute() else options.cwd / options.plan
+        plan = load_plan(plan_path)
     store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
     warnings: list[str] = []
     if options.resume:
@@ -131,14 +140,14 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
         if goal is None:
             _continuable(session)
     else:
-        if goal is None:
+        if goal is None and plan is None:
             raise UsageError("no goal given: pass --goal FILE (or --resume ID to continue a session)")
         model = settings.model
         session = None  # type: ignore[assignment]
     if options.replay is not None:
         from arreio.engine.providers.replay import ReplayProvider
 
-        provider: Provider = ReplayProvider(options.replay, strict=options.replay_mode == "strict")
+        provider: Provider = ReplayProvider(options.replay, strict=options.replay_mode == "strict", env=options.env)
         model = options.model or provider.recorded_model  # type: ignore[attr-defined]
     else:
         registry.check_model(model)
@@ -151,8 +160,10 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
 
         provider = RecordingProvider(provider, options.record, model=model, env=options.env)
     if session is None:
-        session = _new_session(options, deps, settings, model, goal or "")
-    return _Run(settings, session, model, provider, goal, bool(options.resume), warnings)
+        title_text = goal or (plan.units[0].goal if plan else "")
+        session = _new_session(options, deps, settings, model, title_text)
+    plan = plan or single_unit_plan(goal or "")
+    return _Run(settings, session, model, provider, goal, bool(options.resume), warnings, plan)
 
 
 def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, model: str, goal: str) -> Session:
@@ -207,6 +218,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         hooks=[hook for feature in deps.features for hook in feature.hooks(fctx)],
     )
     outcome = Outcome("cancelled", 130, "cancelled", "")
+    seen: list[Any] = []  # the run's events, for the learning pass
     with open(events_path, "w", encoding="utf-8") as sink:
 
         def emit(event: Any) -> Any:
@@ -220,11 +232,34 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             yield emit(ev.RunStart(run_id=run_id, session_id=session.id, model=run.model, cwd=str(options.cwd), resumed=run.resumed))
             for warning in run.warnings:
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
-            title = goal_title(run.goal) if run.goal else f"continue session {session.id}"
-            yield emit(ev.UnitStart(unit_id="main", goal=title))
-            async for event in runner.run(run.goal, unit_id="main"):
-                yield emit(event)
+            units = UnitRunner(
+                plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resumed and run.goal is None,
+                make_provider=lambda model, script: deps.provider_factory(
+                    model, env=options.env, base_url=run.settings.base_url, session_id=session.id, script=script),
+                default_model=run.model, plan_dir=Path(run.plan.source).parent if options.plan else options.cwd,
+            )
+            async for event in units.run():
+                seen.append(emit(event))
+                yield event
             outcome = runner.outcome
+            if options.replay is not None:  # lenient mismatches and unreplayed calls are known once the run ends
+                for warning in getattr(run.provider, "warnings", None) or []:
+                    run.warnings.append(warning)
+                    yield emit(ev.Warning_(message=warning, code="replay"))
+            if outcome.verdict == "success" and run.plan.gates:
+                failures: list[str] = []
+                inputs = GateInputs(cwd=options.cwd, goal=run.goal or run.plan.units[0].goal,
+                                    final_text=outcome.final_text, messages=session.messages, env=dict(options.env))
+                async for event in run_gates(run.plan, inputs, deps.judge, failures):
+                    seen.append(emit(event))
+                    yield event
+                outcome = gated_outcome(outcome, failures)
+            if options.learn and outcome.verdict == "success":
+                async for event in run_learning(
+                    deps.learning, fctx, events=seen, messages=session.messages,
+                    goal=run.goal or run.plan.units[0].goal, model=run.model, config=run.plan.learning,
+                ):
+                    yield emit(event)
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             report = RunReport(

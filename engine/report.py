@@ -38,6 +38,7 @@ class RunReport(BaseModel):
     cost_usd: float | None = None
     warnings: list[str] = Field(default_factory=list)
     events_path: str = ""
+    tool_schema_tokens: int = 0  # estimated tokens of the tool schemas sent with each model call
 
 
 def write_report(report: RunReport, path: Path) -> None:

@@ -98,6 +98,7 @@ class Runner:
         self.tools_used: dict[str, int] = {}
         self.usage = Usage()
         self.retries = 0
+        self.tool_ctx.parent = self
 
     # -- the loop -----------------------------------------------------------------------------
     async def run(self, user_text: str | None, *, unit_id: str = "main", max_steps: int | None = None) -> AsyncIterator[ev.Event]:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from arreio.engine.feature import Feature, RunContext
 from arreio.engine.paths import display_path
 from arreio.engine.ports import SystemPromptBlockSource
@@ -28,6 +30,19 @@ class MemoryFeature(Feature):
         from arreio.memory.snapshot import MemorySnapshotBlock
 
         return [MemorySnapshotBlock(self._stores(ctx))]
+
+    def on_event(self, ctx: RunContext, event: Any) -> None:
+        """Gate verdicts are decisions the run made: one `decision` record each."""
+        if getattr(event, "type", None) != "gate_result":
+            return
+        from arreio.memory.run_records import record_decision
+        from arreio.memory.substores import Substores
+
+        try:
+            record_decision(Substores(ctx.state_dir, ctx.clock), "arreio", kind="gate", subject=event.gate,
+                            verdict="passed" if event.passed else "failed", reason=event.detail, run_id=ctx.run_id)
+        except Exception:  # noqa: BLE001 - record keeping never breaks a run; the report shows the substore state
+            pass
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
         from arreio.memory.run_records import record_episode, record_transcript

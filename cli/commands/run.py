@@ -36,6 +36,13 @@ def run(
     max_steps: Annotated[
         int | None, typer.Option("--max-steps", min=1, help="Model turns before the step ceiling.", show_default=False)
     ] = None,
+    plan: Annotated[
+        Path | None,
+        typer.Option("--plan", "-p", help="A plan YAML: units in dependency order, then gates.", show_default=False),
+    ] = None,
+    learn: Annotated[
+        bool, typer.Option("--learn", help="After the gates pass, run the gated learning pass (proposer → gate 0.7 → memory).")
+    ] = False,
     tools: Annotated[
         str | None, typer.Option("--tools", help="Offer only these tools (comma-separated).", show_default=False)
     ] = None,
@@ -62,8 +69,8 @@ def run(
 
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")
-    if goal is None and resume is None:
-        raise UsageError("nothing to run: pass --goal FILE, or --resume ID to continue a session")
+    if goal is None and resume is None and plan is None:
+        raise UsageError("nothing to run: pass --goal FILE (or --plan FILE), or --resume ID to continue a session")
     if replay_mode not in ("strict", "lenient"):
         raise UsageError(f"--replay-mode must be strict or lenient, not {replay_mode!r}")
     if replay is not None and (script is not None or offline or model):
@@ -75,7 +82,7 @@ def run(
     options = RunOptions(
         goal_path=goal, model="offline" if offline else model, script=script, resume=resume, max_steps=max_steps,
         yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools), record=record,
-        replay=replay, replay_mode=replay_mode,
+        replay=replay, replay_mode=replay_mode, plan=plan, learn=learn,
     )
     render = JsonRenderer() if json_output else LiveRenderer()
 

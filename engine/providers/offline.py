@@ -107,7 +107,8 @@ class OfflineProvider:
     def reply(self, request: ModelRequest) -> tuple[str, list[ToolCallDone]]:
         """The next reply for this history: (text, tool calls). Pure."""
         messages = request.messages
-        goal = next((m.text for m in messages if m.role == "user"), "")
+        # Every instruction so far counts (a plan sends one per unit): files named anywhere are in play.
+        goal = "\n".join(m.text for m in messages if m.role == "user")
         tools = {t.name for t in request.tools}
         inputs, outputs = goal_files(goal)
         history = _calls_and_results(messages)

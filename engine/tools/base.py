@@ -54,6 +54,8 @@ class ToolContext:
     settings: Mapping[str, Any] = field(default_factory=dict)
     # Streams events out of a long tool (a sub-agent's own events) while it runs; the runner sets it.
     emit: Callable[[Any], None] | None = None
+    # The runner running this tool (set by the runner); the sub-agent tool reaches the parent through it.
+    parent: Any = None
 
 
 class Tool:

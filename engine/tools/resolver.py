@@ -1,15 +1,30 @@
 """The one place a run's tool set is decided (DESIGN.md section 6).
 
-Every family — built-ins, feature tools (memory, skills, knowledge), and later MCP servers, web tools
-and sub-agents — enters here and leaves as one `ToolRegistry`, so every call goes through the same
-protection chain. Per-run enable/disable comes from config (`tools_enabled`, `tools_disabled`) and
-flags (`--tools`, `--no-tools`); an unknown name there is a ConfigError, not a silent no-op.
+Every family — built-ins, feature tools (memory, skills, knowledge), MCP servers, web tools and the
+sub-agent tool — enters here and leaves as one `ToolRegistry`, so every call goes through the same
+protection chain and every hook; no family is called around it.
+
+    families → prerequisites → allow-list (`tools_enabled` / `--tools`) → deny-list → schema tokens
+
+- A family is the built-ins or one `Feature`; each tool's family is remembered for the report.
+- A tool may declare a prerequisite: a method `unavailable(ctx) -> str | None` returning why it
+  cannot be offered in this run (no search backend configured, sub-agent depth reached). Such a tool
+  is left out with its reason; naming it in `--tools` is a warning, not an error.
+- Names in the allow/deny lists are exact tool names or shell-style patterns (`github__*`); a name or
+  pattern that matches nothing at all is a ConfigError naming it, never a silent no-op.
+- The tokens the offered schemas cost on every model call are estimated (~4 chars a token) and kept
+  on the result, so the report can show what the tool set costs.
+
+After resolving, each feature that defines `tools_resolved(ctx, resolved)` is told the outcome
+(that is how the figure reaches a Feature's `after_run` and the RunReport).
 """
 
 from __future__ import annotations
 
+import fnmatch
+import json
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arreio.engine.errors import ConfigError
 from arreio.engine.tools.builtin import builtin_tools
@@ -17,6 +32,72 @@ from arreio.engine.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from arreio.engine.feature import Feature, RunContext
+    from arreio.engine.tools.base import Tool
+
+BUILTIN_FAMILY = "builtin"
+CHARS_PER_TOKEN = 4
+
+
+class ResolvedTools(ToolRegistry):
+    """The run's registry plus what the resolver learnt on the way.
+
+    - `families`: tool name → family (`builtin` or the feature's name), for offered tools;
+    - `unavailable`: tool name → why it is not offered (its prerequisite does not hold);
+    - `warnings`: things the user should hear (an allow-listed tool that is unavailable);
+    - `schema_tokens`: estimated tokens of the offered schemas, sent with every model call.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        super().__init__(tools)
+        self.families: dict[str, str] = {}
+        self.unavailable: dict[str, str] = {}
+        self.warnings: list[str] = []
+        self.schema_tokens = 0
+
+    def subset(self, names: Iterable[str]) -> ResolvedTools:
+        """A narrower set (a sub-agent's), keeping families and recomputing the schema cost."""
+        plain = super().subset(names)
+        out = ResolvedTools(plain)
+        out.families = {n: f for n, f in self.families.items() if n in out}
+        out.schema_tokens = schema_tokens(out)
+        return out
+
+
+def schema_tokens(registry: ToolRegistry) -> int:
+    """Estimated tokens of the tool definitions a provider sends with each call."""
+    specs = [spec.model_dump() for spec in registry.specs()]
+    if not specs:
+        return 0
+    return estimate_tokens(json.dumps(specs, ensure_ascii=False, separators=(",", ":")))
+
+
+def estimate_tokens(text: str) -> int:
+    """The engine's token estimate when one exists (`engine/tokens.py`), else ~4 chars a token."""
+    try:
+        from arreio.engine import tokens  # type: ignore[attr-defined]
+
+        estimate = getattr(tokens, "estimate_tokens", None) or getattr(tokens, "estimate_text_tokens", None)
+        if estimate is not None:
+            return int(estimate(text))
+    except ImportError:
+        pass
+    return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
+
+
+def _prerequisite(tool: Tool, ctx: RunContext) -> str | None:
+    check = getattr(tool, "unavailable", None)
+    if check is None:
+        return None
+    reason = check(ctx)
+    return str(reason) if reason else None
+
+
+def _is_pattern(name: str) -> bool:
+    return any(ch in name for ch in "*?[")
+
+
+def _matches(name: str, selectors: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, s) if _is_pattern(s) else name == s for s in selectors)
 
 
 def resolve_tools(
@@ -25,16 +106,44 @@ def resolve_tools(
     *,
     enable: Iterable[str] | None = None,
     disable: Iterable[str] = (),
-) -> ToolRegistry:
-    """All families, then the allow-list (if any), then the deny-list."""
-    everything = ToolRegistry(builtin_tools())
+) -> ResolvedTools:
+    """All families, then prerequisites, then the allow-list (if any), then the deny-list."""
+    candidates: list[tuple[Tool, str]] = [(tool, BUILTIN_FAMILY) for tool in builtin_tools()]
     for feature in features:
-        for tool in feature.tools(ctx):
-            everything.register(tool)
+        candidates += [(tool, feature.name) for tool in feature.tools(ctx)]
+
+    offered = ResolvedTools()
+    known: list[str] = []
+    for tool, family in candidates:
+        if tool.name in known:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")  # a wiring bug
+        known.append(tool.name)
+        reason = _prerequisite(tool, ctx)
+        if reason:
+            offered.unavailable[tool.name] = reason
+            continue
+        offered.register(tool)
+        offered.families[tool.name] = family
+
     enable = list(enable) if enable is not None else None
     disable = list(disable)
-    unknown = [n for n in (enable or []) + disable if n not in everything]
+    unknown = [s for s in (enable or []) + disable if not any(_matches(n, [s]) for n in known)]
     if unknown:
-        raise ConfigError(f"unknown tool(s) {', '.join(sorted(set(unknown)))}; available: {', '.join(everything.names())}")
-    names = [n for n in everything.names() if (enable is None or n in enable) and n not in disable]
-    return everything.subset(names)
+        raise ConfigError(
+            f"unknown tool(s) {', '.join(sorted(set(unknown)))}; available: {', '.join(offered.names()) or '(none)'}"
+        )
+    for name in enable or []:
+        if not _is_pattern(name) and name in offered.unavailable:
+            offered.warnings.append(f"tool {name} is not offered in this run: {offered.unavailable[name]}")
+
+    keep = [n for n in offered.names() if (enable is None or _matches(n, enable)) and not _matches(n, disable)]
+    resolved = ResolvedTools(offered.get(n) for n in keep)  # type: ignore[misc]
+    resolved.families = {n: offered.families[n] for n in keep}
+    resolved.unavailable = offered.unavailable
+    resolved.warnings = offered.warnings
+    resolved.schema_tokens = schema_tokens(resolved)
+    for feature in features:
+        notify: Any = getattr(feature, "tools_resolved", None)
+        if notify is not None:
+            notify(ctx, resolved)
+    return resolved

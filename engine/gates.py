@@ -1,0 +1,134 @@
+"""Gates judge a run's result: `command`, `file`, `promise`, `validator` (DESIGN.md section 2).
+
+`evaluate_gate` never raises for an ordinary failure: a gate that cannot decide (a judge error, a
+timeout) fails with a detail that says why. The judge is a port: the offline family scores
+deterministically; a real model can be asked through the provider layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from arreio.engine.messages import Message
+from arreio.engine.plan import GateSpec
+from arreio.engine.promises import check_promises
+
+
+@dataclass
+class GateInputs:
+    cwd: Path
+    goal: str
+    final_text: str
+    messages: list[Message] = field(default_factory=list)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    gate: str
+    passed: bool
+    detail: str
+
+
+class Judge(Protocol):
+    """Scores a result in [0, 1] with a reason."""
+
+    async def score(self, inputs: GateInputs) -> tuple[float, str]: ...
+
+
+class OfflineJudge:
+    """Deterministic score from what exists: the goal's output files present and non-empty (60%),
+    an answer given (20%), tool calls that succeeded (20%)."""
+
+    async def score(self, inputs: GateInputs) -> tuple[float, str]:
+        from arreio.engine.providers.offline import goal_files
+
+        _, outputs = goal_files(inputs.goal)
+        present = [p for p in outputs if (inputs.cwd / p).is_file() and (inputs.cwd / p).stat().st_size > 0]
+        out_share = len(present) / len(outputs) if outputs else 1.0
+        results = [m.tool_result_part for m in inputs.messages if m.role == "tool" and m.tool_result_part]
+        ok_share = sum(not r.is_error for r in results) / len(results) if results else 1.0
+        answered = 1.0 if inputs.final_text.strip() else 0.0
+        score = round(0.6 * out_share + 0.2 * answered + 0.2 * ok_share, 4)
+        reason = f"outputs {len(present)}/{len(outputs)}, answer {'given' if answered else 'missing'}, tool calls ok {ok_share:.0%}"
+        return score, reason
+
+
+async def evaluate_gate(spec: GateSpec, inputs: GateInputs, judge: Judge | None = None) -> GateOutcome:
+    if spec.kind == "command":
+        return await _command(spec, inputs)
+    if spec.kind == "file":
+        return _file(spec, inputs)
+    if spec.kind == "promise":
+        return _promise(spec, inputs)
+    return await _validator(spec, inputs, judge or OfflineJudge())
+
+
+async def _command(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
+    proc = await asyncio.create_subprocess_shell(
+        spec.command or "", cwd=inputs.cwd, env=dict(inputs.env) or None, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout=spec.timeout_s)
+    except asyncio.TimeoutError:
+        _kill_group(proc.pid)
+        await proc.wait()
+        return GateOutcome(spec.label, False, f"timed out after {spec.timeout_s:g}s")
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)
+        raise
+    tail = " | ".join(out.decode("utf-8", "replace").strip().splitlines()[-3:])
+    detail = f"exit {proc.returncode}" + (f": {tail[:300]}" if tail and proc.returncode else "")
+    return GateOutcome(spec.label, proc.returncode == 0, detail)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _file(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
+    path = inputs.cwd / (spec.path or "")
+    if not path.exists():
+        return GateOutcome(spec.label, False, f"{spec.path} does not exist")
+    if spec.pattern is None:
+        return GateOutcome(spec.label, True, f"{spec.path} exists")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        matched = re.search(spec.pattern, text, re.MULTILINE) is not None
+    except (OSError, re.error) as exc:
+        return GateOutcome(spec.label, False, f"cannot check {spec.path}: {exc}")
+    return GateOutcome(spec.label, matched, f"{spec.path} {'matches' if matched else 'does not match'} /{spec.pattern}/")
+
+
+def _promise(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
+    claims = check_promises(inputs.final_text, inputs.messages, inputs.cwd)
+    if not claims:
+        return GateOutcome(spec.label, True, "no checkable claims in the final answer")
+    broken = [c for c in claims if not c.kept]
+    if not broken:
+        return GateOutcome(spec.label, True, f"{len(claims)} claim(s) checked: " + ", ".join(c.subject for c in claims))
+    listed = "; ".join(f"{c.subject} {c.why}" for c in broken)
+    return GateOutcome(spec.label, False, f"the answer claims what is not so: {listed}")
+
+
+async def _validator(spec: GateSpec, inputs: GateInputs, judge: Judge) -> GateOutcome:
+    try:
+        score, reason = await judge.score(inputs)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a judge failure fails the gate, with the reason
+        return GateOutcome(spec.label, False, f"the judge failed: {type(exc).__name__}: {exc}")
+    ok = score >= spec.min
+    sign = "≥" if ok else "<"
+    return GateOutcome(spec.label, ok, f"score {score:.2f} {sign} threshold {spec.min:g} ({reason})")

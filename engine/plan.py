@@ -1,0 +1,192 @@
+"""Plans: units of work in dependency order, and the gates that judge the result (DESIGN.md section 2).
+
+```yaml
+version: 1
+units:
+  - id: gather
+    goal: Read the notes in fixtures/quickstart/.
+  - id: write
+    goal: Write build/summary.md from what you read.
+    needs: [gather]
+    tools: [write_file, read_file]      # optional: restrict the unit's tools
+    model: offline                      # optional: another model for this unit
+    script: scripts/write.yaml          # optional: an offline script for this unit
+gates:
+  - {kind: file, path: build/summary.md, pattern: "^# "}
+  - {kind: command, command: "test -s build/summary.md", timeout_s: 30}
+  - {kind: promise}
+  - {kind: validator, min: 0.7}
+learning:
+  gate: {kind: validator, min: 0.8}
+```
+Every problem is one `UsageError` naming the file, the line and what is wrong (exit 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arreio.engine.errors import UsageError
+
+PLAN_VERSION = 1
+
+
+class Unit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    goal: str = Field(min_length=1)
+    needs: list[str] = Field(default_factory=list)
+    tools: list[str] | None = None
+    model: str | None = None
+    script: str | None = None
+    max_steps: int | None = Field(None, ge=1)
+
+
+class GateSpec(BaseModel):
+    """One gate. Fields apply per kind: command/timeout_s; path/pattern; min (validator)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["command", "file", "promise", "validator"]
+    name: str | None = None
+    command: str | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    path: str | None = None
+    pattern: str | None = None
+    min: float = Field(0.7, ge=0, le=1)
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        detail = {"command": self.command, "file": self.path}.get(self.kind)
+        return f"{self.kind}: {detail}" if detail else self.kind
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = PLAN_VERSION
+    units: list[Unit] = Field(min_length=1)
+    gates: list[GateSpec] = Field(default_factory=list)
+    learning: dict[str, Any] = Field(default_factory=dict)
+    source: str = Field("", exclude=True)
+
+    def ordered(self) -> list[Unit]:
+        """Units in dependency order (stable: file order among equals)."""
+        done: list[str] = []
+        remaining = list(self.units)
+        while remaining:
+            ready = [u for u in remaining if all(n in done for n in u.needs)]
+            if not ready:  # validated away in `load_plan`; kept as a guard
+                raise UsageError(f"{self.source}: units {', '.join(u.id for u in remaining)} depend on each other")
+            done.append(ready[0].id)
+            remaining.remove(ready[0])
+        by_id = {u.id: u for u in self.units}
+        return [by_id[i] for i in done]
+
+
+def _line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line of a location in ruamel's round-trip data, as deep as it can find."""
+    line = None
+    node = data
+    for key in loc:
+        lc = getattr(node, "lc", None)
+        try:
+            if lc is not None:
+                if isinstance(key, int):
+                    line = lc.item(key)[0] + 1
+                else:
+                    line = lc.key(key)[0] + 1
+            node = node[key]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    return line
+
+
+def load_plan(path: Path) -> Plan:
+    """Read and validate a plan file."""
+    from ruamel.yaml import YAML, YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"plan file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read plan {path}: {exc}") from None
+    try:
+        data = YAML(typ="rt").load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise UsageError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: a plan is a mapping with `units:` (and optional `gates:`)")
+    try:
+        plan = Plan.model_validate(_plain(data))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        line = _line_of(data, loc) or _line_of(data, loc[:-1])
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        raise UsageError(f"{path}{f':{line}' if line else ''}: {field}: {err['msg']}") from None
+    plan.source = str(path)
+    if plan.version > PLAN_VERSION:
+        raise UsageError(f"{path}: plan version {plan.version} is newer than this arreio understands ({PLAN_VERSION})")
+    _check_graph(plan, data, path)
+    return plan
+
+
+def _check_graph(plan: Plan, data: Any, path: Path) -> None:
+    ids: dict[str, int] = {}
+    for i, unit in enumerate(plan.units):
+        if unit.id in ids:
+            line = _line_of(data, ("units", i, "id"))
+            raise UsageError(f"{path}{f':{line}' if line else ''}: duplicate unit id '{unit.id}'")
+        ids[unit.id] = i
+    for i, unit in enumerate(plan.units):
+        for j, need in enumerate(unit.needs):
+            if need not in ids:
+                line = _line_of(data, ("units", i, "needs", j))
+                raise UsageError(f"{path}{f':{line}' if line else ''}: unit '{unit.id}' needs unknown unit '{need}'")
+    # cycle check: depth-first with colours
+    state: dict[str, int] = {}
+
+    def visit(uid: str, trail: list[str]) -> None:
+        state[uid] = 1
+        for need in plan.units[ids[uid]].needs:
+            if state.get(need) == 1:
+                cycle = " → ".join([*trail[trail.index(need):], need]) if need in trail else f"{uid} → {need}"
+                line = _line_of(data, ("units", ids[uid], "needs"))
+                raise UsageError(f"{path}{f':{line}' if line else ''}: dependency cycle: {cycle}")
+            if state.get(need) is None:
+                visit(need, [*trail, need])
+        state[uid] = 2
+
+    for unit in plan.units:
+        if state.get(unit.id) is None:
+            visit(unit.id, [unit.id])
+    for k, gate in enumerate(plan.gates):
+        missing = {"command": gate.command, "file": gate.path}.get(gate.kind, "ok")
+        if missing is None:
+            what = "command" if gate.kind == "command" else "path"
+            line = _line_of(data, ("gates", k))
+            raise UsageError(f"{path}{f':{line}' if line else ''}: gate {k + 1} ({gate.kind}) needs `{what}:`")
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's commented containers → plain dicts/lists (pydantic wants plain data)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def single_unit_plan(goal: str) -> Plan:
+    """No `--plan`: the goal is one unit and the promise gate runs by default."""
+    return Plan(units=[Unit(id="main", goal=goal or "continue")], gates=[GateSpec(kind="promise")], source="(goal)")

@@ -1,0 +1,77 @@
+"""`--record FILE`: a provider that wraps the run's real one and writes every call to a cassette.
+
+Transparent: the runner sees exactly the inner provider's stream, event by event, as it arrives.
+When a call's stream has ended (its `Done` passed on), the call is appended to the cassette — its
+request fingerprint and part digests, the events in order, the usage, and the fault when the call
+failed (a 429, a 500, a cut stream), so a replay walks the same retry path. A stream abandoned midway
+(Ctrl-C) is not written: the runner does not keep it either. See `engine/cassette.py` for the format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+from arreio.engine.cassette import (
+    CassetteCall,
+    CassetteHeader,
+    CassetteWriter,
+    Redactor,
+    canonical_request,
+    fingerprint,
+    request_digest,
+)
+from arreio.engine.ids import iso_ms
+from arreio.engine.ports import Clock, Provider, SystemClock
+from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, Usage
+
+
+def _arreio_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arreio")
+    except PackageNotFoundError:
+        return ""
+
+
+class RecordingProvider:
+    """Records `inner`'s calls to the cassette at `path` (replaced if it exists). `env` supplies the
+    secret values to redact; `model` is the model string the run uses (replay stamps runs with it)."""
+
+    def __init__(
+        self, inner: Provider, path: Path, *, model: str, env: Mapping[str, str], clock: Clock | None = None
+    ) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = model
+        self.redactor = Redactor(env)
+        header = CassetteHeader(model=model, created_at=iso_ms((clock or SystemClock()).now()), arreio=_arreio_version())
+        self.writer = CassetteWriter(Path(path), header, self.redactor)
+
+    @property
+    def warnings(self) -> list[str]:
+        """A replay being re-recorded keeps reporting its warnings."""
+        return list(getattr(self.inner, "warnings", None) or [])
+
+    @property
+    def calls(self) -> int:
+        return self.writer.calls
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        canonical = canonical_request(request, self.redactor)
+        events: list[StreamEvent] = []
+        done: Done | None = None
+        async for event in self.inner.stream(request):
+            events.append(event)
+            if isinstance(event, Done):
+                done = event
+            yield event
+        # The stream ran to its end (a `Done` or, against the protocol, none): record it as it was.
+        self.writer.append(
+            CassetteCall(
+                n=self.writer.calls + 1, fingerprint=fingerprint(canonical), request=request_digest(canonical),
+                events=events, usage=done.usage if done else Usage(), stop_reason=done.stop_reason if done else None,
+                fault=done.error if done else None,
+            )
+        )

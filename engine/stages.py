@@ -1,0 +1,117 @@
+"""The execution, gates and learning stages of the conveyor (DESIGN.md section 2), kept apart from
+`pipeline.py` so each stays short. Each stage is an async generator of events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from arreio.engine import events as ev
+from arreio.engine.errors import UsageError
+from arreio.engine.feature import RunContext
+from arreio.engine.gates import GateInputs, Judge, evaluate_gate
+from arreio.engine.plan import Plan, Unit
+from arreio.engine.ports import Provider
+from arreio.engine.runner import Outcome, Runner
+from arreio.engine.tools.registry import ToolRegistry
+
+
+class LearningPass(Protocol):
+    """The `--learn` stage (supplied by the `learning` layer through `cli/deps.py`)."""
+
+    async def run(self, ctx: RunContext, *, events: list[Any], messages: list, goal: str, model: str,
+                  config: dict[str, Any] | None = None) -> ev.LearningPassDone: ...
+
+
+def goal_title(text: str) -> str:
+    first = next((ln.strip().lstrip("#").strip() for ln in text.splitlines() if ln.strip()), "")
+    return first[:100]
+
+
+def unit_message(plan: Plan, unit: Unit, goal: str | None, first: bool) -> str:
+    """The user message that starts a unit. A one-unit run sends the goal as it is."""
+    if plan.source == "(goal)":
+        return goal or unit.goal
+    text = f"Unit '{unit.id}': {unit.goal.strip()}"
+    if first and goal:
+        return f"{goal.strip()}\n\n---\n{text}"
+    return text
+
+
+@dataclass
+class UnitRunner:
+    """Runs a plan's units in order on one runner; per-unit tools, model and script."""
+
+    plan: Plan
+    runner: Runner
+    tools: ToolRegistry
+    goal: str | None
+    resume_only: bool  # continue the history without a new message (`--resume` without `--goal`)
+    make_provider: Callable[[str, Path | None], Provider]
+    default_model: str
+    plan_dir: Path = field(default_factory=Path.cwd)
+
+    async def run(self) -> AsyncIterator[ev.Event]:
+        for index, unit in enumerate(self.plan.ordered()):
+            self._configure(unit)
+            text = None if self.resume_only else unit_message(self.plan, unit, self.goal, index == 0)
+            if text is None:
+                title = f"continue session {self.runner.session.id}"
+            else:
+                title = goal_title(text if self.plan.source == "(goal)" else unit.goal)
+            yield ev.UnitStart(unit_id=unit.id, goal=title)
+            async for event in self.runner.run(text, unit_id=unit.id, max_steps=unit.max_steps):
+                yield event
+            if self.runner.outcome.verdict != "success":
+                return
+
+    def _configure(self, unit: Unit) -> None:
+        if unit.tools is not None:
+            unknown = [n for n in unit.tools if n not in self.tools]
+            if unknown:
+                raise UsageError(f"{self.plan.source}: unit '{unit.id}' names unknown tool(s) {', '.join(unknown)}")
+            self.runner.tools = self.tools.subset(unit.tools)
+        else:
+            self.runner.tools = self.tools
+        if unit.model or unit.script:
+            model = unit.model or self.default_model
+            script = (self.plan_dir / unit.script) if unit.script else None
+            self.runner.provider = self.make_provider(model, script)
+            self.runner.model = model
+
+
+async def run_gates(plan: Plan, inputs: GateInputs, judge: Judge | None, failures: list[str]) -> AsyncIterator[ev.Event]:
+    """Every gate yields a `gate_result`; failures are collected for the verdict."""
+    for spec in plan.gates:
+        outcome = await evaluate_gate(spec, inputs, judge)
+        yield ev.GateResult(gate=outcome.gate, passed=outcome.passed, detail=outcome.detail)
+        if not outcome.passed:
+            failures.append(f"{outcome.gate} — {outcome.detail}")
+            if spec.kind == "promise":
+                yield ev.Warning_(message=f"the final answer promised what is not so: {outcome.detail}", code="promise")
+
+
+def gated_outcome(outcome: Outcome, failures: list[str]) -> Outcome:
+    if not failures:
+        return outcome
+    message = f"{len(failures)} gate(s) failed: " + "; ".join(failures)
+    return Outcome("failed", 1, message, outcome.final_text)
+
+
+async def run_learning(
+    learning: LearningPass | None, ctx: RunContext, *, events: list[Any], messages: list, goal: str, model: str,
+    config: dict[str, Any],
+) -> AsyncIterator[ev.Event]:
+    """The learning pass: only after the gates passed, never fatal (a failure is an event and a warning)."""
+    if learning is None:
+        yield ev.Warning_(message="--learn: the learning layer is not wired in this build", code="learning")
+        return
+    try:
+        done = await learning.run(ctx, events=events, messages=messages, goal=goal, model=model, config=config)
+    except Exception as exc:  # noqa: BLE001 - the pass is non-fatal by contract
+        done = ev.LearningPassDone(error=f"{type(exc).__name__}: {exc}")
+    yield done
+    if done.error:
+        yield ev.Warning_(message=f"learning pass failed closed, nothing applied: {done.error}", code="learning")

@@ -1,0 +1,414 @@
+"""MCP servers as a tool family (official `mcp` package, 2.x).
+
+`McpHub` holds one run's connections. They live on a private event loop in a daemon thread: the
+tool set must be known when the run is assembled (`Feature.tools` is synchronous), and the SDK's
+anyio task groups must be entered and left by the same task, which a per-server task on that loop
+guarantees. Calls hop over with `run_coroutine_threadsafe`, so a Ctrl-C that cancels the caller
+cancels the request on the server's loop too.
+
+Each server's tools are offered as `<server>__<tool>` `McpTool`s — ordinary `Tool`s, so every call
+goes through the protection chain and every hook. A server that fails to start is a warning and no
+tools; one that dies mid-run turns its tools into a clear error result and a warning; the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+from arreio.engine.messages import ImagePart
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.tools.mcp_config import HttpServer, McpServerConfig, StdioServer, expand_vars
+
+SEP = "__"
+_MAX_NAME = 64  # providers' limit on tool names
+_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_LOG_TAIL_CHARS = 400
+_CLOSE_TIMEOUT_S = 10.0
+_SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
+
+
+@dataclass
+class ServerState:
+    """What `arreio mcp list` and the report say about one server."""
+
+    name: str
+    transport: str
+    state: str = "pending"  # pending | ready | failed | dead | disabled | closed
+    detail: str = ""
+    tools: list[str] = field(default_factory=list)  # offered names, `<server>__<tool>`
+
+
+class _Connection:
+    def __init__(self, name: str, config: McpServerConfig) -> None:
+        self.name = name
+        self.config = config
+        self.client: Any = None
+        self.listing: list[Any] = []
+        self.stop: asyncio.Event | None = None
+        self.task: asyncio.Task | None = None
+        self.log_path: Path | None = None
+        self.status = ServerState(name, config.transport, "disabled" if not config.enabled else "pending")
+
+
+class McpHub:
+    """The MCP connections of one run. `start()` connects every enabled server in parallel and lists
+    its tools; `tools()` offers them; `close()` shuts everything down (idempotent, also at exit)."""
+
+    def __init__(
+        self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str], log_dir: Path | None = None
+    ) -> None:
+        self.cwd = cwd
+        self.env = dict(env)
+        self.log_dir = log_dir
+        self._conns = {name: _Connection(name, cfg) for name, cfg in servers.items()}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="arreio-mcp", daemon=True)
+        self._thread.start()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._pending: list[str] = []  # warnings not yet shown (drained by the run's hook)
+        self.warnings: list[str] = []  # every warning of the run, for the report
+
+    # -- state ------------------------------------------------------------------------------------
+    def states(self) -> list[ServerState]:
+        return [c.status for c in self._conns.values()]
+
+    def warn(self, message: str) -> None:
+        with self._lock:
+            self._pending.append(message)
+            self.warnings.append(message)
+
+    def drain_warnings(self) -> list[str]:
+        with self._lock:
+            out, self._pending = self._pending, []
+        return out
+
+    # -- start --------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Connect and list, blocking the caller (run assembly) until every server answered or failed."""
+        live = [c for c in self._conns.values() if c.config.enabled]
+        if not live:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._start_all(live), self._loop)
+        future.result(timeout=max(c.config.connect_timeout_s for c in live) + 15)
+
+    async def _start_all(self, conns: list[_Connection]) -> None:
+        await asyncio.gather(*(self._start_one(c) for c in conns))
+
+    async def _start_one(self, conn: _Connection) -> None:
+        ready: asyncio.Future = self._loop.create_future()
+        conn.stop = asyncio.Event()
+        conn.task = self._loop.create_task(self._serve(conn, ready))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), conn.config.connect_timeout_s)
+        except TimeoutError:
+            conn.task.cancel()
+            with contextlib.suppress(BaseException):
+                await conn.task
+            self._fail(conn, f"did not answer within {conn.config.connect_timeout_s:g}s")
+        except Exception as exc:  # noqa: BLE001 — any start-up failure is a warning, never a crash
+            self._fail(conn, _describe(exc))
+        else:
+            conn.status.state = "ready"
+
+    def _fail(self, conn: _Connection, why: str) -> None:
+        tail = _log_tail(conn.log_path)
+        conn.status.state, conn.status.detail = "failed", why + (f"; its stderr ends: {tail}" if tail else "")
+        self.warn(f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
+
+    async def _serve(self, conn: _Connection, ready: asyncio.Future) -> None:
+        """The connection's whole life, in one task: enter, list, wait for stop, leave."""
+        from mcp import Client
+        from mcp_types import Implementation
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                transport = await self._transport(conn, stack)
+                client = Client(transport, client_info=Implementation(name="arreio", version="0.1"))
+                await stack.enter_async_context(client)
+                conn.listing = await _list_all(client)
+                conn.client = client
+                ready.set_result(True)
+                await conn.stop.wait()  # type: ignore[union-attr]
+        except BaseException as exc:  # noqa: BLE001 — reported through `ready` or the state
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(_describe(exc)))
+            elif conn.status.state == "ready":
+                self._died(conn, _describe(exc))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    async def _transport(self, conn: _Connection, stack: contextlib.AsyncExitStack) -> Any:
+        cfg = conn.config
+        where = f"mcp_servers.{conn.name}"
+        if isinstance(cfg, StdioServer):
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            try:
+                extra = expand_vars(cfg.env, self.env, where + ".env")
+            except KeyError as exc:
+                raise RuntimeError(exc.args[0]) from None
+            env = {k: self.env[k] for k in _SAFE_ENV if k in self.env} | extra
+            cwd = Path(cfg.cwd) if cfg.cwd else self.cwd
+            params = StdioServerParameters(command=cfg.command, args=cfg.args, env=env, cwd=str(self.cwd / cwd))
+            errlog = stack.enter_context(self._errlog(conn))
+            return stdio_client(params, errlog=errlog)
+        assert isinstance(cfg, HttpServer)
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        try:
+            headers = expand_vars(cfg.headers, self.env, where + ".headers")
+        except KeyError as exc:
+            raise RuntimeError(exc.args[0]) from None
+        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        return streamable_http_client(cfg.url, http_client=http)
+
+    def _errlog(self, conn: _Connection) -> Any:
+        """The server's stderr goes to a log file (not the user's terminal); its tail explains a failure."""
+        if self.log_dir is None:
+            import tempfile
+
+            return tempfile.TemporaryFile("w+", encoding="utf-8")
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        conn.log_path = self.log_dir / f"mcp-{conn.name}.log"
+        return open(conn.log_path, "w", encoding="utf-8")  # noqa: SIM115 — closed by the exit stack
+
+    # -- tools --------------------------------------------------------------------------------------
+    def tools(self) -> list[McpTool]:
+        """One `McpTool` per listed tool of every ready server, named `<server>__<tool>`."""
+        out: list[McpTool] = []
+        for conn in self._conns.values():
+            if conn.status.state != "ready":
+                continue
+            taken: set[str] = set()
+            for remote in conn.listing:
+                name = tool_name(conn.name, remote.name, taken)
+                taken.add(name)
+                hint = getattr(remote.annotations, "read_only_hint", None) if remote.annotations else None
+                sensitive = conn.config.sensitive if conn.config.sensitive is not None else hint is not True
+                out.append(McpTool(self, conn.name, remote.name, name, remote.description or "", remote.input_schema,
+                                   sensitive=sensitive, timeout_s=conn.config.timeout_s))
+            conn.status.tools = sorted(taken)
+        return out
+
+    # -- calls --------------------------------------------------------------------------------------
+    async def call(self, server: str, remote: str, arguments: dict[str, Any], timeout_s: float) -> ToolResult:
+        """Call a tool from any event loop; failures are `ToolError`s the chain turns into data."""
+        conn = self._conns[server]
+        if conn.status.state != "ready" or self._closed:
+            raise ToolError(f"MCP server '{server}' is not running ({conn.status.detail or conn.status.state}); "
+                            "its tools are unavailable for the rest of this run — use another way")
+        future = asyncio.run_coroutine_threadsafe(self._call(conn, remote, arguments, timeout_s), self._loop)
+        return await asyncio.wrap_future(future)
+
+    async def _call(self, conn: _Connection, remote: str, arguments: dict[str, Any], timeout_s: float) -> ToolResult:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        try:
+            result = await conn.client.call_tool(remote, arguments, read_timeout_seconds=timeout_s)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise ToolError(f"timed out after {timeout_s:g}s waiting for MCP server '{conn.name}'",
+                                transient=True) from None
+            if exc.code == CONNECTION_CLOSED:
+                self._died(conn, "its connection closed")
+                raise ToolError(f"MCP server '{conn.name}' stopped during the call; its tools are unavailable "
+                                "for the rest of this run") from None
+            raise ToolError(f"MCP server '{conn.name}' refused the call: {exc}") from None
+        return normalise_result(result)
+
+    def _died(self, conn: _Connection, why: str) -> None:
+        if conn.status.state != "ready":
+            return
+        tail = _log_tail(conn.log_path)
+        conn.status.state, conn.status.detail = "dead", why + (f"; its stderr ends: {tail}" if tail else "")
+        self.warn(f"MCP server '{conn.name}' stopped mid-run ({conn.status.detail}); its tools are unavailable")
+
+    # -- shutdown -----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop every server (stdin closed, then terminate after a grace period) and the loop thread."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._close_all(), self._loop).result(timeout=_CLOSE_TIMEOUT_S)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=2)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    async def _close_all(self) -> None:
+        tasks = []
+        for conn in self._conns.values():
+            if conn.stop is not None:
+                conn.stop.set()
+            if conn.task is not None:
+                tasks.append(conn.task)
+            if conn.status.state == "ready":
+                conn.status.state = "closed"
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=_CLOSE_TIMEOUT_S - 1)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1)
+
+
+class _AnyArgs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "array": (list,), "object": (dict,), "null": (type(None),),
+}
+
+
+def _args_model(schema: Mapping[str, Any]) -> type[BaseModel]:
+    """A permissive model that still checks what the schema makes cheap to check (required keys and
+    top-level JSON types), so a bad call fails in the chain with a readable message."""
+    required = [r for r in schema.get("required", []) if isinstance(r, str)]
+    props = schema.get("properties", {}) if isinstance(schema.get("properties"), Mapping) else {}
+
+    class Args(_AnyArgs):
+        @model_validator(mode="before")
+        @classmethod
+        def _check(cls, data: Any) -> Any:
+            if not isinstance(data, Mapping):
+                return data
+            missing = [r for r in required if r not in data]
+            if missing:
+                raise PydanticCustomError("mcp_args", "missing required argument(s): {names}",
+                                          {"names": ", ".join(missing)})
+            for key, value in data.items():
+                wanted = props.get(key, {}).get("type") if isinstance(props.get(key), Mapping) else None
+                kinds = [wanted] if isinstance(wanted, str) else wanted if isinstance(wanted, list) else []
+                allowed = tuple(t for k in kinds for t in _JSON_TYPES.get(k, ()))
+                bad_bool = isinstance(value, bool) and bool not in allowed
+                if allowed and (not isinstance(value, allowed) or bad_bool):
+                    raise PydanticCustomError("mcp_args", "'{key}' must be {kinds} (got {got})",
+                                              {"key": key, "kinds": " or ".join(kinds), "got": repr(value)[:40]})
+            return data
+
+    return Args
+
+
+class McpTool(Tool):
+    """One remote tool, wrapped so it goes through the same chain as every other tool."""
+
+    repeat = "few"
+
+    def __init__(self, hub: McpHub, server: str, remote: str, name: str, description: str,
+                 schema: dict[str, Any], *, sensitive: bool, timeout_s: float) -> None:
+        self.hub, self.server, self.remote = hub, server, remote
+        self.name = name  # type: ignore[misc]
+        self.description = f"[MCP {server}] {description}".strip()  # type: ignore[misc]
+        self._schema = dict(schema or {"type": "object", "properties": {}})
+        self._schema.pop("title", None)
+        self.input_model = _args_model(self._schema)  # type: ignore[misc]
+        self.sensitive = sensitive  # type: ignore[misc]
+        self.call_timeout_s = timeout_s
+        self.timeout_s = timeout_s + 5  # type: ignore[misc]  # the chain's backstop; the MCP timeout speaks first
+
+    def input_schema(self) -> dict[str, Any]:  # type: ignore[override]
+        return self._schema
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        arguments = args.model_dump() if isinstance(args, BaseModel) else dict(args)
+        return await self.hub.call(self.server, self.remote, arguments, self.call_timeout_s)
+
+
+def tool_name(server: str, remote: str, taken: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+    """`<server>__<tool>`, made safe for every provider (charset, 64 chars) and unique."""
+    base = (server + SEP + _BAD_CHARS.sub("_", remote))[:_MAX_NAME]
+    name, n = base, 2
+    while name in taken:
+        suffix = f"_{n}"
+        name, n = base[: _MAX_NAME - len(suffix)] + suffix, n + 1
+    return name
+
+
+def normalise_result(result: Any) -> ToolResult:
+    """MCP content blocks → one `ToolResult`: text joined, images kept as images, resources inlined
+    when textual and described when binary; `is_error` carried over."""
+    texts: list[str] = []
+    images: list[ImagePart] = []
+    for block in result.content or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "image":
+            images.append(ImagePart(media_type=block.mime_type, data=block.data))
+            texts.append(f"[image {len(images)}: {block.mime_type}]")
+        elif kind == "audio":
+            texts.append(f"[audio omitted: {block.mime_type}, {_b64_size(block.data)} bytes]")
+        elif kind == "resource":
+            res = block.resource
+            mime = getattr(res, "mime_type", None) or ""
+            if hasattr(res, "text"):
+                texts.append(f"[resource {res.uri}]\n{res.text}")
+            elif mime.startswith("image/"):
+                images.append(ImagePart(media_type=mime, data=res.blob))
+                texts.append(f"[image {len(images)}: {mime} from {res.uri}]")
+            else:
+                texts.append(f"[binary resource {res.uri} ({mime or 'unknown type'}), {_b64_size(res.blob)} bytes omitted]")
+        elif kind == "resource_link":
+            texts.append(f"[resource link: {getattr(block, 'name', '')} <{block.uri}>]")
+    if not texts and getattr(result, "structured_content", None) is not None:
+        texts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+    content = "\n".join(texts) if texts else "(the tool returned no content)"
+    return ToolResult(content=content, is_error=bool(getattr(result, "is_error", False)), images=images)
+
+
+async def _list_all(client: Any) -> list[Any]:
+    tools, cursor = [], None
+    for _ in range(100):  # a paginator that never ends cannot hang the start
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _b64_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except ValueError:
+        return len(data) * 3 // 4
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception, digging into exception groups (anyio wraps failures in them)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+
+
+def _log_tail(path: Path | None) -> str:
+    if path is None or not path.exists():
+        return ""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    tail = " | ".join(lines[-3:])
+    return tail[-_LOG_TAIL_CHARS:]

@@ -1,0 +1,48 @@
+"""The learning gate: only it decides (DESIGN.md invariant 4). Pure, pluggable by config."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from arreio.engine.errors import ConfigError
+from arreio.learning.proposals import Proposal
+
+DEFAULT_THRESHOLD = 0.7
+
+
+@dataclass(frozen=True)
+class Verdict:
+    approved: bool
+    reason: str
+
+
+class Gate(Protocol):
+    def decide(self, proposal: Proposal) -> Verdict: ...
+
+
+@dataclass(frozen=True)
+class ScoreGate:
+    """Approves when `score >= threshold` (inclusive)."""
+
+    threshold: float = DEFAULT_THRESHOLD
+
+    def decide(self, proposal: Proposal) -> Verdict:
+        if proposal.score >= self.threshold:
+            return Verdict(True, f"score {proposal.score:.2f} ≥ threshold {self.threshold:g}")
+        return Verdict(False, f"score {proposal.score:.2f} < threshold {self.threshold:g} (learn only from validated wins)")
+
+
+def make_gate(config: Mapping[str, Any] | None) -> Gate:
+    """`{kind: validator, min: 0.8}` → a ScoreGate; nothing → the default 0.7."""
+    config = dict(config or {})
+    kind = config.pop("kind", "validator")
+    if kind != "validator":
+        raise ConfigError(f"learning gate kind {kind!r} is unknown (known: validator)")
+    threshold = config.pop("min", DEFAULT_THRESHOLD)
+    if config:
+        raise ConfigError(f"learning gate: unknown setting(s) {', '.join(sorted(config))}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+        raise ConfigError(f"learning gate: min must be a number in [0, 1], got {threshold!r}")
+    return ScoreGate(float(threshold))

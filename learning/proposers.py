@@ -1,0 +1,105 @@
+"""Proposers turn a run summary into raw proposals. They suggest; they never write (invariant 4).
+
+- `OfflineProposer`: deterministic, derived from the run's events, so CI exercises the whole pass.
+- `ModelProposer`: asks a model through the provider layer for structured JSON proposals.
+Both see the current memory, to avoid duplicates and to propose replace/remove.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Protocol
+
+from arreio.learning.summary import RunSummary
+
+DO_NOT_CAPTURE = (
+    "environment failures (missing tools, network, permissions)",
+    "transient errors (timeouts, rate limits, flaky commands)",
+    "one-off narratives of what happened in this run",
+    "unresolved attempts and guesses that were not confirmed",
+    "task progress (what was done or is left in this task)",
+)
+
+
+class Proposer(Protocol):
+    async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
+        """Raw proposals (dicts); validation happens in the kernel."""
+        ...
+
+
+class OfflineProposer:
+    """A durable fact about where this kind of task reads and writes (score 0.82), and the
+    do-not-capture kinds it sees — task progress (0.35), tool failures (0.2) — which the gate rejects."""
+
+    async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
+        from arreio.engine.stages import goal_title
+
+        known = {entry.strip() for entries in current.values() for entry in entries}
+        title = goal_title(summary.goal) or "the goal"
+        proposals: list[dict[str, Any]] = []
+        reads = [str(t.arguments.get("path")) for t in summary.tools if t.name == "read_file" and not t.is_error]
+        written = summary.files_written
+        if written:
+            fact = f"For '{title}': inputs {', '.join(dict.fromkeys(reads)) or 'none'}; output {', '.join(written)}."
+            if fact not in known:
+                proposals.append({"target": "memory", "action": "add", "content": fact, "score": 0.82,
+                                  "rationale": "where this recurring task reads and writes; saves a search next time"})
+        proposals.append({"target": "memory", "action": "add", "content": f"Completed '{title}' in {summary.steps} steps.",
+                          "score": 0.35, "rationale": "task progress (on the do-not-capture list)"})
+        for error in summary.errors[:3]:
+            proposals.append({"target": "memory", "action": "add", "content": f"{error.name} failed: {error.preview[:100]}",
+                              "score": 0.2, "rationale": "a tool failure in this run (possibly transient)"})
+        return proposals
+
+
+PROMPT = """You review a finished agent run and propose what is worth remembering in future sessions.
+Two stores: "memory" (the agent's notes: durable facts about the environment and project, conventions,
+decisions) and "user" (the user's preferences and corrections — these matter most).
+Do NOT propose: {dont}.
+Current memory (avoid duplicates; propose replace/remove when an entry is wrong or outdated):
+{current}
+
+The run:
+{summary}
+
+Answer with JSON only: a list of objects with keys target ("memory"|"user"), action ("add"|"replace"|"remove"),
+content, old_text (for replace/remove: a short unique substring of the entry), score (0..1: how sure you are this
+is durable and useful), rationale. An empty list is a fine answer."""
+
+
+class ModelProposer:
+    """Asks a model for proposals. Any failure raises: the kernel then fails the pass closed."""
+
+    def __init__(self, provider: Any, model: str) -> None:
+        self.provider = provider
+        self.model = model
+
+    async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
+        from arreio.engine.messages import Message
+        from arreio.engine.providers.base import Done, ModelRequest, TextChunk
+
+        shown = "\n".join(f"[{t}] {e}" for t, entries in current.items() for e in entries) or "(empty)"
+        prompt = PROMPT.format(dont="; ".join(DO_NOT_CAPTURE), current=shown, summary=summary.render())
+        request = ModelRequest(model=self.model, messages=[Message.user(prompt)], max_tokens=2000)
+        text, done = "", None
+        async for chunk in self.provider.stream(request):
+            if isinstance(chunk, TextChunk):
+                text += chunk.text
+            elif isinstance(chunk, Done):
+                done = chunk
+        if done is None or done.error is not None:
+            raise RuntimeError(f"proposer model call failed: {done.error.message if done and done.error else 'no reply'}")
+        return parse_json_list(text)
+
+
+def parse_json_list(text: str) -> list[Any]:
+    """The JSON list in a model's answer (code fences allowed); raises ValueError otherwise."""
+    body = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    start, end = body.find("["), body.rfind("]")
+    if start < 0 or end < start:
+        raise ValueError("the proposer's answer holds no JSON list")
+    data = json.loads(body[start : end + 1])
+    if not isinstance(data, list):
+        raise ValueError("the proposer's answer is not a list")
+    return data

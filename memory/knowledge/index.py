@@ -1,0 +1,252 @@
+"""The knowledge base: incremental indexing (add / sync / remove) and hybrid search.
+
+Indexing runs in two phases so it can be stopped at any moment: first every new or changed file is
+chunked and stored (one transaction per file; its chunks are searchable by keyword at once), then
+chunks without a vector are embedded in batches (one transaction per batch). Whatever stops the
+process, the index is usable, and the next `add` or `sync` embeds only what is still missing.
+Unchanged files are recognised by the SHA-256 of their bytes and skipped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from arreio.memory.knowledge import cjk
+from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
+from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
+from arreio.memory.knowledge.embedders import (
+    NO_EMBEDDER_NOTICE,
+    Embedder,
+    default_embedder,
+)
+from arreio.memory.knowledge.fusion import FusionConfig, fuse
+from arreio.memory.knowledge.sources import SourceText, expand, read_text
+
+DB_NAME = "knowledge.sqlite"
+Mode = Literal["hybrid", "keyword", "vector"]
+# (phase, done, total): phase "files" while reading and chunking, "embed" while embedding.
+ProgressFn = Callable[[str, int, int], None]
+Outcome = Literal["added", "updated", "unchanged"]
+
+
+@dataclass
+class AddReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    chunks: int = 0  # chunks written for added or updated files
+    embedded: int = 0
+    pending: int = 0  # chunks still without a vector (no embedder, or interrupted)
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SyncReport:
+    removed: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    pending: int = 0
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class KnowledgeStats:
+    backend: BackendStats
+    embedder: str | None
+    notice: str | None  # said once when search is keyword-only
+
+
+def _noop(phase: str, done: int, total: int) -> None:
+    pass
+
+
+class KnowledgeBase:
+    """A backend, an optional embedder (None: keyword search only), and the chunking and fusion
+    settings. Safe to use from one thread at a time."""
+
+    def __init__(
+        self,
+        backend: KnowledgeBackend,
+        embedder: Embedder | None,
+        *,
+        chunking: ChunkConfig = ChunkConfig(),
+        fusion: FusionConfig = FusionConfig(),
+        batch_size: int = 32,
+    ) -> None:
+        self.backend = backend
+        self.embedder = embedder
+        self.chunking = chunking
+        self.fusion = fusion
+        self.batch_size = batch_size
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def add_text(self, path: str, text: str, sha256: str, size: int | None = None) -> Outcome:
+        """Index one document's text under `path` unless a document with that hash is there."""
+        return self._index_one(path, text, sha256, size)[0]
+
+    def _index_one(self, path: str, text: str, sha256: str, size: int | None) -> tuple[Outcome, int]:
+        existing = self.backend.get_document(path)
+        if existing is not None and existing.sha256 == sha256:
+            return "unchanged", 0
+        chunks = chunk_text(text, self.chunking)
+        self.backend.replace_document(path, sha256, len(text.encode()) if size is None else size, chunks)
+        return ("added" if existing is None else "updated"), len(chunks)
+
+    def _index_files(self, files: list[Path], progress: ProgressFn) -> tuple[Counter[str], list[str]]:
+        """Outcome counts (added / updated / unchanged / chunks) and skip notices."""
+        counts: Counter[str] = Counter()
+        notices: list[str] = []
+        for done, file in enumerate(files, start=1):
+            source = read_text(file)
+            if isinstance(source, SourceText):
+                outcome, chunks = self._index_one(str(source.path), source.text, source.sha256, source.size)
+                counts[outcome] += 1
+                counts["chunks"] += chunks
+            else:
+                notices.append(source)
+            progress("files", done, len(files))
+        return counts, notices
+
+    def add(self, arguments: list[str], cwd: Path, progress: ProgressFn = _noop) -> AddReport:
+        """Index the files, folders and globs named; then embed whatever lacks a vector."""
+        files, notices = expand(arguments, cwd)
+        counts, skipped = self._index_files(files, progress)
+        report = AddReport(counts["added"], counts["updated"], counts["unchanged"], counts["chunks"])
+        report.notices = notices + skipped
+        report.embedded = self.embed_pending(progress)
+        report.pending = self.backend.count_pending_vectors() if self.embedder else 0
+        if self.embedder is None:
+            report.notices.append(NO_EMBEDDER_NOTICE)
+        return report
+
+    def embed_pending(self, progress: ProgressFn = _noop) -> int:
+        """Embed chunks that have no vector, one committed batch at a time. Returns how many."""
+        if self.embedder is None:
+            return 0
+        model = self.backend.vector_model()
+        if model is not None and model != self.embedder.name:
+            self.backend.reset_vectors(self.embedder.name)  # another model's vectors don't compare
+        total = self.backend.count_pending_vectors()
+        done = 0
+        while True:
+            batch = self.backend.pending_vectors(self.batch_size)
+            if not batch:
+                break
+            vectors = self.embedder.embed_passages([cjk.unwrap(text) for _, text in batch])
+            self.backend.set_vectors(self.embedder.name, [chunk_id for chunk_id, _ in batch], vectors)
+            done += len(batch)
+            progress("embed", done, max(total, done))
+        return done
+
+    def sync(self, progress: ProgressFn = _noop) -> SyncReport:
+        """Re-check every indexed file: drop the removed, re-index the changed, finish embedding."""
+        report = SyncReport()
+        present: list[Path] = []
+        for document in self.backend.documents():
+            path = Path(document.path)
+            if path.is_file():
+                present.append(path)
+            else:
+                self.backend.remove_document(document.path)
+                report.removed += 1
+        counts, report.notices = self._index_files(present, progress)
+        report.updated, report.unchanged = counts["updated"] + counts["added"], counts["unchanged"]
+        report.embedded = self.embed_pending(progress)
+        report.pending = self.backend.count_pending_vectors() if self.embedder else 0
+        return report
+
+    def remove(self, argument: str, cwd: Path) -> list[str]:
+        """Drop a document, or every document under a folder. Returns the paths removed."""
+        target = Path(argument).expanduser()
+        target = (target if target.is_absolute() else cwd / target).resolve()
+        prefix = str(target).rstrip("/") + "/"
+        removed = []
+        for document in self.backend.documents():
+            if document.path == str(target) or document.path.startswith(prefix):
+                if self.backend.remove_document(document.path):
+                    removed.append(document.path)
+        return removed
+
+    # -- search -----------------------------------------------------------------------------
+
+    def vectors_ready(self, complete: bool = True) -> bool:
+        """True when the current embedder's vectors can be searched. With `complete`, also every
+        chunk must have one: a vector pass over part of the index would push the rest down the
+        fused ranking, so an interrupted index searches by keyword until embedding finishes."""
+        if self.embedder is None or self.backend.vector_model() != self.embedder.name:
+            return False
+        return not complete or self.backend.count_pending_vectors() == 0
+
+    def search(self, query: str, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:
+        """Top-k hits. `hybrid` fuses the keyword and vector passes by RRF (keyword only when no
+        vectors of the current embedder exist); `keyword` and `vector` run one pass."""
+        if not query.strip() or k < 1:
+            return []
+        n = max(self.fusion.per_pass, k)
+        # Keyword pass first: SQLite work done while the embedding model's threads spin down after
+        # a query would compete with them for the CPU.
+        keyword = [i for i, _ in self.backend.keyword_search(query, n)] if mode in ("hybrid", "keyword") else None
+        vector = None
+        if mode in ("hybrid", "vector") and self.vectors_ready(complete=mode == "hybrid"):
+            assert self.embedder is not None
+            vector = [i for i, _ in self.backend.vector_search(self.embedder.embed_query(query), n)]
+        rankings: list[list[int]] = []
+        weights: list[float] = []
+        if vector is not None:
+            rankings.append(vector)
+            weights.append(self.fusion.vector_weight if keyword is not None else 1.0)
+        if keyword is not None:
+            rankings.append(keyword)
+            weights.append(self.fusion.keyword_weight if vector is not None else 1.0)
+        if not rankings:
+            return []
+        candidates = {chunk_id for ranking in rankings for chunk_id in ranking}
+        records = self.backend.get_chunks(list(candidates))
+        fused = fuse(
+            rankings,
+            weights,
+            k=self.fusion.k,
+            identity=lambda chunk_id: (records[chunk_id].path, records[chunk_id].start_line)
+            if chunk_id in records
+            else chunk_id,
+            min_score=self.fusion.min_score,
+            top_k=k,
+        )
+        hits = []
+        for chunk_id, score in fused:
+            record = records.get(chunk_id)
+            if record is not None:
+                hits.append(Hit(record.path, record.start_line, record.end_line, score, record.text, chunk_id))
+        return hits
+
+    def stats(self) -> KnowledgeStats:
+        backend = self.backend.stats()
+        notice = None
+        if self.embedder is None:
+            notice = NO_EMBEDDER_NOTICE
+        elif backend.chunks and not self.vectors_ready():
+            missing = backend.chunks - backend.vectors if self.vectors_ready(complete=False) else backend.chunks
+            notice = (
+                f"{missing} chunks have no {self.embedder.name} vector yet (keyword search only): "
+                "run `arreio kb sync`"
+            )
+        return KnowledgeStats(backend, self.embedder.name if self.embedder else None, notice)
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def open_knowledge_base(
+    state_dir: Path, embedder: Embedder | None | Literal["auto"] = "auto", **options: Any
+) -> KnowledgeBase:
+    """The production knowledge base: `state_dir/knowledge.sqlite` and the default embedder."""
+    from arreio.memory.knowledge.sqlite_backend import SqliteBackend
+
+    chosen = default_embedder() if embedder == "auto" else embedder
+    return KnowledgeBase(SqliteBackend(state_dir / DB_NAME), chosen, **options)

@@ -1,0 +1,147 @@
+"""A pure in-memory backend for tests and throwaway use.
+
+Keyword ranking is Okapi BM25 with FTS5's constants (k1 = 1.2, b = 0.75, idf floored at 1e-6) over
+the same CJK-rewritten tokens, so on text without inflected English words it ranks as the SQLite
+backend does (FTS5's porter stemming is not reproduced: "indexes" does not match "index" here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from arreio.memory.knowledge import cjk
+from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord
+from arreio.memory.knowledge.chunking import Chunk
+from arreio.memory.knowledge.vector_cache import top_n
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_K1 = 1.2
+_B = 0.75
+
+
+@dataclass
+class _Stored:
+    record: ChunkRecord
+    terms: Counter[str]
+    length: int
+    vector: np.ndarray | None = None
+
+
+@dataclass
+class _Doc:
+    sha256: str
+    size: int
+    chunk_ids: list[int] = field(default_factory=list)
+
+
+class MemoryBackend:
+    """See `backend.KnowledgeBackend` for the contract."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, _Doc] = {}
+        self._chunks: dict[int, _Stored] = {}
+        self._next_id = 1
+        self._model: str | None = None
+
+    def get_document(self, path: str) -> DocumentRecord | None:
+        doc = self._docs.get(path)
+        return DocumentRecord(path, doc.sha256, doc.size, len(doc.chunk_ids)) if doc else None
+
+    def documents(self) -> list[DocumentRecord]:
+        return [r for r in (self.get_document(p) for p in sorted(self._docs)) if r is not None]
+
+    def replace_document(self, path: str, sha256: str, size: int, chunks: Sequence[Chunk]) -> None:
+        self.remove_document(path)
+        doc = _Doc(sha256, size)
+        for chunk in chunks:
+            terms = cjk.tokens(cjk.rewrite(chunk.text))
+            record = ChunkRecord(self._next_id, path, chunk.start_line, chunk.end_line, chunk.text)
+            self._chunks[self._next_id] = _Stored(record, Counter(terms), len(terms))
+            doc.chunk_ids.append(self._next_id)
+            self._next_id += 1
+        self._docs[path] = doc
+
+    def remove_document(self, path: str) -> bool:
+        doc = self._docs.pop(path, None)
+        if doc is None:
+            return False
+        for chunk_id in doc.chunk_ids:
+            del self._chunks[chunk_id]
+        return True
+
+    def vector_model(self) -> str | None:
+        return self._model
+
+    def reset_vectors(self, model: str) -> None:
+        self._model = model
+        for stored in self._chunks.values():
+            stored.vector = None
+
+    def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
+        pending = [(i, s.record.text) for i, s in sorted(self._chunks.items()) if s.vector is None]
+        return pending[:limit]
+
+    def count_pending_vectors(self) -> int:
+        return sum(1 for s in self._chunks.values() if s.vector is None)
+
+    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
+        import numpy as np
+
+        if self._model is None:
+            self._model = model
+        elif self._model != model:
+            raise ValueError(f"vectors of {model} cannot join vectors of {self._model}; reset first")
+        for chunk_id, vector in zip(ids, vectors, strict=True):
+            if chunk_id in self._chunks:
+                self._chunks[chunk_id].vector = np.asarray(vector, dtype=np.float32)
+
+    def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+        import numpy as np
+
+        have = [(i, s.vector) for i, s in sorted(self._chunks.items()) if s.vector is not None]
+        have = [(i, v) for i, v in have if v is not None and v.shape[0] == len(query_vector)]
+        if not have:
+            return []
+        ids = np.array([i for i, _ in have], dtype=np.int64)
+        return top_n(ids, np.stack([v for _, v in have]), query_vector, n)
+
+    def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
+        terms = cjk.query_terms(query)
+        if not terms or not self._chunks:
+            return []
+        total = len(self._chunks)
+        avg_len = sum(s.length for s in self._chunks.values()) / total or 1.0
+        idf = {}
+        for term in terms:
+            hits = sum(1 for s in self._chunks.values() if term in s.terms)
+            idf[term] = max(math.log((total - hits + 0.5) / (hits + 0.5)), 1e-6)
+        scored = []
+        for chunk_id, stored in self._chunks.items():
+            score = 0.0
+            matched = False
+            norm = _K1 * (1 - _B + _B * stored.length / avg_len)
+            for term in terms:
+                tf = stored.terms.get(term, 0)
+                if tf:
+                    matched = True
+                    score += idf[term] * tf * (_K1 + 1) / (tf + norm)
+            if matched:
+                scored.append((chunk_id, score))
+        scored.sort(key=lambda kv: (-kv[1], kv[0]))
+        return scored[:n]
+
+    def get_chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        return {i: self._chunks[i].record for i in ids if i in self._chunks}
+
+    def stats(self) -> BackendStats:
+        vectors = sum(1 for s in self._chunks.values() if s.vector is not None)
+        return BackendStats(len(self._docs), len(self._chunks), vectors, self._model, 0)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,75 @@
+"""Finding and reading the files a user asks to index.
+
+`expand` turns the PATH arguments of `kb add` (files, folders, globs) into files, skipping what a
+person would not mean (hidden folders such as `.git` and `.arreio`, virtualenvs, caches). `read_text`
+decides whether a file is text: no NUL byte and valid UTF-8 (a BOM is dropped); anything else is
+binary and skipped with a notice, never an error.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", ".venv", "site-packages", "dist", "build"})
+MAX_FILE_BYTES = 10 * 1024 * 1024  # bigger "text" is a log or a dump, not knowledge
+
+
+@dataclass(frozen=True)
+class SourceText:
+    path: Path
+    text: str
+    sha256: str
+    size: int
+
+
+def _walk(folder: Path) -> list[Path]:
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        found.extend(Path(root) / name for name in sorted(files) if not name.startswith("."))
+    return found
+
+
+def expand(arguments: list[str], cwd: Path) -> tuple[list[Path], list[str]]:
+    """Files named by the arguments (resolved, deduplicated, in order) and notices about
+    arguments that matched nothing."""
+    files: dict[Path, None] = {}
+    notices: list[str] = []
+    for argument in arguments:
+        candidate = Path(argument).expanduser()
+        if not candidate.is_absolute():
+            candidate = cwd / candidate
+        if candidate.exists():
+            matches = [candidate]
+        elif glob.has_magic(argument):
+            matches = [Path(m) for m in sorted(glob.glob(str(candidate), recursive=True))]
+        else:
+            matches = []
+        if not matches:
+            notices.append(f"{argument}: no such file or folder")
+        for match in matches:
+            for file in _walk(match) if match.is_dir() else [match] if match.is_file() else []:
+                files.setdefault(file.resolve(), None)
+    return list(files), notices
+
+
+def read_text(path: Path) -> SourceText | str:
+    """The file's text and content hash, or a one-line reason why it is not indexed."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return f"{path}: skipped, larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
+        data = path.read_bytes()
+    except OSError as error:
+        return f"{path}: skipped, cannot read ({error.strerror or error})"
+    if b"\x00" in data[:8192]:
+        return f"{path}: skipped, binary file"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return f"{path}: skipped, binary file (not UTF-8 text)"
+    return SourceText(path, text, hashlib.sha256(data).hexdigest(), len(data))

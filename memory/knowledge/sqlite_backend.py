@@ -1,0 +1,249 @@
+"""The production backend: one SQLite file (standard-library `sqlite3`).
+
+Tables: `meta` (schema version, vector model, vector generation), `documents`, `chunks` (text, line
+range, vector as a float32 BLOB or NULL while not yet embedded) and `chunks_fts`, an FTS5 index over
+the CJK-rewritten chunk text (rowid = chunk id). Every change is one transaction, so a process
+killed at any moment leaves the previous or the next consistent state. Vector search is exact
+brute force over the matrix cached by `VectorCache` (this Python cannot load SQLite extensions).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arreio.engine.errors import UsageError
+from arreio.memory.knowledge import cjk
+from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord
+from arreio.memory.knowledge.chunking import Chunk
+from arreio.memory.knowledge.vector_cache import VectorCache, top_n
+
+if TYPE_CHECKING:
+    import numpy as np
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    vec BLOB
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id);
+CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(id) WHERE vec IS NULL;
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2');
+"""
+
+
+class SqliteBackend:
+    """See `backend.KnowledgeBackend` for the contract. `path=":memory:"` works for throwaway use."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # isolation_level=None: transactions are opened explicitly in `_tx`.
+            self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA busy_timeout = 5000")
+            if self.path is not None:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = FULL")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise UsageError(f"cannot open knowledge base {path}: {error}") from error
+        self._cache = VectorCache(self.path)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        with self._tx() as db:
+            for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+                db.execute(statement)
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                db.execute("INSERT INTO meta VALUES ('vec_generation', '0')")
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise UsageError(
+                    f"knowledge base schema {row[0]} is newer than this arreio understands "
+                    f"({SCHEMA_VERSION}); upgrade arreio"
+                )
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    @staticmethod
+    def _bump_generation(db: sqlite3.Connection) -> None:
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vec_generation'")
+
+    # -- documents --------------------------------------------------------------------------
+
+    def get_document(self, path: str) -> DocumentRecord | None:
+        row = self._db.execute(
+            "SELECT d.path, d.sha256, d.size, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id) "
+            "FROM documents d WHERE d.path = ?",
+            (path,),
+        ).fetchone()
+        return DocumentRecord(*row) if row else None
+
+    def documents(self) -> list[DocumentRecord]:
+        rows = self._db.execute(
+            "SELECT d.path, d.sha256, d.size, COUNT(c.id) FROM documents d "
+            "LEFT JOIN chunks c ON c.doc_id = d.id GROUP BY d.id ORDER BY d.path"
+        ).fetchall()
+        return [DocumentRecord(*row) for row in rows]
+
+    def _delete_document(self, db: sqlite3.Connection, path: str) -> bool:
+        row = db.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return False
+        db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)", (row[0],))
+        had_vectors = db.execute(
+            "SELECT 1 FROM chunks WHERE doc_id = ? AND vec IS NOT NULL LIMIT 1", (row[0],)
+        ).fetchone()
+        db.execute("DELETE FROM chunks WHERE doc_id = ?", (row[0],))
+        db.execute("DELETE FROM documents WHERE id = ?", (row[0],))
+        if had_vectors:
+            self._bump_generation(db)
+        return True
+
+    def replace_document(self, path: str, sha256: str, size: int, chunks: Sequence[Chunk]) -> None:
+        with self._tx() as db:
+            self._delete_document(db, path)
+            doc_id = db.execute(
+                "INSERT INTO documents (path, sha256, size) VALUES (?, ?, ?)", (path, sha256, size)
+            ).lastrowid
+            for chunk in chunks:
+                chunk_id = db.execute(
+                    "INSERT INTO chunks (doc_id, start_line, end_line, text) VALUES (?, ?, ?, ?)",
+                    (doc_id, chunk.start_line, chunk.end_line, chunk.text),
+                ).lastrowid
+                db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (chunk_id, cjk.rewrite(chunk.text)))
+
+    def remove_document(self, path: str) -> bool:
+        with self._tx() as db:
+            return self._delete_document(db, path)
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    def vector_model(self) -> str | None:
+        return self._meta("vector_model")
+
+    def reset_vectors(self, model: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE chunks SET vec = NULL WHERE vec IS NOT NULL")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
+            self._bump_generation(db)
+
+    def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
+        return self._db.execute(
+            "SELECT id, text FROM chunks WHERE vec IS NULL ORDER BY id LIMIT ?", (limit,)
+        ).fetchall()
+
+    def count_pending_vectors(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM chunks WHERE vec IS NULL").fetchone()[0]
+
+    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
+        import numpy as np
+
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if len(ids) != len(vectors):
+            raise ValueError("one vector per id")
+        with self._tx() as db:
+            current = db.execute("SELECT value FROM meta WHERE key = 'vector_model'").fetchone()
+            if current is None:
+                db.execute("INSERT INTO meta VALUES ('vector_model', ?)", (model,))
+            elif current[0] != model:
+                raise ValueError(f"vectors of {model} cannot join vectors of {current[0]}; reset first")
+            db.executemany(
+                "UPDATE chunks SET vec = ? WHERE id = ?",
+                [(vectors[i].tobytes(), int(chunk_id)) for i, chunk_id in enumerate(ids)],
+            )
+            self._bump_generation(db)
+
+    def _load_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        rows = self._db.execute("SELECT id, vec FROM chunks WHERE vec IS NOT NULL ORDER BY id").fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return ids, np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return ids, matrix
+
+    def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+        generation = int(self._meta("vec_generation") or 0)
+        ids, matrix = self._cache.get(generation, self._load_matrix)
+        if matrix.size == 0 or matrix.shape[1] != len(query_vector):
+            return []
+        return top_n(ids, matrix, query_vector, n)
+
+    # -- search -----------------------------------------------------------------------------
+
+    def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
+        match = cjk.fts_match(query)
+        if match is None:
+            return []
+        rows = self._db.execute(
+            "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, n)
+        ).fetchall()
+        return [(row[0], -row[1]) for row in rows]  # FTS5's bm25 is "lower is better"
+
+    def get_chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        out: dict[int, ChunkRecord] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self._db.execute(
+                f"SELECT c.id, d.path, c.start_line, c.end_line, c.text FROM chunks c "
+                f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
+                part,
+            ):
+                out[row[0]] = ChunkRecord(*row)
+        return out
+
+    def stats(self) -> BackendStats:
+        documents = self._db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        chunks, vectors = self._db.execute("SELECT COUNT(*), COUNT(vec) FROM chunks").fetchone()
+        size = 0
+        if self.path is not None:
+            for file in [self.path, *self.path.parent.glob(self.path.name + "-wal"), *self._cache.sidecar_files()]:
+                if file.exists():
+                    size += file.stat().st_size
+        return BackendStats(documents, chunks, vectors, self.vector_model(), size)
+
+    def integrity_ok(self) -> bool:
+        """SQLite's own check plus FTS5's (which raises when the index and its rows disagree)."""
+        ok = self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        self._db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')")
+        return ok
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,106 @@
+"""The `kb_search` tool: the agent looks things up in the user's knowledge base.
+
+Offered only when the knowledge base has documents (`kb_tools` returns [] otherwise), so a run
+without one never sees the tool. Read-only; searching never writes or embeds documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
+
+SNIPPET_CHARS = 1200  # per hit: enough to answer from, small enough for ten hits in context
+
+
+class KbSearchInput(BaseModel):
+    query: str = Field(description="What to look for, in natural language or keywords, in any language.")
+    k: int = Field(default=5, ge=1, le=20, description="How many passages to return (1-20).")
+
+
+def _display(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root.resolve()))
+    except ValueError:
+        return path
+
+
+class KbSearchTool(Tool):
+    name = "kb_search"
+    description = (
+        "Search the user's knowledge base (their indexed documents and notes) by meaning and by "
+        "keywords. Returns the best passages, each with path:start-end lines and a relevance score "
+        "in 0..1. Use it when the answer may be in the user's own material."
+    )
+    input_model = KbSearchInput
+    sensitive = False
+    repeat = "few"
+    timeout_s = 30.0
+
+    def __init__(self, state_dir: Path, open_kb: Any = None) -> None:
+        self._state_dir = state_dir
+        self._open_kb = open_kb
+        self._kb: KnowledgeBase | None = None
+        self._lock = threading.Lock()  # one search at a time on the shared connection
+
+    def _knowledge_base(self) -> KnowledgeBase:
+        if self._kb is None:
+            if self._open_kb is not None:
+                self._kb = self._open_kb()
+            else:
+                from arreio.memory.knowledge.index import open_knowledge_base
+
+                self._kb = open_knowledge_base(self._state_dir)
+        return self._kb
+
+    def _search(self, query: str, k: int) -> list:
+        with self._lock:
+            return self._knowledge_base().search(query, k=k)
+
+    async def execute(self, args: KbSearchInput, ctx: ToolContext) -> ToolResult:
+        if not args.query.strip():
+            raise ToolError("query is empty: say what to look for")
+        try:
+            hits = await asyncio.to_thread(self._search, args.query, args.k)
+        except sqlite3.Error as error:
+            raise ToolError(f"knowledge base unavailable: {error}", transient=True) from error
+        if not hits:
+            return ToolResult(f"No passages in the knowledge base match {args.query!r}.")
+        blocks = []
+        for number, hit in enumerate(hits, start=1):
+            text = hit.text if len(hit.text) <= SNIPPET_CHARS else hit.text[:SNIPPET_CHARS] + " […]"
+            where = f"{_display(hit.path, ctx.root)}:{hit.start_line}-{hit.end_line}"
+            blocks.append(f"[{number}] {where} (score {hit.score:.2f})\n{text}")
+        return ToolResult("\n\n".join(blocks))
+
+    def close(self) -> None:
+        if self._kb is not None:
+            self._kb.close()
+            self._kb = None
+
+
+def has_documents(state_dir: Path) -> bool:
+    """True when `state_dir/knowledge.sqlite` exists and holds a document. Never creates it."""
+    db = state_dir / DB_NAME
+    if not db.is_file():
+        return False
+    try:
+        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return connection.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return False
+
+
+def kb_tools(state_dir: Path) -> list[Tool]:
+    """The knowledge-base tools for a run: `[KbSearchTool]` when there is something to search, else []."""
+    return [KbSearchTool(state_dir)] if has_documents(state_dir) else []

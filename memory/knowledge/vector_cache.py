@@ -1,0 +1,119 @@
+"""The vector matrix cache: a memory-mapped `.npy` sidecar beside the database.
+
+SQLite keeps the truth (one float32 BLOB per chunk). Searching needs all vectors as one matrix, and
+reading 100k BLOBs on every query is slow, so the matrix is written once to
+`<db>.vectors-<generation>.npy` (plus `.ids.npy`, the chunk id of each row) and memory-mapped.
+The database bumps its vector generation in the same transaction as every vector change, so a
+sidecar of another generation is stale by construction and is rebuilt; files are written to a temp
+name, fsynced and renamed (ids first, matrix last: a matrix file on disk means both are complete).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Loader = Callable[[], "tuple[np.ndarray, np.ndarray]"]
+
+
+def _atomic_save(path: Path, array: np.ndarray) -> None:
+    import numpy as np
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            np.save(handle, array, allow_pickle=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+class VectorCache:
+    """Holds (ids, matrix) for the current generation; `get` rebuilds through `loader` when the
+    generation moved. `db_path=None` keeps the matrix in process memory only."""
+
+    def __init__(self, db_path: Path | None) -> None:
+        self._db_path = db_path
+        self._generation: int | None = None
+        self._ids: np.ndarray | None = None
+        self._matrix: np.ndarray | None = None
+
+    def _paths(self, generation: int) -> tuple[Path, Path]:
+        assert self._db_path is not None
+        stem = f"{self._db_path.name}.vectors-{generation}"
+        return self._db_path.with_name(stem + ".ids.npy"), self._db_path.with_name(stem + ".npy")
+
+    def get(self, generation: int, loader: Loader) -> tuple[np.ndarray, np.ndarray]:
+        if self._generation == generation and self._ids is not None and self._matrix is not None:
+            return self._ids, self._matrix
+        ids, matrix = self._load_sidecar(generation) or self._rebuild(generation, loader)
+        self._generation, self._ids, self._matrix = generation, ids, matrix
+        return ids, matrix
+
+    def _load_sidecar(self, generation: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if self._db_path is None:
+            return None
+        import numpy as np
+
+        ids_path, matrix_path = self._paths(generation)
+        if not matrix_path.exists():
+            return None
+        try:
+            ids = np.load(ids_path, allow_pickle=False)
+            matrix = np.load(matrix_path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError):
+            return None  # unreadable or torn: rebuild
+        if matrix.ndim != 2 or len(ids) != matrix.shape[0]:
+            return None
+        return ids, matrix
+
+    def _rebuild(self, generation: int, loader: Loader) -> tuple[np.ndarray, np.ndarray]:
+        ids, matrix = loader()
+        if self._db_path is None:
+            return ids, matrix
+        ids_path, matrix_path = self._paths(generation)
+        try:
+            _atomic_save(ids_path, ids)
+            _atomic_save(matrix_path, matrix)
+        except OSError:
+            return ids, matrix  # a read-only folder still searches, just without the cache
+        self._drop_other_generations(generation)
+        return ids, matrix
+
+    def _drop_other_generations(self, keep: int) -> None:
+        assert self._db_path is not None
+        prefix = f"{self._db_path.name}.vectors-"
+        keep_names = {p.name for p in self._paths(keep)}
+        for path in self._db_path.parent.glob(prefix + "*.npy"):
+            if path.name not in keep_names:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+    def sidecar_files(self) -> list[Path]:
+        if self._db_path is None:
+            return []
+        return sorted(self._db_path.parent.glob(f"{self._db_path.name}.vectors-*.npy"))
+
+
+def top_n(ids: np.ndarray, matrix: np.ndarray, query: np.ndarray, n: int) -> list[tuple[int, float]]:
+    """Exact nearest neighbours by dot product (vectors are normalised: cosine), best first."""
+    import numpy as np
+
+    if len(ids) == 0 or n <= 0:
+        return []
+    # einsum, not `@`: a matrix-vector product is memory-bound, and BLAS would wake its thread pool,
+    # whose spinning threads then slow the embedding model's own threads down several times over.
+    scores = np.einsum("ij,j->i", matrix, np.asarray(query, dtype=np.float32))
+    n = min(n, len(scores))
+    part = np.argpartition(-scores, n - 1)[:n]
+    order = part[np.argsort(-scores[part], kind="stable")]
+    return [(int(ids[i]), float(scores[i])) for i in order]
