@@ -12,6 +12,7 @@ from typer.core import TyperGroup
 
 from arreio.cli.commands import cassette as cassette_cmd
 from arreio.cli.commands import curator as curator_cmd
+from arreio.cli.commands import learn as learn_cmd
 from arreio.cli.commands import memory as memory_cmd
 from arreio.cli.commands import run as run_cmd
 from arreio.cli.commands import sessions as sessions_cmd
@@ -64,6 +65,7 @@ def _root(
 
 
 app.command(name="run", help=run_cmd.HELP, no_args_is_help=False)(run_cmd.run)
+app.command(name="learn", help=learn_cmd.HELP)(learn_cmd.learn)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(skills_cmd.app, name="skills")

@@ -1,0 +1,66 @@
+"""`arreio learn`: run the gated learning pass after the fact, on a finished session."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+HELP = "Run the learning pass on a finished session (proposer → validate → gate → apply to memory)."
+
+
+def learn(
+    session: Annotated[str, typer.Option("--session", "-s", help="Session id or a unique prefix.", show_default=False)],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the proposals and verdicts; apply nothing.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+) -> None:
+    import asyncio
+    import json
+    import os
+    from pathlib import Path
+
+    from arreio.engine.config import load_settings
+    from arreio.engine.events import event_from_json
+    from arreio.engine.feature import RunContext
+    from arreio.engine.paths import state_dir
+    from arreio.engine.ports import SystemClock
+    from arreio.engine.session import Session, SessionStore
+    from arreio.learning.stage import learn as learn_pass
+
+    cwd = Path.cwd()
+    home = state_dir(cwd)
+    store = SessionStore(home / "sessions")
+    sid = store.resolve(session)
+    saved, _ = Session.open(store.path_for(sid), repair=False)
+    saved.close()
+    run_ids = [r.get("run_id") for r in saved.runs if r.get("event") == "end"]
+    events = []
+    if run_ids:
+        path = home / "runs" / str(run_ids[-1]) / "events.jsonl"
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    events.append(event_from_json(line))
+                except ValueError:
+                    continue  # a torn last line of a killed run
+    goal = next((m.text for m in saved.messages if m.role == "user"), saved.header.title)
+    ctx = RunContext(cwd=cwd, state_dir=home, settings=load_settings(cwd), clock=SystemClock(), env=dict(os.environ),
+                     session_id=sid, session_path=saved.path, run_id=str(run_ids[-1]) if run_ids else "")
+    outcome = asyncio.run(learn_pass(ctx, events=events, messages=saved.messages, goal=goal,
+                                     model=saved.header.model, dry_run=dry_run))
+    if json_output:
+        print(json.dumps({
+            "session": sid, "dry_run": dry_run, "applied": outcome.applied, "rejected": outcome.rejected,
+            "failed": outcome.failed, "error": outcome.error, "note": outcome.note,
+            "decisions": [{"bucket": d.bucket, "reason": d.reason, "proposal": d.proposal.model_dump() if d.proposal else None,
+                           "raw": None if d.proposal else d.raw} for d in outcome.decisions],
+        }, ensure_ascii=False, indent=2, default=str))
+    else:
+        if outcome.note and not outcome.decisions and not outcome.error:
+            print(f"learning: {outcome.note}")
+        for d in outcome.decisions:
+            mark = {"applied": "would apply" if dry_run else "applied", "rejected": "rejected", "failed": "failed"}[d.bucket]
+            target = f"[{d.proposal.target} {d.proposal.action}] " if d.proposal else ""
+            print(f"  {mark:11} {target}{d.preview} — {d.reason}")
+        print(outcome.line())
+    raise typer.Exit(1 if outcome.error else 0)

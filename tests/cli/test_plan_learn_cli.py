@@ -1,0 +1,115 @@
+"""`arreio run --plan ... --learn --offline`: units, gates, the one-line learning verdict, the lesson in the
+next session's snapshot; failing gates skip the pass; a crashing pass leaves the verdict alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+from arreio.engine import events as ev
+from arreio.engine.pipeline import PipelineDeps, RunOptions, run_to_end
+from tests.conftest import REPO
+
+GOAL = "fixtures/goals/quickstart.md"
+PLAN = "fixtures/plans/quickstart.plan.yaml"
+
+
+def copy_plans(workdir: Path) -> None:
+    shutil.copytree(REPO / "fixtures" / "plans", workdir / "fixtures" / "plans")
+
+
+def events_of(result) -> list[dict]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_plan_gates_and_learning_end_to_end(workdir: Path, cli) -> None:
+    copy_plans(workdir)
+    result = cli("run", "--goal", GOAL, "--plan", PLAN, "--learn", "--offline", "--yes")
+    assert result.exit_code == 0, result.output
+    learning_lines = [ln for ln in result.stdout.splitlines() if ln.startswith("learning gate:")]
+    assert learning_lines == ["learning gate: 1 applied, 1 rejected"]
+    assert result.stdout.count("✓ gate") == 4
+    lesson = Path(".arreio/MEMORY.md").read_text()
+    assert "output build/quickstart-summary.md" in lesson
+    decisions = json.loads(cli("memory", "decision", "list", "--json").stdout)["records"]
+    kinds = sorted(r["payload"]["kind"] for r in decisions)
+    assert kinds == ["gate"] * 4 + ["learning"] * 2
+
+    # the next session's frozen snapshot carries the approved lesson; nothing new is approved twice
+    second = cli("run", "--goal", GOAL, "--plan", PLAN, "--learn", "--offline", "--yes", "--json")
+    events = events_of(second)
+    sid = events[0]["session_id"]
+    header = json.loads(Path(f".arreio/sessions/{sid}.jsonl").read_text().splitlines()[0])
+    memory_block = next(b for b in header["system"] if b["name"] == "memory")
+    assert "output build/quickstart-summary.md" in memory_block["text"]
+    done = [e for e in events if e["type"] == "learning_pass_done"]
+    assert [(d["applied"], d["rejected"], d["failed"], d["error"]) for d in done] == [(0, 1, 0, None)]
+    units = [e["unit_id"] for e in events if e["type"] == "unit_start"]
+    assert units == ["gather", "write"]
+
+
+def test_without_learn_nothing_is_learned(workdir: Path, cli) -> None:
+    copy_plans(workdir)
+    result = cli("run", "--goal", GOAL, "--plan", PLAN, "--offline", "--json")
+    kinds = [e["type"] for e in events_of(result)]
+    assert result.exit_code == 0 and "learning_pass_done" not in kinds and kinds.count("gate_result") == 4
+    assert not Path(".arreio/MEMORY.md").exists()
+
+
+def test_failing_gate_fails_the_run_and_skips_learning(workdir: Path, cli) -> None:
+    Path("fail.plan.yaml").write_text(
+        "units:\n  - {id: only, goal: 'Read `fixtures/quickstart/notes.md`.'}\n"
+        "gates:\n  - {kind: file, path: nowhere.md}\n  - {kind: command, command: 'exit 0'}\n"
+    )
+    result = cli("run", "--plan", "fail.plan.yaml", "--learn", "--offline", "--json")
+    events = events_of(result)
+    assert result.exit_code == 1
+    gates = [(e["gate"], e["passed"]) for e in events if e["type"] == "gate_result"]
+    assert gates == [("file: nowhere.md", False), ("command: exit 0", True)]
+    assert "learning_pass_done" not in [e["type"] for e in events]
+    assert events[-1]["verdict"] == "failed" and "nowhere.md does not exist" in events[-1]["message"]
+
+
+def test_broken_promise_downgrades_a_plain_run(workdir: Path, cli) -> None:
+    Path("s.yaml").write_text("- text: I wrote `report.pdf` with every figure.\n")
+    result = cli("run", "--goal", GOAL, "--script", "s.yaml", "--json")
+    events = events_of(result)
+    assert result.exit_code == 1
+    warning = [e for e in events if e["type"] == "warning"]
+    assert warning and "report.pdf does not exist" in warning[0]["message"]
+
+
+def test_bad_plan_is_exit_2_with_file_and_line(workdir: Path, cli) -> None:
+    Path("bad.plan.yaml").write_text("units:\n  - id: a\n    goal: x\n    needs: [ghost]\n")
+    result = cli("run", "--plan", "bad.plan.yaml", "--offline")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "arreio: error: " + str(workdir / "bad.plan.yaml") + ":4: unit 'a' needs unknown unit 'ghost'"
+
+
+class CrashingLearning:
+    async def run(self, ctx, **kwargs):
+        raise RuntimeError("proposer exploded")
+
+
+def test_a_crashing_pass_leaves_exit_0(workdir: Path) -> None:
+    events = asyncio.run(run_to_end(RunOptions(goal_path=Path(GOAL), model="offline", learn=True, cwd=workdir),
+                                    PipelineDeps(learning=CrashingLearning())))
+    done = events[-1]
+    assert isinstance(done, ev.Done) and done.exit_code == 0 and done.verdict == "success"
+    passes = [e for e in events if e.type == "learning_pass_done"]
+    assert passes and "proposer exploded" in passes[0].error
+    assert any(e.type == "warning" and "failed closed" in e.message for e in events)
+
+
+def test_learn_command_after_the_fact(workdir: Path, cli) -> None:
+    run = cli("run", "--goal", GOAL, "--offline", "--json")
+    sid = events_of(run)[0]["session_id"]
+    dry = cli("learn", "--session", sid, "--dry-run")
+    assert dry.exit_code == 0 and dry.stdout.strip().endswith("learning gate: 1 would apply, 1 rejected")
+    assert not Path(".arreio/MEMORY.md").exists()
+    real = cli("learn", "--session", sid, "--json")
+    data = json.loads(real.stdout)
+    assert (data["applied"], data["rejected"]) == (1, 1)
+    assert "build/quickstart-summary.md" in Path(".arreio/MEMORY.md").read_text()

@@ -1,0 +1,103 @@
+"""Plans (precise errors, dependency order) and gates (command, file, promise, validator)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from arreio.engine.errors import UsageError
+from arreio.engine.gates import GateInputs, OfflineJudge, evaluate_gate
+from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.plan import GateSpec, load_plan
+from arreio.engine.promises import command_claims, file_claims
+
+
+def plan_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_units_run_in_dependency_order(tmp_path: Path) -> None:
+    plan = load_plan(plan_file(tmp_path, """
+units:
+  - {id: report, goal: write it, needs: [fetch, clean]}
+  - {id: clean, goal: clean it, needs: [fetch]}
+  - {id: fetch, goal: get it}
+gates:
+  - {kind: promise}
+"""))
+    assert [u.id for u in plan.ordered()] == ["fetch", "clean", "report"]
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("units:\n  - id: a\n    goal: x\n    needs: [b]\n  - id: b\n    goal: y\n    needs: [a]\n", ":7: dependency cycle: a → b → a"),
+    ("units:\n  - id: a\n    goal: x\n    needs: [zz]\n", ":4: unit 'a' needs unknown unit 'zz'"),
+    ("units:\n  - id: a\n    goal: x\n  - id: a\n    goal: y\n", ":4: duplicate unit id 'a'"),
+    ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: commnd\n", ":5: gates.0.kind: Input should be"),
+    ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: command\n", ":5: gate 1 (command) needs `command:`"),
+    ("units:\n  - id: a\n    goal: x\n    colour: blue\n", ":4: units.0.colour: Extra inputs are not permitted"),
+    ("units: [\n", "invalid YAML"),
+    ("units: []\n", "units: List should have at least 1 item"),
+    ("- just a list\n", "a plan is a mapping"),
+])
+def test_bad_plans_name_file_line_and_problem(tmp_path: Path, text: str, needle: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        load_plan(plan_file(tmp_path, text))
+    assert str(tmp_path / "p.yaml") in caught.value.message and needle in caught.value.message
+
+
+def gate(kind: str, tmp_path: Path, final: str = "", messages=(), **fields):
+    inputs = GateInputs(cwd=tmp_path, goal="Write `out.md`.", final_text=final, messages=list(messages), env={"PATH": "/usr/bin:/bin"})
+    return asyncio.run(evaluate_gate(GateSpec(kind=kind, **fields), inputs))
+
+
+def test_command_gate(tmp_path: Path) -> None:
+    assert gate("command", tmp_path, command="true").passed
+    failed = gate("command", tmp_path, command="echo broken >&2; exit 3")
+    assert not failed.passed and failed.detail == "exit 3: broken"
+    slow = gate("command", tmp_path, command="sleep 20", timeout_s=0.3)
+    assert not slow.passed and "timed out after 0.3s" in slow.detail
+
+
+def test_file_gate(tmp_path: Path) -> None:
+    assert not gate("file", tmp_path, path="out.md").passed
+    (tmp_path / "out.md").write_text("# Title\nbody\n")
+    assert gate("file", tmp_path, path="out.md").passed
+    assert gate("file", tmp_path, path="out.md", pattern="^body$").passed
+    assert "does not match" in gate("file", tmp_path, path="out.md", pattern="^nope").detail
+
+
+def shell_history(command: str, code: int) -> list[Message]:
+    call = ToolCallPart(id="c1", name="shell", arguments={"command": command})
+    return [Message.assistant([call], model="m"),
+            Message.tool_result(ToolResultPart(call_id="c1", name="shell", content=f"ok\nexit code: {code}"))]
+
+
+def test_promise_gate_checks_files_and_commands(tmp_path: Path) -> None:
+    (tmp_path / "out.md").write_text("x")
+    kept = gate("promise", tmp_path, "I read notes.md and wrote out.md; `pytest -q` passes.", shell_history("pytest -q", 0))
+    assert kept.passed and "2 claim(s)" in kept.detail
+    broken = gate("promise", tmp_path, "I created report.pdf and `pytest -q` passes.", shell_history("pytest -q", 1))
+    assert not broken.passed
+    assert "report.pdf does not exist" in broken.detail and "pytest -q last exited 1" in broken.detail
+    never = gate("promise", tmp_path, "All tests pass: `make test` is green.")
+    assert not never.passed and "never run in this session" in never.detail
+    assert gate("promise", tmp_path, "Nothing to report.").detail == "no checkable claims in the final answer"
+
+
+def test_claim_extraction() -> None:
+    assert file_claims("I read a.md, b.md and wrote c.md. Then saved d/e.json.") == ["c.md", "d/e.json"]
+    assert command_claims("Ran `make test` and it passes; `ls` shows files.") == ["make test"]
+
+
+def test_validator_gate_uses_the_threshold(tmp_path: Path) -> None:
+    passed = gate("validator", tmp_path, "done", min=0.4)  # out.md missing: 0.2 answer + 0.2 tools
+    assert passed.passed and "score 0.40 ≥ threshold 0.4" in passed.detail
+    failed = gate("validator", tmp_path, "done", min=0.7)
+    assert not failed.passed and "< threshold 0.7" in failed.detail
+    (tmp_path / "out.md").write_text("x")
+    score, _ = asyncio.run(OfflineJudge().score(GateInputs(tmp_path, "Write `out.md`.", "done")))
+    assert score == 1.0
