@@ -175,3 +175,28 @@ def test_model_answer_parsing() -> None:
     assert parse_json_list('```json\n[{"a": 1}]\n```') == [{"a": 1}]
     with pytest.raises(ValueError):
         parse_json_list("I think nothing is worth saving.")
+
+
+def test_model_proposer_reads_structured_output_through_the_provider() -> None:
+    from arreio.engine.testing import ScriptedProvider
+    from arreio.learning.proposers import ModelProposer
+
+    reply = '```json\n[{"target": "user", "action": "add", "content": "Wants summaries in French.", "score": 0.9, "rationale": "said so twice"}]\n```'
+    provider = ScriptedProvider([{"text": reply}])
+    outcome, stores = run([], stores=None)  # baseline: an empty proposal list applies nothing
+    assert outcome.applied == 0
+    deps = LearnDeps(proposer=ModelProposer(provider, "anthropic/claude-x"), gate=ScoreGate(), stores=FakeStores())
+    outcome = asyncio.run(review_and_learn(SUMMARY, deps))
+    assert outcome.applied == 1 and deps.stores.get("user").items == ["Wants summaries in French."]
+    prompt = provider.requests[0].messages[0].text
+    assert "Do NOT propose" in prompt and "task progress" in prompt and "Goal: # Tidy the notes" in prompt
+
+
+def test_model_proposer_failure_fails_closed() -> None:
+    from arreio.engine.testing import ScriptedProvider
+    from arreio.learning.proposers import ModelProposer
+
+    provider = ScriptedProvider([{"error": {"status": 401, "message": "bad key"}}])
+    deps = LearnDeps(proposer=ModelProposer(provider, "m"), gate=ScoreGate(), stores=FakeStores())
+    outcome = asyncio.run(review_and_learn(SUMMARY, deps))
+    assert outcome.error and "bad key" in outcome.error
