@@ -63,17 +63,56 @@ class Redactor:
     redacts to itself, so a replayed reply hashes like the recorded one."""
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        pairs = {
-            (value, name) for name, value in (env or {}).items()
-            if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS
-        }
-        self._values = sorted(pairs, key=lambda p: (-len(p[0]), p[1]))
+        self._names: dict[str, str] = {}
+        for name, value in sorted((env or {}).items()):
+            if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
+                self._names.setdefault(value, name)
+        values = "|".join(re.escape(v) for v in sorted(self._names, key=len, reverse=True))
+        self._pattern = re.compile(f"{values}|{_TOKENS.pattern}" if values else _TOKENS.pattern)
+
+    def _label(self, match: re.Match[str]) -> str:
+        name = self._names.get(match.group(0))
+        return f"[redacted:{name}]" if name else "[redacted:token]"
 
     def text(self, text: str) -> str:
-        for value, name in self._values:
-            if value in text:
-                text = text.replace(value, f"[redacted:{name}]")
-        return _TOKENS.sub("[redacted:token]", text)
+        return self._pattern.sub(self._label, text)
+
+    def chunks(self, pieces: list[str]) -> list[str]:
+        """Redact text that streamed in pieces: a secret split across chunks is still found. The
+        replacement lands in the chunk where the secret starts; the pieces keep their count."""
+        joined = "".join(pieces)
+        spans = [(m.start(), m.end(), self._label(m)) for m in self._pattern.finditer(joined)]
+        if not spans:
+            return list(pieces)
+        out, start = [], 0
+        for piece in pieces:
+            end = start + len(piece)
+            kept, pos = [], start
+            for s, e, label in spans:
+                if e <= pos or s >= end:
+                    continue
+                if s >= pos:
+                    kept.append(joined[pos:s])
+                    kept.append(label)
+                pos = max(pos, min(e, end))
+            kept.append(joined[pos:end])
+            out.append("".join(kept))
+            start = end
+        return out
+
+    def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Redact dumped stream events; a run of text (or thinking) chunks is redacted as one text."""
+        out = [{k: (v if k == "text" else self.json(v)) for k, v in e.items()} for e in events]
+        i = 0
+        while i < len(out):
+            j = i + 1
+            if out[i]["type"] in ("text", "thinking"):
+                while j < len(out) and out[j]["type"] == out[i]["type"]:
+                    j += 1
+                for event, text in zip(out[i:j], self.chunks([e["text"] for e in out[i:j]]), strict=True):
+                    event["text"] = text
+            i = j
+        return out
 
     def json(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -187,7 +226,9 @@ def _describe(message: dict[str, Any]) -> str:
 def request_digest(canonical: dict[str, Any]) -> RequestDigest:
     return RequestDigest(
         system=[PartDigest(name=b["name"], digest=_digest(b), chars=len(b["text"])) for b in canonical["system"]],
-        messages=[PartDigest(name=_describe(m), digest=_digest(m), chars=len(_dumps(m))) for m in canonical["messages"]],
+        messages=[
+            PartDigest(name=_describe(m), digest=_digest(m), chars=len(_dumps(m))) for m in canonical["messages"]
+        ],
         tools=[PartDigest(name=t["name"], digest=_digest(t), chars=len(_dumps(t))) for t in canonical["tools"]],
         params=dict(canonical["params"]),
     )
@@ -217,20 +258,24 @@ def diff_requests(recorded: RequestDigest, current: RequestDigest) -> list[str]:
     delta = [f"+ {n}" for n in cur_t if n not in rec_t] + [f"- {n}" for n in rec_t if n not in cur_t]
     if delta:
         changes.append(f"tools offered differ: {', '.join(delta)}")
-    changes += [f"tool '{n}' differs (description or input schema)" for n in cur_t if n in rec_t and cur_t[n].digest != rec_t[n].digest]
-    if not delta and list(rec_t) != list(cur_t) and sorted(rec_t) == sorted(cur_t):
+    changes += [
+        f"tool '{n}' differs (description or input schema)"
+        for n in cur_t if n in rec_t and cur_t[n].digest != rec_t[n].digest
+    ]
+    if not delta and list(rec_t) != list(cur_t):
         changes.append("tools are offered in a different order")
     for key in sorted(set(recorded.params) | set(current.params)):
         before, after = recorded.params.get(key), current.params.get(key)
         if before != after:
             changes.append(f"parameter {key} differs: {before!r} recorded, {after!r} now")
-    first = next(
-        (i for i, (a, b) in enumerate(zip(recorded.messages, current.messages, strict=False)) if a.digest != b.digest), None
-    )
+    differing = [
+        i for i, (a, b) in enumerate(zip(recorded.messages, current.messages, strict=False)) if a.digest != b.digest
+    ]
+    first = differing[0] if differing else None
     if first is not None:
         was, now = recorded.messages[first].name, current.messages[first].name
         what = f"({now})" if was == now else f"(recorded: {was}; now: {now})"
-        later = sum(1 for a, b in zip(recorded.messages[first + 1:], current.messages[first + 1:], strict=False) if a.digest != b.digest)
+        later = len(differing) - 1
         changes.append(f"message {first + 1} {what} differs" + (f", and {later} later one(s)" if later else ""))
     if len(recorded.messages) != len(current.messages):
         changes.append(f"the history holds {len(current.messages)} message(s), {len(recorded.messages)} were recorded")
@@ -300,7 +345,9 @@ def load_cassette(path: Path) -> Cassette:
         raise UsageError(f"{path} is not an arreio cassette (line 1 must be its header)")
     version = head.get("version")
     if not isinstance(version, int) or version > VERSION:
-        raise UsageError(f"cassette {path} has format version {version}; this arreio reads up to version {VERSION} — upgrade arreio")
+        raise UsageError(
+            f"cassette {path} has format version {version}; this arreio reads up to version {VERSION} — upgrade arreio"
+        )
     try:
         header = CassetteHeader.model_validate(head)
     except ValidationError as exc:
@@ -340,7 +387,9 @@ class CassetteWriter:
         write_atomic(path, _line(redactor.json(header.model_dump(mode="json"))))
 
     def append(self, call: CassetteCall) -> None:
-        line = _line(self.redactor.json(call.model_dump(mode="json")))
+        dumped = call.model_dump(mode="json")
+        redacted = {k: (self.redactor.events(v) if k == "events" else self.redactor.json(v)) for k, v in dumped.items()}
+        line = _line(redacted)
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()

@@ -21,6 +21,7 @@ from arreio.engine.config import Settings, load_settings
 from arreio.engine.context import assemble_system
 from arreio.engine.errors import UsageError
 from arreio.engine.feature import Feature, RunContext
+from arreio.engine.governance.redact import DeltaGuard, Redactor
 from arreio.engine.gates import GateInputs, Judge
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
@@ -205,6 +206,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     events_path = run_dir / "events.jsonl"
     session = run.session
     session.durable = run.settings.fsync
+    redactor = Redactor.from_env(options.env)  # secrets never reach the session, events or report
+    session.redactor, guard = redactor, DeltaGuard(redactor)
     fctx = _context(options, deps, run.settings)
     fctx.session_id, fctx.session_path, fctx.run_id = session.id, session.path, run_id
     tools = _tools(fctx, deps, options)
@@ -222,6 +225,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     with open(events_path, "w", encoding="utf-8") as sink:
 
         def emit(event: Any) -> Any:
+            event = redactor.model(event)
             sink.write(ev.event_to_json(event) + "\n")
             for feature in deps.features:
                 feature.on_event(fctx, event)
@@ -239,8 +243,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 default_model=run.model, plan_dir=Path(run.plan.source).parent if options.plan else options.cwd,
             )
             async for event in units.run():
-                seen.append(emit(event))
-                yield event
+                for part in guard.feed(event):  # a secret split across text deltas is redacted whole
+                    seen.append(emit(part))
+                    yield seen[-1]
             outcome = runner.outcome
             if options.replay is not None:  # lenient mismatches and unreplayed calls are known once the run ends
                 for warning in getattr(run.provider, "warnings", None) or []:
@@ -252,7 +257,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                                     final_text=outcome.final_text, messages=session.messages, env=dict(options.env))
                 async for event in run_gates(run.plan, inputs, deps.judge, failures):
                     seen.append(emit(event))
-                    yield event
+                    yield seen[-1]
                 outcome = gated_outcome(outcome, failures)
             if options.learn and outcome.verdict == "success":
                 async for event in run_learning(
@@ -270,9 +275,10 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 tools_used=dict(runner.tools_used), retries=runner.retries,
                 input_tokens=runner.usage.input_tokens, output_tokens=runner.usage.output_tokens,
                 cache_read_tokens=runner.usage.cache_read_tokens, cache_write_tokens=runner.usage.cache_write_tokens,
-                cache_share=round(cache_share(runner.usage), 4), cost_usd=_cost(run.model, runner),
+                cache_share=round(cache_share(runner.usage), 4), cost_usd=_cost(run, runner),
                 warnings=run.warnings, events_path=display_path(events_path, options.cwd),
             )
+            report = redactor.model(report)
             report_path = run_dir / "report.json"
             for feature in deps.features:
                 try:  # record keeping never changes the run's verdict
@@ -287,16 +293,16 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 steps=runner.steps, tool_calls=runner.tool_calls,
                 input_tokens=runner.usage.input_tokens, output_tokens=runner.usage.output_tokens,
             )
-            emit(done)
+            done = emit(done)
             session.close()
     yield done
 
 
-def _cost(model: str, runner: Runner) -> float | None:
-    """Estimated cost in USD; offline runs are free; None when the model's price is unknown."""
-    if registry.is_offline(model):
+def _cost(run: _Run, runner: Runner) -> float | None:
+    """Estimated cost in USD; offline runs and replays are free; None when the price is unknown."""
+    if registry.is_offline(run.model) or getattr(run.provider, "name", "") == "replay":
         return 0.0
-    return estimate_cost(model, runner.usage)
+    return estimate_cost(run.model, runner.usage)
 
 
 async def run_to_end(options: RunOptions, deps: PipelineDeps | None = None) -> list[ev.Event]:

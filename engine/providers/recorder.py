@@ -46,7 +46,8 @@ class RecordingProvider:
         self.name = inner.name
         self.model = model
         self.redactor = Redactor(env)
-        header = CassetteHeader(model=model, created_at=iso_ms((clock or SystemClock()).now()), arreio=_arreio_version())
+        now = (clock or SystemClock()).now()
+        header = CassetteHeader(model=model, created_at=iso_ms(now), arreio=_arreio_version())
         self.writer = CassetteWriter(Path(path), header, self.redactor)
 
     @property

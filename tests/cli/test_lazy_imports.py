@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2")
+CASSETTE = str(Path(__file__).resolve().parents[2] / "fixtures" / "cassettes" / "offline-quickstart.v1.cassette.jsonl")
+HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf")
 
 PROBE = """
 import json, sys
@@ -20,7 +22,10 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 
 def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
     commands = [["--help"], ["run", "--help"], ["sessions", "list"], ["sessions", "--help"], ["memory", "show"],
-                ["memory", "decision", "list"], ["skills", "list"], ["curator", "status"]]
+                ["memory", "decision", "list"], ["skills", "list"], ["curator", "status"],
+                ["mcp", "--help"], ["mcp", "list"],
+                ["cassette", "--help"], ["cassette", "show", CASSETTE], ["cassette", "diff", CASSETTE, CASSETTE],
+                ["approve", "--help"], ["audit", "verify"], ["audit", "tail"]]
     code = PROBE.format(commands=commands, heavy=HEAVY)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
