@@ -8,7 +8,15 @@ from arreio.engine.pipeline import PipelineDeps
 def pipeline_deps() -> PipelineDeps:
     """Everything a CLI run needs: the real clock and providers (defaults) plus each feature layer."""
     from arreio.curator.feature import SkillsFeature
+    from arreio.engine.context_feature import ContextFeature
+    from arreio.engine.governance.feature import GovernanceFeature
+    from arreio.engine.tool_families import DelegateFeature, McpFeature, ToolReportFeature, WebFeature
     from arreio.learning.stage import LearningStage
     from arreio.memory.feature import MemoryFeature
 
-    return PipelineDeps(features=[MemoryFeature(), SkillsFeature()], learning=LearningStage())
+    # Governance first: its ceilings, approvals and redaction wrap every other feature's hooks.
+    features = [
+        GovernanceFeature(), MemoryFeature(), SkillsFeature(), McpFeature(), WebFeature(), DelegateFeature(), ToolReportFeature(),
+        ContextFeature(),
+    ]
+    return PipelineDeps(features=features, learning=LearningStage())

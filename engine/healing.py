@@ -13,6 +13,7 @@ keep run markers and extra records next to the messages they followed.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -131,8 +132,34 @@ def _split_multi_result(message: Message) -> list[Message]:
     return [first, *(Message(role="tool", parts=[r], model=message.model) for r in results[1:])]
 
 
-def heal(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
+def awaiting_approval(messages: list[Message], extra: list[dict[str, Any]]) -> set[str]:
+    """Calls a paused run left waiting on a person: the unanswered calls of the last assistant
+    message (followed only by its results) when one of them has an approval record (`pending`,
+    or decided but not yet run). They stay open so the resumed run executes them (issue 9)."""
+    status = {r["call_id"]: r.get("status") for r in extra if r.get("type") == "approval" and isinstance(r.get("call_id"), str)}
+    if not status:
+        return set()
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if message.role == "tool":
+            part = message.tool_result_part
+            if part is not None:
+                answered.add(part.call_id)
+            continue
+        if message.role != "assistant":
+            return set()
+        waiting = [c.id for c in message.tool_calls if c.id not in answered]
+        if any(status.get(c) in ("pending", "approved", "denied") for c in waiting):
+            return set(waiting)
+        return set()
+    return set()
+
+
+def heal(messages: list[Message], keep_open: Collection[str] = ()) -> tuple[list[Message], list[Repair]]:
     """Return a history that satisfies pairing, and the repairs that made it so.
+
+    `keep_open` names calls that are waiting, not broken (a run paused for approval): they get no
+    `interrupted` result. Everything else is healed as usual.
 
     Each result is claimed by an open call *before it* with the same id (the nearest assistant
     message's first such call, should ids repeat), so a result that drifted later, e.g. past a user
@@ -212,6 +239,8 @@ def heal(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
             continue
         for call, slot in zip(message.tool_calls, slots, strict=True):
             if slot is None:
+                if call.id in keep_open:
+                    continue
                 healed.append(interrupted_result(call))
                 repairs.append(
                     Repair(kind="interrupted_result", detail=f"call {call.id} ({call.name}) had no result; interrupted")

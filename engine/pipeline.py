@@ -21,8 +21,8 @@ from arreio.engine.config import Settings, load_settings
 from arreio.engine.context import assemble_system
 from arreio.engine.errors import UsageError
 from arreio.engine.feature import Feature, RunContext
-from arreio.engine.governance.redact import DeltaGuard, Redactor
 from arreio.engine.gates import GateInputs, Judge
+from arreio.engine.governance.redact import DeltaGuard, Redactor
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
 from arreio.engine.plan import Plan, load_plan, single_unit_plan

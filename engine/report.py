@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -39,6 +40,20 @@ class RunReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     events_path: str = ""
     tool_schema_tokens: int = 0  # estimated tokens of the tool schemas sent with each model call
+    # governance (issue 9): the ceiling that ended the run ({kind, limit, value, message}), the approval
+    # decisions the run made or applied, and where a partial result was written
+    ceiling: dict[str, Any] | None = None
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
+    partial_path: str | None = None
+    # Context engineering (engine/context_feature.py): estimated tokens, calibrated to reported usage.
+    peak_context_tokens: int = 0
+    compactions: int = 0
+    context_tokens_before: list[int] = Field(default_factory=list)  # one entry per compaction
+    context_tokens_after: list[int] = Field(default_factory=list)
+    pruned_results: int = 0
+    pruned_rereads: int = 0  # reads of a path whose result was pruned earlier in the run
+    result_sets: int = 0
+    stable_prefix_share: float = 0.0  # share of input tokens that repeated the previous request's prefix
 
 
 def write_report(report: RunReport, path: Path) -> None:

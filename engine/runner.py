@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from arreio.engine import events as ev
 from arreio.engine.config import Settings
+from arreio.engine.governance.watchdog import Watchdog
 from arreio.engine.hooks import Deny, Land, Pause, RunHook, Stop
 from arreio.engine.messages import (
     Message,
@@ -99,6 +100,7 @@ class Runner:
         self.usage = Usage()
         self.retries = 0
         self.tool_ctx.parent = self
+        self.watchdog = Watchdog.from_settings(settings)  # the outer bound: no signal for N s cuts a call off
 
     # -- the loop -----------------------------------------------------------------------------
     async def run(self, user_text: str | None, *, unit_id: str = "main", max_steps: int | None = None) -> AsyncIterator[ev.Event]:
@@ -212,7 +214,7 @@ class Runner:
             blocks: list[ThinkingPart] = []  # a chunk carrying a signature closes its block
             calls: list[ToolCallPart] = []
             done: Done | None = None
-            async for chunk in self.provider.stream(request):
+            async for chunk in self.watchdog.stream(self.provider.stream(request)):
                 if isinstance(chunk, TextChunk):
                     text += chunk.text
                     if len(text) > len(shown):
@@ -312,7 +314,13 @@ class Runner:
         try:
             while not task.done():
                 getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                finished, _ = await asyncio.wait(
+                    {task, getter}, timeout=self.watchdog.stall_s, return_when=asyncio.FIRST_COMPLETED
+                )
+                if not finished:  # silent for too long: cut it off (the finally cancels the task)
+                    getter.cancel()
+                    box.append(self.watchdog.tool_stalled(call.name))
+                    return
                 if getter.done():
                     yield getter.result()
                 else:

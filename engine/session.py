@@ -27,6 +27,7 @@ from arreio.engine.healing import (
     MESSAGE_LINE_PREFIX,
     Placed,
     Repair,
+    awaiting_approval,
     check_pairing,
     heal,
     parse_object,
@@ -149,6 +150,8 @@ class Session:
         # fsync after every append (DESIGN.md invariant 2). Only benchmarks and throwaway sessions
         # turn it off (config `fsync: false`): the line still lands whole, but a power cut may lose it.
         self.durable = True
+        # Secrets never reach the file (issue 9): set by the pipeline, applied to every line written.
+        self.redactor: Any = None
 
     @property
     def id(self) -> str:
@@ -200,7 +203,7 @@ class Session:
         if header_unterminated:
             repairs.append(Repair(kind="torn_tail", detail="header line had no newline; kept", line=1))
 
-        messages, heal_repairs = heal(raw)
+        messages, heal_repairs = heal(raw, keep_open=awaiting_approval(raw, extra))
         repairs.extend(heal_repairs)
         if heal_repairs:
             placed = remap_placed(placed, raw, messages)
@@ -255,6 +258,15 @@ class Session:
         self.runs.append(record)
         self._placed.append((len(self.messages), record))
 
+    def append_record(self, record: dict[str, Any]) -> None:
+        """Append a record of another type (an approval decision, a request record); it is loaded
+        back into `extra`, in place."""
+        if record.get("type") in ("header", "message", "run"):
+            raise ValueError(f"append_record is for other record types, not {record.get('type')!r}")
+        self._write(_json_line(record))
+        self.extra.append(record)
+        self._placed.append((len(self.messages), record))
+
     def rewrite(self, messages: list[Message]) -> None:
         """Replace the history (compaction, cleanup) atomically, keeping header, markers and extras
         placed after the surviving messages they followed."""
@@ -272,10 +284,13 @@ class Session:
         for index, message in enumerate(self.messages, start=1):
             chunks.append(_message_line(message))
             chunks.extend(by_position.get(index, []))
-        write_atomic(self.path, b"".join(chunks))
+        data = b"".join(chunks)
+        write_atomic(self.path, self.redactor.bytes(data) if self.redactor is not None else data)
 
     def _write(self, data: bytes) -> None:
         self._require_writable()
+        if self.redactor is not None:
+            data = self.redactor.bytes(data)
         if self._handle is None:
             # Unbuffered: each record goes down in one write(2) on an O_APPEND descriptor.
             self._handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open between appends

@@ -98,14 +98,24 @@ def build_curator(
     except ValueError as error:
         raise UsageError(str(error)) from None
     root = state_dir()
-    # on_audit stays None until the audit journal (issue 9) exists; the curator calls it when given
     return Curator(
         skills_root(root),
         clock,
         policy,
         on_record=on_record if on_record is not None else substore_recorder(root, clock),
-        on_audit=on_audit,
+        on_audit=on_audit if on_audit is not None else audit_recorder(root, clock),
     )
+
+
+def audit_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]], None]:
+    """`on_audit` for the curator: one `curator` entry in the hash-chained audit journal."""
+
+    def record(payload: dict[str, Any]) -> None:
+        from arreio.engine.governance.audit import AuditJournal
+
+        AuditJournal(state_dir, clock).append("curator", payload)
+
+    return record
 
 
 def render_report(report: CuratorReport, title: str | None = None) -> None:

@@ -61,6 +61,7 @@ def run(
     ] = "strict",
 ) -> None:
     import asyncio
+    import sys
 
     from arreio.cli.deps import pipeline_deps
     from arreio.cli.render import JsonRenderer, LiveRenderer
@@ -90,7 +91,12 @@ def run(
 
     async def drive() -> int:
         code = 1
-        async for event in run_pipeline(options, pipeline_deps()):
+        deps = pipeline_deps()
+        if not json_output and sys.stdin.isatty():  # a person at a terminal answers approvals (y/N)
+            from arreio.cli.commands.approve import ask_in_terminal
+
+            deps.ask_approval = ask_in_terminal
+        async for event in run_pipeline(options, deps):
             render(event)
             if event.type == "run_start":
                 seen["session"] = event.session_id

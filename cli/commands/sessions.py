@@ -57,6 +57,9 @@ def _cells(r) -> dict[str, str]:
 def show(
     session_id: Annotated[str, typer.Argument(help="Session id or a unique prefix.")],
     json_output: JsonFlag = False,
+    requests: Annotated[
+        bool, typer.Option("--requests", help="Show each model request as it was sent: messages, tools, parameters.")
+    ] = False,
 ) -> None:
     """Show a session's messages (read-only: repairs are listed, not written)."""
     import json
@@ -65,6 +68,9 @@ def show(
 
     store = _store()
     sid = store.resolve(session_id)
+    if requests:
+        _show_requests(store.path_for(sid), json_output)
+        return
     session, repairs = Session.open(store.path_for(sid), repair=False)
     if json_output:
         print(json.dumps({
@@ -97,6 +103,36 @@ def show(
                 c.print(f"  [{style}]⎿ [{part.status}] {escape(first[:160])}[/{style}]")
     if repairs:
         c.print(f"[yellow]{len(repairs)} repair(s) would be made on load — see `arreio sessions doctor {h.id}`[/yellow]")
+
+
+def _show_requests(path, json_output: bool) -> None:
+    """Every recorded model request, rebuilt from the session (engine/governance/requests.py)."""
+    import json
+
+    from arreio.engine.governance.requests import reconstruct
+
+    rows = reconstruct(path)
+    if json_output:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        print(f"no model requests recorded in session {path.stem}")
+        return
+    shown = 0
+    for row in rows:
+        check = "exact" if row["exact"] else "history rewritten since (e.g. compaction): approximate"
+        tools = ", ".join(row["tool_names"]) or "none (reserve turn)"
+        print(f"request {row['index']} · {row['model']} · run {row['run_id']} · {row['at']} · "
+              f"{len(row['messages'])} messages · max_tokens {row['max_tokens']} · {check}")
+        print(f"  tools: {tools}")
+        for message in row["messages"][shown:]:
+            for part in message["parts"]:
+                text = part.get("text") or part.get("content") or json.dumps(part.get("arguments", {}), ensure_ascii=False)
+                label = part["type"] if part["type"] != "text" else message["role"]
+                if part["type"] == "tool_call":
+                    label = f"call {part['name']}"
+                print(f"  + {label}: {' '.join(str(text).split())[:160]}")
+        shown = len(row["messages"])
 
 
 @app.command("doctor")

@@ -96,13 +96,14 @@ class Redactor:
             return [self.value(v) for v in value]
         return value
 
-    def event(self, event: Any) -> Any:
-        """A pydantic event with every string field redacted (the same object when nothing changed)."""
-        raw = event.model_dump_json()
+    def model(self, obj: Any) -> Any:
+        """A pydantic object (an event, the report) with every string redacted; the same object when
+        nothing changed."""
+        raw = obj.model_dump_json()
         clean = self.text(raw)
         if clean == raw:
-            return event
-        return type(event).model_validate_json(clean)
+            return obj
+        return type(obj).model_validate_json(clean)
 
 
 class DeltaGuard:
@@ -120,7 +121,7 @@ class DeltaGuard:
     def feed(self, event: Any) -> list[Any]:
         kind = getattr(event, "type", "")
         if kind not in self.STREAMS:
-            return [*self.flush(), self.redactor.event(event)]
+            return [*self.flush(), event]  # whole events are redacted where they are written
         out = [e for other in self.STREAMS if other != kind for e in self._release(other)]
         held = self._held.pop(kind, None)
         text = (held.text if held is not None else "") + event.text

@@ -1,0 +1,110 @@
+"""`arreio approve`: decide the call a paused run waits on, then resume it exactly where it stopped.
+
+The decision is written to the session first (so nothing is lost if this process dies), then the run
+continues through the one pipeline (`run_pipeline(RunOptions(resume=…))`), rendered like `arreio run`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+HELP = (
+    "Approve (or --deny) the sensitive call a paused run waits on, and resume the run.\n\n"
+    "Only the pending call is affected; a call already decided is refused (exit 2). A denied call "
+    "reaches the model as a denial and the run continues. Exit codes as for `arreio run`."
+)
+
+
+def ask_in_terminal(event: Any) -> bool:
+    """`PipelineDeps.ask_approval` for an interactive terminal: show the call, ask y/N (default no)."""
+    import json
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, stderr=True)
+    args = json.dumps(event.arguments, ensure_ascii=False)
+    console.print(f"[yellow]⏸ {escape(event.name)}[/yellow] {escape(args[:400])}")
+    try:
+        return typer.confirm("Run it?", default=False, err=True)
+    except (typer.Abort, EOFError):
+        return False
+
+
+def drive(options: Any, *, json_output: bool, interactive: bool) -> int:
+    """Run the pipeline with the `run` command's renderers; returns the exit code."""
+    import asyncio
+    import sys
+
+    from arreio.cli.deps import pipeline_deps
+    from arreio.cli.render import JsonRenderer, LiveRenderer
+    from arreio.engine.pipeline import run_pipeline
+
+    deps = pipeline_deps()
+    if interactive:
+        deps.ask_approval = ask_in_terminal
+    render = JsonRenderer() if json_output else LiveRenderer()
+
+    async def go() -> int:
+        code = 1
+        async for event in run_pipeline(options, deps):
+            render(event)
+            if event.type == "done":
+                code = event.exit_code
+                if code == 3 and json_output:
+                    print(f"arreio: {event.message}", file=sys.stderr)
+        return code
+
+    try:
+        return asyncio.run(go())
+    except KeyboardInterrupt:
+        print(f"arreio: cancelled; continue with `arreio run --resume {options.resume}`", file=sys.stderr)
+        return 130
+
+
+def approve(
+    session_id: Annotated[str, typer.Argument(help="The paused session (id or a unique prefix).")],
+    deny: Annotated[bool, typer.Option("--deny", help="Refuse the call; the model is told and continues.")] = False,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (recorded, and told to the model on --deny).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the resumed run's events as JSON Lines.")] = False,
+    script: Annotated[
+        Path | None, typer.Option("--script", help="Offline script of model replies for the resumed run.", show_default=False)
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Model for the resumed run (default: the session's).")] = None,
+) -> None:
+    import os
+    import sys
+
+    from arreio.engine.governance.approvals import decide_pending, who
+    from arreio.engine.governance.audit import AuditJournal, digest
+    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.ids import iso_ms
+    from arreio.engine.paths import state_dir
+    from arreio.engine.pipeline import RunOptions
+    from arreio.engine.ports import SystemClock
+    from arreio.engine.session import Session, SessionStore
+
+    clock = SystemClock()
+    root = state_dir()
+    store = SessionStore(root / "sessions")
+    sid = store.resolve(session_id)
+    redactor = Redactor.from_env(os.environ)
+    session, _ = Session.open(store.path_for(sid), repair=True)
+    session.redactor = redactor
+    by, at = who(), iso_ms(clock.now())
+    try:
+        pending = decide_pending(session, approve=not deny, by=by, at=at, reason=reason or "")
+    finally:
+        session.close()
+    status = "denied" if deny else "approved"
+    AuditJournal(root, clock, redactor).append("approval", {
+        "session_id": sid, "call_id": pending.call_id, "name": pending.name, "status": status, "by": by, "at": at,
+        "reason": reason or "", "args_digest": digest(pending.arguments),
+    })
+    print(f"arreio: {status} {pending.name} ({pending.call_id}); resuming session {sid}", file=sys.stderr)
+    options = RunOptions(resume=sid, script=script, model=model)
+    interactive = not json_output and sys.stdin.isatty()
+    raise typer.Exit(drive(options, json_output=json_output, interactive=interactive))

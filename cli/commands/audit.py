@@ -1,0 +1,77 @@
+"""`arreio audit`: check the hash chain of `.arreio/audit.jsonl` and show recent entries."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="The tamper-evident audit journal: verify its chain, show recent entries.", no_args_is_help=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _journal():
+    from arreio.engine.governance.audit import AuditJournal
+    from arreio.engine.paths import state_dir
+
+    return AuditJournal(state_dir())
+
+
+@app.command("verify")
+def verify(json_output: JsonFlag = False) -> None:
+    """Check every link of the chain; exit 1 and name the first broken entry if one was edited or deleted."""
+    import json
+
+    from arreio.engine.paths import display_path
+
+    journal = _journal()
+    result = journal.verify()
+    where = display_path(journal.path)
+    if json_output:
+        print(json.dumps({"path": where, "ok": result.ok, "entries": result.entries,
+                          "broken_line": result.broken_line, "reason": result.reason}))
+    elif result.ok:
+        print(f"audit journal intact: {result.entries} entries ({where})" if result.entries else f"audit journal empty ({where})")
+    else:
+        print(f"audit journal BROKEN at line {result.broken_line} of {where}: {result.reason} "
+              f"({result.entries} entries before it check out)")
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _summary(entry: dict) -> str:
+    payload = entry.get("payload") or {}
+    kind = entry.get("kind")
+    if kind == "tool_call":
+        return f"{payload.get('name')} [{payload.get('status')}] {payload.get('args_digest', '')}"
+    if kind == "approval":
+        reason = f" — {payload['reason']}" if payload.get("reason") else ""
+        return f"{payload.get('name')} {payload.get('status')} by {payload.get('by')}{reason}"
+    if kind == "run_end":
+        cost = payload.get("cost_usd")
+        return f"{payload.get('verdict')} · {payload.get('tool_calls')} tool calls · " + (f"${cost:.4f}" if cost is not None else "cost unknown")
+    skip = {"run_id", "session_id"}
+    return " ".join(f"{k}={v}" for k, v in payload.items() if k not in skip)[:160]
+
+
+@app.command("tail")
+def tail(
+    n: Annotated[int, typer.Option("-n", "--lines", min=1, help="How many entries.")] = 20,
+    run: Annotated[str | None, typer.Option("--run", help="Only this run (id or prefix).", show_default=False)] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Show the most recent entries (oldest first)."""
+    import json
+
+    rows = _journal().tail(n, run)
+    if json_output:
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+        return
+    if not rows:
+        print("no audit entries" + (f" for run {run}" if run else ""))
+        return
+    for row in rows:
+        run_id = (row.get("payload") or {}).get("run_id", "")
+        print(f"{row.get('seq'):>5}  {row.get('at')}  {row.get('kind'):<12} {run_id:<28} {_summary(row)}")

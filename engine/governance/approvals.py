@@ -1,0 +1,209 @@
+"""Approvals: sensitive calls pause the run until a person decides (issue 9).
+
+Decisions live in the session as lines of their own, so a pause survives anything that can happen
+to the process between the pause and the decision:
+
+    {"type":"approval","call_id":"call_0_1","name":"shell","status":"pending","by":"arreio","at":"…","reason":"…"}
+
+`status` is `pending` (the run paused before the call), `approved` or `denied`. The latest line for a
+call id wins. The session loader keeps calls that wait on a decision open (no `interrupted` result,
+`engine/healing.py`), and a resumed run executes exactly those calls first (`Runner._pending_calls`):
+approved → the call runs, once, under its own id; denied → the model gets the denial as its result.
+
+`arreio approve <session>` records the decision (`decide`) and resumes through the one pipeline.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from arreio.engine import events as ev
+from arreio.engine.errors import UsageError
+from arreio.engine.governance.audit import AuditJournal, digest
+from arreio.engine.governance.policy import decide
+from arreio.engine.governance.settings import GovernanceSettings
+from arreio.engine.hooks import Deny, Pause, RunHook
+from arreio.engine.ids import iso_ms
+
+if TYPE_CHECKING:
+    from arreio.engine.feature import RunContext
+    from arreio.engine.messages import ToolCallPart
+    from arreio.engine.providers.base import ModelRequest
+    from arreio.engine.runner import Runner
+    from arreio.engine.session import Session
+
+RECORD = "approval"
+STATUSES = ("pending", "approved", "denied")
+
+
+def latest_decisions(extra: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """call id → its latest approval record."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in extra:
+        if record.get("type") == RECORD and isinstance(record.get("call_id"), str):
+            out[record["call_id"]] = record
+    return out
+
+
+def record(call_id: str, name: str, status: str, by: str, at: str, reason: str = "") -> dict[str, Any]:
+    return {"type": RECORD, "call_id": call_id, "name": name, "status": status, "by": by, "at": at, "reason": reason}
+
+
+def who(env: dict[str, str] | None = None) -> str:
+    """The person deciding, as the OS knows them."""
+    env = dict(os.environ if env is None else env)
+    try:
+        return env.get("USER") or env.get("USERNAME") or getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def command_to_continue(session_id: str) -> str:
+    return f"arreio approve {session_id}"
+
+
+@dataclass
+class PendingCall:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    record: dict[str, Any]
+
+
+def pending_call(session: Session) -> PendingCall | None:
+    """The call the session waits on: unanswered, at the tail, latest decision `pending`."""
+    decisions = latest_decisions(session.extra)
+    answered = {m.tool_result_part.call_id for m in session.messages if m.role == "tool" and m.tool_result_part}
+    for message in reversed(session.messages):
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                rec = decisions.get(call.id)
+                if call.id not in answered and rec is not None and rec.get("status") == "pending":
+                    return PendingCall(call.id, call.name, dict(call.arguments), rec)
+            return None
+        if message.role != "tool":
+            return None
+    return None
+
+
+def decide_pending(session: Session, *, approve: bool, by: str, at: str, reason: str = "") -> PendingCall:
+    """Record a person's decision on the call the session waits on. Nothing pending (or already
+    decided) is a UsageError (exit 2): a decision is made once."""
+    pending = pending_call(session)
+    if pending is None:
+        decided = [r for r in latest_decisions(session.extra).values() if r.get("status") != "pending"]
+        if decided:
+            last = decided[-1]
+            raise UsageError(
+                f"session {session.id} has no call waiting for approval: {last.get('name')} ({last['call_id']}) "
+                f"was already {last.get('status')} by {last.get('by')} at {last.get('at')}"
+            )
+        raise UsageError(f"session {session.id} has no call waiting for approval")
+    status = "approved" if approve else "denied"
+    session.append_record(record(pending.call_id, pending.name, status, by, at, reason))
+    return pending
+
+
+class ApprovalHook(RunHook):
+    """Pauses before sensitive calls; applies recorded decisions on resume."""
+
+    name = "approvals"
+
+    def __init__(
+        self, settings: GovernanceSettings, ctx: RunContext, journal: AuditJournal,
+        denied: set[str], audit_error: Callable[[Exception], None],
+    ) -> None:
+        self.settings = settings
+        self.ctx = ctx
+        self.journal = journal
+        self.denied = denied  # shared with the audit hook: denied calls are journaled as "denied"
+        self.decisions: list[dict[str, Any]] = []  # what this run decided or applied (for the report)
+        self._audit_error = audit_error
+        self._checked_history = False
+
+    async def before_model(self, runner: Runner, request: ModelRequest) -> None:
+        if not self._checked_history:
+            self._checked_history = True
+            self._supersede(runner, request)
+
+    def _supersede(self, runner: Runner, request: ModelRequest) -> None:
+        """A paused session resumed with a new instruction: the waiting calls will not run. They get
+        `interrupted` results (pairing stays whole) and their approval is closed as denied."""
+        from arreio.engine.healing import check_pairing, heal
+
+        session = runner.session
+        if not check_pairing(session.messages):
+            return
+        healed, _ = heal(session.messages)
+        waiting = latest_decisions(session.extra)
+        at = iso_ms(self.ctx.clock.now())
+        session.rewrite(healed)
+        for call_id, rec in waiting.items():
+            if rec.get("status") == "pending":
+                session.append_record(record(call_id, rec.get("name", ""), "denied", "arreio", at, "superseded by a new instruction"))
+        request.messages[:] = list(session.messages)  # the request was assembled before this fix
+
+    async def before_tool(self, runner: Runner, call: ToolCallPart) -> Deny | Pause | None:
+        tool = runner.tools.get(call.name)
+        verdict = decide(self.settings, call.name, call.arguments, tool_sensitive=bool(getattr(tool, "sensitive", False)))
+        at = iso_ms(self.ctx.clock.now())
+        if verdict.action == "allow":
+            return None
+        if verdict.action == "deny":
+            return self._deny(runner, call, "policy", at, verdict.reason, f"denied by {verdict.reason}")
+        recorded = latest_decisions(runner.session.extra).get(call.id)
+        status = recorded.get("status") if recorded else None
+        if status == "approved":
+            self._note(runner, call, "approved", recorded.get("by", ""), recorded.get("at", at), recorded.get("reason", ""), journal=False)
+            return None
+        if status == "denied":
+            why = recorded.get("reason") or "no reason given"
+            return self._deny(runner, call, recorded.get("by", ""), recorded.get("at", at), why,
+                              f"denied by {recorded.get('by')}: {why}", journal=False)
+        if self.ctx.approve_all:
+            self._note(runner, call, "approved", "--yes", at, "approved for this run with --yes")
+            return None
+        event = ev.ApprovalRequired(
+            session_id=runner.session.id, call_id=call.id, name=call.name, arguments=dict(call.arguments),
+            command=command_to_continue(runner.session.id),
+        )
+        if self.ctx.ask is not None:
+            approved = bool(self.ctx.ask(event))
+            by = f"{who(dict(self.ctx.env))} (terminal)"
+            runner.session.append_record(record(call.id, call.name, "approved" if approved else "denied", by, at))
+            if approved:
+                self._note(runner, call, "approved", by, at, "")
+                return None
+            return self._deny(runner, call, by, at, "", f"denied by {by}")
+        if status != "pending":
+            runner.session.append_record(record(call.id, call.name, "pending", "arreio", at, verdict.reason))
+            self._note(runner, call, "pending", "arreio", at, verdict.reason)
+        sid = runner.session.id
+        message = (
+            f"paused: {call.name} needs approval ({verdict.reason}); approve with `{command_to_continue(sid)}` "
+            f"or refuse with `{command_to_continue(sid)} --deny`"
+        )
+        return Pause(event=event, message=message)
+
+    def _deny(self, runner: Runner, call: ToolCallPart, by: str, at: str, reason: str, content: str,
+              *, journal: bool = True) -> Deny:
+        self.denied.add(call.id)
+        self._note(runner, call, "denied", by, at, reason, journal=journal)
+        return Deny(content)
+
+    def _note(self, runner: Runner, call: ToolCallPart, status: str, by: str, at: str, reason: str,
+              *, journal: bool = True) -> None:
+        entry = {"call_id": call.id, "name": call.name, "status": status, "by": by, "at": at, "reason": reason}
+        self.decisions.append(entry)
+        if journal:
+            try:
+                self.journal.append("approval", {
+                    **entry, "run_id": self.ctx.run_id, "session_id": runner.session.id,
+                    "args_digest": digest(call.arguments),
+                })
+            except OSError as error:
+                self._audit_error(error)

@@ -1,0 +1,164 @@
+"""The audit journal: `.arreio/audit.jsonl`, append-only and hash-chained (DESIGN.md section 7).
+
+One JSON line per entry:
+`{"v":1,"seq":7,"at":"2026-06-27T16:00:00.000Z","kind":"tool_call","payload":{…},"prev":"<hex>","hash":"<hex>"}`
+where `hash = sha256(prev + canonical JSON of {v, seq, at, kind, payload})` and `prev` is the hash of
+the entry before it (64 zeros for the first). Editing an entry breaks its own hash; deleting or
+inserting one breaks the next entry's `prev`. Truncating the tail is not detectable by a chain alone.
+
+Appends hold an exclusive `flock` while they read the last hash and write one whole line, then
+fsync — so two runs in one folder never fork the chain. Payloads go through the redactor first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arreio.engine.governance.redact import Redactor
+from arreio.engine.ids import iso_ms
+from arreio.engine.ports import Clock, SystemClock
+
+FORMAT_VERSION = 1
+GENESIS = "0" * 64
+FILE_NAME = "audit.jsonl"
+_TAIL_CHUNK = 65536
+
+
+def canonical(value: Any) -> str:
+    """The one JSON spelling hashed and digested: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def digest(value: Any) -> str:
+    """A short stable digest of a JSON-like value (a tool call's arguments)."""
+    return "sha256:" + hashlib.sha256(canonical(value).encode()).hexdigest()[:16]
+
+
+def entry_hash(prev: str, body: dict[str, Any]) -> str:
+    return hashlib.sha256((prev + canonical(body)).encode()).hexdigest()
+
+
+@dataclass
+class Verification:
+    """`ok`, how many entries were read, and for a broken chain the first bad entry (1-based line)."""
+
+    ok: bool
+    entries: int
+    broken_line: int | None = None
+    reason: str = ""
+
+
+class AuditJournal:
+    """`AuditJournal(state_dir, clock).append(kind, payload)` — the API every layer calls."""
+
+    def __init__(self, state_dir: Path, clock: Clock | None = None, redactor: Redactor | None = None) -> None:
+        self.path = state_dir / FILE_NAME
+        self.clock = clock or SystemClock()
+        self.redactor = redactor or Redactor()
+
+    def append(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Append one entry and return it. Secrets in the payload are redacted first."""
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            last = _last_entry(fd)
+            body = {
+                "v": FORMAT_VERSION,
+                "seq": (last.get("seq", 0) + 1) if last else 1,
+                "at": iso_ms(self.clock.now()),
+                "kind": kind,
+                "payload": self.redactor.value(payload),
+            }
+            prev = last.get("hash", GENESIS) if last else GENESIS
+            entry = {**body, "prev": prev, "hash": entry_hash(prev, body)}
+            line = (canonical(entry) + "\n").encode()
+            if os.fstat(fd).st_size and not _ends_with_newline(fd):
+                line = b"\n" + line  # a torn line stays torn (verify names it); ours starts clean
+            os.write(fd, line)
+            os.fsync(fd)
+            return entry
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every readable entry, in order (unreadable lines skipped; `verify` reports them)."""
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_bytes().split(b"\n"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                out.append(record)
+        return out
+
+    def tail(self, n: int = 20, run_id: str | None = None) -> list[dict[str, Any]]:
+        rows = self.entries()
+        if run_id:
+            rows = [r for r in rows if str((r.get("payload") or {}).get("run_id", "")).startswith(run_id)]
+        return rows[-n:] if n > 0 else rows
+
+    def verify(self) -> Verification:
+        """Walk the chain; the first entry whose hash, link or sequence is wrong is reported."""
+        if not self.path.exists():
+            return Verification(True, 0)
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        prev, seq = GENESIS, 0
+        for number, line in enumerate(lines, start=1):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                torn = number == len(lines) and not data.endswith(b"\n")
+                why = "last line is cut short (a write was interrupted)" if torn else "line is not valid JSON"
+                return Verification(False, number - 1, number, why)
+            if not isinstance(record, dict) or not {"seq", "hash", "prev", "kind"} <= record.keys():
+                return Verification(False, number - 1, number, "line is not an audit entry")
+            body = {k: record.get(k) for k in ("v", "seq", "at", "kind", "payload")}
+            if entry_hash(record["prev"], body) != record["hash"]:
+                return Verification(False, number - 1, number, f"entry {record['seq']} was changed after it was written")
+            if record["prev"] != prev:
+                return Verification(
+                    False, number - 1, number,
+                    f"entry {record['seq']} does not follow the entry before it (an entry was deleted or inserted)",
+                )
+            if record["seq"] != seq + 1:
+                return Verification(False, number - 1, number, f"entry {record['seq']} follows entry {seq}: entries are missing")
+            prev, seq = record["hash"], record["seq"]
+        return Verification(True, len(lines))
+
+
+def _ends_with_newline(fd: int) -> bool:
+    return os.pread(fd, 1, os.fstat(fd).st_size - 1) == b"\n"
+
+
+def _last_entry(fd: int) -> dict[str, Any] | None:
+    """The last whole entry, read backwards from the end (no full scan per append)."""
+    size = os.fstat(fd).st_size
+    offset, buffer = size, b""
+    while offset > 0:
+        start = max(0, offset - _TAIL_CHUNK)
+        buffer = os.pread(fd, offset - start, start) + buffer
+        offset = start
+        for line in reversed(buffer.split(b"\n")[1 if offset else 0 :]):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a torn tail: chain onto the last whole entry
+            if isinstance(record, dict) and "hash" in record:
+                return record
+    return None

@@ -1,0 +1,176 @@
+"""Ceilings and budgets as a turn-loop hook (DESIGN.md invariants 6-7).
+
+Independent ceilings, each landing the run with a reserve turn (tools withdrawn, the model asked to
+finish with what it has, verdict `partial`, exit 4):
+
+- `tool_calls`  tool calls per run (`governance.max_tool_calls`); calls beyond it in a round are not run
+- `repetition`  the same tool with the same arguments more often than its `repeat` declaration allows
+                (`governance.repeat_limits`); the extra call is not run
+- `steps`       model turns per unit (`max_steps`): the last allowed turn is the reserve turn
+- `stall`       a tool went silent and the watchdog cut it off
+- `tokens`, `cost`  budgets: land when the next turn would not fit (spent + last turn >= budget)
+
+Counting happens here, outside the tool chain and any cache behind it: a repeat served from a cache
+still reaches `after_tool` and still counts (invariant 7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from arreio.engine import events as ev
+from arreio.engine.governance.audit import canonical
+from arreio.engine.governance.settings import DEFAULT_REPEAT_LIMITS, GovernanceSettings
+from arreio.engine.hooks import Deny, Land, RunHook
+
+if TYPE_CHECKING:
+    from arreio.engine.messages import ToolCallPart
+    from arreio.engine.providers.base import ModelRequest, Usage
+    from arreio.engine.runner import Runner
+    from arreio.engine.tools.base import ToolResult
+
+LAND_INSTRUCTION = (
+    "The run has reached a limit ({what}). Tools are no longer available. Finish now with what you have: "
+    "say what is done, what is not, and what you would do next."
+)
+
+
+@dataclass
+class Hit:
+    kind: str
+    limit: float
+    value: float
+    what: str  # plain words: "120 tool calls"
+
+
+class CeilingsHook(RunHook):
+    name = "ceilings"
+
+    def __init__(self, settings: GovernanceSettings, *, partial_path: str, session_id: str) -> None:
+        self.settings = settings
+        self.partial_path = partial_path
+        self.session_id = session_id
+        self.repeats: dict[tuple[str, str], int] = {}
+        self.denied: set[str] = set()  # calls this hook refused (they did not run, so they do not count)
+        self.hit: Hit | None = None
+        self.warnings: list[str] = []
+        self.stalls: list[Any] = []  # the watchdog's cuts so far (for the report)
+        self._unit_start_steps: int | None = 0
+        self._steps_landing = True
+        self._stalls_seen = 0
+        self._last_turn_tokens = 0
+        self._last_turn_cost = 0.0
+        self._cost_known = True
+
+    def new_unit(self, unit_id: str) -> None:
+        """A unit began: the step ceiling counts from here (the runner's `max_steps` is per unit). A plan
+        unit may carry its own `max_steps`, which hooks cannot see: only the goal's unit (`main`, whose
+        limit is `max_steps` from config) lands early; other units keep the runner's hard step ceiling."""
+        self._unit_start_steps = None
+        self._steps_landing = unit_id == "main"
+
+    # -- before each model call: land when a ceiling is reached --------------------------------
+    async def before_model(self, runner: Runner, request: ModelRequest) -> Land | None:
+        if self._unit_start_steps is None:
+            self._unit_start_steps = runner.steps
+        hit = self.hit or self._check(runner)
+        if hit is None:
+            return None
+        self.hit = hit
+        message = self._message(hit)
+        return Land(hit.kind, hit.limit, hit.value, message, LAND_INSTRUCTION.format(what=hit.what))
+
+    def _check(self, runner: Runner) -> Hit | None:
+        s = self.settings
+        stalls = getattr(getattr(runner, "watchdog", None), "stalls", [])
+        tool_stalls = [x for x in stalls[self._stalls_seen:] if x.what != "model"]
+        self._stalls_seen = len(stalls)
+        if tool_stalls:
+            stall = tool_stalls[0]
+            return Hit("stall", stall.seconds, stall.seconds, f"{stall.what} gave no signal for {stall.seconds:g} s")
+        if runner.tool_calls >= s.max_tool_calls:
+            return Hit("tool_calls", s.max_tool_calls, runner.tool_calls, f"{runner.tool_calls} tool calls")
+        limit = runner.settings.max_steps
+        unit_steps = runner.steps - (self._unit_start_steps or 0)
+        if self._steps_landing and limit >= 2 and unit_steps >= limit - 1:
+            return Hit("steps", limit, unit_steps + 1, f"{unit_steps + 1} model turns (max_steps {limit})")
+        total = runner.usage.input_tokens + runner.usage.output_tokens
+        if s.max_total_tokens is not None and total and total + self._last_turn_tokens >= s.max_total_tokens:
+            return Hit("tokens", s.max_total_tokens, total, f"{total:,} tokens of a {s.max_total_tokens:,} budget")
+        if s.max_cost_usd is not None:
+            cost = _cost(runner)
+            if cost is not None and cost and cost + self._last_turn_cost >= s.max_cost_usd:
+                return Hit("cost", s.max_cost_usd, round(cost, 6), f"${cost:.4f} of a ${s.max_cost_usd:g} budget")
+        return None
+
+    def _message(self, hit: Hit) -> str:
+        where = f"the partial report is in {self.partial_path}"
+        if hit.kind == "steps":
+            return (f"stopped after {hit.what}; {where} — continue with "
+                    f"`arreio run --resume {self.session_id} --max-steps N`")
+        prefix = "stopped: " if hit.kind == "stall" else "stopped after "
+        return f"{prefix}{hit.what}; {where}"
+
+    # -- usage: budgets --------------------------------------------------------------------------
+    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
+        self._last_turn_tokens = usage.input_tokens + usage.output_tokens
+        self.stalls = list(getattr(getattr(runner, "watchdog", None), "stalls", []))
+        if self.settings.max_cost_usd is None:
+            return []
+        from arreio.engine.pricing import estimate_cost
+
+        turn = estimate_cost(runner.model, usage)
+        if turn is None and self._cost_known and not _is_offline(runner.model):
+            self._cost_known = False
+            message = f"governance.max_cost_usd is set but the price of {runner.model} is unknown; the cost budget is not enforced"
+            self.warnings.append(message)
+            return [ev.Warning_(message=message, code="cost_unknown")]
+        self._last_turn_cost = turn or 0.0
+        return []
+
+    # -- tool calls: ceiling and repetition -------------------------------------------------------
+    async def before_tool(self, runner: Runner, call: ToolCallPart) -> Deny | None:
+        s = self.settings
+        if runner.tool_calls >= s.max_tool_calls:
+            self.hit = self.hit or Hit("tool_calls", s.max_tool_calls, runner.tool_calls, f"{runner.tool_calls} tool calls")
+            self.denied.add(call.id)
+            return Deny(f"not run: the run reached its ceiling of {s.max_tool_calls} tool calls")
+        key, limit = self._key(runner, call)
+        done = self.repeats.get(key, 0)
+        if done >= limit:
+            self.hit = self.hit or Hit(
+                "repetition", limit, done + 1, f"{call.name} called {done + 1} times with the same arguments"
+            )
+            self.denied.add(call.id)
+            return Deny(
+                f"not run: {call.name} already ran {done} time(s) with exactly these arguments "
+                f"(allowed: {limit}); use the earlier result or change the approach"
+            )
+        return None
+
+    def after_tool(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> list[Any]:
+        if call.id not in self.denied:
+            key, _ = self._key(runner, call)
+            self.repeats[key] = self.repeats.get(key, 0) + 1
+        return []
+
+    def _key(self, runner: Runner, call: ToolCallPart) -> tuple[tuple[str, str], int]:
+        tool = runner.tools.get(call.name)
+        repeat = getattr(tool, "repeat", "few")
+        limits = self.settings.repeat_limits
+        return (call.name, canonical(call.arguments)), limits.get(repeat, DEFAULT_REPEAT_LIMITS["few"])
+
+
+def _is_offline(model: str) -> bool:
+    from arreio.engine.providers import registry
+
+    return registry.is_offline(model)
+
+
+def _cost(runner: Runner) -> float | None:
+    from arreio.engine.pricing import estimate_cost
+
+    if _is_offline(runner.model):
+        return 0.0
+    return estimate_cost(runner.model, runner.usage)

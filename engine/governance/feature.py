@@ -1,0 +1,168 @@
+"""`GovernanceFeature`: ceilings, approvals, the audit journal, request records and the partial
+result, wired into every run through the Feature hooks (registered in `cli/deps.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from arreio.engine.feature import Feature, RunContext
+from arreio.engine.governance.approvals import ApprovalHook
+from arreio.engine.governance.audit import AuditJournal, digest
+from arreio.engine.governance.ceilings import CeilingsHook
+from arreio.engine.governance.redact import Redactor
+from arreio.engine.governance.requests import RequestRecorder, last_request_model
+from arreio.engine.governance.settings import governance_settings
+from arreio.engine.hooks import RunHook
+from arreio.engine.paths import display_path
+
+if TYPE_CHECKING:
+    from arreio.engine.messages import ToolCallPart
+    from arreio.engine.providers.base import Usage
+    from arreio.engine.report import RunReport
+    from arreio.engine.runner import Runner
+    from arreio.engine.tools.base import ToolResult
+
+
+class RedactResults(RunHook):
+    """Secrets a tool printed (`echo $MY_API_KEY`) are redacted before the result enters the history:
+    the model's provider never receives them, and neither do later hooks' records (work logs, artifacts)."""
+
+    name = "redact"
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+
+    def transform_result(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> ToolResult:
+        clean = self.redactor.text(result.content)
+        if clean == result.content:
+            return result
+        from dataclasses import replace
+
+        return replace(result, content=clean)
+
+
+class AuditHook(RunHook):
+    """One journal entry per executed (or refused) tool call, and one when the model changes."""
+
+    name = "audit"
+
+    def __init__(self, state: _RunState) -> None:
+        self.state = state
+        self._first = True
+
+    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
+        if self._first:
+            self._first = False
+            before = last_request_model(runner.session.extra) or runner.session.header.model
+            if before != runner.model:
+                self.state.journal_entry("model_switch", {"from": before, "to": runner.model, "session_id": runner.session.id})
+        return []
+
+    def after_tool(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> list[Any]:
+        status = "denied" if call.id in self.state.denied else ("error" if result.is_error else "ok")
+        self.state.journal_entry("tool_call", {
+            "session_id": runner.session.id, "call_id": call.id, "name": call.name,
+            "args_digest": digest(call.arguments), "status": status,
+        })
+        return []
+
+
+@dataclass
+class _RunState:
+    ctx: RunContext
+    journal: AuditJournal
+    redactor: Redactor
+    partial_path: str
+    denied: set[str] = field(default_factory=set)
+    ceiling: Any = None  # the last `ceiling` event
+    audit_errors: list[str] = field(default_factory=list)
+    ceilings: CeilingsHook | None = None
+    approvals: ApprovalHook | None = None
+    recorder: RequestRecorder | None = None
+
+    def journal_entry(self, kind: str, payload: dict[str, Any]) -> None:
+        try:  # the journal never changes a run's verdict; a failure to write it is reported
+            self.journal.append(kind, {"run_id": self.ctx.run_id, **payload})
+        except OSError as error:
+            self.note_audit_error(error)
+
+    def note_audit_error(self, error: Exception) -> None:
+        self.audit_errors.append(f"audit journal not written: {type(error).__name__}: {error}")
+
+
+class GovernanceFeature(Feature):
+    name = "governance"
+
+    def __init__(self) -> None:
+        self._runs: dict[str, _RunState] = {}
+
+    def hooks(self, ctx: RunContext) -> list[RunHook]:
+        settings = governance_settings(ctx.settings)
+        redactor = Redactor.from_env(ctx.env)
+        partial = display_path(ctx.state_dir / "runs" / ctx.run_id / "partial.md", ctx.cwd)
+        state = _RunState(ctx, AuditJournal(ctx.state_dir, ctx.clock, redactor), redactor, partial)
+        state.ceilings = CeilingsHook(settings, partial_path=partial, session_id=ctx.session_id)
+        state.approvals = ApprovalHook(settings, ctx, state.journal, state.denied, state.note_audit_error)
+        state.recorder = RequestRecorder(ctx.run_id, ctx.clock, redactor)
+        self._runs[ctx.run_id] = state
+        # Ceilings first: a call over a ceiling is refused before anyone is asked to approve it.
+        return [state.ceilings, state.approvals, RedactResults(redactor), AuditHook(state), state.recorder]
+
+    def on_event(self, ctx: RunContext, event: Any) -> None:
+        state = self._runs.get(ctx.run_id)
+        if state is None:
+            return
+        kind = getattr(event, "type", "")
+        if kind == "unit_start" and state.ceilings is not None:
+            state.ceilings.new_unit(event.unit_id)
+        elif kind == "ceiling":
+            state.ceiling = event
+            if state.recorder is not None:
+                state.recorder.landing = True
+        elif kind == "run_start":
+            state.journal_entry("run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed})
+        elif kind == "gate_result":
+            state.journal_entry("gate", {"gate": event.gate, "passed": event.passed, "detail": event.detail})
+        elif kind == "learning_pass_done":
+            state.journal_entry("learning", {
+                "applied": event.applied, "rejected": event.rejected, "failed": event.failed, "error": event.error,
+            })
+
+    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+        state = self._runs.pop(ctx.run_id, None)
+        if state is None:
+            return
+        if state.ceiling is not None:
+            c = state.ceiling
+            report.ceiling = {"kind": c.kind, "limit": c.limit, "value": c.value, "message": c.message}
+        elif state.ceilings is not None and state.ceilings.stalls:
+            # A model call that stayed silent through every retry: the run failed, the stall is why.
+            stall = state.ceilings.stalls[-1]
+            report.ceiling = {"kind": "stall", "limit": stall.seconds, "value": stall.seconds,
+                              "message": f"{stall.what} gave no signal for {stall.seconds:g} s"}
+        if state.approvals is not None:
+            report.approvals = list(state.approvals.decisions)
+        if report.verdict == "partial":
+            self._write_partial(ctx, state, report)
+        if state.ceilings is not None:
+            report.warnings.extend(w for w in state.ceilings.warnings if w not in report.warnings)
+        state.journal_entry("run_end", {
+            "session_id": report.session_id, "verdict": report.verdict, "exit_code": report.exit_code,
+            "model": report.model, "cost_usd": report.cost_usd, "input_tokens": report.input_tokens,
+            "output_tokens": report.output_tokens, "steps": report.steps, "tool_calls": report.tool_calls,
+        })
+        report.warnings.extend(state.audit_errors)
+
+    def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> None:
+        """The partial result is never thrown away: the reserve turn's answer, as a file."""
+        from arreio.engine.atomic import write_atomic
+
+        path = ctx.state_dir / "runs" / ctx.run_id / "partial.md"
+        body = report.final_text.strip() or "(the model gave no final answer before the ceiling)"
+        text = (
+            f"# Partial result — {report.goal or report.session_id}\n\n"
+            f"{report.message}\n\nrun {report.run_id} · session {report.session_id}\n\n---\n\n{body}\n"
+        )
+        write_atomic(path, state.redactor.text(text))
+        report.partial_path = state.partial_path

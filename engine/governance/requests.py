@@ -1,0 +1,121 @@
+"""What the model received: every model call is recoverable from the session (issue 9).
+
+After each model reply the `RequestRecorder` appends a line to the session, placed right after the
+last message the request carried:
+
+    {"type":"request","run_id":…,"at":…,"model":…,"messages":12,"messages_digest":"sha256:…",
+     "system_digest":"sha256:…","tools":["read_file",…],"tools_digest":"sha256:…","max_tokens":8192,
+     "temperature":null}
+
+and, once per distinct tool set, `{"type":"tools","digest":…,"specs":[…]}` with the full specs. The
+system prompt is the session header's (frozen). `reconstruct` rebuilds each request and checks the
+digests, so a history rewritten since (compaction) says so instead of pretending.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arreio.engine.governance.audit import digest
+from arreio.engine.governance.redact import Redactor
+from arreio.engine.hooks import RunHook
+from arreio.engine.ids import iso_ms
+
+if TYPE_CHECKING:
+    from arreio.engine.messages import Message
+    from arreio.engine.ports import Clock
+    from arreio.engine.providers.base import Usage
+    from arreio.engine.runner import Runner
+
+REQUEST, TOOLS = "request", "tools"
+
+
+def messages_digest(messages: list[Message], redactor: Redactor | None = None) -> str:
+    """Digest of the messages as the session stores them (redacted), so a reload checks out."""
+    text = "\n".join(m.model_dump_json() for m in messages)
+    return digest(redactor.text(text) if redactor is not None else text)
+
+
+class RequestRecorder(RunHook):
+    """Writes one `request` line per model call. `landing` is set when a ceiling event was yielded:
+    the reply that follows answered a request without tools (the reserve turn)."""
+
+    name = "requests"
+
+    def __init__(self, run_id: str, clock: Clock, redactor: Redactor) -> None:
+        self.run_id = run_id
+        self.clock = clock
+        self.redactor = redactor
+        self.landing = False
+        self.previous_model: str | None = None  # the model of the last request before this run
+
+    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
+        session = runner.session
+        specs = [] if self.landing else [s.model_dump(mode="json") for s in runner.tools.specs()]
+        tools_digest = digest(specs)
+        if not any(r.get("type") == TOOLS and r.get("digest") == tools_digest for r in session.extra):
+            session.append_record({"type": TOOLS, "digest": tools_digest, "specs": specs})
+        session.append_record({
+            "type": REQUEST, "run_id": self.run_id, "at": iso_ms(self.clock.now()), "model": runner.model,
+            "messages": len(session.messages), "messages_digest": messages_digest(session.messages, self.redactor),
+            "system_digest": digest([b.model_dump(mode="json") for b in runner.system]),
+            "tools": [s["name"] for s in specs], "tools_digest": tools_digest,
+            "max_tokens": runner.settings.max_tokens, "temperature": None,
+            "usage": usage.model_dump(),
+        })
+        return []
+
+
+def last_request_model(extra: list[dict[str, Any]]) -> str | None:
+    for record in reversed(extra):
+        if record.get("type") == REQUEST:
+            return record.get("model")
+    return None
+
+
+def reconstruct(path: Path) -> list[dict[str, Any]]:
+    """Every recorded request of a session file, rebuilt in order: system, messages, tools, params,
+    and `exact` (the digests match what was sent)."""
+    from arreio.engine.messages import Message
+    from arreio.engine.session import Session
+
+    session, _ = Session.open(path, repair=False)  # header validation and the version check
+    session.close()
+    system = [b.model_dump(mode="json") for b in session.header.system]
+    messages: list[Message] = []
+    tool_sets: dict[str, list[dict[str, Any]]] = {}
+    out: list[dict[str, Any]] = []
+    for line in path.read_bytes().split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        if kind == "message":
+            try:
+                messages.append(Message.model_validate(record))
+            except ValueError:
+                continue
+        elif kind == TOOLS:
+            tool_sets[str(record.get("digest"))] = list(record.get("specs") or [])
+        elif kind == REQUEST:
+            count = int(record.get("messages", 0))
+            sent = messages[:count]
+            exact = (
+                len(sent) == count
+                and messages_digest(sent) == record.get("messages_digest")
+                and digest(system) == record.get("system_digest")
+            )
+            out.append({
+                "index": len(out) + 1, "run_id": record.get("run_id"), "at": record.get("at"),
+                "model": record.get("model"), "max_tokens": record.get("max_tokens"),
+                "temperature": record.get("temperature"), "usage": record.get("usage"),
+                "system": system, "messages": [m.model_dump(mode="json") for m in sent],
+                "tools": tool_sets.get(str(record.get("tools_digest")), []),
+                "tool_names": record.get("tools", []), "exact": exact,
+            })
+    return out

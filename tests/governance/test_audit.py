@@ -1,0 +1,99 @@
+"""The audit journal: a hash chain that `arreio audit verify` checks, naming the first broken entry."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from pathlib import Path
+
+from arreio.engine.governance.audit import AuditJournal
+from arreio.engine.testing import FixedClock
+from tests.governance.helpers import run
+
+
+def journal_with(tmp_path: Path, n: int) -> AuditJournal:
+    journal = AuditJournal(tmp_path / ".arreio", FixedClock())
+    for i in range(n):
+        journal.append("tool_call", {"run_id": f"run-{i % 2}", "name": "read_file", "i": i})
+    return journal
+
+
+def test_chain_verifies_and_links_each_entry(tmp_path: Path) -> None:
+    journal = journal_with(tmp_path, 5)
+    entries = journal.entries()
+    assert [e["seq"] for e in entries] == [1, 2, 3, 4, 5]
+    assert all(b["prev"] == a["hash"] for a, b in pairwise(entries))
+    result = journal.verify()
+    assert result.ok and result.entries == 5
+
+
+def test_an_edit_in_the_middle_is_caught_at_that_entry(tmp_path: Path) -> None:
+    journal = journal_with(tmp_path, 5)
+    lines = journal.path.read_text().splitlines()
+    lines[2] = lines[2].replace('"i":2', '"i":99')
+    journal.path.write_text("\n".join(lines) + "\n")
+    result = journal.verify()
+    assert not result.ok and result.broken_line == 3 and "entry 3 was changed" in result.reason
+
+
+def test_a_deleted_line_is_caught_at_the_entry_after_it(tmp_path: Path) -> None:
+    journal = journal_with(tmp_path, 5)
+    lines = journal.path.read_text().splitlines()
+    del lines[1]
+    journal.path.write_text("\n".join(lines) + "\n")
+    result = journal.verify()
+    assert not result.ok and result.broken_line == 2 and "deleted or inserted" in result.reason
+
+
+def test_a_rehashed_forgery_still_breaks_the_next_link(tmp_path: Path) -> None:
+    from arreio.engine.governance.audit import canonical, entry_hash
+
+    journal = journal_with(tmp_path, 4)
+    entries = journal.entries()
+    forged = {**entries[1], "payload": {**entries[1]["payload"], "name": "shell"}}
+    body = {k: forged[k] for k in ("v", "seq", "at", "kind", "payload")}
+    forged["hash"] = entry_hash(forged["prev"], body)
+    entries[1] = forged
+    journal.path.write_text("".join(canonical(e) + "\n" for e in entries))
+    result = journal.verify()
+    assert not result.ok and result.broken_line == 3
+
+
+def test_verify_and_tail_from_the_cli(work: Path, cli) -> None:
+    journal = journal_with(work, 6)
+    ok = cli("audit", "verify")
+    assert ok.exit_code == 0 and "intact: 6 entries" in ok.stdout
+    tail = cli("audit", "tail", "-n", "2", "--json")
+    assert [json.loads(line)["seq"] for line in tail.stdout.splitlines()] == [5, 6]
+    only = cli("audit", "tail", "--run", "run-1", "--json")
+    assert [json.loads(line)["payload"]["i"] for line in only.stdout.splitlines()] == [1, 3, 5]
+    assert "read_file" in cli("audit", "tail").stdout
+    text = journal.path.read_text().replace('"i":4', '"i":5')
+    journal.path.write_text(text)
+    broken = cli("audit", "verify")
+    assert broken.exit_code == 1 and "BROKEN at line 5" in broken.stdout and "entry 5 was changed" in broken.stdout
+
+
+def test_a_run_journals_tool_calls_approvals_and_its_cost(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    replies = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}},
+                        {"name": "shell", "arguments": {"command": "echo hi"}}]},
+        {"text": "done"},
+    ]
+    _, report = run(work, replies, yes=True)
+    entries = AuditJournal(work / ".arreio").entries()
+    assert [e["kind"] for e in entries] == ["run_start", "tool_call", "approval", "tool_call", "gate", "run_end"]
+    assert entries[1]["payload"]["args_digest"].startswith("sha256:") and entries[1]["payload"]["status"] == "ok"
+    assert entries[2]["payload"]["by"] == "--yes" and entries[2]["payload"]["name"] == "shell"
+    assert entries[-1]["payload"]["cost_usd"] == 0.0 and entries[-1]["payload"]["verdict"] == "success"
+    assert all(e["payload"]["run_id"] == report["run_id"] for e in entries)
+    assert AuditJournal(work / ".arreio").verify().ok
+
+
+def test_the_curator_writes_its_changes_to_the_journal(work: Path, cli) -> None:
+    from arreio.cli.commands.curator import build_curator
+
+    build_curator(None, None, None).on_audit({"kind": "archived", "name": "old-skill"})
+    entries = AuditJournal(work / ".arreio").entries()
+    assert entries[-1]["kind"] == "curator" and entries[-1]["payload"]["name"] == "old-skill"
