@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -28,10 +29,35 @@ TOOL_GUIDANCE = """Tools:
 - A tool error is information: read it, adjust, and do not repeat the same failing call."""
 
 
+RESULT_GUIDANCE = """- A very large result arrives as a result set: a handle, its schema and a first look. Ask
+  result_query / result_grep for what you need instead of re-running the command.
+- A result marked [pruned to save context: …] keeps a record of what it showed; use that record and
+  your own notes before opening the saved raw text."""
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    """One candidate block: it enters only `when` its condition holds and it has text; it is cut at
+    `cap` characters; stable blocks precede volatile ones so the provider's prefix cache holds."""
+
+    name: str
+    text: str
+    stable: bool = True
+    cap: int = BLOCK_CAP_CHARS
+    when: bool = True
+
+
 def cap(text: str, limit: int = BLOCK_CAP_CHARS) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n[… block cut at {limit} of {len(text)} chars]"
+
+
+def order_blocks(blocks: Iterable[PromptBlock]) -> list[SystemBlock]:
+    """Conditions applied, caps applied, stable first (in given order), volatile last. Pure."""
+    kept = [b for b in blocks if b.when and b.text and b.text.strip()]
+    rendered = [SystemBlock(name=b.name, text=cap(b.text.strip(), b.cap), stable=b.stable) for b in kept]
+    return [b for b in rendered if b.stable] + [b for b in rendered if not b.stable]
 
 
 def environment_block(cwd: Path, now: datetime) -> SystemBlock:
@@ -45,16 +71,17 @@ def environment_block(cwd: Path, now: datetime) -> SystemBlock:
 def assemble_system(
     *, cwd: Path, now: datetime, sources: Iterable[SystemPromptBlockSource] = (), tool_names: Iterable[str] = ()
 ) -> list[SystemBlock]:
-    """The system prompt for a new session: identity, tool guidance (when tools exist), the ports' blocks
-    (stable ones first), then the volatile environment block."""
-    blocks = [SystemBlock(name="identity", text=IDENTITY)]
-    if list(tool_names):
-        blocks.append(SystemBlock(name="tools", text=TOOL_GUIDANCE))
-    rendered = []
+    """The system prompt for a new session: identity, tool guidance (when tools exist; with the result-set
+    lines when those tools exist), the ports' blocks (memory snapshot, skills index, knowledge hints —
+    each with its own condition and cap; stable ones first), then the volatile environment block."""
+    names = list(tool_names)
+    guidance = TOOL_GUIDANCE + ("\n" + RESULT_GUIDANCE if "result_query" in names else "")
+    blocks = [PromptBlock("identity", IDENTITY), PromptBlock("tools", guidance, when=bool(names))]
     for source in sources:
-        text = source.render()
-        if text and text.strip():
-            rendered.append(SystemBlock(name=source.name, text=cap(text.strip()), stable=source.stable))
-    blocks += [b for b in rendered if b.stable] + [b for b in rendered if not b.stable]
-    blocks.append(environment_block(cwd, now))
-    return blocks
+        blocks.append(PromptBlock(
+            source.name, source.render() or "", stable=source.stable,
+            cap=getattr(source, "cap", BLOCK_CAP_CHARS), when=getattr(source, "when", True),
+        ))
+    env = environment_block(cwd, now)
+    blocks.append(PromptBlock(env.name, env.text, stable=False))
+    return order_blocks(blocks)

@@ -82,6 +82,7 @@ class Compaction(BaseModel):
     tokens_after: int
     messages_removed: int = 0
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
+    kind: str = "summary"  # "summary": history replaced by a summary; "prune": old results stubbed
 
 
 class Retry(BaseModel):

@@ -82,6 +82,11 @@ class RunHook:
         """After a call's result is in the session; returns events to yield."""
         return []
 
+    async def on_context_overflow(self, runner: Runner) -> list[Any] | None:
+        """The provider said the request no longer fits. Shrink the history (compact) and return the
+        events to yield — the runner then retries the call once — or None when nothing was done."""
+        return None
+
     async def after_tool_round(self, runner: Runner) -> list[Any]:
         """After every result of a round is in the session (compaction happens here)."""
         return []

@@ -188,6 +188,13 @@ class Runner:
         return ""
 
     # -- one model call, with the harness's retries ---------------------------------------------
+    async def _on_overflow(self) -> list[ev.Event] | None:
+        for hook in self.hooks:
+            events = await hook.on_context_overflow(self)
+            if events is not None:
+                return events
+        return None
+
     async def _before_model(self, request: ModelRequest) -> Stop | Land | None:
         for hook in self.hooks:
             decision = await hook.before_model(self, request)
@@ -207,6 +214,7 @@ class Runner:
 
     async def _ask(self, reply: _Reply, request: ModelRequest) -> AsyncIterator[ev.Event]:
         shown = ""  # text already shown to the user this step: a retried stream does not repeat it
+        overflowed = False
         attempt = 0
         while True:
             attempt += 1
@@ -238,6 +246,14 @@ class Runner:
             reply.usage = reply.usage + done.usage
             if done.error is None:
                 break
+            if done.error.kind == "context_overflow" and not overflowed:
+                overflowed = True  # compact and retry once, then fail clearly
+                shrunk = await self._on_overflow()
+                if shrunk is not None:
+                    for event in shrunk:
+                        yield event
+                    request.messages = list(self.session.messages)
+                    continue
             decision = decide_retry(done.error, attempt, self.settings.retry, self.rng)
             if not decision.retry:
                 reply.failure = decision.failure

@@ -107,6 +107,11 @@ def estimate_text(text: str, profile: str | Profile = DEFAULT_PROFILE) -> float:
     return total
 
 
+def estimate_tokens(text: str, model: str = "") -> int:
+    """Rounded, uncalibrated estimate for `model`'s tokenizer family (the default family without one)."""
+    return max(1, round(estimate_text(text, profile_for(model) if model else DEFAULT_PROFILE))) if text else 0
+
+
 # -- whole requests -----------------------------------------------------------------------------
 MESSAGE_OVERHEAD = 4  # role markers and separators per message
 IMAGE_TOKENS = 1600  # a typical screenshot; providers bill images by pixels, not bytes
@@ -176,7 +181,7 @@ class Calibrator:
         return self.factors[model]
 
     def tokens(self, model: str, estimated: float) -> int:
-        return int(round(estimated * self.factor(model)))
+        return round(estimated * self.factor(model))
 
     # Persisted in the state folder so a new run starts calibrated.
     @classmethod
@@ -204,7 +209,7 @@ _TIKTOKEN_FILES = {  # sha1 of the download URL: how tiktoken (and litellm's bun
 }
 _PATTERNS = {
     "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
-    "o200k_base": "|".join([
+    "o200k_base": "|".join([  # noqa: FLY002 - one alternative per line, as tiktoken writes it
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+""",

@@ -29,6 +29,7 @@ from arreio.engine.providers.base import (
     Usage,
 )
 from arreio.engine.providers.thinking import prepare_thinking
+from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
     classify_exception,
@@ -177,32 +178,15 @@ def _usage(raw: Any, into: Usage) -> Usage:
     )
 
 
-class AnthropicProvider:
+class AnthropicProvider(VendorProvider):
     """`Provider` over the Anthropic Messages API."""
 
     name = "anthropic"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None,
-        base_url: str | None,
-        session_id: str | None = None,
-        client: Any = None,
-    ) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._session_id = session_id
-        self._client = client
+    def _make_client(self) -> Any:
+        import anthropic  # lazy: ~2 s of import that `arreio --help` must not pay
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import anthropic  # lazy: ~2 s of import that `arreio --help` must not pay
-
-            self._client = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0)
-        return self._client
+        return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         usage = Usage()

@@ -21,6 +21,7 @@ from arreio.engine.providers.openai import (
     to_chat_messages,
     to_chat_tools,
 )
+from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import classify_exception
 
 
@@ -38,31 +39,14 @@ def import_litellm() -> Any:
     return litellm
 
 
-class LiteLLMProvider:
+class LiteLLMProvider(VendorProvider):
     """`Provider` over `litellm.acompletion`. `client` may be any object with an `acompletion`
     coroutine function (the litellm module itself by default)."""
 
     name = "litellm"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None,
-        base_url: str | None,
-        session_id: str | None = None,
-        client: Any = None,
-    ) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._session_id = session_id
-        self._client = client
-
-    def _get_client(self) -> Any:
-        if self._client is None:
-            self._client = import_litellm()
-        return self._client
+    def _make_client(self) -> Any:
+        return import_litellm()
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {

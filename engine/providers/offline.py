@@ -106,6 +106,11 @@ class OfflineProvider:
 
     def reply(self, request: ModelRequest) -> tuple[str, list[ToolCallDone]]:
         """The next reply for this history: (text, tool calls). Pure."""
+        if request.system and request.system[0].name == "arreio-summariser":
+            # A compaction summary request (engine/compaction.py marks it): answer with a deterministic one.
+            from arreio.engine.compaction import offline_summary
+
+            return offline_summary(request), []
         messages = request.messages
         # Every instruction so far counts (a plan sends one per unit): files named anywhere are in play.
         goal = "\n".join(m.text for m in messages if m.role == "user")

@@ -34,6 +34,7 @@ from arreio.engine.providers.base import (
     Usage,
 )
 from arreio.engine.providers.thinking import prepare_thinking
+from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
     classify_exception,
@@ -226,32 +227,15 @@ class ChatStreamReader:
 # -- the adapter -------------------------------------------------------------------------------
 
 
-class OpenAIProvider:
+class OpenAIProvider(VendorProvider):
     """`Provider` over OpenAI Chat Completions (and any server that speaks it)."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None,
-        base_url: str | None,
-        session_id: str | None = None,
-        client: Any = None,
-    ) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._session_id = session_id
-        self._client = client
+    def _make_client(self) -> Any:
+        import openai  # lazy: ~1 s of import that `arreio --help` must not pay
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import openai  # lazy: ~1 s of import that `arreio --help` must not pay
-
-            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0)
-        return self._client
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0)
 
     def build_params(self, request: ModelRequest, client: Any) -> dict[str, Any]:
         params: dict[str, Any] = {

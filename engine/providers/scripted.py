@@ -158,7 +158,9 @@ class ScriptedProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
-        turn = sum(1 for m in request.messages if m.role == "assistant")
+        from arreio.engine.compaction import summarised_turns  # a compacted history folds turns away
+
+        turn = sum(1 for m in request.messages if m.role == "assistant") + summarised_turns(request.messages)
         index = self._pick(turn)
         if index is None:
             yield Done(

@@ -142,7 +142,7 @@ class McpHub:
                 conn.client = client
                 ready.set_result(True)
                 await conn.stop.wait()  # type: ignore[union-attr]
-        except BaseException as exc:  # noqa: BLE001 — reported through `ready` or the state
+        except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(_describe(exc)))
             elif conn.status.state == "ready":
@@ -184,7 +184,7 @@ class McpHub:
             return tempfile.TemporaryFile("w+", encoding="utf-8")
         self.log_dir.mkdir(parents=True, exist_ok=True)
         conn.log_path = self.log_dir / f"mcp-{conn.name}.log"
-        return open(conn.log_path, "w", encoding="utf-8")  # noqa: SIM115 — closed by the exit stack
+        return open(conn.log_path, "w", encoding="utf-8")
 
     # -- tools --------------------------------------------------------------------------------------
     def tools(self) -> list[McpTool]:

@@ -1,0 +1,256 @@
+"""Proactive compaction (DESIGN.md section 3 and invariant 1).
+
+After a tool round, when the estimated context passes the watermark, the older conversation is
+replaced by one structured summary (a `user` message starting with `SUMMARY_MARKER`) and a tail of
+recent messages kept verbatim. The decisions are pure — `should_compact`, `find_cut_point`,
+`prepare_compaction`, `summariser_backoff`, `fallback_summary` — and the one impure step,
+`summarise`, asks a model and falls back to the deterministic summary when that fails, so a failed
+summary never drops turns. The summary's text format lives in `engine/summary.py`.
+
+A cut lands only where a new assistant turn begins: every call/result group stays whole, no result
+is orphaned, and the summary (a user message) is followed by an assistant message, as providers expect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arreio.engine.messages import Message, ToolResultPart
+from arreio.engine.providers.base import Done, ModelRequest, SystemBlock, TextChunk, Usage
+from arreio.engine.pruning import call_label, digest
+from arreio.engine.summary import (
+    SUMMARY_MARKER,
+    Summary,
+    SummaryMeta,
+    is_summary,
+    merge,
+    parse_summary,
+    parse_summary_message,
+    render_summary,
+)
+
+__all__ = [
+    "SUMMARY_MARKER",
+    "CompactionPlan",
+    "Summary",
+    "SummaryMeta",
+    "fallback_summary",
+    "find_cut_point",
+    "is_summary",
+    "prepare_compaction",
+    "render_summary",
+    "should_compact",
+    "summarise",
+    "summarised_turns",
+    "summariser_backoff",
+]
+
+SUMMARISER_BLOCK = "arreio-summariser"  # the system block name that marks a summarisation request
+SUMMARISER_PROMPT = """You compress an agent's working conversation so it can continue without it.
+Reply with ONE JSON object and nothing else, with these keys:
+goal (string), constraints, done, in_progress, blocked, decisions, files_touched, next_steps (lists of
+short strings). Keep every fact the agent will still need: exact paths, names, numbers, commands,
+errors and what was decided. Merge the earlier summary, if one is given, into yours. No tool calls."""
+RESULT_CHARS_IN_TRANSCRIPT = 1_500
+
+Weigh = Callable[[Message], float]
+
+
+def should_compact(tokens: float, window: int, watermark: float | None) -> bool:
+    """True once the context reaches `watermark` × window. `watermark` 0/None turns compaction off."""
+    if not watermark or window <= 0:
+        return False
+    return tokens >= watermark * window
+
+
+def _clean_cuts(messages: list[Message]) -> list[int]:
+    """Indices where a cut keeps every group whole: a new assistant turn, after the last summary."""
+    start = 0
+    for i, message in enumerate(messages):
+        if is_summary(message):
+            start = i + 1
+    # A cut must leave at least one assistant turn before it: summarising only a goal gains nothing.
+    turns = [i for i in range(start, len(messages)) if messages[i].role == "assistant"]
+    return turns[1:]
+
+
+def find_cut_point(messages: list[Message], keep_tail_tokens: float, weigh: Weigh) -> int | None:
+    """Where the kept tail starts: the latest clean cut whose tail still holds `keep_tail_tokens`, or
+    the earliest clean cut when even that tail is smaller (keep as much as possible). None when there
+    is nothing to summarise (no clean cut with anything new before it)."""
+    cuts = _clean_cuts(messages)
+    if not cuts:
+        return None
+    tail = 0.0
+    position = len(messages)
+    for cut in reversed(cuts):
+        tail += sum(weigh(m) for m in messages[cut:position])
+        position = cut
+        if tail >= keep_tail_tokens:
+            return cut
+    return cuts[0]
+
+
+@dataclass
+class CompactionPlan:
+    """What to summarise and what to keep. `head` is replaced by one summary; `tail` is kept verbatim."""
+
+    cut: int
+    head: list[Message]
+    tail: list[Message]
+    previous: Summary | None
+    meta: SummaryMeta
+
+
+def summarised_turns(messages: list[Message]) -> int:
+    """Assistant turns that earlier compactions folded into the summary at the top, if any."""
+    for message in messages:
+        if is_summary(message):
+            parsed = parse_summary_message(message)
+            return parsed[1].turns if parsed else 0
+    return 0
+
+
+def prepare_compaction(messages: list[Message], keep_tail_tokens: float, weigh: Weigh) -> CompactionPlan | None:
+    """Split the history for a compaction, or None when no clean cut exists."""
+    cut = find_cut_point(messages, keep_tail_tokens, weigh)
+    if cut is None:
+        return None
+    head, tail = messages[:cut], messages[cut:]
+    previous, meta = None, SummaryMeta()
+    for message in head:
+        if is_summary(message):
+            parsed = parse_summary_message(message)
+            if parsed:
+                previous, meta = parsed
+    fresh = [m for m in head if not is_summary(m)]
+    meta = SummaryMeta(
+        number=meta.number + 1,
+        messages=meta.messages + len(fresh),
+        turns=meta.turns + sum(1 for m in fresh if m.role == "assistant"),
+        tool_calls=meta.tool_calls + sum(len(m.tool_calls) for m in fresh),
+    )
+    return CompactionPlan(cut, head, tail, previous, meta)
+
+
+def summariser_backoff(failures: int) -> int:
+    """After `failures` consecutive failed model summaries, how many compactions use the fallback
+    directly before the model is asked again: 0, 1, 2, 4, 8 … capped at 16."""
+    return 0 if failures <= 0 else min(16, 2 ** (failures - 1))
+
+
+# -- the deterministic summary ------------------------------------------------------------------
+_CONSTRAINT_WORDS = ("must", "never", "don't", "do not", "only", "should", "without", "keep")
+_WRITE_TOOLS = {"write_file": "wrote", "edit_file": "edited"}
+
+
+def _goal(head: list[Message], previous: Summary | None) -> str:
+    if previous is not None and previous.goal:
+        return previous.goal
+    first = next((m.text for m in head if m.role == "user" and not is_summary(m)), "")
+    return first.strip()
+
+
+def fallback_summary(plan: CompactionPlan) -> Summary:
+    """A summary built from the messages alone: what was called on what, what failed, what the
+    agent said. Used when the model summary fails or is backing off; never loses a turn's record."""
+    fresh = [m for m in plan.head if not is_summary(m)]
+    results: dict[str, ToolResultPart] = {}
+    for m in fresh:
+        part = m.tool_result_part
+        if part is not None:
+            results[part.call_id] = part
+    goal = _goal(plan.head, plan.previous)
+    constraints = [ln.strip("-* ").strip() for ln in goal.splitlines() if any(w in ln.lower() for w in _CONSTRAINT_WORDS)]
+    done, blocked, files, decisions = [], [], [], []
+    for m in fresh:
+        if m.role == "assistant" and m.text.strip():
+            decisions.append(m.text.strip().splitlines()[0][:200])
+        for call in m.tool_calls:
+            result = results.get(call.id)
+            record = digest(call, result.content, result.is_error) if result else "no result"
+            line = f"{call_label(call)} → {record}"
+            (blocked if result is not None and result.is_error else done).append(line)
+            path = call.arguments.get("path")
+            if isinstance(path, str) and result is not None and not result.is_error:
+                files.append(f"{path} ({_WRITE_TOOLS.get(call.name, 'read' if 'read' in call.name else call.name)})")
+    last_text = next((m.text.strip() for m in reversed(fresh) if m.role == "assistant" and m.text.strip()), "")
+    ours = Summary(
+        goal=goal, constraints=constraints, done=done, in_progress=[last_text[:300]] if last_text else [],
+        blocked=blocked[-10:], decisions=decisions, files_touched=list(dict.fromkeys(files)),
+        next_steps=["continue from the verbatim messages after this summary"],
+    )
+    return merge(plan.previous, ours)
+
+
+# -- the model summary --------------------------------------------------------------------------
+def transcript(plan: CompactionPlan) -> str:
+    """The head as plain text for the summariser (plain text: no tool pairing for it to break)."""
+    out = [f"GOAL:\n{_goal(plan.head, plan.previous)}\n"]
+    if plan.previous is not None:
+        out.append("EARLIER SUMMARY:\n" + render_summary(plan.previous, plan.meta).text.split("\n", 2)[-1] + "\n")
+    for m in plan.head:
+        if is_summary(m):
+            continue
+        for part in m.parts:
+            if part.type == "text" and part.text.strip():
+                out.append(f"{m.role.upper()}: {part.text.strip()}")
+            elif part.type == "tool_call":
+                out.append(f"CALL {part.name} {json.dumps(part.arguments, ensure_ascii=False)[:400]}")
+            elif part.type == "tool_result":
+                body = part.content[:RESULT_CHARS_IN_TRANSCRIPT]
+                cut = f" [... {len(part.content) - len(body)} more chars]" if len(part.content) > len(body) else ""
+                out.append(f"RESULT {part.name}{' (error)' if part.is_error else ''}: {body}{cut}")
+    return "\n".join(out)
+
+
+def summary_request(plan: CompactionPlan, model: str, max_tokens: int = 4096) -> ModelRequest:
+    return ModelRequest(
+        model=model,
+        system=[SystemBlock(name=SUMMARISER_BLOCK, text=SUMMARISER_PROMPT)],
+        messages=[Message.user(transcript(plan) + "\n\nReply with the JSON summary now.")],
+        max_tokens=max_tokens,
+    )
+
+
+async def summarise(
+    provider, model: str, plan: CompactionPlan, *, use_model: bool = True, timeout_s: float = 180.0
+) -> tuple[Summary, str, Usage]:
+    """(summary, source, usage). `source` is "model", or "fallback: <why>" when the deterministic
+    summary was used. Never raises for a provider failure; cancellation still propagates."""
+    if not use_model:
+        return fallback_summary(plan), "fallback: backing off after failed summaries", Usage()
+    text, usage, error = "", Usage(), ""
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in provider.stream(summary_request(plan, model)):
+                if isinstance(chunk, TextChunk):
+                    text += chunk.text
+                elif isinstance(chunk, Done):
+                    usage = chunk.usage
+                    if chunk.error is not None:
+                        error = chunk.error.message
+    except TimeoutError:
+        error = f"no answer within {timeout_s:.0f}s"
+    except Exception as exc:  # noqa: BLE001 - a broken summariser must not cost the run its history
+        error = f"{type(exc).__name__}: {exc}"
+    summary = None if error else parse_summary(text)
+    if summary is None:
+        return fallback_summary(plan), f"fallback: {error or 'the reply was not a JSON summary'}", usage
+    ours = summary if summary.goal else summary.model_copy(update={"goal": _goal(plan.head, plan.previous)})
+    # The earlier summary's items are carried even if the model dropped some: losing facts costs re-reads.
+    return merge(plan.previous, ours), "model", usage
+
+
+def offline_summary(request: ModelRequest) -> str:
+    """The offline model's deterministic answer to a summarisation request: the goal and every call
+    of the transcript, as the JSON summary. Pure."""
+    body = request.messages[-1].text if request.messages else ""
+    goal = body.split("GOAL:\n", 1)[-1].split("\n\n", 1)[0].strip() if "GOAL:\n" in body else ""
+    calls = [ln[5:].strip() for ln in body.splitlines() if ln.startswith("CALL ")]
+    errors = [ln[7:].strip()[:160] for ln in body.splitlines() if ln.startswith("RESULT ") and "(error)" in ln[:60]]
+    summary = Summary(goal=goal, done=calls, blocked=errors, next_steps=["continue with the goal"])
+    return summary.model_dump_json()

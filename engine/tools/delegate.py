@@ -1,0 +1,205 @@
+"""`delegate`: a sub-agent as a tool.
+
+The child is an ordinary `Runner` on a fresh session (`<parent-session>.d<N>` beside the parent's), so
+it goes through the same turn loop, protection chain and hooks as the parent. What it may do is
+narrowed, never widened: its tools are a subset of the parent's, and its own `delegate` sits one level
+deeper (none past `tools.delegate.max_depth`, default 2).
+
+Who counts stays outside who answers (DESIGN.md invariant 7): the child *continues* the parent's
+counters (usage, tool calls, retries) rather than starting at zero, so the parent's ceiling hooks —
+which the child runs too — see the whole run, and when the child ends the parent takes the totals back.
+
+Its events stream live through `ToolContext.emit`, each tagged `agent="d1"` (nested: `"d1.d2"`), between
+a `unit_start` and a `unit_end` for the child. The model gets the child's final answer and a summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arreio.engine.errors import ArreioError, ConfigError
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.tools.registry import ToolRegistry
+
+SUB_AGENT_BRIEF = """You are a sub-agent: another agent handed you the task below. Work on it with your tools,
+on your own; nobody will answer questions. When done, answer with the result itself (what you found or
+changed, with file paths), briefly. Your final answer is all the other agent will see."""
+
+
+class DelegateSettings(BaseModel):
+    """`tools.delegate` in config."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_depth: int = Field(2, ge=0, le=5, description="How deep sub-agents may nest (0: no delegate tool).")
+    max_steps: int = Field(20, ge=1, le=500, description="Model turns a sub-agent gets at most.")
+
+
+def parse_delegate(tool_settings: Mapping[str, Any] | None) -> DelegateSettings:
+    raw = (tool_settings or {}).get("delegate") or {}
+    try:
+        return DelegateSettings.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(f"invalid setting 'tools.delegate.{field}': {err['msg']}") from None
+
+
+class DelegateInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(min_length=1, description="The whole task, self-contained: the sub-agent sees nothing else.")
+    tools: list[str] | None = Field(None, description="Tools the sub-agent may use (default: all of yours).")
+    model: str | None = Field(None, description="Model for the sub-agent (default: yours).")
+    max_steps: int | None = Field(None, ge=1, description="Model turns it gets (capped by config).")
+
+
+class _Brief:
+    name, stable = "sub_agent", True
+
+    def render(self) -> str:
+        return SUB_AGENT_BRIEF
+
+
+class Delegate(Tool):
+    name = "delegate"
+    description = (
+        "Hand a self-contained task to a sub-agent with a fresh context and, optionally, fewer tools or another "
+        "model. It works on its own and returns its final answer and a summary of what it did. Use it for focused "
+        "side tasks whose details you do not need in your own context."
+    )
+    input_model = DelegateInput
+    repeat = "per_target"
+    timeout_s = None  # the child's own ceilings bound it; a cancel still stops it at once
+
+    def __init__(self, settings: DelegateSettings | None = None, *, provider_factory: Callable[..., Any] | None = None,
+                 depth: int = 0, path: str = "") -> None:
+        self.settings = settings or DelegateSettings()
+        self.provider_factory = provider_factory
+        self.depth = depth
+        self.path = path
+
+    def unavailable(self, ctx: Any) -> str | None:
+        """The resolver's prerequisite: no sub-agents past the depth limit."""
+        if self.depth >= self.settings.max_depth:
+            return f"sub-agent depth limit reached (tools.delegate.max_depth = {self.settings.max_depth})"
+        return None
+
+    async def execute(self, args: DelegateInput, ctx: ToolContext) -> ToolResult:
+        parent = ctx.parent
+        if parent is None:
+            raise ToolError("delegate only works inside an agent run")
+        if self.unavailable(ctx):
+            raise ToolError(self.unavailable(ctx) or "")
+        tools = self._child_tools(parent.tools, args.tools)
+        model = args.model or parent.model
+        provider = parent.provider if model == parent.model else self._provider(model, ctx, parent)
+        steps = min(args.max_steps or self.settings.max_steps, self.settings.max_steps)
+        session, agent = self._child_session(parent, ctx, model, args.task, tools)
+        child = self._child_runner(parent, ctx, provider, model, session, tools)
+        before = (parent.tool_calls, dict(parent.tools_used), parent.usage)
+        emit = ctx.emit or (lambda event: None)
+        from arreio.engine import events as ev
+
+        emit(ev.UnitStart(unit_id=agent, goal=_title(args.task), agent=agent))
+        try:
+            async for event in child.run(args.task, unit_id=agent, max_steps=steps):
+                emit(event if getattr(event, "agent", None) else event.model_copy(update={"agent": agent}))
+        finally:
+            # The parent takes the totals back, on success and on cancel alike.
+            parent.usage, parent.tool_calls, parent.retries = child.usage, child.tool_calls, child.retries
+            session.close()
+        return _result(agent, session.id, model, child, before)
+
+    # -- the child's parts ---------------------------------------------------------------------------
+    def _child_tools(self, parent_tools: ToolRegistry, wanted: list[str] | None) -> ToolRegistry:
+        names = parent_tools.names() if wanted is None else list(dict.fromkeys(wanted))
+        unknown = [n for n in names if n not in parent_tools]
+        if unknown:
+            raise ToolError(f"the sub-agent can only get tools you have; unknown: {', '.join(unknown)}; "
+                            f"yours: {', '.join(parent_tools.names())}")
+        chosen: list[Tool] = []
+        for name in names:
+            tool = parent_tools.get(name)
+            if isinstance(tool, Delegate):
+                deeper = Delegate(self.settings, provider_factory=self.provider_factory, depth=self.depth + 1)
+                if deeper.unavailable(None):
+                    continue  # at the depth limit the child simply has no delegate tool
+                tool = deeper
+            chosen.append(tool)  # type: ignore[arg-type]
+        return ToolRegistry(chosen)
+
+    def _provider(self, model: str, ctx: ToolContext, parent: Any) -> Any:
+        from arreio.engine.providers import registry
+
+        factory = self.provider_factory or registry.make_provider
+        try:
+            if factory is registry.make_provider:
+                registry.check_model(model)
+            return factory(model, env=ctx.env, base_url=parent.settings.base_url, session_id=None, script=None)
+        except ArreioError as exc:
+            raise ToolError(f"cannot start a sub-agent on model {model!r}: {exc.message}") from None
+
+    def _child_session(self, parent: Any, ctx: ToolContext, model: str, task: str, tools: ToolRegistry) -> tuple[Any, str]:
+        from arreio.engine.context import assemble_system
+        from arreio.engine.ids import iso_ms
+        from arreio.engine.session import Session, SessionHeader
+
+        directory = parent.session.path.parent
+        n = 1
+        while (directory / f"{parent.session.id}.d{n}.jsonl").exists():
+            n += 1
+        agent = f"{self.path}.d{n}" if self.path else f"d{n}"
+        now = ctx.clock.now()
+        system = assemble_system(cwd=ctx.root, now=now, sources=[_Brief()], tool_names=tools.names())
+        header = SessionHeader(id=f"{parent.session.id}.d{n}", created_at=iso_ms(now), cwd=str(ctx.root), model=model,
+                               title=_title(task), system=system, parent=parent.session.id, agent=agent)
+        session = Session.create(directory, header)
+        session.durable = parent.session.durable
+        for tool in tools:  # a nested delegate names its children under this agent
+            if isinstance(tool, Delegate):
+                tool.path = agent
+        return session, agent
+
+    def _child_runner(self, parent: Any, ctx: ToolContext, provider: Any, model: str, session: Any,
+                      tools: ToolRegistry) -> Any:
+        from arreio.engine.runner import Runner
+
+        child_ctx = ToolContext(root=ctx.root, env=ctx.env, clock=ctx.clock, session_id=session.id, run_id=ctx.run_id,
+                                settings=ctx.settings)
+        child = Runner(provider=provider, model=model, session=session, tools=tools, tool_ctx=child_ctx,
+                       system=session.header.system, settings=parent.settings, clock=parent.clock, rng=parent.rng,
+                       hooks=parent.hooks)
+        # Continue the parent's count (see the module docstring); the dict is shared on purpose.
+        child.usage, child.tool_calls, child.retries = parent.usage, parent.tool_calls, parent.retries
+        child.tools_used = parent.tools_used
+        return child
+
+
+def _title(task: str) -> str:
+    first = next((ln.strip() for ln in task.splitlines() if ln.strip()), "")
+    return first[:100]
+
+
+def _result(agent: str, session_id: str, model: str, child: Any, before: tuple[int, dict[str, int], Any]) -> ToolResult:
+    calls_before, used_before, usage_before = before
+    calls = child.tool_calls - calls_before
+    used = {n: c - used_before.get(n, 0) for n, c in child.tools_used.items() if c - used_before.get(n, 0) > 0}
+    tokens = (child.usage.input_tokens - usage_before.input_tokens) + (child.usage.output_tokens - usage_before.output_tokens)
+    detail = ", ".join(f"{n}×{c}" for n, c in used.items())
+    outcome = child.outcome
+    summary = (f"Sub-agent {agent} ({model}) ended {outcome.verdict}: {child.steps} model turn(s), {calls} tool call(s)"
+               + (f" ({detail})" if detail else "") + f", {tokens:,} tokens; its session is {session_id}.")
+    if outcome.verdict == "success":
+        return ToolResult(content=f"{summary}\n\nIts answer:\n{outcome.final_text or '(empty)'}")
+    if outcome.verdict == "partial":
+        return ToolResult(content=f"{summary}\nIt stopped early: {outcome.message}\n\nWhat it had so far:\n"
+                                  f"{outcome.final_text or '(nothing)'}")
+    if outcome.verdict == "paused":
+        return ToolResult(is_error=True, content=f"{summary}\nIt stopped to ask for approval of a sensitive action, "
+                                                 "which a sub-agent cannot wait for — do that step yourself.")
+    return ToolResult(is_error=True, content=f"{summary}\nIt failed: {outcome.message or 'no reason given'}"
+                                             + (f"\n\nIts last words:\n{outcome.final_text}" if outcome.final_text else ""))

@@ -1,0 +1,237 @@
+"""`web_fetch`: read a web page as text (HTML → markdown-ish, PDF → page-marked text, JSON pretty).
+
+Only http(s). Every hop of a redirect chain is checked before it is requested: loopback, private,
+link-local and other internal addresses are refused unless `web.allow_private` (a model that can make
+the harness fetch `http://169.254.169.254/` or an admin page on the LAN is a hole). The download is
+capped, the text shown is capped, and the result says how much it showed and how to read on.
+Failures are readable and say what to do next — never a raw status dump.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import socket
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.tools.web_config import WebSettings
+
+_TEXTUAL = ("text/", "application/xml", "application/javascript", "application/x-yaml", "application/yaml")
+
+
+class WebFetchInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="The http(s) address to read.")
+    max_chars: int | None = Field(None, ge=200, le=200_000, description="How much text to show (default from config).")
+    start: int = Field(0, ge=0, description="Character offset to start from, to read on in a long page.")
+
+
+class WebFetch(Tool):
+    name = "web_fetch"
+    description = (
+        "Fetch a web page (or PDF, JSON, text file) over http(s) and return it as readable text: title, headings, "
+        "and links as markdown. Long pages are cut; the result says how much it showed and the `start` to read on."
+    )
+    input_model = WebFetchInput
+    repeat = "paged"
+
+    def __init__(self, settings: WebSettings | None = None) -> None:
+        self.settings = settings or WebSettings()
+        self.timeout_s = self.settings.timeout_s + 5  # type: ignore[misc]  # our own timeout speaks first
+
+    async def execute(self, args: WebFetchInput, ctx: ToolContext) -> ToolResult:
+        import httpx
+
+        s = self.settings
+        url = args.url.strip()
+        _check_scheme(url)
+        try:
+            async with asyncio.timeout(s.timeout_s):
+                final_url, ctype, body, cut = await self._download(url, httpx)
+        except TimeoutError:
+            raise ToolError(f"timed out after {s.timeout_s:g}s fetching {url} — the site is slow or unreachable; "
+                            "try again later or use another source", transient=True) from None
+        title, text, kind = to_text(body, ctype, final_url)
+        limit = args.max_chars or s.max_chars
+        return ToolResult(content=_present(url, final_url, title, kind, text, args.start, limit, cut, s.max_bytes))
+
+    async def _download(self, url: str, httpx: Any) -> tuple[str, str, bytes, bool]:
+        s = self.settings
+        headers = {"User-Agent": s.user_agent, "Accept": "text/html,application/xhtml+xml,application/pdf,*/*;q=0.8"}
+        async with httpx.AsyncClient(follow_redirects=False, headers=headers, timeout=s.timeout_s) as client:
+            for _hop in range(s.max_redirects + 1):
+                await check_address(url, allow_private=s.allow_private)
+                try:
+                    async with client.stream("GET", url) as response:
+                        if response.is_redirect and "location" in response.headers:
+                            url = urljoin(url, response.headers["location"])
+                            _check_scheme(url)
+                            continue
+                        _check_status(response.status_code, url)
+                        body, cut = await _read_capped(response, s.max_bytes)
+                        return str(response.url), response.headers.get("content-type", ""), body, cut
+                except httpx.TimeoutException:
+                    raise ToolError(f"timed out fetching {url} — the site is slow or unreachable; try again later "
+                                    "or use another source", transient=True) from None
+                except httpx.ConnectError as exc:
+                    raise ToolError(_connect_message(url, exc)) from None
+                except httpx.HTTPError as exc:
+                    raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}", transient=True) from None
+        raise ToolError(f"too many redirects (more than {s.max_redirects}) starting at {url} — the site redirects in "
+                        "a loop or needs a browser session; try another address for the same content")
+
+
+def _check_scheme(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ToolError(f"only http(s) addresses can be fetched, not {parts.scheme or 'a bare'!s}: {url[:200]}")
+    if not parts.hostname:
+        raise ToolError(f"the address has no host name: {url[:200]}")
+
+
+def _blocked(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
+            or ip.is_unspecified)
+
+
+async def check_address(url: str, *, allow_private: bool) -> None:
+    """Refuse a URL whose host is, or resolves to, an internal address (unless allowed)."""
+    if allow_private:
+        return
+    host = urlsplit(url).hostname or ""
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise ToolError(f"could not resolve the host name {host!r} ({exc.strerror or exc}) — check the address") from None
+        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    bad = [str(ip) for ip in addresses if _blocked(ip)]
+    if bad:
+        raise ToolError(f"refused: {host} is a loopback/private address ({bad[0]}); fetching internal addresses is "
+                        "off — set web.allow_private in config if this is intended")
+
+
+def _check_status(status: int, url: str) -> None:
+    if status < 400:
+        return
+    if status in (401, 403):
+        raise ToolError(f"the site refused automated access (HTTP {status}) at {url} — try a different source or ask "
+                        "the user")
+    if status in (404, 410):
+        raise ToolError(f"page not found (HTTP {status}): {url} — check the address, or search for where the page "
+                        "moved")
+    if status == 429:
+        raise ToolError(f"the site is rate-limiting requests (HTTP 429) at {url} — wait before trying again, or use "
+                        "another source", transient=True)
+    if status >= 500:
+        raise ToolError(f"the site had a server error (HTTP {status}) at {url} — try again later or use another "
+                        "source", transient=True)
+    raise ToolError(f"the site rejected the request (HTTP {status}) at {url} — check the address and its parameters")
+
+
+def _connect_message(url: str, exc: Exception) -> str:
+    host = urlsplit(url).hostname
+    text = f"{exc} {exc.__cause__ or ''}".lower()
+    if "ssl" in text or "certificate" in text or "tls" in text:
+        return (f"TLS error connecting to {host}: the site's certificate could not be verified — do not retry; use "
+                "another source")
+    return f"could not connect to {host} ({str(exc) or type(exc).__name__}) — check the address, or the site is down"
+
+
+async def _read_capped(response: Any, max_bytes: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            return b"".join(chunks)[:max_bytes], True
+    return b"".join(chunks), False
+
+
+def _charset(ctype: str) -> str:
+    for part in ctype.split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset" and value:
+            return value.strip('"')
+    return "utf-8"
+
+
+def _decode(body: bytes, ctype: str) -> str:
+    try:
+        return body.decode(_charset(ctype), errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
+    """(title, text, kind) for a downloaded body; non-text content is a ToolError that says so."""
+    mime = ctype.split(";")[0].strip().lower()
+    if mime == "application/pdf" or body[:5] == b"%PDF-":
+        return "", pdf_to_text(body), "pdf"
+    if mime in ("text/html", "application/xhtml+xml") or (not mime and body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))):
+        from arreio.engine.tools.html_text import html_to_text
+
+        title, text = html_to_text(_decode(body, ctype), url)
+        return title, text, "html"
+    if mime == "application/json" or mime.endswith("+json"):
+        text = _decode(body, ctype)
+        try:
+            return "", json.dumps(json.loads(text), indent=2, ensure_ascii=False), "json"
+        except ValueError:
+            return "", text, "text"
+    if mime.startswith(_TEXTUAL) or mime.endswith("+xml") or not mime:
+        return "", _decode(body, ctype), "text"
+    raise ToolError(f"non-text content ({mime}, {len(body):,} bytes) at {url} — web_fetch reads pages, PDFs, JSON and "
+                    "text; look for a text version of this resource")
+
+
+def pdf_to_text(body: bytes) -> str:
+    """Text of every page, each under a `--- page N of M ---` marker."""
+    try:
+        from pypdf import PdfReader
+        from pypdf.errors import PyPdfError
+    except ImportError:  # pragma: no cover — pypdf is a declared dependency
+        raise ToolError("PDF text extraction needs the pypdf package (pip install pypdf)") from None
+    import io
+
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        pages = reader.pages
+        out = []
+        for i, page in enumerate(pages, 1):
+            out.append(f"--- page {i} of {len(pages)} ---\n{(page.extract_text() or '').strip()}")
+    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+        raise ToolError(f"the PDF could not be read ({type(exc).__name__}: {exc}) — it may be damaged or "
+                        "encrypted; look for an HTML version") from None
+    return "\n\n".join(out) if out else "(the PDF has no pages)"
+
+
+def _present(asked: str, final: str, title: str, kind: str, text: str, start: int, limit: int,
+             cut: bool, max_bytes: int) -> str:
+    head = [f"URL: {final}" + (f" (redirected from {asked})" if final.rstrip("/") != asked.rstrip("/") else "")]
+    if title:
+        head.append(f"Title: {title}")
+    total = len(text)
+    window = text[start : start + limit]
+    body = "\n".join(head) + "\n\n" + (window if window else f"(nothing at start={start}; the text has {total:,} chars)")
+    end = start + len(window)
+    notes = []
+    if start > 0 or end < total:
+        more = f"; call web_fetch again with start={end} to read on" if end < total else ""
+        notes.append(f"showed chars {start:,}–{end:,} of {total:,}{more}")
+    if cut:
+        notes.append(f"the download stopped at {max_bytes:,} bytes, so the {kind} itself is larger than shown")
+    if notes:
+        body += "\n\n[" + "; ".join(notes) + "]"
+    return body

@@ -1,0 +1,182 @@
+"""Compaction: the pure decisions (watermark, cut point, plan), the summary format, and the hook on a
+real runner over a real session file (atomic rewrite, verbatim tail, fallback and back-off)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arreio.engine.compaction import (
+    fallback_summary,
+    find_cut_point,
+    prepare_compaction,
+    render_summary,
+    should_compact,
+    summarised_turns,
+    summariser_backoff,
+)
+from arreio.engine.config import Settings
+from arreio.engine.context_feature import ContextHook
+from arreio.engine.context_settings import load_context_settings
+from arreio.engine.healing import check_pairing, heal
+from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.session import Session
+from arreio.engine.summary import is_summary, parse_summary, parse_summary_message
+from arreio.engine.tokens import Calibrator, estimate_message
+from tests.conftest import drain, make_runner
+from tests.context.task_provider import TaskProvider, call
+
+
+def _history(groups: list[tuple[int, int]]) -> list[Message]:
+    """A user goal, then per group: an assistant turn with `calls` calls (0 = a text-only turn) and
+    their results, sometimes followed by a user message."""
+    messages = [Message.user("Goal: tidy the repo. You must keep the tests green.")]
+    for g, (calls, size) in enumerate(groups):
+        parts = [TextPart(text=f"NOTE: step{g}=done")] + [
+            ToolCallPart(id=f"c{g}_{j}", name="read_file", arguments={"path": f"f{g}_{j}.py"}) for j in range(calls)
+        ]
+        messages.append(Message.assistant(parts, model="m"))
+        for j in range(calls):
+            messages.append(Message.tool_result(ToolResultPart(call_id=f"c{g}_{j}", name="read_file", content="x\n" * size)))
+        if g % 5 == 4:
+            messages.append(Message.user("please continue"))
+    return messages
+
+
+def test_should_compact_triggers_at_the_watermark_not_before() -> None:
+    assert not should_compact(59_999, 100_000, 0.6)
+    assert should_compact(60_000, 100_000, 0.6)
+    assert should_compact(95_000, 100_000, 0.9) and not should_compact(89_000, 100_000, 0.9)
+    assert not should_compact(99_000, 100_000, 0) and not should_compact(99_000, 100_000, None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(1, 80)), min_size=1, max_size=30),
+    st.integers(0, 3000),
+)
+def test_a_cut_never_orphans_and_keeps_the_tail_verbatim(groups: list[tuple[int, int]], keep: int) -> None:
+    messages = _history(groups)
+    plan = prepare_compaction(messages, keep, estimate_message)
+    if plan is None:
+        assert sum(1 for m in messages[1:] if m.role == "assistant") <= 1 or len(groups) == 1
+        return
+    assert messages[plan.cut].role == "assistant"
+    assert all(a is b for a, b in zip(plan.tail, messages[plan.cut:]))  # the very same messages, untouched
+    compacted = [render_summary(fallback_summary(plan), plan.meta), *plan.tail]
+    assert check_pairing(compacted) == []
+    healed, repairs = heal(compacted)
+    assert repairs == [] and len(healed) == len(compacted)
+    # A second compaction of the compacted history folds the first summary in and stays clean.
+    again = prepare_compaction(compacted + _history(groups)[1:], keep, estimate_message)
+    if again is not None:
+        assert again.previous is not None and again.meta.number == 2
+        assert check_pairing([render_summary(fallback_summary(again), again.meta), *again.tail]) == []
+
+
+def test_cut_point_keeps_at_least_the_tail_budget() -> None:
+    messages = _history([(1, 50)] * 20)
+    cut = find_cut_point(messages, 300, estimate_message)
+    tail = sum(estimate_message(m) for m in messages[cut:])
+    assert tail >= 300
+    assert sum(estimate_message(m) for m in messages[cut + 2 :]) < 300 + 200  # and not much more
+
+
+def test_summary_round_trips_and_counts_turns() -> None:
+    messages = _history([(2, 5)] * 6)
+    plan = prepare_compaction(messages, 50, estimate_message)
+    message = render_summary(fallback_summary(plan), plan.meta)
+    assert is_summary(message)
+    summary, meta = parse_summary_message(message)
+    assert meta == plan.meta and summarised_turns([message]) == plan.meta.turns
+    assert summary.goal.startswith("Goal: tidy the repo")
+    assert any("must keep the tests green" in c for c in summary.constraints)
+    assert all(f"f{g}_0.py" in " ".join(summary.files_touched) for g in range(plan.meta.turns))
+
+
+def test_parse_summary_accepts_fenced_json_and_refuses_prose() -> None:
+    assert parse_summary('```json\n{"goal": "g", "done": "one thing"}\n```').done == ["one thing"]
+    assert parse_summary("I could not do it.") is None
+    assert parse_summary("{}") is None
+
+
+def test_backoff_grows_and_caps() -> None:
+    assert [summariser_backoff(n) for n in range(7)] == [0, 1, 2, 4, 8, 16, 16]
+
+
+def _runner(tmp_path: Path, provider, window: int = 12_000, **context):
+    runner = make_runner(tmp_path, provider, settings=Settings(context={"window": window, "keep_tail_ratio": 0.25, **context}))
+    (runner.tool_ctx.root / "big.txt").write_text("some words on a line\n" * 500)
+    cfg = load_context_settings(runner.settings.context)
+    hook = ContextHook(cfg, tmp_path / "sessions" / "s-test", runner.tool_ctx.root, Calibrator())
+    runner.hooks = [hook]
+    return runner, hook
+
+
+READS = [call("read_file", f"NOTE: read{i}=yes", path="big.txt") for i in range(8)]
+
+
+def test_compaction_triggers_at_the_watermark_and_rewrites_the_session_atomically(tmp_path: Path) -> None:
+    provider = TaskProvider(READS)
+    runner, _hook = _runner(tmp_path, provider, prune=False)
+    path = runner.session.path
+    inode = os.stat(path).st_ino
+    events = asyncio.run(drain(runner))
+    compactions = [e for e in events if e.type == "compaction"]
+    assert compactions and all(e.tokens_after < e.tokens_before for e in compactions)
+    assert all(e.tokens_before >= 0.6 * 12_000 for e in compactions)  # never before the watermark
+    assert os.stat(path).st_ino != inode  # replaced whole (temp file + os.replace), not edited in place
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".") or p.suffix == ".tmp"]
+    loaded, repairs = Session.open(path)
+    assert repairs == [] and check_pairing(loaded.messages) == []
+    assert is_summary(loaded.messages[0])
+    assert [m.model_dump() for m in loaded.messages] == [m.model_dump() for m in runner.session.messages]
+    final = runner.outcome.final_text
+    assert runner.outcome.verdict == "success" and all(f'"read{i}": "yes"' in final for i in range(8))
+    assert (tmp_path / "sessions" / "s-test" / "compacted" / "001.jsonl").is_file()  # the head is archived
+
+
+def test_the_kept_tail_is_verbatim_after_a_real_compaction(tmp_path: Path) -> None:
+    runner, _hook = _runner(tmp_path, TaskProvider(READS[:5]), prune=False)
+    rewrites: list[tuple[list[str], list[str]]] = []
+    real_rewrite = runner.session.rewrite
+
+    def recording_rewrite(messages):
+        rewrites.append(([m.model_dump_json() for m in runner.session.messages], [m.model_dump_json() for m in messages]))
+        real_rewrite(messages)
+
+    runner.session.rewrite = recording_rewrite
+    asyncio.run(drain(runner))
+    assert rewrites
+    for before, after in rewrites:
+        tail = after[1:]
+        assert tail and before[-len(tail):] == tail  # byte-for-byte the last messages, in order
+    on_disk, _ = Session.open(runner.session.path)
+    assert [m.model_dump_json() for m in on_disk.messages][: len(rewrites[-1][1])] == rewrites[-1][1]
+
+
+def test_a_failing_summariser_falls_back_without_losing_turns_and_backs_off(tmp_path: Path) -> None:
+    provider = TaskProvider(READS, fail_summaries=True)
+    runner, _hook = _runner(tmp_path, provider, prune=False)
+    events = asyncio.run(drain(runner))
+    warnings = [e for e in events if e.type == "warning" and e.code == "compaction_fallback"]
+    compactions = [e for e in events if e.type == "compaction"]
+    assert len(compactions) >= 3 and len(warnings) == len(compactions)
+    assert provider.summary_requests < len(compactions)  # backing off: not asked every time
+    summary = runner.session.messages[0].text
+    # Every call of every compacted turn is still on record, and the run still knows every fact.
+    for i in range(8):
+        assert f"NOTE: read{i}=yes" in summary or any(f"NOTE: read{i}=yes" in m.text for m in runner.session.messages)
+    assert runner.outcome.verdict == "success" and all(f'"read{i}": "yes"' in runner.outcome.final_text for i in range(8))
+    assert check_pairing(runner.session.messages) == []
+
+
+def test_watermark_zero_turns_compaction_off(tmp_path: Path) -> None:
+    runner, _hook = _runner(tmp_path, TaskProvider(READS), watermark=0)
+    events = asyncio.run(drain(runner))
+    assert not [e for e in events if e.type == "compaction" and e.kind == "summary"]
+    assert not is_summary(runner.session.messages[0])

@@ -1,0 +1,68 @@
+"""Pruning: old bulky results become stubs that point first at the distilled record (work log), then
+at the raw text saved on disk before removal; re-reads of pruned paths are counted."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from arreio.engine.config import Settings
+from arreio.engine.context_feature import ContextHook
+from arreio.engine.context_settings import load_context_settings
+from arreio.engine.healing import check_pairing
+from arreio.engine.pruning import STUB_MARKER
+from arreio.engine.report import RunReport
+from arreio.engine.tokens import Calibrator
+from tests.conftest import drain, make_runner
+from tests.context.task_provider import TaskProvider, call
+
+SOURCE = "\n".join(f"def handler_{i}(event):\n    return event['value'] * {i}\n" for i in range(120))
+
+
+def _run(tmp_path: Path, steps, **context):
+    runner = make_runner(tmp_path, TaskProvider(steps), settings=Settings(context={"window": 12_000, **context}))
+    for n in range(6):
+        (runner.tool_ctx.root / f"h{n}.py").write_text(SOURCE.replace("handler", f"h{n}_handler"))
+    hook = ContextHook(load_context_settings(runner.settings.context), tmp_path / "sessions" / "s-test",
+                       runner.tool_ctx.root, Calibrator())
+    runner.hooks = [hook]
+    events = asyncio.run(drain(runner))
+    return runner, hook, events
+
+
+def test_old_bulky_results_become_stubs_that_point_at_the_record_first(tmp_path: Path) -> None:
+    steps = [call("read_file", f"NOTE: h{n}=ok", path=f"h{n}.py") for n in range(6)]
+    runner, hook, events = _run(tmp_path, steps)
+    prunes = [e for e in events if e.type == "compaction" and e.kind == "prune"]
+    assert prunes and all(e.tokens_after < e.tokens_before for e in prunes)
+    stubs = [m.tool_result_part.content for m in runner.session.messages
+             if m.tool_result_part and m.tool_result_part.content.startswith(STUB_MARKER)]
+    assert stubs
+    stub = stubs[0]
+    record, raw = stub.index("work log #"), stub.index("Raw text saved at")
+    assert record < raw  # the distilled record comes first, the raw artifact only after it
+    assert "defines h0_handler_0, h0_handler_1" in stub
+    artifact = runner.tool_ctx.root.parent / stub[raw:].split("saved at ", 1)[1].split(";", 1)[0]
+    saved = [p.read_text() for p in (tmp_path / "sessions" / "s-test" / "artifacts").glob("*.txt")]
+    assert len(saved) == len(stubs) and any("def h0_handler_119" in s for s in saved)  # nothing destroyed
+    assert artifact.name.endswith(".txt")
+    assert check_pairing(runner.session.messages) == []
+    assert hook.stats.pruned_results == len(stubs) and hook.stats.pruned_rereads == 0
+    assert runner.outcome.verdict == "success"
+
+
+def test_a_read_of_a_pruned_path_counts_as_a_reread(tmp_path: Path) -> None:
+    steps = [call("read_file", f"NOTE: h{n}=ok", path=f"h{n}.py") for n in range(6)] + [call("read_file", path="h0.py")]
+    _, hook, _ = _run(tmp_path, steps)
+    assert hook.stats.pruned_rereads == 1
+    report = RunReport(run_id="r", session_id="s", model="m", verdict="success", exit_code=0,
+                       started_at="", ended_at="", duration_s=0)
+    hook.fill(report)
+    assert report.pruned_rereads == 1 and report.pruned_results >= 1 and report.peak_context_tokens > 0
+
+
+def test_prune_off_keeps_results(tmp_path: Path) -> None:
+    steps = [call("read_file", path=f"h{n}.py") for n in range(6)]
+    runner, hook, _ = _run(tmp_path, steps, prune=False)
+    assert hook.stats.pruned_results == 0
+    assert not any(m.tool_result_part and m.tool_result_part.content.startswith(STUB_MARKER) for m in runner.session.messages)

@@ -1,0 +1,254 @@
+"""MCP client against a REAL stdio server (fixtures/mcp/server.py, written with the `mcp` package):
+list, call, error result, images and resources, a slow call hitting the timeout, a crash mid-run,
+a server that cannot start, and a clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from arreio.engine.errors import ConfigError
+from arreio.engine.tools.base import ToolContext
+from arreio.engine.tools.chain import run_tool
+from arreio.engine.tools.mcp import McpHub, tool_name
+from arreio.engine.tools.mcp_config import parse_mcp_servers
+from arreio.engine.tools.registry import ToolRegistry
+from tests.families.conftest import fixture_server
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _hub(tmp_path, **servers) -> McpHub:
+    hub = McpHub(parse_mcp_servers(servers), cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")},
+                 log_dir=tmp_path / "logs")
+    hub.start()
+    return hub
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One started server for the read-only checks (start-up costs ~0.5 s)."""
+    tmp = tmp_path_factory.mktemp("mcp")
+    hub = _hub(tmp, fx=fixture_server(timeout_s=1.0))
+    yield hub, ToolRegistry(hub.tools()), ToolContext(root=tmp)
+    hub.close()
+
+
+def call(registry, ctx, name, args=None):
+    return asyncio.run(run_tool(registry, name, args or {}, ctx))
+
+
+def test_lists_tools_with_prefixed_names_and_their_schemas(shared) -> None:
+    hub, registry, _ = shared
+    assert {"fx__echo", "fx__add", "fx__fail", "fx__slow", "fx__crash", "fx__picture"} <= set(registry.names())
+    add = registry.get("fx__add")
+    assert add.input_schema()["required"] == ["a", "b"]
+    assert add.input_schema()["properties"]["a"]["type"] == "integer"
+    assert add.description.startswith("[MCP fx] Add two integers")
+    assert add.sensitive  # the server does not say it is read-only
+    assert hub.states()[0].state == "ready" and "fx__add" in hub.states()[0].tools
+
+
+def test_missing_env_var_in_server_env_is_a_warning_not_a_crash(tmp_path) -> None:
+    hub = _hub(tmp_path, a=fixture_server(env={"FIXTURE_PREFIX": "${NOPE_NOT_SET}"}))
+    try:
+        assert hub.tools() == []
+        assert hub.states()[0].state == "failed"
+        assert "NOPE_NOT_SET" in hub.drain_warnings()[0]
+    finally:
+        hub.close()
+
+
+def test_call_returns_text_through_the_chain(tmp_path) -> None:
+    hub = McpHub(parse_mcp_servers({"fx": fixture_server(env={"FIXTURE_PREFIX": "${GREETING}"})}), cwd=tmp_path,
+                 env={"PATH": os.environ.get("PATH", ""), "GREETING": "hi "}, log_dir=None)
+    hub.start()
+    try:
+        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+        assert call(registry, ctx, "fx__echo", {"text": "there"}).content == "hi there"
+        result = call(registry, ctx, "fx__add", {"a": 2, "b": 40})
+        assert (result.content, result.is_error) == ("42", False)
+    finally:
+        hub.close()
+
+
+def test_bad_arguments_fail_in_the_chain_with_a_readable_message(shared) -> None:
+    _, registry, ctx = shared
+    missing = call(registry, ctx, "fx__add", {"a": 1})
+    assert missing.is_error and "missing required argument(s): b" in missing.content
+    wrong = call(registry, ctx, "fx__add", {"a": "one", "b": 2})
+    assert wrong.is_error and "'a' must be integer" in wrong.content
+
+
+def test_an_error_result_from_the_server_is_an_error_result(shared) -> None:
+    _, registry, ctx = shared
+    result = call(registry, ctx, "fx__fail", {"reason": "disk full"})
+    assert result.is_error and "disk full" in result.content
+
+
+def test_images_and_embedded_resources_are_normalised(shared) -> None:
+    _, registry, ctx = shared
+    picture = call(registry, ctx, "fx__picture")
+    assert "a one-pixel picture" in picture.content and "[image 1: image/png]" in picture.content
+    assert picture.images[0].media_type == "image/png" and picture.images[0].data.startswith("iVBOR")
+    document = call(registry, ctx, "fx__document")
+    assert document.content == "[resource file:///notes.txt]\nthe notes say hello"
+
+
+def test_a_slow_call_hits_the_timeout_and_the_server_stays_usable(shared) -> None:
+    _, registry, ctx = shared
+    t0 = time.monotonic()
+    result = call(registry, ctx, "fx__slow", {"seconds": 10})
+    assert time.monotonic() - t0 < 5
+    assert result.is_error and "timed out after 1s" in result.content and "temporary" in result.content
+    assert call(registry, ctx, "fx__add", {"a": 1, "b": 1}).content == "2"
+
+
+def test_a_server_that_dies_mid_run_makes_its_tools_unavailable_with_a_warning(tmp_path) -> None:
+    hub = _hub(tmp_path, fx=fixture_server())
+    try:
+        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+        crashed = call(registry, ctx, "fx__crash")
+        assert crashed.is_error and "stopped during the call" in crashed.content
+        after = call(registry, ctx, "fx__add", {"a": 1, "b": 2})
+        assert after.is_error and "is not running" in after.content and "unavailable" in after.content
+        warnings = hub.drain_warnings()
+        assert len(warnings) == 1 and "MCP server 'fx' stopped mid-run" in warnings[0]
+        assert hub.states()[0].state == "dead"
+    finally:
+        hub.close()
+
+
+def test_a_server_that_fails_to_start_is_a_warning_with_its_stderr_and_no_tools(tmp_path) -> None:
+    hub = _hub(tmp_path, broken=fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
+               missing={"command": "/no/such/server-binary"}, ok=fixture_server())
+    try:
+        names = [t.name for t in hub.tools()]
+        assert names and all(n.startswith("ok__") for n in names)
+        states = {s.name: s for s in hub.states()}
+        assert states["broken"].state == "failed" and "missing API token" in states["broken"].detail
+        assert states["missing"].state == "failed" and "/no/such/server-binary" in states["missing"].detail
+        warnings = hub.drain_warnings()
+        assert len(warnings) == 2 and all("failed to start" in w for w in warnings)
+        assert (tmp_path / "logs" / "mcp-broken.log").exists()
+    finally:
+        hub.close()
+
+
+def test_close_shuts_the_server_process_down(tmp_path) -> None:
+    hub = _hub(tmp_path, fx=fixture_server())
+    registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+    pid = int(call(registry, ctx, "fx__pid").content)
+    hub.close()
+    hub.close()  # idempotent
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid)
+    late = call(registry, ctx, "fx__add", {"a": 1, "b": 2})
+    assert late.is_error and "not running" in late.content
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped) counts as gone
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_cancelling_a_call_returns_promptly(tmp_path) -> None:
+    hub = _hub(tmp_path, fx=fixture_server(timeout_s=30))
+    try:
+        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+
+        async def cancel_soon():
+            task = asyncio.ensure_future(run_tool(registry, "fx__slow", {"seconds": 20}, ctx))
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        t0 = time.monotonic()
+        asyncio.run(cancel_soon())
+        assert time.monotonic() - t0 < 3
+        assert call(registry, ctx, "fx__add", {"a": 2, "b": 2}).content == "4"
+    finally:
+        hub.close()
+
+
+def test_tool_names_are_safe_for_providers_and_unique() -> None:
+    assert tool_name("gh", "repo.search") == "gh__repo_search"
+    long = tool_name("srv", "x" * 100)
+    assert len(long) == 64
+    assert tool_name("srv", "x" * 100, {long}).endswith("_2") and len(tool_name("srv", "x" * 100, {long})) == 64
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"bad__name": {"command": "x"}}, "mcp_servers.bad__name"),
+        ({"a": {"command": "x", "url": "http://h"}}, "not both"),
+        ({"a": {"args": []}}, "needs 'command'"),
+        ({"a": {"command": "x", "timeout_s": -1}}, "mcp_servers.a.timeout_s"),
+        ({"a": {"url": "ftp://h"}}, "mcp_servers.a.url"),
+        ({"a": {"command": "x", "colour": "red"}}, "mcp_servers.a.colour"),
+        ({"a": "python server.py"}, "expected a mapping"),
+    ],
+)
+def test_config_mistakes_are_one_config_error_naming_the_field(section, message) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        parse_mcp_servers(section)
+
+
+def test_http_servers_parse_and_disabled_servers_are_not_started(tmp_path) -> None:
+    servers = parse_mcp_servers({"remote": {"url": "https://mcp.example.com/mcp", "headers": {"A": "b"}},
+                                 "off": fixture_server(enabled=False)})
+    assert servers["remote"].transport == "http" and servers["off"].enabled is False
+    hub = McpHub({"off": servers["off"]}, cwd=tmp_path, env={}, log_dir=None)
+    hub.start()
+    try:
+        assert hub.tools() == [] and hub.states()[0].state == "disabled"
+    finally:
+        hub.close()
+
+
+def test_streamable_http_server_with_headers_from_the_environment(tmp_path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "FIXTURE_MCP_HTTP_PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, str(fixture_server()["args"][0])], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        servers = parse_mcp_servers({"web": {"url": f"http://127.0.0.1:{port}/mcp",
+                                             "headers": {"Authorization": "Bearer ${TOKEN}"}}})
+        hub = McpHub(servers, cwd=tmp_path, env={"TOKEN": "t0k"}, log_dir=None)
+        hub.start()
+        try:
+            assert hub.states()[0].state == "ready", hub.states()[0].detail
+            registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+            assert call(registry, ctx, "web__add", {"a": 20, "b": 22}).content == "42"
+        finally:
+            hub.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
