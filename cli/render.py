@@ -34,7 +34,30 @@ class JsonRenderer:
         self.out.flush()
 
 
-class LiveRenderer:
+class _ChildView:
+    """How a sub-agent's events read inside the parent's stream: indented, tagged, quieter."""
+
+    def _child(self, agent: str, event: Any) -> None:
+        c = self.console
+        pad = "    " * agent.count(".") + "  "
+        if event.type == "text_delta":
+            c.print(f"[dim]{escape(event.text)}[/dim]", end="", soft_wrap=True)
+            self._in_text = True
+        elif event.type == "tool_start":
+            self._end_text()
+            c.print(f"{pad}[cyan]↳ {escape(agent)}[/cyan] ● {event.name}({escape(_format_args(event.arguments))})")
+        elif event.type == "tool_end":
+            style = "red" if event.is_error else "dim"
+            c.print(f"{pad}    [{style}]{'✗' if event.is_error else '⎿'} {escape(event.preview)}[/{style}]")
+        elif event.type in ("warning", "ceiling", "retry"):
+            self._end_text()
+            c.print(f"{pad}[yellow]↳ {escape(agent)}: {escape(getattr(event, 'message', '') or getattr(event, 'reason', ''))}[/yellow]")
+        elif event.type == "unit_end":
+            self._end_text()
+            c.print(f"{pad}[cyan]↳ {escape(agent)} {event.verdict}[/cyan]")
+
+
+class LiveRenderer(_ChildView):
     """Streams the answer as it arrives and shows each tool call and its outcome."""
 
     def __init__(self, console: Console | None = None) -> None:
@@ -49,6 +72,10 @@ class LiveRenderer:
     def __call__(self, event: Any) -> None:
         kind = event.type
         c = self.console
+        agent = getattr(event, "agent", None)
+        if agent:  # a sub-agent's event: shown nested under the parent's delegate call
+            self._child(agent, event)
+            return
         if kind == "run_start":
             how = "resuming" if event.resumed else "session"
             c.print(f"[dim]arreio · {event.model} · {how} {event.session_id}[/dim]")

@@ -172,3 +172,22 @@ def test_tools_flags_restrict_what_the_model_is_offered(workdir: Path, cli) -> N
     kinds = [e.get("name") for e in json_events(only.stdout) if e["type"] == "tool_start"]
     assert kinds == ["list_dir", "read_file", "read_file"] and not SUMMARY.exists()
     _error(cli("run", "--goal", GOAL, "--offline", "--tools", "nope"), 5, "unknown tool(s) nope")
+
+
+def test_live_view_nests_sub_agent_events() -> None:
+    import io
+
+    from rich.console import Console
+
+    from arreio.cli.render import LiveRenderer
+    from arreio.engine import events as ev
+
+    out = io.StringIO()
+    render = LiveRenderer(Console(file=out, width=100, highlight=False, color_system=None))
+    render(ev.ToolStart(call_id="c1", name="delegate", arguments={"task": "count files"}))
+    render(ev.ToolStart(call_id="k1", name="list_dir", arguments={}, agent="d1"))
+    render(ev.ToolEnd(call_id="k1", name="list_dir", preview="./ (3 entries)", agent="d1"))
+    render(ev.UnitEnd(unit_id="main", verdict="success", agent="d1"))
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("● delegate(") and lines[1].startswith("  ↳ d1 ● list_dir(")
+    assert lines[2].strip() == "⎿ ./ (3 entries)" and lines[3].strip() == "↳ d1 success"

@@ -124,3 +124,34 @@ def test_resume_runs_the_calls_left_pending_then_asks_again(tmp_path: Path) -> N
     assert [e.type for e in events][:2] == ["tool_start", "tool_end"]
     assert (tmp_path / "work" / "p.txt").read_text() == "x"
     assert runner.outcome.final_text == "finished" and check_pairing(runner.session.messages) == []
+
+
+class ShrinkOnOverflow(RunHook):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def on_context_overflow(self, runner):
+        self.calls += 1
+        runner.session.rewrite(runner.session.messages[-1:])  # keep only the newest message
+        return [ev.Compaction(tokens_before=200_000, tokens_after=1_000, messages_removed=1)]
+
+
+def test_context_overflow_compacts_and_retries_once(tmp_path: Path) -> None:
+    overflow = {"error": {"kind": "context_overflow", "status": 400, "message": "prompt is too long"}}
+    provider = ScriptedProvider([overflow, {"text": "fits now"}])
+    runner = make_runner(tmp_path, provider)
+    hook = ShrinkOnOverflow()
+    runner.hooks = [hook]
+    events = asyncio.run(drain(runner))
+    assert hook.calls == 1 and "compaction" in [e.type for e in events]
+    assert runner.outcome.final_text == "fits now"
+
+
+def test_context_overflow_twice_fails_clearly(tmp_path: Path) -> None:
+    overflow = {"error": {"kind": "context_overflow", "status": 400, "message": "prompt is too long"}}
+    runner = make_runner(tmp_path, ScriptedProvider([overflow, overflow, {"text": "never"}]))
+    hook = ShrinkOnOverflow()
+    runner.hooks = [hook]
+    asyncio.run(drain(runner))
+    assert hook.calls == 1 and runner.outcome.exit_code == 1
+    assert "no longer fits the model's context window" in runner.outcome.message

@@ -29,3 +29,10 @@ def test_query_terms_are_distinct_and_bounded() -> None:
 
 def test_is_cjk() -> None:
     assert cjk.is_cjk("漢") and cjk.is_cjk("か") and cjk.is_cjk("カ") and not cjk.is_cjk("a")
+
+
+def test_soft_wraps_inside_cjk_words_are_joined() -> None:
+    wrapped = "バックグラウンドプ\nロセスです。\n\n次の段落\n  続き\nend\n英語"
+    assert cjk.unwrap(wrapped) == "バックグラウンドプロセスです。\n\n次の段落続き\nend\n英語"
+    assert "プロ" in cjk.rewrite("バックグラウンドプ\nロセス").split()
+    assert cjk.unwrap("one\ntwo") == "one\ntwo"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -123,8 +122,7 @@ def test_killed_kb_add_leaves_a_usable_index(tmp_path: Path, docs: Path) -> None
     db = tmp_path / "state" / "knowledge.sqlite"
     script = tmp_path / "kill_add.py"
     script.write_text(_KILL_SCRIPT)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.run([sys.executable, str(script), str(db), str(docs)], env=env, capture_output=True, timeout=60)
+    proc = subprocess.run([sys.executable, str(script), str(db), str(docs)], capture_output=True, timeout=60)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
 
     kb = KnowledgeBase(SqliteBackend(db), CountingEmbedder(), batch_size=2)
