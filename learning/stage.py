@@ -25,11 +25,46 @@ def _proposer(ctx: RunContext, model: str, config: Mapping[str, Any]) -> Propose
     return ModelProposer(provider, chosen)
 
 
+class _SecretGuard:
+    """A target store that refuses content holding a secret from the environment (a `failed` write)."""
+
+    def __init__(self, store: Any, redactor: Any) -> None:
+        self.store, self.redactor = store, redactor
+
+    def _check(self, content: str) -> None:
+        if self.redactor.text(content) != content:
+            raise ValueError("the content holds a secret from the environment")
+
+    def entries(self) -> list[str]:
+        return self.store.entries()
+
+    def add(self, content: str) -> Any:
+        self._check(content)
+        return self.store.add(content)
+
+    def replace(self, old_text: str, content: str) -> Any:
+        self._check(content)
+        return self.store.replace(old_text, content)
+
+    def remove(self, old_text: str) -> Any:
+        return self.store.remove(old_text)
+
+
+class _GuardedStores:
+    def __init__(self, stores: Any, env: Mapping[str, str]) -> None:
+        from arreio.engine.governance.redact import Redactor
+
+        self.stores, self.redactor = stores, Redactor.from_env(env)
+
+    def get(self, target: str) -> _SecretGuard:
+        return _SecretGuard(self.stores.get(target), self.redactor)
+
+
 def _stores(ctx: RunContext):
     from arreio.memory.store import MemoryLimits, MemoryStores
 
     limits = MemoryLimits(memory_chars=ctx.settings.memory.memory_chars, user_chars=ctx.settings.memory.user_chars)
-    return MemoryStores(ctx.state_dir, limits, ctx.clock)
+    return _GuardedStores(MemoryStores(ctx.state_dir, limits, ctx.clock), ctx.env)
 
 
 def record(ctx: RunContext, outcome: Outcome) -> None:

@@ -126,7 +126,14 @@ class MemoryTool(Tool):
             return ToolResult(self._stop_note(), is_error=True)
         try:
             request = args if isinstance(args, MemoryInput) else MemoryInput.model_validate(args)
-            results = self.stores.apply(operations_by_target(request))
+            operations = operations_by_target(request)
+            leaked = _environment_secret(operations, ctx.env)
+            if leaked:
+                return self._failed(
+                    f"refused: the content holds the value of ${leaked}, a secret from the environment. "
+                    "Memory lasts across sessions and enters every prompt; never store secrets."
+                )
+            results = self.stores.apply(operations)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first.get("loc", ())) or "input"
@@ -148,3 +155,18 @@ class MemoryTool(Tool):
             f"Memory writes failed {MAX_FAILURES_PER_TURN} times this turn: stop retrying the memory "
             "tool and answer the user now. You can save the fact in a later turn."
         )
+
+
+def _environment_secret(operations: Any, env: Any) -> str | None:
+    """The name of an environment secret whose value some operation's content holds, if any."""
+    from arreio.engine.governance.redact import Redactor
+
+    redactor = Redactor.from_env(env or {})
+    for ops in operations.values():
+        for op in ops:
+            content = getattr(op, "content", None) or ""
+            cleaned = redactor.text(content)
+            if cleaned != content:
+                marker = cleaned.find("[REDACTED:")
+                return cleaned[marker + 10 : cleaned.find("]", marker)] if marker >= 0 else "SECRET"
+    return None
