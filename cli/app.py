@@ -14,6 +14,7 @@ from arreio.cli.commands import approve as approve_cmd
 from arreio.cli.commands import audit as audit_cmd
 from arreio.cli.commands import cassette as cassette_cmd
 from arreio.cli.commands import curator as curator_cmd
+from arreio.cli.commands import kb as kb_cmd
 from arreio.cli.commands import learn as learn_cmd
 from arreio.cli.commands import mcp as mcp_cmd
 from arreio.cli.commands import memory as memory_cmd
@@ -73,6 +74,7 @@ app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(curator_cmd.app, name="curator")
+app.add_typer(kb_cmd.app, name="kb")
 app.add_typer(cassette_cmd.app, name="cassette")
 app.add_typer(mcp_cmd.app, name="mcp")
 app.command(name="approve", help=approve_cmd.HELP)(approve_cmd.approve)

@@ -13,10 +13,11 @@ def pipeline_deps() -> PipelineDeps:
     from arreio.engine.tool_families import DelegateFeature, McpFeature, ToolReportFeature, WebFeature
     from arreio.learning.stage import LearningStage
     from arreio.memory.feature import MemoryFeature
+    from arreio.memory.knowledge.feature import KnowledgeFeature
 
     # Governance first: its ceilings, approvals and redaction wrap every other feature's hooks.
     features = [
-        GovernanceFeature(), MemoryFeature(), SkillsFeature(), McpFeature(), WebFeature(), DelegateFeature(), ToolReportFeature(),
-        ContextFeature(),
+        GovernanceFeature(), MemoryFeature(), SkillsFeature(), KnowledgeFeature(), McpFeature(), WebFeature(),
+        DelegateFeature(), ToolReportFeature(), ContextFeature(),
     ]
     return PipelineDeps(features=features, learning=LearningStage())

@@ -154,6 +154,15 @@ def search(
 @app.command()
 def stats(json_: JsonOption = False) -> None:
     """Documents, chunks, vectors, the embedding model, size on disk."""
+    from arreio.engine.paths import state_dir
+    from arreio.memory.knowledge.index import DB_NAME
+
+    if not (state_dir() / DB_NAME).exists():  # looking must not create an empty database
+        if json_:
+            _print_json({"documents": 0, "chunks": 0, "vectors": 0, "embedder": None, "notice": "no knowledge base yet"})
+        else:
+            _console().print("the knowledge base is empty: add documents with `arreio kb add PATH...`")
+        return
     kb = _open()
     try:
         info = kb.stats()

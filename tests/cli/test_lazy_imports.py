@@ -25,7 +25,8 @@ def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
                 ["memory", "decision", "list"], ["skills", "list"], ["curator", "status"],
                 ["mcp", "--help"], ["mcp", "list"],
                 ["cassette", "--help"], ["cassette", "show", CASSETTE], ["cassette", "diff", CASSETTE, CASSETTE],
-                ["approve", "--help"], ["audit", "verify"], ["audit", "tail"]]
+                ["approve", "--help"], ["audit", "verify"], ["audit", "tail"], ["kb", "--help"], ["kb", "stats"],
+                ["learn", "--help"]]
     code = PROBE.format(commands=commands, heavy=HEAVY)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -74,7 +74,7 @@ def test_unknown_embedder_setting_is_a_config_error(cli, monkeypatch: pytest.Mon
     from arreio.engine.errors import ConfigError
 
     monkeypatch.setenv("ARREIO_KB_EMBEDDER", "bert")
-    assert isinstance(cli("stats").exception, ConfigError)
+    assert isinstance(cli("search", "anything").exception, ConfigError)
 
 
 def test_command_module_imports_no_heavy_modules() -> None:
@@ -101,3 +101,9 @@ def test_ctrl_c_during_embedding_exits_130_and_leaves_a_usable_index(cli, tmp_pa
     assert json.loads(cli("search", "长城", "--json").stdout)[0]["path"] == "notes/chinese.md"
     resumed = json.loads(cli("add", ".", "--json").stdout)
     assert resumed["unchanged"] == 5 and resumed["embedded"] > 0 and resumed["pending"] == 0
+
+
+def test_stats_on_a_fresh_folder_creates_nothing(cli, tmp_path: Path) -> None:
+    result = cli("stats")
+    assert result.exit_code == 0 and "the knowledge base is empty" in result.output
+    assert not (tmp_path / "state" / "knowledge.sqlite").exists()
