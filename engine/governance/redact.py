@@ -29,7 +29,7 @@ _EDGE = r"(?<![A-Za-z0-9_])"
 TOKEN_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("private_key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)),
     ("provider_key", re.compile(_EDGE + r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
-    ("github_token", re.compile(_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    ("github_token", re.compile(_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
     ("gitlab_token", re.compile(_EDGE + r"glpat-[A-Za-z0-9_\-]{20,}")),
     ("slack_token", re.compile(_EDGE + r"xox[abposr]-[A-Za-z0-9\-]{10,}")),
     ("aws_key_id", re.compile(_EDGE + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
