@@ -238,8 +238,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
             units = UnitRunner(
                 plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resumed and run.goal is None,
-                make_provider=lambda model, script: deps.provider_factory(
-                    model, env=options.env, base_url=run.settings.base_url, session_id=session.id, script=script),
+                make_provider=lambda model, script: _unit_provider(options, deps, run, model, script),
                 default_model=run.model, plan_dir=Path(run.plan.source).parent if options.plan else options.cwd,
             )
             async for event in units.run():
@@ -296,6 +295,19 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             done = emit(done)
             session.close()
     yield done
+
+
+def _unit_provider(options: RunOptions, deps: PipelineDeps, run: _Run, model: str, script: Path | None) -> Provider:
+    """A plan unit's own model or script. A replay keeps serving from its cassette; a recording keeps
+    recording (into the same cassette) whatever provider the unit uses."""
+    if options.replay is not None:
+        return run.provider
+    fresh = deps.provider_factory(model, env=options.env, base_url=run.settings.base_url,
+                                  session_id=run.session.id, script=script)
+    if options.record is not None and hasattr(run.provider, "writer"):
+        run.provider.inner = fresh  # type: ignore[attr-defined]
+        return run.provider
+    return fresh
 
 
 def _cost(run: _Run, runner: Runner) -> float | None:

@@ -113,3 +113,17 @@ def test_learn_command_after_the_fact(workdir: Path, cli) -> None:
     data = json.loads(real.stdout)
     assert (data["applied"], data["rejected"]) == (1, 1)
     assert "build/quickstart-summary.md" in Path(".arreio/MEMORY.md").read_text()
+
+
+def test_per_unit_scripts_are_recorded_and_replayed(workdir: Path, cli) -> None:
+    Path("two.plan.yaml").write_text(
+        "units:\n  - {id: a, goal: 'Read `fixtures/quickstart/notes.md`.', script: a.yaml}\n"
+        "  - {id: b, goal: 'Answer.', needs: [a], script: b.yaml}\n"
+    )
+    Path("a.yaml").write_text("- tool_calls: [{name: read_file, arguments: {path: fixtures/quickstart/notes.md}}]\n- text: read it\n")
+    Path("b.yaml").write_text("- text: x\n- text: y\n- text: all done from b\n")
+    recorded = events_of(cli("run", "--plan", "two.plan.yaml", "--offline", "--record", ".arreio/p.jsonl", "--json"))
+    assert recorded[-1]["final_text"] == "all done from b"
+    assert "calls: 3" in cli("cassette", "show", ".arreio/p.jsonl").stdout  # unit b's calls were recorded too
+    replayed = events_of(cli("run", "--plan", "two.plan.yaml", "--replay", ".arreio/p.jsonl", "--json"))
+    assert replayed[-1]["exit_code"] == 0 and replayed[-1]["final_text"] == "all done from b"
