@@ -108,6 +108,7 @@ class Runner:
         The unit's `Outcome` is in `self.outcome` when the generator ends."""
         self.outcome = Outcome()
         limit = max_steps or self.settings.max_steps
+        self.unit_limit = limit  # hooks see the unit's own step limit (a plan unit may set one)
         unit_steps = 0
         if user_text is not None:
             self.session.append(Message.user(user_text))

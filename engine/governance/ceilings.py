@@ -57,18 +57,15 @@ class CeilingsHook(RunHook):
         self.warnings: list[str] = []
         self.stalls: list[Any] = []  # the watchdog's cuts so far (for the report)
         self._unit_start_steps: int | None = 0
-        self._steps_landing = True
         self._stalls_seen = 0
         self._last_turn_tokens = 0
         self._last_turn_cost = 0.0
         self._cost_known = True
 
     def new_unit(self, unit_id: str) -> None:
-        """A unit began: the step ceiling counts from here (the runner's `max_steps` is per unit). A plan
-        unit may carry its own `max_steps`, which hooks cannot see: only the goal's unit (`main`, whose
-        limit is `max_steps` from config) lands early; other units keep the runner's hard step ceiling."""
+        """A unit began: the step ceiling counts from here (the runner's limit is per unit and may be
+        the unit's own `max_steps`: `runner.unit_limit`)."""
         self._unit_start_steps = None
-        self._steps_landing = unit_id == "main"
 
     # -- before each model call: land when a ceiling is reached --------------------------------
     async def before_model(self, runner: Runner, request: ModelRequest) -> Land | None:
@@ -91,9 +88,9 @@ class CeilingsHook(RunHook):
             return Hit("stall", stall.seconds, stall.seconds, f"{stall.what} gave no signal for {stall.seconds:g} s")
         if runner.tool_calls >= s.max_tool_calls:
             return Hit("tool_calls", s.max_tool_calls, runner.tool_calls, f"{runner.tool_calls} tool calls")
-        limit = runner.settings.max_steps
+        limit = getattr(runner, "unit_limit", None) or runner.settings.max_steps
         unit_steps = runner.steps - (self._unit_start_steps or 0)
-        if self._steps_landing and limit >= 2 and unit_steps >= limit - 1:
+        if limit >= 2 and unit_steps >= limit - 1:
             return Hit("steps", limit, unit_steps + 1, f"{unit_steps + 1} model turns (max_steps {limit})")
         total = runner.usage.input_tokens + runner.usage.output_tokens
         if s.max_total_tokens is not None and total and total + self._last_turn_tokens >= s.max_total_tokens:

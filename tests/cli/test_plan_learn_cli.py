@@ -127,3 +127,16 @@ def test_per_unit_scripts_are_recorded_and_replayed(workdir: Path, cli) -> None:
     assert "calls: 3" in cli("cassette", "show", ".arreio/p.jsonl").stdout  # unit b's calls were recorded too
     replayed = events_of(cli("run", "--plan", "two.plan.yaml", "--replay", ".arreio/p.jsonl", "--json"))
     assert replayed[-1]["exit_code"] == 0 and replayed[-1]["final_text"] == "all done from b"
+
+
+def test_a_units_own_max_steps_gets_a_reserve_turn(workdir: Path, cli) -> None:
+    Path("loop.plan.yaml").write_text("units:\n  - {id: busy, goal: 'Keep looking.', max_steps: 3}\n")
+    Path("loop.yaml").write_text("".join("- tool_calls: [{name: list_dir, arguments: {}}]\n" for _ in range(5))
+                                 + "- text: Here is what I found so far.\n")
+    result = cli("run", "--plan", "loop.plan.yaml", "--script", "loop.yaml", "--json")
+    events = events_of(result)
+    assert result.exit_code == 4
+    ceiling = [e for e in events if e["type"] == "ceiling"]
+    assert [(c["kind"], c["limit"]) for c in ceiling] == [("steps", 3)]
+    assert sum(e["type"] == "tool_end" for e in events) == 2  # the third turn was the reserve turn, without tools
+    assert events[-1]["verdict"] == "partial" and "partial report is in" in events[-1]["message"]
