@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arreio.engine.errors import ConfigError
 from arreio.engine.paths import display_path, state_dir, user_config_path
+from arreio.engine.yaml_file import read_yaml
 
 
 class RetrySettings(BaseModel):
@@ -88,23 +89,12 @@ ENV_KEYS = {
 def _read_yaml(path: Path, cwd: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    from ruamel.yaml import YAML, YAMLError
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {display_path(path, cwd)}: {exc.strerror}") from None
-    try:
-        data = YAML(typ="safe").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"invalid config {display_path(path, cwd)}{where}: {problem}") from None
+    shown = display_path(path, cwd)
+    data = read_yaml(path, error=ConfigError, what="config", shown=shown)
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"invalid config {display_path(path, cwd)}: expected a mapping at the top level")
+        raise ConfigError(f"invalid config {shown}: expected a mapping at the top level")
     return data
 
 

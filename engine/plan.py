@@ -110,20 +110,9 @@ def _line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
 
 def load_plan(path: Path) -> Plan:
     """Read and validate a plan file."""
-    from ruamel.yaml import YAML, YAMLError
+    from arreio.engine.yaml_file import read_yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"plan file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read plan {path}: {exc}") from None
-    try:
-        data = YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    data = read_yaml(path, error=UsageError, what="plan", typ="rt")
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a plan is a mapping with `units:` (and optional `gates:`)")
     try:

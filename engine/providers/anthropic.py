@@ -33,6 +33,7 @@ from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
     classify_exception,
+    images_message,
     stream_cut,
 )
 
@@ -92,14 +93,8 @@ def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
         for r in results
     ]
     out = [{"role": "user", "content": content}]
-    images: list[dict[str, Any]] = []
-    for r in results:
-        if r.images:
-            images.append({"type": "text", "text": f"Images returned by {r.name} (call {r.call_id}):"})
-            images.extend(_image(i) for i in r.images)
-    if images:
-        out.append({"role": "user", "content": images})
-    return out
+    images = images_message(results, _image)
+    return out + [images] if images else out
 
 
 def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
     classify_exception,
+    images_message,
     stream_cut,
 )
 
@@ -103,14 +104,8 @@ def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
         {"role": "tool", "tool_call_id": r.call_id, "content": r.content or "(no output)"} for r in results
     ]
-    images: list[dict[str, Any]] = []
-    for r in results:
-        if r.images:
-            images.append({"type": "text", "text": f"Images returned by {r.name} (call {r.call_id}):"})
-            images.extend(_image_url(i) for i in r.images)
-    if images:
-        out.append({"role": "user", "content": images})
-    return out
+    images = images_message(results, _image_url)
+    return out + [images] if images else out
 
 
 def to_chat_messages(request: ModelRequest, model: str) -> list[dict[str, Any]]:

@@ -95,20 +95,9 @@ def classify_status(status: int | None) -> ErrorKind:
 
 def load_script(path: Path) -> list[ScriptedReply]:
     """Read a script file; any problem is a one-line UsageError naming the file and the spot."""
-    from ruamel.yaml import YAML, YAMLError
+    from arreio.engine.yaml_file import read_yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"script file not found: {path}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read script {path}: {exc.strerror}") from None
-    try:
-        data = YAML(typ="safe").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"invalid script {path}{where}: {getattr(exc, 'problem', None) or exc}") from None
+    data = read_yaml(path, error=UsageError, what="script")
     if isinstance(data, dict) and "replies" in data:
         data = data["replies"]
     if not isinstance(data, list) or not data:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,3 +258,14 @@ def stream_cut(provider: str, detail: str = "") -> ProviderError:
     """The stream ended before the model said it was done: retryable, the partial reply discarded."""
     tail = f" ({detail})" if detail else ""
     return ProviderError(kind="retryable", message=f"{provider}: stream ended before the reply was complete{tail}")
+
+
+def images_message(results: list, render: Callable[[Any], dict[str, Any]]) -> dict[str, Any] | None:
+    """The user message that carries the images a tool round returned (DESIGN.md section 5: a tool
+    result cannot hold an image on every vendor, so images follow the results), or None."""
+    content: list[dict[str, Any]] = []
+    for r in results:
+        if r.images:
+            content.append({"type": "text", "text": f"Images returned by {r.name} (call {r.call_id}):"})
+            content.extend(render(i) for i in r.images)
+    return {"role": "user", "content": content} if content else None

@@ -14,6 +14,7 @@ import pytest
 from arreio.engine.config import Settings
 from arreio.engine.feature import RunContext
 from arreio.engine.testing import FixedClock
+from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import REPO
 
 MCP_SERVER = REPO / "fixtures" / "mcp" / "server.py"
@@ -140,17 +141,3 @@ def script(work: Path, replies: list[dict]) -> str:
 
     (work / "script.json").write_text(json.dumps(replies), encoding="utf-8")
     return "script.json"
-
-
-@pytest.fixture
-def cli():
-    from typer.testing import CliRunner
-
-    from arreio.cli.app import app
-
-    runner = CliRunner()
-
-    def invoke(*args: str):
-        return runner.invoke(app, list(args), catch_exceptions=False)
-
-    return invoke

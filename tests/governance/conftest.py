@@ -3,9 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from arreio.cli.app import app
+from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 
 
 @pytest.fixture
@@ -20,13 +19,3 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     return folder
-
-
-@pytest.fixture
-def cli():
-    runner = CliRunner()
-
-    def invoke(*args: str):
-        return runner.invoke(app, list(args), catch_exceptions=False)
-
-    return invoke
