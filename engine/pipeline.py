@@ -266,17 +266,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     yield emit(event)
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
-            report = RunReport(
-                run_id=run_id, session_id=session.id, model=run.model, goal=goal_title(run.goal or session.header.title),
-                verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
-                final_text=outcome.final_text, started_at=iso_ms(started_at), ended_at=iso_ms(clock.now()),
-                duration_s=round(clock.monotonic() - t0, 3), steps=runner.steps, tool_calls=runner.tool_calls,
-                tools_used=dict(runner.tools_used), retries=runner.retries,
-                input_tokens=runner.usage.input_tokens, output_tokens=runner.usage.output_tokens,
-                cache_read_tokens=runner.usage.cache_read_tokens, cache_write_tokens=runner.usage.cache_write_tokens,
-                cache_share=round(cache_share(runner.usage), 4), cost_usd=_cost(run, runner),
-                warnings=run.warnings, events_path=display_path(events_path, options.cwd),
-            )
+            report = _report(run, runner, outcome, run_id=run_id, started=(started_at, t0), clock=clock,
+                             events=display_path(events_path, options.cwd))
             report = redactor.model(report)
             report_path = run_dir / "report.json"
             for feature in deps.features:
@@ -295,6 +286,23 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             done = emit(done)
             session.close()
     yield done
+
+
+def _report(run: _Run, runner: Runner, outcome: Outcome, *, run_id: str, started: tuple[Any, float], clock: Clock,
+            events: str) -> RunReport:
+    """The output funnel's product, from the run's counters (features add their fields in `after_run`)."""
+    started_at, t0 = started
+    usage = runner.usage
+    return RunReport(
+        run_id=run_id, session_id=run.session.id, model=run.model,
+        goal=goal_title(run.goal or run.session.header.title), verdict=outcome.verdict, exit_code=outcome.exit_code,
+        message=outcome.message, final_text=outcome.final_text, started_at=iso_ms(started_at),
+        ended_at=iso_ms(clock.now()), duration_s=round(clock.monotonic() - t0, 3), steps=runner.steps,
+        tool_calls=runner.tool_calls, tools_used=dict(runner.tools_used), retries=runner.retries,
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens, cache_share=round(cache_share(usage), 4),
+        cost_usd=_cost(run, runner), warnings=run.warnings, events_path=events,
+    )
 
 
 def _unit_provider(options: RunOptions, deps: PipelineDeps, run: _Run, model: str, script: Path | None) -> Provider:
