@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Literal
+
+from arreio.memory.knowledge import segmenter
+from arreio.memory.knowledge.segmenter import Segmenter
 
 # Han (incl. extensions and compatibility ideographs), kana, Hangul syllables, and the iteration
 # and prolonged-sound marks that live inside words. Punctuation (、。「」) is not included: it
@@ -57,23 +61,39 @@ def unwrap(text: str) -> str:
     return _SOFT_WRAP.sub("", text)
 
 
-def rewrite(text: str) -> str:
+def rewrite(text: str, segment: Segmenter | None | Literal["auto"] = "auto") -> str:
     """The text as the full-text index sees it: NFKC, soft wraps joined, CJK runs as overlapping
-    bigrams."""
-    return _CJK_RUN.sub(lambda m: f" {_bigrams(m.group(0))} ", unwrap(normalize(text)))
+    bigrams; then, for text with kana and when a Japanese segmenter is installed (`auto`: see
+    segmenter.py), the same text again as the words it finds. Both views cover the whole text, so
+    Latin words count as much as Japanese ones do. Index and query must use the same analyzer."""
+    if segment == "auto":
+        segment = segmenter.current()[1]
+    text = unwrap(normalize(text))
+    out = _CJK_RUN.sub(lambda m: f" {_bigrams(m.group(0))} ", text)
+    if segment is not None and segmenter.has_kana(text):
+        out = f"{out}\n{' '.join(segment(text))}"
+    return out
+
+
+def _strip_diacritics(char: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", char)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def fold(token: str) -> str:
+    """A token as unicode61 (`remove_diacritics 2`) stores it: case-folded, accents removed from
+    letters, but CJK characters left whole. The kana voicing marks are not accents: ハ, バ and パ
+    are different sounds (データ is not テータ), and SQLite keeps them, so a query term folded
+    without this exception would never match the index."""
+    folded = token.casefold()
+    if folded.isascii():
+        return folded
+    return "".join(c if c.isascii() or is_cjk(c) else _strip_diacritics(c) for c in folded)
 
 
 def tokens(text: str) -> list[str]:
-    """Tokens of already-rewritten text, case-folded, diacritics removed (like unicode61)."""
-    out = []
-    for raw in _TOKEN.findall(text):
-        folded = raw.casefold()
-        if not folded.isascii():
-            decomposed = unicodedata.normalize("NFKD", folded)
-            stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-            folded = unicodedata.normalize("NFC", stripped)
-        out.append(folded)
-    return out
+    """Tokens of already-rewritten text, folded as unicode61 folds them (see `fold`)."""
+    return [fold(raw) for raw in _TOKEN.findall(text)]
 
 
 def query_terms(query: str) -> list[str]:

@@ -1,8 +1,8 @@
 """The production backend: one SQLite file (standard-library `sqlite3`).
 
-Tables: `meta` (schema version, vector model, vector generation), `documents`, `chunks` (text, line
-range, vector as a float32 BLOB or NULL while not yet embedded) and `chunks_fts`, an FTS5 index over
-the CJK-rewritten chunk text (rowid = chunk id). Every change is one transaction, so a process
+Tables: `meta` (schema version, vector model, vector generation, full-text analyzer), `documents`,
+`chunks` (text, line range, vector as a float32 BLOB or NULL while not yet embedded) and
+`chunks_fts`, an FTS5 index over the CJK-rewritten chunk text (rowid = chunk id). Every change is one transaction, so a process
 killed at any moment leaves the previous or the next consistent state. Vector search is exact
 brute force over the matrix cached by `VectorCache` (this Python cannot load SQLite extensions).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arreio.engine.errors import UsageError
-from arreio.memory.knowledge import cjk
+from arreio.memory.knowledge import cjk, segmenter
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord
 from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.vector_cache import VectorCache, top_n
@@ -93,6 +93,27 @@ class SqliteBackend:
                     f"knowledge base schema {row[0]} is newer than this arreio understands "
                     f"({SCHEMA_VERSION}); upgrade arreio"
                 )
+            self._match_analyzer(db)
+
+    def _match_analyzer(self, db: sqlite3.Connection) -> None:
+        """The full-text index holds text as one analyzer rewrote it (segmenter.py). Opened under
+        another one (the `ja` extra installed or removed, an older index), it is rebuilt from the
+        stored chunk text, so index and queries always agree."""
+        analyzer = segmenter.current()[0]
+        row = db.execute("SELECT value FROM meta WHERE key = 'fts_analyzer'").fetchone()
+        if row is not None and row[0] == analyzer:
+            return
+        # No stamp: an index written before analyzers were recorded, by plain bigrams.
+        if row is not None or analyzer != "cjk-bigrams":
+            db.execute("DELETE FROM chunks_fts")
+            db.executemany(
+                "INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)",
+                [
+                    (chunk_id, cjk.rewrite(text))
+                    for chunk_id, text in db.execute("SELECT id, text FROM chunks").fetchall()
+                ],
+            )
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('fts_analyzer', ?)", (analyzer,))
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -4,13 +4,20 @@ from arreio.memory.knowledge import cjk
 
 
 def test_cjk_runs_become_overlapping_bigrams() -> None:
-    assert cjk.rewrite("日本語").split() == ["日本", "本語"]
+    assert cjk.rewrite("日本語", segment=None).split() == ["日本", "本語"]
     assert cjk.rewrite("検索").split() == ["検索"]
     assert cjk.rewrite("字").split() == ["字"]
 
 
 def test_mixed_text_keeps_latin_words_and_splits_runs_at_punctuation() -> None:
-    assert cjk.rewrite("ncursesを使用、ゲーム").split() == ["ncurses", "を使", "使用", "、", "ゲー", "ーム"]
+    assert cjk.rewrite("ncursesを使用、ゲーム", segment=None).split() == [
+        "ncurses",
+        "を使",
+        "使用",
+        "、",
+        "ゲー",
+        "ーム",
+    ]
 
 
 def test_full_width_ascii_is_normalised() -> None:
@@ -34,5 +41,5 @@ def test_is_cjk() -> None:
 def test_soft_wraps_inside_cjk_words_are_joined() -> None:
     wrapped = "バックグラウンドプ\nロセスです。\n\n次の段落\n  続き\nend\n英語"
     assert cjk.unwrap(wrapped) == "バックグラウンドプロセスです。\n\n次の段落続き\nend\n英語"
-    assert "プロ" in cjk.rewrite("バックグラウンドプ\nロセス").split()
+    assert "プロ" in cjk.rewrite("バックグラウンドプ\nロセス", segment=None).split()
     assert cjk.unwrap("one\ntwo") == "one\ntwo"
