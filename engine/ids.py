@@ -1,9 +1,10 @@
-"""Identifiers: sortable, unique, readable in a file listing (`20261130-091500-3f9a1c`)."""
+"""Identifiers and timestamps: sortable ids readable in a file listing (`20261130-091500-3f9a1c`),
+ISO-8601 UTC text in and out."""
 
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from datetime import datetime, timezone
 
 
 def new_id(now: datetime, prefix: str = "") -> str:
@@ -15,3 +16,17 @@ def new_id(now: datetime, prefix: str = "") -> str:
 def iso_ms(now: datetime) -> str:
     """ISO-8601 UTC with milliseconds and a `Z` (`2026-06-27T16:00:00.000Z`)."""
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def parse_utc(value: str, *, what: str = "time") -> datetime:
+    """ISO-8601 text as an aware UTC datetime (a naive value is taken as UTC); a `UsageError` naming
+    `what` (e.g. "--since") otherwise."""
+    from arreio.engine.errors import UsageError
+
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UsageError(f"{what} {value!r} is not an ISO-8601 time (e.g. 2026-06-27T16:00:00Z or 2026-06-27)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from arreio.engine.errors import UsageError
-from arreio.engine.ids import iso_ms
+from arreio.engine.ids import iso_ms, parse_utc
 from arreio.engine.ports import Clock, SystemClock
 from arreio.memory.record_id import new_record_id
 
@@ -52,13 +52,7 @@ def check_substore(name: str) -> str:
 
 def parse_since(value: str) -> datetime:
     """An ISO-8601 date or time as aware UTC (naive values are taken as UTC)."""
-    try:
-        moment = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise UsageError(f"--since {value!r} is not an ISO-8601 date or time (e.g. 2026-06-27T16:00:00Z).") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    return parse_utc(value, what="--since")
 
 
 class Substores:

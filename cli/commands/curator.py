@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -31,33 +31,11 @@ ArchiveOption = Annotated[
 ]
 
 
-class FixedClock:
-    """The clock `--now` builds: always the given instant."""
-
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def now(self) -> datetime:
-        return self.at
-
-    def monotonic(self) -> float:
-        return 0.0
-
-    async def sleep(self, seconds: float) -> None:
-        return None
-
-
 def parse_now(value: str) -> datetime:
     """`--now` text to an aware UTC datetime; a naive time is taken as UTC."""
-    from arreio.engine.errors import UsageError
+    from arreio.engine.ids import parse_utc
 
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise UsageError(f"--now {value!r} is not an ISO-8601 time (try 2026-07-01T09:00:00Z)") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+    return parse_utc(value, what="--now")
 
 
 def substore_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]], None]:
@@ -86,6 +64,7 @@ def build_curator(
     from arreio.engine.errors import UsageError
     from arreio.engine.paths import state_dir
     from arreio.engine.ports import SystemClock
+    from arreio.engine.testing import FixedClock  # `--now` freezes time for the whole run
 
     clock: Clock = FixedClock(parse_now(now)) if now else SystemClock()
     from arreio.engine.config import load_settings
