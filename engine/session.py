@@ -67,20 +67,6 @@ class SessionHeader(BaseModel):
     system: list[SystemBlock] = []
 
 
-class SessionSummary(BaseModel):
-    """One row of `arreio sessions list`. `error` is set (and the rest mostly empty) for a file that
-    is not a usable session; `messages` counts message lines on disk, before any healing."""
-
-    id: str
-    created_at: str
-    model: str
-    title: str
-    messages: int
-    last_run_verdict: str | None
-    path: Path
-    error: str | None = None
-
-
 # -- migrations ---------------------------------------------------------------------------------
 # `_MIGRATIONS[n]` turns one line's record (the header included: type "header") of format n into
 # format n+1, one record in, one out. Registering v1 -> v2 here (and bumping CURRENT_VERSION) is all a
@@ -339,71 +325,5 @@ def _ends_with_newline(path: Path) -> bool:
         return handle.read(1) == b"\n"
 
 
-class SessionStore:
-    """The folder of sessions (`.arreio/sessions`). Ids are file stems."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _ids(self) -> list[str]:
-        if not self.directory.is_dir():
-            return []
-        return sorted(p.stem for p in self.directory.glob("*.jsonl") if p.is_file())
-
-    def path_for(self, session_id: str) -> Path:
-        path = self.directory / f"{session_id}.jsonl"
-        if not session_id or "/" in session_id or "\\" in session_id or not path.is_file():
-            raise SessionError(f"no session '{session_id}' (see `arreio sessions list`)")
-        return path
-
-    def resolve(self, prefix: str) -> str:
-        """A unique id prefix → the full id. Exact ids always win."""
-        ids = self._ids()
-        if prefix in ids:
-            return prefix
-        matches = [i for i in ids if prefix and i.startswith(prefix)]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise SessionError(f"no session '{prefix}' (see `arreio sessions list`)")
-        shown = ", ".join(matches[:8]) + (f", … ({len(matches)} in all)" if len(matches) > 8 else "")
-        raise SessionError(f"session prefix '{prefix}' is ambiguous: {shown} — give more characters")
-
-    def list(self) -> list[SessionSummary]:
-        """Every session, newest first. A damaged file is listed with `error` set, never raised."""
-        summaries = [_summarize(self.directory / f"{i}.jsonl") for i in self._ids()]
-        return sorted(summaries, key=lambda s: (s.created_at, s.id), reverse=True)
-
-
-def _summarize(path: Path) -> SessionSummary:
-    """A cheap scan (no message validation) so listing many long sessions stays fast."""
-    empty = SessionSummary(
-        id=path.stem, created_at="", model="", title="", messages=0, last_run_verdict=None, path=path
-    )
-    try:
-        data = path.read_bytes()
-        lines = data.split(b"\n")
-        header = _parse_header(path, lines[0])
-        _upgrade(path, header, [])
-        parsed = SessionHeader.model_validate({k: v for k, v in header.items() if k != "type"})
-    except SessionError as error:
-        return empty.model_copy(update={"error": error.message})
-    except (OSError, ValidationError) as error:
-        return empty.model_copy(update={"error": f"unreadable session header: {type(error).__name__}"})
-    count, verdict = 0, None
-    for line in lines[1:]:
-        if line.startswith(MESSAGE_LINE_PREFIX):
-            count += line.endswith(b"}")  # a torn line is not a message
-        elif line.startswith(b'{"type":"run"'):
-            record = parse_object(line)
-            if record is not None and record.get("event") == "end":
-                verdict = record.get("verdict")
-    return SessionSummary(
-        id=path.stem,
-        created_at=parsed.created_at,
-        model=parsed.model,
-        title=parsed.title,
-        messages=count,
-        last_run_verdict=verdict,
-        path=path,
-    )
+# The folder of sessions lives in its own module; re-exported for `from arreio.engine.session import …`.
+from arreio.engine.session_store import SessionStore, SessionSummary  # noqa: E402

@@ -1,0 +1,136 @@
+"""One remote MCP tool as an ordinary `Tool` (so it goes through the chain and every hook), its
+permissive argument model, provider-safe names, and MCP results normalised into a `ToolResult`."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+from arreio.engine.messages import ImagePart
+from arreio.engine.tools.base import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from arreio.engine.tools.mcp import McpHub
+
+SEP = "__"
+_MAX_NAME = 64  # providers' limit on tool names
+_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class _AnyArgs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "array": (list,), "object": (dict,), "null": (type(None),),
+}
+
+
+def _args_model(schema: Mapping[str, Any]) -> type[BaseModel]:
+    """A permissive model that still checks what the schema makes cheap to check (required keys and
+    top-level JSON types), so a bad call fails in the chain with a readable message."""
+    required = [r for r in schema.get("required", []) if isinstance(r, str)]
+    props = schema.get("properties", {}) if isinstance(schema.get("properties"), Mapping) else {}
+
+    class Args(_AnyArgs):
+        @model_validator(mode="before")
+        @classmethod
+        def _check(cls, data: Any) -> Any:
+            if not isinstance(data, Mapping):
+                return data
+            missing = [r for r in required if r not in data]
+            if missing:
+                raise PydanticCustomError("mcp_args", "missing required argument(s): {names}",
+                                          {"names": ", ".join(missing)})
+            for key, value in data.items():
+                wanted = props.get(key, {}).get("type") if isinstance(props.get(key), Mapping) else None
+                kinds = [wanted] if isinstance(wanted, str) else wanted if isinstance(wanted, list) else []
+                allowed = tuple(t for k in kinds for t in _JSON_TYPES.get(k, ()))
+                bad_bool = isinstance(value, bool) and bool not in allowed
+                if allowed and (not isinstance(value, allowed) or bad_bool):
+                    raise PydanticCustomError("mcp_args", "'{key}' must be {kinds} (got {got})",
+                                              {"key": key, "kinds": " or ".join(kinds), "got": repr(value)[:40]})
+            return data
+
+    return Args
+
+
+class McpTool(Tool):
+    """One remote tool, wrapped so it goes through the same chain as every other tool."""
+
+    repeat = "few"
+
+    def __init__(self, hub: McpHub, server: str, remote: str, name: str, description: str,
+                 schema: dict[str, Any], *, sensitive: bool, timeout_s: float) -> None:
+        self.hub, self.server, self.remote = hub, server, remote
+        self.name = name  # type: ignore[misc]
+        self.description = f"[MCP {server}] {description}".strip()  # type: ignore[misc]
+        self._schema = dict(schema or {"type": "object", "properties": {}})
+        self._schema.pop("title", None)
+        self.input_model = _args_model(self._schema)  # type: ignore[misc]
+        self.sensitive = sensitive  # type: ignore[misc]
+        self.call_timeout_s = timeout_s
+        self.timeout_s = timeout_s + 5  # type: ignore[misc]  # the chain's backstop; the MCP timeout speaks first
+
+    def input_schema(self) -> dict[str, Any]:  # type: ignore[override]
+        return self._schema
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        arguments = args.model_dump() if isinstance(args, BaseModel) else dict(args)
+        return await self.hub.call(self.server, self.remote, arguments, self.call_timeout_s)
+
+
+def tool_name(server: str, remote: str, taken: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+    """`<server>__<tool>`, made safe for every provider (charset, 64 chars) and unique."""
+    base = (server + SEP + _BAD_CHARS.sub("_", remote))[:_MAX_NAME]
+    name, n = base, 2
+    while name in taken:
+        suffix = f"_{n}"
+        name, n = base[: _MAX_NAME - len(suffix)] + suffix, n + 1
+    return name
+
+
+def normalise_result(result: Any) -> ToolResult:
+    """MCP content blocks → one `ToolResult`: text joined, images kept as images, resources inlined
+    when textual and described when binary; `is_error` carried over."""
+    texts: list[str] = []
+    images: list[ImagePart] = []
+    for block in result.content or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "image":
+            images.append(ImagePart(media_type=block.mime_type, data=block.data))
+            texts.append(f"[image {len(images)}: {block.mime_type}]")
+        elif kind == "audio":
+            texts.append(f"[audio omitted: {block.mime_type}, {_b64_size(block.data)} bytes]")
+        elif kind == "resource":
+            res = block.resource
+            mime = getattr(res, "mime_type", None) or ""
+            if hasattr(res, "text"):
+                texts.append(f"[resource {res.uri}]\n{res.text}")
+            elif mime.startswith("image/"):
+                images.append(ImagePart(media_type=mime, data=res.blob))
+                texts.append(f"[image {len(images)}: {mime} from {res.uri}]")
+            else:
+                texts.append(f"[binary resource {res.uri} ({mime or 'unknown type'}), {_b64_size(res.blob)} bytes omitted]")
+        elif kind == "resource_link":
+            texts.append(f"[resource link: {getattr(block, 'name', '')} <{block.uri}>]")
+    if not texts and getattr(result, "structured_content", None) is not None:
+        texts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+    content = "\n".join(texts) if texts else "(the tool returned no content)"
+    return ToolResult(content=content, is_error=bool(getattr(result, "is_error", False)), images=images)
+
+
+def _b64_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except ValueError:
+        return len(data) * 3 // 4
