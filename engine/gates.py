@@ -14,7 +14,7 @@ import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from arreio.engine.messages import Message
 from arreio.engine.plan import GateSpec
@@ -59,6 +59,54 @@ class OfflineJudge:
         score = round(0.6 * out_share + 0.2 * answered + 0.2 * ok_share, 4)
         reason = f"outputs {len(present)}/{len(outputs)}, answer {'given' if answered else 'missing'}, tool calls ok {ok_share:.0%}"
         return score, reason
+
+
+JUDGE_PROMPT = """You judge whether an agent's work meets its goal. Be strict and concrete.
+Goal:
+{goal}
+
+The agent's final answer:
+{answer}
+
+Tool calls it made (name → outcome):
+{calls}
+
+Answer with JSON only: {{"score": <0..1, how fully and correctly the goal is met>, "reason": "<one sentence>"}}"""
+
+
+class ModelJudge:
+    """Asks a model for a score through the provider layer. Any failure raises: the gate then fails
+    with the reason (a judge that cannot decide never passes a gate)."""
+
+    def __init__(self, provider: Any, model: str) -> None:
+        self.provider, self.model = provider, model
+
+    async def score(self, inputs: GateInputs) -> tuple[float, str]:
+        import json
+
+        from arreio.engine.providers.base import Done, ModelRequest, TextChunk
+
+        results = {m.tool_result_part.call_id: m.tool_result_part for m in inputs.messages
+                   if m.role == "tool" and m.tool_result_part}
+        calls = [f"- {c.name} → {'error' if results.get(c.id) and results[c.id].is_error else 'ok'}"
+                 for m in inputs.messages if m.role == "assistant" for c in m.tool_calls][-40:]
+        prompt = JUDGE_PROMPT.format(goal=inputs.goal.strip()[:4000], answer=inputs.final_text.strip()[:4000],
+                                     calls="\n".join(calls) or "(none)")
+        request = ModelRequest(model=self.model, messages=[Message.user(prompt)], max_tokens=300)
+        text, done = "", None
+        async for chunk in self.provider.stream(request):
+            if isinstance(chunk, TextChunk):
+                text += chunk.text
+            elif isinstance(chunk, Done):
+                done = chunk
+        if done is None or done.error is not None:
+            raise RuntimeError(done.error.message if done and done.error else "no reply")
+        body = text[text.find("{") : text.rfind("}") + 1]
+        data = json.loads(body)
+        score = float(data["score"])
+        if not 0.0 <= score <= 1.0:
+            raise ValueError(f"score {score} is outside [0, 1]")
+        return score, str(data.get("reason", ""))[:300]
 
 
 async def evaluate_gate(spec: GateSpec, inputs: GateInputs, judge: Judge | None = None) -> GateOutcome:

@@ -21,7 +21,7 @@ from arreio.engine.config import Settings, load_settings
 from arreio.engine.context import assemble_system
 from arreio.engine.errors import UsageError
 from arreio.engine.feature import Feature, RunContext
-from arreio.engine.gates import GateInputs, Judge
+from arreio.engine.gates import GateInputs, Judge, ModelJudge, OfflineJudge
 from arreio.engine.governance.redact import DeltaGuard, Redactor
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
@@ -254,7 +254,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 failures: list[str] = []
                 inputs = GateInputs(cwd=options.cwd, goal=run.goal or run.plan.units[0].goal,
                                     final_text=outcome.final_text, messages=session.messages, env=dict(options.env))
-                async for event in run_gates(run.plan, inputs, deps.judge, failures):
+                async for event in run_gates(run.plan, inputs, deps.judge or _judge(run), failures):
                     seen.append(emit(event))
                     yield seen[-1]
                 outcome = gated_outcome(outcome, failures)
@@ -303,6 +303,14 @@ def _report(run: _Run, runner: Runner, outcome: Outcome, *, run_id: str, started
         cache_write_tokens=usage.cache_write_tokens, cache_share=round(cache_share(usage), 4),
         cost_usd=_cost(run, runner), warnings=run.warnings, events_path=events,
     )
+
+
+def _judge(run: _Run) -> Judge:
+    """Validator gates: the offline family scores deterministically; a real model is asked through the
+    run's own provider (so a recording holds the judge's call and a replay serves it)."""
+    if registry.is_offline(run.model):
+        return OfflineJudge()
+    return ModelJudge(run.provider, run.model)
 
 
 def _unit_provider(options: RunOptions, deps: PipelineDeps, run: _Run, model: str, script: Path | None) -> Provider:

@@ -101,3 +101,28 @@ def test_validator_gate_uses_the_threshold(tmp_path: Path) -> None:
     (tmp_path / "out.md").write_text("x")
     score, _ = asyncio.run(OfflineJudge().score(GateInputs(tmp_path, "Write `out.md`.", "done")))
     assert score == 1.0
+
+
+def _judged(replies, tmp_path: Path):
+    from arreio.engine.gates import ModelJudge
+    from arreio.engine.testing import ScriptedProvider
+
+    provider = ScriptedProvider(replies)
+    inputs = GateInputs(cwd=tmp_path, goal="Summarise the notes.", final_text="Summary written.",
+                        messages=shell_history("make check", 0))
+    outcome = asyncio.run(evaluate_gate(GateSpec(kind="validator", min=0.7), inputs, ModelJudge(provider, "m")))
+    return outcome, provider
+
+
+def test_model_judge_scores_through_the_provider(tmp_path: Path) -> None:
+    outcome, provider = _judged([{"text": '{"score": 0.9, "reason": "the summary covers both files"}'}], tmp_path)
+    assert outcome.passed and outcome.detail == "score 0.90 ≥ threshold 0.7 (the summary covers both files)"
+    prompt = provider.requests[0].messages[0].text
+    assert "Summarise the notes." in prompt and "- shell → ok" in prompt
+
+
+def test_a_judge_that_cannot_decide_fails_the_gate(tmp_path: Path) -> None:
+    garbled, _ = _judged([{"text": "Looks fine to me!"}], tmp_path)
+    assert not garbled.passed and garbled.detail.startswith("the judge failed")
+    refused, _ = _judged([{"error": {"status": 401, "message": "bad key"}}], tmp_path)
+    assert not refused.passed and "bad key" in refused.detail
