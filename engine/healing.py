@@ -137,6 +137,9 @@ def awaiting_approval(messages: list[Message], extra: list[dict[str, Any]]) -> s
     message (followed only by its results) when one of them has an approval record (`pending`,
     or decided but not yet run). They stay open so the resumed run executes them (issue 9)."""
     status = {r["call_id"]: r.get("status") for r in extra if r.get("type") == "approval" and isinstance(r.get("call_id"), str)}
+    for r in extra:  # an approved call that began is no longer waiting: at most once, even after a crash
+        if r.get("type") == "call_started" and r.get("call_id") in status:
+            status[r["call_id"]] = "started"
     if not status:
         return set()
     answered: set[str] = set()
@@ -150,7 +153,7 @@ def awaiting_approval(messages: list[Message], extra: list[dict[str, Any]]) -> s
             return set()
         waiting = [c.id for c in message.tool_calls if c.id not in answered]
         if any(status.get(c) in ("pending", "approved", "denied") for c in waiting):
-            return set(waiting)
+            return {c for c in waiting if status.get(c) != "started"}
         return set()
     return set()
 

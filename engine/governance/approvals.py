@@ -5,7 +5,8 @@ to the process between the pause and the decision:
 
     {"type":"approval","call_id":"call_0_1","name":"shell","status":"pending","by":"arreio","at":"…","reason":"…"}
 
-`status` is `pending` (the run paused before the call), `approved` or `denied`. The latest line for a
+`status` is `pending` (the run paused before the call), `approved` or `denied`. When an approved call
+begins, a `{"type":"call_started","call_id":…}` line follows, so a crash mid-call never runs it twice. The latest line for a
 call id wins. The session loader keeps calls that wait on a decision open (no `interrupted` result,
 `engine/healing.py`), and a resumed run executes exactly those calls first (`Runner._pending_calls`):
 approved → the call runs, once, under its own id; denied → the model gets the denial as its result.
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from arreio.engine.session import Session
 
 RECORD = "approval"
+STARTED = "call_started"  # an approved call began: killed now, it is closed as interrupted, not re-run
 STATUSES = ("pending", "approved", "denied")
 
 
@@ -159,6 +161,9 @@ class ApprovalHook(RunHook):
         status = recorded.get("status") if recorded else None
         if status == "approved":
             self._note(runner, call, "approved", recorded.get("by", ""), recorded.get("at", at), recorded.get("reason", ""), journal=False)
+            # At most once: from here the call counts as started. Killed mid-call, the loader closes it
+            # as interrupted instead of keeping it open, so a resume never runs it a second time.
+            runner.session.append_record({"type": STARTED, "call_id": call.id, "name": call.name, "at": at})
             return None
         if status == "denied":
             why = recorded.get("reason") or "no reason given"

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 from arreio.engine.governance.policy import decide
@@ -177,3 +178,37 @@ def test_a_new_goal_on_a_paused_session_closes_the_waiting_calls(work: Path, cli
     assert repairs == [] and check_pairing(session.messages) == []
     assert not (work / "log.txt").exists()
     assert cli("approve", sid, "--script", "s.yaml").exit_code == 2  # nothing waits any more
+
+
+SLOW = """\
+- text: Running the slow command.
+  tool_calls: [{name: shell, arguments: {command: "echo start >> runs.txt; sleep 5; echo end >> runs.txt"}}]
+- text: All done.
+"""
+
+
+def test_an_approved_call_killed_mid_run_never_runs_twice(work: Path, cli, arreio_env, arreio_cmd) -> None:
+    (work / "slow.yaml").write_text(SLOW)
+    paused = cli("run", "--goal", "GOAL.md", "--script", "slow.yaml", "--json")
+    assert paused.exit_code == 3
+    sid = events_of(paused.stdout)[0]["session_id"]
+    cmd = arreio_cmd + ["approve", sid, "--script", "slow.yaml", "--json"]
+    proc = subprocess.Popen(cmd, cwd=work, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stdout:
+            if json.loads(line)["type"] == "tool_start":
+                break
+        deadline = time.monotonic() + 10
+        while not (work / "runs.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)  # the approved command is running right now
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    resumed = cli("run", "--resume", sid, "--script", "slow.yaml", "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert (work / "runs.txt").read_text().count("start") == 1  # started once, never again
+    session = json.loads(cli("sessions", "show", sid, "--json").stdout)
+    results = [p for m in session["messages"] for p in m["parts"] if p["type"] == "tool_result"]
+    assert [r["status"] for r in results] == ["interrupted"]
