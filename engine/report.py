@@ -54,6 +54,7 @@ class RunReport(BaseModel):
     pruned_rereads: int = 0  # reads of a path whose result was pruned earlier in the run
     result_sets: int = 0
     stable_prefix_share: float = 0.0  # share of input tokens that repeated the previous request's prefix
+    audit_head: dict | None = None  # {"seq", "hash"} of the journal's last entry when the run ended
 
 
 def write_report(report: RunReport, path: Path) -> None:

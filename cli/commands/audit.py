@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,7 +27,7 @@ def verify(json_output: JsonFlag = False) -> None:
     from arreio.engine.paths import display_path
 
     journal = _journal()
-    result = journal.verify()
+    result = journal.verify(_anchors(journal.path.parent))
     where = display_path(journal.path)
     if json_output:
         print(json.dumps({"path": where, "ok": result.ok, "entries": result.entries,
@@ -38,6 +39,21 @@ def verify(json_output: JsonFlag = False) -> None:
               f"({result.entries} entries before it check out)")
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _anchors(state: Path) -> list[tuple[str, int, str]]:
+    """The journal heads run reports recorded (`audit_head`): proof of how long the journal was."""
+    import json
+
+    out = []
+    for report in sorted((state / "runs").glob("*/report.json")):
+        try:
+            head = json.loads(report.read_text(encoding="utf-8")).get("audit_head")
+        except (OSError, ValueError):
+            continue
+        if isinstance(head, dict) and isinstance(head.get("seq"), int) and isinstance(head.get("hash"), str):
+            out.append((f"run {report.parent.name}", head["seq"], head["hash"]))
+    return out
 
 
 def _summary(entry: dict) -> str:

@@ -4,7 +4,8 @@ One JSON line per entry:
 `{"v":1,"seq":7,"at":"2026-06-27T16:00:00.000Z","kind":"tool_call","payload":{…},"prev":"<hex>","hash":"<hex>"}`
 where `hash = sha256(prev + canonical JSON of {v, seq, at, kind, payload})` and `prev` is the hash of
 the entry before it (64 zeros for the first). Editing an entry breaks its own hash; deleting or
-inserting one breaks the next entry's `prev`. Truncating the tail is not detectable by a chain alone.
+inserting one breaks the next entry's `prev`. A chain alone cannot see its tail cut off, so every run
+report records the journal's head when the run ended (`audit_head`); `verify` checks those anchors.
 
 Appends hold an exclusive `flock` while they read the last hash and write one whole line, then
 fsync — so two runs in one folder never fork the chain. Payloads go through the redactor first.
@@ -108,8 +109,23 @@ class AuditJournal:
             rows = [r for r in rows if str((r.get("payload") or {}).get("run_id", "")).startswith(run_id)]
         return rows[-n:] if n > 0 else rows
 
-    def verify(self) -> Verification:
-        """Walk the chain; the first entry whose hash, link or sequence is wrong is reported."""
+    def verify(self, anchors: list[tuple[str, int, str]] = ()) -> Verification:
+        """Walk the chain; the first entry whose hash, link or sequence is wrong is reported. `anchors`
+        are (where, seq, hash) heads recorded elsewhere (run reports): each must still be in the chain."""
+        result = self._walk()
+        if not result.ok:
+            return result
+        hashes = {r.get("seq"): r.get("hash") for r in self.entries()}
+        for where, seq, digest_ in anchors:
+            if seq not in hashes:
+                return Verification(False, result.entries, result.entries + 1,
+                                    f"{where} recorded entry {seq}, but the journal ends at entry {result.entries}: "
+                                    "entries were removed from its end")
+            if hashes[seq] != digest_:
+                return Verification(False, result.entries, seq, f"entry {seq} is not the one {where} recorded")
+        return result
+
+    def _walk(self) -> Verification:
         if not self.path.exists():
             return Verification(True, 0)
         data = self.path.read_bytes()

@@ -81,11 +81,12 @@ class _RunState:
     approvals: ApprovalHook | None = None
     recorder: RequestRecorder | None = None
 
-    def journal_entry(self, kind: str, payload: dict[str, Any]) -> None:
+    def journal_entry(self, kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         try:  # the journal never changes a run's verdict; a failure to write it is reported
-            self.journal.append(kind, {"run_id": self.ctx.run_id, **payload})
+            return self.journal.append(kind, {"run_id": self.ctx.run_id, **payload})
         except OSError as error:
             self.note_audit_error(error)
+            return None
 
     def note_audit_error(self, error: Exception) -> None:
         self.audit_errors.append(f"audit journal not written: {type(error).__name__}: {error}")
@@ -147,11 +148,13 @@ class GovernanceFeature(Feature):
             self._write_partial(ctx, state, report)
         if state.ceilings is not None:
             report.warnings.extend(w for w in state.ceilings.warnings if w not in report.warnings)
-        state.journal_entry("run_end", {
+        end = state.journal_entry("run_end", {
             "session_id": report.session_id, "verdict": report.verdict, "exit_code": report.exit_code,
             "model": report.model, "cost_usd": report.cost_usd, "input_tokens": report.input_tokens,
             "output_tokens": report.output_tokens, "steps": report.steps, "tool_calls": report.tool_calls,
         })
+        if end is not None:  # an anchor outside the journal: `audit verify` notices a cut-off tail
+            report.audit_head = {"seq": end["seq"], "hash": end["hash"]}
         report.warnings.extend(state.audit_errors)
 
     def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> None:
