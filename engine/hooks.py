@@ -62,6 +62,11 @@ class RunHook:
 
     name = "hook"
 
+    def at_unit_start(self, runner: Runner) -> list[Any]:
+        """When a unit begins, before its first model call; returns events to yield (e.g. warnings
+        gathered while the run was assembled)."""
+        return []
+
     async def before_model(self, runner: Runner, request: ModelRequest) -> Stop | Land | None:
         """Before each model call (the reserve turn included: then `request.tools` is empty)."""
         return None

@@ -110,6 +110,9 @@ class Runner:
         limit = max_steps or self.settings.max_steps
         self.unit_limit = limit  # hooks see the unit's own step limit (a plan unit may set one)
         unit_steps = 0
+        for hook in self.hooks:
+            for event in hook.at_unit_start(self):
+                yield event
         if user_text is not None:
             self.session.append(Message.user(user_text))
         landing: Land | None = None

@@ -7,8 +7,8 @@
 - `ToolReportFeature`: puts the resolver's figures (schema tokens per call, warnings) in the RunReport.
 
 A Feature cannot yield events, so warnings (a server that failed to start or died, a requested tool
-that is unavailable) go out through a small hook that turns them into `warning` events at the next
-point the runner asks hooks for events (after a model reply, after a tool call), and into
+that is unavailable) go out through a small hook that turns them into `warning` events as soon as the
+runner asks hooks for events (when the unit starts, after a model reply, after a tool call), and into
 `report.warnings` at the end.
 """
 
@@ -50,6 +50,9 @@ class WarningsHook(RunHook):
         from arreio.engine.events import Warning_
 
         return [Warning_(message=m, code=self.code) for m in self.drain()]
+
+    def at_unit_start(self, runner: Any) -> list[Any]:
+        return self._events()
 
     def after_model(self, runner: Any, usage: Any) -> list[Any]:
         return self._events()

@@ -77,6 +77,8 @@ def test_a_server_that_cannot_start_is_a_warning_and_the_run_goes_on(project: Pa
     events = events_of(result.stdout)
     warning = next(e for e in events if e["type"] == "warning")
     assert "MCP server 'broken' failed to start" in warning["message"] and "missing API token" in warning["message"]
+    kinds = [e["type"] for e in events]
+    assert kinds.index("warning") < kinds.index("tool_start")  # said before the model's first move
     assert any("failed to start" in w for w in report_of(project, events)["warnings"])
 
 
