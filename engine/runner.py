@@ -217,6 +217,7 @@ class Runner:
         )
 
     async def _ask(self, reply: _Reply, request: ModelRequest) -> AsyncIterator[ev.Event]:
+        self.last_request = request  # exactly what the model is sent, after every hook had its say
         shown = ""  # text already shown to the user this step: a retried stream does not repeat it
         overflowed = False
         attempt = 0

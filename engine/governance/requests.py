@@ -53,16 +53,23 @@ class RequestRecorder(RunHook):
 
     def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
         session = runner.session
-        specs = [] if self.landing else [s.model_dump(mode="json") for s in runner.tools.specs()]
+        sent = getattr(runner, "last_request", None)  # the request as sent, after every hook's changes
+        if sent is not None:
+            specs = [s.model_dump(mode="json") for s in sent.tools]
+            messages, system, max_tokens, temperature = sent.messages, sent.system, sent.max_tokens, sent.temperature
+        else:
+            specs = [] if self.landing else [s.model_dump(mode="json") for s in runner.tools.specs()]
+            messages, system = session.messages, runner.system
+            max_tokens, temperature = runner.settings.max_tokens, None
         tools_digest = digest(specs)
         if not any(r.get("type") == TOOLS and r.get("digest") == tools_digest for r in session.extra):
             session.append_record({"type": TOOLS, "digest": tools_digest, "specs": specs})
         session.append_record({
             "type": REQUEST, "run_id": self.run_id, "at": iso_ms(self.clock.now()), "model": runner.model,
-            "messages": len(session.messages), "messages_digest": messages_digest(session.messages, self.redactor),
-            "system_digest": digest([b.model_dump(mode="json") for b in runner.system]),
+            "messages": len(messages), "messages_digest": messages_digest(messages, self.redactor),
+            "system_digest": digest([b.model_dump(mode="json") for b in system]),
             "tools": [s["name"] for s in specs], "tools_digest": tools_digest,
-            "max_tokens": runner.settings.max_tokens, "temperature": None,
+            "max_tokens": max_tokens, "temperature": temperature,
             "usage": usage.model_dump(),
         })
         return []

@@ -37,3 +37,18 @@ def test_sessions_show_requests_view(work: Path, cli) -> None:
     assert "tools: read_file" in shown.stdout and "+ call list_dir" in shown.stdout
     rows = json.loads(cli("sessions", "show", sid, "--requests", "--json").stdout)
     assert [len(r["messages"]) for r in rows] == [1, 3]
+
+
+def test_what_later_hooks_change_is_what_gets_recorded(tmp_path: Path) -> None:
+    """The context feature withdraws the result-set tools until a set exists; the record must show the
+    tools the model was really offered, not the registry's list."""
+    from arreio.engine.context_feature import ContextFeature
+    from arreio.engine.testing import ScriptedProvider
+
+    work = tmp_path / "w"
+    provider = ScriptedProvider([{"tool_calls": [{"name": "list_dir", "arguments": {}}]}, {"text": "done"}])
+    _, report = run(work, provider, features=[ContextFeature()])
+    rows = reconstruct(work / ".arreio" / "sessions" / f"{report['session_id']}.jsonl")
+    sent = [[t.name for t in r.tools] for r in provider.requests]
+    assert "result_query" not in sent[0]
+    assert [[t["name"] for t in row["tools"]] for row in rows] == sent and all(r["exact"] for r in rows)
