@@ -119,3 +119,16 @@ def test_a_cut_off_tail_is_caught_by_the_run_reports_anchor(tmp_path: Path, monk
     journal.write_text("".join(lines[:-1]))  # the chain itself is still valid: only the anchor sees it
     result = runner.invoke(app, ["audit", "verify"])
     assert result.exit_code == 1 and "entries were removed from its end" in result.stdout
+
+
+def test_the_v1_journal_fixture_still_verifies(tmp_path: Path) -> None:
+    """Format version 1 is frozen in fixtures/audit/v1: a later arreio must still verify it."""
+    import shutil
+
+    from arreio.engine.governance.audit import AuditJournal
+    from tests.conftest import REPO
+
+    shutil.copy(REPO / "fixtures" / "audit" / "v1" / "audit.jsonl", tmp_path / "audit.jsonl")
+    result = AuditJournal(tmp_path).verify()
+    assert result.ok and result.entries == 4
+    assert [e["kind"] for e in AuditJournal(tmp_path).entries()] == ["run_start", "tool_call", "approval", "run_end"]
