@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arreio.engine.messages import Message, ToolResultPart
-from arreio.engine.providers.base import Done, ModelRequest, SystemBlock, TextChunk, Usage
+from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
+from arreio.engine.providers.oneshot import ask
 from arreio.engine.pruning import call_label, digest
 from arreio.engine.summary import (
     SUMMARY_MARKER,
@@ -226,13 +227,8 @@ async def summarise(
     text, usage, error = "", Usage(), ""
     try:
         async with asyncio.timeout(timeout_s):
-            async for chunk in provider.stream(summary_request(plan, model)):
-                if isinstance(chunk, TextChunk):
-                    text += chunk.text
-                elif isinstance(chunk, Done):
-                    usage = chunk.usage
-                    if chunk.error is not None:
-                        error = chunk.error.message
+            answer = await ask(provider, summary_request(plan, model))
+        text, usage, error = answer.text, answer.usage, answer.error.message if answer.error else ""
     except TimeoutError:
         error = f"no answer within {timeout_s:.0f}s"
     except Exception as exc:  # noqa: BLE001 - a broken summariser must not cost the run its history

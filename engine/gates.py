@@ -84,7 +84,8 @@ class ModelJudge:
     async def score(self, inputs: GateInputs) -> tuple[float, str]:
         import json
 
-        from arreio.engine.providers.base import Done, ModelRequest, TextChunk
+        from arreio.engine.providers.base import ModelRequest
+        from arreio.engine.providers.oneshot import ask
 
         results = {m.tool_result_part.call_id: m.tool_result_part for m in inputs.messages
                    if m.role == "tool" and m.tool_result_part}
@@ -93,14 +94,7 @@ class ModelJudge:
         prompt = JUDGE_PROMPT.format(goal=inputs.goal.strip()[:4000], answer=inputs.final_text.strip()[:4000],
                                      calls="\n".join(calls) or "(none)")
         request = ModelRequest(model=self.model, messages=[Message.user(prompt)], max_tokens=300)
-        text, done = "", None
-        async for chunk in self.provider.stream(request):
-            if isinstance(chunk, TextChunk):
-                text += chunk.text
-            elif isinstance(chunk, Done):
-                done = chunk
-        if done is None or done.error is not None:
-            raise RuntimeError(done.error.message if done and done.error else "no reply")
+        text = (await ask(self.provider, request)).raise_for_error()
         body = text[text.find("{") : text.rfind("}") + 1]
         data = json.loads(body)
         score = float(data["score"])

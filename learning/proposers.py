@@ -77,19 +77,16 @@ class ModelProposer:
 
     async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
         from arreio.engine.messages import Message
-        from arreio.engine.providers.base import Done, ModelRequest, TextChunk
+        from arreio.engine.providers.base import ModelRequest
+        from arreio.engine.providers.oneshot import ask
 
         shown = "\n".join(f"[{t}] {e}" for t, entries in current.items() for e in entries) or "(empty)"
         prompt = PROMPT.format(dont="; ".join(DO_NOT_CAPTURE), current=shown, summary=summary.render())
         request = ModelRequest(model=self.model, messages=[Message.user(prompt)], max_tokens=2000)
-        text, done = "", None
-        async for chunk in self.provider.stream(request):
-            if isinstance(chunk, TextChunk):
-                text += chunk.text
-            elif isinstance(chunk, Done):
-                done = chunk
-        if done is None or done.error is not None:
-            raise RuntimeError(f"proposer model call failed: {done.error.message if done and done.error else 'no reply'}")
+        answer = await ask(self.provider, request)
+        if answer.error is not None:
+            raise RuntimeError(f"proposer model call failed: {answer.error.message}")
+        text = answer.text
         return parse_json_list(text)
 
 

@@ -35,6 +35,7 @@ from arreio.engine.providers.wire import (
     classify_exception,
     images_message,
     stream_cut,
+    turns,
 )
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -100,20 +101,13 @@ def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
 def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
     """The harness history in Messages API shape. Consecutive `tool` messages form one user turn."""
     wire: list[dict[str, Any]] = []
-    pending: list[ToolResultPart] = []
-    for msg in messages:
-        if msg.role == "tool":
-            if (result := msg.tool_result_part) is not None:
-                pending.append(result)
+    for kind, item in turns(messages):
+        if kind == "tool_round":
+            wire.extend(_tool_round(item))
             continue
-        if pending:
-            wire.extend(_tool_round(pending))
-            pending = []
-        blocks = _user_blocks(msg) if msg.role == "user" else _assistant_blocks(msg)
+        blocks = _user_blocks(item) if item.role == "user" else _assistant_blocks(item)
         if blocks:
-            wire.append({"role": msg.role, "content": blocks})
-    if pending:
-        wire.extend(_tool_round(pending))
+            wire.append({"role": item.role, "content": blocks})
     return wire
 
 

@@ -40,6 +40,7 @@ from arreio.engine.providers.wire import (
     classify_exception,
     images_message,
     stream_cut,
+    turns,
 )
 
 CACHE_KEY_MAX = 64  # OpenAI refuses a longer prompt_cache_key
@@ -114,20 +115,13 @@ def to_chat_messages(request: ModelRequest, model: str) -> list[dict[str, Any]]:
     blocks = [b for b in request.system if b.stable] + [b for b in request.system if not b.stable]
     system = "\n\n".join(b.text for b in blocks if b.text)
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    pending: list[ToolResultPart] = []
-    for msg in prepare_thinking(request.messages, model, can_replay=False):
-        if msg.role == "tool":
-            if (result := msg.tool_result_part) is not None:
-                pending.append(result)
+    for kind, item in turns(prepare_thinking(request.messages, model, can_replay=False)):
+        if kind == "tool_round":
+            wire.extend(_tool_round(item))
             continue
-        if pending:
-            wire.extend(_tool_round(pending))
-            pending = []
-        item = _user(msg) if msg.role == "user" else _assistant(msg)
-        if item is not None:
-            wire.append(item)
-    if pending:
-        wire.extend(_tool_round(pending))
+        message = _user(item) if item.role == "user" else _assistant(item)
+        if message is not None:
+            wire.append(message)
     return wire
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,3 +269,20 @@ def images_message(results: list, render: Callable[[Any], dict[str, Any]]) -> di
             content.append({"type": "text", "text": f"Images returned by {r.name} (call {r.call_id}):"})
             content.extend(render(i) for i in r.images)
     return {"role": "user", "content": content} if content else None
+
+
+def turns(messages: list) -> Iterator[tuple[str, Any]]:
+    """The history as wire turns: ("message", a user/assistant Message) or ("tool_round", the list of
+    consecutive tool results) — every vendor sends a round of results together."""
+    pending: list = []
+    for msg in messages:
+        if msg.role == "tool":
+            if (result := msg.tool_result_part) is not None:
+                pending.append(result)
+            continue
+        if pending:
+            yield "tool_round", pending
+            pending = []
+        yield "message", msg
+    if pending:
+        yield "tool_round", pending

@@ -1,0 +1,36 @@
+"""One whole answer from a provider, for the harness's own small questions (the compaction summary,
+a validator judge, the learning proposer). The turn loop streams; these only need the text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from arreio.engine.ports import Provider
+from arreio.engine.providers.base import Done, ModelRequest, ProviderError, TextChunk, Usage
+
+
+@dataclass
+class Answer:
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    error: ProviderError | None = None
+
+    def raise_for_error(self) -> str:
+        """The text, or a RuntimeError carrying the provider's reason."""
+        if self.error is not None:
+            raise RuntimeError(self.error.message)
+        return self.text
+
+
+async def ask(provider: Provider, request: ModelRequest) -> Answer:
+    """Drain one stream into an `Answer`; a stream that ends without `Done` counts as an error."""
+    answer, finished = Answer(), False
+    async for chunk in provider.stream(request):
+        if isinstance(chunk, TextChunk):
+            answer.text += chunk.text
+        elif isinstance(chunk, Done):
+            finished = True
+            answer.usage, answer.error = chunk.usage, chunk.error
+    if not finished:
+        answer.error = ProviderError(kind="retryable", message="the reply ended without finishing")
+    return answer
