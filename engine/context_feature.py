@@ -289,6 +289,9 @@ class ContextFeature(Feature):
 
     name = "context"
 
+    def check(self, settings: Any) -> None:
+        load_context_settings(settings.context)
+
     def __init__(self) -> None:
         self._hooks: dict[str, ContextHook] = {}
 

@@ -44,6 +44,10 @@ class Feature:
 
     name = "feature"
 
+    def check(self, settings: Settings) -> None:
+        """Validate this feature's config section before anything is created (a `ConfigError` then
+        fails the run cleanly, leaving no empty session behind)."""
+
     def tools(self, ctx: RunContext) -> list[Tool]:
         """Tools this feature offers in this run (only those whose prerequisite holds)."""
         return []

@@ -32,6 +32,7 @@ from arreio.engine.providers import registry
 from arreio.engine.report import RunReport, write_report
 from arreio.engine.runner import Outcome, Runner
 from arreio.engine.session import Session, SessionHeader, SessionStore
+from arreio.engine.session_lock import SessionLock
 from arreio.engine.stages import LearningPass, UnitRunner, gated_outcome, goal_title, run_gates, run_learning
 from arreio.engine.tools.base import ToolContext
 from arreio.engine.tools.registry import ToolRegistry
@@ -98,13 +99,57 @@ def read_goal(options: RunOptions) -> str | None:
     return text
 
 
-def _continuable(session: Session) -> None:
-    """A resume without a new goal needs an unfinished history."""
+CONTINUE = (
+    "[arreio] The previous run of this session stopped at a ceiling before the work was done. Tools are "
+    "available again: continue where you left off, and finish the goal."
+)
+
+
+def _continuation(session: Session) -> str | None:
+    """What a resume without a new goal sends: nothing when the history is unfinished (the loop just
+    goes on), a continuation note after a run that stopped at a ceiling; else a UsageError."""
     if not session.messages:
         raise UsageError(f"session {session.id} has no messages to continue; pass --goal")
     last = session.messages[-1]
     if last.role == "assistant" and not last.tool_calls:
+        ended = [r for r in session.runs if r.get("event") == "end"]
+        if ended and ended[-1].get("verdict") == "partial":
+            return CONTINUE
         raise UsageError(f"session {session.id} already ended with an answer; pass --goal to give it a new instruction")
+    return None
+
+
+def _check_state_dir(options: RunOptions) -> None:
+    """The state folder must be a folder we can write, or the run fails before anything is made."""
+    home = state_dir(options.cwd, options.env)
+    shown = display_path(home, options.cwd)
+    if home.exists() and not home.is_dir():
+        raise UsageError(f"{shown} is a file, but arreio keeps its state in a folder there (move it or set ARREIO_HOME)")
+    try:
+        (home / "sessions").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the state folder {shown}: {exc.strerror}") from None
+
+
+def _check_record(options: RunOptions) -> None:
+    if options.record is None:
+        return
+    path = options.record if options.record.is_absolute() else options.cwd / options.record
+    if path.is_dir():
+        raise UsageError(f"--record {options.record} is a folder; give a file name (e.g. run.cassette.jsonl)")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"--record {options.record}: {path.parent} is not a folder")
+
+
+def _stored_script(session: Session, options: RunOptions) -> Path | None:
+    """A session started from `--script` resumes with the same script unless told otherwise."""
+    stored = getattr(session.header, "script", None)
+    if options.script is not None or not stored or options.model not in (None, registry.OFFLINE):
+        return options.script
+    path = Path(stored)
+    if not path.is_file():
+        raise UsageError(f"session {session.id} was run with --script {stored}, which no longer exists; pass --script")
+    return path
 
 
 @dataclass
@@ -117,14 +162,32 @@ class _Run:
     resumed: bool
     warnings: list[str]
     plan: Plan
+    lock: SessionLock | None = None
+    resume_only: bool = False  # continue the history without a new message
 
 
 def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
+    """Who and what: settings, goal, plan, session (new, or resumed and healed, under its lock),
+    provider. A failure here releases the lock it took."""
+    locks: list[SessionLock] = []
+    try:
+        return _assemble(options, deps, locks)
+    except BaseException:
+        for held in locks:
+            held.release()
+        raise
+
+
+def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock]) -> _Run:
     flags: dict[str, Any] = {"model": options.model, "max_steps": options.max_steps}
     if options.script is not None and options.model is None:
         flags["model"] = registry.OFFLINE
     settings = load_settings(options.cwd, options.env, flags)
     goal = read_goal(options)
+    _check_state_dir(options)
+    _check_record(options)
+    for feature in deps.features:  # each feature's own config section: bad values fail before a session exists
+        feature.check(settings)
     plan: Plan | None = None
     if options.plan is not None:
         if options.resume:
@@ -133,13 +196,19 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
         plan = load_plan(plan_path)
     store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
     warnings: list[str] = []
+    script = options.script
+    lock: SessionLock | None = None
     if options.resume:
         session_id = store.resolve(options.resume)
-        session, repairs = Session.open(store.path_for(session_id), repair=True)
+        path = store.path_for(session_id)
+        lock = SessionLock(path).acquire(session_id)  # before the loader may rewrite the file
+        locks.append(lock)
+        session, repairs = Session.open(path, repair=True)
         warnings += [f"session repaired on load: {r.kind} — {r.detail}" for r in repairs]
-        model = options.model or ("offline" if options.script else session.header.model)
+        script = _stored_script(session, options)
+        model = options.model or ("offline" if script else session.header.model)
         if goal is None:
-            _continuable(session)
+            goal = _continuation(session)
     else:
         if goal is None and plan is None:
             raise UsageError("no goal given: pass --goal FILE (or --resume ID to continue a session)")
@@ -154,7 +223,7 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
         registry.check_model(model)
         provider = deps.provider_factory(
             model, env=options.env, base_url=settings.base_url, session_id=session.id if session else None,
-            script=options.script,
+            script=script,
         )
     if options.record is not None:
         from arreio.engine.providers.recorder import RecordingProvider
@@ -163,8 +232,11 @@ def _edge(options: RunOptions, deps: PipelineDeps) -> _Run:
     if session is None:
         title_text = goal or (plan.units[0].goal if plan else "")
         session = _new_session(options, deps, settings, model, title_text)
+        lock = SessionLock(session.path).acquire(session.id)
+        locks.append(lock)
     plan = plan or single_unit_plan(goal or "")
-    return _Run(settings, session, model, provider, goal, bool(options.resume), warnings, plan)
+    resumed_only = bool(options.resume) and goal is None
+    return _Run(settings, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only)
 
 
 def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, model: str, goal: str) -> Session:
@@ -176,6 +248,8 @@ def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, mo
     header = SessionHeader(
         id=new_id(now), created_at=iso_ms(now), cwd=str(options.cwd), model=model, title=goal_title(goal), system=system
     )
+    if options.script is not None:  # so `--resume` and `arreio approve` go on with the same script
+        header.script = str((options.cwd / options.script).resolve())  # type: ignore[attr-defined]
     return Session.create(state_dir(options.cwd, options.env) / "sessions", header)
 
 
@@ -237,7 +311,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             for warning in run.warnings:
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
             units = UnitRunner(
-                plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resumed and run.goal is None,
+                plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resume_only,
                 make_provider=lambda model, script: _unit_provider(options, deps, run, model, script),
                 default_model=run.model, plan_dir=Path(run.plan.source).parent if options.plan else options.cwd,
             )
@@ -252,7 +326,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     yield emit(ev.Warning_(message=warning, code="replay"))
             if outcome.verdict == "success" and run.plan.gates:
                 failures: list[str] = []
-                inputs = GateInputs(cwd=options.cwd, goal=run.goal or run.plan.units[0].goal,
+                inputs = GateInputs(cwd=options.cwd, goal=_original_goal(run) or run.plan.units[0].goal,
                                     final_text=outcome.final_text, messages=session.messages, env=dict(options.env))
                 async for event in run_gates(run.plan, inputs, deps.judge or _judge(run), failures):
                     seen.append(emit(event))
@@ -261,7 +335,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             if options.learn and outcome.verdict == "success":
                 async for event in run_learning(
                     deps.learning, fctx, events=seen, messages=session.messages,
-                    goal=run.goal or run.plan.units[0].goal, model=run.model, config=run.plan.learning,
+                    goal=_original_goal(run) or run.plan.units[0].goal, model=run.model, config=run.plan.learning,
                 ):
                     yield emit(event)
         finally:
@@ -285,7 +359,16 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             )
             done = emit(done)
             session.close()
+            if run.lock is not None:
+                run.lock.release()
     yield done
+
+
+def _original_goal(run: _Run) -> str:
+    """The goal the session works on: this run's, or (continuing) the session's first instruction."""
+    if run.goal and run.goal != CONTINUE:
+        return run.goal
+    return next((m.text for m in run.session.messages if m.role == "user"), run.session.header.title)
 
 
 def _report(run: _Run, runner: Runner, outcome: Outcome, *, run_id: str, started: tuple[Any, float], clock: Clock,
@@ -295,7 +378,7 @@ def _report(run: _Run, runner: Runner, outcome: Outcome, *, run_id: str, started
     usage = runner.usage
     return RunReport(
         run_id=run_id, session_id=run.session.id, model=run.model,
-        goal=goal_title(run.goal or run.session.header.title), verdict=outcome.verdict, exit_code=outcome.exit_code,
+        goal=goal_title(_original_goal(run)), verdict=outcome.verdict, exit_code=outcome.exit_code,
         message=outcome.message, final_text=outcome.final_text, started_at=iso_ms(started_at),
         ended_at=iso_ms(clock.now()), duration_s=round(clock.monotonic() - t0, 3), steps=runner.steps,
         tool_calls=runner.tool_calls, tools_used=dict(runner.tools_used), retries=runner.retries,

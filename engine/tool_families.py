@@ -67,6 +67,11 @@ class McpFeature(Feature):
 
     name = "mcp"
 
+    def check(self, settings: Any) -> None:
+        from arreio.engine.tools.mcp_config import parse_mcp_servers
+
+        parse_mcp_servers(settings.mcp_servers)
+
     def __init__(self) -> None:
         self._hub: McpHub | None = None
 
@@ -106,6 +111,11 @@ class WebFeature(Feature):
 
     name = "web"
 
+    def check(self, settings: Any) -> None:
+        from arreio.engine.tools.web_config import parse_web
+
+        parse_web(settings.web)
+
     def tools(self, ctx: RunContext) -> list[Tool]:
         from arreio.engine.tools.web_config import parse_web
         from arreio.engine.tools.web_fetch import WebFetch
@@ -124,6 +134,11 @@ class DelegateFeature(Feature):
     the provider registry); one on the parent's model shares the parent's provider."""
 
     name = "delegate"
+
+    def check(self, settings: Any) -> None:
+        from arreio.engine.tools.delegate import parse_delegate
+
+        parse_delegate(settings.tools.model_dump())
 
     def __init__(self, provider_factory: Callable[..., Any] | None = None) -> None:
         self.provider_factory = provider_factory

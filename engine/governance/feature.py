@@ -95,6 +95,9 @@ class _RunState:
 class GovernanceFeature(Feature):
     name = "governance"
 
+    def check(self, settings: Any) -> None:
+        governance_settings(settings)
+
     def __init__(self) -> None:
         self._runs: dict[str, _RunState] = {}
 

@@ -1,0 +1,89 @@
+"""Edges a daily user meets: continuing after a ceiling, a script that resumes with its session, two
+runs on one session, a state folder or cassette path that is not what it should be, bad config that
+must fail before anything is created."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arreio.engine.errors import UsageError
+from arreio.engine.session_lock import SessionLock
+
+GOAL = "fixtures/goals/quickstart.md"
+
+
+def events_of(result) -> list[dict]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_the_printed_way_forward_after_a_step_ceiling_works(workdir: Path, cli) -> None:
+    first = cli("run", "--goal", GOAL, "--offline", "--max-steps", "2", "--json")
+    assert first.exit_code == 4
+    done = events_of(first)[-1]
+    command = done["message"].split("`")[1]  # "arreio run --resume <id> --max-steps N"
+    assert command.startswith("arreio run --resume ")
+    sid = command.split()[3]
+    resumed = cli("run", "--resume", sid, "--max-steps", "10", "--offline", "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert Path("build/quickstart-summary.md").exists()
+    report = json.loads(Path(events_of(resumed)[-1]["report_path"]).read_text())
+    assert report["goal"] == "Quickstart: summarise the project notes"  # the session's goal, not the note
+
+
+def test_a_scripted_session_resumes_with_its_script(workdir: Path, cli) -> None:
+    Path("s.yaml").write_text("- tool_calls: [{name: list_dir, arguments: {}}]\n- text: scripted ending\n")
+    first = cli("run", "--goal", GOAL, "--script", "s.yaml", "--max-steps", "1", "--json")
+    sid = events_of(first)[0]["session_id"]
+    resumed = cli("run", "--resume", sid, "--json")  # no --script: the session remembers it
+    assert resumed.exit_code == 0 and events_of(resumed)[-1]["final_text"] == "scripted ending"
+    assert not Path("build/quickstart-summary.md").exists()  # the offline policy did not take over
+    Path("s.yaml").unlink()
+    again = cli("run", "--resume", sid, "--goal", GOAL)
+    assert again.exit_code == 2 and "no longer exists; pass --script" in again.stderr
+
+
+def test_one_run_per_session_at_a_time(workdir: Path, cli) -> None:
+    first = cli("run", "--goal", GOAL, "--offline", "--max-steps", "1", "--json")
+    sid = events_of(first)[0]["session_id"]
+    held = SessionLock(Path(f".arreio/sessions/{sid}.jsonl")).acquire(sid)
+    try:
+        busy = cli("run", "--resume", sid, "--offline")
+        assert busy.exit_code == 2 and "is in use by another arreio process" in busy.stderr
+    finally:
+        held.release()
+    assert cli("run", "--resume", sid, "--offline").exit_code == 0
+
+
+def test_lock_error_names_the_holder(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("")
+    lock = SessionLock(path).acquire("s")
+    try:
+        try:
+            SessionLock(path).acquire("s")
+        except UsageError as error:
+            import os
+
+            assert f"pid {os.getpid()}" in error.message
+        else:  # pragma: no cover
+            raise AssertionError("a second lock was granted")
+    finally:
+        lock.release()
+
+
+def test_a_state_path_that_is_a_file_or_a_cassette_path_that_is_a_folder(workdir: Path, cli) -> None:
+    Path(".arreio").write_text("oops")
+    blocked = cli("run", "--goal", GOAL, "--offline")
+    assert blocked.exit_code == 2 and ".arreio is a file" in blocked.stderr
+    Path(".arreio").unlink()
+    folder = cli("run", "--goal", GOAL, "--offline", "--record", "fixtures")
+    assert folder.exit_code == 2 and "--record fixtures is a folder" in folder.stderr
+
+
+def test_bad_feature_config_fails_before_a_session_exists(workdir: Path, cli) -> None:
+    Path(".arreio").mkdir()
+    Path(".arreio/config.yaml").write_text("governance:\n  policy:\n    - {tool: shell, match: '(', action: allow}\n")
+    result = cli("run", "--goal", GOAL, "--offline")
+    assert result.exit_code == 5 and "governance" in result.stderr
+    assert list(Path(".arreio/sessions").glob("*.jsonl")) == []
