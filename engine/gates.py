@@ -28,6 +28,7 @@ class GateInputs:
     final_text: str
     messages: list[Message] = field(default_factory=list)
     env: Mapping[str, str] = field(default_factory=dict)
+    since: float | None = None  # the run's start (wall clock): files changed after it count as written
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ def _file(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
 
 
 def _promise(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
-    claims = check_promises(inputs.final_text, inputs.messages, inputs.cwd)
+    claims = check_promises(inputs.final_text, inputs.messages, inputs.cwd, inputs.since)
     if not claims:
         return GateOutcome(spec.label, True, "no checkable claims in the final answer")
     broken = [c for c in claims if not c.kept]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,6 +275,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     clock = deps.clock
     run = _edge(options, deps)
     started_at, t0 = clock.now(), clock.monotonic()
+    wall_start = time.time() - 1  # file times are wall-clock (and coarse on some filesystems)
     run_id = new_id(started_at, "run-")
     run_dir = state_dir(options.cwd, options.env) / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -327,7 +329,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             if outcome.verdict == "success" and run.plan.gates:
                 failures: list[str] = []
                 inputs = GateInputs(cwd=options.cwd, goal=_original_goal(run) or run.plan.units[0].goal,
-                                    final_text=outcome.final_text, messages=session.messages, env=dict(options.env))
+                                    final_text=outcome.final_text, messages=session.messages, env=dict(options.env),
+                                    since=wall_start)
                 async for event in run_gates(run.plan, inputs, deps.judge or _judge(run), failures):
                     seen.append(emit(event))
                     yield seen[-1]

@@ -22,6 +22,7 @@ _OTHER = re.compile(
     r"\b(read|reads|listed|list|looked|opened|checked|inspected|reviewed|found|saw|searched|grepped|viewed|used)\b",
     re.IGNORECASE,
 )
+_NEGATION = re.compile(r"(\bnot|n't|\bnever|\bunable to|\bfailed to|\bcannot|\bno longer)\W+(\w+\W+){0,2}$", re.IGNORECASE)
 _PASS = re.compile(r"\b(pass|passes|passed|passing|succeed|succeeds|succeeded|green|works|exit(?:s|ed)? (?:with )?0)\b", re.IGNORECASE)
 _FILE = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w][\w.-]*(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
 _TICKS = re.compile(r"`([^`\n]+)`")
@@ -40,10 +41,11 @@ class Claim:
 
 def file_claims(text: str) -> list[str]:
     """Files the answer says it wrote: those whose nearest verb before them is a writing verb
-    ("read a.md and wrote b.md" claims b.md only)."""
+    ("read a.md and wrote b.md" claims b.md only; "could not write c.md" claims nothing)."""
     found: list[str] = []
     for sentence in _SENTENCES.split(_URL.sub(" ", text)):
-        verbs = sorted([(m.start(), True) for m in _WRITE.finditer(sentence)] + [(m.start(), False) for m in _OTHER.finditer(sentence)])
+        writes = [(m.start(), not _NEGATION.search(sentence[: m.start()])) for m in _WRITE.finditer(sentence)]
+        verbs = sorted(writes + [(m.start(), False) for m in _OTHER.finditer(sentence)])
         for match in _FILE.finditer(sentence):
             before = [is_write for at, is_write in verbs if at < match.start()]
             name = match.group(1)
@@ -75,9 +77,24 @@ def _shell_runs(messages: list[Message]) -> dict[str, int | None]:
     return runs
 
 
-def check_promises(final_text: str, messages: list[Message], cwd: Path) -> list[Claim]:
+def _written_in_session(messages: list[Message], root: Path) -> set[Path]:
+    """Paths a file tool wrote successfully in this session's history."""
+    calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls if c.name in ("write_file", "edit_file")}
+    done: set[Path] = set()
+    for m in messages:
+        result = m.tool_result_part if m.role == "tool" else None
+        if result is not None and result.call_id in calls and not result.is_error:
+            done.add((root / str(calls[result.call_id].arguments.get("path", ""))).resolve())
+    return done
+
+
+def check_promises(final_text: str, messages: list[Message], cwd: Path, since: float | None = None) -> list[Claim]:
+    """Each checkable claim of the answer and whether it holds. A file counts as written when a file
+    tool wrote it in this session, or it changed after `since` (the run's start, wall-clock seconds,
+    for writes made through `shell`); a file that merely existed before is not a kept promise."""
     claims: list[Claim] = []
     root = cwd.resolve()
+    written = _written_in_session(messages, root)
     for name in file_claims(final_text):
         path = (root / name).resolve()
         if not path.is_relative_to(root):
@@ -86,8 +103,12 @@ def check_promises(final_text: str, messages: list[Message], cwd: Path) -> list[
             claims.append(Claim("file", name, False, "does not exist"))
         elif path.is_file() and path.stat().st_size == 0:
             claims.append(Claim("file", name, False, "is empty"))
-        else:
+        elif path in written or (since is not None and path.stat().st_mtime >= since):
             claims.append(Claim("file", name, True, "exists"))
+        elif since is None:
+            claims.append(Claim("file", name, True, "exists"))
+        else:
+            claims.append(Claim("file", name, False, "was not written during this session (it existed before)"))
     runs = _shell_runs(messages)
     for command in command_claims(final_text):
         code = runs.get(command)

@@ -126,3 +126,27 @@ def test_a_judge_that_cannot_decide_fails_the_gate(tmp_path: Path) -> None:
     assert not garbled.passed and garbled.detail.startswith("the judge failed")
     refused, _ = _judged([{"error": {"status": 401, "message": "bad key"}}], tmp_path)
     assert not refused.passed and "bad key" in refused.detail
+
+
+def test_a_file_that_only_existed_before_is_not_a_kept_promise(tmp_path: Path) -> None:
+    import os
+    import time
+
+    (tmp_path / "out.md").write_text("old")
+    past = time.time() - 3600
+    os.utime(tmp_path / "out.md", (past, past))
+    inputs = GateInputs(cwd=tmp_path, goal="g", final_text="I wrote out.md.", since=time.time() - 1)
+    stale = asyncio.run(evaluate_gate(GateSpec(kind="promise"), inputs))
+    assert not stale.passed and "was not written during this session" in stale.detail
+    # written by a file tool in the session: kept, whatever its time
+    call = ToolCallPart(id="w1", name="write_file", arguments={"path": "out.md", "content": "new"})
+    history = [Message.assistant([call], model="m"),
+               Message.tool_result(ToolResultPart(call_id="w1", name="write_file", content="overwrote out.md"))]
+    inputs.messages = history
+    assert asyncio.run(evaluate_gate(GateSpec(kind="promise"), inputs)).passed
+
+
+def test_negated_writes_are_not_claims() -> None:
+    assert file_claims("I could not write out.md because the disk was full.") == []
+    assert file_claims("I did not create a.md, but I wrote b.md.") == ["b.md"]
+    assert file_claims("Unable to save report.pdf.") == []
