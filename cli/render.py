@@ -132,5 +132,4 @@ class LiveRenderer(_ChildView):
                 f"{tokens} · report {event.report_path}",
                 soft_wrap=True,
             )
-            if event.message and event.verdict != "success":
-                c.print(f"[{colour}]{escape(event.message)}[/{colour}]")
+            # Why a run did not succeed goes to stderr, one line (cli/driving.py), for people and scripts alike.

@@ -300,8 +300,14 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     seen: list[Any] = []  # the run's events, for the learning pass
     with open(events_path, "w", encoding="utf-8") as sink:
 
+        open_calls: dict[str, str] = {}  # tool_start without tool_end yet (a cancel closes them below)
+
         def emit(event: Any) -> Any:
             event = redactor.model(event)
+            if event.type == "tool_start" and event.agent is None:
+                open_calls[event.call_id] = event.name
+            elif event.type == "tool_end" and event.agent is None:
+                open_calls.pop(event.call_id, None)
             sink.write(ev.event_to_json(event) + "\n")
             for feature in deps.features:
                 feature.on_event(fctx, event)
@@ -343,6 +349,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     yield emit(event)
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
+            for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
+                emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted",
+                                preview="interrupted: the run was cancelled before the call finished"))
             report = _report(run, runner, outcome, run_id=run_id, started=(started_at, t0), clock=clock,
                              events=display_path(events_path, options.cwd))
             report = redactor.model(report)

@@ -34,37 +34,6 @@ def ask_in_terminal(event: Any) -> bool:
         return False
 
 
-def drive(options: Any, *, json_output: bool, interactive: bool) -> int:
-    """Run the pipeline with the `run` command's renderers; returns the exit code."""
-    import asyncio
-    import sys
-
-    from arreio.cli.deps import pipeline_deps
-    from arreio.cli.render import JsonRenderer, LiveRenderer
-    from arreio.engine.pipeline import run_pipeline
-
-    deps = pipeline_deps()
-    if interactive:
-        deps.ask_approval = ask_in_terminal
-    render = JsonRenderer() if json_output else LiveRenderer()
-
-    async def go() -> int:
-        code = 1
-        async for event in run_pipeline(options, deps):
-            render(event)
-            if event.type == "done":
-                code = event.exit_code
-                if code == 3 and json_output:
-                    print(f"arreio: {event.message}", file=sys.stderr)
-        return code
-
-    try:
-        return asyncio.run(go())
-    except KeyboardInterrupt:
-        print(f"arreio: cancelled; continue with `arreio run --resume {options.resume}`", file=sys.stderr)
-        return 130
-
-
 def approve(
     session_id: Annotated[str, typer.Argument(help="The paused session (id or a unique prefix).")],
     deny: Annotated[bool, typer.Option("--deny", help="Refuse the call; the model is told and continues.")] = False,
@@ -105,6 +74,7 @@ def approve(
         "reason": reason or "", "args_digest": digest(pending.arguments),
     })
     print(f"arreio: {status} {pending.name} ({pending.call_id}); resuming session {sid}", file=sys.stderr)
+    from arreio.cli.driving import drive
+
     options = RunOptions(resume=sid, script=script, model=model)
-    interactive = not json_output and sys.stdin.isatty()
-    raise typer.Exit(drive(options, json_output=json_output, interactive=interactive))
+    raise typer.Exit(drive(options, json_output=json_output))

@@ -60,13 +60,8 @@ def run(
         str, typer.Option("--replay-mode", help="strict: a changed request fails the run; lenient: only warns.")
     ] = "strict",
 ) -> None:
-    import asyncio
-    import sys
-
-    from arreio.cli.deps import pipeline_deps
-    from arreio.cli.render import JsonRenderer, LiveRenderer
     from arreio.engine.errors import UsageError
-    from arreio.engine.pipeline import RunOptions, run_pipeline
+    from arreio.engine.pipeline import RunOptions
 
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")
@@ -85,37 +80,6 @@ def run(
         yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools), record=record,
         replay=replay, replay_mode=replay_mode, plan=plan, learn=learn,
     )
-    render = JsonRenderer() if json_output else LiveRenderer()
+    from arreio.cli.driving import drive
 
-    seen: dict[str, str] = {}
-
-    async def drive() -> int:
-        code = 1
-        deps = pipeline_deps()
-        if not json_output and sys.stdin.isatty():  # a person at a terminal answers approvals (y/N)
-            from arreio.cli.commands.approve import ask_in_terminal
-
-            deps.ask_approval = ask_in_terminal
-        async for event in run_pipeline(options, deps):
-            render(event)
-            if event.type == "run_start":
-                seen["session"] = event.session_id
-            elif event.type == "done":
-                code = event.exit_code
-        return code
-
-    try:
-        code = asyncio.run(drive())
-    except KeyboardInterrupt:
-        # The pipeline already closed the session cleanly and wrote the report (verdict "cancelled").
-        from arreio.engine.events import Done
-
-        hint = f"continue with `arreio run --resume {seen['session']}`" if "session" in seen else "nothing was saved"
-        message = f"cancelled; {hint}"
-        if json_output:
-            render(Done(verdict="cancelled", exit_code=130, message=message))
-        import sys
-
-        print(f"arreio: {message}", file=sys.stderr)
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
+    raise typer.Exit(drive(options, json_output=json_output))

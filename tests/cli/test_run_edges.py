@@ -87,3 +87,13 @@ def test_bad_feature_config_fails_before_a_session_exists(workdir: Path, cli) ->
     result = cli("run", "--goal", GOAL, "--offline")
     assert result.exit_code == 5 and "governance" in result.stderr
     assert list(Path(".arreio/sessions").glob("*.jsonl")) == []
+
+
+def test_a_run_that_does_not_succeed_says_why_on_stderr(workdir: Path, cli) -> None:
+    Path("out.yaml").write_text("- tool_calls: [{name: list_dir, arguments: {}}]\n")
+    failed = cli("run", "--goal", GOAL, "--script", "out.yaml", "--json")
+    assert failed.exit_code == 1
+    assert failed.stderr.strip() == "arreio: error: the model call failed: the offline script ran out after 1 replies"
+    assert all(line.startswith("{") for line in failed.stdout.splitlines())
+    stopped = cli("run", "--goal", GOAL, "--offline", "--max-steps", "1")
+    assert stopped.exit_code == 4 and stopped.stderr.startswith("arreio: stopped: stopped after")

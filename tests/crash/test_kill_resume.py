@@ -90,7 +90,8 @@ def test_sigkill_then_resume(point: str, tmp_path: Path, arreio_env, arreio_cmd)
 
 
 @pytest.mark.slow
-def test_ctrl_c_exits_130_with_a_valid_session_and_a_report(tmp_path: Path, arreio_env, arreio_cmd) -> None:
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_cancel_exits_130_with_a_valid_session_and_a_report(how, tmp_path: Path, arreio_env, arreio_cmd) -> None:
     work = tmp_path / "w"
     work.mkdir()
     (work / "GOAL.md").write_text("# Crash drill\n\nDo the scripted work.\n")
@@ -101,7 +102,7 @@ def test_ctrl_c_exits_130_with_a_valid_session_and_a_report(tmp_path: Path, arre
     for line in proc.stdout:
         seen.append(json.loads(line))
         if KILL_POINTS["mid-tool"](seen):
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(how)
             break
     rest, stderr = proc.communicate(timeout=30)
     seen += [json.loads(line) for line in rest.splitlines()]
@@ -113,3 +114,7 @@ def test_ctrl_c_exits_130_with_a_valid_session_and_a_report(tmp_path: Path, arre
     assert repairs == [] and check_pairing(session.messages) == []  # the cancel itself kept pairing whole
     report = json.loads(next((work / ".arreio" / "runs").glob("*/report.json")).read_text())
     assert report["verdict"] == "cancelled" and report["exit_code"] == 130
+    # what --json printed is what was saved: the interrupted call is closed, and `done` is the same
+    saved = [json.loads(line) for line in (work / report["events_path"]).read_text().splitlines()]
+    assert seen[-1] == saved[-1] and seen[-1]["report_path"]
+    assert [e["status"] for e in seen if e["type"] == "tool_end" and e["call_id"] == "call_0_1"] == ["interrupted"]
