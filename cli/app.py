@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
+from typer import rich_utils as typer_rich_utils
 from typer.core import TyperGroup
 
 from arreio.cli.commands import approve as approve_cmd
@@ -23,6 +24,17 @@ from arreio.cli.commands import sessions as sessions_cmd
 from arreio.cli.commands import skills as skills_cmd
 
 
+def _one_line_usage_error(error) -> None:
+    """Typer draws a usage error as a five-line panel; arreio promises one line on stderr (DESIGN.md
+    section 9), naming the problem and where to look. Typer looks this function up at call time."""
+    if type(error).__name__ == "NoArgsIsHelpError":  # help was shown; nothing more to say
+        return
+    ctx = getattr(error, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    message = " ".join(error.format_message().split())
+    print(f"arreio: error: {message}{where}", file=sys.stderr)
+
+
 class _ArreioGroup(TyperGroup):
     """Maps expected failures anywhere below to one stderr line and their exit code (DESIGN.md 9),
     so `main()`, CliRunner tests and sub-command groups all behave alike."""
@@ -36,6 +48,8 @@ class _ArreioGroup(TyperGroup):
         except ArreioError as error:
             ctx.exit(report(error))
 
+
+typer_rich_utils.rich_format_error = _one_line_usage_error
 
 app = typer.Typer(
     name="arreio",

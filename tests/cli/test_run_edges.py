@@ -97,3 +97,15 @@ def test_a_run_that_does_not_succeed_says_why_on_stderr(workdir: Path, cli) -> N
     assert all(line.startswith("{") for line in failed.stdout.splitlines())
     stopped = cli("run", "--goal", GOAL, "--offline", "--max-steps", "1")
     assert stopped.exit_code == 4 and stopped.stderr.startswith("arreio: stopped: stopped after")
+
+
+def test_usage_errors_are_one_line(workdir: Path, cli) -> None:
+    for args, needle in (
+        (("run", "--goal", GOAL, "--bogus"), "No such option: --bogus"),
+        (("learn",), "Missing option '--session'"),
+        (("sessions", "doctor"), "Missing argument"),
+    ):
+        result = cli(*args)
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1, result.stderr
+        assert lines[0].startswith("arreio: error: ") and needle in lines[0] and "--help" in lines[0]
