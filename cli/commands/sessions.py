@@ -28,6 +28,7 @@ def list_sessions(json_output: JsonFlag = False) -> None:
         print(json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False, indent=2))
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(highlight=False)
@@ -44,12 +45,15 @@ def list_sessions(json_output: JsonFlag = False) -> None:
         verdict = f"[red]{cells['last run']}[/red]" if r.error else cells["last run"]
         table.add_row(cells["id"], cells["created"], cells["model"], cells["msgs"], verdict, r.title)
     console.print(table)
+    for r in rows:  # a damaged file is listed, and what is wrong with it is said below the table
+        if r.error:
+            console.print(f"[red]{r.id}[/red]: {escape(r.error)} — see `arreio sessions doctor {r.id}`")
 
 
 def _cells(r) -> dict[str, str]:
     return {
         "id": r.id, "created": r.created_at[:16].replace("T", " "), "model": r.model, "msgs": str(r.messages),
-        "last run": r.error or r.last_run_verdict or "-",
+        "last run": "damaged" if r.error else (r.last_run_verdict or "-"),
     }
 
 

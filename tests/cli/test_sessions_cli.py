@@ -57,3 +57,11 @@ def test_help_reads_well(cli) -> None:
         result = cli(*args)
         assert result.exit_code == 0 and "Usage" in result.stdout
     assert "--resume" in cli("run", "--help").stdout
+
+
+def test_a_damaged_session_file_does_not_wreck_the_list(workdir: Path, cli) -> None:
+    sid = _run(cli)
+    Path(".arreio/sessions/20250101-000000-broken.jsonl").write_text("not json at all\n")
+    table = cli("sessions", "list").stdout
+    assert sid in table and "Quickstart" in table  # the healthy row keeps its columns
+    assert "damaged" in table and "20250101-000000-broken: " in table and "sessions doctor" in table
