@@ -216,6 +216,12 @@ def apply_operations(
     before, after = usage_chars(entries), usage_chars(current)
     if after > limit and after > before:
         sizes = ", ".join(str(len(text)) for text in added) or "0"
+        too_big = [text for text in added if len(text) > limit]
+        if too_big:  # no consolidation can make room: the entry itself is larger than the store
+            raise MemoryRefused(
+                f"this entry is {len(too_big[0])} chars, more than {label}'s whole limit of {limit}: "
+                "save a shorter, distilled fact (memory holds durable facts, not documents)."
+            )
         raise MemoryRefused(
             f"{label} is full: {usage_line(before, limit)} used, limit {limit}; this write would make "
             f"it {after} (new entry size {sizes} chars). Consolidate first: replace or remove entries, "

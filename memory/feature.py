@@ -6,10 +6,26 @@ from __future__ import annotations
 from typing import Any
 
 from arreio.engine.feature import Feature, RunContext
+from arreio.engine.hooks import RunHook
 from arreio.engine.paths import display_path
 from arreio.engine.ports import SystemPromptBlockSource
 from arreio.engine.report import RunReport
 from arreio.engine.tools.base import Tool
+
+
+class _SnapshotNotices(RunHook):
+    """Says once, when the run starts, what is wrong with the stores the snapshot was taken from."""
+
+    name = "memory-notices"
+
+    def __init__(self, block: Any) -> None:
+        self.block = block
+
+    def at_unit_start(self, runner: Any) -> list[Any]:
+        from arreio.engine.events import Warning_
+
+        notices, self.block.notices = list(self.block.notices), []
+        return [Warning_(message=n, code="memory") for n in notices]
 
 
 class MemoryFeature(Feature):
@@ -29,7 +45,12 @@ class MemoryFeature(Feature):
     def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
         from arreio.memory.snapshot import MemorySnapshotBlock
 
-        return [MemorySnapshotBlock(self._stores(ctx))]
+        self._block = MemorySnapshotBlock(self._stores(ctx))
+        return [self._block]
+
+    def hooks(self, ctx: RunContext) -> list[RunHook]:
+        block, self._block = getattr(self, "_block", None), None
+        return [_SnapshotNotices(block)] if block is not None else []
 
     def on_event(self, ctx: RunContext, event: Any) -> None:
         """Gate verdicts are decisions the run made: one `decision` record each."""

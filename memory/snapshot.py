@@ -69,6 +69,7 @@ class MemorySnapshotBlock:
         self.stores = stores
         self._frozen = False
         self._text: str | None = None
+        self.notices: list[str] = []  # what the user should hear about the stores (shown as warnings)
 
     def render(self) -> str | None:
         """The snapshot text (None when both stores are empty), identical on every call."""
@@ -80,8 +81,24 @@ class MemorySnapshotBlock:
                 if state is not None:
                     states.append(state)
             self._text = render_snapshot(states, problems)
+            self.notices = problems + [n for state in states for n in _notices(state)]
             self._frozen = True
         return self._text
+
+
+def _notices(state: StoreState) -> list[str]:
+    """A store over its limit or holding blocked entries still loads; the user is told what to fix."""
+    file_name, _ = _TITLES[state.target]
+    out = []
+    if state.chars > state.limit:
+        out.append(f"{file_name} is over its limit ({state.chars}/{state.limit} chars) and enters every prompt "
+                   f"whole: consolidate it with `arreio memory replace|remove --target {state.target}`")
+    blocked = [entry for entry in state.entries if scan_text(entry) is not None]
+    if blocked:
+        out.append(f"{file_name} holds {len(blocked)} entr{'y' if len(blocked) == 1 else 'ies'} the security scan "
+                   f"blocked (hidden from the model): remove with `arreio memory remove --target {state.target} "
+                   f"{blocked_handle(blocked[0])}`")
+    return out
 
 
 def _read(store: MemoryStore, problems: list[str]) -> StoreState | None:

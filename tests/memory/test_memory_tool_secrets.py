@@ -20,3 +20,13 @@ def test_content_with_an_environment_secret_is_refused(tmp_path: Path) -> None:
     assert stores.memory.entries() == []
     ok = asyncio.run(tool.execute({"target": "memory", "action": "add", "content": "Deploys go through CI."}, ctx))
     assert not ok.is_error and stores.memory.entries() == ["Deploys go through CI."]
+
+
+def test_an_entry_larger_than_the_whole_store_says_so(tmp_path: Path) -> None:
+    from arreio.memory.store import MemoryLimits
+
+    tool = MemoryTool(MemoryStores(tmp_path, MemoryLimits(memory_chars=100)))
+    ctx = ToolContext(root=tmp_path, session_id="s", turn=1)
+    result = asyncio.run(tool.execute({"target": "memory", "action": "add", "content": "x" * 300}, ctx))
+    assert result.is_error and "300 chars, more than MEMORY.md's whole limit of 100" in result.content
+    assert "is full" not in result.content
