@@ -88,7 +88,7 @@ def read_goal(options: RunOptions) -> str | None:
         if path.is_dir():
             raise UsageError(f"goal path is a folder, not a file: {options.goal_path}")
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")  # a BOM some editors add is not part of the goal
         except UnicodeDecodeError:
             raise UsageError(f"goal file is not UTF-8 text: {options.goal_path}") from None
         except OSError as exc:

@@ -25,6 +25,21 @@ _OTHER = re.compile(
 _NEGATION = re.compile(r"(\bnot|n't|\bnever|\bunable to|\bfailed to|\bcannot|\bno longer)\W+(\w+\W+){0,2}$", re.IGNORECASE)
 _PASS = re.compile(r"\b(pass|passes|passed|passing|succeed|succeeds|succeeded|green|works|exit(?:s|ed)? (?:with )?0)\b", re.IGNORECASE)
 _FILE = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w][\w.-]*(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+_TICKED = re.compile(r"`([^`\n]+)`")
+_NOT_FILES = {"e.g", "i.e", "etc", "vs"}
+
+
+def paths_in(text: str) -> list[tuple[int, str]]:
+    """File paths named in `text`, with where each starts, in order. A backticked path may hold spaces
+    (`notes/my file.md`); a bare one ends at whitespace. `./a.md` is given as `a.md`."""
+    found: list[tuple[int, str]] = []
+    for m in _TICKED.finditer(text):
+        if _FILE.fullmatch(m.group(1).strip().replace(" ", "_")):
+            found.append((m.start(1), m.group(1).strip()))
+    blanked = _TICKED.sub(lambda m: " " * len(m.group(0)), text)  # keep offsets
+    found += [(m.start(1), m.group(1)) for m in _FILE.finditer(blanked)]
+    out = [(at, p[2:] if p.startswith("./") else p) for at, p in sorted(found)]
+    return [(at, p) for at, p in out if p.lower() not in _NOT_FILES]
 _TICKS = re.compile(r"`([^`\n]+)`")
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 _URL = re.compile(r"https?://\S+")
@@ -46,10 +61,9 @@ def file_claims(text: str) -> list[str]:
     for sentence in _SENTENCES.split(_URL.sub(" ", text)):
         writes = [(m.start(), not _NEGATION.search(sentence[: m.start()])) for m in _WRITE.finditer(sentence)]
         verbs = sorted(writes + [(m.start(), False) for m in _OTHER.finditer(sentence)])
-        for match in _FILE.finditer(sentence):
-            before = [is_write for at, is_write in verbs if at < match.start()]
-            name = match.group(1)
-            if before and before[-1] and name.lower() not in {"e.g", "i.e"} and name not in found:
+        for start, name in paths_in(sentence):
+            before = [is_write for at, is_write in verbs if at < start]
+            if before and before[-1] and name not in found:
                 found.append(name)
     return found
 

@@ -33,7 +33,15 @@ def learn(
     sid = store.resolve(session)
     saved, _ = Session.open(store.path_for(sid), repair=False)
     saved.close()
-    run_ids = [r.get("run_id") for r in saved.runs if r.get("event") == "end"]
+    ended = [r for r in saved.runs if r.get("event") == "end"]
+    if ended and ended[-1].get("verdict") != "success":
+        from arreio.engine.errors import UsageError
+
+        raise UsageError(
+            f"session {sid}'s last run ended {ended[-1].get('verdict')}: the learning pass learns only from "
+            "runs that succeeded (finish or resume it first)"
+        )
+    run_ids = [r.get("run_id") for r in ended]
     events = []
     if run_ids:
         path = home / "runs" / str(run_ids[-1]) / "events.jsonl"

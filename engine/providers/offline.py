@@ -18,6 +18,7 @@ import re
 from collections.abc import AsyncIterator
 
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.promises import paths_in
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
@@ -28,9 +29,6 @@ from arreio.engine.providers.base import (
 )
 from arreio.engine.providers.scripted import estimate_request_tokens
 
-# A file reference: a path-ish token with an extension (`notes.md`, `data/in.csv`, `./a/b.txt`).
-_FILE_RE = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w][\w.-]*(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
-_NOT_FILES = {"e.g", "i.e", "etc", "vs"}
 _WRITE_VERBS = re.compile(
     r"\b(write|writes|save|saves|create|creates|produce|produces|generate|generates|output|put|store|record)\b",
     re.IGNORECASE,
@@ -48,10 +46,10 @@ def goal_files(goal: str) -> tuple[list[str], list[str]]:
     inputs: list[str] = []
     outputs: list[str] = []
     for sentence in _SENTENCE_SPLIT.split(_URL.sub(" ", goal)):
-        names = [m.group(1).lstrip("./") if m.group(1).startswith("./") else m.group(1) for m in _FILE_RE.finditer(sentence)]
+        names = [path for _, path in paths_in(sentence)]
         target = outputs if _WRITE_VERBS.search(sentence) else inputs
         for name in names:
-            if name.lower() not in _NOT_FILES and name not in target:
+            if name not in target:
                 target.append(name)
     inputs = [n for n in inputs if n not in outputs]
     return inputs, outputs
@@ -77,6 +75,11 @@ def _calls_and_results(messages: list[Message]) -> list[tuple[ToolCallPart, Tool
 def _strip_numbers(content: str) -> str:
     body = re.sub(r"\n?\[showing lines [^\]]*\]\s*$", "", content)
     return _LINE_NUMBER.sub("", body)
+
+
+def _quoted(path: str) -> str:
+    """A path as the answer names it: backticked when it holds a space, so it reads as one path."""
+    return f"`{path}`" if any(c.isspace() for c in path) else path
 
 
 def describe(name: str, text: str) -> list[str]:
@@ -163,14 +166,14 @@ class OfflineProvider:
         if listing is not None:
             parts.append(f"listed the working directory ({entries} entries)")
         if read_ok:
-            parts.append("read " + ", ".join(read_ok))
+            parts.append("read " + ", ".join(_quoted(p) for p in read_ok))
         if written:
-            parts.append("wrote " + ", ".join(p for p in outputs if p in written))
+            parts.append("wrote " + ", ".join(_quoted(p) for p in outputs if p in written))
         failed = [p for p in outputs if p not in written]
         said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "had nothing to do"
         text = f"Done. I {said}."
         if failed:
-            text += f" I could not write {', '.join(failed)}."
+            text += f" I could not write {', '.join(_quoted(p) for p in failed)}."
         return text
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -109,3 +109,24 @@ def test_usage_errors_are_one_line(workdir: Path, cli) -> None:
         lines = result.stderr.strip().splitlines()
         assert result.exit_code == 2 and len(lines) == 1, result.stderr
         assert lines[0].startswith("arreio: error: ") and needle in lines[0] and "--help" in lines[0]
+
+
+def test_goal_quirks_bom_and_paths_with_spaces(workdir: Path, cli) -> None:
+    Path("my notes").mkdir()
+    Path("my notes/a b.md").write_text("# Heading\n- [ ] one\n")
+    Path("G.md").write_text("\ufeff# Spaced paths\n\nRead `my notes/a b.md`. Then write `out put/summary.md`.\n", encoding="utf-8")
+    result = cli("run", "--goal", "G.md", "--offline", "--json")
+    events = events_of(result)
+    assert result.exit_code == 0, result.output
+    starts = [e["arguments"].get("path") for e in events if e["type"] == "tool_start"]
+    assert "my notes/a b.md" in starts and "out put/summary.md" in starts
+    assert "## my notes/a b.md" in Path("out put/summary.md").read_text()
+    report = json.loads(Path(events[-1]["report_path"]).read_text())
+    assert report["goal"] == "Spaced paths"  # no BOM, no '#'
+
+
+def test_learn_refuses_a_run_that_did_not_succeed(workdir: Path, cli) -> None:
+    stopped = cli("run", "--goal", GOAL, "--offline", "--max-steps", "1", "--json")
+    sid = events_of(stopped)[0]["session_id"]
+    result = cli("learn", "--session", sid)
+    assert result.exit_code == 2 and "last run ended partial" in result.stderr

@@ -150,3 +150,7 @@ def test_negated_writes_are_not_claims() -> None:
     assert file_claims("I could not write out.md because the disk was full.") == []
     assert file_claims("I did not create a.md, but I wrote b.md.") == ["b.md"]
     assert file_claims("Unable to save report.pdf.") == []
+
+
+def test_backticked_paths_with_spaces_are_one_claim() -> None:
+    assert file_claims("Done. I read `my notes/a b.md` and wrote `out put/summary.md`.") == ["out put/summary.md"]
