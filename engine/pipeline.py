@@ -126,10 +126,11 @@ def _check_state_dir(options: RunOptions) -> None:
     shown = display_path(home, options.cwd)
     if home.exists() and not home.is_dir():
         raise UsageError(f"{shown} is a file, but arreio keeps its state in a folder there (move it or set ARREIO_HOME)")
-    try:
-        (home / "sessions").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create the state folder {shown}: {exc.strerror}") from None
+    existing = home
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot create the state folder {shown}: {existing} is not a writable folder (set ARREIO_HOME)")
 
 
 def _check_record(options: RunOptions) -> None:
