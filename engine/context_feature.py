@@ -149,13 +149,14 @@ class ContextHook(RunHook):
             or len(result.content) <= cfg.resultset_threshold_chars
         ):
             return result
+        raw = result.full or result.content  # a tool that had to cut its output hands over the whole
         try:
-            handle, table, types = self.store.store(call.name, call.arguments, result.content)
+            handle, table, types = self.store.store(call.name, call.arguments, raw)
         except Exception as error:  # noqa: BLE001 - a set we cannot store leaves the result as it was
             return ToolResult(result.content + f"\n[could not store as a result set: {error}]", result.is_error)
         self.offered = True
         self.stats.result_sets += 1
-        return ToolResult(self._handle_text(call, handle, table, types, result.content))
+        return ToolResult(self._handle_text(call, handle, table, types, raw))
 
     def _handle_text(self, call: ToolCallPart, handle: str, table, types: list[str], raw: str) -> str:
         shown = table.rows[: self.cfg.resultset_preview_rows]

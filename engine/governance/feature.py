@@ -35,11 +35,12 @@ class RedactResults(RunHook):
 
     def transform_result(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> ToolResult:
         clean = self.redactor.text(result.content)
-        if clean == result.content:
+        full = self.redactor.text(result.full) if result.full is not None else None
+        if clean == result.content and full == result.full:
             return result
         from dataclasses import replace
 
-        return replace(result, content=clean)
+        return replace(result, content=clean, full=full)
 
 
 class AuditHook(RunHook):

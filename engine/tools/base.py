@@ -29,6 +29,9 @@ class ToolResult:
     content: str
     is_error: bool = False
     images: list[ImagePart] = field(default_factory=list)
+    # The whole output when `content` had to be cut for the model (never sent as is): a hook that
+    # stores large results as a queryable set stores this, so the set is complete.
+    full: str | None = None
 
 
 class ToolError(Exception):

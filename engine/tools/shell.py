@@ -105,12 +105,15 @@ class HeadTail:
     Memory stays bounded by `cap` however much the command prints (`yes` runs for minutes).
     """
 
+    FULL_CAP = 5_000_000  # chars of the whole output kept for a result set; beyond it only head and tail
+
     def __init__(self, cap: int) -> None:
         self.head_cap = cap // 2
         self.tail_cap = cap - self.head_cap
         self.head = ""
         self.tail = ""
         self.total = 0
+        self._full: list[str] | None = []
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def feed(self, data: bytes, *, final: bool = False) -> None:
@@ -118,6 +121,10 @@ class HeadTail:
         if not text:
             return
         self.total += len(text)
+        if self._full is not None:
+            self._full.append(text)
+            if self.total > self.FULL_CAP:
+                self._full = None
         room = self.head_cap - len(self.head)
         if room > 0:
             self.head += text[:room]
@@ -130,6 +137,13 @@ class HeadTail:
         if omitted <= 0:
             return self.head + self.tail
         return f"{self.head}\n[… {omitted} chars omitted …]\n{self.tail}"
+
+    @property
+    def full(self) -> str | None:
+        """Everything printed, when it was cut for the model and is small enough to keep."""
+        if self._full is None or self.total <= len(self.head) + len(self.tail):
+            return None
+        return "".join(self._full)
 
 
 class ShellInput(BaseModel):
@@ -216,7 +230,9 @@ class Shell(Tool):
             else:
                 pipe.close()
         output.feed(b"", final=True)
-        return _result(output.render(), proc.returncode, timed_out, timeout, capped, undrained)
+        result = _result(output.render(), proc.returncode, timed_out, timeout, capped, undrained)
+        result.full = output.full
+        return result
 
 
 class _Collector(asyncio.Protocol):

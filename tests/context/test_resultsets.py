@@ -128,3 +128,18 @@ def test_bad_context_settings_name_the_field() -> None:
         load_context_settings({"watermark": 2})
     with pytest.raises(ConfigError, match="context.nonsense"):
         load_context_settings({"nonsense": 1})
+
+
+def test_a_shell_result_cut_for_the_model_is_stored_whole(tmp_path) -> None:
+    """The shell keeps head and tail for the model; the result set gets every row."""
+    import asyncio as _asyncio
+
+    from arreio.engine.tools.base import ToolContext
+    from arreio.engine.tools.shell import Shell
+
+    rows = "\n".join(["id,region,amount"] + [f"{i},{'eu' if i % 2 else 'us'},{i}" for i in range(3000)])
+    (tmp_path / "export.csv").write_text(rows + "\n")
+    ctx = ToolContext(root=tmp_path, env={"PATH": "/usr/bin:/bin"}, settings={"shell_output_cap": 5000})
+    result = _asyncio.run(Shell().execute(Shell.input_model(command="cat export.csv"), ctx))
+    assert "chars omitted" in result.content and result.full is not None
+    assert result.full.splitlines()[-1] == "2999,eu,2999" and len(result.full.splitlines()) == 3001
