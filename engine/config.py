@@ -30,13 +30,14 @@ class RetrySettings(BaseModel):
 
 
 class ToolSettings(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")  # a typo (`shell_timeout`) must surface, not be ignored
 
     shell_timeout_s: float = Field(120.0, gt=0, le=600)
     shell_output_cap: int = Field(30_000, ge=1_000)
     read_limit_lines: int = Field(2_000, ge=1)
     grep_max_matches: int = Field(200, ge=1)
     timeout_s: float = Field(300.0, gt=0, description="Default per-call timeout for tools that use one.")
+    delegate: dict[str, Any] = Field(default_factory=dict, description="Sub-agents: max_depth, max_steps.")
 
 
 class MemorySettings(BaseModel):
@@ -108,6 +109,20 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _suggest(loc: tuple) -> str:
+    """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place."""
+    import difflib
+
+    model: Any = Settings
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
+        model = field.annotation if field is not None else None
+    if not hasattr(model, "model_fields"):
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+    return f" (did you mean '{'.'.join(map(str, loc[:-1]))}{'.' if len(loc) > 1 else ''}{close[0]}'?)" if close else ""
+
+
 def load_settings(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
@@ -138,5 +153,7 @@ def load_settings(
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            if err["type"] == "extra_forbidden":
+                raise ConfigError(f"unknown setting '{field}' in {source}{_suggest(err['loc'])}") from None
             raise ConfigError(f"invalid setting '{field}' from {source}: {err['msg']}") from None
     return Settings.model_validate(merged)

@@ -130,3 +130,13 @@ def test_learn_refuses_a_run_that_did_not_succeed(workdir: Path, cli) -> None:
     sid = events_of(stopped)[0]["session_id"]
     result = cli("learn", "--session", sid)
     assert result.exit_code == 2 and "last run ended partial" in result.stderr
+
+
+def test_config_typos_are_named_with_a_suggestion(workdir: Path, cli) -> None:
+    Path(".arreio").mkdir()
+    for text, needle in (("tools: {shell_timeout: 5}\n", "unknown setting 'tools.shell_timeout' in .arreio/config.yaml "
+                                                             "(did you mean 'tools.shell_timeout_s'?)"),
+                         ("max_step: 3\n", "(did you mean 'max_steps'?)")):
+        Path(".arreio/config.yaml").write_text(text)
+        result = cli("run", "--goal", GOAL, "--offline")
+        assert result.exit_code == 5 and needle in result.stderr
