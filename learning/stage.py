@@ -61,10 +61,9 @@ class _GuardedStores:
 
 
 def _stores(ctx: RunContext):
-    from arreio.memory.store import MemoryLimits, MemoryStores
+    from arreio.memory.store import MemoryStores
 
-    limits = MemoryLimits(memory_chars=ctx.settings.memory.memory_chars, user_chars=ctx.settings.memory.user_chars)
-    return _GuardedStores(MemoryStores(ctx.state_dir, limits, ctx.clock), ctx.env)
+    return _GuardedStores(MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock), ctx.env)
 
 
 def record(ctx: RunContext, outcome: Outcome) -> None:

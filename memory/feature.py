@@ -32,10 +32,9 @@ class MemoryFeature(Feature):
     name = "memory"
 
     def _stores(self, ctx: RunContext):
-        from arreio.memory.store import MemoryLimits, MemoryStores
+        from arreio.memory.store import MemoryStores
 
-        limits = MemoryLimits(memory_chars=ctx.settings.memory.memory_chars, user_chars=ctx.settings.memory.user_chars)
-        return MemoryStores(ctx.state_dir, limits, ctx.clock)
+        return MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock)
 
     def tools(self, ctx: RunContext) -> list[Tool]:
         from arreio.memory.tool import MemoryTool

@@ -221,6 +221,12 @@ class MemoryStores:
         )
         self.user = MemoryStore(self.state_dir / "USER.md", self.limits.user_chars, target="user", clock=clock)
 
+    @classmethod
+    def configured(cls, state_dir: Path, settings: Any, clock: Clock | None = None) -> MemoryStores:
+        """The stores with the limits of `settings.memory` — what runs, the CLI and learning all use."""
+        limits = MemoryLimits(memory_chars=settings.memory.memory_chars, user_chars=settings.memory.user_chars)
+        return cls(state_dir, limits, clock)
+
     def get(self, target: str) -> MemoryStore:
         if target == "memory":
             return self.memory

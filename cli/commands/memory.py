@@ -56,10 +56,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 def _stores() -> Any:
+    from arreio.engine.config import load_settings
     from arreio.engine.paths import state_dir
     from arreio.memory.store import MemoryStores
 
-    return MemoryStores(state_dir())
+    return MemoryStores.configured(state_dir(), load_settings())  # the limits a run's memory tool enforces
 
 
 def _write(operation: Any, target: TargetName) -> None:

@@ -30,3 +30,17 @@ def test_an_entry_larger_than_the_whole_store_says_so(tmp_path: Path) -> None:
     result = asyncio.run(tool.execute({"target": "memory", "action": "add", "content": "x" * 300}, ctx))
     assert result.is_error and "300 chars, more than MEMORY.md's whole limit of 100" in result.content
     assert "is full" not in result.content
+
+
+def test_the_memory_commands_use_the_configured_limits(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from arreio.cli.app import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ARREIO_HOME", raising=False)
+    (tmp_path / ".arreio").mkdir()
+    (tmp_path / ".arreio" / "config.yaml").write_text("memory: {memory_chars: 50}\n")
+    result = CliRunner().invoke(app, ["memory", "add", "a fact long enough to pass a fifty character limit easily"])
+    assert result.exit_code == 2 and "whole limit of 50" in result.stderr
