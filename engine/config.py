@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arreio.engine.errors import ConfigError
 from arreio.engine.paths import display_path, state_dir, user_config_path
@@ -52,6 +52,12 @@ class CuratorSettings(BaseModel):
 
     stale_days: float = Field(30, gt=0, description="Agent-made skills unused this long are marked stale.")
     archive_days: float = Field(90, gt=0, description="Unused this long, they move to skills/.archive/.")
+
+    @model_validator(mode="after")
+    def _archive_after_stale(self) -> CuratorSettings:
+        if self.archive_days < self.stale_days:
+            raise ValueError(f"archive_days ({self.archive_days:g}) must not be shorter than stale_days ({self.stale_days:g})")
+        return self
 
 
 class Settings(BaseModel):

@@ -34,6 +34,20 @@ def _open():
     return open_knowledge_base(state_dir())
 
 
+def _existing():
+    """The knowledge base of this folder for commands that only look, sync or remove: without one,
+    say so instead of leaving an empty database behind (only `kb add` creates one)."""
+    from arreio.engine.errors import UsageError
+    from arreio.engine.paths import state_dir
+    from arreio.memory.knowledge.embedders import default_embedder
+    from arreio.memory.knowledge.index import DB_NAME
+
+    default_embedder()  # a bad ARREIO_KB_EMBEDDER is a config error wherever you are
+    if not (state_dir() / DB_NAME).exists():
+        raise UsageError("there is no knowledge base here yet: add documents with `arreio kb add PATH...`")
+    return _open()
+
+
 def _display(path: str) -> str:
     from arreio.engine.paths import display_path
 
@@ -75,11 +89,13 @@ def _with_progress(action, quiet: bool):
         return action(update)
 
 
-def _interrupted(kb) -> None:
+def _interrupted(kb, again: str) -> None:
+    """`again`: the command that finishes the job (files not read yet are only found by `kb add`)."""
     pending = kb.backend.count_pending_vectors() if kb.embedder else 0
     more = f"; {pending} chunks still need vectors" if pending else ""
     _console(stderr=True).print(
-        f"arreio: interrupted — the index is usable{more}; run `arreio kb add` or `arreio kb sync` to finish"
+        f"arreio: interrupted — the index is usable{more}; run `{again}` again to finish (files already "
+        "indexed are skipped)"
     )
     raise typer.Exit(130)
 
@@ -92,11 +108,13 @@ def add(
     """Index files incrementally: unchanged files are skipped, changed ones re-indexed."""
     from arreio.engine.errors import UsageError
 
+    import shlex
+
     kb = _open()
     try:
         report = _with_progress(lambda progress: kb.add(paths, Path.cwd(), progress), quiet=json_)
     except KeyboardInterrupt:
-        _interrupted(kb)
+        _interrupted(kb, "arreio kb add " + " ".join(shlex.quote(p) for p in paths))
     finally:
         kb.close()
     if not (report.added or report.updated or report.unchanged):
@@ -125,7 +143,7 @@ def search(
 
     if mode not in ("hybrid", "keyword", "vector"):
         raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
-    kb = _open()
+    kb = _existing()
     try:
         if mode == "vector" and not kb.vectors_ready(complete=False):
             raise UsageError("no vectors to search: install arreio[vectors] and run `arreio kb sync`")
@@ -188,7 +206,7 @@ def remove(
     """Drop a document (or a folder's documents) from the index; the files are not touched."""
     from arreio.engine.errors import UsageError
 
-    kb = _open()
+    kb = _existing()
     try:
         removed = kb.remove(path, Path.cwd())
     finally:
@@ -204,11 +222,11 @@ def remove(
 @app.command()
 def sync(json_: JsonOption = False) -> None:
     """Re-check indexed files: drop removed ones, re-index changed ones, finish embedding."""
-    kb = _open()
+    kb = _existing()
     try:
         report = _with_progress(lambda progress: kb.sync(progress), quiet=json_)
     except KeyboardInterrupt:
-        _interrupted(kb)
+        _interrupted(kb, "arreio kb sync")
     finally:
         kb.close()
     if json_:

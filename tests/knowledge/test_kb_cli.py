@@ -107,3 +107,12 @@ def test_stats_on_a_fresh_folder_creates_nothing(cli, tmp_path: Path) -> None:
     result = cli("stats")
     assert result.exit_code == 0 and "the knowledge base is empty" in result.output
     assert not (tmp_path / "state" / "knowledge.sqlite").exists()
+
+
+def test_search_sync_remove_in_a_folder_without_a_knowledge_base(cli, tmp_path: Path) -> None:
+    from arreio.engine.errors import UsageError
+
+    for args in (("search", "foo"), ("sync",), ("remove", "x.md")):
+        result = cli(*args)
+        assert isinstance(result.exception, UsageError) and "no knowledge base here yet" in str(result.exception)
+    assert not (tmp_path / "state" / "knowledge.sqlite").exists()
