@@ -140,3 +140,10 @@ def test_config_typos_are_named_with_a_suggestion(workdir: Path, cli) -> None:
         Path(".arreio/config.yaml").write_text(text)
         result = cli("run", "--goal", GOAL, "--offline")
         assert result.exit_code == 5 and needle in result.stderr
+
+
+def test_curator_windows_are_checked_with_the_config(workdir: Path, cli) -> None:
+    Path(".arreio").mkdir()
+    Path(".arreio/config.yaml").write_text("curator: {stale_days: 100, archive_days: 10}\n")
+    result = cli("run", "--goal", GOAL, "--offline")
+    assert result.exit_code == 5 and "archive_days (10) must not be shorter than stale_days (100)" in result.stderr
