@@ -2,7 +2,6 @@
 goal, the plan, the session (new, or resumed, healed and locked), the provider, the tools — checked
 before anything is created, so a bad input leaves nothing behind."""
 
-
 from __future__ import annotations
 
 import os
