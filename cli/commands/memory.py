@@ -80,6 +80,8 @@ def show(
 ) -> None:
     """Print the entries of MEMORY.md and USER.md, with their usage."""
     from arreio.engine.paths import display_path
+    from arreio.memory.entries import blocked_handle
+    from arreio.memory.scan import scan_text
 
     stores = _stores()
     targets = [target.value] if target else ["memory", "user"]
@@ -105,7 +107,11 @@ def show(
         typer.echo(f"{state.path.name} ({display_path(state.path)}): {state.summary()}{drift}")
         for index, entry in enumerate(state.entries, 1):
             lines = entry.split("\n")
-            typer.echo(f"  {index}. {lines[0]}")
+            finding = scan_text(entry)
+            if finding is not None:  # the model never sees it; the human should clean it
+                typer.echo(f"  {index}. [BLOCKED: {finding.describe()}; remove with "
+                           f"`arreio memory remove --target {state.target} {blocked_handle(entry)}`]")
+            typer.echo(f"  {index}. {lines[0]}" if finding is None else f"     {lines[0]}")
             for line in lines[1:]:
                 typer.echo(f"     {line}")
 
