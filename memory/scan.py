@@ -41,6 +41,8 @@ class ScanFinding:
     def describe(self) -> str:
         """One line for a refusal message or a `[BLOCKED: …]` placeholder."""
         shown = self.matched if len(self.matched) <= 60 else self.matched[:57] + "..."
+        if self.category == "hardcoded_secret":  # a refusal must not print the secret it refused
+            shown = shown[:4] + "…" + f"[{len(self.matched)} chars]"
         return f"{self.category.replace('_', ' ')} (pattern {self.pattern!r}: {shown!r})"
 
 

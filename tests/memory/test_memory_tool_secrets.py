@@ -61,3 +61,12 @@ def test_memory_show_flags_a_blocked_entry_with_its_handle(tmp_path: Path, monke
     handle = shown.split("--target memory ")[1].split("`")[0]
     removed = CliRunner().invoke(app, ["memory", "remove", "--target", "memory", handle])
     assert removed.exit_code == 0 and "1 entry" in removed.stdout
+
+
+def test_a_refused_secret_is_not_echoed_back() -> None:
+    from arreio.memory.scan import scan_text
+
+    secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"
+    finding = scan_text(f"the key is {secret}")
+    assert finding is not None and finding.category == "hardcoded_secret"
+    assert secret not in finding.describe() and "[43 chars]" in finding.describe()
