@@ -192,6 +192,12 @@ class MemoryStore:
             write_atomic(self.path, planned.text)
 
     def _backup(self, text: str) -> Path:
+        for earlier in sorted(self.path.parent.glob(f"{self.path.name}.bak.*")):  # one copy per version
+            try:
+                if earlier.read_text(encoding="utf-8") == text:
+                    return earlier
+            except (OSError, UnicodeDecodeError):
+                continue
         stamp = self.clock.now().strftime("%Y%m%dT%H%M%SZ")
         backup = self.path.with_name(f"{self.path.name}.bak.{stamp}")
         if not backup.exists():

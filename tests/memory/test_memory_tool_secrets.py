@@ -70,3 +70,18 @@ def test_a_refused_secret_is_not_echoed_back() -> None:
     finding = scan_text(f"the key is {secret}")
     assert finding is not None and finding.category == "hardcoded_secret"
     assert secret not in finding.describe() and "[43 chars]" in finding.describe()
+
+
+def test_repeated_refusals_on_a_drifted_file_keep_one_backup(tmp_path: Path) -> None:
+    from arreio.memory.entries import MemoryRefused
+
+    stores = MemoryStores(tmp_path)
+    stores.memory.add("alpha")
+    with open(tmp_path / "MEMORY.md", "a", encoding="utf-8") as fh:
+        fh.write("\n§\nalpha\n")  # a hand edit that does not round-trip (a duplicate)
+    for _ in range(3):
+        try:
+            stores.memory.remove("alpha")
+        except MemoryRefused:
+            pass
+    assert len(list(tmp_path.glob("MEMORY.md.bak.*"))) == 1
