@@ -73,13 +73,16 @@ def test_a_refused_secret_is_not_echoed_back() -> None:
 
 
 def test_repeated_refusals_on_a_drifted_file_keep_one_backup(tmp_path: Path) -> None:
+    from arreio.engine.testing import FixedClock
     from arreio.memory.entries import MemoryRefused
 
-    stores = MemoryStores(tmp_path)
+    clock = FixedClock()
+    stores = MemoryStores(tmp_path, clock=clock)
     stores.memory.add("alpha")
     with open(tmp_path / "MEMORY.md", "a", encoding="utf-8") as fh:
         fh.write("\n§\nalpha\n")  # a hand edit that does not round-trip (a duplicate)
     for _ in range(3):
+        clock.advance(60)  # a minute apart: each refusal would otherwise stamp a new copy
         try:
             stores.memory.remove("alpha")
         except MemoryRefused:
