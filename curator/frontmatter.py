@@ -43,8 +43,10 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     try:
         data = YAML(typ="safe", pure=True).load(raw)
     except YAMLError as error:
-        first = " ".join(str(error).split())
-        raise FrontmatterError(f"invalid YAML in frontmatter: {first}", code="invalid-yaml") from error
+        mark = getattr(error, "problem_mark", None)  # ruamel's own text repeats the input; keep what and where
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # +1 for 1-based, +1 for the opening ---
+        problem = getattr(error, "problem", None) or " ".join(str(error).split())
+        raise FrontmatterError(f"invalid YAML in frontmatter{where}: {problem}", code="invalid-yaml") from error
     if data is None:
         data = {}
     if not isinstance(data, dict):
