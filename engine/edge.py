@@ -12,11 +12,11 @@ from typing import Any
 
 from arreio.engine.config import Settings, load_settings
 from arreio.engine.context import assemble_system
-from arreio.engine.errors import UsageError
+from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import Feature, RunContext
 from arreio.engine.gates import Judge
 from arreio.engine.ids import iso_ms, new_id
-from arreio.engine.paths import display_path, state_dir
+from arreio.engine.paths import display_path, state_dir, user_config_path
 from arreio.engine.plan import Plan, load_plan, single_unit_plan
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.providers import registry
@@ -120,6 +120,12 @@ def _check_state_dir(options: RunOptions) -> None:
         raise UsageError(f"cannot create the state folder {shown}: {existing} is not a writable folder (set ARREIO_HOME)")
 
 
+def _config_files(options: RunOptions) -> str:
+    """The config files in play, as a user would open them (for an error about a feature's section)."""
+    files = [p for p in (user_config_path(options.env), state_dir(options.cwd, options.env) / "config.yaml") if p.exists()]
+    return " or ".join(display_path(p, options.cwd) for p in files) or "the ARREIO_* environment"
+
+
 def _check_record(options: RunOptions) -> None:
     if options.record is None:
         return
@@ -176,7 +182,10 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     _check_state_dir(options)
     _check_record(options)
     for feature in deps.features:  # each feature's own config section: bad values fail before a session exists
-        feature.check(settings)
+        try:
+            feature.check(settings)
+        except ConfigError as error:
+            raise ConfigError(f"{error.message} (in {_config_files(options)})") from None
     plan: Plan | None = None
     if options.plan is not None:
         if options.resume:

@@ -86,6 +86,7 @@ def test_bad_feature_config_fails_before_a_session_exists(workdir: Path, cli) ->
     Path(".arreio/config.yaml").write_text("governance:\n  policy:\n    - {tool: shell, match: '(', action: allow}\n")
     result = cli("run", "--goal", GOAL, "--offline")
     assert result.exit_code == 5 and "governance" in result.stderr
+    assert result.stderr.strip().endswith("(in .arreio/config.yaml)")
     assert list(Path(".arreio/sessions").glob("*.jsonl")) == []
 
 
