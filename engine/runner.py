@@ -99,6 +99,9 @@ class Runner:
         self.tools_used: dict[str, int] = {}
         self.usage = Usage()
         self.retries = 0
+        self.outcome = Outcome()
+        self.unit_limit = settings.max_steps  # the running unit's step limit (hooks read it)
+        self.last_request: ModelRequest | None = None  # the request as last sent, after every hook
         self.tool_ctx.parent = self
         self.watchdog = Watchdog.from_settings(settings)  # the outer bound: no signal for N s cuts a call off
 
@@ -108,7 +111,7 @@ class Runner:
         The unit's `Outcome` is in `self.outcome` when the generator ends."""
         self.outcome = Outcome()
         limit = max_steps or self.settings.max_steps
-        self.unit_limit = limit  # hooks see the unit's own step limit (a plan unit may set one)
+        self.unit_limit = limit  # a plan unit may set its own
         unit_steps = 0
         for hook in self.hooks:
             for event in hook.at_unit_start(self):
@@ -217,7 +220,7 @@ class Runner:
         )
 
     async def _ask(self, reply: _Reply, request: ModelRequest) -> AsyncIterator[ev.Event]:
-        self.last_request = request  # exactly what the model is sent, after every hook had its say
+        self.last_request = request
         shown = ""  # text already shown to the user this step: a retried stream does not repeat it
         overflowed = False
         attempt = 0

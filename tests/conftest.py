@@ -46,6 +46,28 @@ async def drain(runner: Runner, text: str | None = "do the thing") -> list:
     return [event async for event in runner.run(text)]
 
 
+ARREIO_VARS = ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL")
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, work: Path | None = None) -> None:
+    """HOME (and so the user config) at `home`, no ARREIO_* setting leaking in; move into `work`."""
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for var in ARREIO_VARS:
+        monkeypatch.delenv(var, raising=False)
+    if work is not None:
+        monkeypatch.chdir(work)
+
+
+@pytest.fixture
+def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder, isolated, that the test runs in; `.arreio/` exists."""
+    work = tmp_path / "project"
+    (work / ".arreio").mkdir(parents=True)
+    isolate(monkeypatch, tmp_path / "home", work)
+    return work
+
+
 @pytest.fixture
 def arreio_env(tmp_path: Path) -> dict[str, str]:
     """An environment for subprocess runs: isolated HOME/XDG so no user config leaks in."""

@@ -88,7 +88,7 @@ class CeilingsHook(RunHook):
             return Hit("stall", stall.seconds, stall.seconds, f"{stall.what} gave no signal for {stall.seconds:g} s")
         if runner.tool_calls >= s.max_tool_calls:
             return Hit("tool_calls", s.max_tool_calls, runner.tool_calls, f"{runner.tool_calls} tool calls")
-        limit = getattr(runner, "unit_limit", None) or runner.settings.max_steps
+        limit = runner.unit_limit
         unit_steps = runner.steps - (self._unit_start_steps or 0)
         if limit >= 2 and unit_steps >= limit - 1:
             return Hit("steps", limit, unit_steps + 1, f"{unit_steps + 1} model turns (max_steps {limit})")

@@ -123,8 +123,6 @@ class GovernanceFeature(Feature):
             state.ceilings.new_unit(event.unit_id)
         elif kind == "ceiling":
             state.ceiling = event
-            if state.recorder is not None:
-                state.recorder.landing = True
         elif kind == "run_start":
             state.journal_entry("run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed})
         elif kind == "gate_result":

@@ -39,8 +39,8 @@ def messages_digest(messages: list[Message], redactor: Redactor | None = None) -
 
 
 class RequestRecorder(RunHook):
-    """Writes one `request` line per model call. `landing` is set when a ceiling event was yielded:
-    the reply that follows answered a request without tools (the reserve turn)."""
+    """Writes one `request` line per model call: the request exactly as sent (`Runner.last_request`,
+    after every hook's changes — the reserve turn's has no tools)."""
 
     name = "requests"
 
@@ -48,19 +48,15 @@ class RequestRecorder(RunHook):
         self.run_id = run_id
         self.clock = clock
         self.redactor = redactor
-        self.landing = False
         self.previous_model: str | None = None  # the model of the last request before this run
 
     def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
         session = runner.session
-        sent = getattr(runner, "last_request", None)  # the request as sent, after every hook's changes
-        if sent is not None:
-            specs = [s.model_dump(mode="json") for s in sent.tools]
-            messages, system, max_tokens, temperature = sent.messages, sent.system, sent.max_tokens, sent.temperature
-        else:
-            specs = [] if self.landing else [s.model_dump(mode="json") for s in runner.tools.specs()]
-            messages, system = session.messages, runner.system
-            max_tokens, temperature = runner.settings.max_tokens, None
+        sent = runner.last_request
+        if sent is None:  # no model call was made (nothing to record)
+            return []
+        specs = [s.model_dump(mode="json") for s in sent.tools]
+        messages, system, max_tokens, temperature = sent.messages, sent.system, sent.max_tokens, sent.temperature
         tools_digest = digest(specs)
         if not any(r.get("type") == TOOLS and r.get("digest") == tools_digest for r in session.extra):
             session.append_record({"type": TOOLS, "digest": tools_digest, "specs": specs})

@@ -12,6 +12,7 @@ import asyncio
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,7 +54,20 @@ def _context_of(store: ResultStore, handle: str, meta: dict) -> str:
     return f"The set {handle} holds {meta['rows']} rows from {meta['tool']}; columns:\n" + "\n".join(profile)
 
 
-class ResultQuery(Tool):
+class _ResultSetTool(Tool):
+    """Both result-set tools read SQLite: the work runs in a thread so the event loop stays live."""
+
+    repeat = "paged"
+    timeout_s = 30.0
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._run, args, ResultStore(session_dir(ctx)))
+
+    def _run(self, args: Any, store: ResultStore) -> ToolResult:  # pragma: no cover - each tool has one
+        raise NotImplementedError
+
+
+class ResultQuery(_ResultSetTool):
     name = "result_query"
     description = (
         "Query a stored large result (a result set, named by its handle such as 'rs_1') with SQL pieces: "
@@ -61,11 +75,6 @@ class ResultQuery(Tool):
         "order_by, limit/offset. Deterministic; says how many rows matched and how many it shows."
     )
     input_model = QueryInput
-    repeat = "paged"
-    timeout_s = 30.0
-
-    async def execute(self, args: QueryInput, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._run, args, ResultStore(session_dir(ctx)))
 
     def _run(self, args: QueryInput, store: ResultStore) -> ToolResult:
         try:
@@ -99,18 +108,13 @@ class ResultQuery(Tool):
         return ToolResult(f"{head}\n{format_rows(names, rows)}{more}")
 
 
-class ResultGrep(Tool):
+class ResultGrep(_ResultSetTool):
     name = "result_grep"
     description = (
         "Search a stored large result (a result set, by handle such as 'rs_1') with a Python regular "
         "expression; returns the matching rows with their row numbers (at most 100, the total is reported)."
     )
     input_model = GrepSetInput
-    repeat = "paged"
-    timeout_s = 30.0
-
-    async def execute(self, args: GrepSetInput, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._run, args, ResultStore(session_dir(ctx)))
 
     def _run(self, args: GrepSetInput, store: ResultStore) -> ToolResult:
         try:

@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 import random
-import statistics
 import sys
 import tempfile
 import time

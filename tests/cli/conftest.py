@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arreio.cli.app import app
-from tests.conftest import REPO
+from tests.conftest import REPO, isolate
 
 
 @pytest.fixture
@@ -17,11 +17,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (work / "fixtures").mkdir(parents=True)
     shutil.copytree(REPO / "fixtures" / "goals", work / "fixtures" / "goals")
     shutil.copytree(REPO / "fixtures" / "quickstart", work / "fixtures" / "quickstart")
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    for var in ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    isolate(monkeypatch, tmp_path / "home", work)
     return work
 
 

@@ -207,7 +207,7 @@ def test_adopt_refuses_bundled_and_unknown(home: Path) -> None:
     assert "no skill named" in usage_error(skills_cmd.app, home, "adopt", "ghost")
 
 
-def test_show_on_a_broken_skill_says_what_is_wrong_with_it(tmp_path, monkeypatch) -> None:
+def test_show_on_a_broken_skill_says_what_is_wrong_with_it(in_project) -> None:
     import shutil
 
     from typer.testing import CliRunner
@@ -215,11 +215,8 @@ def test_show_on_a_broken_skill_says_what_is_wrong_with_it(tmp_path, monkeypatch
     from arreio.cli.app import app
     from tests.conftest import REPO
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ARREIO_HOME", raising=False)
-    shutil.copytree(REPO / "fixtures" / "skills" / "invalid-yaml", tmp_path / ".arreio" / "skills")
-    name = next(p.name for p in (tmp_path / ".arreio" / "skills").iterdir() if p.is_dir())
+    shutil.copytree(REPO / "fixtures" / "skills" / "invalid-yaml", in_project / ".arreio" / "skills")
+    name = next(p.name for p in (in_project / ".arreio" / "skills").iterdir() if p.is_dir())
     result = CliRunner().invoke(app, ["skills", "show", name])
     assert result.exit_code == 2
     assert f"skill '{name}' is not loaded: invalid YAML in frontmatter at line" in result.stderr

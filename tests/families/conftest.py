@@ -15,7 +15,7 @@ from arreio.engine.config import Settings
 from arreio.engine.feature import RunContext
 from arreio.engine.testing import FixedClock
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
-from tests.conftest import REPO
+from tests.conftest import REPO, isolate
 
 MCP_SERVER = REPO / "fixtures" / "mcp" / "server.py"
 
@@ -120,11 +120,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work = tmp_path / "work"
     work.mkdir()
     (work / "GOAL.md").write_text("# Use the tools\n\nDo what the script says.\n", encoding="utf-8")
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    for var in ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    isolate(monkeypatch, tmp_path / "home", work)
     return work
 
 

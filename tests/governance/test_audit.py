@@ -99,25 +99,18 @@ def test_the_curator_writes_its_changes_to_the_journal(work: Path, cli) -> None:
     assert entries[-1]["kind"] == "curator" and entries[-1]["payload"]["name"] == "old-skill"
 
 
-def test_a_cut_off_tail_is_caught_by_the_run_reports_anchor(tmp_path: Path, monkeypatch) -> None:
+def test_a_cut_off_tail_is_caught_by_the_run_reports_anchor(in_project: Path, cli) -> None:
     import json as _json
 
-    from typer.testing import CliRunner
-
-    from arreio.cli.app import app
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "G.md").write_text("# Look around\n")
-    runner = CliRunner()
-    assert runner.invoke(app, ["run", "--goal", "G.md", "--offline"]).exit_code == 0
-    report = _json.loads(next((tmp_path / ".arreio" / "runs").glob("*/report.json")).read_text())
+    (in_project / "G.md").write_text("# Look around\n")
+    assert cli("run", "--goal", "G.md", "--offline").exit_code == 0
+    report = _json.loads(next((in_project / ".arreio" / "runs").glob("*/report.json")).read_text())
     assert report["audit_head"]["seq"] >= 2
-    assert runner.invoke(app, ["audit", "verify"]).exit_code == 0
-    journal = tmp_path / ".arreio" / "audit.jsonl"
+    assert cli("audit", "verify").exit_code == 0
+    journal = in_project / ".arreio" / "audit.jsonl"
     lines = journal.read_text().splitlines(keepends=True)
     journal.write_text("".join(lines[:-1]))  # the chain itself is still valid: only the anchor sees it
-    result = runner.invoke(app, ["audit", "verify"])
+    result = cli("audit", "verify")
     assert result.exit_code == 1 and "entries were removed from its end" in result.stdout
 
 

@@ -2,13 +2,4 @@
 
 from __future__ import annotations
 
-import pytest
-from provider_fakes import FakeServer
-
-
-@pytest.fixture
-def server():
-    fake = FakeServer()
-    fake.start()
-    yield fake
-    fake.stop()
+from provider_fakes import server  # noqa: F401  (the local wire server fixture)

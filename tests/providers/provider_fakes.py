@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 SSE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "sse"
 
 
@@ -122,3 +124,12 @@ def collect(provider: Any, request: Any) -> list[Any]:
         return [event async for event in provider.stream(request)]
 
     return asyncio.run(go())
+
+
+@pytest.fixture
+def server():
+    """A started `FakeServer`, stopped after the test (imported by the conftests that need it)."""
+    fake = FakeServer()
+    fake.start()
+    yield fake
+    fake.stop()

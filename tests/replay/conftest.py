@@ -10,17 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from arreio.cli.app import app
-from tests.conftest import REPO
-from tests.providers.provider_fakes import FakeServer
+from tests.conftest import REPO, isolate
+from tests.providers.provider_fakes import server  # noqa: F401  (the local wire server fixture)
 from tests.replay.cassette_helpers import Result
-
-
-@pytest.fixture
-def server():
-    fake = FakeServer()
-    fake.start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture
@@ -28,10 +20,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], 
     """`project(name)`: a fresh working folder holding the quickstart goal and files, a README and a
     tiny goal `G.md`, with fast retries; the process moves into it. Same content every time, so a
     recording made in one replays in another."""
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    for var in ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    isolate(monkeypatch, tmp_path / "home")
 
     def make(name: str) -> Path:
         work = tmp_path / name
