@@ -159,6 +159,8 @@ class PreparedRun:
     plan: Plan
     lock: SessionLock | None = None
     resume_only: bool = False  # continue the history without a new message
+    ctx: RunContext | None = None  # the features' view of this run (ids filled in when it starts)
+    tools: ToolRegistry | None = None  # resolved once while assembling a new session's prompt
 
 
 def prepare(options: RunOptions, deps: PipelineDeps) -> PreparedRun:
@@ -227,20 +229,24 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         from arreio.engine.providers.recorder import RecordingProvider
 
         provider = RecordingProvider(provider, options.record, model=model, env=options.env)
+    ctx = run_context(options, deps, settings)
+    tools: ToolRegistry | None = None
     if session is None:
         title_text = goal or (plan.units[0].goal if plan else "")
-        session = _new_session(options, deps, settings, model, title_text)
+        tools = resolve_run_tools(ctx, deps, options)
+        session = _new_session(options, deps, ctx, tools, model, title_text)
         lock = SessionLock(session.path).acquire(session.id)
         locks.append(lock)
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
-    return PreparedRun(settings, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only)
+    return PreparedRun(settings, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
+                       ctx, tools)
 
 
-def _new_session(options: RunOptions, deps: PipelineDeps, settings: Settings, model: str, goal: str) -> Session:
+def _new_session(
+    options: RunOptions, deps: PipelineDeps, ctx: RunContext, tools: ToolRegistry, model: str, goal: str
+) -> Session:
     now = deps.clock.now()
-    ctx = run_context(options, deps, settings)
-    tools = resolve_run_tools(ctx, deps, options)
     sources = [block for feature in deps.features for block in feature.prompt_blocks(ctx)]
     system = assemble_system(cwd=options.cwd, now=now, sources=sources, tool_names=tools.names())
     header = SessionHeader(

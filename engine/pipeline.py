@@ -55,9 +55,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     session.durable = run.settings.fsync
     redactor = Redactor.from_env(options.env)  # secrets never reach the session, events or report
     session.redactor, guard = redactor, DeltaGuard(redactor)
-    fctx = run_context(options, deps, run.settings)
+    fctx = run.ctx or run_context(options, deps, run.settings)
     fctx.session_id, fctx.session_path, fctx.run_id = session.id, session.path, run_id
-    tools = resolve_run_tools(fctx, deps, options)
+    tools = run.tools if run.tools is not None else resolve_run_tools(fctx, deps, options)
     ctx = ToolContext(
         root=options.cwd.resolve(), env=dict(options.env), clock=clock, session_id=session.id, run_id=run_id,
         settings=run.settings.tools.model_dump(),
