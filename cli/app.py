@@ -8,7 +8,6 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
-from typer import rich_utils as typer_rich_utils
 from typer.core import TyperGroup
 
 from arreio.cli.commands import approve as approve_cmd
@@ -26,9 +25,7 @@ from arreio.cli.commands import skills as skills_cmd
 
 def _one_line_usage_error(error) -> None:
     """Typer draws a usage error as a five-line panel; arreio promises one line on stderr (DESIGN.md
-    section 9), naming the problem and where to look. Typer looks this function up at call time."""
-    if type(error).__name__ == "NoArgsIsHelpError":  # help was shown; nothing more to say
-        return
+    section 9), naming the problem and where to look."""
     ctx = getattr(error, "ctx", None)
     where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
     message = " ".join(error.format_message().split())
@@ -39,6 +36,26 @@ class _ArreioGroup(TyperGroup):
     """Maps expected failures anywhere below to one stderr line and their exit code (DESIGN.md 9),
     so `main()`, CliRunner tests and sub-command groups all behave alike."""
 
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        """Standalone runs print usage errors our way (one line), instead of Typer's panel."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except Exception as error:  # click's exceptions, vendored by Typer or not: matched by shape
+            kind = type(error).__name__
+            if kind == "NoArgsIsHelpError":  # a bare `arreio` or `arreio sessions`: show the help
+                print(error.ctx.get_help())  # type: ignore[attr-defined]
+                sys.exit(error.exit_code)  # type: ignore[attr-defined]
+            if kind == "Abort":
+                print("arreio: aborted", file=sys.stderr)
+                sys.exit(1)
+            if not (hasattr(error, "format_message") and hasattr(error, "exit_code")):
+                raise
+            _one_line_usage_error(error)
+            sys.exit(error.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx):  # type: ignore[override]
         from arreio.cli.errors import report
         from arreio.engine.errors import ArreioError
@@ -48,8 +65,6 @@ class _ArreioGroup(TyperGroup):
         except ArreioError as error:
             ctx.exit(report(error))
 
-
-typer_rich_utils.rich_format_error = _one_line_usage_error
 
 app = typer.Typer(
     name="arreio",
