@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -84,6 +84,20 @@ class Settings(BaseModel):
     tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
+
+
+SectionModel = TypeVar("SectionModel", bound=BaseModel)
+
+
+def parse_section(model: type[SectionModel], raw: Mapping[str, Any] | None, where: str) -> SectionModel:
+    """Validate a feature's own config section (Settings keeps those open, see above); a mistake is
+    one ConfigError naming the field as a user writes it (`web.search.backend`)."""
+    try:
+        return model.model_validate(raw or {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join([where, *(str(p) for p in err["loc"])])
+        raise ConfigError(f"invalid setting '{field}': {err['msg']}") from None
 
 
 ENV_KEYS = {

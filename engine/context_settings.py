@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from arreio.engine.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ContextSettings(BaseModel):
@@ -57,9 +55,6 @@ class ContextSettings(BaseModel):
 
 def load_context_settings(raw: dict[str, Any] | None) -> ContextSettings:
     """Validate `settings.context`; a bad value is one ConfigError naming `context.<field>`."""
-    try:
-        return ContextSettings.model_validate(raw or {})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "(section)"
-        raise ConfigError(f"invalid setting 'context.{field}': {err['msg']}") from None
+    from arreio.engine.config import parse_section
+
+    return parse_section(ContextSettings, raw, "context")

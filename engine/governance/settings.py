@@ -20,9 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from arreio.engine.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from arreio.engine.config import Settings
@@ -80,9 +78,6 @@ class GovernanceSettings(BaseModel):
 
 def governance_settings(settings: Settings) -> GovernanceSettings:
     """Validate `settings.governance`; a bad value is one ConfigError naming the field."""
-    try:
-        return GovernanceSettings.model_validate(settings.governance or {})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"invalid setting 'governance.{field}': {err['msg']}") from None
+    from arreio.engine.config import parse_section
+
+    return parse_section(GovernanceSettings, settings.governance, "governance")

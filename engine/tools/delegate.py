@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.errors import ArreioError, ConfigError
+from arreio.engine.config import parse_section
+from arreio.engine.errors import ArreioError
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -39,13 +40,7 @@ class DelegateSettings(BaseModel):
 
 
 def parse_delegate(tool_settings: Mapping[str, Any] | None) -> DelegateSettings:
-    raw = (tool_settings or {}).get("delegate") or {}
-    try:
-        return DelegateSettings.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"invalid setting 'tools.delegate.{field}': {err['msg']}") from None
+    return parse_section(DelegateSettings, (tool_settings or {}).get("delegate"), "tools.delegate")
 
 
 class DelegateInput(BaseModel):

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.errors import ConfigError
+from arreio.engine.config import parse_section
 
 
 class SearchSettings(BaseModel):
@@ -47,9 +47,4 @@ class WebSettings(BaseModel):
 
 def parse_web(raw: Mapping[str, Any] | None) -> WebSettings:
     """Validate the section; a mistake is one ConfigError naming the field (`web.search.backend`)."""
-    try:
-        return WebSettings.model_validate(dict(raw or {}))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"invalid setting 'web.{field}': {err['msg']}") from None
+    return parse_section(WebSettings, raw, "web")
