@@ -9,6 +9,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from arreio.engine.wording import counted
+
 _ARG_PREVIEW = 60
 
 
@@ -128,7 +130,7 @@ class LiveRenderer(_ChildView):
             colour = {"success": "green", "partial": "yellow", "paused": "yellow"}.get(event.verdict, "red")
             tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out tokens"
             c.print(
-                f"[{colour}]{event.verdict}[/{colour}] · {event.steps} steps · {event.tool_calls} tool calls · "
+                f"[{colour}]{event.verdict}[/{colour}] · {counted(event.steps, 'step')} · {counted(event.tool_calls, 'tool call')} · "
                 f"{tokens} · report {event.report_path}",
                 soft_wrap=True,
             )

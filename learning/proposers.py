@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any, Protocol
 
+from arreio.engine.wording import counted
 from arreio.learning.summary import RunSummary
 
 DO_NOT_CAPTURE = (
@@ -45,7 +46,7 @@ class OfflineProposer:
             if fact not in known:
                 proposals.append({"target": "memory", "action": "add", "content": fact, "score": 0.82,
                                   "rationale": "where this recurring task reads and writes; saves a search next time"})
-        proposals.append({"target": "memory", "action": "add", "content": f"Completed '{title}' in {summary.steps} steps.",
+        proposals.append({"target": "memory", "action": "add", "content": f"Completed '{title}' in {counted(summary.steps, 'step')}.",
                           "score": 0.35, "rationale": "task progress (on the do-not-capture list)"})
         for error in summary.errors[:3]:
             proposals.append({"target": "memory", "action": "add", "content": f"{error.name} failed: {error.preview[:100]}",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arreio.engine.messages import Message
+from arreio.engine.wording import counted
 
 
 @dataclass
@@ -41,7 +42,7 @@ class RunSummary:
 
     def render(self) -> str:
         """A compact text form for a model proposer."""
-        lines = [f"Goal: {self.goal.strip()}", f"Verdict: {self.verdict} after {self.steps} steps"]
+        lines = [f"Goal: {self.goal.strip()}", f"Verdict: {self.verdict} after {counted(self.steps, 'step')}"]
         for t in self.tools[:60]:
             args = ", ".join(f"{k}={str(v)[:60]!r}" for k, v in t.arguments.items() if k != "content")
             lines.append(f"- {t.name}({args}) → {'ERROR ' if t.is_error else ''}{t.preview[:120]}")

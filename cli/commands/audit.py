@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from arreio.engine.wording import counted
+
 app = typer.Typer(help="The tamper-evident audit journal: verify its chain, show recent entries.", no_args_is_help=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -33,10 +35,10 @@ def verify(json_output: JsonFlag = False) -> None:
         print(json.dumps({"path": where, "ok": result.ok, "entries": result.entries,
                           "broken_line": result.broken_line, "reason": result.reason}))
     elif result.ok:
-        print(f"audit journal intact: {result.entries} entries ({where})" if result.entries else f"audit journal empty ({where})")
+        print(f"audit journal intact: {counted(result.entries, 'entry', 'entries')} ({where})" if result.entries else f"audit journal empty ({where})")
     else:
         print(f"audit journal BROKEN at line {result.broken_line} of {where}: {result.reason} "
-              f"({result.entries} entries before it check out)")
+              f"({counted(result.entries, 'entry', 'entries')} before it check out)")
     if not result.ok:
         raise typer.Exit(1)
 
@@ -66,7 +68,7 @@ def _summary(entry: dict) -> str:
         return f"{payload.get('name')} {payload.get('status')} by {payload.get('by')}{reason}"
     if kind == "run_end":
         cost = payload.get("cost_usd")
-        return f"{payload.get('verdict')} · {payload.get('tool_calls')} tool calls · " + (f"${cost:.4f}" if cost is not None else "cost unknown")
+        return f"{payload.get('verdict')} · {counted(int(payload.get('tool_calls') or 0), 'tool call')} · " + (f"${cost:.4f}" if cost is not None else "cost unknown")
     skip = {"run_id", "session_id"}
     return " ".join(f"{k}={v}" for k, v in payload.items() if k not in skip)[:160]
 

@@ -1,0 +1,8 @@
+"""How counts read in what users see: "1 step", "2 steps", never "1 steps"."""
+
+from __future__ import annotations
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` and the noun, singular for exactly one. `plural` for irregular nouns (entry/entries)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
