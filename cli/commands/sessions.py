@@ -145,7 +145,8 @@ def doctor(
     fix: Annotated[bool, typer.Option("--fix", help="Write the repairs (atomically) instead of only reporting them.")] = False,
     json_output: JsonFlag = False,
 ) -> None:
-    """Report the repairs loading would make (torn tail, orphan calls and results); --fix writes them."""
+    """Report the repairs loading would make (torn tail, orphan calls and results); --fix writes them.
+    Exits 1 when repairs are needed and not written (so a script can check a session), else 0."""
     import json
 
     from arreio.engine.session import Session
@@ -157,6 +158,8 @@ def doctor(
     if json_output:
         print(json.dumps({"session": sid, "fixed": fix and bool(repairs),
                           "repairs": [r.model_dump(mode="json") for r in repairs]}, indent=2))
+        if repairs and not fix:
+            raise typer.Exit(1)
         return
     if not repairs:
         print(f"session {sid}: healthy, nothing to repair")
@@ -168,3 +171,4 @@ def doctor(
         print(f"  - {r.kind}{where}: {r.detail}")
     if not fix:
         print(f"run `arreio sessions doctor {sid} --fix` to write them")
+        raise typer.Exit(1)

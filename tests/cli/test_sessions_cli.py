@@ -37,12 +37,14 @@ def test_doctor_reports_then_fixes(workdir: Path, cli) -> None:
     path.write_text("\n".join(lines) + '\n{"type":"message","role":"assis')
     before = path.read_bytes()
     report = cli("sessions", "doctor", sid)
-    assert report.exit_code == 0 and "needs 2 repair(s)" in report.stdout
+    assert report.exit_code == 1 and "needs 2 repair(s)" in report.stdout  # a check that found work
     assert "torn_tail" in report.stdout and "interrupted_result" in report.stdout
     assert path.read_bytes() == before  # without --fix nothing is written
+    assert cli("sessions", "doctor", sid, "--json").exit_code == 1
     fixed = cli("sessions", "doctor", sid, "--fix", "--json")
-    assert json.loads(fixed.stdout)["fixed"] is True
-    assert "healthy" in cli("sessions", "doctor", sid).stdout
+    assert fixed.exit_code == 0 and json.loads(fixed.stdout)["fixed"] is True
+    healthy = cli("sessions", "doctor", sid)
+    assert healthy.exit_code == 0 and "healthy" in healthy.stdout
 
 
 def test_unknown_or_ambiguous_ids(workdir: Path, cli) -> None:
