@@ -3,7 +3,8 @@
 File format (DESIGN.md section 7): entries separated by a line holding only `§`. Splitting is by
 line, so a `§` inside an entry is safe; entries may span lines; empty entries are dropped and exact
 duplicates collapse on load. A file "round-trips" when rendering what was parsed gives the same text
-back (up to line endings and trailing whitespace) — a hand edit that breaks this is *drift*.
+back (up to line endings, trailing whitespace and blank lines around entries) — a hand edit that
+breaks this (a duplicate, an empty entry) is *drift*.
 
 Operations (`add`, `replace`, `remove`) are applied to a list in memory by `apply_operations`, which
 scans new content, resolves `old_text`, and checks the size limit on the final state only — so a
@@ -89,8 +90,15 @@ def usage_chars(entries: Sequence[str]) -> int:
 
 
 def _canonical(text: str) -> str:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip()
+    """The text with what a rewrite may change freely taken out: line endings, trailing spaces, and
+    blank lines at the edges of each entry (a blank line before a `§` is formatting, not content)."""
+    segments: list[list[str]] = [[]]
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line.strip() == SEPARATOR:
+            segments.append([])
+        else:
+            segments[-1].append(line.rstrip())
+    return JOINER.join("\n".join(segment).strip() for segment in segments).strip()
 
 
 def round_trips(text: str) -> bool:

@@ -76,7 +76,9 @@ class TestRender:
         assert round_trips("a  \n§\nb\n")  # trailing spaces are not drift
         assert not round_trips("a\n§\na\n")  # duplicate
         assert not round_trips("a\n§\n§\nb\n")  # empty entry
-        assert not round_trips("a\n\n§\nb\n")  # blank line inside the entry boundary
+        assert round_trips("a\n\n§\n\nb\n\n")  # blank lines around a separator are formatting
+        assert round_trips("first line\n\nsecond paragraph\n§\nb")  # a blank line inside an entry is kept
+        assert not round_trips("§\na\n")  # an empty first entry
 
 
 class TestFindEntry:
