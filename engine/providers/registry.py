@@ -38,7 +38,7 @@ def make_provider(
             raise UsageError(f"--script plays an offline script; it cannot be combined with --model {model}")
         from arreio.engine.providers.scripted import ScriptedProvider, load_script
 
-        return ScriptedProvider(load_script(script))
+        return ScriptedProvider.from_script(load_script(script))
     if is_offline(model):
         from arreio.engine.providers.offline import OfflineProvider
 

@@ -13,15 +13,31 @@ A reply may also set `usage`, `stop_reason`, `chunk_chars` (streaming granularit
 before each chunk, to make runs slow enough to interrupt) and `cut_after_chars` (stream that much text,
 then drop the connection — a retryable fault).
 
+Sub-agents (`delegate`) get their own replies: the mapping form takes `agents`, keyed by the
+sub-agent's tag (`d1` is the first child, `d2` the second, `d1.d1` the first child's child):
+
+```yaml
+replies:                      # the main agent
+  - tool_calls: [{name: delegate, arguments: {task: "Count the notes"}}]
+  - text: "The sub-agent counted them."
+agents:
+  d1:
+    - tool_calls: [{name: list_dir, arguments: {path: notes}}]
+    - text: "3 notes."
+```
+
 Determinism across resumes: the reply for a request is chosen from the number of assistant messages
-already in the request's history, so a resumed session picks up at the right reply. Faults sit
-between replies and are served once per provider instance.
+already in the request's history (a sub-agent's request is told apart by its session id, which
+ends in the agent's tag), so a resumed session picks up at the right reply. Faults sit between
+replies and are served once per provider instance.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,6 +55,10 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.wording import counted
+
+
+_AGENT_TAG = re.compile(r"d[1-9][0-9]*(\.d[1-9][0-9]*)*")
 
 
 class ScriptedCall(BaseModel):
@@ -93,24 +113,45 @@ def classify_status(status: int | None) -> ErrorKind:
     return "fatal"
 
 
-def load_script(path: Path) -> list[ScriptedReply]:
-    """Read a script file; any problem is a one-line UsageError naming the file and the spot."""
-    from arreio.engine.yaml_file import read_yaml
+@dataclass(frozen=True)
+class Script:
+    """A loaded script: the main agent's replies and each sub-agent's, by tag."""
 
-    data = read_yaml(path, error=UsageError, what="script")
-    if isinstance(data, dict) and "replies" in data:
-        data = data["replies"]
+    replies: list[ScriptedReply]
+    agents: dict[str, list[ScriptedReply]] = field(default_factory=dict)
+
+
+def _replies(data: Any, path: Path, where: str) -> list[ScriptedReply]:
     if not isinstance(data, list) or not data:
-        raise UsageError(f"invalid script {path}: expected a non-empty list of replies")
+        raise UsageError(f"invalid script {path}: expected a non-empty list of replies{where}")
     replies = []
     for i, item in enumerate(data):
         try:
             replies.append(ScriptedReply.model_validate(item))
         except ValidationError as exc:
             err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise UsageError(f"invalid script {path}: reply {i + 1}, '{field}': {err['msg']}") from None
+            loc = ".".join(str(p) for p in err["loc"])
+            raise UsageError(f"invalid script {path}:{where} reply {i + 1}, '{loc}': {err['msg']}") from None
     return replies
+
+
+def load_script(path: Path) -> Script:
+    """Read a script file; any problem is a one-line UsageError naming the file and the spot."""
+    from arreio.engine.yaml_file import read_yaml
+
+    data = read_yaml(path, error=UsageError, what="script")
+    if not isinstance(data, dict):
+        return Script(_replies(data, path, ""))
+    unknown = sorted(set(data) - {"replies", "agents"})
+    if unknown:
+        raise UsageError(f"invalid script {path}: unknown key(s) {', '.join(map(str, unknown))} (use replies, agents)")
+    agents = data.get("agents") or {}
+    if not isinstance(agents, dict) or not all(_AGENT_TAG.fullmatch(str(tag)) for tag in agents):
+        raise UsageError(f"invalid script {path}: 'agents' maps sub-agent tags (d1, d2, d1.d1, ...) to replies")
+    return Script(
+        _replies(data.get("replies"), path, ""),
+        {str(tag): _replies(replies, path, f" agent {tag},") for tag, replies in agents.items()},
+    )
 
 
 def estimate_request_tokens(request: ModelRequest) -> int:
@@ -124,16 +165,37 @@ def estimate_request_tokens(request: ModelRequest) -> int:
 
 
 class ScriptedProvider:
-    """Plays a fixed list of replies. Same requests in, same stream out."""
+    """Plays a fixed list of replies (and each sub-agent's, see `agents`). Same requests in, same
+    stream out."""
 
     name = "scripted"
 
-    def __init__(self, replies: list[ScriptedReply | dict[str, Any]], *, sleep=asyncio.sleep) -> None:
+    def __init__(
+        self,
+        replies: list[ScriptedReply | dict[str, Any]],
+        *,
+        agents: Mapping[str, list[ScriptedReply | dict[str, Any]]] | None = None,
+        sleep=asyncio.sleep,
+    ) -> None:
         self.replies = [r if isinstance(r, ScriptedReply) else ScriptedReply.model_validate(r) for r in replies]
         self._answers = [i for i, r in enumerate(self.replies) if not r.is_fault]
         self._served_faults: set[int] = set()
         self._sleep = sleep
         self.requests: list[ModelRequest] = []
+        # None: this provider answers every request (a test's per-model fake). A mapping (a script
+        # file always gives one): sub-agents play their own replies, and one without any fails.
+        self._agents = None if agents is None else {tag: ScriptedProvider(script, sleep=sleep) for tag, script in agents.items()}
+
+    @classmethod
+    def from_script(cls, script: Script) -> ScriptedProvider:
+        return cls(script.replies, agents=script.agents)
+
+    def _for_agent(self, request: ModelRequest) -> ScriptedProvider | None:
+        """The provider that answers this request: a sub-agent's own script when the request comes
+        from a sub-agent's session (`<root>.d1`), else this one. None: a sub-agent with no script
+        (replaying the main list would have it call `delegate` again, and again)."""
+        tag = (request.session_id or "").partition(".")[2]
+        return self._agents.get(tag) if tag and self._agents is not None else self
 
     def _pick(self, assistant_count: int) -> int | None:
         if assistant_count > len(self._answers):
@@ -146,6 +208,20 @@ class ScriptedProvider:
         return end if end < len(self.replies) else None
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        player = self._for_agent(request)
+        if player is None:
+            tag = (request.session_id or "").partition(".")[2]
+            self.requests.append(request)
+            yield Done(
+                stop_reason="error",
+                error=ProviderError(kind="fatal", message=f"the offline script has no replies for sub-agent {tag} (add agents: {{{tag}: [...]}})"),
+            )
+            return
+        if player is not self:
+            self.requests.append(request)
+            async for event in player.stream(request):
+                yield event
+            return
         self.requests.append(request)
         from arreio.engine.compaction import summarised_turns  # a compacted history folds turns away
 
@@ -154,7 +230,7 @@ class ScriptedProvider:
         if index is None:
             yield Done(
                 stop_reason="error",
-                error=ProviderError(kind="fatal", message=f"the offline script ran out after {len(self._answers)} replies"),
+                error=ProviderError(kind="fatal", message=f"the offline script ran out after {counted(len(self._answers), 'reply', 'replies')}"),
             )
             return
         reply = self.replies[index]

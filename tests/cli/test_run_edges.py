@@ -94,7 +94,7 @@ def test_a_run_that_does_not_succeed_says_why_on_stderr(workdir: Path, cli) -> N
     Path("out.yaml").write_text("- tool_calls: [{name: list_dir, arguments: {}}]\n")
     failed = cli("run", "--goal", GOAL, "--script", "out.yaml", "--json")
     assert failed.exit_code == 1
-    assert failed.stderr.strip() == "arreio: error: the model call failed: the offline script ran out after 1 replies"
+    assert failed.stderr.strip() == "arreio: error: the model call failed: the offline script ran out after 1 reply"
     assert all(line.startswith("{") for line in failed.stdout.splitlines())
     stopped = cli("run", "--goal", GOAL, "--offline", "--max-steps", "1")
     assert stopped.exit_code == 4 and stopped.stderr.startswith("arreio: stopped: stopped after")

@@ -132,7 +132,7 @@ def test_step_ceiling_lands_partial_with_pairing_intact(tmp_path: Path) -> None:
 def test_script_running_out_fails_clearly(tmp_path: Path) -> None:
     runner = make_runner(tmp_path, ScriptedProvider([{"tool_calls": [{"name": "list_dir", "arguments": {}}]}]))
     asyncio.run(drain(runner))
-    assert runner.outcome.verdict == "failed" and "ran out after 1 replies" in runner.outcome.message
+    assert runner.outcome.verdict == "failed" and "ran out after 1 reply" in runner.outcome.message
 
 
 class _NapArgs(BaseModel):
