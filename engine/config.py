@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -69,6 +69,11 @@ class Settings(BaseModel):
     max_steps: int = Field(50, ge=1, description="Model turns per unit before the step ceiling.")
     max_tokens: int = Field(8192, ge=1, description="Output token cap per model call.")
     base_url: str | None = Field(None, description="Provider endpoint override (proxy, compatible server).")
+    thinking: Literal["off", "adaptive"] | int = Field(
+        "off",
+        description="Extended thinking for anthropic/… models: off, adaptive (the model decides), or a "
+        "token budget of at least 1024, below max_tokens. Other providers ignore it.",
+    )
     retry: RetrySettings = Field(default_factory=RetrySettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
@@ -84,6 +89,17 @@ class Settings(BaseModel):
     tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
+
+    @model_validator(mode="after")
+    def _thinking_budget_fits(self) -> Settings:
+        if isinstance(self.thinking, int) and not 1024 <= self.thinking < self.max_tokens:
+            raise ValueError(f"thinking budget {self.thinking} must be at least 1024 and below max_tokens ({self.max_tokens})")
+        return self
+
+    @property
+    def thinking_request(self) -> int | Literal["adaptive"] | None:
+        """What a model request carries: None when thinking is off."""
+        return None if self.thinking == "off" else self.thinking
 
 
 SectionModel = TypeVar("SectionModel", bound=BaseModel)
@@ -104,6 +120,7 @@ ENV_KEYS = {
     "ARREIO_MODEL": ("model",),
     "ARREIO_MAX_STEPS": ("max_steps",),
     "ARREIO_BASE_URL": ("base_url",),
+    "ARREIO_THINKING": ("thinking",),
 }
 
 

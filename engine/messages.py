@@ -18,11 +18,13 @@ class TextPart(BaseModel):
 
 
 class ThinkingPart(BaseModel):
-    """A reasoning block. Replayed verbatim (with its signature) only to the model that wrote it."""
+    """A reasoning block. Replayed verbatim (with its signature) only to the model that wrote it.
+    `redacted` holds the encrypted payload of a block the provider redacted (no readable text)."""
 
     type: Literal["thinking"] = "thinking"
     thinking: str
     signature: str | None = None
+    redacted: str | None = None
 
 
 class ToolCallPart(BaseModel):

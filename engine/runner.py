@@ -217,6 +217,7 @@ class Runner:
             tools=self.tools.specs() if with_tools else [],
             max_tokens=self.settings.max_tokens,
             session_id=self.session.id,
+            thinking=self.settings.thinking_request,
         )
 
     async def _ask(self, reply: _Reply, request: ModelRequest) -> AsyncIterator[ev.Event]:
@@ -237,6 +238,8 @@ class Runner:
                         fresh = text[len(shown):] if text.startswith(shown) else chunk.text
                         shown = text if text.startswith(shown) else shown + chunk.text
                         yield ev.TextDelta(text=fresh)
+                elif isinstance(chunk, ThinkingChunk) and chunk.redacted:
+                    blocks.append(ThinkingPart(thinking="", redacted=chunk.redacted))
                 elif isinstance(chunk, ThinkingChunk):
                     thinking += chunk.text
                     if chunk.signature:

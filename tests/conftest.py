@@ -46,7 +46,7 @@ async def drain(runner: Runner, text: str | None = "do the thing") -> list:
     return [event async for event in runner.run(text)]
 
 
-ARREIO_VARS = ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL")
+ARREIO_VARS = ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL", "ARREIO_THINKING")
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, work: Path | None = None) -> None:

@@ -72,7 +72,9 @@ def _user_blocks(msg: Message) -> list[dict[str, Any]]:
 def _assistant_blocks(msg: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in msg.parts:
-        if isinstance(part, ThinkingPart):
+        if isinstance(part, ThinkingPart) and part.redacted:
+            blocks.append({"type": "redacted_thinking", "data": part.redacted})
+        elif isinstance(part, ThinkingPart):
             blocks.append({"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""})
         elif isinstance(part, TextPart) and part.text:
             blocks.append({"type": "text", "text": part.text})
@@ -142,9 +144,18 @@ def build_params(request: ModelRequest, model: str) -> dict[str, Any]:
         params["system"] = system
     if tools:
         params["tools"] = tools
-    if request.temperature is not None:
-        params["temperature"] = request.temperature
+    if request.thinking is not None:
+        params["thinking"] = thinking_param(request.thinking)
+    # No `temperature`: the Messages API of current models takes no sampling parameters (the SDK's
+    # `create` no longer accepts one), so a request's temperature is not sent here.
     return params
+
+
+def thinking_param(thinking: int | str) -> dict[str, Any]:
+    """The Messages API `thinking` object: a fixed budget, or adaptive (the model decides)."""
+    if thinking == "adaptive":
+        return {"type": "adaptive"}
+    return {"type": "enabled", "budget_tokens": int(thinking)}
 
 
 # -- the adapter -------------------------------------------------------------------------------
@@ -200,6 +211,8 @@ class AnthropicProvider(VendorProvider):
                             thinking_blocks.add(event.index)
                             if block.thinking:
                                 yield ThinkingChunk(text=block.thinking)
+                        elif block.type == "redacted_thinking":
+                            yield ThinkingChunk(text="", redacted=block.data)
                         elif block.type == "tool_use":
                             calls.add(event.index, id=block.id, name=block.name)
                     elif kind == "content_block_delta":

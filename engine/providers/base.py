@@ -38,6 +38,9 @@ class ModelRequest(BaseModel):
     max_tokens: int = 8192
     temperature: float | None = None
     session_id: str | None = None
+    # Extended thinking: a token budget, "adaptive", or None (off). Only the Anthropic adapter sends
+    # it; the others ignore it.
+    thinking: int | Literal["adaptive"] | None = None
 
     @property
     def system_text(self) -> str:
@@ -77,9 +80,13 @@ class TextChunk(BaseModel):
 
 
 class ThinkingChunk(BaseModel):
+    """Reasoning text. A chunk with `signature` closes its block; one with `redacted` is a whole
+    block of its own, whose content is encrypted (it goes back to the model, never to the user)."""
+
     type: Literal["thinking"] = "thinking"
     text: str
     signature: str | None = None
+    redacted: str | None = None
 
 
 class ToolCallDone(BaseModel):

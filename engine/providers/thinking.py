@@ -5,7 +5,8 @@ back verbatim (Anthropic requires that, signature included, to continue a tool-u
 thinking on); any other model cannot verify the signature and would reject it. So, for each
 assistant message:
 
-- same model, and the adapter can replay signed thinking, and the block has a signature → kept as is;
+- same model, and the adapter can replay signed thinking, and the block has a signature (or is a
+  redacted block's encrypted payload) → kept as is;
 - same model otherwise (an unsigned block, or a wire format with no slot for reasoning) → dropped:
   the model does not need its own reasoning echoed back as if it were its answer;
 - another model (or an unstamped message) → a block with visible text becomes a text part wrapped in
@@ -52,7 +53,7 @@ def prepare_thinking(messages: list[Message], target_model: str, *, can_replay: 
             if not isinstance(part, ThinkingPart):
                 parts.append(part)
             elif mine:
-                if can_replay and part.signature:
+                if can_replay and (part.signature or part.redacted):
                     parts.append(part)
             elif part.thinking.strip():
                 parts.append(TextPart(text=f"<thinking>\n{part.thinking}\n</thinking>"))

@@ -162,3 +162,39 @@ def test_thinking_replayed_verbatim_to_the_same_model_and_downgraded_for_another
     assert msgs[1]["content"][0] == {"type": "thinking", "thinking": "mine", "signature": "sig-1"}
     assert msgs[3]["content"][0] == {"type": "text", "text": "<thinking>\ntheirs\n</thinking>"}
     assert all(b["type"] != "thinking" for b in msgs[3]["content"])
+
+
+REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
+
+
+def test_thinking_config_goes_on_the_wire_and_no_temperature_is_sent(server):
+    replay(server, "text_only", request(thinking=2048, temperature=0.2))
+    body = server.seen[0].body
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and "temperature" not in body
+    replay(server, "text_only", request(thinking="adaptive"))
+    assert server.seen[1].body["thinking"] == {"type": "adaptive"}
+    events = replay(server, "text_only", request(temperature=0.2))
+    assert events[-1].stop_reason == "end_turn"  # the SDK's create() takes no temperature: not sent
+    assert "thinking" not in server.seen[2].body and "temperature" not in server.seen[2].body
+
+
+def test_a_redacted_thinking_block_streams_as_its_own_chunk(server):
+    events = replay(server, "redacted_thinking_tool_call")
+    thinking = [e for e in events if isinstance(e, ThinkingChunk)]
+    assert [(t.signature is not None, t.redacted) for t in thinking if t.signature or t.redacted] == [(True, None), (False, REDACTED)]
+    assert "".join(t.text for t in thinking) == "The README will say what this is."  # nothing readable added
+    assert isinstance(events[-2], ToolCallDone) and events[-1].stop_reason == "tool_use"
+
+
+def test_redacted_thinking_goes_back_only_to_the_model_that_wrote_it(server):
+    history = [
+        Message.user("q1"),
+        Message.assistant([ThinkingPart(thinking="", redacted=REDACTED), TextPart(text="a1")], MODEL),
+        Message.user("q2"),
+        Message.assistant([ThinkingPart(thinking="", redacted="other"), TextPart(text="a2")], "openai/gpt-5"),
+        Message.user("q3"),
+    ]
+    replay(server, "text_only", request(messages=history))
+    msgs = server.seen[0].body["messages"]
+    assert msgs[1]["content"][0] == {"type": "redacted_thinking", "data": REDACTED}
+    assert [b["type"] for b in msgs[3]["content"]] == ["text"]  # nothing readable to carry over

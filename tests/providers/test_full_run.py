@@ -121,3 +121,23 @@ def test_missing_key_names_the_variable(work: Path, monkeypatch) -> None:
     result = CliRunner().invoke(app, ["run", "--goal", "G.md", "--model", MODELS["anthropic"]])
     assert result.exit_code == 5 and "ANTHROPIC_API_KEY" in result.stderr
     assert not (work / ".arreio" / "sessions").exists()  # failed before a session was made
+
+
+def test_thinking_on_signed_and_redacted_blocks_go_back_with_the_tool_result(work: Path, server) -> None:
+    (work / ".arreio" / "config.yaml").write_text("thinking: 2048\nretry:\n  base_delay_s: 0.01\n")
+    server.push(Reply.stream("anthropic", "redacted_thinking_tool_call"), Reply.stream("anthropic", "text_only"))
+    code, events, stderr = _run("anthropic")
+    assert code == 0, stderr
+    assert server.seen[0].body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    # Continuing a tool-use turn with thinking on, the API wants the turn's blocks back verbatim.
+    assistant = server.seen[1].body["messages"][1]
+    assert [b["type"] for b in assistant["content"]] == ["thinking", "redacted_thinking", "text", "tool_use"]
+    assert assistant["content"][0]["signature"] == "EqQBCkgIARABGAIiQL2sig1111base64signatureBBBB=="
+    assert assistant["content"][1]["data"].startswith("EmwKAhgBEgy3va3pzix")
+    _session_ok(work, events)
+
+
+def test_a_thinking_budget_that_does_not_fit_is_a_config_error(work: Path, server) -> None:
+    (work / ".arreio" / "config.yaml").write_text("thinking: 512\n")
+    code, _, stderr = _run("anthropic")
+    assert code == 5 and "thinking budget 512 must be at least 1024" in stderr and server.seen == []
