@@ -17,7 +17,7 @@ from arreio.engine.feature import Feature, RunContext
 from arreio.engine.gates import Judge
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir, user_config_path
-from arreio.engine.plan import Plan, load_plan, single_unit_plan
+from arreio.engine.plan import Plan, PlanProgress, load_plan, single_unit_plan
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.providers import registry
 from arreio.engine.session import Session, SessionHeader, SessionStore
@@ -107,6 +107,16 @@ def _continuation(session: Session) -> str | None:
     return None
 
 
+def _stored_plan(session: Session) -> Plan | None:
+    """The plan a session was started with (`--plan`), reloaded so a resume finishes it."""
+    stored = getattr(session.header, "plan", None)
+    if not stored:
+        return None
+    if not Path(stored).is_file():
+        raise UsageError(f"session {session.id} runs the plan {stored}, which no longer exists; restore it to resume")
+    return load_plan(Path(stored))
+
+
 def _check_state_dir(options: RunOptions) -> None:
     """The state folder must be a folder we can write, or the run fails before anything is made."""
     home = state_dir(options.cwd, options.env)
@@ -161,6 +171,7 @@ class PreparedRun:
     resume_only: bool = False  # continue the history without a new message
     ctx: RunContext | None = None  # the features' view of this run (ids filled in when it starts)
     tools: ToolRegistry | None = None  # resolved once while assembling a new session's prompt
+    progress: PlanProgress = field(default_factory=lambda: PlanProgress())  # units started/done before
 
 
 def prepare(options: RunOptions, deps: PipelineDeps) -> PreparedRun:
@@ -189,9 +200,10 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         except ConfigError as error:
             raise ConfigError(f"{error.message} (in {_config_files(options)})") from None
     plan: Plan | None = None
+    progress = PlanProgress()
     if options.plan is not None:
         if options.resume:
-            raise UsageError("--plan starts a new run; it cannot be combined with --resume")
+            raise UsageError("--plan starts a new run; a resumed plan session goes on with its own plan")
         plan_path = options.plan if options.plan.is_absolute() else options.cwd / options.plan
         plan = load_plan(plan_path)
     store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
@@ -207,7 +219,9 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         warnings += [f"session repaired on load: {r.kind} — {r.detail}" for r in repairs]
         script = _stored_script(session, options)
         model = options.model or ("offline" if script else session.header.model)
-        if goal is None:
+        plan = _stored_plan(session)
+        progress = PlanProgress.of(session)
+        if goal is None and not (plan and progress.next_is_new(plan)):
             goal = _continuation(session)
     else:
         if goal is None and plan is None:
@@ -240,7 +254,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
     return PreparedRun(settings, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       ctx, tools)
+                       ctx, tools, progress)
 
 
 def _new_session(
@@ -254,6 +268,8 @@ def _new_session(
     )
     if options.script is not None:  # so `--resume` and `arreio approve` go on with the same script
         header.script = str((options.cwd / options.script).resolve())  # type: ignore[attr-defined]
+    if options.plan is not None:  # and with the same plan, from the unit where it stopped
+        header.plan = str((options.cwd / options.plan).resolve())  # type: ignore[attr-defined]
     return Session.create(state_dir(options.cwd, options.env) / "sessions", header)
 
 

@@ -92,7 +92,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             units = UnitRunner(
                 plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resume_only,
                 make_provider=lambda model, script: _unit_provider(options, deps, run, model, script),
-                default_model=run.model, plan_dir=Path(run.plan.source).parent if options.plan else options.cwd,
+                default_model=run.model,
+                plan_dir=Path(run.plan.source).parent if run.plan.source != "(goal)" else options.cwd,
+                progress=run.progress,
             )
             async for event in units.run():
                 for part in guard.feed(event):  # a secret split across text deltas is redacted whole

@@ -24,6 +24,7 @@ Every problem is one `UsageError` naming the file, the line and what is wrong (e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,6 +66,9 @@ class GateSpec(BaseModel):
             return self.name
         detail = {"command": self.command, "file": self.path}.get(self.kind)
         return f"{self.kind}: {detail}" if detail else self.kind
+
+
+UNIT_RECORD = "unit"  # the session record marking a plan unit's start and completion
 
 
 class Plan(BaseModel):
@@ -179,3 +183,34 @@ def _plain(value: Any) -> Any:
 def single_unit_plan(goal: str) -> Plan:
     """No `--plan`: the goal is one unit and the promise gate runs by default."""
     return Plan(units=[Unit(id="main", goal=goal or "continue")], gates=[GateSpec(kind="promise")], source="(goal)")
+
+
+@dataclass(frozen=True)
+class PlanProgress:
+    """How far a plan run got, read back from its session: the `unit` records the unit runner
+    appends (`{"type": "unit", "unit": ID, "event": "start" | "done"}`). A resume runs the units not
+    done yet, continuing inside the one that had started."""
+
+    started: frozenset[str] = frozenset()
+    done: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, session: Any) -> PlanProgress:
+        started: set[str] = set()
+        done: set[str] = set()
+        for record in session.extra:
+            if record.get("type") == UNIT_RECORD:
+                (done if record.get("event") == "done" else started).add(str(record.get("unit")))
+        return cls(frozenset(started), frozenset(done))
+
+    def remaining(self, plan: Plan) -> list[Unit]:
+        """Units still to run, in order. When every unit is done (the gates failed afterwards), the
+        last one again: a resume with a new instruction continues there."""
+        ordered = plan.ordered()
+        return [u for u in ordered if u.id not in self.done] or ordered[-1:]
+
+    def next_is_new(self, plan: Plan) -> bool:
+        """True when the next unit has not started: it opens with its own message, so the history
+        needs no continuation note."""
+        left = [u for u in plan.ordered() if u.id not in self.done]
+        return bool(left) and left[0].id not in self.started

@@ -12,7 +12,7 @@ from arreio.engine import events as ev
 from arreio.engine.errors import UsageError
 from arreio.engine.feature import RunContext
 from arreio.engine.gates import GateInputs, Judge, evaluate_gate
-from arreio.engine.plan import Plan, Unit
+from arreio.engine.plan import UNIT_RECORD, Plan, PlanProgress, Unit
 from arreio.engine.ports import Provider
 from arreio.engine.runner import Outcome, Runner
 from arreio.engine.tools.registry import ToolRegistry
@@ -52,20 +52,36 @@ class UnitRunner:
     make_provider: Callable[[str, Path | None], Provider]
     default_model: str
     plan_dir: Path = field(default_factory=Path.cwd)
+    progress: PlanProgress = field(default_factory=PlanProgress)  # a resumed plan run: where it stopped
 
     async def run(self) -> AsyncIterator[ev.Event]:
-        for index, unit in enumerate(self.plan.ordered()):
+        is_plan = self.plan.source != "(goal)"
+        units = self.progress.remaining(self.plan) if is_plan else self.plan.ordered()
+        for index, unit in enumerate(units):
             self._configure(unit)
-            text = None if self.resume_only else unit_message(self.plan, unit, self.goal, index == 0)
+            text = self._opening(unit, index, is_plan)
             if text is None:
                 title = f"continue session {self.runner.session.id}"
             else:
-                title = goal_title(text if self.plan.source == "(goal)" else unit.goal)
+                title = goal_title(text if not is_plan else unit.goal)
+            if is_plan and unit.id not in self.progress.started:
+                self.runner.session.append_record({"type": UNIT_RECORD, "unit": unit.id, "event": "start"})
             yield ev.UnitStart(unit_id=unit.id, goal=title)
             async for event in self.runner.run(text, unit_id=unit.id, max_steps=unit.max_steps):
                 yield event
             if self.runner.outcome.verdict != "success":
                 return
+            if is_plan:
+                self.runner.session.append_record({"type": UNIT_RECORD, "unit": unit.id, "event": "done"})
+
+    def _opening(self, unit: Unit, index: int, is_plan: bool) -> str | None:
+        """The message a unit starts with: none to just go on, a resume's note or new instruction
+        inside a unit that had started, else the unit's own message."""
+        if index == 0 and is_plan and unit.id in self.progress.started:
+            return self.goal
+        if index == 0 and self.resume_only and not is_plan:
+            return None
+        return unit_message(self.plan, unit, self.goal if index == 0 else None, index == 0)
 
     def _configure(self, unit: Unit) -> None:
         if unit.tools is not None:

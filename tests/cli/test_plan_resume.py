@@ -1,0 +1,81 @@
+"""A plan run that stops (a ceiling, an approval pause) resumes with its plan: the unit that stopped
+goes on, the units after it run, and the plan's gates judge the end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+PLAN = """
+units:
+  - {id: a, goal: "Write a.txt."}
+  - {id: b, goal: "Write b.txt.", needs: [a], max_steps: 3}
+  - {id: c, goal: "Say you are done.", needs: [b]}
+gates:
+  - {kind: file, path: b.txt}
+"""
+
+
+def events_of(result) -> list[dict]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def write(path: str, content: str) -> str:
+    return f"- tool_calls: [{{name: write_file, arguments: {{path: {path}, content: '{content}'}}}}]\n"
+
+
+def test_a_plan_stopped_at_a_ceiling_resumes_where_it_stopped(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text(PLAN)
+    Path("s.yaml").write_text(
+        write("a.txt", "a") + "- text: a done\n"                      # unit a
+        + "- tool_calls: [{name: list_dir, arguments: {}}]\n" * 2      # unit b, steps 1 and 2
+        + "- text: still looking\n"                                     # unit b, reserve turn: partial
+        + write("b.txt", "b") + "- text: b done\n"                      # unit b, resumed
+        + "- text: all done\n"                                          # unit c
+    )
+    first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
+    assert first.exit_code == 4, first.output
+    sid = events_of(first)[0]["session_id"]
+    assert [e["unit_id"] for e in events_of(first) if e["type"] == "unit_start"] == ["a", "b"]
+    assert "gate_result" not in [e["type"] for e in events_of(first)]
+
+    resumed = cli("run", "--resume", sid, "--json")  # the session remembers its plan and script
+    events = events_of(resumed)
+    assert resumed.exit_code == 0, resumed.output
+    assert [e["unit_id"] for e in events if e["type"] == "unit_start"] == ["b", "c"]  # a is not run again
+    assert [(e["gate"], e["passed"]) for e in events if e["type"] == "gate_result"] == [("file: b.txt", True)]
+    assert events[-1]["final_text"] == "all done"
+    assert Path("a.txt").read_text() == "a" and Path("b.txt").read_text() == "b"
+    records = [json.loads(line) for line in Path(f".arreio/sessions/{sid}.jsonl").read_text().splitlines()]
+    units = [(r["unit"], r["event"]) for r in records if r.get("type") == "unit"]
+    assert units == [("a", "start"), ("a", "done"), ("b", "start"), ("b", "done"), ("c", "start"), ("c", "done")]
+
+
+def test_an_approval_inside_a_plan_unit_resumes_the_rest_of_the_plan(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text(PLAN.replace("max_steps: 3", "max_steps: 5"))
+    Path("s.yaml").write_text(
+        write("a.txt", "a") + "- text: a done\n"
+        + "- tool_calls: [{name: shell, arguments: {command: 'echo b > b.txt'}}]\n"  # needs approval
+        + "- text: b done\n"
+        + "- text: all done\n"
+    )
+    paused = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
+    assert paused.exit_code == 3, paused.output
+    sid = events_of(paused)[0]["session_id"]
+    approved = cli("approve", sid, "--json")
+    events = events_of(approved)
+    assert approved.exit_code == 0, approved.output
+    assert [e["unit_id"] for e in events if e["type"] == "unit_start"] == ["b", "c"]
+    assert Path("b.txt").read_text().strip() == "b"
+    assert [e["passed"] for e in events if e["type"] == "gate_result"] == [True]
+
+
+def test_resuming_a_plan_whose_file_is_gone_says_so(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text(PLAN)
+    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + "- tool_calls: [{name: list_dir, arguments: {}}]\n" * 2 + "- text: partial\n")
+    sid = events_of(cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json"))[0]["session_id"]
+    Path("p.plan.yaml").unlink()
+    result = cli("run", "--resume", sid)
+    assert result.exit_code == 2 and "p.plan.yaml, which no longer exists; restore it to resume" in result.stderr
+    both = cli("run", "--resume", sid, "--plan", "x.yaml")
+    assert both.exit_code == 2 and "a resumed plan session goes on with its own plan" in both.stderr
