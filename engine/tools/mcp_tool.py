@@ -33,9 +33,28 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _coerce(value: Any, kinds: list[str]) -> Any:
+    """A string the schema wants as a number or a boolean, converted as the built-in tools' models
+    would ("5" → 5, "true" → True); anything else unchanged (the type check then speaks)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if "integer" in kinds and re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    if "number" in kinds:
+        try:
+            return float(text) if text.lower() not in ("nan", "inf", "-inf", "infinity", "-infinity") else value
+        except ValueError:
+            pass
+    if "boolean" in kinds and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return value
+
+
 def _args_model(schema: Mapping[str, Any]) -> type[BaseModel]:
     """A permissive model that still checks what the schema makes cheap to check (required keys and
-    top-level JSON types), so a bad call fails in the chain with a readable message."""
+    top-level JSON types), so a bad call fails in the chain with a readable message. Strings sent for
+    numbers or booleans are converted first, as for the built-in tools."""
     required = [r for r in schema.get("required", []) if isinstance(r, str)]
     props = schema.get("properties", {}) if isinstance(schema.get("properties"), Mapping) else {}
 
@@ -49,9 +68,12 @@ def _args_model(schema: Mapping[str, Any]) -> type[BaseModel]:
             if missing:
                 raise PydanticCustomError("mcp_args", "missing required argument(s): {names}",
                                           {"names": ", ".join(missing)})
-            for key, value in data.items():
+            data = dict(data)
+            for key, value in list(data.items()):
                 wanted = props.get(key, {}).get("type") if isinstance(props.get(key), Mapping) else None
                 kinds = [wanted] if isinstance(wanted, str) else wanted if isinstance(wanted, list) else []
+                if "string" not in kinds:
+                    data[key] = value = _coerce(value, kinds)
                 allowed = tuple(t for k in kinds for t in _JSON_TYPES.get(k, ()))
                 bad_bool = isinstance(value, bool) and bool not in allowed
                 if allowed and (not isinstance(value, allowed) or bad_bool):

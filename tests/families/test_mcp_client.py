@@ -81,6 +81,16 @@ def test_bad_arguments_fail_in_the_chain_with_a_readable_message(shared) -> None
     assert missing.is_error and "missing required argument(s): b" in missing.content
     wrong = call(registry, ctx, "fx__add", {"a": "one", "b": 2})
     assert wrong.is_error and "'a' must be integer" in wrong.content
+    bad_float = call(registry, ctx, "fx__add", {"a": "1.5", "b": 2})
+    assert bad_float.is_error and "'a' must be integer" in bad_float.content
+
+
+def test_numbers_sent_as_strings_are_converted_as_for_built_in_tools(shared) -> None:
+    _, registry, ctx = shared
+    result = call(registry, ctx, "fx__add", {"a": " 40", "b": "2"})
+    assert (result.content, result.is_error) == ("42", False)  # the server received integers
+    text = call(registry, ctx, "fx__echo", {"text": "7"})
+    assert text.content == "7" and not text.is_error  # a string the schema wants stays a string
 
 
 def test_an_error_result_from_the_server_is_an_error_result(shared) -> None:
