@@ -50,6 +50,7 @@ class _Connection:
         self.stop: asyncio.Event | None = None
         self.task: asyncio.Task | None = None
         self.log_path: Path | None = None
+        self.log_mark = 0  # log size when the current call began: a crash quotes only what came after
         self.status = ServerState(name, config.transport, "disabled" if not config.enabled else "pending")
 
 
@@ -209,6 +210,7 @@ class McpHub:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+        conn.log_mark = _log_size(conn.log_path)
         try:
             result = await conn.client.call_tool(remote, arguments, read_timeout_seconds=timeout_s)
         except MCPError as exc:
@@ -225,8 +227,9 @@ class McpHub:
     def _died(self, conn: _Connection, why: str) -> None:
         if conn.status.state != "ready":
             return
-        tail = _log_tail(conn.log_path)
-        conn.status.state, conn.status.detail = "dead", why + (f"; its stderr ends: {tail}" if tail else "")
+        tail = _log_tail(conn.log_path, since=conn.log_mark)
+        said = f"; its stderr ends: {tail}" if tail else "; it wrote nothing to stderr during the call"
+        conn.status.state, conn.status.detail = "dead", why + said
         self.warn(f"MCP server '{conn.name}' stopped mid-run ({conn.status.detail}); its tools are unavailable")
 
     # -- shutdown -----------------------------------------------------------------------------------
@@ -280,11 +283,21 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
 
 
-def _log_tail(path: Path | None) -> str:
+def _log_size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def _log_tail(path: Path | None, since: int = 0) -> str:
+    """The last lines of a server's stderr log, from byte `since` on (older lines may be unrelated)."""
     if path is None or not path.exists():
         return ""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
+        with open(path, "rb") as handle:
+            handle.seek(since)
+            text = handle.read().decode("utf-8", errors="replace").strip()
     except OSError:
         return ""
     lines = [ln for ln in text.splitlines() if ln.strip()]

@@ -127,7 +127,19 @@ def test_a_server_that_dies_mid_run_makes_its_tools_unavailable_with_a_warning(t
         assert after.is_error and "is not running" in after.content and "unavailable" in after.content
         warnings = hub.drain_warnings()
         assert len(warnings) == 1 and "MCP server 'fx' stopped mid-run" in warnings[0]
+        assert "it wrote nothing to stderr during the call" in warnings[0] and "unrelated" not in warnings[0]
         assert hub.states()[0].state == "dead"
+    finally:
+        hub.close()
+
+
+def test_a_crash_quotes_what_the_server_said_during_the_call(tmp_path) -> None:
+    hub = _hub(tmp_path, fx=fixture_server())
+    try:
+        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+        call(registry, ctx, "fx__crash", {"last_words": "fatal: out of file handles"})
+        warning = hub.drain_warnings()[0]
+        assert "its stderr ends: fatal: out of file handles" in warning and "unrelated" not in warning
     finally:
         hub.close()
 
