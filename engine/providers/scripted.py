@@ -57,7 +57,6 @@ from arreio.engine.providers.base import (
 )
 from arreio.engine.wording import counted
 
-
 _AGENT_TAG = re.compile(r"d[1-9][0-9]*(\.d[1-9][0-9]*)*")
 
 
