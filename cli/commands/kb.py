@@ -28,10 +28,13 @@ def _console(stderr: bool = False) -> Console:
 
 
 def _open():
+    from arreio.engine.config import load_settings
     from arreio.engine.paths import state_dir
     from arreio.memory.knowledge.index import open_knowledge_base
+    from arreio.memory.knowledge.settings import parse_knowledge
 
-    return open_knowledge_base(state_dir())
+    settings = parse_knowledge(load_settings().knowledge)  # a config mistake fails before any file is made
+    return open_knowledge_base(state_dir(), settings=settings)
 
 
 def _existing():
@@ -106,9 +109,9 @@ def add(
     json_: JsonOption = False,
 ) -> None:
     """Index files incrementally: unchanged files are skipped, changed ones re-indexed."""
-    from arreio.engine.errors import UsageError
-
     import shlex
+
+    from arreio.engine.errors import UsageError
 
     kb = _open()
     try:

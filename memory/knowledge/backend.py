@@ -6,6 +6,8 @@ ephemeral use). Contract shared by both:
   chunks arrive without vectors; one atomic step.
 - vectors are attached later, in batches (`pending_vectors` then `set_vectors`), each batch atomic,
   so an interrupted embedding run leaves a usable index and the next run carries on.
+- a chunk's vectors are its own vector and, optionally, a matrix of its sentences' vectors (one row
+  per sentence, see sentences.py); both are set together, in one step.
 - vectors belong to one embedding model (`vector_model`); `reset_vectors` switches model and
   forgets the old vectors.
 - searches return (chunk id, score) best first; higher score is better.
@@ -84,7 +86,21 @@ class KnowledgeBackend(Protocol):
 
     def count_pending_vectors(self) -> int: ...
 
-    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None: ...
+    def set_vectors(
+        self,
+        model: str,
+        ids: Sequence[int],
+        vectors: np.ndarray,
+        sentences: Sequence[np.ndarray | None] | None = None,
+    ) -> None:
+        """`vectors[i]` is chunk `ids[i]`'s vector; `sentences[i]` (when given) its sentence
+        matrix, or None for a chunk of one sentence."""
+        ...
+
+    def sentence_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+        """Chunks ranked by their best-matching sentence (a chunk of one sentence by its own
+        vector): (chunk id, best similarity), best first."""
+        ...
 
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]: ...
 

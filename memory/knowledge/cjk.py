@@ -44,6 +44,11 @@ def is_cjk(char: str) -> bool:
     return bool(_CJK_RUN.fullmatch(char))
 
 
+def count(text: str) -> int:
+    """How many CJK characters `text` holds."""
+    return sum(len(run) for run in _CJK_RUN.findall(text))
+
+
 def _bigrams(run: str) -> str:
     if len(run) == 1:
         return run

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from arreio.engine.feature import Feature, RunContext
 from arreio.engine.tools.base import Tool
 
@@ -9,7 +11,13 @@ from arreio.engine.tools.base import Tool
 class KnowledgeFeature(Feature):
     name = "knowledge"
 
+    def check(self, settings: Any) -> None:
+        from arreio.memory.knowledge.settings import parse_knowledge
+
+        parse_knowledge(settings.knowledge)
+
     def tools(self, ctx: RunContext) -> list[Tool]:
+        from arreio.memory.knowledge.settings import parse_knowledge
         from arreio.memory.knowledge.tool import kb_tools
 
-        return kb_tools(ctx.state_dir)
+        return kb_tools(ctx.state_dir, parse_knowledge(ctx.settings.knowledge))

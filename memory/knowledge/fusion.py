@@ -18,11 +18,16 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class FusionConfig:
-    """How the passes are merged. Defaults favour the semantic pass; `per_pass` candidates come
-    from each pass; hits scoring below `min_score` (normalised, 0..1) are dropped."""
+    """How the passes are merged. Three passes can run: the chunk vectors, the sentence vectors
+    (chunks ranked by their best-matching sentence, see sentences.py) and the keyword index.
+    Defaults favour semantics (0.6 of the weight, split between the two vector passes) over
+    keywords (0.4); when a knowledge base has no sentence vectors, the sentence weight goes to the
+    chunk-vector pass. `per_pass` candidates come from each pass; hits scoring
+    below `min_score` (normalised, 0..1) are dropped."""
 
     k: int = 60
-    vector_weight: float = 0.6
+    vector_weight: float = 0.3
+    sentence_weight: float = 0.3
     keyword_weight: float = 0.4
     per_pass: int = 50
     min_score: float = 0.0
@@ -30,7 +35,7 @@ class FusionConfig:
     def __post_init__(self) -> None:
         if self.k < 0 or self.per_pass < 1:
             raise ValueError("k must be >= 0 and per_pass >= 1")
-        if self.vector_weight < 0 or self.keyword_weight < 0:
+        if min(self.vector_weight, self.sentence_weight, self.keyword_weight) < 0:
             raise ValueError("weights must be >= 0")
 
 

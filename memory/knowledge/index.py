@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from arreio.memory.knowledge import cjk
+from arreio.memory.knowledge import cjk, sentences
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
 from arreio.memory.knowledge.embedders import (
@@ -25,6 +25,9 @@ from arreio.memory.knowledge.embedders import (
 )
 from arreio.memory.knowledge.fusion import FusionConfig, fuse
 from arreio.memory.knowledge.sources import SourceText, expand, read_text
+
+if TYPE_CHECKING:
+    from arreio.memory.knowledge.settings import KnowledgeSettings
 
 DB_NAME = "knowledge.sqlite"
 Mode = Literal["hybrid", "keyword", "vector"]
@@ -67,7 +70,8 @@ def _noop(phase: str, done: int, total: int) -> None:
 
 class KnowledgeBase:
     """A backend, an optional embedder (None: keyword search only), and the chunking and fusion
-    settings. Safe to use from one thread at a time."""
+    settings. `sentence_vectors` also embeds each chunk's sentences (sentences.py), which doubles
+    embedding time and sharpens ranking for short queries. Safe to use from one thread at a time."""
 
     def __init__(
         self,
@@ -77,8 +81,10 @@ class KnowledgeBase:
         chunking: ChunkConfig = ChunkConfig(),
         fusion: FusionConfig = FusionConfig(),
         batch_size: int = 32,
+        sentence_vectors: bool = True,
     ) -> None:
         self.backend = backend
+        self.sentence_vectors = sentence_vectors
         self.embedder = embedder
         self.chunking = chunking
         self.fusion = fusion
@@ -125,21 +131,36 @@ class KnowledgeBase:
             report.notices.append(NO_EMBEDDER_NOTICE)
         return report
 
+    @property
+    def vector_scheme(self) -> str | None:
+        """What the stored vectors must have been made by: the embedder's model, plus whether
+        sentences were embedded too. Vectors of another scheme are re-made, never mixed."""
+        if self.embedder is None:
+            return None
+        return f"{self.embedder.name}+sentences" if self.sentence_vectors else self.embedder.name
+
     def embed_pending(self, progress: ProgressFn = _noop) -> int:
-        """Embed chunks that have no vector, one committed batch at a time. Returns how many."""
+        """Embed chunks that have no vector, one committed batch at a time. Returns how many.
+        A chunk's sentences (sentences.py) are embedded in the same batch and stored with it."""
         if self.embedder is None:
             return 0
+        scheme = self.vector_scheme
+        assert scheme is not None
         model = self.backend.vector_model()
-        if model is not None and model != self.embedder.name:
-            self.backend.reset_vectors(self.embedder.name)  # another model's vectors don't compare
+        if model is not None and model != scheme:
+            self.backend.reset_vectors(scheme)  # another model's vectors don't compare
         total = self.backend.count_pending_vectors()
         done = 0
-        while True:
-            batch = self.backend.pending_vectors(self.batch_size)
-            if not batch:
-                break
-            vectors = self.embedder.embed_passages([cjk.unwrap(text) for _, text in batch])
-            self.backend.set_vectors(self.embedder.name, [chunk_id for chunk_id, _ in batch], vectors)
+        while batch := self.backend.pending_vectors(self.batch_size):
+            pieces = [sentences.split(text) if self.sentence_vectors else [] for _, text in batch]
+            texts = [cjk.unwrap(text) for _, text in batch] + [piece for group in pieces for piece in group]
+            vectors = self.embedder.embed_passages(texts)
+            matrices, at = [], len(batch)
+            for group in pieces:
+                matrices.append(vectors[at : at + len(group)] if group else None)
+                at += len(group)
+            ids = [chunk_id for chunk_id, _ in batch]
+            self.backend.set_vectors(scheme, ids, vectors[: len(batch)], matrices)
             done += len(batch)
             progress("embed", done, max(total, done))
         return done
@@ -179,33 +200,36 @@ class KnowledgeBase:
         """True when the current embedder's vectors can be searched. With `complete`, also every
         chunk must have one: a vector pass over part of the index would push the rest down the
         fused ranking, so an interrupted index searches by keyword until embedding finishes."""
-        if self.embedder is None or self.backend.vector_model() != self.embedder.name:
+        if self.embedder is None or self.backend.vector_model() != self.vector_scheme:
             return False
         return not complete or self.backend.count_pending_vectors() == 0
 
     def search(self, query: str, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:
-        """Top-k hits. `hybrid` fuses the keyword and vector passes by RRF (keyword only when no
-        vectors of the current embedder exist); `keyword` and `vector` run one pass."""
+        """Top-k hits. `hybrid` fuses the keyword, chunk-vector and sentence passes by RRF
+        (keyword only when no vectors of the current embedder exist); `keyword` runs the keyword
+        pass alone, `vector` the two vector passes."""
         if not query.strip() or k < 1:
             return []
         n = max(self.fusion.per_pass, k)
         # Keyword pass first: SQLite work done while the embedding model's threads spin down after
         # a query would compete with them for the CPU.
         keyword = [i for i, _ in self.backend.keyword_search(query, n)] if mode in ("hybrid", "keyword") else None
-        vector = None
+        passes: list[tuple[list[int], float]] = []
         if mode in ("hybrid", "vector") and self.vectors_ready(complete=mode == "hybrid"):
             assert self.embedder is not None
-            vector = [i for i, _ in self.backend.vector_search(self.embedder.embed_query(query), n)]
-        rankings: list[list[int]] = []
-        weights: list[float] = []
-        if vector is not None:
-            rankings.append(vector)
-            weights.append(self.fusion.vector_weight if keyword is not None else 1.0)
+            query_vector = self.embedder.embed_query(query)
+            vector = [i for i, _ in self.backend.vector_search(query_vector, n)]
+            if self.sentence_vectors:
+                by_sentence = [i for i, _ in self.backend.sentence_search(query_vector, n)]
+                passes += [(vector, self.fusion.vector_weight), (by_sentence, self.fusion.sentence_weight)]
+            else:
+                passes.append((vector, self.fusion.vector_weight + self.fusion.sentence_weight))
         if keyword is not None:
-            rankings.append(keyword)
-            weights.append(self.fusion.keyword_weight if vector is not None else 1.0)
-        if not rankings:
+            passes.append((keyword, self.fusion.keyword_weight))
+        if not passes:
             return []
+        rankings = [ranking for ranking, _ in passes]
+        weights = [weight for _, weight in passes] if len(passes) > 1 else [1.0]
         candidates = {chunk_id for ranking in rankings for chunk_id in ranking}
         records = self.backend.get_chunks(list(candidates))
         fused = fuse(
@@ -233,20 +257,26 @@ class KnowledgeBase:
         elif backend.chunks and not self.vectors_ready():
             missing = backend.chunks - backend.vectors if self.vectors_ready(complete=False) else backend.chunks
             notice = (
-                f"{missing} chunks have no {self.embedder.name} vector yet (keyword search only): "
+                f"{missing} chunks have no {self.vector_scheme} vectors yet (keyword search only): "
                 "run `arreio kb sync`"
             )
-        return KnowledgeStats(backend, self.embedder.name if self.embedder else None, notice)
+        return KnowledgeStats(backend, self.vector_scheme, notice)
 
     def close(self) -> None:
         self.backend.close()
 
 
 def open_knowledge_base(
-    state_dir: Path, embedder: Embedder | None | Literal["auto"] = "auto", **options: Any
+    state_dir: Path,
+    embedder: Embedder | None | Literal["auto"] = "auto",
+    settings: KnowledgeSettings | None = None,
+    **options: Any,
 ) -> KnowledgeBase:
-    """The production knowledge base: `state_dir/knowledge.sqlite` and the default embedder."""
+    """The production knowledge base: `state_dir/knowledge.sqlite`, the default embedder, and the
+    fusion and sentence-vector choices of the `knowledge:` config section."""
     from arreio.memory.knowledge.sqlite_backend import SqliteBackend
 
+    if settings is not None:
+        options = {"fusion": settings.fusion(), "sentence_vectors": settings.sentence_vectors, **options}
     chosen = default_embedder() if embedder == "auto" else embedder
     return KnowledgeBase(SqliteBackend(state_dir / DB_NAME), chosen, **options)

@@ -31,6 +31,7 @@ class _Stored:
     terms: Counter[str]
     length: int
     vector: np.ndarray | None = None
+    sentences: np.ndarray | None = None
 
 
 @dataclass
@@ -81,7 +82,7 @@ class MemoryBackend:
     def reset_vectors(self, model: str) -> None:
         self._model = model
         for stored in self._chunks.values():
-            stored.vector = None
+            stored.vector = stored.sentences = None
 
     def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
         pending = [(i, s.record.text) for i, s in sorted(self._chunks.items()) if s.vector is None]
@@ -90,16 +91,28 @@ class MemoryBackend:
     def count_pending_vectors(self) -> int:
         return sum(1 for s in self._chunks.values() if s.vector is None)
 
-    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
+    def set_vectors(
+        self,
+        model: str,
+        ids: Sequence[int],
+        vectors: np.ndarray,
+        sentences: Sequence[np.ndarray | None] | None = None,
+    ) -> None:
         import numpy as np
 
+        if sentences is None:
+            sentences = [None] * len(ids)
+        if not len(ids) == len(vectors) == len(sentences):
+            raise ValueError("one vector (and one sentence matrix or None) per id")
         if self._model is None:
             self._model = model
         elif self._model != model:
             raise ValueError(f"vectors of {model} cannot join vectors of {self._model}; reset first")
-        for chunk_id, vector in zip(ids, vectors, strict=True):
+        for chunk_id, vector, matrix in zip(ids, vectors, sentences, strict=True):
             if chunk_id in self._chunks:
-                self._chunks[chunk_id].vector = np.asarray(vector, dtype=np.float32)
+                stored = self._chunks[chunk_id]
+                stored.vector = np.asarray(vector, dtype=np.float32)
+                stored.sentences = None if matrix is None else np.asarray(matrix, dtype=np.float32)
 
     def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
         import numpy as np
@@ -110,6 +123,19 @@ class MemoryBackend:
             return []
         ids = np.array([i for i, _ in have], dtype=np.int64)
         return top_n(ids, np.stack([v for _, v in have]), query_vector, n)
+
+    def sentence_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+        import numpy as np
+
+        blocks = [
+            (i, s.vector[None, :] if s.sentences is None else s.sentences)
+            for i, s in sorted(self._chunks.items())
+            if s.vector is not None and s.vector.shape[0] == len(query_vector)
+        ]
+        if not blocks:
+            return []
+        owners = np.repeat(np.array([i for i, _ in blocks], dtype=np.int64), [len(m) for _, m in blocks])
+        return top_n(owners, np.concatenate([m for _, m in blocks]), query_vector, n, grouped=True)
 
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
         terms = cjk.query_terms(query)

@@ -1,7 +1,8 @@
 """The production backend: one SQLite file (standard-library `sqlite3`).
 
 Tables: `meta` (schema version, vector model, vector generation, full-text analyzer), `documents`,
-`chunks` (text, line range, vector as a float32 BLOB or NULL while not yet embedded) and
+`chunks` (text, line range, vector as a float32 BLOB or NULL while not yet embedded, and the
+sentence vectors as one row-major float32 BLOB, NULL for a chunk of one sentence) and
 `chunks_fts`, an FTS5 index over the CJK-rewritten chunk text (rowid = chunk id). Every change is one transaction, so a process
 killed at any moment leaves the previous or the next consistent state. Vector search is exact
 brute force over the matrix cached by `VectorCache` (this Python cannot load SQLite extensions).
@@ -24,7 +25,7 @@ from arreio.memory.knowledge.vector_cache import VectorCache, top_n
 if TYPE_CHECKING:
     import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: chunks.svec (sentence vectors)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,7 +41,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     text TEXT NOT NULL,
-    vec BLOB
+    vec BLOB,
+    svec BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id);
 CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(id) WHERE vec IS NULL;
@@ -67,6 +69,7 @@ class SqliteBackend:
         except sqlite3.DatabaseError as error:
             raise UsageError(f"cannot open knowledge base {path}: {error}") from error
         self._cache = VectorCache(self.path)
+        self._sentences = VectorCache(self.path, kind="sentences")
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -93,6 +96,12 @@ class SqliteBackend:
                     f"knowledge base schema {row[0]} is newer than this arreio understands "
                     f"({SCHEMA_VERSION}); upgrade arreio"
                 )
+            elif int(row[0]) < 2:
+                # Version 1 had no sentence vectors. Its chunk vectors stay; they carry another
+                # model name than the KnowledgeBase now asks for, so the next `kb add`/`kb sync`
+                # re-embeds them with sentences (until then search is keyword-only, and says so).
+                db.execute("ALTER TABLE chunks ADD COLUMN svec BLOB")
+                db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             self._match_analyzer(db)
 
     def _match_analyzer(self, db: sqlite3.Connection) -> None:
@@ -178,7 +187,7 @@ class SqliteBackend:
 
     def reset_vectors(self, model: str) -> None:
         with self._tx() as db:
-            db.execute("UPDATE chunks SET vec = NULL WHERE vec IS NOT NULL")
+            db.execute("UPDATE chunks SET vec = NULL, svec = NULL WHERE vec IS NOT NULL")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
             self._bump_generation(db)
 
@@ -190,12 +199,21 @@ class SqliteBackend:
     def count_pending_vectors(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM chunks WHERE vec IS NULL").fetchone()[0]
 
-    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray) -> None:
+    def set_vectors(
+        self,
+        model: str,
+        ids: Sequence[int],
+        vectors: np.ndarray,
+        sentences: Sequence[np.ndarray | None] | None = None,
+    ) -> None:
         import numpy as np
 
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if len(ids) != len(vectors):
-            raise ValueError("one vector per id")
+        if sentences is None:
+            sentences = [None] * len(ids)
+        if not len(ids) == len(vectors) == len(sentences):
+            raise ValueError("one vector (and one sentence matrix or None) per id")
+        blobs = [None if m is None else np.ascontiguousarray(m, dtype=np.float32).tobytes() for m in sentences]
         with self._tx() as db:
             current = db.execute("SELECT value FROM meta WHERE key = 'vector_model'").fetchone()
             if current is None:
@@ -203,8 +221,8 @@ class SqliteBackend:
             elif current[0] != model:
                 raise ValueError(f"vectors of {model} cannot join vectors of {current[0]}; reset first")
             db.executemany(
-                "UPDATE chunks SET vec = ? WHERE id = ?",
-                [(vectors[i].tobytes(), int(chunk_id)) for i, chunk_id in enumerate(ids)],
+                "UPDATE chunks SET vec = ?, svec = ? WHERE id = ?",
+                [(vectors[i].tobytes(), blobs[i], int(chunk_id)) for i, chunk_id in enumerate(ids)],
             )
             self._bump_generation(db)
 
@@ -218,12 +236,34 @@ class SqliteBackend:
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         return ids, matrix
 
+    def _load_sentence_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every chunk's sentence rows (or its own vector, for a chunk of one sentence), grouped by
+        chunk id in id order; ids repeat once per row."""
+        import numpy as np
+
+        rows = self._db.execute("SELECT id, vec, svec FROM chunks WHERE vec IS NOT NULL ORDER BY id").fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        dim = len(rows[0][1]) // 4
+        blobs = [svec if svec is not None else vec for _, vec, svec in rows]
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        owners = np.repeat(ids, [len(blob) // (4 * dim) for blob in blobs])
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
+        return owners, matrix
+
     def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
         generation = int(self._meta("vec_generation") or 0)
         ids, matrix = self._cache.get(generation, self._load_matrix)
         if matrix.size == 0 or matrix.shape[1] != len(query_vector):
             return []
         return top_n(ids, matrix, query_vector, n)
+
+    def sentence_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+        generation = int(self._meta("vec_generation") or 0)
+        owners, matrix = self._sentences.get(generation, self._load_sentence_matrix)
+        if matrix.size == 0 or matrix.shape[1] != len(query_vector):
+            return []
+        return top_n(owners, matrix, query_vector, n, grouped=True)
 
     # -- search -----------------------------------------------------------------------------
 
@@ -255,7 +295,8 @@ class SqliteBackend:
         chunks, vectors = self._db.execute("SELECT COUNT(*), COUNT(vec) FROM chunks").fetchone()
         size = 0
         if self.path is not None:
-            for file in [self.path, *self.path.parent.glob(self.path.name + "-wal"), *self._cache.sidecar_files()]:
+            sidecars = [*self._cache.sidecar_files(), *self._sentences.sidecar_files()]
+            for file in [self.path, *self.path.parent.glob(self.path.name + "-wal"), *sidecars]:
                 if file.exists():
                     size += file.stat().st_size
         return BackendStats(documents, chunks, vectors, self.vector_model(), size)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
 from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
+from arreio.memory.knowledge.settings import KnowledgeSettings
 
 SNIPPET_CHARS = 1200  # per hit: enough to answer from, small enough for ten hits in context
 
@@ -44,8 +45,9 @@ class KbSearchTool(Tool):
     repeat = "few"
     timeout_s = 30.0
 
-    def __init__(self, state_dir: Path, open_kb: Any = None) -> None:
+    def __init__(self, state_dir: Path, open_kb: Any = None, settings: KnowledgeSettings | None = None) -> None:
         self._state_dir = state_dir
+        self._settings = settings
         self._open_kb = open_kb
         self._kb: KnowledgeBase | None = None
         self._lock = threading.Lock()  # one search at a time on the shared connection
@@ -57,7 +59,7 @@ class KbSearchTool(Tool):
             else:
                 from arreio.memory.knowledge.index import open_knowledge_base
 
-                self._kb = open_knowledge_base(self._state_dir)
+                self._kb = open_knowledge_base(self._state_dir, settings=self._settings)
         return self._kb
 
     def _search(self, query: str, k: int) -> list:
@@ -101,6 +103,6 @@ def has_documents(state_dir: Path) -> bool:
         return False
 
 
-def kb_tools(state_dir: Path) -> list[Tool]:
+def kb_tools(state_dir: Path, settings: KnowledgeSettings | None = None) -> list[Tool]:
     """The knowledge-base tools for a run: `[KbSearchTool]` when there is something to search, else []."""
-    return [KbSearchTool(state_dir)] if has_documents(state_dir) else []
+    return [KbSearchTool(state_dir, settings=settings)] if has_documents(state_dir) else []

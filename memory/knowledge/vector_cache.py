@@ -39,17 +39,19 @@ def _atomic_save(path: Path, array: np.ndarray) -> None:
 
 class VectorCache:
     """Holds (ids, matrix) for the current generation; `get` rebuilds through `loader` when the
-    generation moved. `db_path=None` keeps the matrix in process memory only."""
+    generation moved. `db_path=None` keeps the matrix in process memory only. `kind` names the
+    sidecar (`vectors`: one row per chunk; `sentences`: one row per sentence, ids repeat)."""
 
-    def __init__(self, db_path: Path | None) -> None:
+    def __init__(self, db_path: Path | None, kind: str = "vectors") -> None:
         self._db_path = db_path
+        self._kind = kind
         self._generation: int | None = None
         self._ids: np.ndarray | None = None
         self._matrix: np.ndarray | None = None
 
     def _paths(self, generation: int) -> tuple[Path, Path]:
         assert self._db_path is not None
-        stem = f"{self._db_path.name}.vectors-{generation}"
+        stem = f"{self._db_path.name}.{self._kind}-{generation}"
         return self._db_path.with_name(stem + ".ids.npy"), self._db_path.with_name(stem + ".npy")
 
     def get(self, generation: int, loader: Loader) -> tuple[np.ndarray, np.ndarray]:
@@ -91,7 +93,7 @@ class VectorCache:
 
     def _drop_other_generations(self, keep: int) -> None:
         assert self._db_path is not None
-        prefix = f"{self._db_path.name}.vectors-"
+        prefix = f"{self._db_path.name}.{self._kind}-"
         keep_names = {p.name for p in self._paths(keep)}
         for path in self._db_path.parent.glob(prefix + "*.npy"):
             if path.name not in keep_names:
@@ -101,11 +103,15 @@ class VectorCache:
     def sidecar_files(self) -> list[Path]:
         if self._db_path is None:
             return []
-        return sorted(self._db_path.parent.glob(f"{self._db_path.name}.vectors-*.npy"))
+        return sorted(self._db_path.parent.glob(f"{self._db_path.name}.{self._kind}-*.npy"))
 
 
-def top_n(ids: np.ndarray, matrix: np.ndarray, query: np.ndarray, n: int) -> list[tuple[int, float]]:
-    """Exact nearest neighbours by dot product (vectors are normalised: cosine), best first."""
+def top_n(
+    ids: np.ndarray, matrix: np.ndarray, query: np.ndarray, n: int, *, grouped: bool = False
+) -> list[tuple[int, float]]:
+    """Exact nearest neighbours by dot product (vectors are normalised: cosine), best first. With
+    `grouped`, `ids` repeat on consecutive rows (a chunk's sentences) and each id counts at its
+    best row."""
     import numpy as np
 
     if len(ids) == 0 or n <= 0:
@@ -113,6 +119,9 @@ def top_n(ids: np.ndarray, matrix: np.ndarray, query: np.ndarray, n: int) -> lis
     # einsum, not `@`: a matrix-vector product is memory-bound, and BLAS would wake its thread pool,
     # whose spinning threads then slow the embedding model's own threads down several times over.
     scores = np.einsum("ij,j->i", matrix, np.asarray(query, dtype=np.float32))
+    if grouped and len(ids) > 1:
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        ids, scores = ids[starts], np.maximum.reduceat(scores, starts)
     n = min(n, len(scores))
     part = np.argpartition(-scores, n - 1)[:n]
     order = part[np.argsort(-scores[part], kind="stable")]

@@ -85,13 +85,21 @@ def evaluate(kb: KnowledgeBase, queries: list[dict], mode: str, repeat: int = 1)
 
 
 def synthetic_scale(
-    workdir: Path, vocabulary: list[str], queries: list[dict], n_chunks: int, embedder, repeat: int = 1
+    workdir: Path,
+    vocabulary: list[str],
+    queries: list[dict],
+    n_chunks: int,
+    embedder,
+    repeat: int = 1,
+    sentence_vectors: bool = True,
 ) -> dict:
+    """Latency only. Each synthetic chunk is five 12-word lines, so with sentence vectors on it
+    gets five random sentence vectors, as a real chunk of five sentences would."""
     import numpy as np
 
-    db = workdir / f"synthetic-{n_chunks}.sqlite"
+    db = workdir / f"synthetic-{n_chunks}{'' if sentence_vectors else '-nosent'}.sqlite"
     backend = SqliteBackend(db)
-    kb = KnowledgeBase(backend, embedder)
+    kb = KnowledgeBase(backend, embedder, sentence_vectors=sentence_vectors)
     rng = random.Random(7)
     weights = [1 / (i + 1) for i in range(len(vocabulary))]  # Zipf-like, as real text is
     start = time.perf_counter()
@@ -108,11 +116,15 @@ def synthetic_scale(
         build_s = time.perf_counter() - start
         if embedder is not None:
             gen = np.random.default_rng(7)
-            backend.reset_vectors(embedder.name)
+
+            def unit(rows: int) -> np.ndarray:
+                vectors = gen.standard_normal((rows, embedder.dim), dtype=np.float32)
+                return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+            backend.reset_vectors(kb.vector_scheme)
             while pending := backend.pending_vectors(5000):
-                vectors = gen.standard_normal((len(pending), embedder.dim), dtype=np.float32)
-                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-                backend.set_vectors(embedder.name, [i for i, _ in pending], vectors)
+                sentences = [unit(5) for _ in pending] if sentence_vectors else None
+                backend.set_vectors(kb.vector_scheme, [i for i, _ in pending], unit(len(pending)), sentences)
     else:
         build_s = float("nan")
     start = time.perf_counter()
@@ -134,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale-chunks", type=int, default=100_000)
     parser.add_argument("--no-scale", action="store_true")
     parser.add_argument("--no-embedder", action="store_true", help="keyword-only run")
-    parser.add_argument("--weights", default=None, help="vector,keyword RRF weights (default: the library's)")
+    parser.add_argument("--weights", default=None, help="vector,sentence,keyword RRF weights (default: the library's)")
+    parser.add_argument("--no-sentences", action="store_true", help="no sentence vectors (chunk vectors only)")
     parser.add_argument("--repeat", type=int, default=1, help="time each query N times, keep the fastest")
     args = parser.parse_args(argv)
 
@@ -144,14 +157,18 @@ def main(argv: list[str] | None = None) -> int:
     embedder = None if args.no_embedder or not E5Embedder.available() else E5Embedder()
     fusion = FusionConfig()
     if args.weights:
-        vw, kw = (float(x) for x in args.weights.split(","))
-        fusion = FusionConfig(vector_weight=vw, keyword_weight=kw)
-    print(f"embedder: {embedder.name if embedder else 'none (keyword only)'}; fusion: {fusion}", flush=True)
-    report: dict = {"embedder": embedder.name if embedder else None, "languages": {}}
+        vw, sw, kw = (float(x) for x in args.weights.split(","))
+        fusion = FusionConfig(vector_weight=vw, sentence_weight=sw, keyword_weight=kw)
+    sentence_vectors = not args.no_sentences
+    print(f"embedder: {embedder.name if embedder else 'none (keyword only)'}; sentence vectors: "
+          f"{sentence_vectors}; fusion: {fusion}", flush=True)
+    report: dict = {"embedder": embedder.name if embedder else None, "sentence_vectors": sentence_vectors, "languages": {}}
     vocabulary: set[str] = set()
     for lang in args.langs:
         corpus = json.loads((data / f"{lang}.json").read_text(encoding="utf-8"))
-        kb = KnowledgeBase(SqliteBackend(workdir / f"{lang}.sqlite"), embedder, fusion=fusion)
+        kb = KnowledgeBase(
+            SqliteBackend(workdir / f"{lang}.sqlite"), embedder, fusion=fusion, sentence_vectors=sentence_vectors
+        )
         indexing = index_corpus(kb, corpus["docs"])
         results = {"docs": len(corpus["docs"]), "queries": len(corpus["queries"]), "indexing": indexing}
         for mode in MODES if embedder else ("keyword",):
@@ -165,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         kb.close()
     if not args.no_scale and vocabulary:
         report["scale"] = synthetic_scale(
-            workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat
+            workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat, sentence_vectors
         )
         print(json.dumps({"scale": report["scale"]}, indent=1), flush=True)
     (workdir / "report.json").write_text(json.dumps(report, indent=1))

@@ -72,7 +72,8 @@ def test_an_approval_inside_a_plan_unit_resumes_the_rest_of_the_plan(workdir: Pa
 
 def test_resuming_a_plan_whose_file_is_gone_says_so(workdir: Path, cli) -> None:
     Path("p.plan.yaml").write_text(PLAN)
-    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + "- tool_calls: [{name: list_dir, arguments: {}}]\n" * 2 + "- text: partial\n")
+    look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
+    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + look * 2 + "- text: partial\n")
     sid = events_of(cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json"))[0]["session_id"]
     Path("p.plan.yaml").unlink()
     result = cli("run", "--resume", sid)

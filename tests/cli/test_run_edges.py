@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from arreio.engine.errors import UsageError
 from arreio.engine.session_lock import SessionLock
 
@@ -81,11 +83,18 @@ def test_a_state_path_that_is_a_file_or_a_cassette_path_that_is_a_folder(workdir
     assert folder.exit_code == 2 and "--record fixtures is a folder" in folder.stderr
 
 
-def test_bad_feature_config_fails_before_a_session_exists(workdir: Path, cli) -> None:
+@pytest.mark.parametrize(
+    ("section", "named"),
+    [
+        ("governance:\n  policy:\n    - {tool: shell, match: '(', action: allow}\n", "governance"),
+        ("knowledge:\n  keyword_weight: -1\n", "knowledge.keyword_weight"),
+    ],
+)
+def test_bad_feature_config_fails_before_a_session_exists(workdir: Path, cli, section: str, named: str) -> None:
     Path(".arreio").mkdir()
-    Path(".arreio/config.yaml").write_text("governance:\n  policy:\n    - {tool: shell, match: '(', action: allow}\n")
+    Path(".arreio/config.yaml").write_text(section)
     result = cli("run", "--goal", GOAL, "--offline")
-    assert result.exit_code == 5 and "governance" in result.stderr
+    assert result.exit_code == 5 and named in result.stderr
     assert result.stderr.strip().endswith("(in .arreio/config.yaml)")
     assert list(Path(".arreio/sessions").glob("*.jsonl")) == []
 

@@ -140,7 +140,36 @@ def test_frozen_v1_database_still_opens_and_searches(tmp_path: Path) -> None:
     kb = KnowledgeBase(SqliteBackend(db), HashingEmbedder(dim=16))
     assert kb.backend.integrity_ok()
     assert [d.path for d in kb.backend.documents()] == ["docs/chinese.md", "docs/sqlite.md"]
-    assert kb.vectors_ready() and kb.backend.count_pending_vectors() == 0
+    # Version 1 stored no sentence vectors: its vectors are another scheme's, so search is
+    # keyword-only (and says so) until the next sync re-embeds.
+    assert not kb.vectors_ready() and "run `arreio kb sync`" in (kb.stats().notice or "")
+    assert kb.search("倒排索引", k=1)[0].path == "docs/chinese.md"
+    assert kb.embed_pending() == kb.backend.stats().chunks
+    assert kb.vectors_ready() and kb.stats().notice is None
     assert kb.search("倒排索引", k=1)[0].path == "docs/chinese.md"
     assert kb.search("write-ahead logging", k=1)[0].path == "docs/sqlite.md"
+    assert kb.search("write-ahead logging", k=1, mode="vector")
     kb.close()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_sentence_search_ranks_chunks_by_their_best_sentence(kind: str, tmp_path: Path) -> None:
+    backend = make_backend(kind, tmp_path)
+    backend.replace_document("a.md", "h", 1, [Chunk("one", 1, 1), Chunk("two", 2, 2), Chunk("three", 3, 3)])
+    ids = [i for i, _ in backend.pending_vectors(5)]
+    diagonal = np.array([1, 1, 0], dtype=np.float32) / np.sqrt(2)
+    chunk_vectors = np.stack([diagonal, np.array([0, 1, 0], dtype=np.float32), np.array([0, 0, 1], dtype=np.float32)])
+    # The first chunk's average leans away from the query, but one of its sentences is the query;
+    # the second has no sentences (one-sentence chunk: its own vector stands in).
+    sentences = [np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32), None, np.array([[0, 0.6, 0.8], [0, 0, 1]], dtype=np.float32)]
+    backend.set_vectors("m", ids, chunk_vectors, sentences)
+    query = np.array([1, 0, 0], dtype=np.float32)
+    assert [i for i, _ in backend.vector_search(query, 3)][0] == ids[0]
+    ranked = backend.sentence_search(query, 3)
+    assert ranked[0][0] == ids[0] and ranked[0][1] == pytest.approx(1.0)  # its chunk vector says 0.71
+    by_second = backend.sentence_search(np.array([0, 1, 0], dtype=np.float32), 3)
+    assert [i for i, _ in by_second] == [ids[0], ids[1], ids[2]]  # 1.0 (a sentence), 1.0 (own vector), 0.6
+    assert [round(s, 3) for _, s in by_second] == [1.0, 1.0, 0.6]
+    if kind == "sqlite":
+        assert len(list(tmp_path.glob("state/knowledge.sqlite.sentences-*.npy"))) == 2  # owners + matrix, cached
+    backend.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from arreio.memory.knowledge import cjk, sentences
 from arreio.memory.knowledge.embedders import NO_EMBEDDER_NOTICE
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
@@ -88,10 +89,13 @@ def test_interrupted_embedding_leaves_a_usable_index_and_resumes(tmp_path: Path,
     resumed = KnowledgeBase(SqliteBackend(db), CountingEmbedder(), batch_size=2)
     assert resumed.backend.integrity_ok()
     assert resumed.search("长城", k=1)[0].path.endswith("chinese.md")
+    missing = [text for _, text in resumed.backend.pending_vectors(100)]
     report = resumed.add(["."], docs)
     assert report.unchanged == 5 and report.added == report.updated == 0
     assert report.embedded == done_before.chunks - 4 and report.pending == 0
-    assert len(resumed.embedder.embedded) == report.embedded  # only the missing ones
+    # Only the missing chunks were embedded again: each one, then the sentences of each.
+    expected = [cjk.unwrap(text) for text in missing] + [s for text in missing for s in sentences.split(text)]
+    assert resumed.embedder.embedded == expected
     assert resumed.search("aphids", k=1)[0].path.endswith("gardening.md")
     resumed.close()
 
@@ -150,7 +154,7 @@ def test_switching_embedder_reembeds_everything(tmp_path: Path, docs: Path) -> N
     assert kb.stats().notice and "kb sync" in kb.stats().notice
     assert kb.search("compost", k=1)[0].path.endswith("gardening.md")  # keyword still answers
     assert kb.sync().embedded == chunks
-    assert kb.vectors_ready() and kb.backend.vector_model() == "other-model"
+    assert kb.vectors_ready() and kb.backend.vector_model() == "other-model+sentences"
     kb.close()
 
 

@@ -10,12 +10,13 @@ import typer
 from typer.testing import CliRunner
 
 from arreio.cli.commands import kb as kb_cmd
-from arreio.engine.errors import UsageError
+from arreio.engine.errors import ConfigError, UsageError
+from tests.conftest import isolate
 
 
 @pytest.fixture
 def cli(tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(docs)
+    isolate(monkeypatch, tmp_path / "home", docs)
     monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
     root = typer.Typer()
@@ -57,7 +58,7 @@ def test_sync_and_hashing_vectors(cli, docs: Path, monkeypatch: pytest.MonkeyPat
     report = json.loads(cli("sync", "--json").stdout)
     assert report["removed"] == 1 and report["embedded"] > 0 and report["pending"] == 0
     stats = json.loads(cli("stats", "--json").stdout)
-    assert stats["vectors"] == stats["chunks"] and stats["vector_model"] == "hashing-256"
+    assert stats["vectors"] == stats["chunks"] and stats["vector_model"] == "hashing-256+sentences"
     assert json.loads(cli("search", "compost", "--mode", "vector", "--json").stdout)
 
 
@@ -71,10 +72,25 @@ def test_bad_input_is_a_usage_error(cli) -> None:
 
 
 def test_unknown_embedder_setting_is_a_config_error(cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    from arreio.engine.errors import ConfigError
-
     monkeypatch.setenv("ARREIO_KB_EMBEDDER", "bert")
     assert isinstance(cli("search", "anything").exception, ConfigError)
+
+
+def test_knowledge_config_section_is_used_and_checked(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "state" / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("knowledge:\n  sentence_vectors: false\n  keyword_weight: 0.5\n")
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "hashing")
+    assert cli("add", ".").exit_code == 0
+    stats = json.loads(cli("stats", "--json").stdout)
+    assert stats["vector_model"] == "hashing-256"  # chunk vectors only, as configured
+
+    config.write_text("knowledge:\n  rrf_k: -1\n")
+    bad = cli("search", "compost")
+    assert isinstance(bad.exception, ConfigError) and "knowledge.rrf_k" in bad.exception.message
+    config.write_text("knowledge:\n  sentence_vector: true\n")  # a typo is refused, not ignored
+    typo = cli("stats")
+    assert isinstance(typo.exception, ConfigError) and "knowledge.sentence_vector" in typo.exception.message
 
 
 def test_command_module_imports_no_heavy_modules() -> None:
@@ -110,8 +126,6 @@ def test_stats_on_a_fresh_folder_creates_nothing(cli, tmp_path: Path) -> None:
 
 
 def test_search_sync_remove_in_a_folder_without_a_knowledge_base(cli, tmp_path: Path) -> None:
-    from arreio.engine.errors import UsageError
-
     for args in (("search", "foo"), ("sync",), ("remove", "x.md")):
         result = cli(*args)
         assert isinstance(result.exception, UsageError) and "no knowledge base here yet" in str(result.exception)

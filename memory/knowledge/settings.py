@@ -1,0 +1,53 @@
+"""The `knowledge:` section of `.arreio/config.yaml`, validated here (the engine's Settings keeps it
+open), used by `arreio kb` and by the `kb_search` tool alike.
+
+```yaml
+knowledge:
+  sentence_vectors: true   # embed each chunk's sentences too (default; doubles embedding time)
+  vector_weight: 0.3       # RRF weight of the chunk-vector pass
+  sentence_weight: 0.3     # ... of the best-sentence pass
+  keyword_weight: 0.4      # ... of the keyword (FTS5 BM25) pass
+  rrf_k: 60
+  per_pass: 50             # candidates each pass contributes
+  min_score: 0.0           # hits below this normalised score (0..1) are dropped
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arreio.engine.config import parse_section
+from arreio.memory.knowledge.fusion import FusionConfig
+
+_DEFAULTS = FusionConfig()
+
+
+class KnowledgeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sentence_vectors: bool = Field(True, description="Embed each chunk's sentences for the best-sentence pass.")
+    vector_weight: float = Field(_DEFAULTS.vector_weight, ge=0, description="RRF weight of the chunk-vector pass.")
+    sentence_weight: float = Field(_DEFAULTS.sentence_weight, ge=0, description="RRF weight of the sentence pass.")
+    keyword_weight: float = Field(_DEFAULTS.keyword_weight, ge=0, description="RRF weight of the keyword pass.")
+    rrf_k: int = Field(_DEFAULTS.k, ge=0, description="RRF's k: larger flattens the rank differences.")
+    per_pass: int = Field(_DEFAULTS.per_pass, ge=1, le=1000, description="Candidates from each pass.")
+    min_score: float = Field(_DEFAULTS.min_score, ge=0, le=1, description="Score floor (normalised, 0..1).")
+
+    def fusion(self) -> FusionConfig:
+        return FusionConfig(
+            k=self.rrf_k,
+            vector_weight=self.vector_weight,
+            sentence_weight=self.sentence_weight,
+            keyword_weight=self.keyword_weight,
+            per_pass=self.per_pass,
+            min_score=self.min_score,
+        )
+
+
+def parse_knowledge(raw: Mapping[str, Any] | None) -> KnowledgeSettings:
+    """Validate the section; a mistake is one ConfigError naming the field (`knowledge.rrf_k`)."""
+    return parse_section(KnowledgeSettings, raw, "knowledge")
