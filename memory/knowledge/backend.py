@@ -17,12 +17,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from arreio.memory.knowledge.chunking import Chunk
 
 if TYPE_CHECKING:
     import numpy as np
+
+
+# Per chunk, its sentence vectors (one row each), or None for a chunk of one sentence.
+Sentences: TypeAlias = "Sequence[np.ndarray | None] | None"
+
+
+def sentence_matrices(ids: Sequence[int], vectors: np.ndarray, sentences: Sentences) -> list[np.ndarray | None]:
+    """`sentences` as a list with one entry per id (all None when not given); refuses a length
+    mismatch, which would pair a chunk with another chunk's vectors."""
+    matrices = list(sentences) if sentences is not None else [None] * len(ids)
+    if not len(ids) == len(vectors) == len(matrices):
+        raise ValueError("one vector (and one sentence matrix or None) per id")
+    return matrices
 
 
 @dataclass(frozen=True)
@@ -86,13 +99,7 @@ class KnowledgeBackend(Protocol):
 
     def count_pending_vectors(self) -> int: ...
 
-    def set_vectors(
-        self,
-        model: str,
-        ids: Sequence[int],
-        vectors: np.ndarray,
-        sentences: Sequence[np.ndarray | None] | None = None,
-    ) -> None:
+    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray, sentences: Sentences = None) -> None:
         """`vectors[i]` is chunk `ids[i]`'s vector; `sentences[i]` (when given) its sentence
         matrix, or None for a chunk of one sentence."""
         ...

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from arreio.memory.knowledge import cjk
-from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord
+from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.vector_cache import top_n
 
@@ -91,24 +91,15 @@ class MemoryBackend:
     def count_pending_vectors(self) -> int:
         return sum(1 for s in self._chunks.values() if s.vector is None)
 
-    def set_vectors(
-        self,
-        model: str,
-        ids: Sequence[int],
-        vectors: np.ndarray,
-        sentences: Sequence[np.ndarray | None] | None = None,
-    ) -> None:
+    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray, sentences: Sentences = None) -> None:
         import numpy as np
 
-        if sentences is None:
-            sentences = [None] * len(ids)
-        if not len(ids) == len(vectors) == len(sentences):
-            raise ValueError("one vector (and one sentence matrix or None) per id")
+        matrices = sentence_matrices(ids, vectors, sentences)
         if self._model is None:
             self._model = model
         elif self._model != model:
             raise ValueError(f"vectors of {model} cannot join vectors of {self._model}; reset first")
-        for chunk_id, vector, matrix in zip(ids, vectors, sentences, strict=True):
+        for chunk_id, vector, matrix in zip(ids, vectors, matrices, strict=True):
             if chunk_id in self._chunks:
                 stored = self._chunks[chunk_id]
                 stored.vector = np.asarray(vector, dtype=np.float32)

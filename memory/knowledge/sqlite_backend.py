@@ -3,9 +3,10 @@
 Tables: `meta` (schema version, vector model, vector generation, full-text analyzer), `documents`,
 `chunks` (text, line range, vector as a float32 BLOB or NULL while not yet embedded, and the
 sentence vectors as one row-major float32 BLOB, NULL for a chunk of one sentence) and
-`chunks_fts`, an FTS5 index over the CJK-rewritten chunk text (rowid = chunk id). Every change is one transaction, so a process
-killed at any moment leaves the previous or the next consistent state. Vector search is exact
-brute force over the matrix cached by `VectorCache` (this Python cannot load SQLite extensions).
+`chunks_fts`, an FTS5 index over the CJK-rewritten chunk text (rowid = chunk id). Every change is
+one transaction, so a process killed at any moment leaves the previous or the next consistent
+state. Vector search is exact brute force over the matrices cached by `VectorCache` (one row per
+chunk, and one per sentence): this Python cannot load SQLite extensions.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from arreio.engine.errors import UsageError
 from arreio.memory.knowledge import cjk, segmenter
-from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord
+from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.vector_cache import VectorCache, top_n
 
@@ -199,21 +200,14 @@ class SqliteBackend:
     def count_pending_vectors(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM chunks WHERE vec IS NULL").fetchone()[0]
 
-    def set_vectors(
-        self,
-        model: str,
-        ids: Sequence[int],
-        vectors: np.ndarray,
-        sentences: Sequence[np.ndarray | None] | None = None,
-    ) -> None:
+    def set_vectors(self, model: str, ids: Sequence[int], vectors: np.ndarray, sentences: Sentences = None) -> None:
         import numpy as np
 
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if sentences is None:
-            sentences = [None] * len(ids)
-        if not len(ids) == len(vectors) == len(sentences):
-            raise ValueError("one vector (and one sentence matrix or None) per id")
-        blobs = [None if m is None else np.ascontiguousarray(m, dtype=np.float32).tobytes() for m in sentences]
+        blobs = [
+            None if m is None else np.ascontiguousarray(m, dtype=np.float32).tobytes()
+            for m in sentence_matrices(ids, vectors, sentences)
+        ]
         with self._tx() as db:
             current = db.execute("SELECT value FROM meta WHERE key = 'vector_model'").fetchone()
             if current is None:
