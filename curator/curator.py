@@ -110,7 +110,12 @@ class Curator:
         self.on_audit = on_audit
 
     def run(self, *, dry_run: bool = False) -> CuratorReport:
-        """One pass. The first pass in a never-curated store only seeds records."""
+        """One pass. The first pass in a never-curated store only seeds records. The usage sidecar
+        stays locked for the pass, so a run counting a skill's use meanwhile waits, and loses nothing."""
+        with self.usage.locked():
+            return self._pass(dry_run)
+
+    def _pass(self, dry_run: bool) -> CuratorReport:
         now = self.clock.now()
         data = self.usage.load()
         skills, diagnostics = load_skills(self.skills_dir)

@@ -115,12 +115,13 @@ class SkillLibrary:
         name, destination = restore_skill(self.skills_dir, key)
         now = self.clock.now()
         skill, _ = read_skill(destination)
-        data = self.usage.load()
-        record = data.records.get(name) or UsageRecord(
-            name=name, created_at=now, created_by=skill.created_by if skill else "user"
-        )
-        data.records[name] = replace(record, state="active", archived_at=None, last_restored_at=now)
-        self.usage.save(data)
+        with self.usage.locked():
+            data = self.usage.load()
+            record = data.records.get(name) or UsageRecord(
+                name=name, created_at=now, created_by=skill.created_by if skill else "user"
+            )
+            data.records[name] = replace(record, state="active", archived_at=None, last_restored_at=now)
+            self.usage.save(data)
         return name, destination
 
     def adopt(self, name: str) -> bool:

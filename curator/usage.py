@@ -12,6 +12,8 @@ File format, version 1:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any, Literal
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
+from arreio.engine.file_lock import exclusive
 from arreio.engine.ids import iso_ms
 from arreio.engine.ports import Clock
 
@@ -98,11 +101,19 @@ class UsageData:
 
 
 class UsageStore:
-    """Read and rewrite `skills/.usage.json`. Every mutation is load → change → atomic replace."""
+    """Read and rewrite `skills/.usage.json`. Every mutation is load → change → atomic replace,
+    under an exclusive lock (`.usage.json.lock`), so two runs counting uses at once lose none."""
 
     def __init__(self, path: Path, clock: Clock) -> None:
         self.path = path
         self.clock = clock
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the sidecar's lock for a load → change → save done by the caller (the curator's
+        pass). Not re-entrant: `put`, `ensure` and the counters take it themselves."""
+        with exclusive(self.path.with_name(self.path.name + ".lock")):
+            yield
 
     # -- whole file ---------------------------------------------------------------------------
     def load(self) -> UsageData:
@@ -145,18 +156,20 @@ class UsageStore:
         return self.load().records.get(name)
 
     def put(self, record: UsageRecord) -> None:
-        data = self.load()
-        data.records[record.name] = record
-        self.save(data)
+        with self.locked():
+            data = self.load()
+            data.records[record.name] = record
+            self.save(data)
 
     def ensure(self, name: str, created_by: str) -> UsageRecord:
         """The record for `name`, created now (stamped by the clock) when missing."""
-        data = self.load()
-        record = data.records.get(name)
-        if record is None:
-            record = UsageRecord(name=name, created_at=self.clock.now(), created_by=created_by)
-            data.records[name] = record
-            self.save(data)
+        with self.locked():
+            data = self.load()
+            record = data.records.get(name)
+            if record is None:
+                record = UsageRecord(name=name, created_at=self.clock.now(), created_by=created_by)
+                data.records[name] = record
+                self.save(data)
         return record
 
     def record_view(self, name: str, created_by: str) -> UsageRecord:
@@ -170,9 +183,10 @@ class UsageStore:
 
     def _bump(self, name: str, created_by: str, counter: str, stamp: str) -> UsageRecord:
         now = self.clock.now()
-        data = self.load()
-        record = data.records.get(name) or UsageRecord(name=name, created_at=now, created_by=created_by)
-        record = replace(record, created_by=created_by, **{counter: getattr(record, counter) + 1, stamp: now})
-        data.records[name] = record
-        self.save(data)
+        with self.locked():
+            data = self.load()
+            record = data.records.get(name) or UsageRecord(name=name, created_at=now, created_by=created_by)
+            record = replace(record, created_by=created_by, **{counter: getattr(record, counter) + 1, stamp: now})
+            data.records[name] = record
+            self.save(data)
         return record

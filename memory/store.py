@@ -14,7 +14,6 @@ to the text as it is, leaving the hand edit untouched.
 
 from __future__ import annotations
 
-import fcntl
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any, Literal
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import ConfigError
+from arreio.engine.file_lock import exclusive
 from arreio.engine.ports import Clock, SystemClock
 from arreio.memory.entries import (
     JOINER,
@@ -154,13 +154,8 @@ class MemoryStore:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the exclusive sidecar lock (blocking) for the duration of the block."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.lock_path, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        with exclusive(self.lock_path):
+            yield
 
     def plan(self, operations: Sequence[Operation]) -> PlannedWrite:
         """Compute (without writing) the result of `operations` on the file as it is now.
