@@ -2,7 +2,10 @@
 
 Only http(s). Every hop of a redirect chain is checked before it is requested: loopback, private,
 link-local and other internal addresses are refused unless `web.allow_private` (a model that can make
-the harness fetch `http://169.254.169.254/` or an admin page on the LAN is a hole). The download is
+the harness fetch `http://169.254.169.254/` or an admin page on the LAN is a hole). A host name is
+resolved once per hop, and the connection goes to the address that was checked (the name travels in
+the Host header and TLS SNI, and the certificate is verified against it): a DNS answer that changes
+between the check and the connection (rebinding) cannot send the request inside. The download is
 capped, the text shown is capped, and the result says how much it showed and how to read on.
 Failures are readable and say what to do next — never a raw status dump.
 """
@@ -13,8 +16,9 @@ import asyncio
 import ipaddress
 import json
 import socket
+from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,8 +45,9 @@ class WebFetch(Tool):
     input_model = WebFetchInput
     repeat = "paged"
 
-    def __init__(self, settings: WebSettings | None = None) -> None:
+    def __init__(self, settings: WebSettings | None = None, *, resolve: Resolver | None = None) -> None:
         self.settings = settings or WebSettings()
+        self.resolve = resolve or system_resolve
         self.timeout_s = self.settings.timeout_s + 5  # type: ignore[misc]  # our own timeout speaks first
 
     async def execute(self, args: WebFetchInput, ctx: ToolContext) -> ToolResult:
@@ -66,16 +71,17 @@ class WebFetch(Tool):
         headers = {"User-Agent": s.user_agent, "Accept": "text/html,application/xhtml+xml,application/pdf,*/*;q=0.8"}
         async with httpx.AsyncClient(follow_redirects=False, headers=headers, timeout=s.timeout_s) as client:
             for _hop in range(s.max_redirects + 1):
-                await check_address(url, allow_private=s.allow_private)
+                address = await check_address(url, allow_private=s.allow_private, resolve=self.resolve)
+                target, pin_headers, extensions = pinned(url, address)
                 try:
-                    async with client.stream("GET", url) as response:
+                    async with client.stream("GET", target, headers=pin_headers, extensions=extensions) as response:
                         if response.is_redirect and "location" in response.headers:
                             url = urljoin(url, response.headers["location"])
                             _check_scheme(url)
                             continue
                         _check_status(response.status_code, url)
                         body, cut = await _read_capped(response, s.max_bytes)
-                        return str(response.url), response.headers.get("content-type", ""), body, cut
+                        return url, response.headers.get("content-type", ""), body, cut
                 except httpx.TimeoutException:
                     raise ToolError(f"timed out fetching {url} — the site is slow or unreachable; try again later "
                                     "or use another source", transient=True) from None
@@ -102,23 +108,50 @@ def _blocked(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
             or ip.is_unspecified)
 
 
-async def check_address(url: str, *, allow_private: bool) -> None:
-    """Refuse a URL whose host is, or resolves to, an internal address (unless allowed)."""
-    if allow_private:
-        return
+# host name -> its addresses (as getaddrinfo gives them); tests pass their own
+Resolver = Callable[[str], Awaitable[list[str]]]
+
+
+async def system_resolve(host: str) -> list[str]:
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise ToolError(f"could not resolve the host name {host!r} ({reason}) — check the address") from None
+    return [info[4][0] for info in infos]
+
+
+async def check_address(url: str, *, allow_private: bool, resolve: Resolver = system_resolve) -> str | None:
+    """Refuse a URL whose host is, or resolves to, an internal address (unless allowed). Returns the
+    address to connect to — the one checked — or None when the URL already names an address."""
     host = urlsplit(url).hostname or ""
     try:
         addresses = [ipaddress.ip_address(host)]
+        literal = True
     except ValueError:
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            raise ToolError(f"could not resolve the host name {host!r} ({exc.strerror or exc}) — check the address") from None
-        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+        addresses = [ipaddress.ip_address(found.split("%")[0]) for found in await resolve(host)]
+        literal = False
+    if not addresses:
+        raise ToolError(f"could not resolve the host name {host!r} (no addresses) — check the address")
     bad = [str(ip) for ip in addresses if _blocked(ip)]
-    if bad:
+    if bad and not allow_private:
         raise ToolError(f"refused: {host} is a loopback/private address ({bad[0]}); fetching internal addresses is "
                         "off — set web.allow_private in config if this is intended")
+    return None if literal else str(addresses[0])
+
+
+def pinned(url: str, address: str | None) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """(URL to request, extra headers, httpcore extensions) that reach `address` while the site still
+    sees its own name: in the Host header, and for https in SNI (so the certificate is checked for it)."""
+    if address is None:
+        return url, {}, {}
+    parts = urlsplit(url)
+    ip = f"[{address}]" if ":" in address else address
+    port = f":{parts.port}" if parts.port else ""
+    target = urlunsplit((parts.scheme, ip + port, parts.path or "/", parts.query, ""))
+    host_header = (parts.hostname or "") + port
+    extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+    return target, {"Host": host_header}, extensions
 
 
 def _check_status(status: int, url: str) -> None:

@@ -129,6 +129,54 @@ def test_the_per_hop_address_check_refuses_internal_and_passes_public_literals()
     asyncio.run(check_address("http://93.184.216.34/x", allow_private=False))  # a public literal: no lookup needed
 
 
+class FakeDns:
+    """Answers from a table and counts the lookups; the second answer for a name can differ
+    (a rebinding DNS server does exactly that)."""
+
+    def __init__(self, **answers: list[list[str]]) -> None:
+        self.answers = {name.replace("_", "."): list(seq) for name, seq in answers.items()}
+        self.asked: list[str] = []
+
+    async def __call__(self, host: str) -> list[str]:
+        self.asked.append(host)
+        seq = self.answers[host]
+        return seq.pop(0) if len(seq) > 1 else seq[0]
+
+
+def test_the_checked_address_is_the_one_connected_to(local_server) -> None:
+    local_server.routes["/page.html"] = reply(200, PAGE)
+    port = local_server.httpd.server_port
+    # "docs.test" exists only in the fake DNS: had the client resolved the name again, it would fail.
+    dns = FakeDns(docs_test=[["127.0.0.1"], ["10.1.2.3"]])
+    tool = WebFetch(WebSettings(allow_private=True, timeout_s=3), resolve=dns)
+    result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": f"http://docs.test:{port}/page.html"},
+                                  ToolContext(root=".")))
+    assert not result.is_error and "Widget 2.0" in result.content, result.content
+    assert dns.asked == ["docs.test"]  # one lookup for the one hop
+    path, headers = local_server.requests[-1]
+    assert path == "/page.html" and headers["Host"] == f"docs.test:{port}"  # the site saw its own name
+
+
+def test_a_name_that_resolves_inside_is_refused_before_any_connection(local_server) -> None:
+    dns = FakeDns(intranet_test=[["10.0.0.7"]])
+    tool = WebFetch(WebSettings(allow_private=False, timeout_s=3), resolve=dns)
+    result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": "http://intranet.test/admin"},
+                                  ToolContext(root=".")))
+    assert result.is_error and "intranet.test is a loopback/private address (10.0.0.7)" in result.content
+
+
+def test_pinned_requests_keep_the_name_for_host_and_tls() -> None:
+    from arreio.engine.tools.web_fetch import pinned
+
+    assert pinned("https://example.org/a?b=1", "93.184.216.34") == (
+        "https://93.184.216.34/a?b=1", {"Host": "example.org"}, {"sni_hostname": "example.org"}
+    )
+    assert pinned("http://example.org:8080", "2606:2800:220:1::") == (
+        "http://[2606:2800:220:1::]:8080/", {"Host": "example.org:8080"}, {}
+    )
+    assert pinned("http://93.184.216.34/x", None) == ("http://93.184.216.34/x", {}, {})
+
+
 def test_only_http_and_https(local_server) -> None:
     for url in ("file:///etc/passwd", "ftp://example.com/x", "example.com"):
         result = fetch(url)
