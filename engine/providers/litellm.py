@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent
+from arreio.engine.providers.cache_marks import mark_for_claude, wants_cache_marks
 from arreio.engine.providers.openai import (
     ChatStreamReader,
     to_chat_messages,
@@ -61,6 +62,8 @@ class LiteLLMProvider(VendorProvider):
         }
         if request.tools:
             params["tools"] = to_chat_tools(request)
+        if wants_cache_marks(self.model):
+            mark_for_claude(request, params["messages"], params.get("tools") or [])
         if request.temperature is not None:
             params["temperature"] = request.temperature
         if self._api_key:

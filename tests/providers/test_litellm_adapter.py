@@ -62,3 +62,40 @@ def test_litellm_faults_are_classified_without_its_own_retries(server):
         kinds.append((done.error.kind, done.error.status))
     assert kinds == [("retryable", 429), ("context_overflow", 400), ("auth", 401)]
     assert len(server.seen) == 3, "litellm or the SDK under it retried on its own"
+
+
+def test_claude_through_litellm_gets_prompt_cache_breakpoints(server):
+    from arreio.engine.messages import TextPart
+    from arreio.engine.providers.base import SystemBlock
+
+    server.push(Reply.stream("anthropic", "text_only"))
+    claude = LiteLLMProvider("anthropic/claude-sonnet-4-5", api_key="test-key", base_url=server.url)
+    history = [
+        Message.user("first question"),
+        Message.assistant([TextPart(text="first answer")], "litellm/anthropic/claude-sonnet-4-5"),
+        Message.user("second question"),
+    ]
+    request = ModelRequest(
+        model="litellm/anthropic/claude-sonnet-4-5",
+        system=[SystemBlock(name="base", text="You are arreio.", stable=True),
+                SystemBlock(name="clock", text="Now: Monday.", stable=False)],
+        messages=history, tools=TOOLS,
+    )
+    events = collect(claude, request)
+    assert events[-1].stop_reason == "end_turn", events[-1]
+    body = server.seen[0].body  # what reached the (fake) Anthropic Messages API
+    assert server.seen[0].path.endswith("/v1/messages")
+    assert body["system"] == [  # the stable prompt is cached; the clock line after it is not
+        {"type": "text", "text": "You are arreio.", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "Now: Monday."},
+    ]
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    marked = [(m["role"], b["text"]) for m in body["messages"] for b in m["content"]
+              if isinstance(b, dict) and "cache_control" in b]
+    assert marked == [("assistant", "first answer")]  # the prefix the next call shares ends here
+
+
+def test_other_models_through_litellm_get_no_cache_marks(server):
+    server.push(Reply.stream("openai", "text_only"))
+    collect(provider(server), ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")], tools=TOOLS))
+    assert "cache_control" not in str(server.seen[0].body)
