@@ -81,3 +81,15 @@ def arreio_env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def arreio_cmd() -> list[str]:
     return [sys.executable, "-m", "arreio.cli.app"]
+
+
+def _ctrl_c_reaches_the_child() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# Popen(..., **INTERRUPTIBLE) for a child a test sends SIGINT to. A shell runs background jobs (`cmd &`,
+# as a CI runner may) with SIGINT ignored, children inherit that, and Python then never turns Ctrl-C
+# into KeyboardInterrupt; the child must start with the default disposition, as from a terminal.
+INTERRUPTIBLE = {"preexec_fn": _ctrl_c_reaches_the_child}

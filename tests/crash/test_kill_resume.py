@@ -17,6 +17,7 @@ import pytest
 
 from arreio.engine.healing import check_pairing
 from arreio.engine.session import Session
+from tests.conftest import INTERRUPTIBLE
 
 SCRIPT = """\
 - text: "Starting the work now, step by step."
@@ -97,7 +98,8 @@ def test_a_cancel_exits_130_with_a_valid_session_and_a_report(how, tmp_path: Pat
     (work / "GOAL.md").write_text("# Crash drill\n\nDo the scripted work.\n")
     (work / "script.yaml").write_text(SCRIPT)
     cmd = arreio_cmd + ["run", "--goal", "GOAL.md", "--script", "script.yaml", "--json", "--yes"]
-    proc = subprocess.Popen(cmd, cwd=work, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=work, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **INTERRUPTIBLE)
     seen: list[dict] = []
     for line in proc.stdout:
         seen.append(json.loads(line))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import INTERRUPTIBLE
 from tests.families.conftest import configure, fixture_server, script
 
 pytestmark = pytest.mark.timeout(90)
@@ -139,7 +140,8 @@ def test_ctrl_c_mid_run_shuts_the_servers_down(project: Path, arreio_env, arreio
     configure(project, {"mcp_servers": {"fx": fixture_server()}})
     replies = [{"tool_calls": [{"name": "fx__pid"}]}, {"text": "slow words " * 40, "delay_s": 0.1, "chunk_chars": 4}]
     cmd = arreio_cmd + ["run", "--goal", "GOAL.md", "--script", script(project, replies), "--json", "--yes"]
-    proc = subprocess.Popen(cmd, cwd=project, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=project, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **INTERRUPTIBLE)
     pid = None
     for line in proc.stdout:
         event = json.loads(line)
