@@ -11,7 +11,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from arreio.engine.errors import ConfigError
 from arreio.engine.paths import display_path, state_dir, user_config_path
@@ -90,11 +98,13 @@ class Settings(BaseModel):
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
 
-    @model_validator(mode="after")
-    def _thinking_budget_fits(self) -> Settings:
-        if isinstance(self.thinking, int) and not 1024 <= self.thinking < self.max_tokens:
-            raise ValueError(f"thinking budget {self.thinking} must be at least 1024 and below max_tokens ({self.max_tokens})")
-        return self
+    @field_validator("thinking")
+    @classmethod
+    def _thinking_budget_fits(cls, value: Any, info: ValidationInfo) -> Any:
+        max_tokens = info.data.get("max_tokens", 8192)
+        if isinstance(value, int) and not 1024 <= value < max_tokens:
+            raise ValueError(f"thinking budget {value} must be at least 1024 and below max_tokens ({max_tokens})")
+        return value
 
     @property
     def thinking_request(self) -> int | Literal["adaptive"] | None:
@@ -107,13 +117,33 @@ SectionModel = TypeVar("SectionModel", bound=BaseModel)
 
 def parse_section(model: type[SectionModel], raw: Mapping[str, Any] | None, where: str) -> SectionModel:
     """Validate a feature's own config section (Settings keeps those open, see above); a mistake is
-    one ConfigError naming the field as a user writes it (`web.search.backend`)."""
+    one ConfigError naming the field as a user writes it (`web.search.backend`), a typo with the
+    nearest valid name."""
     try:
         return model.model_validate(raw or {})
     except ValidationError as exc:
-        err = exc.errors()[0]
+        err = _first(exc)
         field = ".".join([where, *(str(p) for p in err["loc"])])
-        raise ConfigError(f"invalid setting '{field}': {err['msg']}") from None
+        if err["type"] == "extra_forbidden":
+            raise ConfigError(f"unknown setting '{field}'{_suggest(tuple(err['loc']), model, where)}") from None
+        raise ConfigError(f"invalid setting '{field}': {_reason(err)}") from None
+
+
+def config_sources(cwd: Path, env: Mapping[str, str]) -> str:
+    """The config files in play, as a user would open them (for an error about a feature's section)."""
+    files = [p for p in (user_config_path(env), state_dir(cwd, env) / "config.yaml") if p.exists()]
+    return " or ".join(display_path(p, cwd) for p in files) or "the ARREIO_* environment"
+
+
+def _first(exc: ValidationError) -> Any:
+    """The error to report: a misspelt key first (a typo also makes the real key look missing)."""
+    errors = exc.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
+def _reason(err: Mapping[str, Any]) -> str:
+    """pydantic's message without its "Value error, " prefix (our validators say the whole thing)."""
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 ENV_KEYS = {
@@ -146,18 +176,23 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _suggest(loc: tuple) -> str:
-    """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place."""
+def _suggest(loc: tuple, root: Any = None, section: str = "") -> str:
+    """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place; `root` is
+    the model `loc` starts in (Settings, or a feature's section model named `section`)."""
     import difflib
 
-    model: Any = Settings
+    import typing
+
+    model: Any = root or Settings
     for part in loc[:-1]:
         field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
         model = field.annotation if field is not None else None
+        # an optional section (`SearchSettings | None`): the model inside it
+        model = next((a for a in typing.get_args(model) if hasattr(a, "model_fields")), model)
     if not hasattr(model, "model_fields"):
         return ""
     close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
-    return f" (did you mean '{'.'.join(map(str, loc[:-1]))}{'.' if len(loc) > 1 else ''}{close[0]}'?)" if close else ""
+    return f" (did you mean '{'.'.join([*filter(None, [section]), *map(str, loc[:-1]), close[0]])}'?)" if close else ""
 
 
 def load_settings(
@@ -188,9 +223,9 @@ def load_settings(
         try:  # validate each layer's contribution so the error names where the bad value came from
             Settings.model_validate(merged)
         except ValidationError as exc:
-            err = exc.errors()[0]
+            err = _first(exc)
             field = ".".join(str(p) for p in err["loc"]) or "(top level)"
             if err["type"] == "extra_forbidden":
                 raise ConfigError(f"unknown setting '{field}' in {source}{_suggest(err['loc'])}") from None
-            raise ConfigError(f"invalid setting '{field}' from {source}: {err['msg']}") from None
+            raise ConfigError(f"invalid setting '{field}' from {source}: {_reason(err)}") from None
     return Settings.model_validate(merged)

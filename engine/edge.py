@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.config import Settings, load_settings
+from arreio.engine.config import Settings, config_sources, load_settings
 from arreio.engine.context import assemble_system
 from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import Feature, RunContext
 from arreio.engine.gates import Judge
 from arreio.engine.ids import iso_ms, new_id
-from arreio.engine.paths import display_path, state_dir, user_config_path
+from arreio.engine.paths import display_path, state_dir
 from arreio.engine.plan import Plan, PlanProgress, load_plan, single_unit_plan
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.providers import registry
@@ -130,12 +130,6 @@ def _check_state_dir(options: RunOptions) -> None:
         raise UsageError(f"cannot create the state folder {shown}: {existing} is not a writable folder (set ARREIO_HOME)")
 
 
-def _config_files(options: RunOptions) -> str:
-    """The config files in play, as a user would open them (for an error about a feature's section)."""
-    files = [p for p in (user_config_path(options.env), state_dir(options.cwd, options.env) / "config.yaml") if p.exists()]
-    return " or ".join(display_path(p, options.cwd) for p in files) or "the ARREIO_* environment"
-
-
 def _check_record(options: RunOptions) -> None:
     if options.record is None:
         return
@@ -198,7 +192,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         try:
             feature.check(settings)
         except ConfigError as error:
-            raise ConfigError(f"{error.message} (in {_config_files(options)})") from None
+            raise ConfigError(f"{error.message} (in {config_sources(options.cwd, options.env)})") from None
     plan: Plan | None = None
     progress = PlanProgress()
     if options.plan is not None:

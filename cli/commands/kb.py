@@ -28,12 +28,19 @@ def _console(stderr: bool = False) -> Console:
 
 
 def _open():
-    from arreio.engine.config import load_settings
+    import os
+
+    from arreio.engine.config import config_sources, load_settings
+    from arreio.engine.errors import ConfigError
     from arreio.engine.paths import state_dir
     from arreio.memory.knowledge.index import open_knowledge_base
     from arreio.memory.knowledge.settings import parse_knowledge
 
-    settings = parse_knowledge(load_settings().knowledge)  # a config mistake fails before any file is made
+    section = load_settings().knowledge  # (its errors name their file already)
+    try:  # a config mistake fails before any file is made, naming the file to fix
+        settings = parse_knowledge(section)
+    except ConfigError as error:
+        raise ConfigError(f"{error.message} (in {config_sources(Path.cwd(), os.environ)})") from None
     return open_knowledge_base(state_dir(), settings=settings)
 
 

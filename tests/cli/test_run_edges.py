@@ -146,7 +146,14 @@ def test_config_typos_are_named_with_a_suggestion(workdir: Path, cli) -> None:
     Path(".arreio").mkdir()
     for text, needle in (("tools: {shell_timeout: 5}\n", "unknown setting 'tools.shell_timeout' in .arreio/config.yaml "
                                                              "(did you mean 'tools.shell_timeout_s'?)"),
-                         ("max_step: 3\n", "(did you mean 'max_steps'?)")):
+                         ("max_step: 3\n", "(did you mean 'max_steps'?)"),
+                         # a feature's own section, nested and optional: the typo, not the key it hides
+                         ("web:\n  search: {backnd: brave}\n", "unknown setting 'web.search.backnd' "
+                                                                 "(did you mean 'web.search.backend'?)"),
+                         ("knowledge: {keyword_weigth: 1}\n", "(did you mean 'knowledge.keyword_weight'?) "
+                                                               "(in .arreio/config.yaml)"),
+                         ("thinking: 100\n", "invalid setting 'thinking' from .arreio/config.yaml: thinking budget "
+                                             "100 must be at least 1024")):
         Path(".arreio/config.yaml").write_text(text)
         result = cli("run", "--goal", GOAL, "--offline")
         assert result.exit_code == 5 and needle in result.stderr
