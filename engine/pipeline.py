@@ -93,7 +93,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resume_only,
                 make_provider=lambda model, script: _unit_provider(options, deps, run, model, script),
                 default_model=run.model,
-                plan_dir=Path(run.plan.source).parent if run.plan.source != "(goal)" else options.cwd,
+                plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd,
                 progress=run.progress,
             )
             async for event in units.run():

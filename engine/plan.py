@@ -69,6 +69,7 @@ class GateSpec(BaseModel):
 
 
 UNIT_RECORD = "unit"  # the session record marking a plan unit's start and completion
+GOAL_ONLY = "(goal)"  # the `source` of the one-unit plan a run without `--plan` gets
 
 
 class Plan(BaseModel):
@@ -79,6 +80,11 @@ class Plan(BaseModel):
     gates: list[GateSpec] = Field(default_factory=list)
     learning: dict[str, Any] = Field(default_factory=dict)
     source: str = Field("", exclude=True)
+
+    @property
+    def from_file(self) -> bool:
+        """A `--plan` file, not the one-unit plan made from a goal."""
+        return self.source != GOAL_ONLY
 
     def ordered(self) -> list[Unit]:
         """Units in dependency order (stable: file order among equals)."""
@@ -182,7 +188,7 @@ def _plain(value: Any) -> Any:
 
 def single_unit_plan(goal: str) -> Plan:
     """No `--plan`: the goal is one unit and the promise gate runs by default."""
-    return Plan(units=[Unit(id="main", goal=goal or "continue")], gates=[GateSpec(kind="promise")], source="(goal)")
+    return Plan(units=[Unit(id="main", goal=goal or "continue")], gates=[GateSpec(kind="promise")], source=GOAL_ONLY)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def goal_title(text: str) -> str:
 
 def unit_message(plan: Plan, unit: Unit, goal: str | None, first: bool) -> str:
     """The user message that starts a unit. A one-unit run sends the goal as it is."""
-    if plan.source == "(goal)":
+    if not plan.from_file:
         return goal or unit.goal
     text = f"Unit '{unit.id}': {unit.goal.strip()}"
     if first and goal:
@@ -55,7 +55,7 @@ class UnitRunner:
     progress: PlanProgress = field(default_factory=PlanProgress)  # a resumed plan run: where it stopped
 
     async def run(self) -> AsyncIterator[ev.Event]:
-        is_plan = self.plan.source != "(goal)"
+        is_plan = self.plan.from_file
         units = self.progress.remaining(self.plan) if is_plan else self.plan.ordered()
         for index, unit in enumerate(units):
             self._configure(unit)
