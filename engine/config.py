@@ -79,8 +79,8 @@ class Settings(BaseModel):
     base_url: str | None = Field(None, description="Provider endpoint override (proxy, compatible server).")
     thinking: Literal["off", "adaptive"] | int = Field(
         "off",
-        description="Extended thinking for anthropic/… models: off, adaptive (the model decides), or a "
-        "token budget of at least 1024, below max_tokens. Other providers ignore it.",
+        description="Extended thinking for Claude (anthropic/…, or through litellm): off, adaptive (the "
+        "model decides), or a token budget of at least 1024, below max_tokens. Other models ignore it.",
     )
     retry: RetrySettings = Field(default_factory=RetrySettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)

@@ -38,8 +38,8 @@ class ModelRequest(BaseModel):
     max_tokens: int = 8192
     temperature: float | None = None
     session_id: str | None = None
-    # Extended thinking: a token budget, "adaptive", or None (off). Only the Anthropic adapter sends
-    # it; the others ignore it.
+    # Extended thinking: a token budget, "adaptive", or None (off). Sent to Claude (directly or
+    # through litellm); other models ignore it.
     thinking: int | Literal["adaptive"] | None = None
 
     @property

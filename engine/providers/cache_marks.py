@@ -16,10 +16,6 @@ from arreio.engine.providers.base import ModelRequest
 EPHEMERAL = {"type": "ephemeral"}
 
 
-def wants_cache_marks(model: str) -> bool:
-    return "claude" in model.lower()
-
-
 def mark_for_claude(request: ModelRequest, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
     """Add the breakpoints in place. `messages` start with the system message when there is one."""
     if messages and messages[0]["role"] == "system":

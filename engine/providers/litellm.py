@@ -15,8 +15,9 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+from arreio.engine.providers.anthropic import thinking_param
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent
-from arreio.engine.providers.cache_marks import mark_for_claude, wants_cache_marks
+from arreio.engine.providers.cache_marks import mark_for_claude
 from arreio.engine.providers.openai import (
     ChatStreamReader,
     to_chat_messages,
@@ -40,6 +41,12 @@ def import_litellm() -> Any:
     return litellm
 
 
+def is_claude(model: str) -> bool:
+    """A Claude model behind litellm (Anthropic, Bedrock, Vertex): it gets cache marks, thinking,
+    and its signed thinking blocks back."""
+    return "claude" in model.lower()
+
+
 class LiteLLMProvider(VendorProvider):
     """`Provider` over `litellm.acompletion`. `client` may be any object with an `acompletion`
     coroutine function (the litellm module itself by default)."""
@@ -50,9 +57,10 @@ class LiteLLMProvider(VendorProvider):
         return import_litellm()
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        claude = is_claude(self.model)
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": to_chat_messages(request, self.model),
+            "messages": to_chat_messages(request, self.model, replay_thinking=claude),
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_tokens": request.max_tokens,
@@ -62,9 +70,12 @@ class LiteLLMProvider(VendorProvider):
         }
         if request.tools:
             params["tools"] = to_chat_tools(request)
-        if wants_cache_marks(self.model):
+        if claude:
             mark_for_claude(request, params["messages"], params.get("tools") or [])
-        if request.temperature is not None:
+        if claude and request.thinking is not None:
+            # litellm passes Anthropic's `thinking` object on to Claude (no temperature with it)
+            params["thinking"] = thinking_param(request.thinking)
+        elif request.temperature is not None:
             params["temperature"] = request.temperature
         if self._api_key:
             params["api_key"] = self._api_key

@@ -20,6 +20,7 @@ from arreio.engine.messages import (
     ImagePart,
     Message,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -80,6 +81,17 @@ def _user(msg: Message) -> dict[str, Any] | None:
     return {"role": "user", "content": content}
 
 
+def _thinking_blocks(msg: Message) -> list[dict[str, Any]]:
+    """Signed and redacted thinking in litellm's `thinking_blocks` shape (replayed to Claude)."""
+    blocks: list[dict[str, Any]] = []
+    for part in msg.parts:
+        if isinstance(part, ThinkingPart) and part.redacted:
+            blocks.append({"type": "redacted_thinking", "data": part.redacted})
+        elif isinstance(part, ThinkingPart) and part.signature:
+            blocks.append({"type": "thinking", "thinking": part.thinking, "signature": part.signature})
+    return blocks
+
+
 def _assistant(msg: Message) -> dict[str, Any] | None:
     calls = [
         {
@@ -96,6 +108,8 @@ def _assistant(msg: Message) -> dict[str, Any] | None:
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         out["tool_calls"] = calls
+    if thinking := _thinking_blocks(msg):
+        out["thinking_blocks"] = thinking
     return out
 
 
@@ -109,13 +123,15 @@ def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
     return out + [images] if images else out
 
 
-def to_chat_messages(request: ModelRequest, model: str) -> list[dict[str, Any]]:
+def to_chat_messages(request: ModelRequest, model: str, *, replay_thinking: bool = False) -> list[dict[str, Any]]:
     """The request as Chat Completions messages: system first (stable blocks before volatile ones),
-    then the history, thinking downgraded (this wire format has no slot to replay reasoning)."""
+    then the history. Thinking is downgraded (this wire format has no slot to replay reasoning),
+    except with `replay_thinking` (Claude through litellm): the model's own signed and redacted
+    blocks then ride along as `thinking_blocks`, which litellm hands back to Claude."""
     blocks = [b for b in request.system if b.stable] + [b for b in request.system if not b.stable]
     system = "\n\n".join(b.text for b in blocks if b.text)
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for kind, item in turns(prepare_thinking(request.messages, model, can_replay=False)):
+    for kind, item in turns(prepare_thinking(request.messages, model, can_replay=replay_thinking)):
         if kind == "tool_round":
             wire.extend(_tool_round(item))
             continue
@@ -133,6 +149,20 @@ def to_chat_tools(request: ModelRequest) -> list[dict[str, Any]]:
 
 
 # -- stream reading ----------------------------------------------------------------------------
+
+
+def _block_ends(blocks: Any) -> list[StreamEvent]:
+    """litellm's `thinking_blocks` on a delta (Claude through litellm): a signature closes the
+    block whose text came as `reasoning_content`; a redacted block is whole in one. Their text is
+    not taken from here, or it would count twice."""
+    out: list[StreamEvent] = []
+    for block in blocks or []:
+        get = block.get if isinstance(block, dict) else lambda key, b=block: getattr(b, key, None)
+        if get("type") == "redacted_thinking" and get("data"):
+            out.append(ThinkingChunk(text="", redacted=get("data")))
+        elif get("type") == "thinking" and get("signature"):
+            out.append(ThinkingChunk(text="", signature=get("signature")))
+    return out
 
 
 class ChatStreamReader:
@@ -162,6 +192,7 @@ class ChatStreamReader:
                 reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
                 if isinstance(reasoning, str) and reasoning:
                     out.append(ThinkingChunk(text=reasoning))
+                out.extend(_block_ends(getattr(delta, "thinking_blocks", None)))
                 if getattr(delta, "content", None):
                     out.append(TextChunk(text=delta.content))
                 for position, tc in enumerate(getattr(delta, "tool_calls", None) or []):

@@ -183,7 +183,9 @@ class ScriptedProvider:
         self.requests: list[ModelRequest] = []
         # None: this provider answers every request (a test's per-model fake). A mapping (a script
         # file always gives one): sub-agents play their own replies, and one without any fails.
-        self._agents = None if agents is None else {tag: ScriptedProvider(script, sleep=sleep) for tag, script in agents.items()}
+        self._agents = (
+            None if agents is None else {tag: ScriptedProvider(script, sleep=sleep) for tag, script in agents.items()}
+        )
 
     @classmethod
     def from_script(cls, script: Script) -> ScriptedProvider:
@@ -211,10 +213,8 @@ class ScriptedProvider:
         if player is None:
             tag = (request.session_id or "").partition(".")[2]
             self.requests.append(request)
-            yield Done(
-                stop_reason="error",
-                error=ProviderError(kind="fatal", message=f"the offline script has no replies for sub-agent {tag} (add agents: {{{tag}: [...]}})"),
-            )
+            message = f"the offline script has no replies for sub-agent {tag} (add agents: {{{tag}: [...]}})"
+            yield Done(stop_reason="error", error=ProviderError(kind="fatal", message=message))
             return
         if player is not self:
             self.requests.append(request)
@@ -227,10 +227,8 @@ class ScriptedProvider:
         turn = sum(1 for m in request.messages if m.role == "assistant") + summarised_turns(request.messages)
         index = self._pick(turn)
         if index is None:
-            yield Done(
-                stop_reason="error",
-                error=ProviderError(kind="fatal", message=f"the offline script ran out after {counted(len(self._answers), 'reply', 'replies')}"),
-            )
+            message = f"the offline script ran out after {counted(len(self._answers), 'reply', 'replies')}"
+            yield Done(stop_reason="error", error=ProviderError(kind="fatal", message=message))
             return
         reply = self.replies[index]
         if reply.error is not None and reply.cut_after_chars is None:

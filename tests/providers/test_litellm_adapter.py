@@ -99,3 +99,32 @@ def test_other_models_through_litellm_get_no_cache_marks(server):
     server.push(Reply.stream("openai", "text_only"))
     collect(provider(server), ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")], tools=TOOLS))
     assert "cache_control" not in str(server.seen[0].body)
+
+
+def test_claude_thinking_through_litellm_keeps_signed_and_redacted_blocks(server):
+    from arreio.engine.messages import ThinkingPart
+    from arreio.engine.providers.base import ThinkingChunk
+
+    server.push(Reply.stream("anthropic", "redacted_thinking_tool_call"), Reply.stream("anthropic", "text_only"))
+    model = "anthropic/claude-sonnet-4-5"
+    claude = LiteLLMProvider(model, api_key="test-key", base_url=server.url)
+    first = ModelRequest(model=f"litellm/{model}", messages=[Message.user("read it")], tools=TOOLS, thinking=2048)
+    events = collect(claude, first)
+    assert server.seen[0].body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    thinking = [e for e in events if isinstance(e, ThinkingChunk)]
+    assert "".join(t.text for t in thinking) == "The README will say what this is."  # counted once
+    closing = [(t.signature, t.redacted) for t in thinking if t.signature or t.redacted]
+    assert closing == [("EqQBCkgIARABGAIiQL2sig1111base64signatureBBBB==", None),
+                       (None, "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP")]
+
+    # the next turn: the model's own blocks go back verbatim, before its tool call
+    turn = Message.assistant([
+        ThinkingPart(thinking="The README will say what this is.", signature=closing[0][0]),
+        ThinkingPart(thinking="", redacted=closing[1][1]),
+        ToolCallPart(id="toolu_01", name="read_file", arguments={"path": "README.md"}),
+    ], f"litellm/{model}")
+    history = [*first.messages, turn, Message.tool_result(ToolResultPart(call_id="toolu_01", name="read_file", content="# R"))]
+    collect(claude, first.model_copy(update={"messages": history}))
+    assistant = server.seen[1].body["messages"][1]
+    assert [b["type"] for b in assistant["content"]] == ["thinking", "redacted_thinking", "tool_use"]
+    assert assistant["content"][0]["signature"] == closing[0][0]
