@@ -48,6 +48,8 @@ class SessionStore:
         if prefix in ids:
             return prefix
         matches = [i for i in ids if prefix and i.startswith(prefix)]
+        if "." not in prefix:  # a sub-agent's session (`<root>.d1`) is named by its full id only
+            matches = [i for i in matches if "." not in i] or matches
         if len(matches) == 1:
             return matches[0]
         if not matches:

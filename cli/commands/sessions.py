@@ -150,11 +150,18 @@ def doctor(
     import json
 
     from arreio.engine.session import Session
+    from arreio.engine.session_lock import SessionLock
+    from arreio.engine.wording import counted
 
     store = _store()
     sid = store.resolve(session_id)
-    session, repairs = Session.open(store.path_for(sid), repair=fix)
-    session.close()
+    # A run in progress has calls in flight that look unfinished: neither report nor "repair" them.
+    lock = SessionLock(store.path_for(sid)).acquire(sid)
+    try:
+        session, repairs = Session.open(store.path_for(sid), repair=fix)
+        session.close()
+    finally:
+        lock.release()
     if json_output:
         print(json.dumps({"session": sid, "fixed": fix and bool(repairs),
                           "repairs": [r.model_dump(mode="json") for r in repairs]}, indent=2))
@@ -164,8 +171,7 @@ def doctor(
     if not repairs:
         print(f"session {sid}: healthy, nothing to repair")
         return
-    verb = "repaired" if fix else "needs"
-    print(f"session {sid}: {verb} {len(repairs)} repair(s)")
+    print(f"session {sid}: {'made' if fix else 'needs'} {counted(len(repairs), 'repair')}")
     for r in repairs:
         where = f" (line {r.line})" if r.line else ""
         print(f"  - {r.kind}{where}: {r.detail}")

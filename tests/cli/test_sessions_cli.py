@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from arreio.engine.errors import SessionError
+
 GOAL = "fixtures/goals/quickstart.md"
 
 
@@ -37,7 +41,7 @@ def test_doctor_reports_then_fixes(workdir: Path, cli) -> None:
     path.write_text("\n".join(lines) + '\n{"type":"message","role":"assis')
     before = path.read_bytes()
     report = cli("sessions", "doctor", sid)
-    assert report.exit_code == 1 and "needs 2 repair(s)" in report.stdout  # a check that found work
+    assert report.exit_code == 1 and "needs 2 repairs" in report.stdout  # a check that found work
     assert "torn_tail" in report.stdout and "interrupted_result" in report.stdout
     assert path.read_bytes() == before  # without --fix nothing is written
     assert cli("sessions", "doctor", sid, "--json").exit_code == 1
@@ -67,3 +71,34 @@ def test_a_damaged_session_file_does_not_wreck_the_list(workdir: Path, cli) -> N
     table = cli("sessions", "list").stdout
     assert sid in table and "Quickstart" in table  # the healthy row keeps its columns
     assert "damaged" in table and "20250101-000000-broken: " in table and "sessions doctor" in table
+
+
+def test_doctor_leaves_a_session_in_use_alone(workdir: Path, cli) -> None:
+    from arreio.engine.session_lock import SessionLock
+
+    sid = _run(cli)
+    path = workdir / ".arreio" / "sessions" / f"{sid}.jsonl"
+    before = path.read_bytes()
+    held = SessionLock(path).acquire(sid)  # as a live run holds it
+    try:
+        for args in (("sessions", "doctor", sid), ("sessions", "doctor", sid, "--fix")):
+            result = cli(*args)
+            assert result.exit_code == 2 and "is in use by another arreio process" in result.stderr
+    finally:
+        held.release()
+    assert path.read_bytes() == before
+    assert cli("sessions", "doctor", sid).exit_code == 0
+
+
+def test_a_prefix_names_the_root_session_not_its_sub_agents(workdir: Path) -> None:
+    from arreio.engine.session_store import SessionStore
+
+    folder = workdir / ".arreio" / "sessions"
+    folder.mkdir(parents=True)
+    for name in ("20261130-1200-abc", "20261130-1200-abc.d1", "20261130-1200-abc.d2"):
+        (folder / f"{name}.jsonl").write_text("{}\n")
+    store = SessionStore(folder)
+    assert store.resolve("20261130-1200-a") == "20261130-1200-abc"
+    assert store.resolve("20261130-1200-abc.d2") == "20261130-1200-abc.d2"
+    with pytest.raises(SessionError, match="ambiguous"):  # a prefix with a dot looks among sub-agents
+        store.resolve("20261130-1200-abc.d")
