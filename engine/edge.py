@@ -166,6 +166,7 @@ class PreparedRun:
     ctx: RunContext | None = None  # the features' view of this run (ids filled in when it starts)
     tools: ToolRegistry | None = None  # resolved once while assembling a new session's prompt
     progress: PlanProgress = field(default_factory=lambda: PlanProgress())  # units started/done before
+    script: Path | None = None  # the run's `--script` (or the one the session was started with)
 
 
 def prepare(options: RunOptions, deps: PipelineDeps) -> PreparedRun:
@@ -248,7 +249,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
     return PreparedRun(settings, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       ctx, tools, progress)
+                       ctx, tools, progress, script)
 
 
 def _new_session(

@@ -26,6 +26,7 @@ from arreio.engine.edge import (  # noqa: F401 - RunOptions, PipelineDeps, read_
     resolve_run_tools,
     run_context,
 )
+from arreio.engine.errors import ArreioError, Cancelled
 from arreio.engine.gates import GateInputs, Judge, ModelJudge, OfflineJudge
 from arreio.engine.governance.redact import DeltaGuard, Redactor
 from arreio.engine.ids import iso_ms, new_id
@@ -91,7 +92,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
             units = UnitRunner(
                 plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resume_only,
-                make_provider=lambda model, script: _unit_provider(options, deps, run, model, script),
+                make_provider=lambda model, script, first_turn: _unit_provider(options, deps, run, model, script,
+                                                                               first_turn),
+                max_steps=options.max_steps,
                 default_model=run.model,
                 plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd,
                 progress=run.progress,
@@ -120,6 +123,10 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     goal=_original_goal(run) or run.plan.units[0].goal, model=run.model, config=run.plan.learning,
                 ):
                     yield emit(event)
+        except ArreioError as error:  # an expected failure mid-run is a failed run, not a cancelled one
+            if not isinstance(error, Cancelled):
+                outcome = Outcome("failed", error.exit_code, error.message, "")
+            raise
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
@@ -181,13 +188,19 @@ def _judge(run: PreparedRun) -> Judge:
     return ModelJudge(run.provider, run.model)
 
 
-def _unit_provider(options: RunOptions, deps: PipelineDeps, run: PreparedRun, model: str, script: Path | None) -> Provider:
-    """A plan unit's own model or script. A replay keeps serving from its cassette; a recording keeps
-    recording (into the same cassette) whatever provider the unit uses."""
+def _unit_provider(
+    options: RunOptions, deps: PipelineDeps, run: PreparedRun, model: str | None, script: Path | None, first_turn: int
+) -> Provider:
+    """A plan unit's own model or script (model None: the run's own provider again). A replay keeps
+    serving from its cassette; a recording keeps recording (into the same cassette) whatever
+    provider the unit uses. A unit's script starts at the unit's first turn."""
     if options.replay is not None:
         return run.provider
+    if model is None:
+        model, script, first_turn = run.model, run.script, 0
+    extra = {"script_first_turn": first_turn} if script is not None and first_turn else {}
     fresh = deps.provider_factory(model, env=options.env, base_url=run.settings.base_url,
-                                  session_id=run.session.id, script=script)
+                                  session_id=run.session.id, script=script, **extra)
     if options.record is not None and hasattr(run.provider, "writer"):
         run.provider.inner = fresh  # type: ignore[attr-defined]
         return run.provider

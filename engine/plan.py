@@ -199,15 +199,23 @@ class PlanProgress:
 
     started: frozenset[str] = frozenset()
     done: frozenset[str] = frozenset()
+    first_turns: tuple[tuple[str, int], ...] = ()  # (unit, the session's turn count when it started)
 
     @classmethod
     def of(cls, session: Any) -> PlanProgress:
         started: set[str] = set()
         done: set[str] = set()
+        first: dict[str, int] = {}
         for record in session.extra:
             if record.get("type") == UNIT_RECORD:
-                (done if record.get("event") == "done" else started).add(str(record.get("unit")))
-        return cls(frozenset(started), frozenset(done))
+                unit = str(record.get("unit"))
+                (done if record.get("event") == "done" else started).add(unit)
+                if record.get("event") == "start" and isinstance(record.get("turns"), int):
+                    first.setdefault(unit, record["turns"])
+        return cls(frozenset(started), frozenset(done), tuple(first.items()))
+
+    def first_turn(self, unit: str) -> int | None:
+        return dict(self.first_turns).get(unit)
 
     def remaining(self, plan: Plan) -> list[Unit]:
         """Units still to run, in order. When every unit is done (the gates failed afterwards), the

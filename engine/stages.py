@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arreio.engine import events as ev
-from arreio.engine.errors import UsageError
+from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import RunContext
 from arreio.engine.gates import GateInputs, Judge, evaluate_gate
 from arreio.engine.plan import UNIT_RECORD, Plan, PlanProgress, Unit
@@ -49,25 +49,32 @@ class UnitRunner:
     tools: ToolRegistry
     goal: str | None
     resume_only: bool  # continue the history without a new message (`--resume` without `--goal`)
-    make_provider: Callable[[str, Path | None], Provider]
+    # (model or None for the run's own, a unit's script or None, the session turn it starts at)
+    make_provider: Callable[[str | None, Path | None, int], Provider]
     default_model: str
     plan_dir: Path = field(default_factory=Path.cwd)
     progress: PlanProgress = field(default_factory=PlanProgress)  # a resumed plan run: where it stopped
+    max_steps: int | None = None  # `--max-steps`: given on the command line, it beats the units' own
+    _swapped: bool = False  # the runner holds a unit's own provider, not the run's
 
     async def run(self) -> AsyncIterator[ev.Event]:
         is_plan = self.plan.from_file
         units = self.progress.remaining(self.plan) if is_plan else self.plan.ordered()
+        self.check(units)
         for index, unit in enumerate(units):
-            self._configure(unit)
+            turns = self._turns()
+            first_turn = self.progress.first_turn(unit.id)
+            self._configure(unit, turns if first_turn is None else first_turn)
             text = self._opening(unit, index, is_plan)
             if text is None:
                 title = f"continue session {self.runner.session.id}"
             else:
                 title = goal_title(text if not is_plan else unit.goal)
             if is_plan and unit.id not in self.progress.started:
-                self.runner.session.append_record({"type": UNIT_RECORD, "unit": unit.id, "event": "start"})
+                record = {"type": UNIT_RECORD, "unit": unit.id, "event": "start", "turns": turns}
+                self.runner.session.append_record(record)
             yield ev.UnitStart(unit_id=unit.id, goal=title)
-            async for event in self.runner.run(text, unit_id=unit.id, max_steps=unit.max_steps):
+            async for event in self.runner.run(text, unit_id=unit.id, max_steps=self.max_steps or unit.max_steps):
                 yield event
             if self.runner.outcome.verdict != "success":
                 return
@@ -83,19 +90,41 @@ class UnitRunner:
             return None
         return unit_message(self.plan, unit, self.goal if index == 0 else None, index == 0)
 
-    def _configure(self, unit: Unit) -> None:
-        if unit.tools is not None:
-            unknown = [n for n in unit.tools if n not in self.tools]
+    def check(self, units: list[Unit]) -> None:
+        """Every unit's tools, model and script, before the first unit runs: a typo in the last unit
+        must not surface after the first ones did their work."""
+        from arreio.engine.providers.registry import check_model
+
+        for unit in units:
+            unknown = [n for n in unit.tools or [] if n not in self.tools]
             if unknown:
                 raise UsageError(f"{self.plan.source}: unit '{unit.id}' names unknown tool(s) {', '.join(unknown)}")
-            self.runner.tools = self.tools.subset(unit.tools)
-        else:
-            self.runner.tools = self.tools
+            if unit.script and not (self.plan_dir / unit.script).is_file():
+                raise UsageError(f"{self.plan.source}: unit '{unit.id}' names a missing script: {unit.script}")
+            if unit.model:
+                try:
+                    check_model(unit.model)
+                except ConfigError as error:
+                    raise ConfigError(f"{self.plan.source}: unit '{unit.id}': {error.message}") from None
+
+    def _turns(self) -> int:
+        from arreio.engine.compaction import summarised_turns
+
+        messages = self.runner.session.messages
+        return sum(1 for m in messages if m.role == "assistant") + summarised_turns(messages)
+
+    def _configure(self, unit: Unit, first_turn: int) -> None:
+        self.runner.tools = self.tools.subset(unit.tools) if unit.tools is not None else self.tools
         if unit.model or unit.script:
             model = unit.model or self.default_model
             script = (self.plan_dir / unit.script) if unit.script else None
-            self.runner.provider = self.make_provider(model, script)
+            self.runner.provider = self.make_provider(model, script, first_turn)
             self.runner.model = model
+            self._swapped = True
+        elif self._swapped:  # the unit before had its own: this one goes back to the run's
+            self.runner.provider = self.make_provider(None, None, 0)
+            self.runner.model = self.default_model
+            self._swapped = False
 
 
 async def run_gates(plan: Plan, inputs: GateInputs, judge: Judge | None, failures: list[str]) -> AsyncIterator[ev.Event]:

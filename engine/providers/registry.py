@@ -32,13 +32,14 @@ def make_provider(
     base_url: str | None = None,
     session_id: str | None = None,
     script: Path | None = None,
+    script_first_turn: int = 0,
 ) -> Provider:
     if script is not None:
         if not is_offline(model):
             raise UsageError(f"--script plays an offline script; it cannot be combined with --model {model}")
         from arreio.engine.providers.scripted import ScriptedProvider, load_script
 
-        return ScriptedProvider.from_script(load_script(script))
+        return ScriptedProvider.from_script(load_script(script), first_turn=script_first_turn)
     if is_offline(model):
         from arreio.engine.providers.offline import OfflineProvider
 

@@ -28,8 +28,9 @@ agents:
 
 Determinism across resumes: the reply for a request is chosen from the number of assistant messages
 already in the request's history (a sub-agent's request is told apart by its session id, which
-ends in the agent's tag), so a resumed session picks up at the right reply. Faults sit between
-replies and are served once per provider instance.
+ends in the agent's tag), so a resumed session picks up at the right reply. A plan unit's own
+script counts from the unit's first turn (`first_turn`). Faults sit between replies and are served
+once per provider instance.
 """
 
 from __future__ import annotations
@@ -188,8 +189,12 @@ class ScriptedProvider:
         )
 
     @classmethod
-    def from_script(cls, script: Script) -> ScriptedProvider:
-        return cls(script.replies, agents=script.agents)
+    def from_script(cls, script: Script, *, first_turn: int = 0) -> ScriptedProvider:
+        provider = cls(script.replies, agents=script.agents)
+        provider.first_turn = first_turn
+        return provider
+
+    first_turn = 0  # the session's turn this script's first reply answers (a plan unit's own script)
 
     def _for_agent(self, request: ModelRequest) -> ScriptedProvider | None:
         """The provider that answers this request: a sub-agent's own script when the request comes
@@ -224,7 +229,8 @@ class ScriptedProvider:
         self.requests.append(request)
         from arreio.engine.compaction import summarised_turns  # a compacted history folds turns away
 
-        turn = sum(1 for m in request.messages if m.role == "assistant") + summarised_turns(request.messages)
+        turns = sum(1 for m in request.messages if m.role == "assistant") + summarised_turns(request.messages)
+        turn = max(0, turns - self.first_turn)
         index = self._pick(turn)
         if index is None:
             message = f"the offline script ran out after {counted(len(self._answers), 'reply', 'replies')}"

@@ -121,7 +121,7 @@ def test_per_unit_scripts_are_recorded_and_replayed(workdir: Path, cli) -> None:
         "  - {id: b, goal: 'Answer.', needs: [a], script: b.yaml}\n"
     )
     Path("a.yaml").write_text("- tool_calls: [{name: read_file, arguments: {path: fixtures/quickstart/notes.md}}]\n- text: read it\n")
-    Path("b.yaml").write_text("- text: x\n- text: y\n- text: all done from b\n")
+    Path("b.yaml").write_text("- text: all done from b\n")  # a unit's script starts at the unit's first turn
     recorded = events_of(cli("run", "--plan", "two.plan.yaml", "--offline", "--record", ".arreio/p.jsonl", "--json"))
     assert recorded[-1]["final_text"] == "all done from b"
     assert "calls: 3" in cli("cassette", "show", ".arreio/p.jsonl").stdout  # unit b's calls were recorded too

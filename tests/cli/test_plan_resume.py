@@ -80,3 +80,48 @@ def test_resuming_a_plan_whose_file_is_gone_says_so(workdir: Path, cli) -> None:
     assert result.exit_code == 2 and "p.plan.yaml, which no longer exists; restore it to resume" in result.stderr
     both = cli("run", "--resume", sid, "--plan", "x.yaml")
     assert both.exit_code == 2 and "a resumed plan session goes on with its own plan" in both.stderr
+
+
+def test_unit_scripts_start_at_their_unit_and_a_unit_without_one_plays_the_runs(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text(
+        "units:\n"
+        "  - {id: a, goal: 'Write a.txt.'}\n"
+        "  - {id: b, goal: 'Write b.txt.', needs: [a], script: b.yaml, max_steps: 3}\n"
+        "  - {id: c, goal: 'Finish.', needs: [b]}\n"
+    )
+    # The run's script answers the session's turns: b's five turns (played from b.yaml) are filler here.
+    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + "- text: unused\n" * 5 + "- text: c from the run\n")
+    look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
+    Path("b.yaml").write_text(look * 2 + "- text: b partial\n" + write("b.txt", "b") + "- text: b done\n")
+    first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
+    assert first.exit_code == 4, first.output  # b stopped at its ceiling, on its own script's 3rd reply
+    sid = events_of(first)[0]["session_id"]
+    resumed = cli("run", "--resume", sid, "--json")
+    events = events_of(resumed)
+    assert resumed.exit_code == 0, resumed.output
+    assert Path("b.txt").read_text() == "b"  # b went on where its own script left off
+    assert events[-1]["final_text"] == "c from the run"  # c has no script: the run's, not b's
+
+
+def test_max_steps_on_the_command_line_beats_the_units_own(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text("units:\n  - {id: busy, goal: 'Look around.', max_steps: 2}\n")
+    look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
+    Path("s.yaml").write_text(look + "- text: not yet\n" + look * 3 + "- text: found it\n")
+    first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
+    assert first.exit_code == 4
+    sid = events_of(first)[0]["session_id"]
+    again = cli("run", "--resume", sid, "--max-steps", "10", "--json")
+    assert again.exit_code == 0, again.output  # as the ceiling message said to do
+    assert events_of(again)[-1]["final_text"] == "found it"
+
+
+def test_a_mistake_in_a_later_unit_stops_the_run_before_the_first_unit_works(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text(
+        "units:\n  - {id: a, goal: 'Write a.txt.'}\n  - {id: b, goal: 'More.', needs: [a], tools: [write_fil]}\n"
+    )
+    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n")
+    result = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
+    assert result.exit_code == 2 and "unit 'b' names unknown tool(s) write_fil" in result.stderr
+    assert not Path("a.txt").exists()
+    report = json.loads(next(Path(".arreio/runs").glob("*/report.json")).read_text())
+    assert (report["verdict"], report["exit_code"]) == ("failed", 2)  # not "cancelled"
