@@ -211,6 +211,9 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         lock = SessionLock(path).acquire(session_id)  # before the loader may rewrite the file
         locks.append(lock)
         session, repairs = Session.open(path, repair=True)
+        if parent := getattr(session.header, "parent", None):
+            raise UsageError(f"{session_id} is a sub-agent's session, which ended with its task; "
+                             f"resume its parent session {parent} instead")
         warnings += [f"session repaired on load: {r.kind} — {r.detail}" for r in repairs]
         script = _stored_script(session, options)
         model = options.model or ("offline" if script else session.header.model)

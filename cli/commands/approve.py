@@ -47,7 +47,8 @@ def approve(
     import os
     import sys
 
-    from arreio.engine.governance.approvals import decide_pending, who
+    from arreio.engine.errors import UsageError
+    from arreio.engine.governance.approvals import decide_pending, waiting_call, who
     from arreio.engine.governance.audit import AuditJournal, digest
     from arreio.engine.governance.redact import Redactor
     from arreio.engine.ids import iso_ms
@@ -60,6 +61,14 @@ def approve(
     root = state_dir()
     store = SessionStore(root / "sessions")
     sid = store.resolve(session_id)
+    if "." in sid:  # `<root>.d1`: a sub-agent's session; its parent went on without it
+        raise UsageError(f"{sid} is a sub-agent's session: the sub-agent already ended; "
+                         f"its parent session is {sid.split('.')[0]}")
+    options = RunOptions(resume=sid, script=script, model=model)
+    looked, _ = Session.open(store.path_for(sid), repair=False)
+    looked.close()
+    waiting_call(looked)  # nothing waiting (or already decided): say so first
+    _check_resumable(options)  # before the decision is written: a run that cannot go on keeps its approval
     redactor = Redactor.from_env(os.environ)
     session, _ = Session.open(store.path_for(sid), repair=True)
     session.redactor = redactor
@@ -76,5 +85,16 @@ def approve(
     print(f"arreio: {status} {pending.name} ({pending.call_id}); resuming session {sid}", file=sys.stderr)
     from arreio.cli.driving import drive
 
-    options = RunOptions(resume=sid, script=script, model=model)
     raise typer.Exit(drive(options, json_output=json_output))
+
+
+def _check_resumable(options: Any) -> None:
+    """Everything the resumed run will need (config, model, script, plan, the session's lock), checked
+    by preparing the run once and letting it go."""
+    from arreio.cli.deps import pipeline_deps
+    from arreio.engine.edge import prepare
+
+    prepared = prepare(options, pipeline_deps())
+    prepared.session.close()
+    if prepared.lock is not None:
+        prepared.lock.release()

@@ -95,6 +95,14 @@ def pending_call(session: Session) -> PendingCall | None:
 def decide_pending(session: Session, *, approve: bool, by: str, at: str, reason: str = "") -> PendingCall:
     """Record a person's decision on the call the session waits on. Nothing pending (or already
     decided) is a UsageError (exit 2): a decision is made once."""
+    pending = waiting_call(session)
+    status = "approved" if approve else "denied"
+    session.append_record(record(pending.call_id, pending.name, status, by, at, reason))
+    return pending
+
+
+def waiting_call(session: Session) -> PendingCall:
+    """The call the session waits on, or a UsageError saying why there is none."""
     pending = pending_call(session)
     if pending is None:
         decided = [r for r in latest_decisions(session.extra).values() if r.get("status") != "pending"]
@@ -105,8 +113,6 @@ def decide_pending(session: Session, *, approve: bool, by: str, at: str, reason:
                 f"was already {last.get('status')} by {last.get('by')} at {last.get('at')}"
             )
         raise UsageError(f"session {session.id} has no call waiting for approval")
-    status = "approved" if approve else "denied"
-    session.append_record(record(pending.call_id, pending.name, status, by, at, reason))
     return pending
 
 
@@ -172,6 +178,13 @@ class ApprovalHook(RunHook):
         if self.ctx.approve_all:
             self._note(runner, call, "approved", "--yes", at, "approved for this run with --yes")
             return None
+        if self.ctx.ask is None and getattr(runner.session.header, "parent", None):
+            # A sub-agent cannot pause: its parent goes on without it, so a later approval would run
+            # the call after the fact, for nobody. It is told, and says so in its answer.
+            return self._deny(runner, call, "arreio", at, "a sub-agent cannot wait for approval",
+                              f"not run: {call.name} needs a person's approval, which a sub-agent cannot wait "
+                              "for; say in your answer what you would have run, so the agent that called you "
+                              "can do it")
         event = ev.ApprovalRequired(
             session_id=runner.session.id, call_id=call.id, name=call.name, arguments=dict(call.arguments),
             command=command_to_continue(runner.session.id),

@@ -53,3 +53,28 @@ def test_bad_agent_sections_are_usage_errors(workdir: Path, cli) -> None:
     Path("s.yaml").write_text("replys: [{text: hi}]\n")
     typo = cli("run", "--goal", GOAL, "--script", "s.yaml")
     assert typo.exit_code == 2 and "unknown key(s) replys" in typo.stderr
+
+
+def test_a_sub_agent_cannot_pause_for_approval_and_is_told_so(workdir: Path, cli) -> None:
+    Path("s.yaml").write_text(
+        "replies:\n"
+        "  - tool_calls: [{name: delegate, arguments: {task: 'Clean the build folder'}}]\n"
+        "  - text: 'The sub-agent could not run it.'\n"
+        "agents:\n"
+        "  d1:\n"
+        "    - tool_calls: [{name: shell, arguments: {command: 'rm -rf build'}}]\n"
+        "    - text: 'I would have run rm -rf build.'\n"
+    )
+    result = cli("run", "--goal", GOAL, "--script", "s.yaml", "--json")  # no --yes, no terminal
+    events = events_of(result)
+    assert result.exit_code == 0, result.output
+    assert not [e for e in events if e["type"] == "approval_required"]  # nothing to approve after the fact
+    child_end = next(e for e in events if e["type"] == "tool_end" and e["name"] == "shell")
+    assert child_end["agent"] == "d1" and child_end["is_error"]
+    sid = events[0]["session_id"]
+    child = Path(f".arreio/sessions/{sid}.d1.jsonl").read_text()
+    assert "a sub-agent cannot wait for" in child
+    refused = cli("run", "--resume", f"{sid}.d1")
+    assert refused.exit_code == 2 and f"resume its parent session {sid} instead" in refused.stderr
+    approve = cli("approve", f"{sid}.d1")
+    assert approve.exit_code == 2 and "is a sub-agent's session" in approve.stderr

@@ -69,6 +69,18 @@ def test_pause_then_approve_runs_the_same_call_exactly_once(work: Path, cli) -> 
     assert report["approvals"][0]["status"] == "approved"
 
 
+def test_an_approval_that_cannot_resume_is_not_used_up(work: Path, cli) -> None:
+    sid, _ = pause(work, cli)
+    bad_model = cli("approve", sid, "--model", "bogus/x")
+    assert bad_model.exit_code == 5 and "bogus" in bad_model.stderr
+    missing = cli("approve", sid, "--script", "no-such.yaml")
+    assert missing.exit_code == 2
+    session, _ = Session.open(session_file(work, sid), repair=False)
+    assert [r["status"] for r in session.extra if r.get("type") == "approval"] == ["pending"]  # still waiting
+    assert cli("approve", sid, "--script", "s.yaml").exit_code == 0
+    assert (work / "log.txt").read_text() == "ran\n"
+
+
 def test_a_decided_call_cannot_be_decided_again(work: Path, cli) -> None:
     sid, _ = pause(work, cli)
     assert cli("approve", sid, "--script", "s.yaml").exit_code == 0
