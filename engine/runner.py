@@ -127,7 +127,8 @@ class Runner:
             if unit_steps >= limit and landing is None:
                 message = f"stopped after {unit_steps} model turns (max_steps {limit})"
                 if not getattr(self.session.header, "parent", None):  # a sub-agent's parent decides
-                    message += f"; the session is saved — continue with `arreio run --resume {self.session.id} --max-steps N`"
+                    resume = f"arreio run --resume {self.session.id} --max-steps N"
+                    message += f"; the session is saved — continue with `{resume}`"
                 yield ev.Ceiling(kind="steps", limit=limit, value=unit_steps, message=message)
                 self.outcome = Outcome("partial", 4, message, self._last_text())
                 break
