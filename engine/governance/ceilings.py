@@ -56,25 +56,31 @@ class CeilingsHook(RunHook):
         self.hit: Hit | None = None
         self.warnings: list[str] = []
         self.stalls: list[Any] = []  # the watchdog's cuts so far (for the report)
-        self._unit_start_steps: int | None = 0
+        # runner -> its step count when its unit began. Per runner: sub-agents run these same hooks,
+        # and a child's unit must not move its parent's count (or the parent's reserve turn is lost).
+        self._unit_start_steps: dict[int, int] = {}
+        self._steps_hit: dict[int, Hit] = {}
         self._stalls_seen = 0
         self._last_turn_tokens = 0
         self._last_turn_cost = 0.0
         self._cost_known = True
 
-    def new_unit(self, unit_id: str) -> None:
-        """A unit began: the step ceiling counts from here (the runner's limit is per unit and may be
+    def at_unit_start(self, runner: Runner) -> list[Any]:
+        """A unit began: its step ceiling counts from here (the runner's limit is per unit and may be
         the unit's own `max_steps`: `runner.unit_limit`)."""
-        self._unit_start_steps = None
+        self._unit_start_steps[id(runner)] = runner.steps
+        self._steps_hit.pop(id(runner), None)
+        return []
 
     # -- before each model call: land when a ceiling is reached --------------------------------
     async def before_model(self, runner: Runner, request: ModelRequest) -> Land | None:
-        if self._unit_start_steps is None:
-            self._unit_start_steps = runner.steps
-        hit = self.hit or self._check(runner)
+        hit = self.hit or self._steps_hit.get(id(runner)) or self._check(runner)
         if hit is None:
             return None
-        self.hit = hit
+        if hit.kind == "steps":  # one runner's own limit (a sub-agent's does not land its parent)
+            self._steps_hit[id(runner)] = hit
+        else:  # the run's shared budgets: every runner lands
+            self.hit = hit
         message = self._message(hit)
         return Land(hit.kind, hit.limit, hit.value, message, LAND_INSTRUCTION.format(what=hit.what))
 
@@ -89,7 +95,7 @@ class CeilingsHook(RunHook):
         if runner.tool_calls >= s.max_tool_calls:
             return Hit("tool_calls", s.max_tool_calls, runner.tool_calls, f"{runner.tool_calls} tool calls")
         limit = runner.unit_limit
-        unit_steps = runner.steps - (self._unit_start_steps or 0)
+        unit_steps = runner.steps - self._unit_start_steps.get(id(runner), 0)
         if limit >= 2 and unit_steps >= limit - 1:
             return Hit("steps", limit, unit_steps + 1, f"{unit_steps + 1} model turns (max_steps {limit})")
         total = runner.usage.input_tokens + runner.usage.output_tokens

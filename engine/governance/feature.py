@@ -119,9 +119,7 @@ class GovernanceFeature(Feature):
         if state is None:
             return
         kind = getattr(event, "type", "")
-        if kind == "unit_start" and state.ceilings is not None:
-            state.ceilings.new_unit(event.unit_id)
-        elif kind == "ceiling":
+        if kind == "ceiling":
             state.ceiling = event
         elif kind == "run_start":
             state.journal_entry("run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed})

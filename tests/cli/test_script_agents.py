@@ -78,3 +78,26 @@ def test_a_sub_agent_cannot_pause_for_approval_and_is_told_so(workdir: Path, cli
     assert refused.exit_code == 2 and f"resume its parent session {sid} instead" in refused.stderr
     approve = cli("approve", f"{sid}.d1")
     assert approve.exit_code == 2 and "is a sub-agent's session" in approve.stderr
+
+
+def test_a_sub_agent_does_not_move_its_parents_step_count(workdir: Path, cli) -> None:
+    look = "{name: list_dir, arguments: {}}"
+    Path("s.yaml").write_text(
+        "replies:\n"
+        "  - tool_calls: [{name: delegate, arguments: {task: 'Look around', max_steps: 3}}]\n"
+        f"  - tool_calls: [{look}]\n"
+        "  - text: 'parent: what I have so far'\n"  # the parent's 3rd turn: its reserve turn
+        "agents:\n"
+        "  d1:\n"
+        f"    - tool_calls: [{look}]\n"
+        f"    - tool_calls: [{look}]\n"
+        "    - text: 'child: what I have so far'\n"  # the child's 3rd turn: its own reserve turn
+    )
+    result = cli("run", "--goal", GOAL, "--script", "s.yaml", "--max-steps", "3", "--json")
+    events = events_of(result)
+    assert result.exit_code == 4, result.output
+    ceilings = [(e["kind"], e.get("agent")) for e in events if e["type"] == "ceiling"]
+    assert ceilings == [("steps", "d1"), ("steps", None)]  # each at its own limit, each with a reserve turn
+    assert events[-1]["final_text"] == "parent: what I have so far" and "partial report" in events[-1]["message"]
+    child_tools = [e for e in events if e["type"] == "tool_end" and e.get("agent") == "d1"]
+    assert len(child_tools) == 2  # the child's third turn had no tools
