@@ -57,7 +57,8 @@ def _tell(done: Any) -> None:
     """A run that did not succeed says why on stderr (the live view already showed the details)."""
     prefix = _STDERR_PREFIX.get(done.exit_code)
     if prefix and done.message:
-        print(f"arreio: {prefix}: {' '.join(done.message.split())}", file=sys.stderr)
+        message = " ".join(done.message.split()).removeprefix(f"{prefix}: ")  # "paused: paused: …" reads badly
+        print(f"arreio: {prefix}: {message}", file=sys.stderr)
 
 
 def _cancelled(seen: dict[str, Any], render: Any, json_output: bool) -> None:

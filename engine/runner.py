@@ -117,7 +117,16 @@ class Runner:
             for event in hook.at_unit_start(self):
                 yield event
         if user_text is not None:
-            self.session.append(Message.user(user_text))
+            # A call left waiting (for an approval) when a new instruction comes never ran: it is
+            # answered as such, not healed later into "interrupted" (which says it may have run).
+            self.session.append_many([
+                Message.tool_result(ToolResultPart(
+                    call_id=call.id, name=call.name, is_error=True, status="error",
+                    content=f"not run: {call.name} was waiting for approval when a new instruction came; "
+                            "call it again if it is still needed",
+                ))
+                for call in self._pending_calls()
+            ] + [Message.user(user_text)])
         landing: Land | None = None
         pending = self._pending_calls() if user_text is None else []
         if pending:  # a round left waiting (an approval): finish it before asking the model again

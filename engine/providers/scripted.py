@@ -123,7 +123,7 @@ class Script:
 
 def _replies(data: Any, path: Path, where: str) -> list[ScriptedReply]:
     if not isinstance(data, list) or not data:
-        raise UsageError(f"invalid script {path}: expected a non-empty list of replies{where}")
+        raise UsageError(f"invalid script {path}:{where.rstrip(',')} expected a non-empty list of replies")
     replies = []
     for i, item in enumerate(data):
         try:

@@ -224,3 +224,17 @@ def test_an_approved_call_killed_mid_run_never_runs_twice(work: Path, cli, arrei
     session = json.loads(cli("sessions", "show", sid, "--json").stdout)
     results = [p for m in session["messages"] for p in m["parts"] if p["type"] == "tool_result"]
     assert [r["status"] for r in results] == ["interrupted"]
+
+
+def test_a_new_instruction_while_a_call_waits_says_the_call_never_ran(work: Path, cli) -> None:
+    sid, _ = pause(work, cli)
+    (work / "NEW.md").write_text("# Do something else\n")
+    Path(work / "s2.yaml").write_text("- text: (the first turn, already in the session)\n- text: doing something else\n")
+    result = cli("run", "--resume", sid, "--goal", "NEW.md", "--script", "s2.yaml")
+    assert result.exit_code == 0, result.output
+    session, repairs = Session.open(session_file(work, sid), repair=False)
+    results = [m.tool_result_part for m in session.messages if m.role == "tool" and m.tool_result_part.call_id == SHELL_CALL]
+    assert repairs == [] and len(results) == 1
+    assert results[0].content.startswith("not run: shell was waiting for approval") and results[0].status == "error"
+    assert not (work / "log.txt").exists()
+    assert cli("approve", sid, "--script", "s.yaml").exit_code == 2  # nothing is waiting any more
