@@ -219,7 +219,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         model = options.model or ("offline" if script else session.header.model)
         plan = _stored_plan(session)
         progress = PlanProgress.of(session)
-        if goal is None and not (plan and progress.next_is_new(plan)):
+        if goal is None and not (plan and (progress.next_is_new(plan) or progress.all_done(plan))):
             goal = _continuation(session)
     else:
         if goal is None and plan is None:

@@ -217,11 +217,15 @@ class PlanProgress:
     def first_turn(self, unit: str) -> int | None:
         return dict(self.first_turns).get(unit)
 
-    def remaining(self, plan: Plan) -> list[Unit]:
-        """Units still to run, in order. When every unit is done (the gates failed afterwards), the
-        last one again: a resume with a new instruction continues there."""
+    def remaining(self, plan: Plan, *, instructed: bool = False) -> list[Unit]:
+        """Units still to run, in order. When every unit is done (the gates failed afterwards):
+        none, so a resume re-runs the gates — or, with a new instruction, the last unit again."""
         ordered = plan.ordered()
-        return [u for u in ordered if u.id not in self.done] or ordered[-1:]
+        left = [u for u in ordered if u.id not in self.done]
+        return left or (ordered[-1:] if instructed else [])
+
+    def all_done(self, plan: Plan) -> bool:
+        return all(u.id in self.done for u in plan.units)
 
     def next_is_new(self, plan: Plan) -> bool:
         """True when the next unit has not started: it opens with its own message, so the history

@@ -197,6 +197,10 @@ class Runner:
                 return []
         return []
 
+    def last_text(self) -> str:
+        """The newest assistant text in the session (what a unit that ends now would answer)."""
+        return self._last_text()
+
     def _last_text(self) -> str:
         for message in reversed(self.session.messages):
             if message.role == "assistant" and message.text:

@@ -125,3 +125,17 @@ def test_a_mistake_in_a_later_unit_stops_the_run_before_the_first_unit_works(wor
     assert not Path("a.txt").exists()
     report = json.loads(next(Path(".arreio/runs").glob("*/report.json")).read_text())
     assert (report["verdict"], report["exit_code"]) == ("failed", 2)  # not "cancelled"
+
+
+def test_a_plan_whose_gate_failed_resumes_by_judging_again(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text("units:\n  - {id: a, goal: 'Write a.txt.'}\ngates:\n  - {kind: file, path: b.txt}\n")
+    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n")
+    first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
+    assert first.exit_code == 1 and "gate(s) failed" in events_of(first)[-1]["message"]
+    sid = events_of(first)[0]["session_id"]
+    Path("b.txt").write_text("fixed by hand\n")
+    again = cli("run", "--resume", sid, "--json")
+    events = events_of(again)
+    assert again.exit_code == 0, again.output
+    assert [e["type"] for e in events if e["type"] in ("unit_start", "gate_result")] == ["gate_result"]  # no model call
+    assert events[-1]["final_text"] == "a done"
