@@ -119,7 +119,12 @@ def add(
     import shlex
 
     from arreio.engine.errors import UsageError
+    from arreio.memory.knowledge.sources import expand
 
+    files, notices = expand(paths, Path.cwd())
+    if not files:  # before the database exists: a mistyped path must not leave an empty one behind
+        _notices(notices)
+        raise UsageError("nothing to index: no readable text file among " + " ".join(paths))
     kb = _open()
     try:
         report = _with_progress(lambda progress: kb.add(paths, Path.cwd(), progress), quiet=json_)
@@ -155,11 +160,14 @@ def search(
         raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
     kb = _existing()
     try:
+        notice = kb.stats().notice
         if mode == "vector" and not kb.vectors_ready(complete=False):
-            raise UsageError("no vectors to search: install arreio[vectors] and run `arreio kb sync`")
+            raise UsageError(f"no vectors to search: {notice or 'run `arreio kb sync`'}")
         hits = kb.search(query, k=k, mode=mode)  # type: ignore[arg-type]
     finally:
         kb.close()
+    if notice and mode == "hybrid":  # what was searched, said once (stderr: --json stays clean)
+        _notices([notice])
     if json_:
         _print_json([
             {"path": _display(h.path), "start_line": h.start_line, "end_line": h.end_line,

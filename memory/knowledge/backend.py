@@ -93,6 +93,10 @@ class KnowledgeBackend(Protocol):
 
     def reset_vectors(self, model: str) -> None: ...
 
+    def drop_sentence_vectors(self, model: str) -> None:
+        """Forget the sentence vectors, keep the chunk vectors, now counted as `model`'s."""
+        ...
+
     def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
         """Up to `limit` (chunk id, text) pairs that have no vector yet, lowest id first."""
         ...

@@ -7,6 +7,7 @@ Line numbers are 1-based and inclusive, as editors show them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -52,9 +53,16 @@ def _window_end(lines: list[str], start: int, config: ChunkConfig) -> int:
     return end
 
 
+# Line breaks as editors and `grep -n` count them. `str.splitlines` also breaks at form feeds,
+# \x85, U+2028 …, which would shift every line number after one.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def chunk_text(text: str, config: ChunkConfig = ChunkConfig()) -> list[Chunk]:
     """Chunks of `text` in order; blank-only stretches produce no chunk."""
-    lines = text.splitlines()
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line starts no line of its own
     chunks: list[Chunk] = []
     start = 0
     while start < len(lines):

@@ -113,19 +113,31 @@ class HashingEmbedder:
         return self._vector(text)
 
 
+def check_choice(env: Mapping[str, str] | None = None) -> str:
+    """`$ARREIO_KB_EMBEDDER`, normalised; an unknown value is a ConfigError. Loads no model."""
+    env = os.environ if env is None else env
+    choice = (env.get(ENV_VAR) or "auto").strip().lower()
+    if choice not in ("auto", "e5", "none", "hashing"):
+        raise ConfigError(f"{ENV_VAR} must be one of auto, e5, none, hashing (got {choice!r})")
+    return choice
+
+
+def no_embedder_notice(env: Mapping[str, str] | None = None) -> str:
+    """Why search is keyword-only when there is no embedder: switched off, or not installed."""
+    env = os.environ if env is None else env
+    if (env.get(ENV_VAR) or "").strip().lower() == "none":
+        return f"keyword search only ({ENV_VAR}=none)"
+    return NO_EMBEDDER_NOTICE
+
+
 def default_embedder(env: Mapping[str, str] | None = None) -> Embedder | None:
     """The embedder to use: `$ARREIO_KB_EMBEDDER` = `auto` (default: e5 when installed, else none),
     `e5`, `none` (keyword only) or `hashing` (tests only)."""
-    env = os.environ if env is None else env
-    choice = (env.get(ENV_VAR) or "auto").strip().lower()
+    choice = check_choice(env)
     if choice == "none":
         return None
     if choice == "hashing":
         return HashingEmbedder()
-    if choice == "e5":
-        if not E5Embedder.available():
-            raise ConfigError(f"{ENV_VAR}=e5 but {NO_EMBEDDER_NOTICE}")
-        return E5Embedder()
-    if choice == "auto":
-        return E5Embedder() if E5Embedder.available() else None
-    raise ConfigError(f"{ENV_VAR} must be one of auto, e5, none, hashing (got {choice!r})")
+    if choice == "e5" and not E5Embedder.available():
+        raise ConfigError(f"{ENV_VAR}=e5 but {NO_EMBEDDER_NOTICE}")
+    return E5Embedder() if E5Embedder.available() else None  # e5, or auto

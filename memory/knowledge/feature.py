@@ -12,9 +12,11 @@ class KnowledgeFeature(Feature):
     name = "knowledge"
 
     def check(self, settings: Any) -> None:
+        from arreio.memory.knowledge.embedders import check_choice
         from arreio.memory.knowledge.settings import parse_knowledge
 
         parse_knowledge(settings.knowledge)
+        check_choice()  # a bad ARREIO_KB_EMBEDDER fails the run before it starts, not in kb_search
 
     def tools(self, ctx: RunContext) -> list[Tool]:
         from arreio.memory.knowledge.settings import parse_knowledge

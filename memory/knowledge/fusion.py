@@ -93,4 +93,5 @@ def fuse(
     fused = normalise(rrf(rankings, weights, k), weights, k)
     ident = identity or (lambda key: key)
     unique = dedupe(fused, key=lambda kv: ident(kv[0]))
-    return [(key, score) for key, score in unique if score >= min_score][:top_k]
+    # a hair of tolerance: rank 1 everywhere is 1.0 on paper, 0.9999999999999998 in floating point
+    return [(key, score) for key, score in unique if score >= min_score - 1e-9][:top_k]

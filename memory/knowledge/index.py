@@ -19,9 +19,9 @@ from arreio.memory.knowledge import cjk, sentences
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
 from arreio.memory.knowledge.embedders import (
-    NO_EMBEDDER_NOTICE,
     Embedder,
     default_embedder,
+    no_embedder_notice,
 )
 from arreio.memory.knowledge.fusion import FusionConfig, fuse
 from arreio.memory.knowledge.sources import SourceText, expand, read_text
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from arreio.memory.knowledge.settings import KnowledgeSettings
 
 DB_NAME = "knowledge.sqlite"
+# The embedder reads at most this much of one text. A chunk is ~1,500 characters, but a file of one
+# huge line is one chunk of any size, and the model would embed all of it, 512 tokens at a time, for
+# as long as it takes (a 2 MB line: most of an hour). Keyword search still sees the whole text.
+EMBED_MAX_CHARS = 4_000
 Mode = Literal["hybrid", "keyword", "vector"]
 # (phase, done, total): phase "files" while reading and chunking, "embed" while embedding.
 ProgressFn = Callable[[str, int, int], None]
@@ -80,7 +84,7 @@ class KnowledgeBase:
         *,
         chunking: ChunkConfig = ChunkConfig(),
         fusion: FusionConfig = FusionConfig(),
-        batch_size: int = 32,
+        batch_size: int = 8,
         sentence_vectors: bool = True,
     ) -> None:
         self.backend = backend
@@ -114,6 +118,9 @@ class KnowledgeBase:
                 outcome, chunks = self._index_one(str(source.path), source.text, source.sha256, source.size)
                 counts[outcome] += 1
                 counts["chunks"] += chunks
+            elif self.backend.remove_document(str(file)):  # indexed before: its old text must not answer
+                counts["removed"] += 1
+                notices.append(f"{source}; its earlier version is no longer in the index")
             else:
                 notices.append(source)
             progress("files", done, len(files))
@@ -128,7 +135,7 @@ class KnowledgeBase:
         report.embedded = self.embed_pending(progress)
         report.pending = self.backend.count_pending_vectors() if self.embedder else 0
         if self.embedder is None:
-            report.notices.append(NO_EMBEDDER_NOTICE)
+            report.notices.append(no_embedder_notice())
         return report
 
     @property
@@ -148,13 +155,16 @@ class KnowledgeBase:
         assert scheme is not None
         model = self.backend.vector_model()
         if model is not None and model != scheme:
-            self.backend.reset_vectors(scheme)  # another model's vectors don't compare
+            if model == f"{scheme}+sentences":  # sentence vectors switched off: the chunk vectors stay
+                self.backend.drop_sentence_vectors(scheme)
+            else:  # another model (or sentences switched on): everything is embedded again
+                self.backend.reset_vectors(scheme)
         total = self.backend.count_pending_vectors()
         done = 0
         while batch := self.backend.pending_vectors(self.batch_size):
-            pieces = [sentences.split(text) if self.sentence_vectors else [] for _, text in batch]
+            pieces = [sentences.split(text[:EMBED_MAX_CHARS]) if self.sentence_vectors else [] for _, text in batch]
             texts = [cjk.unwrap(text) for _, text in batch] + [piece for group in pieces for piece in group]
-            vectors = self.embedder.embed_passages(texts)
+            vectors = self.embedder.embed_passages([text[:EMBED_MAX_CHARS] for text in texts])
             matrices, at = [], len(batch)
             for group in pieces:
                 matrices.append(vectors[at : at + len(group)] if group else None)
@@ -177,6 +187,7 @@ class KnowledgeBase:
                 self.backend.remove_document(document.path)
                 report.removed += 1
         counts, report.notices = self._index_files(present, progress)
+        report.removed += counts["removed"]
         report.updated, report.unchanged = counts["updated"] + counts["added"], counts["unchanged"]
         report.embedded = self.embed_pending(progress)
         report.pending = self.backend.count_pending_vectors() if self.embedder else 0
@@ -199,10 +210,16 @@ class KnowledgeBase:
     def vectors_ready(self, complete: bool = True) -> bool:
         """True when the current embedder's vectors can be searched. With `complete`, also every
         chunk must have one: a vector pass over part of the index would push the rest down the
-        fused ranking, so an interrupted index searches by keyword until embedding finishes."""
-        if self.embedder is None or self.backend.vector_model() != self.vector_scheme:
+        fused ranking, so an interrupted index searches by keyword until embedding finishes.
+        Vectors made with the other `sentence_vectors` setting still count: chunk vectors are the
+        same either way (until `kb sync` brings the sentences in line)."""
+        stored = self.backend.vector_model()
+        if self.embedder is None or stored is None or stored.split("+")[0] != self.embedder.name:
             return False
         return not complete or self.backend.count_pending_vectors() == 0
+
+    def _stored_sentences(self) -> bool:
+        return (self.backend.vector_model() or "").endswith("+sentences")
 
     def search(self, query: str, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:
         """Top-k hits. `hybrid` fuses the keyword, chunk-vector and sentence passes by RRF
@@ -219,7 +236,7 @@ class KnowledgeBase:
             assert self.embedder is not None
             query_vector = self.embedder.embed_query(query)
             vector = [i for i, _ in self.backend.vector_search(query_vector, n)]
-            if self.sentence_vectors:
+            if self.sentence_vectors and self._stored_sentences():
                 by_sentence = [i for i, _ in self.backend.sentence_search(query_vector, n)]
                 passes += [(vector, self.fusion.vector_weight), (by_sentence, self.fusion.sentence_weight)]
             else:
@@ -252,8 +269,12 @@ class KnowledgeBase:
     def stats(self) -> KnowledgeStats:
         backend = self.backend.stats()
         notice = None
+        stored = self.backend.vector_model()
         if self.embedder is None:
-            notice = NO_EMBEDDER_NOTICE
+            notice = no_embedder_notice()
+        elif backend.vectors and self.vectors_ready(complete=False) and stored != self.vector_scheme:
+            made = "with" if stored and stored.endswith("+sentences") else "without"
+            notice = f"the vectors were made {made} sentence vectors: run `arreio kb sync` to match the setting"
         elif backend.chunks and not self.vectors_ready():
             missing = backend.chunks - backend.vectors if self.vectors_ready(complete=False) else backend.chunks
             notice = (

@@ -84,6 +84,11 @@ class MemoryBackend:
         for stored in self._chunks.values():
             stored.vector = stored.sentences = None
 
+    def drop_sentence_vectors(self, model: str) -> None:
+        self._model = model
+        for stored in self._chunks.values():
+            stored.sentences = None
+
     def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
         pending = [(i, s.record.text) for i, s in sorted(self._chunks.items()) if s.vector is None]
         return pending[:limit]

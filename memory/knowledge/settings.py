@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arreio.engine.config import parse_section
 from arreio.memory.knowledge.fusion import FusionConfig
@@ -27,15 +27,21 @@ _DEFAULTS = FusionConfig()
 
 
 class KnowledgeSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     sentence_vectors: bool = Field(True, description="Embed each chunk's sentences for the best-sentence pass.")
-    vector_weight: float = Field(_DEFAULTS.vector_weight, ge=0, description="RRF weight of the chunk-vector pass.")
-    sentence_weight: float = Field(_DEFAULTS.sentence_weight, ge=0, description="RRF weight of the sentence pass.")
-    keyword_weight: float = Field(_DEFAULTS.keyword_weight, ge=0, description="RRF weight of the keyword pass.")
+    vector_weight: float = Field(_DEFAULTS.vector_weight, ge=0, le=1000, description="RRF weight of the chunk-vector pass.")
+    sentence_weight: float = Field(_DEFAULTS.sentence_weight, ge=0, le=1000, description="RRF weight of the sentence pass.")
+    keyword_weight: float = Field(_DEFAULTS.keyword_weight, ge=0, le=1000, description="RRF weight of the keyword pass.")
     rrf_k: int = Field(_DEFAULTS.k, ge=0, description="RRF's k: larger flattens the rank differences.")
     per_pass: int = Field(_DEFAULTS.per_pass, ge=1, le=1000, description="Candidates from each pass.")
     min_score: float = Field(_DEFAULTS.min_score, ge=0, le=1, description="Score floor (normalised, 0..1).")
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> KnowledgeSettings:
+        if self.vector_weight + self.sentence_weight + self.keyword_weight <= 0:
+            raise ValueError("at least one of vector_weight, sentence_weight, keyword_weight must be above 0")
+        return self
 
     def fusion(self) -> FusionConfig:
         return FusionConfig(

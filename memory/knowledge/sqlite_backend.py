@@ -192,6 +192,12 @@ class SqliteBackend:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
             self._bump_generation(db)
 
+    def drop_sentence_vectors(self, model: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE chunks SET svec = NULL WHERE svec IS NOT NULL")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
+            self._bump_generation(db)
+
     def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
         return self._db.execute(
             "SELECT id, text FROM chunks WHERE vec IS NULL ORDER BY id LIMIT ?", (limit,)

@@ -62,25 +62,28 @@ class KbSearchTool(Tool):
                 self._kb = open_knowledge_base(self._state_dir, settings=self._settings)
         return self._kb
 
-    def _search(self, query: str, k: int) -> list:
+    def _search(self, query: str, k: int) -> tuple[list, str | None]:
         with self._lock:
-            return self._knowledge_base().search(query, k=k)
+            kb = self._knowledge_base()
+            return kb.search(query, k=k), kb.stats().notice
 
     async def execute(self, args: KbSearchInput, ctx: ToolContext) -> ToolResult:
         if not args.query.strip():
             raise ToolError("query is empty: say what to look for")
         try:
-            hits = await asyncio.to_thread(self._search, args.query, args.k)
+            hits, notice = await asyncio.to_thread(self._search, args.query, args.k)
         except sqlite3.Error as error:
             raise ToolError(f"knowledge base unavailable: {error}", transient=True) from error
+        # the model should know when matching was by keyword only (it may rephrase with the words)
+        note = f"(note: {notice})\n\n" if notice else ""
         if not hits:
-            return ToolResult(f"No passages in the knowledge base match {args.query!r}.")
+            return ToolResult(f"{note}No passages in the knowledge base match {args.query!r}.")
         blocks = []
         for number, hit in enumerate(hits, start=1):
             text = hit.text if len(hit.text) <= SNIPPET_CHARS else hit.text[:SNIPPET_CHARS] + " […]"
             where = f"{_display(hit.path, ctx.root)}:{hit.start_line}-{hit.end_line}"
             blocks.append(f"[{number}] {where} (score {hit.score:.2f})\n{text}")
-        return ToolResult("\n\n".join(blocks))
+        return ToolResult(note + "\n\n".join(blocks))
 
     def close(self) -> None:
         if self._kb is not None:

@@ -164,3 +164,10 @@ def test_curator_windows_are_checked_with_the_config(workdir: Path, cli) -> None
     Path(".arreio/config.yaml").write_text("curator: {stale_days: 100, archive_days: 10}\n")
     result = cli("run", "--goal", GOAL, "--offline")
     assert result.exit_code == 5 and "archive_days (10) must not be shorter than stale_days (100)" in result.stderr
+
+
+def test_a_bad_kb_embedder_setting_fails_before_the_run(workdir: Path, cli, monkeypatch) -> None:
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "bogus")
+    result = cli("run", "--goal", GOAL, "--offline")
+    assert result.exit_code == 5 and "ARREIO_KB_EMBEDDER must be one of" in result.stderr
+    assert not list(Path(".arreio/sessions").glob("*.jsonl"))

@@ -140,9 +140,9 @@ def test_frozen_v1_database_still_opens_and_searches(tmp_path: Path) -> None:
     kb = KnowledgeBase(SqliteBackend(db), HashingEmbedder(dim=16))
     assert kb.backend.integrity_ok()
     assert [d.path for d in kb.backend.documents()] == ["docs/chinese.md", "docs/sqlite.md"]
-    # Version 1 stored no sentence vectors: its vectors are another scheme's, so search is
-    # keyword-only (and says so) until the next sync re-embeds.
-    assert not kb.vectors_ready() and "run `arreio kb sync`" in (kb.stats().notice or "")
+    # Version 1 stored no sentence vectors: its chunk vectors still search, and stats says a sync
+    # brings the sentences in.
+    assert kb.vectors_ready() and "made without sentence vectors: run `arreio kb sync`" in (kb.stats().notice or "")
     assert kb.search("倒排索引", k=1)[0].path == "docs/chinese.md"
     assert kb.embed_pending() == kb.backend.stats().chunks
     assert kb.vectors_ready() and kb.stats().notice is None

@@ -130,3 +130,12 @@ def test_search_sync_remove_in_a_folder_without_a_knowledge_base(cli, tmp_path: 
         result = cli(*args)
         assert isinstance(result.exception, UsageError) and "no knowledge base here yet" in str(result.exception)
     assert not (tmp_path / "state" / "knowledge.sqlite").exists()
+
+
+def test_search_says_when_it_is_keyword_only_and_a_bad_add_makes_no_database(cli, tmp_path: Path) -> None:
+    missing = cli("add", "nope")
+    assert missing.exit_code != 0 and not (tmp_path / "state" / "knowledge.sqlite").exists()
+    cli("add", ".")
+    found = cli("search", "compost", "--json")
+    assert json.loads(found.stdout)  # --json output stays clean …
+    assert "keyword search only (ARREIO_KB_EMBEDDER=none)" in found.stderr  # … the note goes to stderr

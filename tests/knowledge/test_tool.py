@@ -91,3 +91,12 @@ def test_knowledge_feature_offers_the_tool_only_with_documents(tmp_path: Path, d
     assert KnowledgeFeature().tools(ctx) == []
     _build(state, docs)
     assert [t.name for t in KnowledgeFeature().tools(ctx)] == ["kb_search"]
+
+
+def test_kb_search_tells_the_model_when_it_matched_by_keyword_only(tmp_path: Path, docs: Path) -> None:
+    state = tmp_path / "state"
+    _build(state, docs)  # vectors made by the hashing embedder …
+    keyword_only = KbSearchTool(state, open_kb=lambda: KnowledgeBase(SqliteBackend(state / DB_NAME), None))
+    result = asyncio.run(run_tool(ToolRegistry([keyword_only]), "kb_search", {"query": "向量检索"}, ToolContext(root=docs)))
+    assert result.content.startswith("(note: ") and "keyword search only" in result.content  # … but none now
+    assert "[1] notes/chinese.md:" in result.content
