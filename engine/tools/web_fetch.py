@@ -72,7 +72,9 @@ class WebFetch(Tool):
         async with httpx.AsyncClient(follow_redirects=False, headers=headers, timeout=s.timeout_s) as client:
             for _hop in range(s.max_redirects + 1):
                 address = await check_address(url, allow_private=s.allow_private, resolve=self.resolve)
-                target, pin_headers, extensions = pinned(url, address)
+                # Through a proxy the proxy connects (and resolves): the request keeps its name, or the
+                # proxied TLS would check the certificate against an address.
+                target, pin_headers, extensions = pinned(url, None if via_proxy(url) else address)
                 try:
                     async with client.stream("GET", target, headers=pin_headers, extensions=extensions) as response:
                         if response.is_redirect and "location" in response.headers:
@@ -138,6 +140,18 @@ async def check_address(url: str, *, allow_private: bool, resolve: Resolver = sy
         raise ToolError(f"refused: {host} is a loopback/private address ({bad[0]}); fetching internal addresses is "
                         "off — set web.allow_private in config if this is intended")
     return None if literal else str(addresses[0])
+
+
+def via_proxy(url: str) -> bool:
+    """True when the environment sends this URL through a proxy (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY),
+    as httpx reads it."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parts.hostname or "")
 
 
 def pinned(url: str, address: str | None) -> tuple[str, dict[str, str], dict[str, Any]]:

@@ -273,3 +273,15 @@ def test_web_config_mistakes_name_the_field() -> None:
     with pytest.raises(ConfigError, match="web.allow_privat"):
         parse_web({"allow_privat": True})
     assert parse_web(None).allow_private is False
+
+
+def test_behind_a_proxy_the_request_keeps_its_name(monkeypatch) -> None:
+    from arreio.engine.tools.web_fetch import via_proxy
+
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    assert not via_proxy("https://example.org/")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", "intranet.corp")
+    assert via_proxy("https://example.org/")  # the proxy checks the certificate: no address pinning
+    assert not via_proxy("http://example.org/") and not via_proxy("https://intranet.corp/")
