@@ -167,6 +167,7 @@ class PreparedRun:
     tools: ToolRegistry | None = None  # resolved once while assembling a new session's prompt
     progress: PlanProgress = field(default_factory=lambda: PlanProgress())  # units started/done before
     script: Path | None = None  # the run's `--script` (or the one the session was started with)
+    learn: bool = False  # the session was started with `--learn`: its resumes learn too
 
 
 def prepare(options: RunOptions, deps: PipelineDeps) -> PreparedRun:
@@ -252,7 +253,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
     return PreparedRun(settings, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       ctx, tools, progress, script)
+                       ctx, tools, progress, script, bool(getattr(session.header, "learn", False)))
 
 
 def _new_session(
@@ -266,6 +267,8 @@ def _new_session(
     )
     if options.script is not None:  # so `--resume` and `arreio approve` go on with the same script
         header.script = str((options.cwd / options.script).resolve())  # type: ignore[attr-defined]
+    if options.learn:  # a run that stops and is resumed still ends with its learning pass
+        header.learn = True  # type: ignore[attr-defined]
     if options.plan is not None:  # and with the same plan, from the unit where it stopped
         header.plan = str((options.cwd / options.plan).resolve())  # type: ignore[attr-defined]
     return Session.create(state_dir(options.cwd, options.env) / "sessions", header)

@@ -117,7 +117,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     seen.append(emit(event))
                     yield seen[-1]
                 outcome = gated_outcome(outcome, failures)
-            if options.learn and outcome.verdict == "success":
+            if (options.learn or run.learn) and outcome.verdict == "success":
                 async for event in run_learning(
                     deps.learning, fctx, events=seen, messages=session.messages,
                     goal=_original_goal(run) or run.plan.units[0].goal, model=run.model, config=run.plan.learning,

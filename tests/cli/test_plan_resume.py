@@ -139,3 +139,16 @@ def test_a_plan_whose_gate_failed_resumes_by_judging_again(workdir: Path, cli) -
     assert again.exit_code == 0, again.output
     assert [e["type"] for e in events if e["type"] in ("unit_start", "gate_result")] == ["gate_result"]  # no model call
     assert events[-1]["final_text"] == "a done"
+
+
+def test_a_learn_run_resumed_still_learns(workdir: Path, cli) -> None:
+    Path("p.plan.yaml").write_text(PLAN)
+    look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
+    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + look * 2 + "- text: still looking\n"
+                              + write("b.txt", "b") + "- text: b done\n" + "- text: all done\n")
+    first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--learn", "--json")
+    assert first.exit_code == 4
+    sid = events_of(first)[0]["session_id"]
+    resumed = events_of(cli("run", "--resume", sid, "--json"))  # no --learn: the session remembers it
+    assert resumed[-1]["exit_code"] == 0
+    assert [e["type"] for e in resumed].count("learning_pass_done") == 1
