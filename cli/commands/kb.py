@@ -179,9 +179,10 @@ def search(
     if not hits:
         out.print("no matches")
         return
+    from arreio.memory.knowledge.snippet import around_match
+
     for number, hit in enumerate(hits, start=1):
-        snippet = " ".join(hit.text.split())
-        snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
+        snippet = around_match(" ".join(hit.text.split()), query, 240)
         where = f"{escape(_display(hit.path))}:{hit.start_line}-{hit.end_line}"
         out.print(f"[bold]{number:>2}. {where}[/]  [dim]{hit.score:.3f}[/]")
         out.print(f"    {escape(snippet)}")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
 from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
 from arreio.memory.knowledge.settings import KnowledgeSettings
+from arreio.memory.knowledge.snippet import around_match
 
 SNIPPET_CHARS = 1200  # per hit: enough to answer from, small enough for ten hits in context
 
@@ -80,7 +81,7 @@ class KbSearchTool(Tool):
             return ToolResult(f"{note}No passages in the knowledge base match {args.query!r}.")
         blocks = []
         for number, hit in enumerate(hits, start=1):
-            text = hit.text if len(hit.text) <= SNIPPET_CHARS else hit.text[:SNIPPET_CHARS] + " […]"
+            text = around_match(hit.text, args.query, SNIPPET_CHARS)
             where = f"{_display(hit.path, ctx.root)}:{hit.start_line}-{hit.end_line}"
             blocks.append(f"[{number}] {where} (score {hit.score:.2f})\n{text}")
         return ToolResult(note + "\n\n".join(blocks))
