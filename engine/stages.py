@@ -55,7 +55,7 @@ class UnitRunner:
     plan_dir: Path = field(default_factory=Path.cwd)
     progress: PlanProgress = field(default_factory=PlanProgress)  # a resumed plan run: where it stopped
     max_steps: int | None = None  # `--max-steps`: given on the command line, it beats the units' own
-    _swapped: bool = False  # the runner holds a unit's own provider, not the run's
+    _swapped: bool = field(default=False, init=False)  # the runner holds a unit's own provider, not the run's
 
     async def run(self) -> AsyncIterator[ev.Event]:
         is_plan = self.plan.from_file

@@ -127,7 +127,7 @@ def add(
         raise UsageError("nothing to index: no readable text file among " + " ".join(paths))
     kb = _open()
     try:
-        report = _with_progress(lambda progress: kb.add(paths, Path.cwd(), progress), quiet=json_)
+        report = _with_progress(lambda progress: kb.add_files(files, notices, progress), quiet=json_)
     except KeyboardInterrupt:
         _interrupted(kb, "arreio kb add " + " ".join(shlex.quote(p) for p in paths))
     finally:
@@ -160,7 +160,7 @@ def search(
         raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
     kb = _existing()
     try:
-        notice = kb.stats().notice
+        notice = kb.notice()
         if mode == "vector" and not kb.vectors_ready(complete=False):
             raise UsageError(f"no vectors to search: {notice or 'run `arreio kb sync`'}")
         hits = kb.search(query, k=k, mode=mode)  # type: ignore[arg-type]

@@ -128,7 +128,10 @@ class KnowledgeBase:
 
     def add(self, arguments: list[str], cwd: Path, progress: ProgressFn = _noop) -> AddReport:
         """Index the files, folders and globs named; then embed whatever lacks a vector."""
-        files, notices = expand(arguments, cwd)
+        return self.add_files(*expand(arguments, cwd), progress=progress)
+
+    def add_files(self, files: list[Path], notices: list[str], progress: ProgressFn = _noop) -> AddReport:
+        """`add` for arguments already expanded (`sources.expand`), with the notices it gave."""
         counts, skipped = self._index_files(files, progress)
         report = AddReport(counts["added"], counts["updated"], counts["unchanged"], counts["chunks"])
         report.notices = notices + skipped
@@ -267,21 +270,27 @@ class KnowledgeBase:
         return hits
 
     def stats(self) -> KnowledgeStats:
-        backend = self.backend.stats()
-        notice = None
-        stored = self.backend.vector_model()
+        return KnowledgeStats(self.backend.stats(), self.vector_scheme, self.notice())
+
+    def notice(self) -> str | None:
+        """Why a search is not the full hybrid one (or what `kb sync` would change), said once by
+        `kb stats`, `kb search` and `kb_search`; None when all is in order. Cheap enough for every
+        search: no counting beyond the pending vectors (an index answers that)."""
         if self.embedder is None:
-            notice = no_embedder_notice()
-        elif backend.vectors and self.vectors_ready(complete=False) and stored != self.vector_scheme:
+            return no_embedder_notice()
+        stored = self.backend.vector_model()
+        ours = self.vectors_ready(complete=False)
+        if ours and stored != self.vector_scheme:
             made = "with" if stored and stored.endswith("+sentences") else "without"
-            notice = f"the vectors were made {made} sentence vectors: run `arreio kb sync` to match the setting"
-        elif backend.chunks and not self.vectors_ready():
-            missing = backend.chunks - backend.vectors if self.vectors_ready(complete=False) else backend.chunks
-            notice = (
-                f"{missing} chunks have no {self.vector_scheme} vectors yet (keyword search only): "
-                "run `arreio kb sync`"
-            )
-        return KnowledgeStats(backend, self.vector_scheme, notice)
+            return f"the vectors were made {made} sentence vectors: run `arreio kb sync` to match the setting"
+        if ours or stored is None:  # ours, or none yet: the chunks without one are pending
+            missing = self.backend.count_pending_vectors()
+            what = f"{missing} chunks have" if missing else None
+        else:  # another model's vectors: every chunk needs a new one
+            what = "the chunks have"
+        if what is None:
+            return None
+        return f"{what} no {self.vector_scheme} vectors yet (keyword search only): run `arreio kb sync`"
 
     def close(self) -> None:
         self.backend.close()

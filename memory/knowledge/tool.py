@@ -66,7 +66,7 @@ class KbSearchTool(Tool):
     def _search(self, query: str, k: int) -> tuple[list, str | None]:
         with self._lock:
             kb = self._knowledge_base()
-            return kb.search(query, k=k), kb.stats().notice
+            return kb.search(query, k=k), kb.notice()
 
     async def execute(self, args: KbSearchInput, ctx: ToolContext) -> ToolResult:
         if not args.query.strip():
