@@ -28,7 +28,7 @@ from arreio.engine.providers.base import (
     ThinkingChunk,
     Usage,
 )
-from arreio.engine.providers.thinking import prepare_thinking
+from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
@@ -38,7 +38,7 @@ from arreio.engine.providers.wire import (
     turns,
 )
 
-_EPHEMERAL = {"type": "ephemeral"}
+EPHEMERAL = {"type": "ephemeral"}
 
 _STOP: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -72,10 +72,8 @@ def _user_blocks(msg: Message) -> list[dict[str, Any]]:
 def _assistant_blocks(msg: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in msg.parts:
-        if isinstance(part, ThinkingPart) and part.redacted:
-            blocks.append({"type": "redacted_thinking", "data": part.redacted})
-        elif isinstance(part, ThinkingPart):
-            blocks.append({"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""})
+        if isinstance(part, ThinkingPart):
+            blocks.append(wire_block(part))
         elif isinstance(part, TextPart) and part.text:
             blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
@@ -121,7 +119,7 @@ def _mark_stable_message(wire: list[dict[str, Any]]) -> None:
         return
     for block in reversed(wire[last_user - 1]["content"]):
         if block["type"] not in ("thinking", "redacted_thinking"):
-            block["cache_control"] = _EPHEMERAL
+            block["cache_control"] = EPHEMERAL
             return
 
 
@@ -132,11 +130,11 @@ def build_params(request: ModelRequest, model: str) -> dict[str, Any]:
     volatile = [b for b in request.system if not b.stable and b.text]
     system: list[dict[str, Any]] = [{"type": "text", "text": b.text} for b in stable]
     if system:
-        system[-1]["cache_control"] = _EPHEMERAL
+        system[-1]["cache_control"] = EPHEMERAL
     system += [{"type": "text", "text": b.text} for b in volatile]
     tools = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools]
     if tools:
-        tools[-1]["cache_control"] = _EPHEMERAL
+        tools[-1]["cache_control"] = EPHEMERAL
     messages = to_anthropic_messages(history)
     _mark_stable_message(messages)
     params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}

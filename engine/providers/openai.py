@@ -34,7 +34,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
-from arreio.engine.providers.thinking import prepare_thinking
+from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
@@ -83,13 +83,7 @@ def _user(msg: Message) -> dict[str, Any] | None:
 
 def _thinking_blocks(msg: Message) -> list[dict[str, Any]]:
     """Signed and redacted thinking in litellm's `thinking_blocks` shape (replayed to Claude)."""
-    blocks: list[dict[str, Any]] = []
-    for part in msg.parts:
-        if isinstance(part, ThinkingPart) and part.redacted:
-            blocks.append({"type": "redacted_thinking", "data": part.redacted})
-        elif isinstance(part, ThinkingPart) and part.signature:
-            blocks.append({"type": "thinking", "thinking": part.thinking, "signature": part.signature})
-    return blocks
+    return [wire_block(p) for p in msg.parts if isinstance(p, ThinkingPart) and (p.redacted or p.signature)]
 
 
 def _assistant(msg: Message) -> dict[str, Any] | None:

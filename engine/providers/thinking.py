@@ -17,6 +17,8 @@ An assistant message left with no parts at all is dropped. Pure: the input list 
 
 from __future__ import annotations
 
+from typing import Any
+
 from arreio.engine.messages import Message, TextPart, ThinkingPart
 
 _ROUTE_PREFIXES = ("litellm/", "anthropic/", "openai/")
@@ -60,3 +62,11 @@ def prepare_thinking(messages: list[Message], target_model: str, *, can_replay: 
         if parts:
             out.append(msg.model_copy(update={"parts": parts}))
     return out
+
+
+def wire_block(part: ThinkingPart) -> dict[str, Any]:
+    """A thinking block as Anthropic's Messages API takes it back (litellm's `thinking_blocks` use
+    the same shape): the encrypted payload of a redacted block, or the text with its signature."""
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    return {"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""}
