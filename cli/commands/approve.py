@@ -61,12 +61,11 @@ def approve(
     root = state_dir()
     store = SessionStore(root / "sessions")
     sid = store.resolve(session_id)
-    if "." in sid:  # `<root>.d1`: a sub-agent's session; its parent went on without it
-        raise UsageError(f"{sid} is a sub-agent's session: the sub-agent already ended; "
-                         f"its parent session is {sid.split('.')[0]}")
     options = RunOptions(resume=sid, script=script, model=model)
     looked, _ = Session.open(store.path_for(sid), repair=False)
     looked.close()
+    if parent := getattr(looked.header, "parent", None):  # its parent went on without it
+        raise UsageError(f"{sid} is a sub-agent's session: the sub-agent already ended; its parent session is {parent}")
     waiting_call(looked)  # nothing waiting (or already decided): say so first
     _check_resumable(options)  # before the decision is written: a run that cannot go on keeps its approval
     redactor = Redactor.from_env(os.environ)
