@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from arreio.engine.pipeline import PipelineDeps
+from arreio.engine.conveyor.pipeline import PipelineDeps
 
 
 def pipeline_deps() -> PipelineDeps:
     """Everything a CLI run needs: the real clock and providers (defaults) plus each feature layer."""
     from arreio.curator.feature import SkillsFeature
-    from arreio.engine.context_feature import ContextFeature
+    from arreio.engine.context.feature import ContextFeature
     from arreio.engine.governance.feature import GovernanceFeature
-    from arreio.engine.tool_families import DelegateFeature, McpFeature, ToolReportFeature, WebFeature
+    from arreio.engine.tools.delegate import DelegateFeature
+    from arreio.engine.tools.mcp.feature import McpFeature
+    from arreio.engine.tools.resolver import ToolReportFeature
+    from arreio.engine.tools.web.feature import WebFeature
     from arreio.learning.stage import LearningStage
     from arreio.memory.feature import MemoryFeature
     from arreio.memory.knowledge.feature import KnowledgeFeature

@@ -20,7 +20,7 @@ def drive(options: Any, *, json_output: bool) -> int:
 
     from arreio.cli.deps import pipeline_deps
     from arreio.cli.render import JsonRenderer, LiveRenderer
-    from arreio.engine.pipeline import run_pipeline
+    from arreio.engine.conveyor.pipeline import run_pipeline
 
     deps = pipeline_deps()
     if not json_output and sys.stdin.isatty():  # a person at a terminal answers approvals (y/N)

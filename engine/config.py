@@ -180,7 +180,6 @@ def _suggest(loc: tuple, root: Any = None, section: str = "") -> str:
     """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place; `root` is
     the model `loc` starts in (Settings, or a feature's section model named `section`)."""
     import difflib
-
     import typing
 
     model: Any = root or Settings

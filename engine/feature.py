@@ -16,8 +16,8 @@ from arreio.engine.ports import Clock, SystemPromptBlockSource
 
 if TYPE_CHECKING:
     from arreio.engine.config import Settings
+    from arreio.engine.conveyor.report import RunReport
     from arreio.engine.hooks import RunHook
-    from arreio.engine.report import RunReport
     from arreio.engine.tools.base import Tool
 
 

@@ -8,13 +8,14 @@ order and takes the first decision that is not None.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import ModelRequest, Usage
-    from arreio.engine.runner import Runner
     from arreio.engine.tools.base import ToolResult
 
 
@@ -95,3 +96,29 @@ class RunHook:
     async def after_tool_round(self, runner: Runner) -> list[Any]:
         """After every result of a round is in the session (compaction happens here)."""
         return []
+
+
+class WarningsHook(RunHook):
+    """Turns warnings collected outside the event stream (a feature cannot yield events: an MCP server
+    that died, a requested tool that is unavailable) into `warning` events, once each, as soon as the
+    runner asks hooks for events (when the unit starts, after a model reply, after a tool call)."""
+
+    name = "warnings"
+
+    def __init__(self, drain: Callable[[], list[str]], code: str) -> None:
+        self.drain = drain
+        self.code = code
+
+    def _events(self) -> list[Any]:
+        from arreio.engine.events import Warning_
+
+        return [Warning_(message=m, code=self.code) for m in self.drain()]
+
+    def at_unit_start(self, runner: Any) -> list[Any]:
+        return self._events()
+
+    def after_model(self, runner: Any, usage: Any) -> list[Any]:
+        return self._events()
+
+    def after_tool(self, runner: Any, call: Any, result: Any) -> list[Any]:
+        return self._events()

@@ -34,7 +34,7 @@ class OfflineProposer:
     do-not-capture kinds it sees — task progress (0.35), tool failures (0.2) — which the gate rejects."""
 
     async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
-        from arreio.engine.stages import goal_title
+        from arreio.engine.conveyor.units import goal_title
 
         known = {entry.strip() for entries in current.values() for entry in entries}
         title = goal_title(summary.goal) or "the goal"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from arreio.engine.conveyor.report import RunReport
 from arreio.engine.feature import Feature, RunContext
 from arreio.engine.hooks import RunHook
 from arreio.engine.paths import display_path
 from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.report import RunReport
 from arreio.engine.tools.base import Tool
 
 

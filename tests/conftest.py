@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from arreio.engine.config import Settings
+from arreio.engine.conveyor.runner import Runner
 from arreio.engine.ports import Provider
 from arreio.engine.providers.base import SystemBlock
-from arreio.engine.runner import Runner
-from arreio.engine.session import Session, SessionHeader
+from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolContext
 from arreio.engine.tools.builtin import builtin_tools

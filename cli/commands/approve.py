@@ -47,15 +47,16 @@ def approve(
     import os
     import sys
 
+    from arreio.engine.conveyor.pipeline import RunOptions
     from arreio.engine.errors import UsageError
     from arreio.engine.governance.approvals import decide_pending, waiting_call, who
     from arreio.engine.governance.audit import AuditJournal, digest
     from arreio.engine.governance.redact import Redactor
     from arreio.engine.ids import iso_ms
     from arreio.engine.paths import state_dir
-    from arreio.engine.pipeline import RunOptions
     from arreio.engine.ports import SystemClock
-    from arreio.engine.session import Session, SessionStore
+    from arreio.engine.session.file import Session
+    from arreio.engine.session.store import SessionStore
 
     clock = SystemClock()
     root = state_dir()
@@ -91,7 +92,7 @@ def _check_resumable(options: Any) -> None:
     """Everything the resumed run will need (config, model, script, plan, the session's lock), checked
     by preparing the run once and letting it go."""
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.edge import prepare
+    from arreio.engine.conveyor.prepare import prepare
 
     prepared = prepare(options, pipeline_deps())
     prepared.session.close()

@@ -27,7 +27,7 @@ def show(path: CassetteArg, json_output: JsonFlag = False) -> None:
     """Summarise a cassette: calls, faults, tools, tokens, and the cost a replay saves."""
     import json
 
-    from arreio.engine.cassette import load_cassette, summarise
+    from arreio.engine.providers.cassette import load_cassette, summarise
 
     info = summarise(load_cassette(path))
     if json_output:
@@ -66,7 +66,7 @@ def diff(
     Exit code 0 when every call is the same, 1 when anything differs (handy in CI)."""
     import json
 
-    from arreio.engine.cassette import compare_cassettes, load_cassette
+    from arreio.engine.providers.cassette import compare_cassettes, load_cassette
 
     left, right = load_cassette(a), load_cassette(b)
     rows = compare_cassettes(left, right)

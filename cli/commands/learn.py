@@ -24,7 +24,8 @@ def learn(
     from arreio.engine.feature import RunContext
     from arreio.engine.paths import state_dir
     from arreio.engine.ports import SystemClock
-    from arreio.engine.session import Session, SessionStore
+    from arreio.engine.session.file import Session
+    from arreio.engine.session.store import SessionStore
     from arreio.learning.stage import learn as learn_pass
 
     cwd = Path.cwd()

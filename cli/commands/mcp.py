@@ -18,7 +18,7 @@ def _settings() -> tuple[Any, Any]:
     from pathlib import Path
 
     from arreio.engine.config import load_settings
-    from arreio.engine.tools.mcp_config import parse_mcp_servers
+    from arreio.engine.tools.mcp.config import parse_mcp_servers
 
     settings = load_settings(Path.cwd())
     return settings, parse_mcp_servers(settings.mcp_servers)
@@ -30,7 +30,7 @@ def _connect(servers: dict[str, Any]) -> list[Any]:
     from pathlib import Path
 
     from arreio.engine.paths import state_dir
-    from arreio.engine.tools.mcp import McpHub
+    from arreio.engine.tools.mcp.hub import McpHub
 
     cwd = Path.cwd()
     hub = McpHub(servers, cwd=cwd, env=dict(os.environ), log_dir=state_dir(cwd) / "logs")
@@ -54,8 +54,8 @@ def list_servers(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Show configured servers, whether they start, and the tools they offer."""
-    from arreio.engine.tools.mcp import ServerState
-    from arreio.engine.tools.mcp_config import describe
+    from arreio.engine.tools.mcp.config import describe
+    from arreio.engine.tools.mcp.hub import ServerState
 
     _, servers = _settings()
     if connect:
@@ -91,7 +91,7 @@ def test_server(
 ) -> None:
     """Connect to one server (even a disabled one), list its tools, and disconnect. Exit 1 if it fails."""
     from arreio.engine.errors import UsageError
-    from arreio.engine.tools.mcp_config import describe
+    from arreio.engine.tools.mcp.config import describe
 
     _, servers = _settings()
     if name not in servers:

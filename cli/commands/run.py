@@ -60,8 +60,8 @@ def run(
         str, typer.Option("--replay-mode", help="strict: a changed request fails the run; lenient: only warns.")
     ] = "strict",
 ) -> None:
+    from arreio.engine.conveyor.pipeline import RunOptions
     from arreio.engine.errors import UsageError
-    from arreio.engine.pipeline import RunOptions
 
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")

@@ -13,7 +13,7 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a 
 
 def _store():
     from arreio.engine.paths import state_dir
-    from arreio.engine.session import SessionStore
+    from arreio.engine.session.store import SessionStore
 
     return SessionStore(state_dir() / "sessions")
 
@@ -68,7 +68,7 @@ def show(
     """Show a session's messages (read-only: repairs are listed, not written)."""
     import json
 
-    from arreio.engine.session import Session
+    from arreio.engine.session.file import Session
 
     store = _store()
     sid = store.resolve(session_id)
@@ -149,8 +149,8 @@ def doctor(
     Exits 1 when repairs are needed and not written (so a script can check a session), else 0."""
     import json
 
-    from arreio.engine.session import Session
-    from arreio.engine.session_lock import SessionLock
+    from arreio.engine.session.file import Session
+    from arreio.engine.session.lock import SessionLock
     from arreio.engine.wording import counted
 
     store = _store()

@@ -31,11 +31,11 @@ from arreio.engine.hooks import Deny, Pause, RunHook
 from arreio.engine.ids import iso_ms
 
 if TYPE_CHECKING:
+    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.feature import RunContext
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import ModelRequest
-    from arreio.engine.runner import Runner
-    from arreio.engine.session import Session
+    from arreio.engine.session.file import Session
 
 RECORD = "approval"
 STARTED = "call_started"  # an approved call began: killed now, it is closed as interrupted, not re-run
@@ -141,7 +141,7 @@ class ApprovalHook(RunHook):
     def _supersede(self, runner: Runner, request: ModelRequest) -> None:
         """A paused session resumed with a new instruction: the waiting calls will not run. They get
         `interrupted` results (pairing stays whole) and their approval is closed as denied."""
-        from arreio.engine.healing import check_pairing, heal
+        from arreio.engine.session.healing import check_pairing, heal
 
         session = runner.session
         if not check_pairing(session.messages):

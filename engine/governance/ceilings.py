@@ -25,9 +25,9 @@ from arreio.engine.governance.settings import DEFAULT_REPEAT_LIMITS, GovernanceS
 from arreio.engine.hooks import Deny, Land, RunHook
 
 if TYPE_CHECKING:
+    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import ModelRequest, Usage
-    from arreio.engine.runner import Runner
     from arreio.engine.tools.base import ToolResult
 
 LAND_INSTRUCTION = (
@@ -121,7 +121,7 @@ class CeilingsHook(RunHook):
         self.stalls = list(getattr(getattr(runner, "watchdog", None), "stalls", []))
         if self.settings.max_cost_usd is None:
             return []
-        from arreio.engine.pricing import estimate_cost
+        from arreio.engine.conveyor.pricing import estimate_cost
 
         turn = estimate_cost(runner.model, usage)
         if turn is None and self._cost_known and not _is_offline(runner.model):
@@ -172,7 +172,7 @@ def _is_offline(model: str) -> bool:
 
 
 def _cost(runner: Runner) -> float | None:
-    from arreio.engine.pricing import estimate_cost
+    from arreio.engine.conveyor.pricing import estimate_cost
 
     if _is_offline(runner.model):
         return 0.0

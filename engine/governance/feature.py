@@ -17,10 +17,10 @@ from arreio.engine.hooks import RunHook
 from arreio.engine.paths import display_path
 
 if TYPE_CHECKING:
+    from arreio.engine.conveyor.report import RunReport
+    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import Usage
-    from arreio.engine.report import RunReport
-    from arreio.engine.runner import Runner
     from arreio.engine.tools.base import ToolResult
 
 

@@ -24,10 +24,10 @@ from arreio.engine.hooks import RunHook
 from arreio.engine.ids import iso_ms
 
 if TYPE_CHECKING:
+    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import Message
     from arreio.engine.ports import Clock
     from arreio.engine.providers.base import Usage
-    from arreio.engine.runner import Runner
 
 REQUEST, TOOLS = "request", "tools"
 
@@ -82,7 +82,7 @@ def reconstruct(path: Path) -> list[dict[str, Any]]:
     """Every recorded request of a session file, rebuilt in order: system, messages, tools, params,
     and `exact` (the digests match what was sent)."""
     from arreio.engine.messages import Message
-    from arreio.engine.session import Session
+    from arreio.engine.session.file import Session
 
     session, _ = Session.open(path, repair=False)  # header validation and the version check
     session.close()

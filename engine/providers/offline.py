@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
+from arreio.engine.conveyor.promises import paths_in
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.promises import paths_in
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
@@ -111,7 +111,7 @@ class OfflineProvider:
         """The next reply for this history: (text, tool calls). Pure."""
         if request.system and request.system[0].name == "arreio-summariser":
             # A compaction summary request (engine/compaction.py marks it): answer with a deterministic one.
-            from arreio.engine.compaction import offline_summary
+            from arreio.engine.context.compaction import offline_summary
 
             return offline_summary(request), []
         messages = request.messages

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from arreio.engine.cassette import (
+from arreio.engine.ids import iso_ms
+from arreio.engine.ports import Clock, Provider, SystemClock
+from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, Usage
+from arreio.engine.providers.cassette import (
     CassetteCall,
     CassetteHeader,
     CassetteWriter,
@@ -21,9 +24,6 @@ from arreio.engine.cassette import (
     fingerprint,
     request_digest,
 )
-from arreio.engine.ids import iso_ms
-from arreio.engine.ports import Clock, Provider, SystemClock
-from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, Usage
 
 
 def _arreio_version() -> str:

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from arreio.engine.cassette import (
+from arreio.engine.providers.base import Done, ModelRequest, ProviderError, StreamEvent
+from arreio.engine.providers.cassette import (
     Redactor,
     canonical_request,
     diff_requests,
@@ -27,7 +28,6 @@ from arreio.engine.cassette import (
     load_cassette,
     request_digest,
 )
-from arreio.engine.providers.base import Done, ModelRequest, ProviderError, StreamEvent
 
 
 class ReplayProvider:

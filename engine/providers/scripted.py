@@ -227,7 +227,7 @@ class ScriptedProvider:
                 yield event
             return
         self.requests.append(request)
-        from arreio.engine.compaction import summarised_turns  # a compacted history folds turns away
+        from arreio.engine.context.compaction import summarised_turns  # a compacted history folds turns away
 
         turns = sum(1 for m in request.messages if m.role == "assistant") + summarised_turns(request.messages)
         turn = max(0, turns - self.first_turn)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.config import parse_section
 from arreio.engine.errors import ArreioError
+from arreio.engine.feature import Feature
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -139,9 +140,9 @@ class Delegate(Tool):
             raise ToolError(f"cannot start a sub-agent on model {model!r}: {exc.message}") from None
 
     def _child_session(self, parent: Any, ctx: ToolContext, model: str, task: str, tools: ToolRegistry) -> tuple[Any, str]:
-        from arreio.engine.context import assemble_system
         from arreio.engine.ids import iso_ms
-        from arreio.engine.session import Session, SessionHeader
+        from arreio.engine.prompt import assemble_system
+        from arreio.engine.session.file import Session, SessionHeader
 
         directory = parent.session.path.parent
         n = 1
@@ -161,7 +162,7 @@ class Delegate(Tool):
 
     def _child_runner(self, parent: Any, ctx: ToolContext, provider: Any, model: str, session: Any,
                       tools: ToolRegistry) -> Any:
-        from arreio.engine.runner import Runner
+        from arreio.engine.conveyor.runner import Runner
 
         child_ctx = ToolContext(root=ctx.root, env=ctx.env, clock=ctx.clock, session_id=session.id, run_id=ctx.run_id,
                                 settings=ctx.settings)
@@ -198,3 +199,19 @@ def _result(agent: str, session_id: str, model: str, child: Any, before: tuple[i
                                                  "which a sub-agent cannot wait for — do that step yourself.")
     return ToolResult(is_error=True, content=f"{summary}\nIt failed: {outcome.message or 'no reason given'}"
                                              + (f"\n\nIts last words:\n{outcome.final_text}" if outcome.final_text else ""))
+
+
+class DelegateFeature(Feature):
+    """The sub-agent tool. `provider_factory` serves a sub-agent that asks for another model (default:
+    the provider registry); one on the parent's model shares the parent's provider."""
+
+    name = "delegate"
+
+    def check(self, settings: Any) -> None:
+        parse_delegate(settings.tools.model_dump())
+
+    def __init__(self, provider_factory: Callable[..., Any] | None = None) -> None:
+        self.provider_factory = provider_factory
+
+    def tools(self, ctx: Any) -> list[Tool]:
+        return [Delegate(parse_delegate(ctx.settings.tools.model_dump()), provider_factory=self.provider_factory)]

@@ -27,11 +27,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine.errors import ConfigError
+from arreio.engine.feature import Feature, RunContext
+from arreio.engine.hooks import RunHook, WarningsHook
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from arreio.engine.feature import Feature, RunContext
+    from arreio.engine.conveyor.report import RunReport
     from arreio.engine.tools.base import Tool
 
 BUILTIN_FAMILY = "builtin"
@@ -74,7 +76,7 @@ def schema_tokens(registry: ToolRegistry) -> int:
 def estimate_tokens(text: str) -> int:
     """The engine's token estimate when one exists (`engine/tokens.py`), else ~4 chars a token."""
     try:
-        from arreio.engine import tokens  # type: ignore[attr-defined]
+        from arreio.engine.context import tokens  # type: ignore[attr-defined]
 
         estimate = getattr(tokens, "estimate_tokens", None) or getattr(tokens, "estimate_text_tokens", None)
         if estimate is not None:
@@ -147,3 +149,31 @@ def resolve_tools(
         if notify is not None:
             notify(ctx, resolved)
     return resolved
+
+
+class ToolReportFeature(Feature):
+    """The resolver's findings in the report: `tool_schema_tokens` (per model call) and its warnings."""
+
+    name = "tool-report"
+
+    def __init__(self) -> None:
+        self.resolved: ResolvedTools | None = None
+        self._pending: list[str] = []
+
+    def tools_resolved(self, ctx: RunContext, resolved: ResolvedTools) -> None:
+        """Called by the resolver; the last resolution is the run's."""
+        self.resolved = resolved
+        self._pending = list(resolved.warnings)
+
+    def _drain(self) -> list[str]:
+        out, self._pending = self._pending, []
+        return out
+
+    def hooks(self, ctx: RunContext) -> list[RunHook]:
+        return [WarningsHook(self._drain, "tools")]
+
+    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+        if self.resolved is None:
+            return
+        report.tool_schema_tokens = self.resolved.schema_tokens
+        report.warnings.extend(w for w in self.resolved.warnings if w not in report.warnings)

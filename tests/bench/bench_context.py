@@ -23,8 +23,8 @@ from pydantic import BaseModel
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from arreio.engine.context_feature import ContextFeature
-from arreio.engine.pipeline import PipelineDeps, RunOptions, run_sync
+from arreio.engine.context.feature import ContextFeature
+from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
 from arreio.engine.testing import FixedClock, provider_factory
 from arreio.engine.tools.base import Tool, ToolContext, ToolResult
 from tests.context.task_provider import Ctx, TaskProvider, make_repo

@@ -19,11 +19,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from arreio.engine.config import Settings
-from arreio.engine.healing import check_pairing
+from arreio.engine.conveyor.runner import Runner
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.providers.base import Done, SystemBlock, TextChunk, ToolCallDone, Usage
-from arreio.engine.runner import Runner
-from arreio.engine.session import Session, SessionHeader
+from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.healing import check_pairing
 from arreio.engine.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolContext, ToolResult
 from arreio.engine.tools.registry import ToolRegistry

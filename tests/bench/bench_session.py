@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from arreio.engine.healing import heal
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.session import Session, SessionHeader
+from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.healing import heal
 
 MODEL = "anthropic/claude-sonnet-4-5"
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from arreio.engine import events as ev
-from arreio.engine.pipeline import PipelineDeps, RunOptions, run_to_end
+from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
 from tests.conftest import REPO
 
 GOAL = "fixtures/goals/quickstart.md"

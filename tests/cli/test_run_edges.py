@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arreio.engine.errors import UsageError
-from arreio.engine.session_lock import SessionLock
+from arreio.engine.session.lock import SessionLock
 
 GOAL = "fixtures/goals/quickstart.md"
 

@@ -74,7 +74,7 @@ def test_a_damaged_session_file_does_not_wreck_the_list(workdir: Path, cli) -> N
 
 
 def test_doctor_leaves_a_session_in_use_alone(workdir: Path, cli) -> None:
-    from arreio.engine.session_lock import SessionLock
+    from arreio.engine.session.lock import SessionLock
 
     sid = _run(cli)
     path = workdir / ".arreio" / "sessions" / f"{sid}.jsonl"
@@ -91,7 +91,7 @@ def test_doctor_leaves_a_session_in_use_alone(workdir: Path, cli) -> None:
 
 
 def test_a_prefix_names_the_root_session_not_its_sub_agents(workdir: Path) -> None:
-    from arreio.engine.session_store import SessionStore
+    from arreio.engine.session.store import SessionStore
 
     folder = workdir / ".arreio" / "sessions"
     folder.mkdir(parents=True)

@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.compaction import SUMMARISER_BLOCK, summarised_turns
+from arreio.engine.context.compaction import SUMMARISER_BLOCK, summarised_turns
+from arreio.engine.context.tokens import estimate_request
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
-from arreio.engine.tokens import estimate_request
 
 Step = Callable[[str], tuple[str, list[tuple[str, dict[str, Any]]]]]
 _NOTE = re.compile(r"NOTE: ([\w.-]+)=([\w.-]+)")

@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arreio.engine.compaction import (
+from arreio.engine.config import Settings
+from arreio.engine.context.compaction import (
     fallback_summary,
     find_cut_point,
     prepare_compaction,
@@ -19,14 +20,13 @@ from arreio.engine.compaction import (
     summarised_turns,
     summariser_backoff,
 )
-from arreio.engine.config import Settings
-from arreio.engine.context_feature import ContextHook
-from arreio.engine.context_settings import load_context_settings
-from arreio.engine.healing import check_pairing, heal
+from arreio.engine.context.feature import ContextHook
+from arreio.engine.context.settings import load_context_settings
+from arreio.engine.context.summary import is_summary, parse_summary, parse_summary_message
+from arreio.engine.context.tokens import Calibrator, estimate_message
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.session import Session
-from arreio.engine.summary import is_summary, parse_summary, parse_summary_message
-from arreio.engine.tokens import Calibrator, estimate_message
+from arreio.engine.session.file import Session
+from arreio.engine.session.healing import check_pairing, heal
 from tests.conftest import drain, make_runner
 from tests.context.task_provider import TaskProvider, call
 

@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arreio.engine.context_feature import ContextFeature
-from arreio.engine.healing import check_pairing, heal
-from arreio.engine.pipeline import PipelineDeps, RunOptions, run_sync
-from arreio.engine.session import Session
-from arreio.engine.summary import is_summary, parse_summary_message
+from arreio.engine.context.feature import ContextFeature
+from arreio.engine.context.summary import is_summary, parse_summary_message
+from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
+from arreio.engine.session.file import Session
+from arreio.engine.session.healing import check_pairing, heal
 from arreio.engine.testing import FixedClock, provider_factory
 from tests.context.task_provider import TaskProvider, call, make_repo
 
@@ -34,8 +34,8 @@ CHILD = """
 import sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from arreio.engine.context_feature import ContextFeature
-from arreio.engine.pipeline import PipelineDeps, RunOptions, run_sync
+from arreio.engine.context.feature import ContextFeature
+from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
 from arreio.engine.testing import provider_factory
 from tests.context.test_context_e2e import steps
 from tests.context.task_provider import TaskProvider

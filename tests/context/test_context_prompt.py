@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arreio.engine.context import PromptBlock, assemble_system, order_blocks
+from arreio.engine.prompt import PromptBlock, assemble_system, order_blocks
 from arreio.engine.testing import FixedClock
 
 

@@ -7,12 +7,12 @@ import asyncio
 from pathlib import Path
 
 from arreio.engine.config import Settings
-from arreio.engine.context_feature import ContextHook
-from arreio.engine.context_settings import load_context_settings
-from arreio.engine.healing import check_pairing
-from arreio.engine.pruning import STUB_MARKER
-from arreio.engine.report import RunReport
-from arreio.engine.tokens import Calibrator
+from arreio.engine.context.feature import ContextHook
+from arreio.engine.context.pruning import STUB_MARKER
+from arreio.engine.context.settings import load_context_settings
+from arreio.engine.context.tokens import Calibrator
+from arreio.engine.conveyor.report import RunReport
+from arreio.engine.session.healing import check_pairing
 from tests.conftest import drain, make_runner
 from tests.context.task_provider import TaskProvider, call
 

@@ -12,13 +12,13 @@ import pytest
 from pydantic import BaseModel
 
 from arreio.engine.config import Settings
-from arreio.engine.context_feature import ContextHook
-from arreio.engine.context_settings import load_context_settings
+from arreio.engine.context.feature import ContextHook
+from arreio.engine.context.resultsets import ResultStore, parse_table
+from arreio.engine.context.settings import load_context_settings
+from arreio.engine.context.tokens import Calibrator
+from arreio.engine.context.tools import resultset_tools
 from arreio.engine.errors import ConfigError
-from arreio.engine.resultsets import ResultStore, parse_table
-from arreio.engine.tokens import Calibrator
 from arreio.engine.tools.base import Tool, ToolContext, ToolResult
-from arreio.engine.tools.resultset_tools import resultset_tools
 from tests.conftest import drain, make_runner
 from tests.context.task_provider import TaskProvider, call
 

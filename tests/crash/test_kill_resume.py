@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.healing import check_pairing
-from arreio.engine.session import Session
+from arreio.engine.session.file import Session
+from arreio.engine.session.healing import check_pairing
 from tests.conftest import INTERRUPTIBLE
 
 SCRIPT = """\

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook, Stop
-from arreio.engine.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.testing import FixedClock, ScriptedProvider
-from arreio.engine.tool_families import DelegateFeature, ToolReportFeature
+from arreio.engine.tools.delegate import DelegateFeature
+from arreio.engine.tools.resolver import ToolReportFeature
 
 
 def delegate_call(task: str, **extra) -> dict:

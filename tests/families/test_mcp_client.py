@@ -13,8 +13,8 @@ import pytest
 from arreio.engine.errors import ConfigError
 from arreio.engine.tools.base import ToolContext
 from arreio.engine.tools.chain import run_tool
-from arreio.engine.tools.mcp import McpHub, tool_name
-from arreio.engine.tools.mcp_config import parse_mcp_servers
+from arreio.engine.tools.mcp.config import parse_mcp_servers
+from arreio.engine.tools.mcp.hub import McpHub, tool_name
 from arreio.engine.tools.registry import ToolRegistry
 from tests.families.conftest import fixture_server
 

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.errors import ConfigError
 from arreio.engine.feature import Feature
-from arreio.engine.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
-from arreio.engine.tool_families import DelegateFeature, ToolReportFeature, WebFeature
 from arreio.engine.tools.base import Tool, ToolResult
-from arreio.engine.tools.resolver import estimate_tokens, resolve_tools, schema_tokens
+from arreio.engine.tools.delegate import DelegateFeature
+from arreio.engine.tools.resolver import ToolReportFeature, estimate_tokens, resolve_tools, schema_tokens
+from arreio.engine.tools.web.feature import WebFeature
 from tests.families.conftest import run_context
 
 

@@ -11,11 +11,11 @@ import pytest
 from arreio.engine.errors import ConfigError
 from arreio.engine.tools.base import ToolContext
 from arreio.engine.tools.chain import run_tool
-from arreio.engine.tools.html_text import html_to_text
 from arreio.engine.tools.registry import ToolRegistry
-from arreio.engine.tools.web_config import SearchSettings, WebSettings, parse_web
-from arreio.engine.tools.web_fetch import WebFetch
-from arreio.engine.tools.web_search import WebSearch, make_backend
+from arreio.engine.tools.web.config import SearchSettings, WebSettings, parse_web
+from arreio.engine.tools.web.fetch import WebFetch
+from arreio.engine.tools.web.html_text import html_to_text
+from arreio.engine.tools.web.search import WebSearch, make_backend
 from tests.families.conftest import make_pdf, reply
 
 PAGE = """<!doctype html><html><head><title>Release notes · Widget</title><style>body{color:red}</style>
@@ -122,7 +122,7 @@ def test_loopback_and_private_addresses_are_refused_by_default(local_server) -> 
 def test_the_per_hop_address_check_refuses_internal_and_passes_public_literals() -> None:
     # Every redirect hop goes through this check before it is requested (no test can start from a public host).
     from arreio.engine.tools.base import ToolError
-    from arreio.engine.tools.web_fetch import check_address
+    from arreio.engine.tools.web.fetch import check_address
 
     with pytest.raises(ToolError, match="loopback/private"):
         asyncio.run(check_address("http://127.0.0.2/x", allow_private=False))
@@ -166,7 +166,7 @@ def test_a_name_that_resolves_inside_is_refused_before_any_connection(local_serv
 
 
 def test_pinned_requests_keep_the_name_for_host_and_tls() -> None:
-    from arreio.engine.tools.web_fetch import pinned
+    from arreio.engine.tools.web.fetch import pinned
 
     assert pinned("https://example.org/a?b=1", "93.184.216.34") == (
         "https://93.184.216.34/a?b=1", {"Host": "example.org"}, {"sni_hostname": "example.org"}
@@ -276,7 +276,7 @@ def test_web_config_mistakes_name_the_field() -> None:
 
 
 def test_behind_a_proxy_the_request_keeps_its_name(monkeypatch) -> None:
-    from arreio.engine.tools.web_fetch import via_proxy
+    from arreio.engine.tools.web.fetch import via_proxy
 
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(var, raising=False)

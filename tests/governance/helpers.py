@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.feature import Feature
 from arreio.engine.governance.feature import GovernanceFeature
-from arreio.engine.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from arreio.engine.governance.policy import decide
 from arreio.engine.governance.settings import GovernanceSettings, PolicyRule
-from arreio.engine.healing import check_pairing
-from arreio.engine.session import Session
+from arreio.engine.session.file import Session
+from arreio.engine.session.healing import check_pairing
 from tests.governance.helpers import kinds, run, write_config
 
 SCRIPT = """\

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.engine.healing import awaiting_approval, heal
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.session import Session, SessionHeader
+from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.healing import awaiting_approval, heal
 
 MODEL = "offline"
 

@@ -42,7 +42,7 @@ def test_sessions_show_requests_view(work: Path, cli) -> None:
 def test_what_later_hooks_change_is_what_gets_recorded(tmp_path: Path) -> None:
     """The context feature withdraws the result-set tools until a set exists; the record must show the
     tools the model was really offered, not the registry's list."""
-    from arreio.engine.context_feature import ContextFeature
+    from arreio.engine.context.feature import ContextFeature
     from arreio.engine.testing import ScriptedProvider
 
     work = tmp_path / "w"

@@ -11,8 +11,8 @@ from provider_fakes import Reply
 from typer.testing import CliRunner
 
 from arreio.cli.app import app
-from arreio.engine.healing import check_pairing
-from arreio.engine.session import Session
+from arreio.engine.session.file import Session
+from arreio.engine.session.healing import check_pairing
 
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-4o"}
 

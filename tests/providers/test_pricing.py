@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arreio.engine.pricing import cache_share, estimate_cost, normalise, price_for
+from arreio.engine.conveyor.pricing import cache_share, estimate_cost, normalise, price_for
 from arreio.engine.providers.base import Usage
 
 MILLION = 1_000_000

@@ -89,7 +89,7 @@ def test_importing_the_adapters_does_not_import_the_sdks():
     code = (
         "import sys\n"
         "import arreio.engine.providers.routing, arreio.engine.providers.anthropic, arreio.engine.providers.openai\n"
-        "import arreio.engine.providers.litellm, arreio.engine.pricing\n"
+        "import arreio.engine.providers.litellm, arreio.engine.conveyor.pricing\n"
         "print(sorted(m for m in ('anthropic', 'openai', 'litellm', 'httpx2') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arreio.engine.cassette import load_cassette
+from arreio.engine.providers.cassette import load_cassette
 from tests.conftest import REPO
 
 FROZEN = REPO / "fixtures" / "cassettes" / "offline-quickstart.v1.cassette.jsonl"

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.cassette import (
+from arreio.engine.errors import UsageError
+from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.prompt import assemble_system
+from arreio.engine.providers.base import ModelRequest, ToolSpec
+from arreio.engine.providers.cassette import (
     Redactor,
     canonical_request,
     compare_cassettes,
@@ -18,10 +22,6 @@ from arreio.engine.cassette import (
     load_cassette,
     request_digest,
 )
-from arreio.engine.context import assemble_system
-from arreio.engine.errors import UsageError
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import ModelRequest, ToolSpec
 from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.testing import FixedClock, ScriptedProvider

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.cassette import load_cassette
+from arreio.engine.providers.cassette import load_cassette
 from tests.replay.cassette_helpers import normalised
 
 GOAL = "fixtures/goals/quickstart.md"

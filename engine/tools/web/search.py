@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
-from arreio.engine.tools.web_config import SearchSettings
+from arreio.engine.tools.web.config import SearchSettings
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 _TAGS = re.compile(r"<[^>]+>")

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.tools.base import ToolError, ToolResult
-from arreio.engine.tools.mcp_config import HttpServer, McpServerConfig, StdioServer, expand_vars
-from arreio.engine.tools.mcp_tool import McpTool, normalise_result, tool_name
+from arreio.engine.tools.mcp.config import HttpServer, McpServerConfig, StdioServer, expand_vars
+from arreio.engine.tools.mcp.tool import McpTool, normalise_result, tool_name
 
 _LOG_TAIL_CHARS = 400
 _CLOSE_TIMEOUT_S = 10.0

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from arreio.engine.conveyor.gates import GateInputs, OfflineJudge, evaluate_gate
+from arreio.engine.conveyor.plan import GateSpec, load_plan
+from arreio.engine.conveyor.promises import command_claims, file_claims
 from arreio.engine.errors import UsageError
-from arreio.engine.gates import GateInputs, OfflineJudge, evaluate_gate
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.plan import GateSpec, load_plan
-from arreio.engine.promises import command_claims, file_claims
 
 
 def plan_file(tmp_path: Path, text: str) -> Path:
@@ -104,7 +104,7 @@ def test_validator_gate_uses_the_threshold(tmp_path: Path) -> None:
 
 
 def _judged(replies, tmp_path: Path):
-    from arreio.engine.gates import ModelJudge
+    from arreio.engine.conveyor.gates import ModelJudge
     from arreio.engine.testing import ScriptedProvider
 
     provider = ScriptedProvider(replies)

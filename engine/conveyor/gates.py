@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from arreio.engine.conveyor.plan import GateSpec
+from arreio.engine.conveyor.promises import check_promises
 from arreio.engine.messages import Message
-from arreio.engine.plan import GateSpec
-from arreio.engine.promises import check_promises
 
 
 @dataclass

@@ -18,11 +18,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arreio.engine.messages import Message, ToolResultPart
-from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
-from arreio.engine.providers.oneshot import ask
-from arreio.engine.pruning import call_label, digest
-from arreio.engine.summary import (
+from arreio.engine.context.pruning import call_label, digest
+from arreio.engine.context.summary import (
     SUMMARY_MARKER,
     Summary,
     SummaryMeta,
@@ -32,6 +29,9 @@ from arreio.engine.summary import (
     parse_summary_message,
     render_summary,
 )
+from arreio.engine.messages import Message, ToolResultPart
+from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
+from arreio.engine.providers.oneshot import ask
 
 __all__ = [
     "SUMMARY_MARKER",

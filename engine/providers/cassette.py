@@ -32,7 +32,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from arreio.engine.atomic import write_atomic
-from arreio.engine.cassette_redact import Redactor
 from arreio.engine.errors import UsageError
 from arreio.engine.providers.base import (
     Done,
@@ -44,6 +43,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.providers.cassette_redact import Redactor
 
 FORMAT = "arreio-cassette"
 VERSION = 1
@@ -330,7 +330,7 @@ def _line(value: Any) -> str:
 
 def summarise(cassette: Cassette) -> dict[str, Any]:
     """Calls, faults, tools offered and used, tokens, and what replaying it saves (pure)."""
-    from arreio.engine.pricing import estimate_cost
+    from arreio.engine.conveyor.pricing import estimate_cost
     from arreio.engine.providers.registry import is_offline
 
     usage = Usage()

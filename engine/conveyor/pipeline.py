@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine import events as ev
-from arreio.engine.edge import (  # noqa: F401 - RunOptions, PipelineDeps, read_goal: the public entry, re-exported
+from arreio.engine.conveyor.gates import GateInputs, Judge, ModelJudge, OfflineJudge
+from arreio.engine.conveyor.prepare import (  # noqa: F401 - RunOptions, PipelineDeps, read_goal: the public entry, re-exported
     CONTINUE,
     PipelineDeps,
     PreparedRun,
@@ -26,17 +27,16 @@ from arreio.engine.edge import (  # noqa: F401 - RunOptions, PipelineDeps, read_
     resolve_run_tools,
     run_context,
 )
+from arreio.engine.conveyor.pricing import cache_share, estimate_cost
+from arreio.engine.conveyor.report import RunReport, write_report
+from arreio.engine.conveyor.runner import Outcome, Runner
+from arreio.engine.conveyor.units import UnitRunner, gated_outcome, goal_title, run_gates, run_learning
 from arreio.engine.errors import ArreioError, Cancelled
-from arreio.engine.gates import GateInputs, Judge, ModelJudge, OfflineJudge
 from arreio.engine.governance.redact import DeltaGuard, Redactor
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
 from arreio.engine.ports import Clock, Provider
-from arreio.engine.pricing import cache_share, estimate_cost
 from arreio.engine.providers import registry
-from arreio.engine.report import RunReport, write_report
-from arreio.engine.runner import Outcome, Runner
-from arreio.engine.stages import UnitRunner, gated_outcome, goal_title, run_gates, run_learning
 from arreio.engine.tools.base import ToolContext
 
 

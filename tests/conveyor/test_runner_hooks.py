@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 from arreio.engine import events as ev
-from arreio.engine.healing import check_pairing
 from arreio.engine.hooks import Deny, Land, Pause, RunHook, Stop
+from arreio.engine.session.healing import check_pairing
 from arreio.engine.testing import ScriptedProvider
 from arreio.engine.tools.base import ToolResult
 from tests.conftest import drain, make_runner

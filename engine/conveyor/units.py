@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arreio.engine import events as ev
+from arreio.engine.conveyor.gates import GateInputs, Judge, evaluate_gate
+from arreio.engine.conveyor.plan import UNIT_RECORD, Plan, PlanProgress, Unit
+from arreio.engine.conveyor.runner import Outcome, Runner
 from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import RunContext
-from arreio.engine.gates import GateInputs, Judge, evaluate_gate
-from arreio.engine.plan import UNIT_RECORD, Plan, PlanProgress, Unit
 from arreio.engine.ports import Provider
-from arreio.engine.runner import Outcome, Runner
 from arreio.engine.tools.registry import ToolRegistry
 
 
@@ -114,7 +114,7 @@ class UnitRunner:
                     raise ConfigError(f"{self.plan.source}: unit '{unit.id}': {error.message}") from None
 
     def _turns(self) -> int:
-        from arreio.engine.compaction import summarised_turns
+        from arreio.engine.context.compaction import summarised_turns
 
         messages = self.runner.session.messages
         return sum(1 for m in messages if m.role == "assistant") + summarised_turns(messages)

@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arreio.engine.errors import SessionError
-from arreio.engine.healing import check_pairing
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.providers.base import SystemBlock
-from arreio.engine.session import Session, SessionHeader, SessionStore
+from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.healing import check_pairing
+from arreio.engine.session.store import SessionStore
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 CLEAN = FIXTURES / "clean-multi-turn" / "session.jsonl"
@@ -346,7 +347,7 @@ def test_store_path_for(tmp_path):
 
 # -- migrations, edges ---------------------------------------------------------------------------
 def test_an_older_version_is_migrated_by_one_registered_function_and_written_back(tmp_path, monkeypatch):
-    import arreio.engine.session as session_module
+    import arreio.engine.session.file as session_module
 
     def v0_to_v1(record):  # pretend v0 called message lines "msg"
         return {**record, "type": "message"} if record.get("type") == "msg" else record

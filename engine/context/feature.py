@@ -19,24 +19,24 @@ from typing import TYPE_CHECKING, Any
 
 from arreio.engine import events as ev
 from arreio.engine.atomic import write_atomic
-from arreio.engine.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
-from arreio.engine.context_settings import ContextSettings, load_context_settings
-from arreio.engine.context_window import context_window
+from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
+from arreio.engine.context.pruning import WorkLog, apply_pruning, plan_pruning
+from arreio.engine.context.resultsets import ResultStore, column_profile, format_rows
+from arreio.engine.context.settings import ContextSettings, load_context_settings
+from arreio.engine.context.summary import render_summary
+from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
+from arreio.engine.context.tools import resultset_tools
+from arreio.engine.context.window import context_window
 from arreio.engine.feature import Feature, RunContext
 from arreio.engine.hooks import RunHook
 from arreio.engine.paths import display_path
-from arreio.engine.pruning import WorkLog, apply_pruning, plan_pruning
-from arreio.engine.resultsets import ResultStore, column_profile, format_rows
-from arreio.engine.summary import render_summary
-from arreio.engine.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.tools.base import ToolResult
-from arreio.engine.tools.resultset_tools import resultset_tools
 
 if TYPE_CHECKING:
+    from arreio.engine.conveyor.report import RunReport
+    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import Message, ToolCallPart
     from arreio.engine.providers.base import ModelRequest, Usage
-    from arreio.engine.report import RunReport
-    from arreio.engine.runner import Runner
     from arreio.engine.tools.base import Tool
 
 RESULT_TOOLS = ("result_query", "result_grep")

@@ -11,18 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.config import Settings, config_sources, load_settings
-from arreio.engine.context import assemble_system
+from arreio.engine.conveyor.gates import Judge
+from arreio.engine.conveyor.plan import Plan, PlanProgress, load_plan, single_unit_plan
+from arreio.engine.conveyor.units import LearningPass, goal_title
 from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import Feature, RunContext
-from arreio.engine.gates import Judge
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
-from arreio.engine.plan import Plan, PlanProgress, load_plan, single_unit_plan
 from arreio.engine.ports import Clock, Provider, SystemClock
+from arreio.engine.prompt import assemble_system
 from arreio.engine.providers import registry
-from arreio.engine.session import Session, SessionHeader, SessionStore
-from arreio.engine.session_lock import SessionLock
-from arreio.engine.stages import LearningPass, goal_title
+from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.lock import SessionLock
+from arreio.engine.session.store import SessionStore
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.resolver import resolve_tools
 

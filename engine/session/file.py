@@ -23,30 +23,20 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
-from arreio.engine.healing import (
+from arreio.engine.messages import Message
+from arreio.engine.providers.base import SystemBlock
+from arreio.engine.session.healing import (
     MESSAGE_LINE_PREFIX,
     Placed,
     Repair,
     awaiting_approval,
-    check_pairing,
     heal,
     parse_object,
     remap_placed,
     scan_lines,
 )
-from arreio.engine.messages import Message
-from arreio.engine.providers.base import SystemBlock
 
-__all__ = [
-    "CURRENT_VERSION",
-    "Repair",
-    "Session",
-    "SessionHeader",
-    "SessionStore",
-    "SessionSummary",
-    "check_pairing",
-    "heal",
-]
+__all__ = ["CURRENT_VERSION", "Repair", "Session", "SessionHeader"]
 
 CURRENT_VERSION = 1
 _RUN_EVENTS = ("start", "end")
@@ -75,7 +65,7 @@ Migration = Callable[[dict[str, Any]], dict[str, Any]]
 _MIGRATIONS: dict[int, Migration] = {}
 
 
-def _upgrade(path: Path, header: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+def upgrade(path: Path, header: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
     version = header.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise SessionError(f"{path}: session header has no valid format version")
@@ -170,13 +160,13 @@ class Session:
 
         lines = data.split(b"\n")
         tail = lines.pop()  # b"" when the file ends with a newline, as it should
-        header = _parse_header(path, lines[0] if lines else tail)
+        header = parse_header(path, lines[0] if lines else tail)
         body = lines[1:] if lines else []
         header_unterminated = not lines
         if header_unterminated:
             tail = b""  # the header itself is the unterminated last line
         migrated = header.get("version") != CURRENT_VERSION
-        header, body = _upgrade(path, header, body + [tail] if tail else body)
+        header, body = upgrade(path, header, body + [tail] if tail else body)
         if tail:
             tail = body.pop()
         try:
@@ -312,7 +302,7 @@ class Session:
         self.close()
 
 
-def _parse_header(path: Path, line: bytes) -> dict[str, Any]:
+def parse_header(path: Path, line: bytes) -> dict[str, Any]:
     record = parse_object(line)
     if record is None or record.get("type") != "header":
         raise SessionError(f"{path}: first line is not a session header (not a session, or damaged)")
@@ -323,7 +313,3 @@ def _ends_with_newline(path: Path) -> bool:
     with open(path, "rb") as handle:
         handle.seek(-1, os.SEEK_END)
         return handle.read(1) == b"\n"
-
-
-# The folder of sessions lives in its own module; re-exported for `from arreio.engine.session import …`.
-from arreio.engine.session_store import SessionStore, SessionSummary  # noqa: E402

@@ -16,7 +16,7 @@ from arreio.engine.messages import ImagePart
 from arreio.engine.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from arreio.engine.tools.mcp import McpHub
+    from arreio.engine.tools.mcp.hub import McpHub
 
 SEP = "__"
 _MAX_NAME = 64  # providers' limit on tool names

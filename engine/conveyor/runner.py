@@ -38,8 +38,8 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
-from arreio.engine.retry import decide_retry
-from arreio.engine.session import Session
+from arreio.engine.providers.retry import decide_retry
+from arreio.engine.session.file import Session
 from arreio.engine.tools.base import ToolContext, ToolResult
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry

@@ -7,8 +7,8 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from arreio.engine.errors import SessionError
-from arreio.engine.healing import MESSAGE_LINE_PREFIX, parse_object
-from arreio.engine.session import SessionHeader, _parse_header, _upgrade
+from arreio.engine.session.file import SessionHeader, parse_header, upgrade
+from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, parse_object
 
 
 class SessionSummary(BaseModel):
@@ -71,8 +71,8 @@ def _summarize(path: Path) -> SessionSummary:
     try:
         data = path.read_bytes()
         lines = data.split(b"\n")
-        header = _parse_header(path, lines[0])
-        _upgrade(path, header, [])
+        header = parse_header(path, lines[0])
+        upgrade(path, header, [])
         parsed = SessionHeader.model_validate({k: v for k, v in header.items() if k != "type"})
     except SessionError as error:
         return empty.model_copy(update={"error": error.message})

@@ -23,7 +23,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
-from arreio.engine.tools.web_config import WebSettings
+from arreio.engine.tools.web.config import WebSettings
 
 _TEXTUAL = ("text/", "application/xml", "application/javascript", "application/x-yaml", "application/yaml")
 
@@ -227,7 +227,7 @@ def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
     if mime == "application/pdf" or body[:5] == b"%PDF-":
         return "", pdf_to_text(body), "pdf"
     if mime in ("text/html", "application/xhtml+xml") or (not mime and body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))):
-        from arreio.engine.tools.html_text import html_to_text
+        from arreio.engine.tools.web.html_text import html_to_text
 
         title, text = html_to_text(_decode(body, ctype), url)
         return title, text, "html"

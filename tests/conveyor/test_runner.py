@@ -9,8 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from arreio.engine.config import RetrySettings, Settings
-from arreio.engine.healing import check_pairing
-from arreio.engine.session import Session
+from arreio.engine.session.file import Session
+from arreio.engine.session.healing import check_pairing
 from arreio.engine.testing import FixedClock, ScriptedProvider, SlowProvider
 from arreio.engine.tools.base import Tool, ToolContext, ToolResult
 from tests.conftest import drain, make_runner

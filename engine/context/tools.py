@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arreio.engine.context.resultsets import ResultSetError, ResultStore, column_profile, format_rows
 from arreio.engine.paths import state_dir
-from arreio.engine.resultsets import ResultSetError, ResultStore, column_profile, format_rows
 from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 MAX_LIMIT = 500

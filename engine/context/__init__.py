@@ -1,0 +1,1 @@
+"""Context engineering: token estimates, the window, pruning, compaction and its summary, result sets."""

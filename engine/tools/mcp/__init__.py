@@ -1,0 +1,1 @@
+"""MCP servers as a tool family: config, the hub of connections, the tool wrapper, the feature."""
