@@ -6,8 +6,9 @@ changes which skills exist while the agent is using them.
 
 from __future__ import annotations
 
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
 from arreio.engine.ports import SystemPromptBlockSource
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool
 
 

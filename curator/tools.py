@@ -33,7 +33,8 @@ from arreio.curator.usage import UsageRecord, UsageStore
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.ports import Clock
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 
 MAX_VIEW_CHARS = 100_000
 
@@ -106,7 +107,7 @@ class SkillViewTool(_SkillTool):
     input_model: ClassVar[type[BaseModel]] = SkillViewInput
     repeat = "per_target"
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         args = self._validate_args(args)
         skill = self._load(args.name)
         if args.file is None or args.file == SKILL_FILE:
@@ -137,7 +138,7 @@ class SkillManageTool(_SkillTool):
     input_model: ClassVar[type[BaseModel]] = SkillManageInput
     repeat = "few"
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         args = self._validate_args(args)
         if args.action == "create":
             return self._create(args)

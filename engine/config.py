@@ -44,7 +44,9 @@ class ToolSettings(BaseModel):
     shell_output_cap: int = Field(30_000, ge=1_000)
     read_limit_lines: int = Field(2_000, ge=1)
     grep_max_matches: int = Field(200, ge=1)
-    timeout_s: float = Field(300.0, gt=0, description="Default per-call timeout for tools that use one.")
+    timeout_s: float = Field(
+        60.0, gt=0, description="Per-call timeout for tools without their own (shell: shell_timeout_s; MCP: the server's)."
+    )
     delegate: dict[str, Any] = Field(default_factory=dict, description="Sub-agents: max_depth, max_steps.")
 
 

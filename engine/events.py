@@ -149,13 +149,16 @@ class Warning_(BaseModel):
 
 
 class UnitEnd(BaseModel):
-    """A unit of work ended. `final_text` is the model's last answer for it."""
+    """A unit of work ended: its outcome travels here (the stream ends in its result). `final_text`
+    is the model's last answer for it; `exit_code` and `message` say how and why it ended."""
 
     type: Literal["unit_end"] = "unit_end"
     unit_id: str
     verdict: Verdict
     final_text: str = ""
     steps: int = 0
+    exit_code: int = 0
+    message: str = ""
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 

@@ -7,35 +7,15 @@ list of them. The pipeline calls the hooks at fixed points of the conveyor, for 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine.ports import Clock, SystemPromptBlockSource
+from arreio.engine.ports import SystemPromptBlockSource
+from arreio.engine.run_context import RunContext
 
 if TYPE_CHECKING:
-    from arreio.engine.config import Settings
     from arreio.engine.conveyor.report import RunReport
     from arreio.engine.hooks import RunHook
     from arreio.engine.tools.base import Tool
-
-
-@dataclass
-class RunContext:
-    """What a feature may know about the run being assembled."""
-
-    cwd: Path
-    state_dir: Path
-    settings: Settings
-    clock: Clock
-    env: Mapping[str, str]
-    session_id: str = ""
-    session_path: Path | None = None
-    run_id: str = ""
-    approve_all: bool = False  # `--yes`: approve sensitive actions for this run
-    # Asks a person about a sensitive call (an interactive terminal); None when nobody can answer.
-    ask: Callable[[Any], bool] | None = None
 
 
 class Feature:
@@ -44,9 +24,10 @@ class Feature:
 
     name = "feature"
 
-    def check(self, settings: Settings) -> None:
+    def check(self, ctx: RunContext) -> None:
         """Validate this feature's config section before anything is created (a `ConfigError` then
-        fails the run cleanly, leaving no empty session behind)."""
+        fails the run cleanly, leaving no empty session behind). Parse it with `ctx.section(parse)`:
+        the result is kept for the run, so tools() and hooks() do not parse it again."""
 
     def tools(self, ctx: RunContext) -> list[Tool]:
         """Tools this feature offers in this run (only those whose prerequisite holds)."""

@@ -2,21 +2,69 @@
 (compaction, large results) plug in here, so the runner stays a short loop and every protection
 wraps every call, whatever the tool's family or the model's provider (DESIGN.md invariant 7).
 
-A hook overrides only what it needs; every method defaults to "no opinion". The runner asks hooks in
-order and takes the first decision that is not None.
+A hook overrides only what it needs; every method defaults to "no opinion". It sees the runner
+through a narrow `Turn` view — the session, the model, the tools, the counters — never the runner
+itself. `Hooks` is the one place they are asked, in order: the first decision that is not None wins;
+events are gathered from all of them; results pass through each in turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from arreio.engine import events as ev
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.runner import Runner
+    from arreio.engine.config import Settings
+    from arreio.engine.conveyor.totals import Totals
+    from arreio.engine.governance.watchdog import Stall
     from arreio.engine.messages import ToolCallPart
-    from arreio.engine.providers.base import ModelRequest, Usage
+    from arreio.engine.ports import Provider
+    from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
+    from arreio.engine.run_context import RunContext
+    from arreio.engine.session.file import Session
     from arreio.engine.tools.base import ToolResult
+    from arreio.engine.tools.registry import ToolRegistry
+
+
+class Turn(Protocol):
+    """What a hook may see of the runner asking it. Read-only, except the session (hooks append
+    records to it and compaction rewrites it) and `totals.usage` (a summariser's call is counted)."""
+
+    @property
+    def agent(self) -> str:
+        """"" for the run's own runner, "d1", "d1.d2", ... for sub-agents (per-runner state keys on it)."""
+    @property
+    def session(self) -> Session: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def tools(self) -> ToolRegistry: ...
+    @property
+    def system(self) -> list[SystemBlock]: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def ctx(self) -> RunContext: ...
+    @property
+    def totals(self) -> Totals:
+        """The run's shared counters (sub-agents add to the same ones)."""
+    @property
+    def unit_steps(self) -> int:
+        """Model turns this runner has taken in the running unit."""
+    @property
+    def unit_limit(self) -> int:
+        """The running unit's step limit."""
+    @property
+    def last_request(self) -> ModelRequest | None:
+        """The request as last sent, after every hook's changes."""
+    @property
+    def stalls(self) -> list[Stall]:
+        """The watchdog's cuts so far."""
 
 
 # -- decisions a hook can return ----------------------------------------------------------------
@@ -24,10 +72,10 @@ if TYPE_CHECKING:
 class Stop:
     """End the unit now. `events` are yielded first (e.g. a `ceiling` event)."""
 
-    verdict: str
+    verdict: ev.Verdict
     exit_code: int
     message: str
-    events: list[Any] = field(default_factory=list)
+    events: list[ev.Event] = field(default_factory=list)
 
 
 @dataclass
@@ -54,48 +102,93 @@ class Pause:
     """Stop before this call and wait for a human (approvals). `event` is yielded; the runner leaves
     this call and the ones after it without results — the hook must record them as pending."""
 
-    event: Any
+    event: ev.ApprovalRequired
     message: str
 
 
 class RunHook:
-    """Base class: every method is a no-op. `runner` gives access to the session, counters, tools."""
+    """Base class: every method is a no-op."""
 
     name = "hook"
 
-    def at_unit_start(self, runner: Runner) -> list[Any]:
+    def at_unit_start(self, turn: Turn) -> list[ev.Event]:
         """When a unit begins, before its first model call; returns events to yield (e.g. warnings
         gathered while the run was assembled)."""
         return []
 
-    async def before_model(self, runner: Runner, request: ModelRequest) -> Stop | Land | None:
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | Land | None:
         """Before each model call (the reserve turn included: then `request.tools` is empty)."""
         return None
 
-    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         """After each model reply (retries included in `usage`); returns events to yield."""
         return []
 
-    async def before_tool(self, runner: Runner, call: ToolCallPart) -> Deny | Pause | None:
+    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | None:
         """Before a call executes."""
         return None
 
-    def transform_result(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> ToolResult:
+    def transform_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
         """Reshape a result before it enters the history (e.g. a large result becomes a handle)."""
         return result
 
-    def after_tool(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> list[Any]:
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         """After a call's result is in the session; returns events to yield."""
         return []
 
-    async def on_context_overflow(self, runner: Runner) -> list[Any] | None:
+    async def on_context_overflow(self, turn: Turn) -> list[ev.Event] | None:
         """The provider said the request no longer fits. Shrink the history (compact) and return the
         events to yield — the runner then retries the call once — or None when nothing was done."""
         return None
 
-    async def after_tool_round(self, runner: Runner) -> list[Any]:
+    async def after_tool_round(self, turn: Turn) -> list[ev.Event]:
         """After every result of a round is in the session (compaction happens here)."""
         return []
+
+
+class Hooks:
+    """The hooks of a run, asked as one: decisions from the first that has one, events from all."""
+
+    def __init__(self, hooks: Sequence[RunHook] = ()) -> None:
+        self.hooks = list(hooks)
+
+    def at_unit_start(self, turn: Turn) -> list[ev.Event]:
+        return [e for hook in self.hooks for e in hook.at_unit_start(turn)]
+
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | Land | None:
+        for hook in self.hooks:
+            decision = await hook.before_model(turn, request)
+            if decision is not None:
+                return decision
+        return None
+
+    def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
+        return [e for hook in self.hooks for e in hook.after_model(turn, usage)]
+
+    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | None:
+        for hook in self.hooks:
+            verdict = await hook.before_tool(turn, call)
+            if verdict is not None:
+                return verdict
+        return None
+
+    def transform_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
+        for hook in self.hooks:
+            result = hook.transform_result(turn, call, result)
+        return result
+
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
+        return [e for hook in self.hooks for e in hook.after_tool(turn, call, result)]
+
+    async def on_context_overflow(self, turn: Turn) -> list[ev.Event] | None:
+        for hook in self.hooks:
+            events = await hook.on_context_overflow(turn)
+            if events is not None:
+                return events
+        return None
+
+    async def after_tool_round(self, turn: Turn) -> list[ev.Event]:
+        return [e for hook in self.hooks for e in await hook.after_tool_round(turn)]
 
 
 class WarningsHook(RunHook):
@@ -109,16 +202,14 @@ class WarningsHook(RunHook):
         self.drain = drain
         self.code = code
 
-    def _events(self) -> list[Any]:
-        from arreio.engine.events import Warning_
+    def _events(self) -> list[ev.Event]:
+        return [ev.Warning_(message=m, code=self.code) for m in self.drain()]
 
-        return [Warning_(message=m, code=self.code) for m in self.drain()]
-
-    def at_unit_start(self, runner: Any) -> list[Any]:
+    def at_unit_start(self, turn: Turn) -> list[ev.Event]:
         return self._events()
 
-    def after_model(self, runner: Any, usage: Any) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Any) -> list[ev.Event]:
         return self._events()
 
-    def after_tool(self, runner: Any, call: Any, result: Any) -> list[Any]:
+    def after_tool(self, turn: Turn, call: Any, result: Any) -> list[ev.Event]:
         return self._events()

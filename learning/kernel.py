@@ -45,7 +45,7 @@ class Decision:
 
 
 @dataclass
-class Outcome:
+class LearningOutcome:
     decisions: list[Decision] = field(default_factory=list)
     error: str | None = None  # set when the pass failed closed
     note: str = ""
@@ -93,9 +93,9 @@ def _apply(stores: Stores, proposal: Proposal) -> None:
         store.remove(proposal.old_text or "")
 
 
-async def review_and_learn(summary: RunSummary, deps: LearnDeps) -> Outcome:
+async def review_and_learn(summary: RunSummary, deps: LearnDeps) -> LearningOutcome:
     if summary.empty:
-        return Outcome(note="nothing to save", dry_run=deps.dry_run)
+        return LearningOutcome(note="nothing to save", dry_run=deps.dry_run)
     current = {t: list(deps.stores.get(t).entries()) for t in TARGETS}
     try:
         raws = await deps.proposer.propose(summary, current)
@@ -104,7 +104,7 @@ async def review_and_learn(summary: RunSummary, deps: LearnDeps) -> Outcome:
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - any proposer failure fails the pass closed
-        return Outcome(error=f"proposer failed: {type(exc).__name__}: {exc}", dry_run=deps.dry_run)
+        return LearningOutcome(error=f"proposer failed: {type(exc).__name__}: {exc}", dry_run=deps.dry_run)
 
     decided: list[Decision] = []
     approved: list[tuple[Proposal, str, Any]] = []
@@ -122,7 +122,7 @@ async def review_and_learn(summary: RunSummary, deps: LearnDeps) -> Outcome:
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001
-        return Outcome(error=f"gate failed: {type(exc).__name__}: {exc}", dry_run=deps.dry_run)
+        return LearningOutcome(error=f"gate failed: {type(exc).__name__}: {exc}", dry_run=deps.dry_run)
 
     for proposal, reason, raw in approved:
         if deps.dry_run:
@@ -135,4 +135,4 @@ async def review_and_learn(summary: RunSummary, deps: LearnDeps) -> Outcome:
             decided.append(Decision("failed", f"the store refused it: {message.splitlines()[0]}", proposal, raw))
         else:
             decided.append(Decision("applied", reason, proposal, raw))
-    return Outcome(decided, dry_run=deps.dry_run)
+    return LearningOutcome(decided, dry_run=deps.dry_run)

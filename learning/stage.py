@@ -7,28 +7,31 @@ from collections.abc import Mapping
 from typing import Any
 
 from arreio.engine import events as ev
-from arreio.engine.feature import RunContext
+from arreio.engine.governance.audit import AuditJournal
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.messages import Message
+from arreio.engine.providers.registry import is_offline
+from arreio.engine.run_context import RunContext
 from arreio.learning.gate import make_gate
-from arreio.learning.kernel import LearnDeps, Outcome, review_and_learn
+from arreio.learning.kernel import LearnDeps, LearningOutcome, review_and_learn
 from arreio.learning.proposers import ModelProposer, OfflineProposer, Proposer
 from arreio.learning.summary import summarize
 
 
 def _proposer(ctx: RunContext, model: str, config: Mapping[str, Any]) -> Proposer:
-    from arreio.engine.providers.registry import is_offline, make_provider
-
+    """The offline proposer for the offline family; else a model, from the run's provider factory (so
+    a recording holds the proposer's call and a replay serves it)."""
     chosen = str(config.get("proposer_model") or model)
     if is_offline(chosen) or chosen.startswith("replay"):
         return OfflineProposer()
-    provider = make_provider(chosen, env=ctx.env, base_url=ctx.settings.base_url)
+    provider = ctx.provider_factory(chosen, env=ctx.env, base_url=ctx.settings.base_url)
     return ModelProposer(provider, chosen)
 
 
 class _SecretGuard:
-    """A target store that refuses content holding a secret from the environment (a `failed` write)."""
+    """A target store that refuses content holding a secret (a `failed` write)."""
 
-    def __init__(self, store: Any, redactor: Any) -> None:
+    def __init__(self, store: Any, redactor: Redactor) -> None:
         self.store, self.redactor = store, redactor
 
     def _check(self, content: str) -> None:
@@ -51,10 +54,8 @@ class _SecretGuard:
 
 
 class _GuardedStores:
-    def __init__(self, stores: Any, env: Mapping[str, str]) -> None:
-        from arreio.engine.governance.redact import Redactor
-
-        self.stores, self.redactor = stores, Redactor.from_env(env)
+    def __init__(self, stores: Any, redactor: Redactor) -> None:
+        self.stores, self.redactor = stores, redactor
 
     def get(self, target: str) -> _SecretGuard:
         return _SecretGuard(self.stores.get(target), self.redactor)
@@ -63,52 +64,43 @@ class _GuardedStores:
 def _stores(ctx: RunContext):
     from arreio.memory.store import MemoryStores
 
-    return _GuardedStores(MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock), ctx.env)
+    return _GuardedStores(MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock), ctx.redactor)
 
 
-def record(ctx: RunContext, outcome: Outcome) -> None:
-    """Every outcome becomes decision records (and audit entries when the journal exists)."""
+def record(ctx: RunContext, outcome: LearningOutcome) -> None:
+    """Every outcome becomes decision records and audit entries, written with the run's redactor (a
+    refused proposal's secret never reaches either)."""
     from arreio.memory.run_records import record_decision
     from arreio.memory.substores import Substores
 
-    subs = Substores(ctx.state_dir, ctx.clock)
-    journal = _journal(ctx)
+    subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
+    journal = AuditJournal(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
     if outcome.error:
         record_decision(subs, "learning", kind="learning", subject="pass", verdict="failed_closed",
                         reason=outcome.error, run_id=ctx.run_id)
-        if journal is not None:
-            journal.append("learning", {"run_id": ctx.run_id, "verdict": "failed_closed", "reason": outcome.error})
+        journal.append("learning", {"run_id": ctx.run_id, "verdict": "failed_closed", "reason": outcome.error})
         return
     for decision in outcome.decisions:
         details = decision.proposal.model_dump() if decision.proposal else {"raw": str(decision.raw)[:500]}
         verdict = f"would_{decision.bucket}" if outcome.dry_run else decision.bucket
         record_decision(subs, "learning", kind="learning", subject=decision.preview, verdict=verdict,
                         reason=decision.reason, run_id=ctx.run_id, details=details)
-        if journal is not None:
-            journal.append("learning", {"run_id": ctx.run_id, "verdict": verdict, "subject": decision.preview,
-                                        "reason": decision.reason})
-
-
-def _journal(ctx: RunContext):
-    try:  # the audit journal lives in governance; a build without it still records decisions
-        from arreio.engine.governance.audit import AuditJournal
-    except ImportError:
-        return None
-    return AuditJournal(ctx.state_dir, ctx.clock)
+        journal.append("learning", {"run_id": ctx.run_id, "verdict": verdict, "subject": decision.preview,
+                                    "reason": decision.reason})
 
 
 async def learn(
     ctx: RunContext, *, events: list[Any], messages: list[Message], goal: str, model: str,
     config: Mapping[str, Any] | None = None, dry_run: bool = False,
-) -> Outcome:
-    """Run the pass; any failure comes back in `Outcome.error` (fail closed), never raised."""
+) -> LearningOutcome:
+    """Run the pass; any failure comes back in `LearningOutcome.error` (fail closed), never raised."""
     settings = {**ctx.settings.learning, **(config or {})}
     try:
         deps = LearnDeps(proposer=_proposer(ctx, model, settings), gate=make_gate(settings.get("gate")),
                          stores=_stores(ctx), dry_run=dry_run)
         outcome = await review_and_learn(summarize(events, messages, goal), deps)
     except Exception as exc:  # noqa: BLE001 - the pass is never fatal to the run
-        outcome = Outcome(error=f"{type(exc).__name__}: {exc}", dry_run=dry_run)
+        outcome = LearningOutcome(error=f"{type(exc).__name__}: {exc}", dry_run=dry_run)
     try:
         if not dry_run:
             record(ctx, outcome)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from arreio.engine.conveyor.report import RunReport
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook
 from arreio.engine.paths import display_path
 from arreio.engine.ports import SystemPromptBlockSource
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool
 
 
@@ -21,7 +22,7 @@ class _SnapshotNotices(RunHook):
     def __init__(self, block: Any) -> None:
         self.block = block
 
-    def at_unit_start(self, runner: Any) -> list[Any]:
+    def at_unit_start(self, turn: Any) -> list[Any]:
         from arreio.engine.events import Warning_
 
         notices, self.block.notices = list(self.block.notices), []
@@ -59,7 +60,7 @@ class MemoryFeature(Feature):
         from arreio.memory.substores import Substores
 
         try:
-            record_decision(Substores(ctx.state_dir, ctx.clock), "arreio", kind="gate", subject=event.gate,
+            record_decision(Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor), "arreio", kind="gate", subject=event.gate,
                             verdict="passed" if event.passed else "failed", reason=event.detail, run_id=ctx.run_id)
         except Exception:  # noqa: BLE001 - record keeping never breaks a run; the report shows the substore state
             pass
@@ -68,7 +69,7 @@ class MemoryFeature(Feature):
         from arreio.memory.run_records import record_episode, record_transcript
         from arreio.memory.substores import Substores
 
-        subs = Substores(ctx.state_dir, ctx.clock)
+        subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
         record_transcript(
             subs, "arreio", run_id=report.run_id, session_id=report.session_id,
             session_path=display_path(ctx.session_path, ctx.cwd) if ctx.session_path else "",

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from arreio.engine.errors import UsageError
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.ids import iso_ms, parse_utc
 from arreio.engine.ports import Clock, SystemClock
 from arreio.memory.record_id import new_record_id
@@ -57,11 +58,14 @@ def parse_since(value: str) -> datetime:
 
 class Substores:
     """The five append-only substores of a state folder. `diagnostics` collects read warnings
-    (torn tails repaired, unreadable lines skipped) for the caller to show."""
+    (torn tails repaired, unreadable lines skipped) for the caller to show. The redactor is
+    required: every payload is redacted before it is written (the run's one redactor, or the
+    environment's outside a run); `redactor=None` opens the substores for reading only."""
 
-    def __init__(self, state_dir: Path, clock: Clock | None = None) -> None:
+    def __init__(self, state_dir: Path, clock: Clock | None = None, *, redactor: Redactor | None) -> None:
         self.folder = Path(state_dir) / "memory"
         self.clock = clock or SystemClock()
+        self.redactor = redactor
         self.diagnostics: list[str] = []
 
     def path(self, substore: str) -> Path:
@@ -71,11 +75,14 @@ class Substores:
     def append(self, substore: str, agent: str, payload: dict) -> SubstoreRecord:
         """Append one record and return it (its id and timestamp come from the clock)."""
         path = self.path(substore)
+        if self.redactor is None:
+            raise RuntimeError("these substores were opened for reading (no redactor): they cannot append")
         if not agent or not agent.strip():
             raise UsageError("a substore record needs the name of the agent that wrote it.")
         now = self.clock.now()
         record = SubstoreRecord(
-            id=new_record_id(PREFIXES[substore], now), agent=agent.strip(), at=iso_ms(now), payload=dict(payload)
+            id=new_record_id(PREFIXES[substore], now), agent=agent.strip(), at=iso_ms(now),
+            payload=self.redactor.value(dict(payload)),
         )
         try:
             line = json.dumps({"type": "record", **record.model_dump()}, ensure_ascii=False) + "\n"

@@ -11,7 +11,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from arreio.engine.tools.base import Repeat, Tool, ToolContext, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Repeat, Tool, ToolResult
 from arreio.memory.entries import MemoryRefused, Operation
 from arreio.memory.store import MemoryStores, Target, WriteResult
 
@@ -118,7 +119,7 @@ class MemoryTool(Tool):
         self._turn_key: tuple[str, int] | None = None
         self._failures = 0
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         key = (ctx.session_id, ctx.turn)
         if key != self._turn_key:
             self._turn_key, self._failures = key, 0

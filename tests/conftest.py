@@ -13,9 +13,10 @@ from arreio.engine.config import Settings
 from arreio.engine.conveyor.runner import Runner
 from arreio.engine.ports import Provider
 from arreio.engine.providers.base import SystemBlock
+from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.testing import FixedClock
-from arreio.engine.tools.base import Tool, ToolContext
+from arreio.engine.tools.base import Tool
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -24,26 +25,30 @@ REPO = Path(__file__).resolve().parent.parent
 
 def make_runner(
     tmp_path: Path, provider: Provider, *, extra_tools: list[Tool] = (), settings: Settings | None = None,
-    clock: FixedClock | None = None,
+    clock: FixedClock | None = None, session: Session | None = None, hooks: list | None = None, model: str = "offline",
 ) -> Runner:
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
     header = SessionHeader(id="s-test", created_at="2026-06-27T16:00:00.000Z", cwd=str(work), model="offline",
                            system=[SystemBlock(name="identity", text="You are a test agent.")])
-    session = Session.create(tmp_path / "sessions", header)
+    session = session or Session.create(tmp_path / "sessions", header)
     tools = ToolRegistry(builtin_tools())
     for tool in extra_tools:
         tools.register(tool)
     clock = clock or FixedClock()
-    return Runner(
-        provider=provider, model="offline", session=session, tools=tools,
-        tool_ctx=ToolContext(root=work.resolve(), env={"PATH": os.environ.get("PATH", "")}, clock=clock),
-        system=header.system, settings=settings or Settings(), clock=clock,
-    )
+    ctx = RunContext(cwd=work, env={"PATH": os.environ.get("PATH", "")}, clock=clock, settings=settings or Settings(),
+                     state_dir=tmp_path, session_id=session.id, session_path=session.path)
+    return Runner(provider=provider, model=model, session=session, tools=tools, ctx=ctx, system=header.system,
+                  hooks=hooks or [])
 
 
 async def drain(runner: Runner, text: str | None = "do the thing") -> list:
     return [event async for event in runner.run(text)]
+
+
+def unit_end(events: list):
+    """The runner's own `unit_end` (the unit's outcome: verdict, exit code, message, final text)."""
+    return next(e for e in reversed(events) if e.type == "unit_end" and e.agent is None)
 
 
 ARREIO_VARS = ("ARREIO_HOME", "ARREIO_MODEL", "ARREIO_MAX_STEPS", "ARREIO_BASE_URL", "ARREIO_THINKING")

@@ -65,7 +65,7 @@ def approve(
     options = RunOptions(resume=sid, script=script, model=model)
     looked, _ = Session.open(store.path_for(sid), repair=False)
     looked.close()
-    if parent := getattr(looked.header, "parent", None):  # its parent went on without it
+    if parent := looked.header.parent:  # its parent went on without it
         raise UsageError(f"{sid} is a sub-agent's session: the sub-agent already ended; its parent session is {parent}")
     waiting_call(looked)  # nothing waiting (or already decided): say so first
     _check_resumable(options)  # before the decision is written: a run that cannot go on keeps its approval
@@ -78,7 +78,7 @@ def approve(
     finally:
         session.close()
     status = "denied" if deny else "approved"
-    AuditJournal(root, clock, redactor).append("approval", {
+    AuditJournal(root, clock, redactor=redactor).append("approval", {
         "session_id": sid, "call_id": pending.call_id, "name": pending.name, "status": status, "by": by, "at": at,
         "reason": reason or "", "args_digest": digest(pending.arguments),
     })

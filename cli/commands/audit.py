@@ -18,7 +18,7 @@ def _journal():
     from arreio.engine.governance.audit import AuditJournal
     from arreio.engine.paths import state_dir
 
-    return AuditJournal(state_dir())
+    return AuditJournal(state_dir(), redactor=None)  # reading only
 
 
 @app.command("verify")

@@ -6,6 +6,7 @@ Only typer/stdlib at import time; the curator and the memory substores are impor
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -42,9 +43,10 @@ def substore_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]
     """`on_record` for the curator: append the run to the `procedural` substore."""
 
     def record(payload: dict[str, Any]) -> None:
+        from arreio.engine.governance.redact import Redactor
         from arreio.memory.substores import Substores
 
-        Substores(state_dir, clock).append("procedural", "curator", payload)
+        Substores(state_dir, clock, redactor=Redactor.from_env(os.environ)).append("procedural", "curator", payload)
 
     return record
 
@@ -91,8 +93,9 @@ def audit_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]], 
 
     def record(payload: dict[str, Any]) -> None:
         from arreio.engine.governance.audit import AuditJournal
+        from arreio.engine.governance.redact import Redactor
 
-        AuditJournal(state_dir, clock).append("curator", payload)
+        AuditJournal(state_dir, clock, redactor=Redactor.from_env(os.environ)).append("curator", payload)
 
     return record
 

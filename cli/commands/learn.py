@@ -21,9 +21,9 @@ def learn(
 
     from arreio.engine.config import load_settings
     from arreio.engine.events import event_from_json
-    from arreio.engine.feature import RunContext
     from arreio.engine.paths import state_dir
     from arreio.engine.ports import SystemClock
+    from arreio.engine.run_context import RunContext
     from arreio.engine.session.file import Session
     from arreio.engine.session.store import SessionStore
     from arreio.learning.stage import learn as learn_pass

@@ -154,7 +154,7 @@ def _substores() -> Any:
     from arreio.engine.paths import state_dir
     from arreio.memory.substores import Substores
 
-    return Substores(state_dir())
+    return Substores(state_dir(), redactor=None)  # reading only
 
 
 def _print_diagnostics(substores: Any) -> None:

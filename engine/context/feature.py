@@ -22,19 +22,19 @@ from arreio.engine.atomic import write_atomic
 from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
 from arreio.engine.context.pruning import WorkLog, apply_pruning, plan_pruning
 from arreio.engine.context.resultsets import ResultStore, column_profile, format_rows
-from arreio.engine.context.settings import ContextSettings, load_context_settings
+from arreio.engine.context.settings import ContextSettings, context_settings
 from arreio.engine.context.summary import render_summary
 from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.context.tools import resultset_tools
 from arreio.engine.context.window import context_window
-from arreio.engine.feature import Feature, RunContext
-from arreio.engine.hooks import RunHook
+from arreio.engine.feature import Feature
+from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.paths import display_path
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import ToolResult
 
 if TYPE_CHECKING:
     from arreio.engine.conveyor.report import RunReport
-    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import Message, ToolCallPart
     from arreio.engine.providers.base import ModelRequest, Usage
     from arreio.engine.tools.base import Tool
@@ -95,10 +95,10 @@ class ContextHook(RunHook):
     def weigh(self, message: Message) -> float:
         return self._entry(message)[0] * self.calibrator.factor(self._model)
 
-    def _context_tokens(self, runner: Runner) -> int:
-        specs = [s for s in runner.tools.specs() if self.offered or s.name not in RESULT_TOOLS]
-        raw = estimate_prefix(runner.system, specs, self._profile) + sum(self._entry(m)[0] for m in runner.session.messages)
-        return self.calibrator.tokens(runner.model, raw)
+    def _context_tokens(self, turn: Turn) -> int:
+        specs = [s for s in turn.tools.specs() if self.offered or s.name not in RESULT_TOOLS]
+        raw = estimate_prefix(turn.system, specs, self._profile) + sum(self._entry(m)[0] for m in turn.session.messages)
+        return self.calibrator.tokens(turn.model, raw)
 
     def _window(self, model: str) -> int:
         return context_window(model, self.cfg.windows, self.cfg.window)
@@ -122,26 +122,26 @@ class ContextHook(RunHook):
         )
 
     # -- hooks ----------------------------------------------------------------------------------
-    async def before_model(self, runner: Runner, request: ModelRequest):
-        self._model, self._profile = runner.model, profile_for(runner.model)
+    async def before_model(self, turn: Turn, request: ModelRequest):
+        self._model, self._profile = turn.model, profile_for(turn.model)
         if not self.offered and request.tools:
             request.tools = [t for t in request.tools if t.name not in RESULT_TOOLS]
-        if self.cfg.enabled and should_compact(self._context_tokens(runner), self._window(runner.model), self.cfg.watermark):
+        if self.cfg.enabled and should_compact(self._context_tokens(turn), self._window(turn.model), self.cfg.watermark):
             # A resumed (or freshly grown) history already past the watermark: reduce before sending.
-            self._pending_events = await self._reduce(runner)
-            request.messages = list(runner.session.messages)
+            self._pending_events = await self._reduce(turn)
+            request.messages = list(turn.session.messages)
         self._measure(request)
 
-    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
         reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
         if reported:
             self.stats.peak_context_tokens = max(self.stats.peak_context_tokens, reported)
             if self.cfg.calibrate:
-                self.calibrator.observe(runner.model, self._raw_estimate, reported)
+                self.calibrator.observe(turn.model, self._raw_estimate, reported)
         events, self._pending_events = self._pending_events, []
         return events
 
-    def transform_result(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> ToolResult:
+    def transform_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
         self.worklog.record(call, result.content, result.is_error)
         cfg = self.cfg
         if (
@@ -174,61 +174,59 @@ class ContextHook(RunHook):
              f"where=…, group_by=…, aggregate=…, order_by=…, limit=…, offset=…) or result_grep(handle=\"{handle}\", pattern=…)]"),
         ])
 
-    def after_tool(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> list[Any]:
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[Any]:
         if call.name in READ_TOOLS:
             path = str(call.arguments.get("path", "")).removeprefix("./")
             if _read_key(call) in self.pruned_paths or "/artifacts/" in path:
                 self.stats.pruned_rereads += 1
         return []
 
-    async def after_tool_round(self, runner: Runner) -> list[Any]:
-        self._model, self._profile = runner.model, profile_for(runner.model)
-        return await self._reduce(runner) if self.cfg.enabled else []
+    async def after_tool_round(self, turn: Turn) -> list[Any]:
+        self._model, self._profile = turn.model, profile_for(turn.model)
+        return await self._reduce(turn) if self.cfg.enabled else []
 
-    async def on_context_overflow(self, runner: Runner) -> list[Any] | None:
+    async def on_context_overflow(self, turn: Turn) -> list[Any] | None:
         """The provider refused the request as too long: prune and compact now, whatever the estimate
         said (it was wrong for this model); None when there is nothing left to cut."""
         if not self.cfg.enabled:
             return None
-        self._model, self._profile = runner.model, profile_for(runner.model)
-        before = len(runner.session.messages)
-        tokens = self._context_tokens(runner)
-        events = self._prune(runner, tokens) if self.cfg.prune else []
-        events += await self._compact(runner, self._context_tokens(runner))
-        return events if events or len(runner.session.messages) != before else None
+        self._model, self._profile = turn.model, profile_for(turn.model)
+        before = len(turn.session.messages)
+        tokens = self._context_tokens(turn)
+        events = self._prune(turn, tokens) if self.cfg.prune else []
+        events += await self._compact(turn, self._context_tokens(turn))
+        return events if events or len(turn.session.messages) != before else None
 
     # -- pruning and compaction -----------------------------------------------------------------
     def _keep_tail(self, model: str) -> float:
         return self.cfg.keep_tail_tokens or self.cfg.keep_tail_ratio * self._window(model)
 
-    async def _reduce(self, runner: Runner) -> list[Any]:
+    async def _reduce(self, turn: Turn) -> list[Any]:
         """Prune past `prune_at` (or, without it, just before a compaction); compact past the watermark."""
-        window, cfg = self._window(runner.model), self.cfg
-        tokens = self._context_tokens(runner)
+        window, cfg = self._window(turn.model), self.cfg
+        tokens = self._context_tokens(turn)
         compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
         events: list[Any] = []
         if cfg.prune and (compact or (cfg.prune_at and tokens >= cfg.prune_at * window)):
-            events += self._prune(runner, tokens)
-            tokens = self._context_tokens(runner)
+            events += self._prune(turn, tokens)
+            tokens = self._context_tokens(turn)
             compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
         if compact:
-            events += await self._compact(runner, tokens)
+            events += await self._compact(turn, tokens)
         return events
 
-    async def _compact(self, runner: Runner, before: int) -> list[Any]:
+    async def _compact(self, turn: Turn, before: int) -> list[Any]:
         events: list[Any] = []
-        plan = prepare_compaction(runner.session.messages, self._keep_tail(runner.model), self.weigh)
+        plan = prepare_compaction(turn.session.messages, self._keep_tail(turn.model), self.weigh)
         if plan is None:
             return events
         use_model = self.skip == 0
-        provider, model = runner.provider, runner.model
-        if self.cfg.summary_model and use_model:
-            from arreio.engine.providers import registry
-
+        provider, model = turn.provider, turn.model
+        if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
             model = self.cfg.summary_model
-            provider = registry.make_provider(model, env=runner.tool_ctx.env, base_url=runner.settings.base_url)
+            provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
         summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
-        runner.usage = runner.usage + usage
+        turn.totals.add_usage(usage)
         if source == "model":
             self.failures = 0
         elif use_model:
@@ -238,8 +236,8 @@ class ContextHook(RunHook):
             self.skip -= 1
         archive = self.session_dir / "compacted" / f"{plan.meta.number:03d}.jsonl"
         write_atomic(archive, "".join(m.model_dump_json() + "\n" for m in plan.head))  # nothing is destroyed
-        runner.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
-        after = self._context_tokens(runner)
+        turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
+        after = self._context_tokens(turn)
         self.stats.compactions += 1
         self.stats.tokens_before.append(before)
         self.stats.tokens_after.append(after)
@@ -249,10 +247,10 @@ class ContextHook(RunHook):
             events.append(ev.Warning_(message=f"compaction used the deterministic summary ({source})", code="compaction_fallback"))
         return events
 
-    def _prune(self, runner: Runner, before: int) -> list[Any]:
-        messages = runner.session.messages
+    def _prune(self, turn: Turn, before: int) -> list[Any]:
+        messages = turn.session.messages
         indices = plan_pruning(
-            messages, self._keep_tail(runner.model), self.cfg.prune_min_chars, self.weigh,
+            messages, self._keep_tail(turn.model), self.cfg.prune_min_chars, self.weigh,
             frozenset(self.cfg.prune_exempt_tools),
         )
         if not indices:
@@ -261,10 +259,10 @@ class ContextHook(RunHook):
         new, pruned = apply_pruning(
             messages, indices, calls, self.worklog, self.session_dir / "artifacts", lambda p: display_path(p, self.cwd)
         )
-        runner.session.rewrite(new)
+        turn.session.rewrite(new)
         self.stats.pruned_results += len(pruned)
         self.pruned_paths |= {_read_key(c) for c in pruned if c.name in READ_TOOLS}
-        after = self._context_tokens(runner)
+        after = self._context_tokens(turn)
         return [ev.Compaction(tokens_before=before, tokens_after=after, messages_removed=0, kind="prune")]
 
     def fill(self, report: RunReport) -> None:
@@ -290,18 +288,18 @@ class ContextFeature(Feature):
 
     name = "context"
 
-    def check(self, settings: Any) -> None:
-        load_context_settings(settings.context)
+    def check(self, ctx: RunContext) -> None:
+        ctx.section(context_settings)
 
     def __init__(self) -> None:
         self._hooks: dict[str, ContextHook] = {}
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        cfg = load_context_settings(ctx.settings.context)
+        cfg = ctx.section(context_settings)
         return resultset_tools() if cfg.resultsets_on else []
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
-        cfg = load_context_settings(ctx.settings.context)
+        cfg = ctx.section(context_settings)
         session_dir = ctx.state_dir / "sessions" / ctx.session_id
         hook = ContextHook(cfg, session_dir, ctx.cwd, Calibrator.load(ctx.state_dir / CALIBRATION_FILE))
         self._hooks[ctx.run_id] = hook

@@ -58,3 +58,8 @@ def load_context_settings(raw: dict[str, Any] | None) -> ContextSettings:
     from arreio.engine.config import parse_section
 
     return parse_section(ContextSettings, raw, "context")
+
+
+def context_settings(settings: Any) -> ContextSettings:
+    """The run's `context:` section (`RunContext.section(context_settings)` parses it once per run)."""
+    return load_context_settings(settings.context)

@@ -17,15 +17,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.context.resultsets import ResultSetError, ResultStore, column_profile, format_rows
-from arreio.engine.paths import state_dir
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 
 MAX_LIMIT = 500
 GREP_SHOWN = 100
 
 
-def session_dir(ctx: ToolContext) -> Path:
-    return state_dir(ctx.root, ctx.env) / "sessions" / ctx.session_id
+def session_dir(ctx: RunContext) -> Path:
+    return ctx.state_dir / "sessions" / ctx.session_id
 
 
 class QueryInput(BaseModel):
@@ -60,7 +60,7 @@ class _ResultSetTool(Tool):
     repeat = "paged"
     timeout_s = 30.0
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         return await asyncio.to_thread(self._run, args, ResultStore(session_dir(ctx)))
 
     def _run(self, args: Any, store: ResultStore) -> ToolResult:  # pragma: no cover - each tool has one

@@ -11,12 +11,14 @@ import asyncio
 import os
 import re
 import signal
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from arreio.engine.conveyor.plan import GateSpec
+from arreio.engine import events as ev
+from arreio.engine.conveyor.outcome import Outcome
+from arreio.engine.conveyor.plan import GateSpec, Plan
 from arreio.engine.conveyor.promises import check_promises
 from arreio.engine.messages import Message
 
@@ -175,3 +177,21 @@ async def _validator(spec: GateSpec, inputs: GateInputs, judge: Judge) -> GateOu
     ok = score >= spec.min
     sign = "≥" if ok else "<"
     return GateOutcome(spec.label, ok, f"score {score:.2f} {sign} threshold {spec.min:g} ({reason})")
+
+
+async def run_gates(plan: Plan, inputs: GateInputs, judge: Judge | None, failures: list[str]) -> AsyncIterator[ev.Event]:
+    """Every gate yields a `gate_result`; failures are collected for the verdict."""
+    for spec in plan.gates:
+        outcome = await evaluate_gate(spec, inputs, judge)
+        yield ev.GateResult(gate=outcome.gate, passed=outcome.passed, detail=outcome.detail)
+        if not outcome.passed:
+            failures.append(f"{outcome.gate} — {outcome.detail}")
+            if spec.kind == "promise":
+                yield ev.Warning_(message=f"the final answer promised what is not so: {outcome.detail}", code="promise")
+
+
+def gated_outcome(outcome: Outcome, failures: list[str]) -> Outcome:
+    if not failures:
+        return outcome
+    message = f"{len(failures)} gate(s) failed: " + "; ".join(failures)
+    return Outcome.of("failed", message, outcome.final_text)

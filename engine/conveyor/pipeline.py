@@ -1,10 +1,11 @@
 """The one conveyor every run goes through (DESIGN.md section 2).
 
-    edge → orchestrator → assembly → execution → output funnel
+    edge → orchestrator → assembly → execution → gates → learning → output funnel
 
 `run_pipeline` is an async generator of events; `run_to_end` drains it. Entry points (the CLI's `run`,
-`--resume`, tests, later approvals and schedules) only build `RunOptions` and `PipelineDeps`.
-Later stages (plan units, gates, learning, governance) plug in here, once, for all of them.
+`--resume`, `approve`, tests) only build `RunOptions` and `PipelineDeps`. Later stages plug in
+here, once, for all of them. The run's outcome is read from its events (the last `unit_end` of the
+run's own runner), never from shared state.
 """
 
 from __future__ import annotations
@@ -16,28 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine import events as ev
-from arreio.engine.conveyor.gates import GateInputs, Judge, ModelJudge, OfflineJudge
-from arreio.engine.conveyor.prepare import (  # noqa: F401 - RunOptions, PipelineDeps, read_goal: the public entry, re-exported
-    CONTINUE,
-    PipelineDeps,
-    PreparedRun,
-    RunOptions,
-    prepare,
-    read_goal,
-    resolve_run_tools,
-    run_context,
-)
+from arreio.engine.conveyor.gates import GateInputs, Judge, ModelJudge, OfflineJudge, gated_outcome, run_gates
+from arreio.engine.conveyor.learning import run_learning
+from arreio.engine.conveyor.outcome import CANCELLED, Outcome
+from arreio.engine.conveyor.prepare import CONTINUE, PipelineDeps, PreparedRun, RunOptions, prepare, resolve_run_tools
 from arreio.engine.conveyor.pricing import cache_share, estimate_cost
 from arreio.engine.conveyor.report import RunReport, write_report
-from arreio.engine.conveyor.runner import Outcome, Runner
-from arreio.engine.conveyor.units import UnitRunner, gated_outcome, goal_title, run_gates, run_learning
+from arreio.engine.conveyor.runner import Runner
+from arreio.engine.conveyor.totals import Totals
+from arreio.engine.conveyor.units import UnitRunner, goal_title
 from arreio.engine.errors import ArreioError, Cancelled
-from arreio.engine.governance.redact import DeltaGuard, Redactor
-from arreio.engine.ids import iso_ms, new_id
-from arreio.engine.paths import display_path, state_dir
-from arreio.engine.ports import Clock, Provider
+from arreio.engine.governance.redact import DeltaGuard
+from arreio.engine.ids import iso_ms
+from arreio.engine.paths import display_path
+from arreio.engine.ports import Provider
 from arreio.engine.providers import registry
-from arreio.engine.tools.base import ToolContext
+
+__all__ = ["PipelineDeps", "RunOptions", "run_pipeline", "run_sync", "run_to_end"]
 
 
 # -- the conveyor -------------------------------------------------------------------------------
@@ -46,29 +42,21 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     deps = deps or PipelineDeps()
     clock = deps.clock
     run = prepare(options, deps)
+    ctx = run.ctx
     started_at, t0 = clock.now(), clock.monotonic()
     wall_start = time.time() - 1  # file times are wall-clock (and coarse on some filesystems)
-    run_id = new_id(started_at, "run-")
-    run_dir = state_dir(options.cwd, options.env) / "runs" / run_id
+    run_dir = ctx.state_dir / "runs" / ctx.run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     events_path = run_dir / "events.jsonl"
-    session = run.session
+    session, redactor = run.session, ctx.redactor
     session.durable = run.settings.fsync
-    redactor = Redactor.from_env(options.env)  # secrets never reach the session, events or report
-    session.redactor, guard = redactor, DeltaGuard(redactor)
-    fctx = run.ctx or run_context(options, deps, run.settings)
-    fctx.session_id, fctx.session_path, fctx.run_id = session.id, session.path, run_id
-    tools = run.tools if run.tools is not None else resolve_run_tools(fctx, deps, options)
-    ctx = ToolContext(
-        root=options.cwd.resolve(), env=dict(options.env), clock=clock, session_id=session.id, run_id=run_id,
-        settings=run.settings.tools.model_dump(),
-    )
-    runner = Runner(
-        provider=run.provider, model=run.model, session=session, tools=tools, tool_ctx=ctx,
-        system=session.header.system, settings=run.settings, clock=clock,
-        hooks=[hook for feature in deps.features for hook in feature.hooks(fctx)],
-    )
-    outcome = Outcome("cancelled", 130, "cancelled", "")
+    session.redactor, guard = redactor, DeltaGuard(redactor)  # secrets never reach the session or events
+    tools = run.tools if run.tools is not None else resolve_run_tools(ctx, deps, options)
+    totals = Totals()
+    runner = Runner(provider=run.provider, model=run.model, session=session, tools=tools, ctx=ctx,
+                    system=session.header.system, totals=totals,
+                    hooks=[hook for feature in deps.features for hook in feature.hooks(ctx)])
+    outcome = CANCELLED
     seen: list[Any] = []  # the run's events, for the learning pass
     with open(events_path, "w", encoding="utf-8") as sink:
 
@@ -82,28 +70,30 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 open_calls.pop(event.call_id, None)
             sink.write(ev.event_to_json(event) + "\n")
             for feature in deps.features:
-                feature.on_event(fctx, event)
+                feature.on_event(ctx, event)
             return event
 
-        session.mark_run(run_id, "start", iso_ms(started_at))
+        session.mark_run(ctx.run_id, "start", iso_ms(started_at))
         try:
-            yield emit(ev.RunStart(run_id=run_id, session_id=session.id, model=run.model, cwd=str(options.cwd), resumed=run.resumed))
+            yield emit(ev.RunStart(run_id=ctx.run_id, session_id=session.id, model=run.model, cwd=str(options.cwd),
+                                   resumed=run.resumed))
             for warning in run.warnings:
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
             units = UnitRunner(
                 plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resume_only,
-                make_provider=lambda model, script, first_turn: _unit_provider(options, deps, run, model, script,
-                                                                               first_turn),
-                max_steps=options.max_steps,
-                default_model=run.model,
-                plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd,
-                progress=run.progress,
+                make_provider=lambda model, script, first_turn: _unit_provider(run, model, script, first_turn),
+                max_steps=options.max_steps, default_model=run.model,
+                plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd, progress=run.progress,
             )
+            last_end: ev.UnitEnd | None = None
             async for event in units.run():
+                if event.type == "unit_end" and event.agent is None:
+                    last_end = event
                 for part in guard.feed(event):  # a secret split across text deltas is redacted whole
                     seen.append(emit(part))
                     yield seen[-1]
-            outcome = runner.outcome
+            # No unit left to run (every one was done before): the gates judge the work again.
+            outcome = Outcome.from_unit_end(last_end) if last_end else Outcome.of("success", final_text=session.last_text())
             if options.replay is not None:  # lenient mismatches and unreplayed calls are known once the run ends
                 for warning in getattr(run.provider, "warnings", None) or []:
                     run.warnings.append(warning)
@@ -119,37 +109,35 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 outcome = gated_outcome(outcome, failures)
             if (options.learn or run.learn) and outcome.verdict == "success":
                 async for event in run_learning(
-                    deps.learning, fctx, events=seen, messages=session.messages,
+                    deps.learning, ctx, events=seen, messages=session.messages,
                     goal=_original_goal(run) or run.plan.units[0].goal, model=run.model, config=run.plan.learning,
                 ):
                     yield emit(event)
         except ArreioError as error:  # an expected failure mid-run is a failed run, not a cancelled one
             if not isinstance(error, Cancelled):
-                outcome = Outcome("failed", error.exit_code, error.message, "")
+                outcome = Outcome(verdict="failed", exit_code=error.exit_code, message=error.message)
             raise
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
                 emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted",
                                 preview="interrupted: the run was cancelled before the call finished"))
-            report = _report(run, runner, outcome, run_id=run_id, started=(started_at, t0), clock=clock,
-                             events=display_path(events_path, options.cwd))
+            report = _report(run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd))
             report = redactor.model(report)
-            report_path = run_dir / "report.json"
             for feature in deps.features:
                 try:  # record keeping never changes the run's verdict
-                    feature.after_run(fctx, report)
+                    feature.after_run(ctx, report)
                 except Exception as error:  # noqa: BLE001
                     report.warnings.append(f"{feature.name}: after-run step failed: {type(error).__name__}: {error}")
-            write_report(report, report_path)
-            session.mark_run(run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
-            done = ev.Done(
+            report_path = run_dir / "report.json"
+            write_report(redactor.model(report), report_path)
+            session.mark_run(ctx.run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
+            done = emit(ev.Done(
                 verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
                 final_text=outcome.final_text, report_path=display_path(report_path, options.cwd),
-                steps=runner.steps, tool_calls=runner.tool_calls,
-                input_tokens=runner.usage.input_tokens, output_tokens=runner.usage.output_tokens,
-            )
-            done = emit(done)
+                steps=totals.steps(), tool_calls=totals.tool_calls,
+                input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
+            ))
             session.close()
             if run.lock is not None:
                 run.lock.release()
@@ -163,55 +151,48 @@ def _original_goal(run: PreparedRun) -> str:
     return next((m.text for m in run.session.messages if m.role == "user"), run.session.header.title)
 
 
-def _report(run: PreparedRun, runner: Runner, outcome: Outcome, *, run_id: str, started: tuple[Any, float], clock: Clock,
-            events: str) -> RunReport:
+def _report(run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tuple[Any, float], events: str) -> RunReport:
     """The output funnel's product, from the run's counters (features add their fields in `after_run`)."""
     started_at, t0 = started
-    usage = runner.usage
+    clock, usage = run.ctx.clock, totals.usage
     return RunReport(
-        run_id=run_id, session_id=run.session.id, model=run.model,
+        run_id=run.ctx.run_id, session_id=run.session.id, model=run.model,
         goal=goal_title(_original_goal(run)), verdict=outcome.verdict, exit_code=outcome.exit_code,
         message=outcome.message, final_text=outcome.final_text, started_at=iso_ms(started_at),
-        ended_at=iso_ms(clock.now()), duration_s=round(clock.monotonic() - t0, 3), steps=runner.steps,
-        tool_calls=runner.tool_calls, tools_used=dict(runner.tools_used), retries=runner.retries,
+        ended_at=iso_ms(clock.now()), duration_s=round(clock.monotonic() - t0, 3), steps=totals.steps(),
+        tool_calls=totals.tool_calls, tools_used=dict(totals.tools_used), retries=totals.retries,
         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens, cache_share=round(cache_share(usage), 4),
-        cost_usd=_cost(run, runner), warnings=run.warnings, events_path=events,
+        cost_usd=_cost(run, totals), warnings=run.warnings, events_path=events,
     )
 
 
 def _judge(run: PreparedRun) -> Judge:
     """Validator gates: the offline family scores deterministically; a real model is asked through the
-    run's own provider (so a recording holds the judge's call and a replay serves it)."""
+    run's provider factory (so a recording holds the judge's call and a replay serves it)."""
     if registry.is_offline(run.model):
         return OfflineJudge()
-    return ModelJudge(run.provider, run.model)
+    ctx = run.ctx
+    return ModelJudge(ctx.provider_factory(run.model, env=ctx.env, base_url=ctx.settings.base_url), run.model)
 
 
-def _unit_provider(
-    options: RunOptions, deps: PipelineDeps, run: PreparedRun, model: str | None, script: Path | None, first_turn: int
-) -> Provider:
-    """A plan unit's own model or script (model None: the run's own provider again). A replay keeps
-    serving from its cassette; a recording keeps recording (into the same cassette) whatever
-    provider the unit uses. A unit's script starts at the unit's first turn."""
-    if options.replay is not None:
-        return run.provider
+def _unit_provider(run: PreparedRun, model: str | None, script: Path | None, first_turn: int) -> Provider:
+    """A plan unit's own model or script (model None: the run's own provider again), from the run's
+    factory (a replay keeps serving from its cassette; a recording keeps recording into it). A
+    unit's script starts at the unit's first turn."""
     if model is None:
-        model, script, first_turn = run.model, run.script, 0
-    extra = {"script_first_turn": first_turn} if script is not None and first_turn else {}
-    fresh = deps.provider_factory(model, env=options.env, base_url=run.settings.base_url,
-                                  session_id=run.session.id, script=script, **extra)
-    if options.record is not None and hasattr(run.provider, "writer"):
-        run.provider.inner = fresh  # type: ignore[attr-defined]
         return run.provider
-    return fresh
+    ctx = run.ctx
+    extra = {"script_first_turn": first_turn} if script is not None and first_turn else {}
+    return ctx.provider_factory(model, env=ctx.env, base_url=ctx.settings.base_url, session_id=run.session.id,
+                                script=script, **extra)
 
 
-def _cost(run: PreparedRun, runner: Runner) -> float | None:
+def _cost(run: PreparedRun, totals: Totals) -> float | None:
     """Estimated cost in USD; offline runs and replays are free; None when the price is unknown."""
     if registry.is_offline(run.model) or getattr(run.provider, "name", "") == "replay":
         return 0.0
-    return estimate_cost(run.model, runner.usage)
+    return estimate_cost(run.model, totals.usage)
 
 
 async def run_to_end(options: RunOptions, deps: PipelineDeps | None = None) -> list[ev.Event]:

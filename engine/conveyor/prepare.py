@@ -1,6 +1,7 @@
 """The edge of the conveyor (DESIGN.md section 2): who and what a run is — options and deps, the
-goal, the plan, the session (new, or resumed, healed and locked), the provider, the tools — checked
-before anything is created, so a bad input leaves nothing behind."""
+goal, the plan, the session (new, or resumed, healed and locked), the run's context (ids, settings,
+its one redactor, its one provider factory), the provider, the tools — checked before anything is
+created, so a bad input leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -11,16 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.config import Settings, config_sources, load_settings
+from arreio.engine.conveyor.features import engine_features
 from arreio.engine.conveyor.gates import Judge
+from arreio.engine.conveyor.learning import LearningPass
 from arreio.engine.conveyor.plan import Plan, PlanProgress, load_plan, single_unit_plan
-from arreio.engine.conveyor.units import LearningPass, goal_title
+from arreio.engine.conveyor.units import goal_title
 from arreio.engine.errors import ConfigError, UsageError
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.ids import iso_ms, new_id
 from arreio.engine.paths import display_path, state_dir
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.prompt import assemble_system
 from arreio.engine.providers import registry
+from arreio.engine.providers.registry import ProviderFactory
+from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.lock import SessionLock
 from arreio.engine.session.store import SessionStore
@@ -50,16 +56,14 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
-ProviderFactory = Callable[..., Provider]
-
-
 @dataclass
 class PipelineDeps:
-    """What the composition root (`cli/deps.py`) wires in. Defaults are the real thing."""
+    """What the composition root (`cli/deps.py`) wires in. Defaults are the real thing: the engine's
+    own features (governance, tool families, context engineering), the real clock and providers."""
 
     clock: Clock = field(default_factory=SystemClock)
     provider_factory: ProviderFactory = registry.make_provider
-    features: list[Feature] = field(default_factory=list)
+    features: list[Feature] = field(default_factory=engine_features)
     ask_approval: Callable[[Any], bool] | None = None  # an interactive terminal's y/N, when there is one
     learning: LearningPass | None = None  # the `--learn` stage (the learning layer)
     judge: Judge | None = None  # scores `validator` gates; None → the deterministic offline judge
@@ -110,7 +114,7 @@ def _continuation(session: Session) -> str | None:
 
 def _stored_plan(session: Session) -> Plan | None:
     """The plan a session was started with (`--plan`), reloaded so a resume finishes it."""
-    stored = getattr(session.header, "plan", None)
+    stored = session.header.plan
     if not stored:
         return None
     if not Path(stored).is_file():
@@ -143,7 +147,7 @@ def _check_record(options: RunOptions) -> None:
 
 def _stored_script(session: Session, options: RunOptions) -> Path | None:
     """A session started from `--script` resumes with the same script unless told otherwise."""
-    stored = getattr(session.header, "script", None)
+    stored = session.header.script
     if options.script is not None or not stored or options.model not in (None, registry.OFFLINE):
         return options.script
     path = Path(stored)
@@ -154,7 +158,7 @@ def _stored_script(session: Session, options: RunOptions) -> Path | None:
 
 @dataclass
 class PreparedRun:
-    settings: Settings
+    ctx: RunContext  # complete: ids, settings, the run's redactor and provider factory
     session: Session
     model: str
     provider: Provider
@@ -164,11 +168,14 @@ class PreparedRun:
     plan: Plan
     lock: SessionLock | None = None
     resume_only: bool = False  # continue the history without a new message
-    ctx: RunContext | None = None  # the features' view of this run (ids filled in when it starts)
     tools: ToolRegistry | None = None  # resolved once while assembling a new session's prompt
     progress: PlanProgress = field(default_factory=lambda: PlanProgress())  # units started/done before
     script: Path | None = None  # the run's `--script` (or the one the session was started with)
     learn: bool = False  # the session was started with `--learn`: its resumes learn too
+
+    @property
+    def settings(self) -> Settings:
+        return self.ctx.settings
 
 
 def prepare(options: RunOptions, deps: PipelineDeps) -> PreparedRun:
@@ -191,9 +198,20 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     goal = read_goal(options)
     _check_state_dir(options)
     _check_record(options)
+    now = deps.clock.now()
+    store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
+    session_id = store.resolve(options.resume) if options.resume else new_id(now)
+    redactor = Redactor.from_env(options.env)  # the run's one redactor: every writer uses it
+    factory, replay = _run_factory(options, deps, redactor)
+    ctx = RunContext(
+        cwd=options.cwd, settings=settings, clock=deps.clock, env=options.env, redactor=redactor,
+        provider_factory=factory, session_id=session_id,
+        session_path=store.directory / f"{session_id}.jsonl", run_id=new_id(now, "run-"), approve_all=options.yes,
+        ask=deps.ask_approval,
+    )
     for feature in deps.features:  # each feature's own config section: bad values fail before a session exists
         try:
-            feature.check(settings)
+            feature.check(ctx)
         except ConfigError as error:
             raise ConfigError(f"{error.message} (in {config_sources(options.cwd, options.env)})") from None
     plan: Plan | None = None
@@ -203,17 +221,16 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
             raise UsageError("--plan starts a new run; a resumed plan session goes on with its own plan")
         plan_path = options.plan if options.plan.is_absolute() else options.cwd / options.plan
         plan = load_plan(plan_path)
-    store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
     warnings: list[str] = []
     script = options.script
     lock: SessionLock | None = None
+    session: Session | None = None
     if options.resume:
-        session_id = store.resolve(options.resume)
         path = store.path_for(session_id)
         lock = SessionLock(path).acquire(session_id)  # before the loader may rewrite the file
         locks.append(lock)
         session, repairs = Session.open(path, repair=True)
-        if parent := getattr(session.header, "parent", None):
+        if parent := session.header.parent:
             raise UsageError(f"{session_id} is a sub-agent's session, which ended with its task; "
                              f"resume its parent session {parent} instead")
         warnings += [f"session repaired on load: {r.kind} — {r.detail}" for r in repairs]
@@ -227,23 +244,12 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         if goal is None and plan is None:
             raise UsageError("no goal given: pass --goal FILE (or --resume ID to continue a session)")
         model = settings.model
-        session = None  # type: ignore[assignment]
-    if options.replay is not None:
-        from arreio.engine.providers.replay import ReplayProvider
-
-        provider: Provider = ReplayProvider(options.replay, strict=options.replay_mode == "strict", env=options.env)
-        model = options.model or provider.recorded_model  # type: ignore[attr-defined]
+    if replay is not None:
+        model = options.model or replay.recorded_model
     else:
         registry.check_model(model)
-        provider = deps.provider_factory(
-            model, env=options.env, base_url=settings.base_url, session_id=session.id if session else None,
-            script=script,
-        )
-    if options.record is not None:
-        from arreio.engine.providers.recorder import RecordingProvider
-
-        provider = RecordingProvider(provider, options.record, model=model, env=options.env)
-    ctx = run_context(options, deps, settings)
+    provider = ctx.provider_factory(model, env=options.env, base_url=settings.base_url, session_id=session_id,
+                                    script=script)
     tools: ToolRegistry | None = None
     if session is None:
         title_text = goal or (plan.units[0].goal if plan else "")
@@ -253,8 +259,53 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         locks.append(lock)
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
-    return PreparedRun(settings, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       ctx, tools, progress, script, bool(getattr(session.header, "learn", False)))
+    return PreparedRun(ctx, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
+                       tools, progress, script, session.header.learn)
+
+
+def _run_factory(options: RunOptions, deps: PipelineDeps, redactor: Redactor) -> tuple[ProviderFactory, Any]:
+    """Where every provider of this run comes from (and the replay, if any): `deps.provider_factory`,
+    or with `--replay` the cassette (each call, whoever asks — a unit, the summariser, a judge, the
+    proposer, a sub-agent — is served the next recorded one); with `--record` each provider made is
+    recorded into the one cassette, in the order the run calls them (a replay re-recorded too)."""
+    factory: ProviderFactory = deps.provider_factory
+    replay = None
+    if options.replay is not None:
+        from arreio.engine.providers.replay import ReplayProvider
+
+        replay = ReplayProvider(options.replay, strict=options.replay_mode == "strict", redactor=redactor)
+        factory = _Serving(replay)
+    if options.record is not None:
+        factory = _Recording(factory, options.record, redactor, deps.clock)
+    return factory, replay
+
+
+class _Serving:
+    """A factory that serves every request from one replay."""
+
+    def __init__(self, replay: Provider) -> None:
+        self.replay = replay
+
+    def __call__(self, model: str, **_: Any) -> Provider:
+        return self.replay
+
+
+class _Recording:
+    """A factory whose providers all record into one cassette (opened by the first provider made,
+    the run's own, whose model the cassette is stamped with)."""
+
+    def __init__(self, inner: ProviderFactory, path: Path, redactor: Redactor, clock: Clock) -> None:
+        self.inner, self.path, self.redactor, self.clock = inner, path, redactor, clock
+        self.first: Any = None
+
+    def __call__(self, model: str, **kwargs: Any) -> Provider:
+        fresh = self.inner(model, **kwargs)
+        if self.first is None:
+            from arreio.engine.providers.recorder import RecordingProvider
+
+            self.first = RecordingProvider(fresh, self.path, model=model, redactor=self.redactor, clock=self.clock)
+            return self.first
+        return self.first.wrap(fresh)
 
 
 def _new_session(
@@ -264,25 +315,17 @@ def _new_session(
     sources = [block for feature in deps.features for block in feature.prompt_blocks(ctx)]
     system = assemble_system(cwd=options.cwd, now=now, sources=sources, tool_names=tools.names())
     header = SessionHeader(
-        id=new_id(now), created_at=iso_ms(now), cwd=str(options.cwd), model=model, title=goal_title(goal), system=system
+        id=ctx.session_id, created_at=iso_ms(now), cwd=str(options.cwd), model=model, title=goal_title(goal),
+        system=system,
+        # so `--resume` and `arreio approve` go on with the same script and plan, and still learn
+        script=str((options.cwd / options.script).resolve()) if options.script is not None else None,
+        learn=options.learn,
+        plan=str((options.cwd / options.plan).resolve()) if options.plan is not None else None,
     )
-    if options.script is not None:  # so `--resume` and `arreio approve` go on with the same script
-        header.script = str((options.cwd / options.script).resolve())  # type: ignore[attr-defined]
-    if options.learn:  # a run that stops and is resumed still ends with its learning pass
-        header.learn = True  # type: ignore[attr-defined]
-    if options.plan is not None:  # and with the same plan, from the unit where it stopped
-        header.plan = str((options.cwd / options.plan).resolve())  # type: ignore[attr-defined]
     return Session.create(state_dir(options.cwd, options.env) / "sessions", header)
 
 
 # -- orchestrator -------------------------------------------------------------------------------
-def run_context(options: RunOptions, deps: PipelineDeps, settings: Settings) -> RunContext:
-    return RunContext(
-        cwd=options.cwd, state_dir=state_dir(options.cwd, options.env), settings=settings, clock=deps.clock,
-        env=options.env, approve_all=options.yes, ask=deps.ask_approval,
-    )
-
-
 def resolve_run_tools(ctx: RunContext, deps: PipelineDeps, options: RunOptions) -> ToolRegistry:
     settings = ctx.settings
     enable = options.tools if options.tools is not None else settings.tools_enabled

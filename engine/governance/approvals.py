@@ -8,7 +8,7 @@ to the process between the pause and the decision:
 `status` is `pending` (the run paused before the call), `approved` or `denied`. When an approved call
 begins, a `{"type":"call_started","call_id":…}` line follows, so a crash mid-call never runs it twice. The latest line for a
 call id wins. The session loader keeps calls that wait on a decision open (no `interrupted` result,
-`engine/healing.py`), and a resumed run executes exactly those calls first (`Runner._pending_calls`):
+`engine/session/healing.py`), and a resumed run executes exactly those calls first (`Session.pending_calls`):
 approved → the call runs, once, under its own id; denied → the model gets the denial as its result.
 
 `arreio approve <session>` records the decision (`decide`) and resumes through the one pipeline.
@@ -27,14 +27,13 @@ from arreio.engine.errors import UsageError
 from arreio.engine.governance.audit import AuditJournal, digest
 from arreio.engine.governance.policy import decide
 from arreio.engine.governance.settings import GovernanceSettings
-from arreio.engine.hooks import Deny, Pause, RunHook
+from arreio.engine.hooks import Deny, Pause, RunHook, Turn
 from arreio.engine.ids import iso_ms
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.runner import Runner
-    from arreio.engine.feature import RunContext
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import ModelRequest
+    from arreio.engine.run_context import RunContext
     from arreio.engine.session.file import Session
 
 RECORD = "approval"
@@ -133,17 +132,17 @@ class ApprovalHook(RunHook):
         self._audit_error = audit_error
         self._checked_history = False
 
-    async def before_model(self, runner: Runner, request: ModelRequest) -> None:
+    async def before_model(self, turn: Turn, request: ModelRequest) -> None:
         if not self._checked_history:
             self._checked_history = True
-            self._supersede(runner, request)
+            self._supersede(turn, request)
 
-    def _supersede(self, runner: Runner, request: ModelRequest) -> None:
+    def _supersede(self, turn: Turn, request: ModelRequest) -> None:
         """A paused session resumed with a new instruction: the waiting calls will not run. They get
         `interrupted` results (pairing stays whole) and their approval is closed as denied."""
         from arreio.engine.session.healing import check_pairing, heal
 
-        session = runner.session
+        session = turn.session
         if not check_pairing(session.messages):
             return
         healed, _ = heal(session.messages)
@@ -155,72 +154,72 @@ class ApprovalHook(RunHook):
                 session.append_record(record(call_id, rec.get("name", ""), "denied", "arreio", at, "superseded by a new instruction"))
         request.messages[:] = list(session.messages)  # the request was assembled before this fix
 
-    async def before_tool(self, runner: Runner, call: ToolCallPart) -> Deny | Pause | None:
-        tool = runner.tools.get(call.name)
+    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | None:
+        tool = turn.tools.get(call.name)
         verdict = decide(self.settings, call.name, call.arguments, tool_sensitive=bool(getattr(tool, "sensitive", False)))
         at = iso_ms(self.ctx.clock.now())
         if verdict.action == "allow":
             return None
         if verdict.action == "deny":
-            return self._deny(runner, call, "policy", at, verdict.reason, f"denied by {verdict.reason}")
-        recorded = latest_decisions(runner.session.extra).get(call.id)
+            return self._deny(turn, call, "policy", at, verdict.reason, f"denied by {verdict.reason}")
+        recorded = latest_decisions(turn.session.extra).get(call.id)
         status = recorded.get("status") if recorded else None
         if status == "approved":
-            self._note(runner, call, "approved", recorded.get("by", ""), recorded.get("at", at), recorded.get("reason", ""), journal=False)
+            self._note(turn, call, "approved", recorded.get("by", ""), recorded.get("at", at), recorded.get("reason", ""), journal=False)
             # At most once: from here the call counts as started. Killed mid-call, the loader closes it
             # as interrupted instead of keeping it open, so a resume never runs it a second time.
-            runner.session.append_record({"type": STARTED, "call_id": call.id, "name": call.name, "at": at})
+            turn.session.append_record({"type": STARTED, "call_id": call.id, "name": call.name, "at": at})
             return None
         if status == "denied":
             why = recorded.get("reason") or "no reason given"
-            return self._deny(runner, call, recorded.get("by", ""), recorded.get("at", at), why,
+            return self._deny(turn, call, recorded.get("by", ""), recorded.get("at", at), why,
                               f"denied by {recorded.get('by')}: {why}", journal=False)
         if self.ctx.approve_all:
-            self._note(runner, call, "approved", "--yes", at, "approved for this run with --yes")
+            self._note(turn, call, "approved", "--yes", at, "approved for this run with --yes")
             return None
-        if self.ctx.ask is None and getattr(runner.session.header, "parent", None):
+        if self.ctx.ask is None and turn.session.header.parent:
             # A sub-agent cannot pause: its parent goes on without it, so a later approval would run
             # the call after the fact, for nobody. It is told, and says so in its answer.
-            return self._deny(runner, call, "arreio", at, "a sub-agent cannot wait for approval",
+            return self._deny(turn, call, "arreio", at, "a sub-agent cannot wait for approval",
                               f"not run: {call.name} needs a person's approval, which a sub-agent cannot wait "
                               "for; say in your answer what you would have run, so the agent that called you "
                               "can do it")
         event = ev.ApprovalRequired(
-            session_id=runner.session.id, call_id=call.id, name=call.name, arguments=dict(call.arguments),
-            command=command_to_continue(runner.session.id),
+            session_id=turn.session.id, call_id=call.id, name=call.name, arguments=dict(call.arguments),
+            command=command_to_continue(turn.session.id),
         )
         if self.ctx.ask is not None:
             approved = bool(self.ctx.ask(event))
             by = f"{who(dict(self.ctx.env))} (terminal)"
-            runner.session.append_record(record(call.id, call.name, "approved" if approved else "denied", by, at))
+            turn.session.append_record(record(call.id, call.name, "approved" if approved else "denied", by, at))
             if approved:
-                self._note(runner, call, "approved", by, at, "")
+                self._note(turn, call, "approved", by, at, "")
                 return None
-            return self._deny(runner, call, by, at, "", f"denied by {by}")
+            return self._deny(turn, call, by, at, "", f"denied by {by}")
         if status != "pending":
-            runner.session.append_record(record(call.id, call.name, "pending", "arreio", at, verdict.reason))
-            self._note(runner, call, "pending", "arreio", at, verdict.reason)
-        sid = runner.session.id
+            turn.session.append_record(record(call.id, call.name, "pending", "arreio", at, verdict.reason))
+            self._note(turn, call, "pending", "arreio", at, verdict.reason)
+        sid = turn.session.id
         message = (
             f"paused: {call.name} needs approval ({verdict.reason}); approve with `{command_to_continue(sid)}` "
             f"or refuse with `{command_to_continue(sid)} --deny`"
         )
         return Pause(event=event, message=message)
 
-    def _deny(self, runner: Runner, call: ToolCallPart, by: str, at: str, reason: str, content: str,
+    def _deny(self, turn: Turn, call: ToolCallPart, by: str, at: str, reason: str, content: str,
               *, journal: bool = True) -> Deny:
         self.denied.add(call.id)
-        self._note(runner, call, "denied", by, at, reason, journal=journal)
+        self._note(turn, call, "denied", by, at, reason, journal=journal)
         return Deny(content)
 
-    def _note(self, runner: Runner, call: ToolCallPart, status: str, by: str, at: str, reason: str,
+    def _note(self, turn: Turn, call: ToolCallPart, status: str, by: str, at: str, reason: str,
               *, journal: bool = True) -> None:
         entry = {"call_id": call.id, "name": call.name, "status": status, "by": by, "at": at, "reason": reason}
         self.decisions.append(entry)
         if journal:
             try:
                 self.journal.append("approval", {
-                    **entry, "run_id": self.ctx.run_id, "session_id": runner.session.id,
+                    **entry, "run_id": self.ctx.run_id, "session_id": turn.session.id,
                     "args_digest": digest(call.arguments),
                 })
             except OSError as error:

@@ -55,16 +55,21 @@ class Verification:
 
 
 class AuditJournal:
-    """`AuditJournal(state_dir, clock).append(kind, payload)` — the API every layer calls."""
+    """`AuditJournal(state_dir, clock, redactor=run.redactor).append(kind, payload)` — the API every
+    layer calls. The redactor is required: a writer must say whose secrets it hides (the run's one
+    redactor); `redactor=None` opens the journal for reading only."""
 
-    def __init__(self, state_dir: Path, clock: Clock | None = None, redactor: Redactor | None = None) -> None:
+    def __init__(self, state_dir: Path, clock: Clock | None = None, *, redactor: Redactor | None) -> None:
         self.path = state_dir / FILE_NAME
         self.clock = clock or SystemClock()
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor
 
     def append(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Append one entry and return it. Secrets in the payload are redacted first."""
         import fcntl
+
+        if self.redactor is None:
+            raise RuntimeError("this audit journal was opened for reading (no redactor): it cannot append")
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)

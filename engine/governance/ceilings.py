@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine import events as ev
+from arreio.engine.conveyor.pricing import estimate_cost
 from arreio.engine.governance.audit import canonical
 from arreio.engine.governance.settings import DEFAULT_REPEAT_LIMITS, GovernanceSettings
-from arreio.engine.hooks import Deny, Land, RunHook
+from arreio.engine.hooks import Deny, Land, RunHook, Turn
+from arreio.engine.providers import registry
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import ModelRequest, Usage
     from arreio.engine.tools.base import ToolResult
@@ -56,53 +57,51 @@ class CeilingsHook(RunHook):
         self.hit: Hit | None = None
         self.warnings: list[str] = []
         self.stalls: list[Any] = []  # the watchdog's cuts so far (for the report)
-        # runner -> its step count when its unit began. Per runner: sub-agents run these same hooks,
-        # and a child's unit must not move its parent's count (or the parent's reserve turn is lost).
-        self._unit_start_steps: dict[int, int] = {}
-        self._steps_hit: dict[int, Hit] = {}
+        # Per runner (keyed by agent): sub-agents run these same hooks, and a child's step ceiling
+        # must not land its parent (or the parent's reserve turn is lost).
+        self._steps_hit: dict[str, Hit] = {}
         self._stalls_seen = 0
         self._last_turn_tokens = 0
         self._last_turn_cost = 0.0
         self._cost_known = True
 
-    def at_unit_start(self, runner: Runner) -> list[Any]:
-        """A unit began: its step ceiling counts from here (the runner's limit is per unit and may be
-        the unit's own `max_steps`: `runner.unit_limit`)."""
-        self._unit_start_steps[id(runner)] = runner.steps
-        self._steps_hit.pop(id(runner), None)
+    def at_unit_start(self, turn: Turn) -> list[Any]:
+        """A unit began: its step ceiling counts from here (the limit is per unit and may be the
+        unit's own `max_steps`: `turn.unit_limit`)."""
+        self._steps_hit.pop(turn.agent, None)
         return []
 
     # -- before each model call: land when a ceiling is reached --------------------------------
-    async def before_model(self, runner: Runner, request: ModelRequest) -> Land | None:
-        hit = self.hit or self._steps_hit.get(id(runner)) or self._check(runner)
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Land | None:
+        hit = self.hit or self._steps_hit.get(turn.agent) or self._check(turn)
         if hit is None:
             return None
         if hit.kind == "steps":  # one runner's own limit (a sub-agent's does not land its parent)
-            self._steps_hit[id(runner)] = hit
+            self._steps_hit[turn.agent] = hit
         else:  # the run's shared budgets: every runner lands
             self.hit = hit
         message = self._message(hit)
         return Land(hit.kind, hit.limit, hit.value, message, LAND_INSTRUCTION.format(what=hit.what))
 
-    def _check(self, runner: Runner) -> Hit | None:
+    def _check(self, turn: Turn) -> Hit | None:
         s = self.settings
-        stalls = getattr(getattr(runner, "watchdog", None), "stalls", [])
+        stalls = turn.stalls
         tool_stalls = [x for x in stalls[self._stalls_seen:] if x.what != "model"]
         self._stalls_seen = len(stalls)
         if tool_stalls:
             stall = tool_stalls[0]
             return Hit("stall", stall.seconds, stall.seconds, f"{stall.what} gave no signal for {stall.seconds:g} s")
-        if runner.tool_calls >= s.max_tool_calls:
-            return Hit("tool_calls", s.max_tool_calls, runner.tool_calls, f"{runner.tool_calls} tool calls")
-        limit = runner.unit_limit
-        unit_steps = runner.steps - self._unit_start_steps.get(id(runner), 0)
+        calls = turn.totals.tool_calls
+        if calls >= s.max_tool_calls:
+            return Hit("tool_calls", s.max_tool_calls, calls, f"{calls} tool calls")
+        limit, unit_steps = turn.unit_limit, turn.unit_steps
         if limit >= 2 and unit_steps >= limit - 1:
             return Hit("steps", limit, unit_steps + 1, f"{unit_steps + 1} model turns (max_steps {limit})")
-        total = runner.usage.input_tokens + runner.usage.output_tokens
+        total = turn.totals.usage.input_tokens + turn.totals.usage.output_tokens
         if s.max_total_tokens is not None and total and total + self._last_turn_tokens >= s.max_total_tokens:
             return Hit("tokens", s.max_total_tokens, total, f"{total:,} tokens of a {s.max_total_tokens:,} budget")
         if s.max_cost_usd is not None:
-            cost = _cost(runner)
+            cost = _cost(turn)
             if cost is not None and cost and cost + self._last_turn_cost >= s.max_cost_usd:
                 return Hit("cost", s.max_cost_usd, round(cost, 6), f"${cost:.4f} of a ${s.max_cost_usd:g} budget")
         return None
@@ -116,30 +115,29 @@ class CeilingsHook(RunHook):
         return f"{prefix}{hit.what}; {where}"
 
     # -- usage: budgets --------------------------------------------------------------------------
-    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
         self._last_turn_tokens = usage.input_tokens + usage.output_tokens
-        self.stalls = list(getattr(getattr(runner, "watchdog", None), "stalls", []))
+        self.stalls = list(turn.stalls)
         if self.settings.max_cost_usd is None:
             return []
-        from arreio.engine.conveyor.pricing import estimate_cost
-
-        turn = estimate_cost(runner.model, usage)
-        if turn is None and self._cost_known and not _is_offline(runner.model):
+        cost = estimate_cost(turn.model, usage)
+        if cost is None and self._cost_known and not _is_offline(turn.model):
             self._cost_known = False
-            message = f"governance.max_cost_usd is set but the price of {runner.model} is unknown; the cost budget is not enforced"
+            message = f"governance.max_cost_usd is set but the price of {turn.model} is unknown; the cost budget is not enforced"
             self.warnings.append(message)
             return [ev.Warning_(message=message, code="cost_unknown")]
-        self._last_turn_cost = turn or 0.0
+        self._last_turn_cost = cost or 0.0
         return []
 
     # -- tool calls: ceiling and repetition -------------------------------------------------------
-    async def before_tool(self, runner: Runner, call: ToolCallPart) -> Deny | None:
+    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | None:
         s = self.settings
-        if runner.tool_calls >= s.max_tool_calls:
-            self.hit = self.hit or Hit("tool_calls", s.max_tool_calls, runner.tool_calls, f"{runner.tool_calls} tool calls")
+        calls = turn.totals.tool_calls
+        if calls >= s.max_tool_calls:
+            self.hit = self.hit or Hit("tool_calls", s.max_tool_calls, calls, f"{calls} tool calls")
             self.denied.add(call.id)
             return Deny(f"not run: the run reached its ceiling of {s.max_tool_calls} tool calls")
-        key, limit = self._key(runner, call)
+        key, limit = self._key(turn, call)
         done = self.repeats.get(key, 0)
         if done >= limit:
             self.hit = self.hit or Hit(
@@ -152,28 +150,24 @@ class CeilingsHook(RunHook):
             )
         return None
 
-    def after_tool(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> list[Any]:
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[Any]:
         if call.id not in self.denied:
-            key, _ = self._key(runner, call)
+            key, _ = self._key(turn, call)
             self.repeats[key] = self.repeats.get(key, 0) + 1
         return []
 
-    def _key(self, runner: Runner, call: ToolCallPart) -> tuple[tuple[str, str], int]:
-        tool = runner.tools.get(call.name)
+    def _key(self, turn: Turn, call: ToolCallPart) -> tuple[tuple[str, str], int]:
+        tool = turn.tools.get(call.name)
         repeat = getattr(tool, "repeat", "few")
         limits = self.settings.repeat_limits
         return (call.name, canonical(call.arguments)), limits.get(repeat, DEFAULT_REPEAT_LIMITS["few"])
 
 
 def _is_offline(model: str) -> bool:
-    from arreio.engine.providers import registry
-
     return registry.is_offline(model)
 
 
-def _cost(runner: Runner) -> float | None:
-    from arreio.engine.conveyor.pricing import estimate_cost
-
-    if _is_offline(runner.model):
+def _cost(turn: Turn) -> float | None:
+    if _is_offline(turn.model):
         return 0.0
-    return estimate_cost(runner.model, runner.usage)
+    return estimate_cost(turn.model, turn.totals.usage)

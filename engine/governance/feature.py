@@ -6,19 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
 from arreio.engine.governance.approvals import ApprovalHook
 from arreio.engine.governance.audit import AuditJournal, digest
 from arreio.engine.governance.ceilings import CeilingsHook
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.governance.requests import RequestRecorder, last_request_model
 from arreio.engine.governance.settings import governance_settings
-from arreio.engine.hooks import RunHook
+from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.paths import display_path
+from arreio.engine.run_context import RunContext
 
 if TYPE_CHECKING:
     from arreio.engine.conveyor.report import RunReport
-    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import Usage
     from arreio.engine.tools.base import ToolResult
@@ -33,7 +33,7 @@ class RedactResults(RunHook):
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
 
-    def transform_result(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> ToolResult:
+    def transform_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
         clean = self.redactor.text(result.content)
         full = self.redactor.text(result.full) if result.full is not None else None
         if clean == result.content and full == result.full:
@@ -52,18 +52,18 @@ class AuditHook(RunHook):
         self.state = state
         self._first = True
 
-    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
         if self._first:
             self._first = False
-            before = last_request_model(runner.session.extra) or runner.session.header.model
-            if before != runner.model:
-                self.state.journal_entry("model_switch", {"from": before, "to": runner.model, "session_id": runner.session.id})
+            before = last_request_model(turn.session.extra) or turn.session.header.model
+            if before != turn.model:
+                self.state.journal_entry("model_switch", {"from": before, "to": turn.model, "session_id": turn.session.id})
         return []
 
-    def after_tool(self, runner: Runner, call: ToolCallPart, result: ToolResult) -> list[Any]:
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[Any]:
         status = "denied" if call.id in self.state.denied else ("error" if result.is_error else "ok")
         self.state.journal_entry("tool_call", {
-            "session_id": runner.session.id, "call_id": call.id, "name": call.name,
+            "session_id": turn.session.id, "call_id": call.id, "name": call.name,
             "args_digest": digest(call.arguments), "status": status,
         })
         return []
@@ -96,17 +96,17 @@ class _RunState:
 class GovernanceFeature(Feature):
     name = "governance"
 
-    def check(self, settings: Any) -> None:
-        governance_settings(settings)
+    def check(self, ctx: RunContext) -> None:
+        ctx.section(governance_settings)
 
     def __init__(self) -> None:
         self._runs: dict[str, _RunState] = {}
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
-        settings = governance_settings(ctx.settings)
-        redactor = Redactor.from_env(ctx.env)
+        settings = ctx.section(governance_settings)
+        redactor = ctx.redactor  # the run's one redactor
         partial = display_path(ctx.state_dir / "runs" / ctx.run_id / "partial.md", ctx.cwd)
-        state = _RunState(ctx, AuditJournal(ctx.state_dir, ctx.clock, redactor), redactor, partial)
+        state = _RunState(ctx, AuditJournal(ctx.state_dir, ctx.clock, redactor=redactor), redactor, partial)
         state.ceilings = CeilingsHook(settings, partial_path=partial, session_id=ctx.session_id)
         state.approvals = ApprovalHook(settings, ctx, state.journal, state.denied, state.note_audit_error)
         state.recorder = RequestRecorder(ctx.run_id, ctx.clock, redactor)

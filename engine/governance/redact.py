@@ -1,9 +1,14 @@
-"""Secrets never enter the journal, the session or the events (issue 9).
+"""The one redactor: secrets never enter the journal, the session, the events, the report, the
+substores or a cassette (issue 9; one per run since issue 15).
 
 Two sources of "secret": the values of environment variables whose names look like credentials
 (`MY_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, …) and common token formats (provider keys,
 GitHub/GitLab/Slack/HF tokens, AWS key ids, JWTs, bearer tokens, private-key blocks), wherever they
-come from. A secret becomes `[REDACTED:<VAR>]` or `[REDACTED]`.
+come from. Everything is matched in one pass of one combined pattern.
+
+A secret becomes a label. Run files use `[REDACTED:<VAR>]` / `[REDACTED]`; cassettes keep their own
+on-disk labels `[redacted:<VAR>]` / `[redacted:token]` (`labelled(CASSETTE)`), so recorded
+fingerprints still match. Redaction is idempotent: redacted text redacts to itself.
 
 Redaction runs on JSON text too (session lines, events): patterns never span a quote or a backslash,
 and an environment value is also searched in its JSON-escaped form.
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 # A name segment that marks a credential: MY_API_KEY, GITHUB_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY.
@@ -26,21 +32,23 @@ _PLACE_SUFFIX = re.compile(r"_(?:SOCK|PATH|FILE|DIR|HOME|URL_PATH)$", re.IGNOREC
 MIN_SECRET_CHARS = 8
 
 _EDGE = r"(?<![A-Za-z0-9_])"
-TOKEN_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("private_key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)),
-    ("provider_key", re.compile(_EDGE + r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}")),
-    ("github_token", re.compile(_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("gitlab_token", re.compile(_EDGE + r"glpat-[A-Za-z0-9_\-]{20,}")),
-    ("slack_token", re.compile(_EDGE + r"xox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("aws_key_id", re.compile(_EDGE + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
-    ("google_key", re.compile(_EDGE + r"AIza[0-9A-Za-z_\-]{35}")),
-    ("hf_token", re.compile(_EDGE + r"hf_[A-Za-z0-9]{30,}")),
-    ("jwt", re.compile(_EDGE + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+# Whole-match token formats (the match becomes the label).
+TOKEN_PATTERNS: list[tuple[str, str]] = [
+    ("private_key", r"(?s:-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----)"),
+    ("provider_key", _EDGE + r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"),
+    ("github_token", _EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ("gitlab_token", _EDGE + r"glpat-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", _EDGE + r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("aws_key_id", _EDGE + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"),
+    ("google_key", _EDGE + r"AIza[0-9A-Za-z_\-]{35}"),
+    ("hf_token", _EDGE + r"hf_[A-Za-z0-9]{30,}"),
+    ("jwt", _EDGE + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
 ]
-# Patterns that keep a harmless prefix (the scheme, the variable name) and hide only the value.
-PREFIXED_PATTERNS: list[re.Pattern[str]] = [
-    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/\-]{20,}=*"),
-    re.compile(r"(\b[A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)=)[^\s\"'\\]{" + str(MIN_SECRET_CHARS) + ",}"),
+# Formats that keep a harmless prefix (the scheme, the variable name) and hide only the value:
+# (prefix pattern, value pattern).
+PREFIXED_PATTERNS: list[tuple[str, str]] = [
+    (r"(?i:\bbearer\s+)", r"[A-Za-z0-9._~+/\-]{20,}=*"),
+    (r"\b[A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)=", r"[^\s\"'\\]{" + str(MIN_SECRET_CHARS) + ",}"),
 ]
 
 
@@ -51,34 +59,71 @@ def looks_secret(name: str, value: str) -> bool:
     return bool(_SECRET_NAME.search(name)) and not _PLACE_SUFFIX.search(name)
 
 
-class Redactor:
-    """Replaces secrets in text, JSON lines and nested values. Cheap when there is nothing to hide."""
+@dataclass(frozen=True)
+class Labels:
+    """How a redacted secret reads: `named` takes the variable's name."""
 
-    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+    named: str
+    token: str
+
+
+JOURNAL = Labels(named="[REDACTED:{}]", token="[REDACTED]")
+CASSETTE = Labels(named="[redacted:{}]", token="[redacted:token]")
+
+
+class Redactor:
+    """Replaces secrets in text, JSON lines, nested values, pydantic objects and streamed pieces.
+    `secrets` maps a name to a value to hide (already chosen: `from_env` does the choosing)."""
+
+    def __init__(self, secrets: Mapping[str, str] | None = None, *, labels: Labels = JOURNAL) -> None:
+        self.labels = labels
         forms: dict[str, str] = {}
-        for name, value in (secrets or {}).items():
-            for form in {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}:
-                forms.setdefault(form, f"[REDACTED:{name}]")
+        for name, value in sorted((secrets or {}).items()):
+            for form in (value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+                forms.setdefault(form, name)
+        self._names = forms
         # Longest first, so a value that contains another is replaced whole.
-        self._values = sorted(forms.items(), key=lambda item: len(item[0]), reverse=True)
+        values = [re.escape(v) for v in sorted(forms, key=len, reverse=True)]
+        alternatives = [f"(?P<value>{'|'.join(values)})"] if values else []
+        alternatives += [f"(?:{pattern})" for _, pattern in TOKEN_PATTERNS]
+        alternatives += [f"(?P<keep{i}>{prefix}){value}" for i, (prefix, value) in enumerate(PREFIXED_PATTERNS)]
+        self._pattern = re.compile("|".join(alternatives))
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Redactor:
-        return cls({name: value for name, value in env.items() if looks_secret(name, value)})
+    def from_env(cls, env: Mapping[str, str], *, labels: Labels = JOURNAL) -> Redactor:
+        return cls({name: value for name, value in env.items() if looks_secret(name, value)}, labels=labels)
+
+    def labelled(self, labels: Labels) -> Redactor:
+        """The same secrets, written with other labels (a cassette's)."""
+        other = Redactor.__new__(Redactor)
+        other.labels, other._names, other._pattern = labels, self._names, self._pattern
+        return other
 
     @property
     def names(self) -> list[str]:
-        return sorted({label[10:-1] for _, label in self._values})
+        """The environment variables whose values are hidden."""
+        return sorted(set(self._names.values()))
+
+    def _label(self, match: re.Match[str]) -> str:
+        groups = match.groupdict()
+        if groups.get("value") is not None:
+            return self.labels.named.format(self._names[match.group("value")])
+        for key, kept in groups.items():
+            if key.startswith("keep") and kept is not None:
+                return kept + self.labels.token
+        return self.labels.token
 
     def text(self, text: str) -> str:
-        for value, label in self._values:
-            if value in text:
-                text = text.replace(value, label)
-        for _, pattern in TOKEN_PATTERNS:
-            text = pattern.sub("[REDACTED]", text)
-        for pattern in PREFIXED_PATTERNS:
-            text = pattern.sub(lambda m: m.group(1) + "[REDACTED]", text)
-        return text
+        return self._pattern.sub(self._label, text)
+
+    def find_name(self, text: str) -> str | None:
+        """The name of the first environment secret `text` holds (None when it holds none)."""
+        if "value" not in self._pattern.groupindex:
+            return None
+        for match in self._pattern.finditer(text):
+            if match.group("value") is not None:
+                return self._names[match.group("value")]
+        return None
 
     def bytes(self, data: bytes) -> bytes:
         """For UTF-8 JSON lines: the same redaction, bytes in, bytes out."""
@@ -91,7 +136,7 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {self.text(str(k)): self.value(v) for k, v in value.items()}
+            return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         return value
@@ -104,6 +149,44 @@ class Redactor:
         if clean == raw:
             return obj
         return type(obj).model_validate_json(clean)
+
+    def chunks(self, pieces: list[str]) -> list[str]:
+        """Redact text that streamed in pieces: a secret split across pieces is still found. The
+        label lands in the piece where the secret starts; the pieces keep their count."""
+        joined = "".join(pieces)
+        spans = [(m.start(), m.end(), self._label(m)) for m in self._pattern.finditer(joined)]
+        if not spans:
+            return list(pieces)
+        out, start = [], 0
+        for piece in pieces:
+            end = start + len(piece)
+            kept, pos = [], start
+            for s, e, label in spans:
+                if e <= pos or s >= end:
+                    continue
+                if s >= pos:
+                    kept.append(joined[pos:s])
+                    kept.append(label)
+                pos = max(pos, min(e, end))
+            kept.append(joined[pos:end])
+            out.append("".join(kept))
+            start = end
+        return out
+
+    def stream_events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Dumped provider stream events (a cassette's); a run of text (or thinking) chunks is
+        redacted as one text, so a secret split across chunks is found."""
+        out = [{k: (v if k == "text" else self.value(v)) for k, v in e.items()} for e in events]
+        i = 0
+        while i < len(out):
+            j = i + 1
+            if out[i]["type"] in ("text", "thinking"):
+                while j < len(out) and out[j]["type"] == out[i]["type"]:
+                    j += 1
+                for event, text in zip(out[i:j], self.chunks([e["text"] for e in out[i:j]]), strict=True):
+                    event["text"] = text
+            i = j
+        return out
 
 
 class DeltaGuard:
@@ -142,4 +225,3 @@ class DeltaGuard:
         if held is None:
             return []
         return [held.model_copy(update={"text": self.redactor.text(held.text)})]
-

@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from arreio.engine.governance.audit import digest
 from arreio.engine.governance.redact import Redactor
-from arreio.engine.hooks import RunHook
+from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.ids import iso_ms
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.runner import Runner
     from arreio.engine.messages import Message
     from arreio.engine.ports import Clock
     from arreio.engine.providers.base import Usage
@@ -39,7 +38,7 @@ def messages_digest(messages: list[Message], redactor: Redactor | None = None) -
 
 
 class RequestRecorder(RunHook):
-    """Writes one `request` line per model call: the request exactly as sent (`Runner.last_request`,
+    """Writes one `request` line per model call: the request exactly as sent (`Turn.last_request`,
     after every hook's changes — the reserve turn's has no tools)."""
 
     name = "requests"
@@ -50,9 +49,9 @@ class RequestRecorder(RunHook):
         self.redactor = redactor
         self.previous_model: str | None = None  # the model of the last request before this run
 
-    def after_model(self, runner: Runner, usage: Usage) -> list[Any]:
-        session = runner.session
-        sent = runner.last_request
+    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
+        session = turn.session
+        sent = turn.last_request
         if sent is None:  # no model call was made (nothing to record)
             return []
         specs = [s.model_dump(mode="json") for s in sent.tools]
@@ -61,7 +60,7 @@ class RequestRecorder(RunHook):
         if not any(r.get("type") == TOOLS and r.get("digest") == tools_digest for r in session.extra):
             session.append_record({"type": TOOLS, "digest": tools_digest, "specs": specs})
         session.append_record({
-            "type": REQUEST, "run_id": self.run_id, "at": iso_ms(self.clock.now()), "model": runner.model,
+            "type": REQUEST, "run_id": self.run_id, "at": iso_ms(self.clock.now()), "model": turn.model,
             "messages": len(messages), "messages_digest": messages_digest(messages, self.redactor),
             "system_digest": digest([b.model_dump(mode="json") for b in system]),
             "tools": [s["name"] for s in specs], "tools_digest": tools_digest,

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
@@ -43,7 +44,6 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
-from arreio.engine.providers.cassette_redact import Redactor
 
 FORMAT = "arreio-cassette"
 VERSION = 1
@@ -87,8 +87,9 @@ def _walk(value: Any, fn) -> Any:
     return value
 
 
-def canonical_request(request: ModelRequest, redactor: Redactor | None = None) -> dict[str, Any]:
-    """What the model is asked, without what varies between two identical runs (pure)."""
+def canonical_request(request: ModelRequest, redactor: Redactor) -> dict[str, Any]:
+    """What the model is asked, without what varies between two identical runs, secrets redacted with
+    the cassette's labels (pure)."""
     workdir = _workdir_pattern(request.system)
     system = []
     for block in request.system:
@@ -106,7 +107,7 @@ def canonical_request(request: ModelRequest, redactor: Redactor | None = None) -
     }
     if workdir is not None:
         canonical = _walk(canonical, lambda s: workdir.sub("<cwd>", s))
-    return (redactor or Redactor()).json(canonical)
+    return redactor.value(canonical)
 
 
 def _dumps(value: Any) -> str:
@@ -308,11 +309,11 @@ class CassetteWriter:
         self.path = path
         self.redactor = redactor
         self.calls = 0
-        write_atomic(path, _line(redactor.json(header.model_dump(mode="json"))))
+        write_atomic(path, _line(redactor.value(header.model_dump(mode="json"))))
 
     def append(self, call: CassetteCall) -> None:
         dumped = call.model_dump(mode="json")
-        redacted = {k: (self.redactor.events(v) if k == "events" else self.redactor.json(v)) for k, v in dumped.items()}
+        redacted = {k: (self.redactor.stream_events(v) if k == "events" else self.redactor.value(v)) for k, v in dumped.items()}
         line = _line(redacted)
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line)

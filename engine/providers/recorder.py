@@ -9,9 +9,10 @@ failed (a 429, a 500, a cut stream), so a replay walks the same retry path. A st
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+from arreio.engine.governance.redact import CASSETTE, Redactor
 from arreio.engine.ids import iso_ms
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, Usage
@@ -19,7 +20,6 @@ from arreio.engine.providers.cassette import (
     CassetteCall,
     CassetteHeader,
     CassetteWriter,
-    Redactor,
     canonical_request,
     fingerprint,
     request_digest,
@@ -36,19 +36,28 @@ def _arreio_version() -> str:
 
 
 class RecordingProvider:
-    """Records `inner`'s calls to the cassette at `path` (replaced if it exists). `env` supplies the
-    secret values to redact; `model` is the model string the run uses (replay stamps runs with it)."""
+    """Records `inner`'s calls to the cassette at `path` (replaced if it exists). `redactor` is the
+    run's (the cassette writes its own labels); `model` is the model string the run uses (replay stamps
+    runs with it). `wrap` records another provider of the same run into the same cassette."""
 
     def __init__(
-        self, inner: Provider, path: Path, *, model: str, env: Mapping[str, str], clock: Clock | None = None
+        self, inner: Provider, path: Path, *, model: str, redactor: Redactor, clock: Clock | None = None
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.model = model
-        self.redactor = Redactor(env)
+        self.redactor = redactor.labelled(CASSETTE)
         now = (clock or SystemClock()).now()
         header = CassetteHeader(model=model, created_at=iso_ms(now), arreio=_arreio_version())
         self.writer = CassetteWriter(Path(path), header, self.redactor)
+
+    def wrap(self, inner: Provider) -> RecordingProvider:
+        """Another provider of this run (a plan unit's, the summariser's, a judge's), recorded into the
+        same cassette, call after call, in the order the run makes them."""
+        other = RecordingProvider.__new__(RecordingProvider)
+        other.inner, other.name, other.model = inner, inner.name, self.model
+        other.redactor, other.writer = self.redactor, self.writer
+        return other
 
     @property
     def warnings(self) -> list[str]:

@@ -1,15 +1,83 @@
-"""Model string → provider (DESIGN.md section 5). The offline family is built here; the real vendors
-are built by `routing.make_provider`, imported only when a run needs one (SDK imports are slow)."""
+"""Model string → provider (DESIGN.md section 5): the one factory every provider of a run comes from.
+
+`anthropic/<model>`, `openai/<model>`, `litellm/<anything litellm routes>`, `offline`; a bare name
+resolves by prefix: `claude-*` → anthropic, `gpt-*` and `o1*`/`o3*`/`o4*` (any `o<digit>`) → openai.
+`make_provider` is `PipelineDeps.provider_factory`'s default; the run hands it (wrapped for
+`--record`/`--replay`) to every part that asks a model: the turn loop, plan units, the compaction
+summariser, validator judges, the learning proposer and sub-agents. Nothing here imports an SDK: the
+adapters do that on their first call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from arreio.engine.errors import UsageError
+from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.ports import Provider
 
+if TYPE_CHECKING:
+    from arreio.engine.providers.anthropic import AnthropicProvider
+    from arreio.engine.providers.litellm import LiteLLMProvider
+    from arreio.engine.providers.openai import OpenAIProvider
+
 OFFLINE = "offline"
+ProviderFactory = Callable[..., Provider]
+PROVIDERS = ("anthropic", "openai", "litellm", "offline")
+ACCEPTED_FORMS = "anthropic/<model>, openai/<model>, litellm/<vendor>/<model>, offline (or a bare claude-*, gpt-*, o1*/o3*/o4* name)"
+
+KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+# the key variable litellm itself reads for the common vendors; checked up front so a missing key
+# is a clear exit 5 before the run starts, not a vendor's 401 after it
+LITELLM_KEY_VARS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "xai": "XAI_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "fireworks_ai": "FIREWORKS_AI_API_KEY",
+    "cohere": "COHERE_API_KEY",
+}
+
+_OPENAI_BARE = re.compile(r"^(gpt-|chatgpt-|o\d)")
+
+
+def parse_model(model_string: str) -> tuple[str, str]:
+    """`(provider, bare model)` for a model string; ConfigError (exit 5) naming the accepted forms."""
+    text = (model_string or "").strip()
+    if text.lower() == "offline":
+        return "offline", "offline"
+    head, sep, rest = text.partition("/")
+    if sep:
+        provider = head.lower()
+        if provider in ("anthropic", "openai", "litellm"):
+            if not rest.strip("/ "):
+                raise ConfigError(f"model {model_string!r} names no model after {head}/; use {ACCEPTED_FORMS}")
+            return provider, rest.strip()
+        raise ConfigError(f"unknown provider {head!r} in model {model_string!r}; use {ACCEPTED_FORMS}")
+    lowered = text.lower()
+    if lowered.startswith("claude-"):
+        return "anthropic", text
+    if _OPENAI_BARE.match(lowered):
+        return "openai", text
+    raise ConfigError(f"unknown model {model_string!r}; use {ACCEPTED_FORMS}")
+
+
+def _key(env: Mapping[str, str], var: str, model_string: str) -> str:
+    value = (env.get(var) or "").strip()
+    if not value:
+        raise ConfigError(
+            f"model {model_string!r} needs an API key: set {var} "
+            "(any non-empty value works for a local server that checks none)"
+        )
+    return value
 
 
 def is_offline(model: str) -> bool:
@@ -18,11 +86,8 @@ def is_offline(model: str) -> bool:
 
 def check_model(model: str) -> None:
     """Fail fast (before a session is created) on a model string nothing can serve."""
-    if is_offline(model):
-        return
-    from arreio.engine.providers.routing import parse_model
-
-    parse_model(model)
+    if not is_offline(model):
+        parse_model(model)
 
 
 def make_provider(
@@ -34,6 +99,7 @@ def make_provider(
     script: Path | None = None,
     script_first_turn: int = 0,
 ) -> Provider:
+    """The provider for `model`: a `--script` (offline only), the offline model, or a vendor adapter."""
     if script is not None:
         if not is_offline(model):
             raise UsageError(f"--script plays an offline script; it cannot be combined with --model {model}")
@@ -44,6 +110,37 @@ def make_provider(
         from arreio.engine.providers.offline import OfflineProvider
 
         return OfflineProvider()
-    from arreio.engine.providers.routing import make_provider as make_vendor_provider
+    return _vendor_provider(model, env=env, base_url=base_url, session_id=session_id)
 
-    return make_vendor_provider(model, env=env, base_url=base_url, session_id=session_id)
+
+def _vendor_provider(
+    model_string: str,
+    *,
+    env: Mapping[str, str],
+    base_url: str | None = None,
+    session_id: str | None = None,
+) -> AnthropicProvider | OpenAIProvider | LiteLLMProvider:
+    """The adapter for a vendor model string, its key read from `env`. Without `base_url` the SDK
+    honours its own ANTHROPIC_BASE_URL / OPENAI_BASE_URL."""
+    provider, model = parse_model(model_string)
+    if provider == "anthropic":
+        from arreio.engine.providers.anthropic import AnthropicProvider
+
+        key = _key(env, KEY_VARS["anthropic"], model_string)
+        return AnthropicProvider(model, api_key=key, base_url=base_url, session_id=session_id)
+    if provider == "openai":
+        from arreio.engine.providers.openai import OpenAIProvider
+
+        key = _key(env, KEY_VARS["openai"], model_string)
+        return OpenAIProvider(model, api_key=key, base_url=base_url, session_id=session_id)
+    from arreio.engine.providers.litellm import LiteLLMProvider
+
+    vendor = model.split("/", 1)[0].lower() if "/" in model else ""
+    var = LITELLM_KEY_VARS.get(vendor)
+    key: str | None = None
+    if var:
+        # a local server behind base_url may check no key at all
+        key = (env.get(var) or "").strip() or None
+        if key is None and base_url is None:
+            key = _key(env, var, model_string)
+    return LiteLLMProvider(model, api_key=key, base_url=base_url, session_id=session_id)

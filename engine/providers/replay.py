@@ -16,12 +16,12 @@ learning pass behave as in the recorded run.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+from arreio.engine.governance.redact import CASSETTE, Redactor
 from arreio.engine.providers.base import Done, ModelRequest, ProviderError, StreamEvent
 from arreio.engine.providers.cassette import (
-    Redactor,
     canonical_request,
     diff_requests,
     fingerprint,
@@ -32,15 +32,15 @@ from arreio.engine.providers.cassette import (
 
 class ReplayProvider:
     """Plays the cassette at `path`. `recorded_model` is the model the cassette was recorded with;
-    `env` (optional) lets it redact the same secrets the recorder redacted before hashing."""
+    `redactor` (the run's) redacts the same secrets the recorder redacted before hashing."""
 
     name = "replay"
 
-    def __init__(self, path: Path, *, strict: bool = True, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, path: Path, *, strict: bool = True, redactor: Redactor | None = None) -> None:
         self.cassette = load_cassette(Path(path))
         self.recorded_model = self.cassette.header.model
         self.strict = strict
-        self.redactor = Redactor(env)
+        self.redactor = (redactor or Redactor()).labelled(CASSETTE)
         self.served = 0
         self.failed = False  # a strict mismatch (or running out) ended the run
         self._warnings: list[str] = [f"cassette {path}: {p}" for p in self.cassette.problems]

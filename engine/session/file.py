@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
-from arreio.engine.messages import Message
+from arreio.engine.messages import Message, ToolCallPart
 from arreio.engine.providers.base import SystemBlock
 from arreio.engine.session.healing import (
     MESSAGE_LINE_PREFIX,
@@ -44,9 +44,10 @@ _RUN_EVENTS = ("start", "end")
 
 class SessionHeader(BaseModel):
     """Line 1 of a session. `system` is the frozen system prompt, so a resume sends the same prefix.
-    Unknown keys are kept (extra="allow") so a rewrite never loses what a later version added."""
+    A version newer than this arreio's is refused on load, so no field a later version added can be
+    lost by a rewrite here; unknown keys are ignored."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="ignore")
 
     version: int = CURRENT_VERSION
     id: str
@@ -55,6 +56,11 @@ class SessionHeader(BaseModel):
     model: str
     title: str = ""
     system: list[SystemBlock] = []
+    script: str | None = None  # the `--script` it was started with: a resume plays on from it
+    learn: bool = False  # started with `--learn`: its resumes end with the learning pass too
+    plan: str | None = None  # the `--plan` it runs: a resume goes on from the unit where it stopped
+    parent: str | None = None  # a sub-agent's session: its parent session's id
+    agent: str | None = None  # a sub-agent's session: its name in the event stream ("d1", "d1.d2")
 
 
 # -- migrations ---------------------------------------------------------------------------------
@@ -95,8 +101,16 @@ def _message_line(message: Message) -> bytes:
     return MESSAGE_LINE_PREFIX + message.model_dump_json().encode()[1:] + b"\n"
 
 
+# Written only when set, so a header reads as it always has.
+_OPTIONAL_HEADER_KEYS = ("script", "learn", "plan", "parent", "agent")
+
+
 def _header_line(header: SessionHeader) -> bytes:
-    return b'{"type":"header",' + header.model_dump_json().encode()[1:] + b"\n"
+    data = {"type": "header", **header.model_dump(mode="json")}
+    for key in _OPTIONAL_HEADER_KEYS:
+        if data.get(key) in (None, False):
+            data.pop(key, None)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 class Session:
@@ -132,6 +146,23 @@ class Session:
     @property
     def id(self) -> str:
         return self.header.id
+
+    def last_text(self) -> str:
+        """The newest assistant text (what a unit that ends now would answer)."""
+        return next((m.text for m in reversed(self.messages) if m.role == "assistant" and m.text), "")
+
+    def pending_calls(self) -> list[ToolCallPart]:
+        """Calls of the last assistant message that have no result yet, in declared order (a round
+        left waiting for an approval)."""
+        answered: set[str] = set()
+        for message in reversed(self.messages):
+            if message.role == "tool" and message.tool_result_part is not None:
+                answered.add(message.tool_result_part.call_id)
+            elif message.role == "assistant":
+                return [c for c in message.tool_calls if c.id not in answered]
+            else:
+                return []
+        return []
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod

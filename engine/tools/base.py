@@ -11,17 +11,19 @@ they raise is caught by the protection chain (`engine/tools/chain.py`) and repor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
 from arreio.engine.messages import ImagePart
-from arreio.engine.ports import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from arreio.engine.run_context import RunContext
 
 Repeat = Literal["once", "few", "paged", "per_target"]
+# A tool whose `timeout_s` is this takes the configured `tools.timeout_s` (the default).
+SETTINGS_TIMEOUT = "tools.timeout_s"
 
 
 @dataclass
@@ -43,24 +45,6 @@ class ToolError(Exception):
         self.transient = transient
 
 
-@dataclass
-class ToolContext:
-    """What a tool may touch: the working directory (its root), an explicit environment for
-    subprocesses (never the mutated process env), the clock, and limits from config."""
-
-    root: Path
-    env: Mapping[str, str] = field(default_factory=dict)
-    clock: Clock = field(default_factory=SystemClock)
-    session_id: str = ""
-    run_id: str = ""
-    turn: int = 0  # the runner's step number; tools that cap failures "per turn" key on it
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    # Streams events out of a long tool (a sub-agent's own events) while it runs; the runner sets it.
-    emit: Callable[[Any], None] | None = None
-    # The runner running this tool (set by the runner); the sub-agent tool reaches the parent through it.
-    parent: Any = None
-
-
 class Tool:
     """Base class for tools. Subclasses set the class attributes and implement `execute`."""
 
@@ -69,9 +53,11 @@ class Tool:
     input_model: ClassVar[type[BaseModel]]
     sensitive: ClassVar[bool] = False
     repeat: ClassVar[Repeat] = "few"
-    timeout_s: ClassVar[float | None] = 60.0
+    # Seconds the chain allows one call: a number, None (no chain timeout: the tool bounds itself),
+    # or SETTINGS_TIMEOUT (the configured `tools.timeout_s`).
+    timeout_s: ClassVar[float | None | Literal["tools.timeout_s"]] = SETTINGS_TIMEOUT
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:  # pragma: no cover
+    async def execute(self, args: Any, ctx: RunContext) -> ToolResult:  # pragma: no cover
         raise NotImplementedError
 
     @classmethod

@@ -5,17 +5,21 @@
 A tool failure is data for the model (`ToolResult(is_error=True)`), never a crashed turn, so
 `run_tool` returns for every failure. The one exception is `asyncio.CancelledError`: it always
 propagates, so Ctrl-C stops the turn at once.
+
+`stream_tool` is how the runner calls it: the same chain, plus the events a long tool emits while it
+runs (a sub-agent's own stream), and the stall bound (a tool silent for too long is cut off).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import SETTINGS_TIMEOUT, Tool, ToolError, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
 
 # Long exception texts would flood the context; the start says what went wrong.
@@ -27,7 +31,7 @@ async def run_tool(
     registry: ToolRegistry,
     name: str,
     arguments: dict,
-    ctx: ToolContext,
+    ctx: RunContext,
     *,
     fixed: Mapping[str, Any] | None = None,
     timeout_s: float | None = None,
@@ -54,6 +58,8 @@ async def run_tool(
         return _error(describe_validation_error(name, exc))
 
     limit = timeout_s if timeout_s is not None else tool.timeout_s
+    if limit == SETTINGS_TIMEOUT:
+        limit = ctx.settings.tools.timeout_s
     try:
         result = await _execute(tool, parsed, ctx, limit)
     except _ChainTimeout:
@@ -70,11 +76,40 @@ async def run_tool(
     return result
 
 
+async def stream_tool(
+    registry: ToolRegistry, name: str, arguments: dict, ctx: RunContext, *,
+    stall_s: float | None = None, stalled: Callable[[str], ToolResult] | None = None,
+) -> AsyncIterator[Any]:
+    """Run one call through the chain, yielding the events the tool emits while it runs, then its
+    `ToolResult` last. A tool that emits nothing for `stall_s` seconds is cancelled and its result
+    is `stalled(name)` (the watchdog's words). A cancel cancels the tool."""
+    queue: asyncio.Queue = asyncio.Queue()
+    task = asyncio.ensure_future(run_tool(registry, name, arguments, ctx.for_call(emit=queue.put_nowait)))
+    try:
+        while not task.done():
+            getter = asyncio.ensure_future(queue.get())
+            finished, _ = await asyncio.wait({task, getter}, timeout=stall_s, return_when=asyncio.FIRST_COMPLETED)
+            if not finished:  # silent for too long: cut it off (the finally cancels the task)
+                getter.cancel()
+                yield stalled(name) if stalled else _error(f"{name}: no signal for {stall_s:g} s; stopped")
+                return
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        while not queue.empty():
+            yield queue.get_nowait()
+        yield task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+
+
 class _ChainTimeout(Exception):
     """Our deadline fired (as opposed to a TimeoutError raised inside the tool itself)."""
 
 
-async def _execute(tool: Tool, parsed: Any, ctx: ToolContext, limit: float | None) -> Any:
+async def _execute(tool: Tool, parsed: Any, ctx: RunContext, limit: float | None) -> Any:
     if limit is None:
         return await tool.execute(parsed, ctx)
     # asyncio.timeout (what wait_for is built on in 3.12) lets us tell our deadline apart from a

@@ -5,25 +5,31 @@ it goes through the same turn loop, protection chain and hooks as the parent. Wh
 narrowed, never widened: its tools are a subset of the parent's, and its own `delegate` sits one level
 deeper (none past `tools.delegate.max_depth`, default 2).
 
-Who counts stays outside who answers (DESIGN.md invariant 7): the child *continues* the parent's
-counters (usage, tool calls, retries) rather than starting at zero, so the parent's ceiling hooks —
-which the child runs too — see the whole run, and when the child ends the parent takes the totals back.
+Who counts stays outside who answers (DESIGN.md invariant 7): the child's runner shares the run's
+`Totals` (usage, tool calls, retries), so the ceiling hooks — which the child runs too — see the
+whole run; only model turns are counted per agent, since each runner has its own step limit.
 
-Its events stream live through `ToolContext.emit`, each tagged `agent="d1"` (nested: `"d1.d2"`), between
+Its events stream live through `RunContext.emit`, each tagged `agent="d1"` (nested: `"d1.d2"`), between
 a `unit_start` and a `unit_end` for the child. The model gets the child's final answer and a summary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arreio.engine import events as ev
 from arreio.engine.config import parse_section
+from arreio.engine.conveyor.totals import Totals
 from arreio.engine.errors import ArreioError
 from arreio.engine.feature import Feature
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.ids import iso_ms
+from arreio.engine.prompt import assemble_system
+from arreio.engine.run_context import RunContext
+from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
 
 SUB_AGENT_BRIEF = """You are a sub-agent: another agent handed you the task below. Work on it with your tools,
@@ -42,6 +48,11 @@ class DelegateSettings(BaseModel):
 
 def parse_delegate(tool_settings: Mapping[str, Any] | None) -> DelegateSettings:
     return parse_section(DelegateSettings, (tool_settings or {}).get("delegate"), "tools.delegate")
+
+
+def delegate_settings(settings: Any) -> DelegateSettings:
+    """The run's `tools.delegate` section (`RunContext.section(delegate_settings)`: once per run)."""
+    return parse_section(DelegateSettings, settings.tools.delegate, "tools.delegate")
 
 
 class DelegateInput(BaseModel):
@@ -71,10 +82,8 @@ class Delegate(Tool):
     repeat = "per_target"
     timeout_s = None  # the child's own ceilings bound it; a cancel still stops it at once
 
-    def __init__(self, settings: DelegateSettings | None = None, *, provider_factory: Callable[..., Any] | None = None,
-                 depth: int = 0, path: str = "") -> None:
+    def __init__(self, settings: DelegateSettings | None = None, *, depth: int = 0, path: str = "") -> None:
         self.settings = settings or DelegateSettings()
-        self.provider_factory = provider_factory
         self.depth = depth
         self.path = path
 
@@ -84,31 +93,32 @@ class Delegate(Tool):
             return f"sub-agent depth limit reached (tools.delegate.max_depth = {self.settings.max_depth})"
         return None
 
-    async def execute(self, args: DelegateInput, ctx: ToolContext) -> ToolResult:
-        parent = ctx.parent
+    async def execute(self, args: DelegateInput, ctx: RunContext) -> ToolResult:
+        parent = ctx.runner
         if parent is None:
             raise ToolError("delegate only works inside an agent run")
         if self.unavailable(ctx):
             raise ToolError(self.unavailable(ctx) or "")
         tools = self._child_tools(parent.tools, args.tools)
         model = args.model or parent.model
-        provider = parent.provider if model == parent.model else self._provider(model, ctx, parent)
+        provider = parent.provider if model == parent.model else self._provider(model, ctx)
         steps = min(args.max_steps or self.settings.max_steps, self.settings.max_steps)
         session, agent = self._child_session(parent, ctx, model, args.task, tools)
-        child = self._child_runner(parent, ctx, provider, model, session, tools)
-        before = (parent.tool_calls, dict(parent.tools_used), parent.usage)
+        child = parent.spawn(provider=provider, model=model, session=session, tools=tools, agent=agent)
+        totals = parent.totals
+        before = (totals.tool_calls, dict(totals.tools_used), totals.usage)
         emit = ctx.emit or (lambda event: None)
-        from arreio.engine import events as ev
-
         emit(ev.UnitStart(unit_id=agent, goal=_title(args.task), agent=agent))
+        end: ev.UnitEnd | None = None
         try:
             async for event in child.run(args.task, unit_id=agent, max_steps=steps):
+                if event.type == "unit_end" and event.agent is None:
+                    end = event
                 emit(event if getattr(event, "agent", None) else event.model_copy(update={"agent": agent}))
         finally:
-            # The parent takes the totals back, on success and on cancel alike.
-            parent.usage, parent.tool_calls, parent.retries = child.usage, child.tool_calls, child.retries
             session.close()
-        return _result(agent, session.id, model, child, before)
+        assert end is not None  # a runner's stream ends in its unit_end unless it raised
+        return _result(agent, session.id, model, end, totals, before)
 
     # -- the child's parts ---------------------------------------------------------------------------
     def _child_tools(self, parent_tools: ToolRegistry, wanted: list[str] | None) -> ToolRegistry:
@@ -121,58 +131,37 @@ class Delegate(Tool):
         for name in names:
             tool = parent_tools.get(name)
             if isinstance(tool, Delegate):
-                deeper = Delegate(self.settings, provider_factory=self.provider_factory, depth=self.depth + 1)
+                deeper = Delegate(self.settings, depth=self.depth + 1)
                 if deeper.unavailable(None):
                     continue  # at the depth limit the child simply has no delegate tool
                 tool = deeper
             chosen.append(tool)  # type: ignore[arg-type]
         return ToolRegistry(chosen)
 
-    def _provider(self, model: str, ctx: ToolContext, parent: Any) -> Any:
-        from arreio.engine.providers import registry
-
-        factory = self.provider_factory or registry.make_provider
+    def _provider(self, model: str, ctx: RunContext) -> Any:
+        """Another model for the child, from the run's one provider factory."""
         try:
-            if factory is registry.make_provider:
-                registry.check_model(model)
-            return factory(model, env=ctx.env, base_url=parent.settings.base_url, session_id=None, script=None)
+            return ctx.provider_factory(model, env=ctx.env, base_url=ctx.settings.base_url, session_id=None, script=None)
         except ArreioError as exc:
             raise ToolError(f"cannot start a sub-agent on model {model!r}: {exc.message}") from None
 
-    def _child_session(self, parent: Any, ctx: ToolContext, model: str, task: str, tools: ToolRegistry) -> tuple[Any, str]:
-        from arreio.engine.ids import iso_ms
-        from arreio.engine.prompt import assemble_system
-        from arreio.engine.session.file import Session, SessionHeader
-
+    def _child_session(self, parent: Any, ctx: RunContext, model: str, task: str, tools: ToolRegistry) -> tuple[Any, str]:
         directory = parent.session.path.parent
         n = 1
         while (directory / f"{parent.session.id}.d{n}.jsonl").exists():
             n += 1
         agent = f"{self.path}.d{n}" if self.path else f"d{n}"
         now = ctx.clock.now()
-        system = assemble_system(cwd=ctx.root, now=now, sources=[_Brief()], tool_names=tools.names())
-        header = SessionHeader(id=f"{parent.session.id}.d{n}", created_at=iso_ms(now), cwd=str(ctx.root), model=model,
+        system = assemble_system(cwd=ctx.cwd, now=now, sources=[_Brief()], tool_names=tools.names())
+        header = SessionHeader(id=f"{parent.session.id}.d{n}", created_at=iso_ms(now), cwd=str(ctx.cwd), model=model,
                                title=_title(task), system=system, parent=parent.session.id, agent=agent)
         session = Session.create(directory, header)
         session.durable = parent.session.durable
+        session.redactor = parent.session.redactor
         for tool in tools:  # a nested delegate names its children under this agent
             if isinstance(tool, Delegate):
                 tool.path = agent
         return session, agent
-
-    def _child_runner(self, parent: Any, ctx: ToolContext, provider: Any, model: str, session: Any,
-                      tools: ToolRegistry) -> Any:
-        from arreio.engine.conveyor.runner import Runner
-
-        child_ctx = ToolContext(root=ctx.root, env=ctx.env, clock=ctx.clock, session_id=session.id, run_id=ctx.run_id,
-                                settings=ctx.settings)
-        child = Runner(provider=provider, model=model, session=session, tools=tools, tool_ctx=child_ctx,
-                       system=session.header.system, settings=parent.settings, clock=parent.clock, rng=parent.rng,
-                       hooks=parent.hooks)
-        # Continue the parent's count (see the module docstring); the dict is shared on purpose.
-        child.usage, child.tool_calls, child.retries = parent.usage, parent.tool_calls, parent.retries
-        child.tools_used = parent.tools_used
-        return child
 
 
 def _title(task: str) -> str:
@@ -180,38 +169,35 @@ def _title(task: str) -> str:
     return first[:100]
 
 
-def _result(agent: str, session_id: str, model: str, child: Any, before: tuple[int, dict[str, int], Any]) -> ToolResult:
+def _result(agent: str, session_id: str, model: str, end: ev.UnitEnd, totals: Totals,
+            before: tuple[int, dict[str, int], Any]) -> ToolResult:
     calls_before, used_before, usage_before = before
-    calls = child.tool_calls - calls_before
-    used = {n: c - used_before.get(n, 0) for n, c in child.tools_used.items() if c - used_before.get(n, 0) > 0}
-    tokens = (child.usage.input_tokens - usage_before.input_tokens) + (child.usage.output_tokens - usage_before.output_tokens)
+    calls = totals.tool_calls - calls_before
+    used = {n: c - used_before.get(n, 0) for n, c in totals.tools_used.items() if c - used_before.get(n, 0) > 0}
+    tokens = (totals.usage.input_tokens - usage_before.input_tokens) + (totals.usage.output_tokens - usage_before.output_tokens)
     detail = ", ".join(f"{n}×{c}" for n, c in used.items())
-    outcome = child.outcome
-    summary = (f"Sub-agent {agent} ({model}) ended {outcome.verdict}: {child.steps} model turn(s), {calls} tool call(s)"
+    summary = (f"Sub-agent {agent} ({model}) ended {end.verdict}: {totals.steps(agent)} model turn(s), {calls} tool call(s)"
                + (f" ({detail})" if detail else "") + f", {tokens:,} tokens; its session is {session_id}.")
-    if outcome.verdict == "success":
-        return ToolResult(content=f"{summary}\n\nIts answer:\n{outcome.final_text or '(empty)'}")
-    if outcome.verdict == "partial":
-        return ToolResult(content=f"{summary}\nIt stopped early: {outcome.message}\n\nWhat it had so far:\n"
-                                  f"{outcome.final_text or '(nothing)'}")
-    if outcome.verdict == "paused":
+    if end.verdict == "success":
+        return ToolResult(content=f"{summary}\n\nIts answer:\n{end.final_text or '(empty)'}")
+    if end.verdict == "partial":
+        return ToolResult(content=f"{summary}\nIt stopped early: {end.message}\n\nWhat it had so far:\n"
+                                  f"{end.final_text or '(nothing)'}")
+    if end.verdict == "paused":
         return ToolResult(is_error=True, content=f"{summary}\nIt stopped to ask for approval of a sensitive action, "
                                                  "which a sub-agent cannot wait for — do that step yourself.")
-    return ToolResult(is_error=True, content=f"{summary}\nIt failed: {outcome.message or 'no reason given'}"
-                                             + (f"\n\nIts last words:\n{outcome.final_text}" if outcome.final_text else ""))
+    return ToolResult(is_error=True, content=f"{summary}\nIt failed: {end.message or 'no reason given'}"
+                                             + (f"\n\nIts last words:\n{end.final_text}" if end.final_text else ""))
 
 
 class DelegateFeature(Feature):
-    """The sub-agent tool. `provider_factory` serves a sub-agent that asks for another model (default:
-    the provider registry); one on the parent's model shares the parent's provider."""
+    """The sub-agent tool. A sub-agent on its parent's model shares the parent's provider; one on
+    another model gets its provider from the run's factory."""
 
     name = "delegate"
 
-    def check(self, settings: Any) -> None:
-        parse_delegate(settings.tools.model_dump())
+    def check(self, ctx: RunContext) -> None:
+        ctx.section(delegate_settings)
 
-    def __init__(self, provider_factory: Callable[..., Any] | None = None) -> None:
-        self.provider_factory = provider_factory
-
-    def tools(self, ctx: Any) -> list[Tool]:
-        return [Delegate(parse_delegate(ctx.settings.tools.model_dump()), provider_factory=self.provider_factory)]
+    def tools(self, ctx: RunContext) -> list[Tool]:
+        return [Delegate(ctx.section(delegate_settings))]

@@ -13,7 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.atomic import write_atomic
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.workspace import (
     display_path,
     is_binary,
@@ -27,14 +28,9 @@ EDIT_SNIPPET_LINES = 20
 OPAQUE_DIRS = frozenset({".git", ".arreio"})
 
 
-def _setting(ctx: ToolContext, key: str, default: int) -> int:
-    value = ctx.settings.get(key, default) if ctx.settings else default
-    return int(value) if value else default
-
-
-def _existing_file(ctx: ToolContext, path: str) -> tuple[Path, str]:
-    target = resolve_in_root(ctx.root, path)
-    shown = display_path(ctx.root, target)
+def _existing_file(ctx: RunContext, path: str) -> tuple[Path, str]:
+    target = resolve_in_root(ctx.cwd, path)
+    shown = display_path(ctx.cwd, target)
     if not target.exists():
         raise ToolError(f"file not found: {shown}. Use list_dir to see which files exist.")
     if target.is_dir():
@@ -74,11 +70,11 @@ class ReadFile(Tool):
     input_model = ReadFileInput
     repeat = "per_target"
 
-    async def execute(self, args: ReadFileInput, ctx: ToolContext) -> ToolResult:
-        limit = args.limit or _setting(ctx, "read_limit_lines", 2000)
+    async def execute(self, args: ReadFileInput, ctx: RunContext) -> ToolResult:
+        limit = args.limit or ctx.settings.tools.read_limit_lines
         return await asyncio.to_thread(self._read, ctx, args.path, args.offset or 1, limit)
 
-    def _read(self, ctx: ToolContext, path: str, offset: int, limit: int) -> ToolResult:
+    def _read(self, ctx: RunContext, path: str, offset: int, limit: int) -> ToolResult:
         target, shown = _existing_file(ctx, path)
         try:
             return self._read_lines(target, shown, offset, limit)
@@ -130,16 +126,16 @@ class WriteFile(Tool):
     # Writes stay inside the working directory; governance adds allow-lists on top.
     sensitive = False
 
-    async def execute(self, args: WriteFileInput, ctx: ToolContext) -> ToolResult:
-        target = resolve_in_root(ctx.root, args.path)
-        shown = display_path(ctx.root, target)
+    async def execute(self, args: WriteFileInput, ctx: RunContext) -> ToolResult:
+        target = resolve_in_root(ctx.cwd, args.path)
+        shown = display_path(ctx.cwd, target)
         if target.is_dir():
             raise ToolError(f"{shown} is a directory; give a file path")
         existed = target.exists()
         data = args.content.encode("utf-8")
         blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
         if blocker is not None:
-            where = display_path(ctx.root, blocker)
+            where = display_path(ctx.cwd, blocker)
             raise ToolError(f"cannot create {shown}: a parent of it, {where}, is a file")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +171,7 @@ class EditFile(Tool):
     input_model = EditFileInput
     repeat = "per_target"
 
-    async def execute(self, args: EditFileInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: EditFileInput, ctx: RunContext) -> ToolResult:
         target, shown = _existing_file(ctx, args.path)
         try:
             raw = target.read_bytes()
@@ -282,12 +278,12 @@ class ListDir(Tool):
     input_model = ListDirInput
     repeat = "per_target"
 
-    async def execute(self, args: ListDirInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: ListDirInput, ctx: RunContext) -> ToolResult:
         return await asyncio.to_thread(self._list, ctx, args.path)
 
-    def _list(self, ctx: ToolContext, path: str) -> ToolResult:
-        target = resolve_in_root(ctx.root, path)
-        shown = display_path(ctx.root, target)
+    def _list(self, ctx: RunContext, path: str) -> ToolResult:
+        target = resolve_in_root(ctx.cwd, path)
+        shown = display_path(ctx.cwd, target)
         if not target.exists():
             raise ToolError(f"no such directory: {shown}; list its parent to see what exists")
         if not target.is_dir():

@@ -12,7 +12,7 @@ protection chain and every hook; no family is called around it.
   is left out with its reason; naming it in `--tools` is a warning, not an error.
 - Names in the allow/deny lists are exact tool names or shell-style patterns (`github__*`); a name or
   pattern that matches nothing at all is a ConfigError naming it, never a silent no-op.
-- The tokens the offered schemas cost on every model call are estimated (~4 chars a token) and kept
+- The tokens the offered schemas cost on every model call are estimated (`context/tokens.py`) and kept
   on the result, so the report can show what the tool set costs.
 
 After resolving, each feature that defines `tools_resolved(ctx, resolved)` is told the outcome
@@ -26,9 +26,11 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from arreio.engine.context.tokens import estimate_tokens
 from arreio.engine.errors import ConfigError
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook, WarningsHook
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -37,7 +39,6 @@ if TYPE_CHECKING:
     from arreio.engine.tools.base import Tool
 
 BUILTIN_FAMILY = "builtin"
-CHARS_PER_TOKEN = 4
 
 
 class ResolvedTools(ToolRegistry):
@@ -71,19 +72,6 @@ def schema_tokens(registry: ToolRegistry) -> int:
     if not specs:
         return 0
     return estimate_tokens(json.dumps(specs, ensure_ascii=False, separators=(",", ":")))
-
-
-def estimate_tokens(text: str) -> int:
-    """The engine's token estimate when one exists (`engine/tokens.py`), else ~4 chars a token."""
-    try:
-        from arreio.engine.context import tokens  # type: ignore[attr-defined]
-
-        estimate = getattr(tokens, "estimate_tokens", None) or getattr(tokens, "estimate_text_tokens", None)
-        if estimate is not None:
-            return int(estimate(text))
-    except ImportError:
-        pass
-    return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
 
 
 def _prerequisite(tool: Tool, ctx: RunContext) -> str | None:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.workspace import SNIFF_BYTES, display_path, resolve_in_root
 
 SKIP_DIRS = frozenset({".git", ".arreio", "node_modules", "__pycache__", ".venv"})
@@ -46,13 +47,13 @@ class Grep(Tool):
     input_model = GrepInput
     repeat = "few"
 
-    async def execute(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: GrepInput, ctx: RunContext) -> ToolResult:
         try:
             regex = re.compile(args.pattern)
         except re.error as exc:
             raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from None
-        cap = int(ctx.settings.get("grep_max_matches", 200) or 200) if ctx.settings else 200
-        return await asyncio.to_thread(_search, ctx.root, regex, args.path, args.glob, cap)
+        cap = ctx.settings.tools.grep_max_matches
+        return await asyncio.to_thread(_search, ctx.cwd, regex, args.path, args.glob, cap)
 
 
 def _search(root: Path, regex: re.Pattern[str], path: str, glob: str | None, cap: int) -> ToolResult:

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 
-DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
-DEFAULT_OUTPUT_CAP = 30_000
 KILL_GRACE_S = 2.0
 # After the shell exits, a background child may still hold the pipe open; wait this long for EOF.
 DRAIN_GRACE_S = 1.0
@@ -169,7 +168,7 @@ class Shell(Tool):
     repeat = "few"
     timeout_s = None  # the tool enforces its own, so it can kill the group and keep the output
 
-    async def execute(self, args: ShellInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: ShellInput, ctx: RunContext) -> ToolResult:
         rule = blocked_by(args.command)
         if rule is not None:
             return ToolResult(
@@ -177,11 +176,11 @@ class Shell(Tool):
                 "it was not run",
                 is_error=True,
             )
-        settings = ctx.settings or {}
-        timeout = args.timeout_s or float(settings.get("shell_timeout_s", DEFAULT_TIMEOUT_S))
+        settings = ctx.settings.tools
+        timeout = args.timeout_s or settings.shell_timeout_s
         capped = timeout > MAX_TIMEOUT_S
         timeout = min(timeout, MAX_TIMEOUT_S)
-        cap = int(settings.get("shell_output_cap", DEFAULT_OUTPUT_CAP))
+        cap = settings.shell_output_cap
 
         output = HeadTail(cap)
         # Our own pipe rather than asyncio's: Process.wait() waits for its pipes to close, which a
@@ -190,7 +189,7 @@ class Shell(Tool):
         try:
             proc = await asyncio.create_subprocess_shell(
                 args.command,
-                cwd=str(ctx.root),
+                cwd=str(ctx.cwd),
                 env=dict(ctx.env),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,

@@ -1,6 +1,6 @@
 """The working directory as file tools see it: path confinement and atomic writes.
 
-Every path a model hands a tool resolves inside `ctx.root`, with symlinks resolved, so neither
+Every path a model hands a tool resolves inside `ctx.cwd`, with symlinks resolved, so neither
 `../` nor an absolute path nor a symlink can reach outside it (DESIGN.md section 6). Writes go
 through a temp file in the same folder, fsync, `os.replace` (DESIGN.md invariant 2): a crash
 leaves either the old file or the new one, never half of one.

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool
+from arreio.memory.knowledge.settings import knowledge_settings
 
 
 class KnowledgeFeature(Feature):
     name = "knowledge"
 
-    def check(self, settings: Any) -> None:
+    def check(self, ctx: RunContext) -> None:
         from arreio.memory.knowledge.embedders import check_choice
-        from arreio.memory.knowledge.settings import parse_knowledge
 
-        parse_knowledge(settings.knowledge)
+        ctx.section(knowledge_settings)
         check_choice()  # a bad ARREIO_KB_EMBEDDER fails the run before it starts, not in kb_search
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        from arreio.memory.knowledge.settings import parse_knowledge
         from arreio.memory.knowledge.tool import kb_tools
 
-        return kb_tools(ctx.state_dir, parse_knowledge(ctx.settings.knowledge))
+        return kb_tools(ctx.state_dir, ctx.section(knowledge_settings))

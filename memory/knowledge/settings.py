@@ -57,3 +57,8 @@ class KnowledgeSettings(BaseModel):
 def parse_knowledge(raw: Mapping[str, Any] | None) -> KnowledgeSettings:
     """Validate the section; a mistake is one ConfigError naming the field (`knowledge.rrf_k`)."""
     return parse_section(KnowledgeSettings, raw, "knowledge")
+
+
+def knowledge_settings(settings: Any) -> KnowledgeSettings:
+    """The run's `knowledge:` section (`RunContext.section(knowledge_settings)` parses it once per run)."""
+    return parse_knowledge(settings.knowledge)

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
 from arreio.memory.knowledge.settings import KnowledgeSettings
 from arreio.memory.knowledge.snippet import around_match
@@ -68,7 +69,7 @@ class KbSearchTool(Tool):
             kb = self._knowledge_base()
             return kb.search(query, k=k), kb.notice()
 
-    async def execute(self, args: KbSearchInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: KbSearchInput, ctx: RunContext) -> ToolResult:
         if not args.query.strip():
             raise ToolError("query is empty: say what to look for")
         try:
@@ -82,7 +83,7 @@ class KbSearchTool(Tool):
         blocks = []
         for number, hit in enumerate(hits, start=1):
             text = around_match(hit.text, args.query, SNIPPET_CHARS)
-            where = f"{_display(hit.path, ctx.root)}:{hit.start_line}-{hit.end_line}"
+            where = f"{_display(hit.path, ctx.cwd)}:{hit.start_line}-{hit.end_line}"
             blocks.append(f"[{number}] {where} (score {hit.score:.2f})\n{text}")
         return ToolResult(note + "\n\n".join(blocks))
 

@@ -25,8 +25,9 @@ sys.path.insert(0, str(REPO))
 
 from arreio.engine.context.feature import ContextFeature
 from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
+from arreio.engine.run_context import RunContext
 from arreio.engine.testing import FixedClock, provider_factory
-from arreio.engine.tools.base import Tool, ToolContext, ToolResult
+from arreio.engine.tools.base import Tool, ToolResult
 from tests.context.task_provider import Ctx, TaskProvider, make_repo
 
 MODULES, ROWS, WINDOW = 40, 3000, 128_000
@@ -44,8 +45,8 @@ class ExportSales(Tool):
     description = "Print the sales table as CSV."
     input_model = _NoArgs
 
-    async def execute(self, args, ctx: ToolContext) -> ToolResult:
-        return ToolResult((ctx.root / "data" / "sales.csv").read_text())
+    async def execute(self, args, ctx: RunContext) -> ToolResult:
+        return ToolResult((ctx.cwd / "data" / "sales.csv").read_text())
 
 
 class SalesFeature:

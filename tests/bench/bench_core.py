@@ -22,10 +22,11 @@ from arreio.engine.config import Settings
 from arreio.engine.conveyor.runner import Runner
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.providers.base import Done, SystemBlock, TextChunk, ToolCallDone, Usage
+from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.healing import check_pairing
 from arreio.engine.testing import FixedClock
-from arreio.engine.tools.base import Tool, ToolContext, ToolResult
+from arreio.engine.tools.base import Tool, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
 
 
@@ -100,7 +101,7 @@ def per_turn(tmp: Path, fsync: bool, turns: int = 200) -> float:
     tools = ToolRegistry([Noop()])
     clock = FixedClock()
     runner = Runner(provider=LoopProvider(turns), model="offline", session=session, tools=tools,
-                    tool_ctx=ToolContext(root=tmp, clock=clock), system=header.system,
+                    tool_ctx=RunContext(cwd=tmp, clock=clock), system=header.system,
                     settings=Settings(max_steps=turns + 5), clock=clock)
 
     async def go() -> None:

@@ -27,7 +27,7 @@ from arreio.engine.context.tokens import Calibrator, estimate_message
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing, heal
-from tests.conftest import drain, make_runner
+from tests.conftest import drain, make_runner, unit_end
 from tests.context.task_provider import TaskProvider, call
 
 
@@ -109,12 +109,12 @@ def test_backoff_grows_and_caps() -> None:
 
 
 def _runner(tmp_path: Path, provider, window: int = 12_000, **context):
-    runner = make_runner(tmp_path, provider, settings=Settings(context={"window": window, "keep_tail_ratio": 0.25, **context}))
-    (runner.tool_ctx.root / "big.txt").write_text("some words on a line\n" * 500)
-    cfg = load_context_settings(runner.settings.context)
-    hook = ContextHook(cfg, tmp_path / "sessions" / "s-test", runner.tool_ctx.root, Calibrator())
-    runner.hooks = [hook]
-    return runner, hook
+    settings = Settings(context={"window": window, "keep_tail_ratio": 0.25, **context})
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "big.txt").write_text("some words on a line\n" * 500)
+    hook = ContextHook(load_context_settings(settings.context), tmp_path / "sessions" / "s-test", work, Calibrator())
+    return make_runner(tmp_path, provider, settings=settings, hooks=[hook]), hook
 
 
 READS = [call("read_file", f"NOTE: read{i}=yes", path="big.txt") for i in range(8)]
@@ -135,8 +135,8 @@ def test_compaction_triggers_at_the_watermark_and_rewrites_the_session_atomicall
     assert repairs == [] and check_pairing(loaded.messages) == []
     assert is_summary(loaded.messages[0])
     assert [m.model_dump() for m in loaded.messages] == [m.model_dump() for m in runner.session.messages]
-    final = runner.outcome.final_text
-    assert runner.outcome.verdict == "success" and all(f'"read{i}": "yes"' in final for i in range(8))
+    final = unit_end(events).final_text
+    assert unit_end(events).verdict == "success" and all(f'"read{i}": "yes"' in final for i in range(8))
     assert (tmp_path / "sessions" / "s-test" / "compacted" / "001.jsonl").is_file()  # the head is archived
 
 
@@ -150,7 +150,7 @@ def test_the_kept_tail_is_verbatim_after_a_real_compaction(tmp_path: Path) -> No
         real_rewrite(messages)
 
     runner.session.rewrite = recording_rewrite
-    asyncio.run(drain(runner))
+    events = asyncio.run(drain(runner))
     assert rewrites
     for before, after in rewrites:
         tail = after[1:]
@@ -171,7 +171,7 @@ def test_a_failing_summariser_falls_back_without_losing_turns_and_backs_off(tmp_
     # Every call of every compacted turn is still on record, and the run still knows every fact.
     for i in range(8):
         assert f"NOTE: read{i}=yes" in summary or any(f"NOTE: read{i}=yes" in m.text for m in runner.session.messages)
-    assert runner.outcome.verdict == "success" and all(f'"read{i}": "yes"' in runner.outcome.final_text for i in range(8))
+    assert unit_end(events).verdict == "success" and all(f'"read{i}": "yes"' in unit_end(events).final_text for i in range(8))
     assert check_pairing(runner.session.messages) == []
 
 

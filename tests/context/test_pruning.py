@@ -13,19 +13,20 @@ from arreio.engine.context.settings import load_context_settings
 from arreio.engine.context.tokens import Calibrator
 from arreio.engine.conveyor.report import RunReport
 from arreio.engine.session.healing import check_pairing
-from tests.conftest import drain, make_runner
+from tests.conftest import drain, make_runner, unit_end
 from tests.context.task_provider import TaskProvider, call
 
 SOURCE = "\n".join(f"def handler_{i}(event):\n    return event['value'] * {i}\n" for i in range(120))
 
 
 def _run(tmp_path: Path, steps, **context):
-    runner = make_runner(tmp_path, TaskProvider(steps), settings=Settings(context={"window": 12_000, **context}))
+    settings = Settings(context={"window": 12_000, **context})
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
     for n in range(6):
-        (runner.tool_ctx.root / f"h{n}.py").write_text(SOURCE.replace("handler", f"h{n}_handler"))
-    hook = ContextHook(load_context_settings(runner.settings.context), tmp_path / "sessions" / "s-test",
-                       runner.tool_ctx.root, Calibrator())
-    runner.hooks = [hook]
+        (work / f"h{n}.py").write_text(SOURCE.replace("handler", f"h{n}_handler"))
+    hook = ContextHook(load_context_settings(settings.context), tmp_path / "sessions" / "s-test", work, Calibrator())
+    runner = make_runner(tmp_path, TaskProvider(steps), settings=settings, hooks=[hook])
     events = asyncio.run(drain(runner))
     return runner, hook, events
 
@@ -42,13 +43,13 @@ def test_old_bulky_results_become_stubs_that_point_at_the_record_first(tmp_path:
     record, raw = stub.index("work log #"), stub.index("Raw text saved at")
     assert record < raw  # the distilled record comes first, the raw artifact only after it
     assert "defines h0_handler_0, h0_handler_1" in stub
-    artifact = runner.tool_ctx.root.parent / stub[raw:].split("saved at ", 1)[1].split(";", 1)[0]
+    artifact = runner.ctx.cwd.parent / stub[raw:].split("saved at ", 1)[1].split(";", 1)[0]
     saved = [p.read_text() for p in (tmp_path / "sessions" / "s-test" / "artifacts").glob("*.txt")]
     assert len(saved) == len(stubs) and any("def h0_handler_119" in s for s in saved)  # nothing destroyed
     assert artifact.name.endswith(".txt")
     assert check_pairing(runner.session.messages) == []
     assert hook.stats.pruned_results == len(stubs) and hook.stats.pruned_rereads == 0
-    assert runner.outcome.verdict == "success"
+    assert unit_end(events).verdict == "success"
 
 
 def test_a_read_of_a_pruned_path_counts_as_a_reread(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from arreio.engine.context.settings import load_context_settings
 from arreio.engine.context.tokens import Calibrator
 from arreio.engine.context.tools import resultset_tools
 from arreio.engine.errors import ConfigError
-from arreio.engine.tools.base import Tool, ToolContext, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolResult
 from tests.conftest import drain, make_runner
 from tests.context.task_provider import TaskProvider, call
 
@@ -36,7 +37,7 @@ class DumpSales(Tool):
     description = "print the sales table"
     input_model = _NoArgs
 
-    async def execute(self, args, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args, ctx: RunContext) -> ToolResult:
         return ToolResult(CSV)
 
 
@@ -58,13 +59,11 @@ def test_a_5000_row_result_becomes_a_handle_and_queries_filter_group_and_sum(tmp
         lambda ctx: ("", [("result_grep", {"handle": _handle(ctx), "pattern": r"^4999\t"})]),
     ]
     provider = TaskProvider(steps)
-    runner = make_runner(tmp_path, provider, extra_tools=[DumpSales(), *resultset_tools()],
-                         settings=Settings(context={"resultset_preview_rows": 5}))
-    runner.tool_ctx.session_id = "s-test"
-    runner.tool_ctx.env = {**runner.tool_ctx.env, "ARREIO_HOME": str(tmp_path)}
-    hook = ContextHook(load_context_settings(runner.settings.context), tmp_path / "sessions" / "s-test",
-                       runner.tool_ctx.root, Calibrator())
-    runner.hooks = [hook]
+    settings = Settings(context={"resultset_preview_rows": 5})
+    hook = ContextHook(load_context_settings(settings.context), tmp_path / "sessions" / "s-test", tmp_path / "work",
+                       Calibrator())
+    runner = make_runner(tmp_path, provider, extra_tools=[DumpSales(), *resultset_tools()], settings=settings,
+                         hooks=[hook])
     asyncio.run(drain(runner))
     results = [m.tool_result_part.content for m in runner.session.messages if m.tool_result_part]
     handle_text, grouped, filtered, empty, top, grep = results
@@ -93,7 +92,7 @@ def test_queries_cannot_touch_anything_but_their_set(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "sessions" / "sid")
     handle, _, _ = store.store("t", {}, CSV)
     query = resultset_tools()[0]
-    ctx = ToolContext(root=tmp_path, env={"ARREIO_HOME": str(tmp_path)}, session_id="sid")
+    ctx = RunContext(cwd=tmp_path, env={"ARREIO_HOME": str(tmp_path)}, session_id="sid")
     from arreio.engine.tools.chain import run_tool
     from arreio.engine.tools.registry import ToolRegistry
 
@@ -134,12 +133,12 @@ def test_a_shell_result_cut_for_the_model_is_stored_whole(tmp_path) -> None:
     """The shell keeps head and tail for the model; the result set gets every row."""
     import asyncio as _asyncio
 
-    from arreio.engine.tools.base import ToolContext
+    from arreio.engine.run_context import RunContext
     from arreio.engine.tools.shell import Shell
 
     rows = "\n".join(["id,region,amount"] + [f"{i},{'eu' if i % 2 else 'us'},{i}" for i in range(3000)])
     (tmp_path / "export.csv").write_text(rows + "\n")
-    ctx = ToolContext(root=tmp_path, env={"PATH": "/usr/bin:/bin"}, settings={"shell_output_cap": 5000})
+    ctx = RunContext(cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, settings=Settings(tools={"shell_output_cap": 5000}))
     result = _asyncio.run(Shell().execute(Shell.input_model(command="cat export.csv"), ctx))
     assert "chars omitted" in result.content and result.full is not None
     assert result.full.splitlines()[-1] == "2999,eu,2999" and len(result.full.splitlines()) == 3001

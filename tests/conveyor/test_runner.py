@@ -9,11 +9,12 @@ import pytest
 from pydantic import BaseModel
 
 from arreio.engine.config import RetrySettings, Settings
+from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
 from arreio.engine.testing import FixedClock, ScriptedProvider, SlowProvider
-from arreio.engine.tools.base import Tool, ToolContext, ToolResult
-from tests.conftest import drain, make_runner
+from arreio.engine.tools.base import Tool, ToolResult
+from tests.conftest import drain, make_runner, unit_end
 
 
 def types(events) -> list[str]:
@@ -38,7 +39,7 @@ def test_multi_turn_tool_loop(tmp_path: Path) -> None:
     assert types(events) == [
         "text_delta", "tool_start", "tool_end", "tool_start", "tool_end", "tool_start", "tool_end", "text_delta", "unit_end",
     ]
-    assert runner.outcome.verdict == "success" and runner.outcome.final_text == "All done."
+    assert unit_end(events).verdict == "success" and unit_end(events).final_text == "All done."
     assert (tmp_path / "work" / "a.txt").read_text() == "hi\n"
     # the model saw each result, in declared order, before its next turn
     third = provider.requests[2].messages
@@ -47,7 +48,7 @@ def test_multi_turn_tool_loop(tmp_path: Path) -> None:
     assert all(m.model == "offline" for m in third if m.role == "assistant")
     messages, repairs = reload(runner)
     assert repairs == [] and check_pairing(messages) == []
-    assert len(messages) == 7 and runner.tool_calls == 3 and runner.steps == 3
+    assert len(messages) == 7 and runner.totals.tool_calls == 3 and runner.totals.steps() == 3
 
 
 def test_tool_error_goes_back_to_the_model_as_data(tmp_path: Path) -> None:
@@ -63,7 +64,7 @@ def test_tool_error_goes_back_to_the_model_as_data(tmp_path: Path) -> None:
     seen = [m.tool_result_part for m in provider.requests[1].messages if m.role == "tool"]
     assert seen[0].is_error and "missing.txt" in seen[0].content
     assert "unknown tool" in seen[1].content
-    assert runner.outcome.verdict == "success"
+    assert unit_end(events).verdict == "success"
 
 
 def test_retryable_fault_is_retried_with_retry_after(tmp_path: Path) -> None:
@@ -80,15 +81,15 @@ def test_retryable_fault_is_retried_with_retry_after(tmp_path: Path) -> None:
     assert retries[0].delay_s == 7 and "rate limited" in retries[0].reason
     assert 0 < retries[1].delay_s <= 2.0  # backoff attempt 2: base 1 s doubled, jittered
     assert clock.slept == [7, retries[1].delay_s]
-    assert runner.outcome.verdict == "success" and runner.retries == 2
+    assert unit_end(events).verdict == "success" and runner.totals.retries == 2
 
 
 def test_retry_after_beyond_the_bound_fails_with_a_clear_message(tmp_path: Path) -> None:
     provider = ScriptedProvider([{"error": {"status": 429, "message": "slow down", "retry_after": 900}}, {"text": "x"}])
     runner = make_runner(tmp_path, provider)
-    asyncio.run(drain(runner))
-    assert runner.outcome.verdict == "failed" and runner.outcome.exit_code == 1
-    assert "900s" in runner.outcome.message and "retry_after_max_s" in runner.outcome.message
+    events = asyncio.run(drain(runner))
+    assert unit_end(events).verdict == "failed" and unit_end(events).exit_code == 1
+    assert "900s" in unit_end(events).message and "retry_after_max_s" in unit_end(events).message
 
 
 def test_auth_error_stops_at_once_with_exit_5(tmp_path: Path) -> None:
@@ -96,7 +97,7 @@ def test_auth_error_stops_at_once_with_exit_5(tmp_path: Path) -> None:
     runner = make_runner(tmp_path, provider)
     events = asyncio.run(drain(runner))
     assert "retry" not in types(events)
-    assert runner.outcome.exit_code == 5 and "credentials" in runner.outcome.message
+    assert unit_end(events).exit_code == 5 and "credentials" in unit_end(events).message
 
 
 def test_retries_give_up_after_max_attempts(tmp_path: Path) -> None:
@@ -104,7 +105,7 @@ def test_retries_give_up_after_max_attempts(tmp_path: Path) -> None:
     runner = make_runner(tmp_path, provider, settings=Settings(retry=RetrySettings(max_attempts=3)))
     events = asyncio.run(drain(runner))
     assert types(events).count("retry") == 2
-    assert runner.outcome.verdict == "failed" and "after 3 attempts" in runner.outcome.message
+    assert unit_end(events).verdict == "failed" and "after 3 attempts" in unit_end(events).message
 
 
 def test_stream_cut_is_retried_without_repeating_shown_text(tmp_path: Path) -> None:
@@ -124,15 +125,15 @@ def test_step_ceiling_lands_partial_with_pairing_intact(tmp_path: Path) -> None:
     events = asyncio.run(drain(runner))
     ceiling = [e for e in events if e.type == "ceiling"]
     assert len(ceiling) == 1 and ceiling[0].kind == "steps" and ceiling[0].value == 3
-    assert runner.outcome.verdict == "partial" and runner.outcome.exit_code == 4
+    assert unit_end(events).verdict == "partial" and unit_end(events).exit_code == 4
     messages, repairs = reload(runner)
     assert repairs == [] and check_pairing(messages) == []
 
 
 def test_script_running_out_fails_clearly(tmp_path: Path) -> None:
     runner = make_runner(tmp_path, ScriptedProvider([{"tool_calls": [{"name": "list_dir", "arguments": {}}]}]))
-    asyncio.run(drain(runner))
-    assert runner.outcome.verdict == "failed" and "ran out after 1 reply" in runner.outcome.message
+    events = asyncio.run(drain(runner))
+    assert unit_end(events).verdict == "failed" and "ran out after 1 reply" in unit_end(events).message
 
 
 class _NapArgs(BaseModel):
@@ -145,7 +146,7 @@ class Nap(Tool):
     input_model = _NapArgs
     started = None
 
-    async def execute(self, args: _NapArgs, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: _NapArgs, ctx: RunContext) -> ToolResult:
         Nap.started.set()
         await asyncio.sleep(args.seconds)
         return ToolResult("rested")
@@ -203,7 +204,5 @@ def test_cancel_mid_stream_records_no_partial_reply(tmp_path: Path) -> None:
     assert [m.role for m in messages] == ["user", "assistant", "tool"]  # the streaming reply was not recorded
     # and the session resumes: a fresh runner on the reopened session finishes the job
     session, _ = Session.open(runner.session.path)
-    runner2 = make_runner(tmp_path / "again", ScriptedProvider([{"text": "x"}, {"text": "finished"}]))
-    runner2.session = session
-    asyncio.run(drain(runner2, None))
-    assert runner2.outcome.final_text == "finished"
+    runner2 = make_runner(tmp_path / "again", ScriptedProvider([{"text": "x"}, {"text": "finished"}]), session=session)
+    assert unit_end(asyncio.run(drain(runner2, None))).final_text == "finished"

@@ -10,35 +10,33 @@ from arreio.engine.hooks import Deny, Land, Pause, RunHook, Stop
 from arreio.engine.session.healing import check_pairing
 from arreio.engine.testing import ScriptedProvider
 from arreio.engine.tools.base import ToolResult
-from tests.conftest import drain, make_runner
+from tests.conftest import drain, make_runner, unit_end
 
 LOOP = [{"text": f"turn {i}", "tool_calls": [{"name": "list_dir", "arguments": {}}]} for i in range(6)]
 
 
 class LandAfterTwoCalls(RunHook):
-    async def before_model(self, runner, request):
-        if runner.tool_calls >= 2:
-            return Land("tool_calls", 2, runner.tool_calls, "stopped after 2 tool calls", "Finish now with what you have.")
+    async def before_model(self, turn, request):
+        if turn.totals.tool_calls >= 2:
+            return Land("tool_calls", 2, turn.totals.tool_calls, "stopped after 2 tool calls", "Finish now with what you have.")
         return None
 
 
 def test_land_gives_a_reserve_turn_without_tools(tmp_path: Path) -> None:
     provider = ScriptedProvider(LOOP[:2] + [{"text": "Here is what I have."}])
-    runner = make_runner(tmp_path, provider)
-    runner.hooks = [LandAfterTwoCalls()]
+    runner = make_runner(tmp_path, provider, hooks=[LandAfterTwoCalls()])
     events = asyncio.run(drain(runner))
     assert [e.kind for e in events if e.type == "ceiling"] == ["tool_calls"]
     assert provider.requests[-1].tools == []  # tools withdrawn for the reserve turn
     assert provider.requests[-1].messages[-1].text == "Finish now with what you have."
-    assert runner.outcome.verdict == "partial" and runner.outcome.exit_code == 4
-    assert runner.outcome.final_text == "Here is what I have."
+    assert unit_end(events).verdict == "partial" and unit_end(events).exit_code == 4
+    assert unit_end(events).final_text == "Here is what I have."
 
 
 def test_calls_made_in_the_reserve_turn_are_not_run(tmp_path: Path) -> None:
-    runner = make_runner(tmp_path, ScriptedProvider(LOOP))
-    runner.hooks = [LandAfterTwoCalls()]
-    asyncio.run(drain(runner))
-    assert runner.tool_calls == 2 and check_pairing(runner.session.messages) == []
+    runner = make_runner(tmp_path, ScriptedProvider(LOOP), hooks=[LandAfterTwoCalls()])
+    events = asyncio.run(drain(runner))
+    assert runner.totals.tool_calls == 2 and check_pairing(runner.session.messages) == []
     assert runner.session.messages[-1].tool_result_part.status == "interrupted"
 
 
@@ -48,10 +46,9 @@ class StopAtOnce(RunHook):
 
 
 def test_stop_ends_the_unit_with_its_events(tmp_path: Path) -> None:
-    runner = make_runner(tmp_path, ScriptedProvider(LOOP))
-    runner.hooks = [StopAtOnce()]
+    runner = make_runner(tmp_path, ScriptedProvider(LOOP), hooks=[StopAtOnce()])
     events = asyncio.run(drain(runner))
-    assert [e.type for e in events] == ["ceiling", "unit_end"] and runner.outcome.message == "budget spent"
+    assert [e.type for e in events] == ["ceiling", "unit_end"] and unit_end(events).message == "budget spent"
 
 
 class DenyShell(RunHook):
@@ -63,9 +60,8 @@ def test_deny_sends_the_model_an_error_result_without_running(tmp_path: Path) ->
     provider = ScriptedProvider([
         {"tool_calls": [{"name": "shell", "arguments": {"command": "touch x"}}]}, {"text": "ok"},
     ])
-    runner = make_runner(tmp_path, provider)
-    runner.hooks = [DenyShell()]
-    asyncio.run(drain(runner))
+    runner = make_runner(tmp_path, provider, hooks=[DenyShell()])
+    events = asyncio.run(drain(runner))
     result = provider.requests[1].messages[-1].tool_result_part
     assert result.is_error and result.content == "denied by policy: shell"
     assert not (tmp_path / "work" / "x").exists()
@@ -84,11 +80,10 @@ def test_pause_stops_before_the_call_and_leaves_it_pending(tmp_path: Path) -> No
                         {"name": "list_dir", "arguments": {}}]},
         {"text": "never"},
     ])
-    runner = make_runner(tmp_path, provider)
-    runner.hooks = [PauseSecond()]
+    runner = make_runner(tmp_path, provider, hooks=[PauseSecond()])
     events = asyncio.run(drain(runner))
     assert [e.type for e in events][-2:] == ["approval_required", "unit_end"]
-    assert runner.outcome.verdict == "paused" and runner.outcome.exit_code == 3
+    assert unit_end(events).verdict == "paused" and unit_end(events).exit_code == 3
     assert [m.role for m in runner.session.messages] == ["user", "assistant", "tool"]  # two calls pending
     assert len(provider.requests) == 1
 
@@ -103,8 +98,7 @@ class Shrink(RunHook):
 
 def test_results_can_be_reshaped_and_rounds_can_yield_events(tmp_path: Path) -> None:
     provider = ScriptedProvider([LOOP[0], {"text": "ok"}])
-    runner = make_runner(tmp_path, provider)
-    runner.hooks = [Shrink()]
+    runner = make_runner(tmp_path, provider, hooks=[Shrink()])
     events = asyncio.run(drain(runner))
     assert "compaction" in [e.type for e in events]
     assert provider.requests[1].messages[-1].tool_result_part.content.endswith("chars stored]")
@@ -115,15 +109,15 @@ def test_resume_runs_the_calls_left_pending_then_asks_again(tmp_path: Path) -> N
         {"tool_calls": [{"name": "list_dir", "arguments": {}}, {"name": "write_file", "arguments": {"path": "p.txt", "content": "x"}}]},
         {"text": "finished"},
     ])
-    runner = make_runner(tmp_path, provider)
-    runner.hooks = [PauseSecond()]
-    asyncio.run(drain(runner))
-    assert runner.outcome.verdict == "paused" and not (tmp_path / "work" / "p.txt").exists()
-    runner.hooks = []  # the decision was made: the pending call may run now
+    runner = make_runner(tmp_path, provider, hooks=[PauseSecond()])
+    events = asyncio.run(drain(runner))
+    assert unit_end(events).verdict == "paused" and not (tmp_path / "work" / "p.txt").exists()
+    # the decision was made: the pending call may run now
+    runner = make_runner(tmp_path, provider, session=runner.session)
     events = asyncio.run(drain(runner, None))
     assert [e.type for e in events][:2] == ["tool_start", "tool_end"]
     assert (tmp_path / "work" / "p.txt").read_text() == "x"
-    assert runner.outcome.final_text == "finished" and check_pairing(runner.session.messages) == []
+    assert unit_end(events).final_text == "finished" and check_pairing(runner.session.messages) == []
 
 
 class ShrinkOnOverflow(RunHook):
@@ -139,19 +133,17 @@ class ShrinkOnOverflow(RunHook):
 def test_context_overflow_compacts_and_retries_once(tmp_path: Path) -> None:
     overflow = {"error": {"kind": "context_overflow", "status": 400, "message": "prompt is too long"}}
     provider = ScriptedProvider([overflow, {"text": "fits now"}])
-    runner = make_runner(tmp_path, provider)
     hook = ShrinkOnOverflow()
-    runner.hooks = [hook]
+    runner = make_runner(tmp_path, provider, hooks=[hook])
     events = asyncio.run(drain(runner))
     assert hook.calls == 1 and "compaction" in [e.type for e in events]
-    assert runner.outcome.final_text == "fits now"
+    assert unit_end(events).final_text == "fits now"
 
 
 def test_context_overflow_twice_fails_clearly(tmp_path: Path) -> None:
     overflow = {"error": {"kind": "context_overflow", "status": 400, "message": "prompt is too long"}}
-    runner = make_runner(tmp_path, ScriptedProvider([overflow, overflow, {"text": "never"}]))
     hook = ShrinkOnOverflow()
-    runner.hooks = [hook]
-    asyncio.run(drain(runner))
-    assert hook.calls == 1 and runner.outcome.exit_code == 1
-    assert "no longer fits the model's context window" in runner.outcome.message
+    runner = make_runner(tmp_path, ScriptedProvider([overflow, overflow, {"text": "never"}]), hooks=[hook])
+    events = asyncio.run(drain(runner))
+    assert hook.calls == 1 and unit_end(events).exit_code == 1
+    assert "no longer fits the model's context window" in unit_end(events).message

@@ -13,6 +13,7 @@ from arreio.cli.commands import curator as curator_cmd
 from arreio.cli.commands import skills as skills_cmd
 from arreio.curator.skills import USAGE_FILE
 from arreio.engine.errors import UsageError
+from arreio.engine.governance.redact import Redactor
 
 runner = CliRunner()
 
@@ -66,7 +67,7 @@ def test_curator_run_writes_a_procedural_record_per_real_run(home: Path) -> None
     ok(curator_cmd.app, home, "run", "--now", "2026-01-01T00:00:00Z")
     ok(curator_cmd.app, home, "run", "--dry-run", "--now", "2026-03-01T00:00:00Z")
     ok(curator_cmd.app, home, "run", "--now", "2026-03-01T00:00:00Z")
-    records = Substores(home).records("procedural")
+    records = Substores(home, redactor=Redactor()).records("procedural")
     assert [(r.agent, r.at) for r in records] == [
         ("curator", "2026-01-01T00:00:00.000Z"), ("curator", "2026-03-01T00:00:00.000Z")
     ]

@@ -53,7 +53,7 @@ def test_skills_feature_offers_the_tools_and_the_index(tmp_path: Path) -> None:
 
     from arreio.curator.feature import SkillsFeature
     from arreio.engine.config import Settings
-    from arreio.engine.feature import RunContext
+    from arreio.engine.run_context import RunContext
 
     state = tmp_path / ".arreio"
     ctx = RunContext(cwd=tmp_path, state_dir=state, settings=Settings(), clock=FakeClock(), env={})

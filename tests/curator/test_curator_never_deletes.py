@@ -18,7 +18,7 @@ from arreio.curator.skills import USAGE_FILE
 from arreio.curator.tools import skill_tools
 from arreio.curator.usage import UsageStore
 from arreio.engine.errors import UsageError
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.run_context import RunContext
 
 NAMES = ("alpha", "beta", "gamma")
 name = st.sampled_from(NAMES)
@@ -58,7 +58,7 @@ def test_no_sequence_of_operations_ever_deletes_a_skill_file(operations) -> None
         usage = UsageStore(skills_dir / USAGE_FILE, clock)
         library = SkillLibrary(skills_dir, clock)
         _, manage = skill_tools(state, clock)
-        ctx = ToolContext(root=Path(tmp))
+        ctx = RunContext(cwd=Path(tmp))
         written: set[str] = set()
         serial = 0
         # start from a curated library so short sequences already reach stale, archive and collisions

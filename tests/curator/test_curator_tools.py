@@ -11,11 +11,12 @@ from curator_fakes import FakeClock, write_skill
 from arreio.curator.skills import USAGE_FILE, load_skills
 from arreio.curator.tools import SkillManageTool, SkillViewTool, skill_tools
 from arreio.curator.usage import UsageStore
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 
 
 def call(tool: Tool, tmp_path: Path, **args) -> ToolResult:
-    return asyncio.run(tool.execute(tool.input_model.model_validate(args), ToolContext(root=tmp_path)))
+    return asyncio.run(tool.execute(tool.input_model.model_validate(args), RunContext(cwd=tmp_path)))
 
 
 @pytest.fixture
@@ -170,7 +171,7 @@ def test_through_the_real_chain_refusals_are_error_results(tools, tmp_path, skil
 
     registry = ToolRegistry(tools)
     write_skill(skills_dir, "theirs", created_by="user")
-    ctx = ToolContext(root=tmp_path)
+    ctx = RunContext(cwd=tmp_path)
     refused = asyncio.run(run_tool(registry, "skill_manage",
                                    {"action": "patch", "name": "theirs", "old_string": "Do", "new_string": "x"}, ctx))
     assert refused.is_error and "written by the user" in refused.content

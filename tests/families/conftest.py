@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arreio.engine.config import Settings
-from arreio.engine.feature import RunContext
+from arreio.engine.run_context import RunContext
 from arreio.engine.testing import FixedClock
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import REPO, isolate

@@ -40,7 +40,7 @@ def run(tmp_path: Path, models: Models, *, config: dict | None = None, features:
         (work / ".arreio" / "config.yaml").write_text(json.dumps(config))
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
     deps = PipelineDeps(clock=FixedClock(), provider_factory=models,
-                        features=[DelegateFeature(provider_factory=models), ToolReportFeature(), *features])
+                        features=[DelegateFeature(), ToolReportFeature(), *features])
     events = asyncio.run(run_to_end(RunOptions(goal_text="# Delegate it\n", cwd=work, env=env), deps))
     report = json.loads((work / events[-1].report_path).read_text())
     return events, report
@@ -144,8 +144,8 @@ class ToolCallCeiling(RunHook):
     def __init__(self, limit: int) -> None:
         self.limit = limit
 
-    async def before_model(self, runner, request):
-        if runner.tool_calls >= self.limit:
+    async def before_model(self, turn, request):
+        if turn.totals.tool_calls >= self.limit:
             return Stop("partial", 4, f"tool-call ceiling {self.limit} reached")
         return None
 
@@ -173,12 +173,12 @@ def test_the_parents_ceilings_count_the_childs_calls(tmp_path: Path) -> None:
 
 
 def test_delegate_outside_a_run_is_a_readable_error() -> None:
-    from arreio.engine.tools.base import ToolContext
+    from arreio.engine.run_context import RunContext
     from arreio.engine.tools.chain import run_tool
     from arreio.engine.tools.delegate import Delegate
     from arreio.engine.tools.registry import ToolRegistry
 
-    result = asyncio.run(run_tool(ToolRegistry([Delegate()]), "delegate", {"task": "x"}, ToolContext(root=Path("."))))
+    result = asyncio.run(run_tool(ToolRegistry([Delegate()]), "delegate", {"task": "x"}, RunContext(cwd=Path("."))))
     assert result.is_error and "only works inside an agent run" in result.content
 
 

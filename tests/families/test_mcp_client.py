@@ -11,7 +11,7 @@ import time
 import pytest
 
 from arreio.engine.errors import ConfigError
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.mcp.config import parse_mcp_servers
 from arreio.engine.tools.mcp.hub import McpHub, tool_name
@@ -33,7 +33,7 @@ def shared(tmp_path_factory):
     """One started server for the read-only checks (start-up costs ~0.5 s)."""
     tmp = tmp_path_factory.mktemp("mcp")
     hub = _hub(tmp, fx=fixture_server(timeout_s=1.0))
-    yield hub, ToolRegistry(hub.tools()), ToolContext(root=tmp)
+    yield hub, ToolRegistry(hub.tools()), RunContext(cwd=tmp)
     hub.close()
 
 
@@ -67,7 +67,7 @@ def test_call_returns_text_through_the_chain(tmp_path) -> None:
                  env={"PATH": os.environ.get("PATH", ""), "GREETING": "hi "}, log_dir=None)
     hub.start()
     try:
-        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+        registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
         assert call(registry, ctx, "fx__echo", {"text": "there"}).content == "hi there"
         result = call(registry, ctx, "fx__add", {"a": 2, "b": 40})
         assert (result.content, result.is_error) == ("42", False)
@@ -120,7 +120,7 @@ def test_a_slow_call_hits_the_timeout_and_the_server_stays_usable(shared) -> Non
 def test_a_server_that_dies_mid_run_makes_its_tools_unavailable_with_a_warning(tmp_path) -> None:
     hub = _hub(tmp_path, fx=fixture_server())
     try:
-        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+        registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
         crashed = call(registry, ctx, "fx__crash")
         assert crashed.is_error and "stopped during the call" in crashed.content
         after = call(registry, ctx, "fx__add", {"a": 1, "b": 2})
@@ -136,7 +136,7 @@ def test_a_server_that_dies_mid_run_makes_its_tools_unavailable_with_a_warning(t
 def test_a_crash_quotes_what_the_server_said_during_the_call(tmp_path) -> None:
     hub = _hub(tmp_path, fx=fixture_server())
     try:
-        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+        registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
         call(registry, ctx, "fx__crash", {"last_words": "fatal: out of file handles"})
         warning = hub.drain_warnings()[0]
         assert "its stderr ends: fatal: out of file handles" in warning and "unrelated" not in warning
@@ -162,7 +162,7 @@ def test_a_server_that_fails_to_start_is_a_warning_with_its_stderr_and_no_tools(
 
 def test_close_shuts_the_server_process_down(tmp_path) -> None:
     hub = _hub(tmp_path, fx=fixture_server())
-    registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+    registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
     pid = int(call(registry, ctx, "fx__pid").content)
     hub.close()
     hub.close()  # idempotent
@@ -189,7 +189,7 @@ def _alive(pid: int) -> bool:
 def test_cancelling_a_call_returns_promptly(tmp_path) -> None:
     hub = _hub(tmp_path, fx=fixture_server(timeout_s=30))
     try:
-        registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+        registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
 
         async def cancel_soon():
             task = asyncio.ensure_future(run_tool(registry, "fx__slow", {"seconds": 20}, ctx))
@@ -267,7 +267,7 @@ def test_streamable_http_server_with_headers_from_the_environment(tmp_path) -> N
         hub.start()
         try:
             assert hub.states()[0].state == "ready", hub.states()[0].detail
-            registry, ctx = ToolRegistry(hub.tools()), ToolContext(root=tmp_path)
+            registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
             assert call(registry, ctx, "web__add", {"a": 20, "b": 22}).content == "42"
         finally:
             hub.close()

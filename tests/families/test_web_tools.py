@@ -9,7 +9,7 @@ import time
 import pytest
 
 from arreio.engine.errors import ConfigError
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.web.config import SearchSettings, WebSettings, parse_web
@@ -29,7 +29,7 @@ PAGE = """<!doctype html><html><head><title>Release notes · Widget</title><styl
 
 def fetch(url: str, *, allow_private: bool = True, **args):
     tool = WebFetch(WebSettings(allow_private=allow_private, timeout_s=3, max_redirects=3, max_chars=2000))
-    return asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": url, **args}, ToolContext(root=".")))
+    return asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": url, **args}, RunContext(cwd=".")))
 
 
 def test_html_page_becomes_readable_markdownish_text(local_server) -> None:
@@ -106,7 +106,7 @@ def test_download_is_capped(local_server) -> None:
     local_server.routes["/big.txt"] = reply(200, "y" * 200_000, "text/plain")
     tool = WebFetch(WebSettings(allow_private=True, max_bytes=50_000, max_chars=1000))
     result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": local_server.url + "/big.txt"},
-                                  ToolContext(root=".")))
+                                  RunContext(cwd=".")))
     assert "of 50,000" in result.content and "download stopped at 50,000 bytes" in result.content
 
 
@@ -150,7 +150,7 @@ def test_the_checked_address_is_the_one_connected_to(local_server) -> None:
     dns = FakeDns(docs_test=[["127.0.0.1"], ["10.1.2.3"]])
     tool = WebFetch(WebSettings(allow_private=True, timeout_s=3), resolve=dns)
     result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": f"http://docs.test:{port}/page.html"},
-                                  ToolContext(root=".")))
+                                  RunContext(cwd=".")))
     assert not result.is_error and "Widget 2.0" in result.content, result.content
     assert dns.asked == ["docs.test"]  # one lookup for the one hop
     path, headers = local_server.requests[-1]
@@ -161,7 +161,7 @@ def test_a_name_that_resolves_inside_is_refused_before_any_connection(local_serv
     dns = FakeDns(intranet_test=[["10.0.0.7"]])
     tool = WebFetch(WebSettings(allow_private=False, timeout_s=3), resolve=dns)
     result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": "http://intranet.test/admin"},
-                                  ToolContext(root=".")))
+                                  RunContext(cwd=".")))
     assert result.is_error and "intranet.test is a loopback/private address (10.0.0.7)" in result.content
 
 
@@ -198,7 +198,7 @@ def test_a_slow_site_times_out_readably(local_server) -> None:
     tool = WebFetch(WebSettings(allow_private=True, timeout_s=0.5))
     t0 = time.monotonic()
     result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": local_server.url + "/slow"},
-                                  ToolContext(root=".")))
+                                  RunContext(cwd=".")))
     assert time.monotonic() - t0 < 1.8
     assert result.is_error and "timed out" in result.content and "temporary failure" in result.content
 
@@ -236,7 +236,7 @@ def search(local_server, query="widget release", k=None, key="secret-key"):
     backend, why = make_backend(settings, {"BRAVE_API_KEY": key} if key else {})
     tool = WebSearch(backend, why_not=why)
     args = {"query": query} if k is None else {"query": query, "k": k}
-    return tool, asyncio.run(run_tool(ToolRegistry([tool]), "web_search", args, ToolContext(root=".")))
+    return tool, asyncio.run(run_tool(ToolRegistry([tool]), "web_search", args, RunContext(cwd=".")))
 
 
 def test_web_search_speaks_the_brave_api(local_server) -> None:

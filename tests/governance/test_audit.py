@@ -7,12 +7,13 @@ from itertools import pairwise
 from pathlib import Path
 
 from arreio.engine.governance.audit import AuditJournal
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.testing import FixedClock
 from tests.governance.helpers import run
 
 
 def journal_with(tmp_path: Path, n: int) -> AuditJournal:
-    journal = AuditJournal(tmp_path / ".arreio", FixedClock())
+    journal = AuditJournal(tmp_path / ".arreio", FixedClock(), redactor=Redactor())
     for i in range(n):
         journal.append("tool_call", {"run_id": f"run-{i % 2}", "name": "read_file", "i": i})
     return journal
@@ -82,20 +83,20 @@ def test_a_run_journals_tool_calls_approvals_and_its_cost(tmp_path: Path) -> Non
         {"text": "done"},
     ]
     _, report = run(work, replies, yes=True)
-    entries = AuditJournal(work / ".arreio").entries()
+    entries = AuditJournal(work / ".arreio", redactor=Redactor()).entries()
     assert [e["kind"] for e in entries] == ["run_start", "tool_call", "approval", "tool_call", "gate", "run_end"]
     assert entries[1]["payload"]["args_digest"].startswith("sha256:") and entries[1]["payload"]["status"] == "ok"
     assert entries[2]["payload"]["by"] == "--yes" and entries[2]["payload"]["name"] == "shell"
     assert entries[-1]["payload"]["cost_usd"] == 0.0 and entries[-1]["payload"]["verdict"] == "success"
     assert all(e["payload"]["run_id"] == report["run_id"] for e in entries)
-    assert AuditJournal(work / ".arreio").verify().ok
+    assert AuditJournal(work / ".arreio", redactor=Redactor()).verify().ok
 
 
 def test_the_curator_writes_its_changes_to_the_journal(work: Path, cli) -> None:
     from arreio.cli.commands.curator import build_curator
 
     build_curator(None, None, None).on_audit({"kind": "archived", "name": "old-skill"})
-    entries = AuditJournal(work / ".arreio").entries()
+    entries = AuditJournal(work / ".arreio", redactor=Redactor()).entries()
     assert entries[-1]["kind"] == "curator" and entries[-1]["payload"]["name"] == "old-skill"
 
 
@@ -122,6 +123,6 @@ def test_the_v1_journal_fixture_still_verifies(tmp_path: Path) -> None:
     from tests.conftest import REPO
 
     shutil.copy(REPO / "fixtures" / "audit" / "v1" / "audit.jsonl", tmp_path / "audit.jsonl")
-    result = AuditJournal(tmp_path).verify()
+    result = AuditJournal(tmp_path, redactor=Redactor()).verify()
     assert result.ok and result.entries == 4
-    assert [e["kind"] for e in AuditJournal(tmp_path).entries()] == ["run_start", "tool_call", "approval", "run_end"]
+    assert [e["kind"] for e in AuditJournal(tmp_path, redactor=Redactor()).entries()] == ["run_start", "tool_call", "approval", "run_end"]

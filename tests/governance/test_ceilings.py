@@ -14,7 +14,7 @@ from arreio.engine.governance.ceilings import CeilingsHook
 from arreio.engine.governance.settings import GovernanceSettings, governance_settings
 from arreio.engine.testing import ScriptedProvider, SlowProvider
 from arreio.engine.tools.base import Tool, ToolResult
-from tests.conftest import drain, make_runner
+from tests.conftest import drain, make_runner, unit_end
 from tests.governance.helpers import kinds, run, write_config
 
 LANDED = "Here is what I have so far."
@@ -131,23 +131,21 @@ def test_cost_budget_counts_the_estimated_spend(tmp_path: Path) -> None:
     settings = GovernanceSettings(max_cost_usd=0.01)
     usage = {"input_tokens": 1000, "output_tokens": 200}  # $0.006 a turn at claude-sonnet-4 prices
     provider = ScriptedProvider([{**r, "usage": usage} for r in [*listing(1), {"text": LANDED}, *listing(3)]])
-    runner = make_runner(tmp_path, provider)
-    runner.model = "anthropic/claude-sonnet-4"
-    runner.hooks = [CeilingsHook(settings, partial_path="p.md", session_id="s")]
+    runner = make_runner(tmp_path, provider, model="anthropic/claude-sonnet-4",
+                         hooks=[CeilingsHook(settings, partial_path="p.md", session_id="s")])
     events = asyncio.run(drain(runner))
     ceiling = kinds(events, "ceiling")
     assert [c.kind for c in ceiling] == ["cost"] and "of a $0.01 budget" in ceiling[0].message
-    assert runner.outcome.exit_code == 4 and runner.outcome.final_text == LANDED and len(provider.requests) == 2
+    assert unit_end(events).exit_code == 4 and unit_end(events).final_text == LANDED and len(provider.requests) == 2
 
 
 def test_unknown_price_warns_once_instead_of_guessing(tmp_path: Path) -> None:
     provider = ScriptedProvider([*listing(2), {"text": "done"}])
-    runner = make_runner(tmp_path, provider)
-    runner.model = "litellm/some-unpriced-model-xyz"
-    runner.hooks = [CeilingsHook(GovernanceSettings(max_cost_usd=1.0), partial_path="p.md", session_id="s")]
+    runner = make_runner(tmp_path, provider, model="litellm/some-unpriced-model-xyz",
+                         hooks=[CeilingsHook(GovernanceSettings(max_cost_usd=1.0), partial_path="p.md", session_id="s")])
     events = asyncio.run(drain(runner))
     assert len([e for e in events if e.type == "warning" and e.code == "cost_unknown"]) == 1
-    assert runner.outcome.verdict == "success"
+    assert unit_end(events).verdict == "success"
 
 
 class NeverReturns(Tool):

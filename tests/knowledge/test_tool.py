@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from arreio.engine.run_context import RunContext
 from arreio.engine.testing import ScriptedProvider
-from arreio.engine.tools.base import ToolContext
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
 from arreio.memory.knowledge.tool import KbSearchTool, kb_tools
-from tests.conftest import drain, make_runner
+from tests.conftest import drain, make_runner, unit_end
 from tests.knowledge.conftest import CountingEmbedder
 
 
@@ -48,7 +48,7 @@ def test_kb_search_through_the_tool_chain(tmp_path: Path, docs: Path) -> None:
     state = tmp_path / "state"
     _build(state, docs)
     registry = ToolRegistry([_tool(state)])
-    ctx = ToolContext(root=docs)
+    ctx = RunContext(cwd=docs)
     result = asyncio.run(run_tool(registry, "kb_search", {"query": "向量检索", "k": 2}, ctx))
     assert not result.is_error
     assert result.content.startswith("[1] notes/chinese.md:")  # path relative to the working root
@@ -70,7 +70,7 @@ def test_kb_search_in_an_offline_run(tmp_path: Path, docs: Path) -> None:
     ])
     runner = make_runner(tmp_path, provider, extra_tools=[_tool(state)])
     events = asyncio.run(drain(runner, "How do I compost?"))
-    assert runner.outcome.verdict == "success"
+    assert unit_end(events).verdict == "success"
     assert any(e.type == "tool_end" for e in events)
     assert "kb_search" in [spec.name for spec in provider.requests[0].tools]
     result = provider.requests[1].messages[-1].tool_result_part
@@ -82,7 +82,7 @@ def test_kb_search_in_an_offline_run(tmp_path: Path, docs: Path) -> None:
 
 def test_knowledge_feature_offers_the_tool_only_with_documents(tmp_path: Path, docs: Path) -> None:
     from arreio.engine.config import Settings
-    from arreio.engine.feature import RunContext
+    from arreio.engine.run_context import RunContext
     from arreio.engine.testing import FixedClock
     from arreio.memory.knowledge.feature import KnowledgeFeature
 
@@ -97,6 +97,6 @@ def test_kb_search_tells_the_model_when_it_matched_by_keyword_only(tmp_path: Pat
     state = tmp_path / "state"
     _build(state, docs)  # vectors made by the hashing embedder …
     keyword_only = KbSearchTool(state, open_kb=lambda: KnowledgeBase(SqliteBackend(state / DB_NAME), None))
-    result = asyncio.run(run_tool(ToolRegistry([keyword_only]), "kb_search", {"query": "向量检索"}, ToolContext(root=docs)))
+    result = asyncio.run(run_tool(ToolRegistry([keyword_only]), "kb_search", {"query": "向量检索"}, RunContext(cwd=docs)))
     assert result.content.startswith("(note: ") and "keyword search only" in result.content  # … but none now
     assert "[1] notes/chinese.md:" in result.content

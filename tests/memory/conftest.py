@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from arreio.engine.governance.redact import Redactor
 from arreio.memory.store import MemoryLimits, MemoryStores
 from arreio.memory.substores import Substores
 
@@ -56,4 +57,4 @@ def stores(state: Path, clock: FixedClock) -> MemoryStores:
 
 @pytest.fixture
 def substores(state: Path, clock: FixedClock) -> Substores:
-    return Substores(state, clock=clock)
+    return Substores(state, clock=clock, redactor=Redactor())

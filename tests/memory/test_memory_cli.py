@@ -11,6 +11,7 @@ import typer
 from arreio.cli.commands import memory as memory_cmd
 from arreio.cli.errors import report
 from arreio.engine.errors import ArreioError
+from arreio.engine.governance.redact import Redactor
 from arreio.memory.substores import SUBSTORES, Substores
 
 
@@ -103,7 +104,7 @@ def test_unknown_substore_lists_the_five(arreio):
 
 
 def _seed(workdir: Path, clock) -> list:
-    substores = Substores(workdir / ".arreio", clock=clock)
+    substores = Substores(workdir / ".arreio", clock=clock, redactor=Redactor())
     first = substores.append("decision", "cli", {"kind": "approval", "verdict": "approved"})
     clock.advance(120)
     second = substores.append("decision", "cli", {"kind": "gate", "verdict": "passed"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.run_context import RunContext
 from arreio.memory.entries import blocked_handle
 from arreio.memory.snapshot import MemorySnapshotBlock
 from arreio.memory.store import MemoryStores
@@ -47,7 +47,7 @@ def test_snapshot_frozen_across_a_mid_session_write(stores, state):
     block = MemorySnapshotBlock(stores)  # session start
     first = block.render()
     tool = MemoryTool(stores)
-    result = asyncio.run(tool.execute({"action": "add", "content": "CI runs on GitHub Actions"}, ToolContext(root=state)))
+    result = asyncio.run(tool.execute({"action": "add", "content": "CI runs on GitHub Actions"}, RunContext(cwd=state)))
     assert not result.is_error
     assert "CI runs on GitHub Actions" in (state / "MEMORY.md").read_text(encoding="utf-8")  # on disk at once
     assert block.render() == first  # the prompt did not change
@@ -65,7 +65,7 @@ def test_unsafe_entry_renders_as_blocked_placeholder_and_stays_removable(stores,
     assert "[BLOCKED:" in text and "prompt injection" in text
     handle = blocked_handle(poisoned)
     assert handle in text
-    result = asyncio.run(MemoryTool(stores).execute({"action": "remove", "old_text": handle}, ToolContext(root=state)))
+    result = asyncio.run(MemoryTool(stores).execute({"action": "remove", "old_text": handle}, RunContext(cwd=state)))
     assert not result.is_error, result.content
     assert stores.memory.entries() == ["Project uses uv"]
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 import pytest
 
 from arreio.engine.errors import UsageError
+from arreio.engine.governance.redact import Redactor
 from arreio.memory.record_id import CROCKFORD, UlidGenerator, decode_time_ms, new_record_id
 from arreio.memory.run_records import record_decision, record_episode, record_transcript
 from arreio.memory.substores import PREFIXES, SUBSTORES, SubstoreRecord, Substores
@@ -229,10 +230,11 @@ APPENDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
+    from arreio.engine.governance.redact import Redactor
     from arreio.memory.substores import Substores
 
     state, name, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
-    substores = Substores(state)
+    substores = Substores(state, redactor=Redactor())
     while not go.exists():
         time.sleep(0.001)
     for number in range(count):
@@ -250,7 +252,7 @@ def test_two_processes_appending_concurrently_lose_nothing(tmp_path):
     time.sleep(0.3)
     go.touch()
     assert [writer.wait(timeout=60) for writer in writers] == [0, 0]
-    substores = Substores(state)
+    substores = Substores(state, redactor=Redactor())
     records, total = substores.list("transcript")
     assert total == 2 * count and substores.diagnostics == []
     assert len({record.id for record in records}) == 2 * count

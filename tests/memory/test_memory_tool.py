@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from arreio.engine.tools.base import ToolContext, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import ToolResult
 from arreio.memory.store import MemoryLimits, MemoryStores
 from arreio.memory.tool import MemoryInput, MemoryTool
 
@@ -17,7 +18,7 @@ def tool(stores) -> MemoryTool:
 
 
 def call(tool: MemoryTool, turn: int = 1, session: str = "s1", **args) -> ToolResult:
-    return asyncio.run(tool.execute(args, ToolContext(root=tool.stores.state_dir, session_id=session, turn=turn)))
+    return asyncio.run(tool.execute(args, RunContext(cwd=tool.stores.state_dir, session_id=session, turn=turn)))
 
 
 def test_tool_contract():
@@ -49,7 +50,7 @@ def test_user_target(tool):
 
 
 def test_accepts_a_validated_model(tool):
-    result = asyncio.run(tool.execute(MemoryInput(action="add", content="x fact"), ToolContext(root=tool.stores.state_dir)))
+    result = asyncio.run(tool.execute(MemoryInput(action="add", content="x fact"), RunContext(cwd=tool.stores.state_dir)))
     assert not result.is_error
 
 

@@ -13,8 +13,8 @@ from arreio.engine.errors import UsageError
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 from arreio.engine.prompt import assemble_system
 from arreio.engine.providers.base import ModelRequest, ToolSpec
+from arreio.engine.governance.redact import CASSETTE, Redactor
 from arreio.engine.providers.cassette import (
-    Redactor,
     canonical_request,
     compare_cassettes,
     diff_requests,
@@ -25,6 +25,9 @@ from arreio.engine.providers.cassette import (
 from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.testing import FixedClock, ScriptedProvider
+
+
+PLAIN = Redactor(labels=CASSETTE)  # no environment secrets: token formats only
 
 
 def _request(cwd: Path, *, when: str = "2026-06-27T16:00:00+00:00", session: str = "s1", extra: list[Message] = ()) -> ModelRequest:
@@ -43,7 +46,8 @@ def _request(cwd: Path, *, when: str = "2026-06-27T16:00:00+00:00", session: str
 
 
 def test_redactor_finds_env_secrets_and_token_formats() -> None:
-    r = Redactor({"GITHUB_TOKEN": "abcdefgh12345", "DB_PASSWORD": "pa55word!", "SHORT_KEY": "abc", "HOME": "/home/me-long"})
+    env = {"GITHUB_TOKEN": "abcdefgh12345", "DB_PASSWORD": "pa55word!", "SHORT_KEY": "abc", "HOME": "/home/me-long"}
+    r = Redactor.from_env(env, labels=CASSETTE)
     text = "tok abcdefgh12345 pw pa55word! short abc home /home/me-long sk-ant-api03-ABCDEFGHIJKLMNOP AKIAABCDEFGHIJKLMNOP xoxb-1234-abcdefghij"
     out = r.text(text)
     assert "[redacted:GITHUB_TOKEN]" in out and "[redacted:DB_PASSWORD]" in out
@@ -53,7 +57,7 @@ def test_redactor_finds_env_secrets_and_token_formats() -> None:
 
 
 def test_a_secret_split_across_stream_chunks_is_still_redacted() -> None:
-    r = Redactor({"API_KEY": "supersecret99"})
+    r = Redactor({"API_KEY": "supersecret99"}, labels=CASSETTE)
     pieces = ["the key is supe", "rsecr", "et99, done", " and sk-", "ABCDEFGHIJKLMNOPQRST!"]
     out = r.chunks(pieces)
     assert len(out) == len(pieces)
@@ -62,13 +66,13 @@ def test_a_secret_split_across_stream_chunks_is_still_redacted() -> None:
 
 
 def test_redacted_events_keep_their_shape() -> None:
-    r = Redactor({"X_TOKEN": "12345678"})
+    r = Redactor({"X_TOKEN": "12345678"}, labels=CASSETTE)
     events = [
         {"type": "text", "text": "a 1234"}, {"type": "text", "text": "5678 b"},
         {"type": "tool_call", "id": "c", "name": "shell", "arguments": {"command": "echo 12345678"}},
         {"type": "done", "stop_reason": "end_turn", "usage": {"input_tokens": 1}, "error": None},
     ]
-    out = r.events(events)
+    out = r.stream_events(events)
     assert [e["type"] for e in out] == ["text", "text", "tool_call", "done"]
     assert out[0]["text"] + out[1]["text"] == "a [redacted:X_TOKEN] b"
     assert out[2]["arguments"]["command"] == "echo [redacted:X_TOKEN]" and out[3] == events[3]
@@ -81,8 +85,8 @@ def test_fingerprint_ignores_date_platform_workdir_and_session(tmp_path: Path) -
     a, b = tmp_path / "a" / "work", tmp_path / "elsewhere" / "work"
     a.mkdir(parents=True)
     b.mkdir(parents=True)
-    one = canonical_request(_request(a, session="s1"))
-    two = canonical_request(_request(b, when="2031-01-02T03:04:05+00:00", session="s2"))
+    one = canonical_request(_request(a, session="s1"), PLAIN)
+    two = canonical_request(_request(b, when="2031-01-02T03:04:05+00:00", session="s2"), PLAIN)
     assert fingerprint(one) == fingerprint(two)
     env = one["system"][-1]["text"]
     assert "<cwd>" in env and "<date>" in env and "<platform>" in env
@@ -94,13 +98,13 @@ def test_workdir_is_replaced_only_as_a_whole_path(tmp_path: Path) -> None:
     work = tmp_path / "w"
     work.mkdir()
     extra = [Message.user(f"compare {work}/x with {work}2/y and {work}.bak")]
-    text = json.dumps(canonical_request(_request(work, extra=extra))["messages"][-1])
+    text = json.dumps(canonical_request(_request(work, extra=extra), PLAIN)["messages"][-1])
     assert "<cwd>/x" in text and f"{work}2/y" in text and f"{work}.bak" in text
 
 
 def test_digest_diff_names_blocks_tools_params_and_messages(tmp_path: Path) -> None:
     base = _request(tmp_path)
-    rec = request_digest(canonical_request(base))
+    rec = request_digest(canonical_request(base, PLAIN))
     assert diff_requests(rec, rec) == []
 
     changed = base.model_copy(deep=True)
@@ -109,7 +113,7 @@ def test_digest_diff_names_blocks_tools_params_and_messages(tmp_path: Path) -> N
     changed.max_tokens = 1024
     changed.messages[2] = Message.tool_result(ToolResultPart(call_id="c1", name="read_file", content="new"))
     changed.messages.append(Message.user("and more"))
-    words = diff_requests(rec, request_digest(canonical_request(changed)))
+    words = diff_requests(rec, request_digest(canonical_request(changed, PLAIN)))
     assert "the system prompt's block 'identity' differs" in words
     assert "tools offered differ: + web_fetch" in words
     assert "parameter max_tokens differs: 8192 recorded, 1024 now" in words
@@ -119,7 +123,7 @@ def test_digest_diff_names_blocks_tools_params_and_messages(tmp_path: Path) -> N
     fewer = base.model_copy(deep=True)
     fewer.system = [b for b in fewer.system if b.name != "tools"]
     fewer.tools = []
-    words = diff_requests(rec, request_digest(canonical_request(fewer)))
+    words = diff_requests(rec, request_digest(canonical_request(fewer, PLAIN)))
     assert words == ["the system prompt lost block 'tools'", "tools offered differ: - read_file"]
 
 
@@ -132,7 +136,7 @@ def _first(cwd: Path) -> ModelRequest:
 
 
 def _record(path: Path, replies: list[dict], requests: list[ModelRequest]) -> None:
-    provider = RecordingProvider(ScriptedProvider(replies), path, model="offline", env={}, clock=FixedClock())
+    provider = RecordingProvider(ScriptedProvider(replies), path, model="offline", redactor=Redactor(), clock=FixedClock())
 
     async def go() -> None:
         for request in requests:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from arreio.engine.tools.base import ToolContext, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import ToolResult
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
@@ -24,16 +25,16 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ctx(root: Path) -> ToolContext:
-    return ToolContext(root=root, env={"PATH": "/usr/bin:/bin"})
+def ctx(root: Path) -> RunContext:
+    return RunContext(cwd=root, env={"PATH": "/usr/bin:/bin"})
 
 
 @pytest.fixture
-def call(ctx: ToolContext) -> Callable[..., ToolResult]:
+def call(ctx: RunContext) -> Callable[..., ToolResult]:
     """call("read_file", path="a.txt") → the ToolResult the model would see."""
     registry = ToolRegistry(builtin_tools())
 
-    def _call(name: str, _ctx: ToolContext | None = None, **arguments: Any) -> ToolResult:
+    def _call(name: str, _ctx: RunContext | None = None, **arguments: Any) -> ToolResult:
         return asyncio.run(run_tool(registry, name, arguments, _ctx or ctx))
 
     return _call

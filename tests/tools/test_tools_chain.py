@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -23,7 +24,7 @@ class Echo(Tool):
     description = "Repeat text."
     input_model = EchoInput
 
-    async def execute(self, args: EchoInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: EchoInput, ctx: RunContext) -> ToolResult:
         return ToolResult(args.text * args.times)
 
 
@@ -37,7 +38,7 @@ class Sleeper(Tool):
     input_model = SleepInput
     timeout_s = 0.05
 
-    async def execute(self, args: SleepInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: SleepInput, ctx: RunContext) -> ToolResult:
         await asyncio.sleep(args.seconds)
         return ToolResult("awake")
 
@@ -51,7 +52,7 @@ class Failing(Tool):
     class input_model(BaseModel):  # noqa: N801 — a ClassVar holding the model
         kind: str
 
-    async def execute(self, args, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args, ctx: RunContext) -> ToolResult:
         if args.kind == "transient":
             raise ToolError("server busy", transient=True)
         if args.kind == "definitive":
@@ -68,13 +69,13 @@ def registry() -> ToolRegistry:
     return ToolRegistry([Echo(), Sleeper(), Failing()])
 
 
-def run(registry: ToolRegistry, name: str, arguments, ctx: ToolContext, **kw) -> ToolResult:
+def run(registry: ToolRegistry, name: str, arguments, ctx: RunContext, **kw) -> ToolResult:
     return asyncio.run(run_tool(registry, name, arguments, ctx, **kw))
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(root=tmp_path)
+def ctx(tmp_path: Path) -> RunContext:
+    return RunContext(cwd=tmp_path)
 
 
 def test_success_passes_through(registry, ctx) -> None:

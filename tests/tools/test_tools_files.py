@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.config import Settings
+from arreio.engine.run_context import RunContext
 
 
 def write_lines(path: Path, count: int) -> None:
@@ -38,7 +39,7 @@ def test_read_tail_of_file_note_without_read_on(call, root: Path) -> None:
 
 def test_read_default_limit_from_settings(root: Path, call) -> None:
     write_lines(root / "big.txt", 30)
-    ctx = ToolContext(root=root, settings={"read_limit_lines": 10})
+    ctx = RunContext(cwd=root, settings=Settings(tools={"read_limit_lines": 10}))
     result = call("read_file", ctx, path="big.txt")
     assert result.content.count("\n") == 10  # 10 lines + the note
     assert "[showing lines 1–10 of 30; use offset=11 to read on]" in result.content

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.config import Settings
+from arreio.engine.run_context import RunContext
 
 
 def make_tree(root: Path) -> None:
@@ -60,7 +61,7 @@ def test_grep_caps_matches_and_reports_total(call, root: Path) -> None:
 
 def test_grep_cap_from_settings(call, root: Path) -> None:
     (root / "many.txt").write_text("hit\n" * 20)
-    result = call("grep", ToolContext(root=root, settings={"grep_max_matches": 5}), pattern="hit")
+    result = call("grep", RunContext(cwd=root, settings=Settings(tools={"grep_max_matches": 5})), pattern="hit")
     assert result.content.splitlines()[-1].startswith("[showing 5 of 20 matches")
 
 

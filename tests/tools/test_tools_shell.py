@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.tools.base import ToolContext
+from arreio.engine.config import Settings
+from arreio.engine.run_context import RunContext
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.shell import HeadTail, Shell, blocked_by
@@ -87,14 +88,14 @@ def test_timeout_kills_the_process_group(call, root: Path) -> None:
 
 
 def test_timeout_default_from_settings(call, root: Path) -> None:
-    ctx = ToolContext(root=root, env={}, settings={"shell_timeout_s": 0.5})
+    ctx = RunContext(cwd=root, env={}, settings=Settings(tools={"shell_timeout_s": 0.5}))
     result = call("shell", ctx, command="sleep 30")
     assert result.is_error and "timed out after 0.5 s" in result.content
 
 
 def test_cancel_kills_the_process_group(root: Path) -> None:
     registry = ToolRegistry([Shell()])
-    ctx = ToolContext(root=root, env={})
+    ctx = RunContext(cwd=root, env={})
 
     async def scenario() -> None:
         task = asyncio.create_task(
@@ -117,7 +118,7 @@ def test_cancel_kills_the_process_group(root: Path) -> None:
 
 
 def test_output_cap_keeps_head_and_tail(root: Path, call) -> None:
-    ctx = ToolContext(root=root, env={"PATH": "/usr/bin:/bin"}, settings={"shell_output_cap": 1000})
+    ctx = RunContext(cwd=root, env={"PATH": "/usr/bin:/bin"}, settings=Settings(tools={"shell_output_cap": 1000}))
     result = call("shell", ctx, command="echo FIRST; seq 1 20000; echo LAST")
     assert not result.is_error
     assert result.content.startswith("FIRST\n1\n2\n")
@@ -185,7 +186,7 @@ def test_blocklisted_command_is_refused_before_running(call, root: Path) -> None
 def test_env_is_passed_explicitly(root: Path, call) -> None:
     assert "ARREIO_ONLY_IN_CTX" not in os.environ
     before = dict(os.environ)
-    ctx = ToolContext(root=root, env={"ARREIO_ONLY_IN_CTX": "hello", "PATH": "/usr/bin:/bin"})
+    ctx = RunContext(cwd=root, env={"ARREIO_ONLY_IN_CTX": "hello", "PATH": "/usr/bin:/bin"})
     result = call("shell", ctx, command='echo "v=$ARREIO_ONLY_IN_CTX"; echo "h=${HOME:-unset}"')
     assert result.content.splitlines()[:2] == ["v=hello", "h=unset"]
     assert dict(os.environ) == before

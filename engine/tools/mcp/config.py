@@ -113,3 +113,8 @@ def describe(config: McpServerConfig) -> str:
     if isinstance(config, StdioServer):
         return " ".join([config.command, *config.args])
     return config.url
+
+
+def mcp_servers(settings: Any) -> dict[str, McpServerConfig]:
+    """The run's `mcp_servers:` section (`RunContext.section(mcp_servers)` parses it once per run)."""
+    return parse_mcp_servers(settings.mcp_servers)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import atexit
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook, WarningsHook
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.mcp.config import mcp_servers
 
 if TYPE_CHECKING:
     from arreio.engine.conveyor.report import RunReport
@@ -31,18 +33,14 @@ class McpFeature(Feature):
 
     name = "mcp"
 
-    def check(self, settings: Any) -> None:
-        from arreio.engine.tools.mcp.config import parse_mcp_servers
-
-        parse_mcp_servers(settings.mcp_servers)
+    def check(self, ctx: RunContext) -> None:
+        ctx.section(mcp_servers)
 
     def __init__(self) -> None:
         self._hub: McpHub | None = None
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        from arreio.engine.tools.mcp.config import parse_mcp_servers
-
-        servers = parse_mcp_servers(ctx.settings.mcp_servers)
+        servers = ctx.section(mcp_servers)
         if not any(s.enabled for s in servers.values()):
             return []
         if self._hub is None:

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
 from arreio.engine.messages import ImagePart
-from arreio.engine.tools.base import Tool, ToolContext, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolResult
 
 if TYPE_CHECKING:
     from arreio.engine.tools.mcp.hub import McpHub
@@ -104,7 +105,7 @@ class McpTool(Tool):
     def input_schema(self) -> dict[str, Any]:  # type: ignore[override]
         return self._schema
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         arguments = args.model_dump() if isinstance(args, BaseModel) else dict(args)
         return await self.hub.call(self.server, self.remote, arguments, self.call_timeout_s)
 

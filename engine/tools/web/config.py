@@ -48,3 +48,8 @@ class WebSettings(BaseModel):
 def parse_web(raw: Mapping[str, Any] | None) -> WebSettings:
     """Validate the section; a mistake is one ConfigError naming the field (`web.search.backend`)."""
     return parse_section(WebSettings, raw, "web")
+
+
+def web_settings(settings: Any) -> WebSettings:
+    """The run's `web:` section (`RunContext.section(web_settings)` parses it once per run)."""
+    return parse_web(settings.web)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from arreio.engine.feature import Feature, RunContext
+from arreio.engine.feature import Feature
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.web.config import web_settings
 
 if TYPE_CHECKING:
     from arreio.engine.tools.base import Tool
@@ -13,17 +15,14 @@ if TYPE_CHECKING:
 class WebFeature(Feature):
     name = "web"
 
-    def check(self, settings: Any) -> None:
-        from arreio.engine.tools.web.config import parse_web
-
-        parse_web(settings.web)
+    def check(self, ctx: RunContext) -> None:
+        ctx.section(web_settings)
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        from arreio.engine.tools.web.config import parse_web
         from arreio.engine.tools.web.fetch import WebFetch
         from arreio.engine.tools.web.search import WebSearch, make_backend
 
-        settings = parse_web(ctx.settings.web)
+        settings = ctx.section(web_settings)
         out: list[Tool] = [WebFetch(settings)] if settings.fetch else []
         backend, why_not = make_backend(settings.search, ctx.env)
         default_k = settings.search.max_results if settings.search else 5

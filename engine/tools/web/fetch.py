@@ -22,7 +22,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.web.config import WebSettings
 
 _TEXTUAL = ("text/", "application/xml", "application/javascript", "application/x-yaml", "application/yaml")
@@ -50,7 +51,7 @@ class WebFetch(Tool):
         self.resolve = resolve or system_resolve
         self.timeout_s = self.settings.timeout_s + 5  # type: ignore[misc]  # our own timeout speaks first
 
-    async def execute(self, args: WebFetchInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: WebFetchInput, ctx: RunContext) -> ToolResult:
         import httpx
 
         s = self.settings

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.tools.base import Tool, ToolContext, ToolError, ToolResult
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.web.config import SearchSettings
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
@@ -117,7 +118,7 @@ class WebSearch(Tool):
         """The resolver's prerequisite: offered only with a working backend."""
         return None if self.backend is not None else (self.why_not or "no search backend configured")
 
-    async def execute(self, args: WebSearchInput, ctx: ToolContext) -> ToolResult:
+    async def execute(self, args: WebSearchInput, ctx: RunContext) -> ToolResult:
         if self.backend is None:
             raise ToolError(self.why_not or "no search backend configured")
         hits = await self.backend.search(args.query, args.k or self.default_k)

@@ -1,0 +1,23 @@
+"""The engine's own features: what every run has unless the caller says otherwise (DESIGN.md section 1:
+defaults are the real thing). A library caller who builds `PipelineDeps()` gets ceilings, approvals,
+redaction, the audit journal, compaction and the tool families without knowing to ask."""
+
+from __future__ import annotations
+
+from arreio.engine.context.feature import ContextFeature
+from arreio.engine.feature import Feature
+from arreio.engine.governance.feature import GovernanceFeature
+from arreio.engine.tools.delegate import DelegateFeature
+from arreio.engine.tools.mcp.feature import McpFeature
+from arreio.engine.tools.resolver import ToolReportFeature
+from arreio.engine.tools.web.feature import WebFeature
+
+
+def engine_features(*layers: Feature) -> list[Feature]:
+    """Governance first: its ceilings, approvals and redaction wrap every other feature's hooks. Then
+    the layers above the engine (memory, skills, knowledge: `cli/deps.py`), the tool families, the
+    tool report, and context engineering last, so it measures and compacts what the others produced."""
+    return [
+        GovernanceFeature(), *layers, McpFeature(), WebFeature(), DelegateFeature(), ToolReportFeature(),
+        ContextFeature(),
+    ]

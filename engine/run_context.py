@@ -1,0 +1,74 @@
+"""The run's context: one object every feature, hook and tool sees (DESIGN.md sections 1 and 6).
+
+It is complete before any feature's `tools()` runs — the session and run ids are chosen first — so
+nothing is patched in afterwards. The runner hands each tool call a copy (`for_call`) that adds what
+only that call has: the step number, the stream for events a long tool emits, and the runner itself
+(the sub-agent tool spawns its child through it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from arreio.engine.config import Settings
+from arreio.engine.governance.redact import Redactor
+from arreio.engine.paths import state_dir as default_state_dir
+from arreio.engine.ports import Clock, SystemClock
+from arreio.engine.providers.registry import ProviderFactory, make_provider
+
+if TYPE_CHECKING:
+    from arreio.engine.conveyor.runner import Runner
+
+Section = TypeVar("Section")
+
+
+@dataclass
+class RunContext:
+    """What the run is and where it happens. `cwd` is the working directory: file tools stay inside
+    it. `redactor` is the run's one redactor; every writer uses it. `provider_factory` is the run's
+    one source of providers (already wrapped for `--record`/`--replay`)."""
+
+    cwd: Path
+    settings: Settings = field(default_factory=Settings)
+    clock: Clock = field(default_factory=SystemClock)
+    env: Mapping[str, str] = field(default_factory=dict)
+    state_dir: Path | None = None  # None: `.arreio/` in `cwd`, or `$ARREIO_HOME`
+    redactor: Redactor | None = None  # None: built from `env`
+    provider_factory: ProviderFactory = make_provider
+    session_id: str = ""
+    session_path: Path | None = None
+    run_id: str = ""
+    approve_all: bool = False  # `--yes`: approve sensitive actions for this run
+    # Asks a person about a sensitive call (an interactive terminal); None when nobody can answer.
+    ask: Callable[[Any], bool] | None = None
+    # -- one tool call's own (set by `for_call`) --
+    turn: int = 0  # the runner's step number; tools that cap failures "per turn" key on it
+    emit: Callable[[Any], None] | None = None  # streams events out of a long tool (a sub-agent's own)
+    runner: Runner | None = None  # the runner running this call
+    _sections: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.cwd = Path(self.cwd).resolve()
+        if self.state_dir is None:
+            self.state_dir = default_state_dir(self.cwd, self.env)
+        if self.redactor is None:
+            self.redactor = Redactor.from_env(self.env)
+
+    def section(self, parse: Callable[[Settings], Section]) -> Section:
+        """A feature's config section, parsed once per run: `parse` is a module-level function of
+        the settings (the cache is keyed on it), so check(), tools() and hooks() share one result."""
+        if parse not in self._sections:
+            self._sections[parse] = parse(self.settings)
+        return self._sections[parse]
+
+    def for_call(self, **changes: Any) -> RunContext:
+        """A copy for one tool call — `turn`, `emit`, `runner` — sharing the parsed sections."""
+        return dataclasses.replace(self, _sections=self._sections, **changes)
+
+    def for_session(self, session_id: str, session_path: Path | None) -> RunContext:
+        """A copy for another session of the same run (a sub-agent's)."""
+        return dataclasses.replace(self, session_id=session_id, session_path=session_path, _sections=self._sections)
