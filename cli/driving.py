@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-CANCELLED = 130
-
 _STDERR_PREFIX = {1: "error", 3: "paused", 4: "stopped", 5: "error"}
 
 
@@ -50,7 +48,9 @@ def drive(options: Any, *, json_output: bool) -> int:
         return asyncio.run(go())
     except (KeyboardInterrupt, asyncio.CancelledError):
         _cancelled(seen, render, json_output)
-        return CANCELLED
+        from arreio.engine.conveyor.outcome import EXIT_CODES
+
+        return EXIT_CODES["cancelled"]
 
 
 def _tell(done: Any) -> None:

@@ -1,19 +1,11 @@
-"""The one place failures become exit codes and one-line messages (DESIGN.md section 9)."""
+"""The one place failures become one-line messages with their exit codes (DESIGN.md section 9; each
+`ArreioError` carries its code, a run's verdict maps to one in `engine/conveyor/outcome.py`)."""
 
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
 
 from arreio.engine.errors import ArreioError
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_PAUSED = 3
-EXIT_CEILING = 4
-EXIT_CONFIG = 5
-EXIT_CANCELLED = 130
 
 
 def report(error: ArreioError) -> int:
@@ -22,6 +14,3 @@ def report(error: ArreioError) -> int:
     print(f"arreio: error: {message}", file=sys.stderr)
     return error.exit_code
 
-
-def fail(error: ArreioError) -> NoReturn:
-    raise SystemExit(report(error))

@@ -6,6 +6,9 @@ changes which skills exist while the agent is using them.
 
 from __future__ import annotations
 
+from arreio.curator.index_block import SkillsIndexBlock
+from arreio.curator.skills import skills_root
+from arreio.curator.tools import skill_tools
 from arreio.engine.feature import Feature
 from arreio.engine.ports import SystemPromptBlockSource
 from arreio.engine.run_context import RunContext
@@ -16,12 +19,9 @@ class SkillsFeature(Feature):
     name = "skills"
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        from arreio.curator.tools import skill_tools
 
         return skill_tools(ctx.state_dir, ctx.clock)
 
     def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
-        from arreio.curator.index_block import SkillsIndexBlock
-        from arreio.curator.skills import skills_root
 
         return [SkillsIndexBlock(skills_root(ctx.state_dir))]

@@ -6,7 +6,9 @@ is documented here because this model *is* the documentation of `config.yaml`.
 
 from __future__ import annotations
 
+import difflib
 import os
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -181,8 +183,6 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 def _suggest(loc: tuple, root: Any = None, section: str = "") -> str:
     """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place; `root` is
     the model `loc` starts in (Settings, or a feature's section model named `section`)."""
-    import difflib
-    import typing
 
     model: Any = root or Settings
     for part in loc[:-1]:

@@ -1,6 +1,7 @@
 """The failure tree. Every failure a user can cause or meet is an `ArreioError` with an exit code.
 
-The CLI maps these to exit codes in one place (`cli/errors.py`); library code raises them with a
+The CLI turns these into one-line messages and their exit codes in one place (`cli/errors.py`); a
+run's verdict maps to its exit code in `engine/conveyor/outcome.py`; library code raises them with a
 message that fits on one line and says what to do next.
 """
 
@@ -27,16 +28,6 @@ class ConfigError(ArreioError):
     """Unreadable or invalid configuration, an unknown model, a missing key (exit 5)."""
 
     exit_code = 5
-
-
-class AuthError(ConfigError):
-    """The provider refused our credentials (exit 5)."""
-
-
-class ModelError(ArreioError):
-    """The model call failed for good after the retries the policy allows (exit 1)."""
-
-    exit_code = 1
 
 
 class SessionError(UsageError):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import secrets
 from datetime import datetime, timezone
 
+from arreio.engine.errors import UsageError
+
 
 def new_id(now: datetime, prefix: str = "") -> str:
     """A time-sortable id: UTC timestamp to the second plus 24 random bits."""
@@ -21,7 +23,6 @@ def iso_ms(now: datetime) -> str:
 def parse_utc(value: str, *, what: str = "time") -> datetime:
     """ISO-8601 text as an aware UTC datetime (a naive value is taken as UTC); a `UsageError` naming
     `what` (e.g. "--since") otherwise."""
-    from arreio.engine.errors import UsageError
 
     try:
         moment = datetime.fromisoformat(value.strip())

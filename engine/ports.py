@@ -6,6 +6,7 @@ The engine never imports `memory`, `learning`, `curator` or `cli`: it sees them 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
@@ -42,7 +43,6 @@ class SystemClock:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
-        import asyncio
 
         await asyncio.sleep(seconds)
 

@@ -3,7 +3,9 @@
 - `FixedClock`: time stands still until told to move; `sleep` advances it instead of waiting.
 - `ScriptedProvider`: replies from a list (the same class `--script` uses), re-exported here.
 - `SlowProvider`: wraps a provider and pauses before each chunk, to cancel a run mid-stream.
-- `offline_deps()`: pipeline deps with a fixed clock and a scripted or offline provider.
+- `provider_factory(provider)`: a `PipelineDeps.provider_factory` serving that one provider.
+- `InMemoryStore` / `InMemoryStores`: the learning pass's target stores (memory, user) in a list,
+  with the real store's refusal when told to refuse.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from arreio.engine.ports import Provider
 from arreio.engine.providers.base import ModelRequest, StreamEvent
 from arreio.engine.providers.scripted import ScriptedProvider, ScriptedReply
 
-__all__ = ["FixedClock", "ScriptedProvider", "ScriptedReply", "SlowProvider", "provider_factory"]
+__all__ = [
+    "FixedClock", "InMemoryStore", "InMemoryStores", "ScriptedProvider", "ScriptedReply", "SlowProvider",
+    "provider_factory",
+]
 
 
 class FixedClock:
@@ -36,9 +41,16 @@ class FixedClock:
     def monotonic(self) -> float:
         return self._mono
 
-    def advance(self, seconds: float) -> None:
-        self._now += timedelta(seconds=seconds)
-        self._mono += seconds
+    def advance(self, seconds: float = 0.0, **delta: float) -> None:
+        """Move on by `seconds` and/or a `timedelta`'s keywords (`days=45`)."""
+        step = timedelta(seconds=seconds, **delta)
+        self._now += step
+        self._mono += step.total_seconds()
+
+    def set(self, moment: datetime) -> None:
+        """Jump to `moment` (forwards or back; the monotonic scale follows)."""
+        self._mono += (moment - self._now).total_seconds()
+        self._now = moment
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
@@ -67,3 +79,37 @@ def provider_factory(provider: Provider):
         return provider
 
     return make
+
+
+class InMemoryStore:
+    """A target store (`entries`, `add`, `replace`, `remove`) in a list. `refusal`, when given, is
+    raised by every write, the way the real store refuses one (full, a blocked entry)."""
+
+    def __init__(self, refusal: Exception | None = None) -> None:
+        self.items: list[str] = []
+        self.refusal = refusal
+
+    def entries(self) -> list[str]:
+        return list(self.items)
+
+    def add(self, content: str) -> None:
+        if self.refusal is not None:
+            raise self.refusal
+        self.items.append(content)
+
+    def replace(self, old_text: str, content: str) -> None:
+        self.items = [content if old_text in e else e for e in self.items]
+
+    def remove(self, old_text: str) -> None:
+        self.items = [e for e in self.items if old_text not in e]
+
+
+class InMemoryStores:
+    """The `memory` and `user` targets, each an `InMemoryStore`."""
+
+    def __init__(self, refusal: Exception | None = None) -> None:
+        self.targets = {"memory": InMemoryStore(refusal), "user": InMemoryStore(refusal)}
+
+    def get(self, target: str) -> InMemoryStore:
+        return self.targets[target]
+

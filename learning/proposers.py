@@ -11,6 +11,10 @@ import json
 import re
 from typing import Any, Protocol
 
+from arreio.engine.conveyor.units import goal_title
+from arreio.engine.messages import Message
+from arreio.engine.providers.base import ModelRequest
+from arreio.engine.providers.oneshot import ask
 from arreio.engine.wording import counted
 from arreio.learning.summary import RunSummary
 
@@ -34,7 +38,6 @@ class OfflineProposer:
     do-not-capture kinds it sees — task progress (0.35), tool failures (0.2) — which the gate rejects."""
 
     async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
-        from arreio.engine.conveyor.units import goal_title
 
         known = {entry.strip() for entries in current.values() for entry in entries}
         title = goal_title(summary.goal) or "the goal"
@@ -77,9 +80,6 @@ class ModelProposer:
         self.model = model
 
     async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
-        from arreio.engine.messages import Message
-        from arreio.engine.providers.base import ModelRequest
-        from arreio.engine.providers.oneshot import ask
 
         shown = "\n".join(f"[{t}] {e}" for t, entries in current.items() for e in entries) or "(empty)"
         prompt = PROMPT.format(dont="; ".join(DO_NOT_CAPTURE), current=shown, summary=summary.render())

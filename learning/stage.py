@@ -16,6 +16,9 @@ from arreio.learning.gate import make_gate
 from arreio.learning.kernel import LearnDeps, LearningOutcome, review_and_learn
 from arreio.learning.proposers import ModelProposer, OfflineProposer, Proposer
 from arreio.learning.summary import summarize
+from arreio.memory.run_records import record_decision
+from arreio.memory.store import MemoryStores
+from arreio.memory.substores import Substores
 
 
 def _proposer(ctx: RunContext, model: str, config: Mapping[str, Any]) -> Proposer:
@@ -62,7 +65,6 @@ class _GuardedStores:
 
 
 def _stores(ctx: RunContext):
-    from arreio.memory.store import MemoryStores
 
     return _GuardedStores(MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock), ctx.redactor)
 
@@ -70,8 +72,6 @@ def _stores(ctx: RunContext):
 def record(ctx: RunContext, outcome: LearningOutcome) -> None:
     """Every outcome becomes decision records and audit entries, written with the run's redactor (a
     refused proposal's secret never reaches either)."""
-    from arreio.memory.run_records import record_decision
-    from arreio.memory.substores import Substores
 
     subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
     journal = AuditJournal(ctx.state_dir, ctx.clock, redactor=ctx.redactor)

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from arreio.engine import events as ev
 from arreio.engine.conveyor.report import RunReport
+from arreio.engine.events import Warning_
 from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook
 from arreio.engine.paths import display_path
 from arreio.engine.ports import SystemPromptBlockSource
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool
+from arreio.memory.run_records import record_decision, record_episode, record_transcript
+from arreio.memory.snapshot import MemorySnapshotBlock
+from arreio.memory.store import MemoryStores
+from arreio.memory.substores import Substores
+from arreio.memory.tool import MemoryTool
 
 
 class _SnapshotNotices(RunHook):
@@ -22,8 +29,7 @@ class _SnapshotNotices(RunHook):
     def __init__(self, block: Any) -> None:
         self.block = block
 
-    def at_unit_start(self, turn: Any) -> list[Any]:
-        from arreio.engine.events import Warning_
+    def at_unit_start(self, turn: Any) -> list[ev.Event]:
 
         notices, self.block.notices = list(self.block.notices), []
         return [Warning_(message=n, code="memory") for n in notices]
@@ -33,17 +39,14 @@ class MemoryFeature(Feature):
     name = "memory"
 
     def _stores(self, ctx: RunContext):
-        from arreio.memory.store import MemoryStores
 
         return MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock)
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        from arreio.memory.tool import MemoryTool
 
         return [MemoryTool(self._stores(ctx))]
 
     def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
-        from arreio.memory.snapshot import MemorySnapshotBlock
 
         self._block = MemorySnapshotBlock(self._stores(ctx))
         return [self._block]
@@ -56,8 +59,6 @@ class MemoryFeature(Feature):
         """Gate verdicts are decisions the run made: one `decision` record each."""
         if getattr(event, "type", None) != "gate_result":
             return
-        from arreio.memory.run_records import record_decision
-        from arreio.memory.substores import Substores
 
         try:
             record_decision(Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor), "arreio", kind="gate", subject=event.gate,
@@ -66,8 +67,6 @@ class MemoryFeature(Feature):
             pass
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        from arreio.memory.run_records import record_episode, record_transcript
-        from arreio.memory.substores import Substores
 
         subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
         record_transcript(

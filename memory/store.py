@@ -212,8 +212,6 @@ class MemoryStores:
     """The two stores of a state folder: `.memory` (MEMORY.md, the agent's notes) and `.user`
     (USER.md, what it knows about the user)."""
 
-    FILES: Mapping[Target, str] = {"memory": "MEMORY.md", "user": "USER.md"}
-
     def __init__(self, state_dir: Path, limits: MemoryLimits | None = None, clock: Clock | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.limits = limits or MemoryLimits()

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Repeat, Tool, ToolResult
 from arreio.memory.entries import MemoryRefused, Operation
@@ -160,7 +161,6 @@ class MemoryTool(Tool):
 
 def _environment_secret(operations: Any, env: Any) -> str | None:
     """The name of an environment secret whose value some operation's content holds, if any."""
-    from arreio.engine.governance.redact import Redactor
 
     redactor = Redactor.from_env(env or {})
     for ops in operations.values():

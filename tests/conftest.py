@@ -64,6 +64,17 @@ def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, work: Path | None = Non
         monkeypatch.chdir(work)
 
 
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test runs with HOME, the user config and the working directory in a fresh temp folder,
+    and no ARREIO_* setting of the developer's: no test can read or write the real ~/.config, ~/.arreio
+    or the checkout it runs from. Tests that need a project folder move into it (`isolate`)."""
+    root = tmp_path_factory.mktemp("isolated")
+    (root / "cwd").mkdir()
+    isolate(monkeypatch, root / "home", root / "cwd")
+    return root
+
+
 @pytest.fixture
 def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty project folder, isolated, that the test runs in; `.arreio/` exists."""

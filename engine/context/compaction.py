@@ -5,7 +5,7 @@ replaced by one structured summary (a `user` message starting with `SUMMARY_MARK
 recent messages kept verbatim. The decisions are pure — `should_compact`, `find_cut_point`,
 `prepare_compaction`, `summariser_backoff`, `fallback_summary` — and the one impure step,
 `summarise`, asks a model and falls back to the deterministic summary when that fails, so a failed
-summary never drops turns. The summary's text format lives in `engine/summary.py`.
+summary never drops turns. The summary's text format lives in `engine/context/summary.py`.
 
 A cut lands only where a new assistant turn begins: every call/result group stays whole, no result
 is orphaned, and the summary (a user message) is followed by an assistant message, as providers expect.

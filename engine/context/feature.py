@@ -82,7 +82,7 @@ class ContextHook(RunHook):
         self._raw_estimate = 0.0
         self._profile = "claude"
         self._model = ""
-        self._pending_events: list[Any] = []  # from a compaction in before_model, which cannot yield events
+        self._pending_events: list[ev.Event] = []  # from a compaction in before_model, which cannot yield events
 
     # -- measuring ------------------------------------------------------------------------------
     def _entry(self, message: Message) -> tuple[float, int]:
@@ -132,7 +132,7 @@ class ContextHook(RunHook):
             request.messages = list(turn.session.messages)
         self._measure(request)
 
-    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
         if reported:
             self.stats.peak_context_tokens = max(self.stats.peak_context_tokens, reported)
@@ -174,18 +174,18 @@ class ContextHook(RunHook):
              f"where=…, group_by=…, aggregate=…, order_by=…, limit=…, offset=…) or result_grep(handle=\"{handle}\", pattern=…)]"),
         ])
 
-    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[Any]:
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         if call.name in READ_TOOLS:
             path = str(call.arguments.get("path", "")).removeprefix("./")
             if _read_key(call) in self.pruned_paths or "/artifacts/" in path:
                 self.stats.pruned_rereads += 1
         return []
 
-    async def after_tool_round(self, turn: Turn) -> list[Any]:
+    async def after_tool_round(self, turn: Turn) -> list[ev.Event]:
         self._model, self._profile = turn.model, profile_for(turn.model)
         return await self._reduce(turn) if self.cfg.enabled else []
 
-    async def on_context_overflow(self, turn: Turn) -> list[Any] | None:
+    async def on_context_overflow(self, turn: Turn) -> list[ev.Event] | None:
         """The provider refused the request as too long: prune and compact now, whatever the estimate
         said (it was wrong for this model); None when there is nothing left to cut."""
         if not self.cfg.enabled:
@@ -201,12 +201,12 @@ class ContextHook(RunHook):
     def _keep_tail(self, model: str) -> float:
         return self.cfg.keep_tail_tokens or self.cfg.keep_tail_ratio * self._window(model)
 
-    async def _reduce(self, turn: Turn) -> list[Any]:
+    async def _reduce(self, turn: Turn) -> list[ev.Event]:
         """Prune past `prune_at` (or, without it, just before a compaction); compact past the watermark."""
         window, cfg = self._window(turn.model), self.cfg
         tokens = self._context_tokens(turn)
         compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
-        events: list[Any] = []
+        events: list[ev.Event] = []
         if cfg.prune and (compact or (cfg.prune_at and tokens >= cfg.prune_at * window)):
             events += self._prune(turn, tokens)
             tokens = self._context_tokens(turn)
@@ -215,8 +215,8 @@ class ContextHook(RunHook):
             events += await self._compact(turn, tokens)
         return events
 
-    async def _compact(self, turn: Turn, before: int) -> list[Any]:
-        events: list[Any] = []
+    async def _compact(self, turn: Turn, before: int) -> list[ev.Event]:
+        events: list[ev.Event] = []
         plan = prepare_compaction(turn.session.messages, self._keep_tail(turn.model), self.weigh)
         if plan is None:
             return events
@@ -247,7 +247,7 @@ class ContextHook(RunHook):
             events.append(ev.Warning_(message=f"compaction used the deterministic summary ({source})", code="compaction_fallback"))
         return events
 
-    def _prune(self, turn: Turn, before: int) -> list[Any]:
+    def _prune(self, turn: Turn, before: int) -> list[ev.Event]:
         messages = turn.session.messages
         indices = plan_pruning(
             messages, self._keep_tail(turn.model), self.cfg.prune_min_chars, self.weigh,

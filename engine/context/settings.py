@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arreio.engine.config import parse_section
+
 
 class ContextSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -55,7 +57,6 @@ class ContextSettings(BaseModel):
 
 def load_context_settings(raw: dict[str, Any] | None) -> ContextSettings:
     """Validate `settings.context`; a bad value is one ConfigError naming `context.<field>`."""
-    from arreio.engine.config import parse_section
 
     return parse_section(ContextSettings, raw, "context")
 

@@ -1,7 +1,7 @@
 """`result_query` and `result_grep`: deterministic answers from a stored large result (a result set).
 
 They are registered with every run whose context feature is on, but offered to the model only once
-the session holds a set (`engine/context_feature.py` withholds their schemas until then), so a model
+the session holds a set (`engine/context/feature.py` withholds their schemas until then), so a model
 never sees a tool whose prerequisite does not exist. A call with an unknown handle is an error result
 that lists the handles there are.
 """

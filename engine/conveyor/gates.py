@@ -8,6 +8,7 @@ deterministically; a real model can be asked through the provider layer.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -21,6 +22,9 @@ from arreio.engine.conveyor.outcome import Outcome
 from arreio.engine.conveyor.plan import GateSpec, Plan
 from arreio.engine.conveyor.promises import check_promises
 from arreio.engine.messages import Message
+from arreio.engine.providers.base import ModelRequest
+from arreio.engine.providers.offline import goal_files
+from arreio.engine.providers.oneshot import ask
 
 
 @dataclass
@@ -51,7 +55,6 @@ class OfflineJudge:
     an answer given (20%), tool calls that succeeded (20%)."""
 
     async def score(self, inputs: GateInputs) -> tuple[float, str]:
-        from arreio.engine.providers.offline import goal_files
 
         _, outputs = goal_files(inputs.goal)
         present = [p for p in outputs if (inputs.cwd / p).is_file() and (inputs.cwd / p).stat().st_size > 0]
@@ -85,10 +88,7 @@ class ModelJudge:
         self.provider, self.model = provider, model
 
     async def score(self, inputs: GateInputs) -> tuple[float, str]:
-        import json
 
-        from arreio.engine.providers.base import ModelRequest
-        from arreio.engine.providers.oneshot import ask
 
         results = {m.tool_result_part.call_id: m.tool_result_part for m in inputs.messages
                    if m.role == "tool" and m.tool_result_part}

@@ -81,7 +81,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
             units = UnitRunner(
                 plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resume_only,
-                make_provider=lambda model, script, first_turn: _unit_provider(run, model, script, first_turn),
+                unit_provider=lambda model, script, first_turn: _unit_provider(run, model, script, first_turn),
                 max_steps=options.max_steps, default_model=run.model,
                 plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd, progress=run.progress,
             )

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arreio.engine.errors import UsageError
+from arreio.engine.yaml_file import read_yaml
 
 PLAN_VERSION = 1
 
@@ -120,7 +121,6 @@ def _line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
 
 def load_plan(path: Path) -> Plan:
     """Read and validate a plan file."""
-    from arreio.engine.yaml_file import read_yaml
 
     data = read_yaml(path, error=UsageError, what="plan", typ="rt")
     if not isinstance(data, dict):

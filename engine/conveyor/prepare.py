@@ -25,7 +25,9 @@ from arreio.engine.paths import display_path, state_dir
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.prompt import assemble_system
 from arreio.engine.providers import registry
+from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.registry import ProviderFactory
+from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.lock import SessionLock
@@ -271,7 +273,6 @@ def _run_factory(options: RunOptions, deps: PipelineDeps, redactor: Redactor) ->
     factory: ProviderFactory = deps.provider_factory
     replay = None
     if options.replay is not None:
-        from arreio.engine.providers.replay import ReplayProvider
 
         replay = ReplayProvider(options.replay, strict=options.replay_mode == "strict", redactor=redactor)
         factory = _Serving(replay)
@@ -301,7 +302,6 @@ class _Recording:
     def __call__(self, model: str, **kwargs: Any) -> Provider:
         fresh = self.inner(model, **kwargs)
         if self.first is None:
-            from arreio.engine.providers.recorder import RecordingProvider
 
             self.first = RecordingProvider(fresh, self.path, model=model, redactor=self.redactor, clock=self.clock)
             return self.first
@@ -322,7 +322,7 @@ def _new_session(
         learn=options.learn,
         plan=str((options.cwd / options.plan).resolve()) if options.plan is not None else None,
     )
-    return Session.create(state_dir(options.cwd, options.env) / "sessions", header)
+    return Session.create(state_dir(options.cwd, options.env) / "sessions", header, redactor=ctx.redactor)
 
 
 # -- orchestrator -------------------------------------------------------------------------------

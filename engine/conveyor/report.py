@@ -45,7 +45,7 @@ class RunReport(BaseModel):
     ceiling: dict[str, Any] | None = None
     approvals: list[dict[str, Any]] = Field(default_factory=list)
     partial_path: str | None = None
-    # Context engineering (engine/context_feature.py): estimated tokens, calibrated to reported usage.
+    # Context engineering (engine/context/feature.py): estimated tokens, calibrated to reported usage.
     peak_context_tokens: int = 0
     compactions: int = 0
     context_tokens_before: list[int] = Field(default_factory=list)  # one entry per compaction

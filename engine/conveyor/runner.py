@@ -20,6 +20,7 @@ from arreio.engine import events as ev
 from arreio.engine.conveyor.outcome import Outcome
 from arreio.engine.conveyor.reply import Reply, fold, fresh_text
 from arreio.engine.conveyor.totals import Totals
+from arreio.engine.conveyor.turn import TurnView
 from arreio.engine.governance.watchdog import Watchdog
 from arreio.engine.hooks import Deny, Hooks, Land, Pause, RunHook, Stop
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart, interrupted_result
@@ -239,27 +240,6 @@ class Runner:
             # Keep pairing whole before the cancel propagates: the unfinished calls get results.
             self.session.append_many([interrupted_result(c, "cancelled before it finished") for c in calls[done:]])
             raise
-
-
-class TurnView:
-    """The narrow view hooks get of a runner (`engine/hooks.py: Turn`): read-only properties."""
-
-    def __init__(self, runner: Runner) -> None:
-        self._runner = runner
-
-    agent = property(lambda self: self._runner.agent)
-    session = property(lambda self: self._runner.session)
-    model = property(lambda self: self._runner.model)
-    provider = property(lambda self: self._runner.provider)
-    tools = property(lambda self: self._runner.tools)
-    system = property(lambda self: self._runner.system)
-    settings = property(lambda self: self._runner.settings)
-    ctx = property(lambda self: self._runner.ctx)
-    totals = property(lambda self: self._runner.totals)
-    unit_steps = property(lambda self: self._runner.unit_steps)
-    unit_limit = property(lambda self: self._runner.unit_limit)
-    last_request = property(lambda self: self._runner.last_request)
-    stalls = property(lambda self: self._runner.watchdog.stalls)
 
 
 def _preview(content: str) -> str:

@@ -43,7 +43,7 @@ class UnitRunner:
     goal: str | None
     resume_only: bool  # continue the history without a new message (`--resume` without `--goal`)
     # (model or None for the run's own, a unit's script or None, the session turn it starts at)
-    make_provider: Callable[[str | None, Path | None, int], Provider]
+    unit_provider: Callable[[str | None, Path | None, int], Provider]
     default_model: str
     plan_dir: Path = field(default_factory=Path.cwd)
     progress: PlanProgress = field(default_factory=PlanProgress)  # a resumed plan run: where it stopped
@@ -118,7 +118,7 @@ class UnitRunner:
         if unit.model or unit.script:
             model = unit.model or self.default_model
             script = (self.plan_dir / unit.script) if unit.script else None
-            return self.make_provider(model, script, first_turn), model, True
+            return self.unit_provider(model, script, first_turn), model, True
         if swapped:
-            return self.make_provider(None, None, 0), self.default_model, False
+            return self.unit_provider(None, None, 0), self.default_model, False
         return None, None, False

@@ -29,6 +29,7 @@ from arreio.engine.governance.policy import decide
 from arreio.engine.governance.settings import GovernanceSettings
 from arreio.engine.hooks import Deny, Pause, RunHook, Turn
 from arreio.engine.ids import iso_ms
+from arreio.engine.session.healing import check_pairing, heal
 
 if TYPE_CHECKING:
     from arreio.engine.messages import ToolCallPart
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 RECORD = "approval"
 STARTED = "call_started"  # an approved call began: killed now, it is closed as interrupted, not re-run
-STATUSES = ("pending", "approved", "denied")
 
 
 def latest_decisions(extra: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -140,7 +140,6 @@ class ApprovalHook(RunHook):
     def _supersede(self, turn: Turn, request: ModelRequest) -> None:
         """A paused session resumed with a new instruction: the waiting calls will not run. They get
         `interrupted` results (pairing stays whole) and their approval is closed as denied."""
-        from arreio.engine.session.healing import check_pairing, heal
 
         session = turn.session
         if not check_pairing(session.messages):

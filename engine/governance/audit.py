@@ -13,6 +13,7 @@ fsync — so two runs in one folder never fork the chain. Payloads go through th
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -66,7 +67,6 @@ class AuditJournal:
 
     def append(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Append one entry and return it. Secrets in the payload are redacted first."""
-        import fcntl
 
         if self.redactor is None:
             raise RuntimeError("this audit journal was opened for reading (no redactor): it cannot append")

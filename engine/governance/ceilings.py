@@ -65,7 +65,7 @@ class CeilingsHook(RunHook):
         self._last_turn_cost = 0.0
         self._cost_known = True
 
-    def at_unit_start(self, turn: Turn) -> list[Any]:
+    def at_unit_start(self, turn: Turn) -> list[ev.Event]:
         """A unit began: its step ceiling counts from here (the limit is per unit and may be the
         unit's own `max_steps`: `turn.unit_limit`)."""
         self._steps_hit.pop(turn.agent, None)
@@ -115,7 +115,7 @@ class CeilingsHook(RunHook):
         return f"{prefix}{hit.what}; {where}"
 
     # -- usage: budgets --------------------------------------------------------------------------
-    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         self._last_turn_tokens = usage.input_tokens + usage.output_tokens
         self.stalls = list(turn.stalls)
         if self.settings.max_cost_usd is None:
@@ -150,7 +150,7 @@ class CeilingsHook(RunHook):
             )
         return None
 
-    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[Any]:
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         if call.id not in self.denied:
             key, _ = self._key(turn, call)
             self.repeats[key] = self.repeats.get(key, 0) + 1

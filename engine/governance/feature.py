@@ -3,9 +3,11 @@ result, wired into every run through the Feature hooks (registered in `cli/deps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from arreio.engine import events as ev
+from arreio.engine.atomic import write_atomic
 from arreio.engine.feature import Feature
 from arreio.engine.governance.approvals import ApprovalHook
 from arreio.engine.governance.audit import AuditJournal, digest
@@ -38,7 +40,6 @@ class RedactResults(RunHook):
         full = self.redactor.text(result.full) if result.full is not None else None
         if clean == result.content and full == result.full:
             return result
-        from dataclasses import replace
 
         return replace(result, content=clean, full=full)
 
@@ -52,7 +53,7 @@ class AuditHook(RunHook):
         self.state = state
         self._first = True
 
-    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         if self._first:
             self._first = False
             before = last_request_model(turn.session.extra) or turn.session.header.model
@@ -60,7 +61,7 @@ class AuditHook(RunHook):
                 self.state.journal_entry("model_switch", {"from": before, "to": turn.model, "session_id": turn.session.id})
         return []
 
-    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[Any]:
+    def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         status = "denied" if call.id in self.state.denied else ("error" if result.is_error else "ok")
         self.state.journal_entry("tool_call", {
             "session_id": turn.session.id, "call_id": call.id, "name": call.name,
@@ -159,7 +160,6 @@ class GovernanceFeature(Feature):
 
     def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> None:
         """The partial result is never thrown away: the reserve turn's answer, as a file."""
-        from arreio.engine.atomic import write_atomic
 
         path = ctx.state_dir / "runs" / ctx.run_id / "partial.md"
         body = report.final_text.strip() or "(the model gave no final answer before the ceiling)"

@@ -18,10 +18,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arreio.engine import events as ev
 from arreio.engine.governance.audit import digest
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.ids import iso_ms
+from arreio.engine.messages import Message
+from arreio.engine.session.file import Session
 
 if TYPE_CHECKING:
     from arreio.engine.messages import Message
@@ -49,7 +52,7 @@ class RequestRecorder(RunHook):
         self.redactor = redactor
         self.previous_model: str | None = None  # the model of the last request before this run
 
-    def after_model(self, turn: Turn, usage: Usage) -> list[Any]:
+    def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         session = turn.session
         sent = turn.last_request
         if sent is None:  # no model call was made (nothing to record)
@@ -80,8 +83,6 @@ def last_request_model(extra: list[dict[str, Any]]) -> str | None:
 def reconstruct(path: Path) -> list[dict[str, Any]]:
     """Every recorded request of a session file, rebuilt in order: system, messages, tools, params,
     and `exact` (the digests match what was sent)."""
-    from arreio.engine.messages import Message
-    from arreio.engine.session.file import Session
 
     session, _ = Session.open(path, repair=False)  # header validation and the version check
     session.close()

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from arreio.engine.config import parse_section
+
 if TYPE_CHECKING:
     from arreio.engine.config import Settings
 
@@ -78,6 +80,5 @@ class GovernanceSettings(BaseModel):
 
 def governance_settings(settings: Settings) -> GovernanceSettings:
     """Validate `settings.governance`; a bad value is one ConfigError naming the field."""
-    from arreio.engine.config import parse_section
 
     return parse_section(GovernanceSettings, settings.governance, "governance")

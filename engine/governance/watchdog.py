@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from arreio.engine.governance.settings import governance_settings
 from arreio.engine.providers.base import Done, ProviderError
 from arreio.engine.tools.base import ToolResult
 
@@ -39,7 +40,6 @@ class Watchdog:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Watchdog:
-        from arreio.engine.governance.settings import governance_settings
 
         return cls(governance_settings(settings).stall_s)
 

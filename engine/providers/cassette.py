@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from arreio.engine.atomic import write_atomic
+from arreio.engine.conveyor.pricing import estimate_cost
 from arreio.engine.errors import UsageError
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.providers.base import (
@@ -44,6 +45,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.providers.registry import is_offline
 
 FORMAT = "arreio-cassette"
 VERSION = 1
@@ -331,8 +333,6 @@ def _line(value: Any) -> str:
 
 def summarise(cassette: Cassette) -> dict[str, Any]:
     """Calls, faults, tools offered and used, tokens, and what replaying it saves (pure)."""
-    from arreio.engine.conveyor.pricing import estimate_cost
-    from arreio.engine.providers.registry import is_offline
 
     usage = Usage()
     used: dict[str, int] = {}

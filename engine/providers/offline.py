@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
+from arreio.engine.context.compaction import offline_summary
 from arreio.engine.conveyor.promises import paths_in
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 from arreio.engine.providers.base import (
@@ -110,8 +111,7 @@ class OfflineProvider:
     def reply(self, request: ModelRequest) -> tuple[str, list[ToolCallDone]]:
         """The next reply for this history: (text, tool calls). Pure."""
         if request.system and request.system[0].name == "arreio-summariser":
-            # A compaction summary request (engine/compaction.py marks it): answer with a deterministic one.
-            from arreio.engine.context.compaction import offline_summary
+            # A compaction summary request (engine/context/compaction.py marks it): answer with a deterministic one.
 
             return offline_summary(request), []
         messages = request.messages

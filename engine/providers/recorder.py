@@ -4,7 +4,7 @@ Transparent: the runner sees exactly the inner provider's stream, event by event
 When a call's stream has ended (its `Done` passed on), the call is appended to the cassette — its
 request fingerprint and part digests, the events in order, the usage, and the fault when the call
 failed (a 429, a 500, a cut stream), so a replay walks the same retry path. A stream abandoned midway
-(Ctrl-C) is not written: the runner does not keep it either. See `engine/cassette.py` for the format.
+(Ctrl-C) is not written: the runner does not keep it either. See `engine/providers/cassette.py` for the format.
 """
 
 from __future__ import annotations

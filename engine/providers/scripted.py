@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from arreio.engine.context.compaction import summarised_turns
 from arreio.engine.errors import UsageError
 from arreio.engine.providers.base import (
     Done,
@@ -57,6 +58,7 @@ from arreio.engine.providers.base import (
     Usage,
 )
 from arreio.engine.wording import counted
+from arreio.engine.yaml_file import read_yaml
 
 _AGENT_TAG = re.compile(r"d[1-9][0-9]*(\.d[1-9][0-9]*)*")
 
@@ -137,7 +139,6 @@ def _replies(data: Any, path: Path, where: str) -> list[ScriptedReply]:
 
 def load_script(path: Path) -> Script:
     """Read a script file; any problem is a one-line UsageError naming the file and the spot."""
-    from arreio.engine.yaml_file import read_yaml
 
     data = read_yaml(path, error=UsageError, what="script")
     if not isinstance(data, dict):
@@ -227,7 +228,6 @@ class ScriptedProvider:
                 yield event
             return
         self.requests.append(request)
-        from arreio.engine.context.compaction import summarised_turns  # a compacted history folds turns away
 
         turns = sum(1 for m in request.messages if m.role == "assistant") + summarised_turns(request.messages)
         turn = max(0, turns - self.first_turn)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.messages import Message, ToolCallPart
 from arreio.engine.providers.base import SystemBlock
 from arreio.engine.session.healing import (
@@ -140,8 +141,8 @@ class Session:
         # fsync after every append (DESIGN.md invariant 2). Only benchmarks and throwaway sessions
         # turn it off (config `fsync: false`): the line still lands whole, but a power cut may lose it.
         self.durable = True
-        # Secrets never reach the file (issue 9): set by the pipeline, applied to every line written.
-        self.redactor: Any = None
+        # Secrets never reach the file (issue 9): the run's redactor, applied to every line written.
+        self.redactor: Redactor | None = None
 
     @property
     def id(self) -> str:
@@ -166,14 +167,18 @@ class Session:
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
-    def create(cls, directory: Path, header: SessionHeader) -> Session:
-        """Start a new session file `<directory>/<id>.jsonl` holding only the header."""
+    def create(cls, directory: Path, header: SessionHeader, *, redactor: Redactor | None = None) -> Session:
+        """Start a new session file `<directory>/<id>.jsonl` holding only the header (its title
+        comes from the goal: `redactor` keeps a secret there out of the file too)."""
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{header.id}.jsonl"
         if path.exists():
             raise SessionError(f"session '{header.id}' already exists at {path}")
-        write_atomic(path, _header_line(header))
-        return cls(path, header, [], [], [], [])
+        line = _header_line(header)
+        write_atomic(path, redactor.bytes(line) if redactor is not None else line)
+        session = cls(path, header, [], [], [], [])
+        session.redactor = redactor
+        return session
 
     @classmethod
     def open(cls, path: Path, *, repair: bool = True) -> tuple[Session, list[Repair]]:

@@ -3,6 +3,7 @@ run the same tool twice. An advisory `flock` on `<session>.lock`, held for the w
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -18,7 +19,6 @@ class SessionLock:
         self._fd: int | None = None
 
     def acquire(self, session_id: str) -> SessionLock:
-        import fcntl
 
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:

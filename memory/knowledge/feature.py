@@ -6,6 +6,7 @@ from arreio.engine.feature import Feature
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool
 from arreio.memory.knowledge.settings import knowledge_settings
+from arreio.memory.knowledge.tool import kb_tools
 
 
 class KnowledgeFeature(Feature):
@@ -18,6 +19,5 @@ class KnowledgeFeature(Feature):
         check_choice()  # a bad ARREIO_KB_EMBEDDER fails the run before it starts, not in kb_search
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        from arreio.memory.knowledge.tool import kb_tools
 
         return kb_tools(ctx.state_dir, ctx.section(knowledge_settings))

@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 
 from arreio.engine.context.feature import ContextFeature
 from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
+from arreio.engine.feature import Feature
 from arreio.engine.run_context import RunContext
 from arreio.engine.testing import FixedClock, provider_factory
 from arreio.engine.tools.base import Tool, ToolResult
@@ -49,23 +50,11 @@ class ExportSales(Tool):
         return ToolResult((ctx.cwd / "data" / "sales.csv").read_text())
 
 
-class SalesFeature:
+class SalesFeature(Feature):
     name = "sales"
 
     def tools(self, ctx):
         return [ExportSales()]
-
-    def prompt_blocks(self, ctx):
-        return []
-
-    def hooks(self, ctx):
-        return []
-
-    def on_event(self, ctx, event):
-        pass
-
-    def after_run(self, ctx, report):
-        pass
 
 
 def note_funcs(n: int):

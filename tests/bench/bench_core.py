@@ -100,9 +100,9 @@ def per_turn(tmp: Path, fsync: bool, turns: int = 200) -> float:
     session.durable = fsync
     tools = ToolRegistry([Noop()])
     clock = FixedClock()
-    runner = Runner(provider=LoopProvider(turns), model="offline", session=session, tools=tools,
-                    tool_ctx=RunContext(cwd=tmp, clock=clock), system=header.system,
-                    settings=Settings(max_steps=turns + 5), clock=clock)
+    ctx = RunContext(cwd=tmp, clock=clock, settings=Settings(max_steps=turns + 5))
+    runner = Runner(provider=LoopProvider(turns), model="offline", session=session, tools=tools, ctx=ctx,
+                    system=header.system)
 
     async def go() -> None:
         async for _ in runner.run(None):

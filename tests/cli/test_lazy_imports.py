@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CASSETTE = str(Path(__file__).resolve().parents[2] / "fixtures" / "cassettes" / "offline-quickstart.v1.cassette.jsonl")
 HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf")
 
@@ -20,6 +22,7 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 """
 
 
+@pytest.mark.slow
 def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
     commands = [["--help"], ["run", "--help"], ["sessions", "list"], ["sessions", "--help"], ["memory", "show"],
                 ["memory", "decision", "list"], ["skills", "list"], ["curator", "status"],
@@ -33,6 +36,7 @@ def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.slow
 def test_offline_run_does_not_import_sdks(tmp_path) -> None:
     (tmp_path / "G.md").write_text("# g\n\nRead `G.md` and write `out.md`.\n")
     code = PROBE.format(commands=[["run", "--goal", "G.md", "--offline"]], heavy=HEAVY)

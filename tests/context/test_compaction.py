@@ -150,7 +150,7 @@ def test_the_kept_tail_is_verbatim_after_a_real_compaction(tmp_path: Path) -> No
         real_rewrite(messages)
 
     runner.session.rewrite = recording_rewrite
-    events = asyncio.run(drain(runner))
+    asyncio.run(drain(runner))
     assert rewrites
     for before, after in rewrites:
         tail = after[1:]

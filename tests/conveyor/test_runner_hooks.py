@@ -35,7 +35,7 @@ def test_land_gives_a_reserve_turn_without_tools(tmp_path: Path) -> None:
 
 def test_calls_made_in_the_reserve_turn_are_not_run(tmp_path: Path) -> None:
     runner = make_runner(tmp_path, ScriptedProvider(LOOP), hooks=[LandAfterTwoCalls()])
-    events = asyncio.run(drain(runner))
+    asyncio.run(drain(runner))
     assert runner.totals.tool_calls == 2 and check_pairing(runner.session.messages) == []
     assert runner.session.messages[-1].tool_result_part.status == "interrupted"
 
@@ -61,7 +61,7 @@ def test_deny_sends_the_model_an_error_result_without_running(tmp_path: Path) ->
         {"tool_calls": [{"name": "shell", "arguments": {"command": "touch x"}}]}, {"text": "ok"},
     ])
     runner = make_runner(tmp_path, provider, hooks=[DenyShell()])
-    events = asyncio.run(drain(runner))
+    asyncio.run(drain(runner))
     result = provider.requests[1].messages[-1].tool_result_part
     assert result.is_error and result.content == "denied by policy: shell"
     assert not (tmp_path / "work" / "x").exists()

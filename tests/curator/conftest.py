@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from curator_fakes import FakeClock
+from curator_fakes import clock_at
+
+from arreio.engine.testing import FixedClock
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> FixedClock:
+    return clock_at()
 
 
 @pytest.fixture

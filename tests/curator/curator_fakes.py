@@ -1,34 +1,23 @@
-"""Small fakes for the curator tests: a settable clock and a skill writer."""
+"""Helpers for the curator tests: the engine's fixed clock at T0, and a skill writer."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from arreio.engine.testing import FixedClock
+
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "skills"
 
 
-class FakeClock:
-    """A clock that stays where it is told."""
+def clock_at(at: datetime = T0) -> FixedClock:
+    """The engine's fixed clock, standing at `at` (T0 by default)."""
+    return FixedClock(at)
 
-    def __init__(self, at: datetime = T0) -> None:
-        self.at = at
 
-    def now(self) -> datetime:
-        return self.at
-
-    def monotonic(self) -> float:
-        return self.at.timestamp()
-
-    async def sleep(self, seconds: float) -> None:
-        self.advance(seconds=seconds)
-
-    def advance(self, **delta: float) -> None:
-        self.at = self.at + timedelta(**delta)
-
-    def set_days(self, days: float) -> None:
-        self.at = T0 + timedelta(days=days)
+def days_after_t0(clock: FixedClock, days: float) -> None:
+    clock.set(T0 + timedelta(days=days))
 
 
 def write_skill(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curator_fakes import write_skill
+from curator_fakes import clock_at, write_skill
 
 from arreio.curator.index_block import SkillsIndexBlock
 from arreio.engine.ports import SystemPromptBlockSource
@@ -49,14 +49,13 @@ def test_capped_by_count_and_characters(skills_dir: Path) -> None:
 
 
 def test_skills_feature_offers_the_tools_and_the_index(tmp_path: Path) -> None:
-    from curator_fakes import FakeClock
 
     from arreio.curator.feature import SkillsFeature
     from arreio.engine.config import Settings
     from arreio.engine.run_context import RunContext
 
     state = tmp_path / ".arreio"
-    ctx = RunContext(cwd=tmp_path, state_dir=state, settings=Settings(), clock=FakeClock(), env={})
+    ctx = RunContext(cwd=tmp_path, state_dir=state, settings=Settings(), clock=clock_at(), env={})
     feature = SkillsFeature()
     assert [tool.name for tool in feature.tools(ctx)] == ["skill_view", "skill_manage"]
     [block] = feature.prompt_blocks(ctx)

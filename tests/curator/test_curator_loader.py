@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from curator_fakes import FIXTURES, write_skill
+from curator_fakes import FIXTURES, clock_at, write_skill
 
 from arreio.curator.skills import MAX_BODY, load_skills
 
@@ -97,15 +97,13 @@ def test_usage_sidecar_version_1_fixture_still_loads(tmp_path: Path) -> None:
     import shutil
     from datetime import datetime, timezone
 
-    from curator_fakes import FakeClock
-
     from arreio.curator.curator import Curator
     from arreio.curator.skills import USAGE_FILE
     from arreio.curator.usage import UsageStore
 
     skills_dir = tmp_path / "skills"
     shutil.copytree(FIXTURES / "valid", skills_dir)
-    clock = FakeClock(datetime(2026, 3, 10, tzinfo=timezone.utc))
+    clock = clock_at(datetime(2026, 3, 10, tzinfo=timezone.utc))
     data = UsageStore(skills_dir / USAGE_FILE, clock).load()
     deploy = data.records["deploy-checklist"]
     assert (deploy.state, deploy.use_count, deploy.view_count, deploy.patch_count) == ("stale", 4, 7, 2)
@@ -114,7 +112,7 @@ def test_usage_sidecar_version_1_fixture_still_loads(tmp_path: Path) -> None:
     assert data.last_run_at == datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
     plan = Curator(skills_dir, clock).status().next_run
     assert plan.changes == []  # stale for 49 days: not yet archived; the user skill is never touched
-    clock.at = datetime(2026, 4, 25, tzinfo=timezone.utc)  # 95 days idle
+    clock.set(datetime(2026, 4, 25, tzinfo=timezone.utc))  # 95 days idle
     assert [c.transition.kind for c in Curator(skills_dir, clock).status().next_run.changes] == ["archive"]
 
 
@@ -124,7 +122,6 @@ def test_usage_sidecar_version_1_fixture_still_loads(tmp_path: Path) -> None:
      ('{"version": 1, "skills": {"x": {"state": "active"}}}', "no created_at")],
 )
 def test_a_bad_sidecar_is_a_clear_usage_error(tmp_path: Path, content: str, fragment: str) -> None:
-    from curator_fakes import FakeClock
 
     from arreio.curator.usage import UsageStore
     from arreio.engine.errors import UsageError
@@ -132,5 +129,5 @@ def test_a_bad_sidecar_is_a_clear_usage_error(tmp_path: Path, content: str, frag
     path = tmp_path / ".usage.json"
     path.write_text(content, encoding="utf-8")
     with pytest.raises(UsageError, match=fragment):
-        UsageStore(path, FakeClock()).load()
+        UsageStore(path, clock_at()).load()
     assert path.read_text(encoding="utf-8") == content  # never overwritten

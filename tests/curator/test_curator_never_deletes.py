@@ -7,7 +7,7 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from curator_fakes import T0, FakeClock, write_skill
+from curator_fakes import T0, clock_at, write_skill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -53,7 +53,7 @@ def test_no_sequence_of_operations_ever_deletes_a_skill_file(operations) -> None
         state = Path(tmp) / ".arreio"
         skills_dir = state / "skills"
         skills_dir.mkdir(parents=True)
-        clock = FakeClock(T0)
+        clock = clock_at(T0)
         policy = Policy(stale_days=30, archive_days=90)
         usage = UsageStore(skills_dir / USAGE_FILE, clock)
         library = SkillLibrary(skills_dir, clock)

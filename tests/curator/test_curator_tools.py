@@ -6,12 +6,13 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from curator_fakes import FakeClock, write_skill
+from curator_fakes import write_skill
 
 from arreio.curator.skills import USAGE_FILE, load_skills
 from arreio.curator.tools import SkillManageTool, SkillViewTool, skill_tools
 from arreio.curator.usage import UsageStore
 from arreio.engine.run_context import RunContext
+from arreio.engine.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 
 
@@ -20,13 +21,13 @@ def call(tool: Tool, tmp_path: Path, **args) -> ToolResult:
 
 
 @pytest.fixture
-def tools(tmp_path: Path, clock: FakeClock) -> tuple[SkillViewTool, SkillManageTool]:
+def tools(tmp_path: Path, clock: FixedClock) -> tuple[SkillViewTool, SkillManageTool]:
     view, manage = skill_tools(tmp_path / ".arreio", clock)
     assert isinstance(view, SkillViewTool) and isinstance(manage, SkillManageTool)
     return view, manage
 
 
-def usage(skills_dir: Path, clock: FakeClock, name: str):
+def usage(skills_dir: Path, clock: FixedClock, name: str):
     return UsageStore(skills_dir / USAGE_FILE, clock).get(name)
 
 

@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from arreio.engine.governance.policy import decide
 from arreio.engine.governance.settings import GovernanceSettings, PolicyRule
 from arreio.engine.session.file import Session
@@ -101,6 +103,7 @@ def test_deny_gives_the_model_a_denial_and_the_run_goes_on(work: Path, cli) -> N
     assert events_of(result.stdout)[-1]["final_text"] == "All done."
 
 
+@pytest.mark.slow
 def test_kill_between_pause_and_approve(work: Path, cli, arreio_env, arreio_cmd) -> None:
     (work / "s.yaml").write_text(SCRIPT)
     cmd = arreio_cmd + ["run", "--goal", "GOAL.md", "--script", "s.yaml", "--json"]
@@ -199,6 +202,7 @@ SLOW = """\
 """
 
 
+@pytest.mark.slow
 def test_an_approved_call_killed_mid_run_never_runs_twice(work: Path, cli, arreio_env, arreio_cmd) -> None:
     (work / "slow.yaml").write_text(SLOW)
     paused = cli("run", "--goal", "GOAL.md", "--script", "slow.yaml", "--json")

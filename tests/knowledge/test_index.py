@@ -122,6 +122,7 @@ _KILL_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_killed_kb_add_leaves_a_usable_index(tmp_path: Path, docs: Path) -> None:
     db = tmp_path / "state" / "knowledge.sqlite"
     script = tmp_path / "kill_add.py"

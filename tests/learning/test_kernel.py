@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from arreio.engine.testing import InMemoryStores
 from arreio.learning.gate import ScoreGate, make_gate
 from arreio.learning.kernel import LearnDeps, review_and_learn
 from arreio.learning.proposers import OfflineProposer, parse_json_list
@@ -14,36 +15,6 @@ from arreio.learning.summary import RunSummary, ToolUse
 
 class Refused(Exception):
     message = "memory is full (2200/2200 chars)"
-
-
-class FakeStore:
-    """An in-memory target store; `refuse` makes every write fail the way the real store refuses."""
-
-    def __init__(self, refuse: bool = False) -> None:
-        self.items: list[str] = []
-        self.refuse = refuse
-
-    def entries(self) -> list[str]:
-        return list(self.items)
-
-    def add(self, content: str) -> None:
-        if self.refuse:
-            raise Refused()
-        self.items.append(content)
-
-    def replace(self, old_text: str, content: str) -> None:
-        self.items = [content if old_text in e else e for e in self.items]
-
-    def remove(self, old_text: str) -> None:
-        self.items = [e for e in self.items if old_text not in e]
-
-
-class FakeStores:
-    def __init__(self, refuse: bool = False) -> None:
-        self.targets = {"memory": FakeStore(refuse), "user": FakeStore(refuse)}
-
-    def get(self, target: str) -> FakeStore:
-        return self.targets[target]
 
 
 class ListProposer:
@@ -79,7 +50,7 @@ def add(content: str, score: float, target: str = "memory") -> dict:
 
 
 def run(raws, *, gate=None, stores=None, summary=SUMMARY, dry_run=False):
-    stores = stores or FakeStores()
+    stores = stores or InMemoryStores()
     deps = LearnDeps(proposer=ListProposer(raws), gate=gate or ScoreGate(), stores=stores, dry_run=dry_run)
     return asyncio.run(review_and_learn(summary, deps)), stores
 
@@ -124,14 +95,14 @@ def test_malformed_proposal_is_rejected_not_raised(raw) -> None:
 
 
 def test_store_refusal_is_failed_and_recorded() -> None:
-    outcome, _ = run([add("big", 0.9)], stores=FakeStores(refuse=True))
+    outcome, _ = run([add("big", 0.9)], stores=InMemoryStores(refusal=Refused()))
     assert (outcome.applied, outcome.failed) == (0, 1)
     assert "the store refused it: memory is full" in outcome.decisions[0].reason
     assert outcome.line() == "learning gate: 0 applied, 0 rejected, 1 failed"
 
 
 def test_replace_and_remove_reach_the_store() -> None:
-    stores = FakeStores()
+    stores = InMemoryStores()
     stores.get("user").items = ["Prefers tabs", "Lives in Lisbon"]
     raws = [{"target": "user", "action": "replace", "old_text": "tabs", "content": "Prefers spaces", "score": 0.9},
             {"target": "user", "action": "remove", "old_text": "Lisbon", "score": 0.8}]
@@ -146,7 +117,7 @@ def test_dry_run_decides_but_writes_nothing() -> None:
 
 
 def test_the_proposer_sees_current_memory() -> None:
-    stores = FakeStores()
+    stores = InMemoryStores()
     stores.get("memory").items = ["known fact"]
     proposer = ListProposer([])
     asyncio.run(review_and_learn(SUMMARY, LearnDeps(proposer=proposer, gate=ScoreGate(), stores=stores)))
@@ -185,7 +156,7 @@ def test_model_proposer_reads_structured_output_through_the_provider() -> None:
     provider = ScriptedProvider([{"text": reply}])
     outcome, stores = run([], stores=None)  # baseline: an empty proposal list applies nothing
     assert outcome.applied == 0
-    deps = LearnDeps(proposer=ModelProposer(provider, "anthropic/claude-x"), gate=ScoreGate(), stores=FakeStores())
+    deps = LearnDeps(proposer=ModelProposer(provider, "anthropic/claude-x"), gate=ScoreGate(), stores=InMemoryStores())
     outcome = asyncio.run(review_and_learn(SUMMARY, deps))
     assert outcome.applied == 1 and deps.stores.get("user").items == ["Wants summaries in French."]
     prompt = provider.requests[0].messages[0].text
@@ -197,6 +168,6 @@ def test_model_proposer_failure_fails_closed() -> None:
     from arreio.learning.proposers import ModelProposer
 
     provider = ScriptedProvider([{"error": {"status": 401, "message": "bad key"}}])
-    deps = LearnDeps(proposer=ModelProposer(provider, "m"), gate=ScoreGate(), stores=FakeStores())
+    deps = LearnDeps(proposer=ModelProposer(provider, "m"), gate=ScoreGate(), stores=InMemoryStores())
     outcome = asyncio.run(review_and_learn(SUMMARY, deps))
     assert outcome.error and "bad key" in outcome.error

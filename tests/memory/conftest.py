@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from arreio.engine.governance.redact import Redactor
+from arreio.engine.testing import FixedClock
 from arreio.memory.store import MemoryLimits, MemoryStores
 from arreio.memory.substores import Substores
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "memory"
-
-
-class FixedClock:
-    """A clock that stands still until a test moves it."""
-
-    def __init__(self, start: datetime | None = None) -> None:
-        self.current = start or datetime(2026, 6, 27, 16, 0, 0, tzinfo=timezone.utc)
-        self.ticks = 0.0
-
-    def now(self) -> datetime:
-        return self.current
-
-    def monotonic(self) -> float:
-        return self.ticks
-
-    async def sleep(self, seconds: float) -> None:
-        self.advance(seconds)
-
-    def advance(self, seconds: float) -> None:
-        self.current += timedelta(seconds=seconds)
-        self.ticks += seconds
 
 
 @pytest.fixture

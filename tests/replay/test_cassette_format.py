@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from arreio.engine.errors import UsageError
+from arreio.engine.governance.redact import CASSETTE, Redactor
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 from arreio.engine.prompt import assemble_system
 from arreio.engine.providers.base import ModelRequest, ToolSpec
-from arreio.engine.governance.redact import CASSETTE, Redactor
 from arreio.engine.providers.cassette import (
     canonical_request,
     compare_cassettes,
@@ -25,7 +25,6 @@ from arreio.engine.providers.cassette import (
 from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.testing import FixedClock, ScriptedProvider
-
 
 PLAIN = Redactor(labels=CASSETTE)  # no environment secrets: token formats only
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from arreio.engine.config import Settings
 from arreio.engine.run_context import RunContext
-from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.base import SETTINGS_TIMEOUT, Tool, ToolError, ToolResult
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -140,6 +141,21 @@ def test_timeout_override(registry, ctx) -> None:
     assert run(registry, "sleeper", {"seconds": 0.1}, ctx, timeout_s=2).content == "awake"
     result = run(registry, "echo", {"text": "x"}, ctx, timeout_s=1)
     assert result.content == "x"
+
+
+class PatientSleeper(Sleeper):
+    """A tool that sets no timeout of its own: the configured `tools.timeout_s` bounds it."""
+
+    name = "patient"
+    timeout_s = SETTINGS_TIMEOUT
+
+
+def test_a_tool_without_its_own_timeout_gets_the_configured_one(tmp_path: Path) -> None:
+    registry = ToolRegistry([PatientSleeper()])
+    quick = RunContext(cwd=tmp_path, settings=Settings(tools={"timeout_s": 0.05}))
+    assert run(registry, "patient", {"seconds": 5}, quick).content == "patient: timed out after 0.05s"
+    assert run(registry, "patient", {"seconds": 0.1}, RunContext(cwd=tmp_path)).content == "awake"  # default 60 s
+    assert Tool.timeout_s == SETTINGS_TIMEOUT and Settings().tools.timeout_s == 60
 
 
 def test_transient_tool_error_says_retry_may_work(registry, ctx) -> None:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from arreio.engine.feature import Feature
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.web.config import web_settings
+from arreio.engine.tools.web.fetch import WebFetch
+from arreio.engine.tools.web.search import WebSearch, make_backend
 
 if TYPE_CHECKING:
     from arreio.engine.tools.base import Tool
@@ -19,8 +21,6 @@ class WebFeature(Feature):
         ctx.section(web_settings)
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        from arreio.engine.tools.web.fetch import WebFetch
-        from arreio.engine.tools.web.search import WebSearch, make_backend
 
         settings = ctx.section(web_settings)
         out: list[Tool] = [WebFetch(settings)] if settings.fetch else []

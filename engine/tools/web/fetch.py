@@ -13,6 +13,7 @@ Failures are readable and say what to do next — never a raw status dump.
 from __future__ import annotations
 
 import asyncio
+import io
 import ipaddress
 import json
 import socket
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.web.config import WebSettings
+from arreio.engine.tools.web.html_text import html_to_text
 
 _TEXTUAL = ("text/", "application/xml", "application/javascript", "application/x-yaml", "application/yaml")
 
@@ -228,7 +230,6 @@ def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
     if mime == "application/pdf" or body[:5] == b"%PDF-":
         return "", pdf_to_text(body), "pdf"
     if mime in ("text/html", "application/xhtml+xml") or (not mime and body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))):
-        from arreio.engine.tools.web.html_text import html_to_text
 
         title, text = html_to_text(_decode(body, ctype), url)
         return title, text, "html"
@@ -246,12 +247,9 @@ def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
 
 def pdf_to_text(body: bytes) -> str:
     """Text of every page, each under a `--- page N of M ---` marker."""
-    try:
-        from pypdf import PdfReader
-        from pypdf.errors import PyPdfError
-    except ImportError:  # pragma: no cover — pypdf is a declared dependency
-        raise ToolError("PDF text extraction needs the pypdf package (pip install pypdf)") from None
-    import io
+
+    from pypdf import PdfReader  # imported only for a PDF (a declared dependency)
+    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(body))
