@@ -129,7 +129,7 @@ class MemoryTool(Tool):
         try:
             request = args if isinstance(args, MemoryInput) else MemoryInput.model_validate(args)
             operations = operations_by_target(request)
-            leaked = _environment_secret(operations, ctx.env)
+            leaked = _environment_secret(operations, ctx.redactor)
             if leaked:
                 return self._failed(
                     f"refused: the content holds the value of ${leaked}, a secret from the environment. "
@@ -159,15 +159,15 @@ class MemoryTool(Tool):
         )
 
 
-def _environment_secret(operations: Any, env: Any) -> str | None:
-    """The name of an environment secret whose value some operation's content holds, if any."""
-
-    redactor = Redactor.from_env(env or {})
+def _environment_secret(operations: Any, redactor: Redactor) -> str | None:
+    """The name of the secret some operation's content holds (the run's redactor decides what a
+    secret is), "SECRET" for a token format without a name, or None."""
     for ops in operations.values():
         for op in ops:
             content = getattr(op, "content", None) or ""
-            cleaned = redactor.text(content)
-            if cleaned != content:
-                marker = cleaned.find("[REDACTED:")
-                return cleaned[marker + 10 : cleaned.find("]", marker)] if marker >= 0 else "SECRET"
+            name = redactor.find_name(content)
+            if name is not None:
+                return name
+            if redactor.text(content) != content:
+                return "SECRET"
     return None
