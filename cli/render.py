@@ -124,7 +124,9 @@ class LiveRenderer(_ChildView):
                 c.print(f"learning gate: {event.applied} applied, {event.rejected} rejected{failed}")
         elif kind == "approval_required":
             self._end_text()
-            c.print(f"[yellow]⏸ approval required for {event.name}[/yellow]")
+            why = f" ({escape(event.reason)})" if event.reason else ""
+            c.print(f"[yellow]⏸ {escape(event.name)} needs approval{why}:[/yellow] {escape(event.summary or event.name)}",
+                    soft_wrap=True)
         elif kind == "done":
             self._end_text()
             colour = {"success": "green", "partial": "yellow", "paused": "yellow"}.get(event.verdict, "red")

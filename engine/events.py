@@ -96,7 +96,9 @@ class Retry(BaseModel):
 
 
 class ApprovalRequired(BaseModel):
-    """A sensitive call waits for a human decision; the run pauses here."""
+    """A sensitive call waits for a human decision: asked at the terminal, or the run pauses here.
+    `summary` is what would run (the command line, the path written, else the arguments); `command`
+    is how to decide later; `reason` is the rule that asked."""
 
     type: Literal["approval_required"] = "approval_required"
     session_id: str
@@ -104,6 +106,8 @@ class ApprovalRequired(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     command: str = ""
+    summary: str = ""
+    reason: str = ""
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 

@@ -106,6 +106,16 @@ class Pause:
     message: str
 
 
+@dataclass
+class Ask:
+    """Ask a person now, at the terminal: the runner yields `event` first (so the question is shown
+    after everything streamed before it), then calls `answer()` — None runs the call, a `Deny` does
+    not. `answer()` raising `asyncio.CancelledError` (Ctrl-C at the question) cancels the run."""
+
+    event: ev.ApprovalRequired
+    answer: Callable[[], Deny | None]
+
+
 class RunHook:
     """Base class: every method is a no-op."""
 
@@ -124,7 +134,7 @@ class RunHook:
         """After each model reply (retries included in `usage`); returns events to yield."""
         return []
 
-    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | None:
+    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
         """Before a call executes."""
         return None
 
@@ -165,7 +175,7 @@ class Hooks:
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         return [e for hook in self.hooks for e in hook.after_model(turn, usage)]
 
-    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | None:
+    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
         for hook in self.hooks:
             verdict = await hook.before_tool(turn, call)
             if verdict is not None:

@@ -114,3 +114,13 @@ def interrupted_result(call: ToolCallPart, why: str = "interrupted before it fin
             status="interrupted",
         )
     )
+
+
+def not_run_result(call: ToolCallPart, why: str) -> Message:
+    """The result of a call that surely did not run (cancelled before it started, withdrawn at a
+    ceiling): closed like an interrupted one — a resume may make it again — without the warning
+    that it may have taken effect."""
+    return Message.tool_result(
+        ToolResultPart(call_id=call.id, name=call.name, content=f"[{why}]", is_error=True, status="interrupted")
+    )
+

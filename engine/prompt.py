@@ -20,8 +20,7 @@ BLOCK_CAP_CHARS = 12_000
 
 IDENTITY = """You are arreio, an agent working in the user's terminal on the goal they gave you.
 Work step by step with the tools you have. Read before you change; keep changes small and verifiable.
-When the goal is done, answer with a short, factual account of what you did and where the results are.
-Only claim what you actually did: the harness checks files and commands you say you produced."""
+When the goal is done, answer with a short, factual account of what you did and where the results are."""
 
 TOOL_GUIDANCE = """Tools:
 - Paths are relative to the working directory; you cannot reach outside it.

@@ -11,7 +11,6 @@ import json
 import re
 from typing import Any, Protocol
 
-from arreio.engine.conveyor.units import goal_title
 from arreio.engine.messages import Message
 from arreio.engine.providers.base import ModelRequest
 from arreio.engine.providers.oneshot import ask
@@ -34,22 +33,22 @@ class Proposer(Protocol):
 
 
 class OfflineProposer:
-    """A durable fact about where this kind of task reads and writes (score 0.82), and the
-    do-not-capture kinds it sees — task progress (0.35), tool failures (0.2) — which the gate rejects."""
+    """A durable fact about which files a successful run read and wrote (score 0.82), and the
+    do-not-capture kinds it sees — task progress (0.35), tool failures (0.2) — which the gate rejects.
+    Nothing is copied from the goal: it is untrusted input, and a lesson must come from what the run
+    did (its tool calls); the store scans the fact like any other memory write."""
 
     async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
-
         known = {entry.strip() for entries in current.values() for entry in entries}
-        title = goal_title(summary.goal) or "the goal"
         proposals: list[dict[str, Any]] = []
         reads = [str(t.arguments.get("path")) for t in summary.tools if t.name == "read_file" and not t.is_error]
         written = summary.files_written
         if written:
-            fact = f"For '{title}': inputs {', '.join(dict.fromkeys(reads)) or 'none'}; output {', '.join(written)}."
+            fact = f"A run that succeeded here read {', '.join(dict.fromkeys(reads)) or 'no files'} and wrote {', '.join(written)}."
             if fact not in known:
                 proposals.append({"target": "memory", "action": "add", "content": fact, "score": 0.82,
                                   "rationale": "where this recurring task reads and writes; saves a search next time"})
-        proposals.append({"target": "memory", "action": "add", "content": f"Completed '{title}' in {counted(summary.steps, 'step')}.",
+        proposals.append({"target": "memory", "action": "add", "content": f"Completed a task in {counted(summary.steps, 'step')}.",
                           "score": 0.35, "rationale": "task progress (on the do-not-capture list)"})
         for error in summary.errors[:3]:
             proposals.append({"target": "memory", "action": "add", "content": f"{error.name} failed: {error.preview[:100]}",

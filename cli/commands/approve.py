@@ -19,19 +19,25 @@ HELP = (
 
 
 def ask_in_terminal(event: Any) -> bool:
-    """`PipelineDeps.ask_approval` for an interactive terminal: show the call, ask y/N (default no)."""
-    import json
+    """`PipelineDeps.ask_approval` for an interactive terminal. The live view has just shown the call
+    (`approval_required`: what would run), on its own line; this asks `Run it? [y/N]` (default no).
+    Ctrl-C here raises KeyboardInterrupt — the run is cancelled, the call not run — and end of input
+    is a no. asyncio's own SIGINT handler only cancels the task at its next await, which a blocking
+    read never reaches, so the default handler is in force while the question waits."""
+    import signal
+    import sys
 
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(highlight=False, stderr=True)
-    args = json.dumps(event.arguments, ensure_ascii=False)
-    console.print(f"[yellow]⏸ {escape(event.name)}[/yellow] {escape(args[:400])}")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        return typer.confirm("Run it?", default=False, err=True)
-    except (typer.Abort, EOFError):
+        sys.stderr.write("Run it? [y/N] ")
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if not line:  # end of input: nobody said yes
+        sys.stderr.write("\n")
         return False
+    return line.strip().lower() in ("y", "yes")
 
 
 def approve(
@@ -49,7 +55,7 @@ def approve(
 
     from arreio.engine.conveyor.pipeline import RunOptions
     from arreio.engine.errors import UsageError
-    from arreio.engine.governance.approvals import decide_pending, waiting_call, who
+    from arreio.engine.governance.approvals import decide_pending, describe_call, waiting_call, who
     from arreio.engine.governance.audit import AuditJournal, digest
     from arreio.engine.governance.redact import Redactor
     from arreio.engine.ids import iso_ms
@@ -82,7 +88,8 @@ def approve(
         "session_id": sid, "call_id": pending.call_id, "name": pending.name, "status": status, "by": by, "at": at,
         "reason": reason or "", "args_digest": digest(pending.arguments),
     })
-    print(f"arreio: {status} {pending.name} ({pending.call_id}); resuming session {sid}", file=sys.stderr)
+    shown = describe_call(pending.name, pending.arguments)
+    print(f"arreio: {status} {pending.name} ({pending.call_id}): {shown}; resuming session {sid}", file=sys.stderr)
     from arreio.cli.driving import drive
 
     raise typer.Exit(drive(options, json_output=json_output))

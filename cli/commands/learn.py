@@ -14,24 +14,37 @@ def learn(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the proposals and verdicts; apply nothing.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
-    import asyncio
-    import json
-    import os
     from pathlib import Path
 
-    from arreio.engine.config import load_settings
-    from arreio.engine.events import event_from_json
     from arreio.engine.paths import state_dir
-    from arreio.engine.ports import SystemClock
-    from arreio.engine.run_context import RunContext
-    from arreio.engine.session.file import Session
+    from arreio.engine.session.lock import SessionLock
     from arreio.engine.session.store import SessionStore
-    from arreio.learning.stage import learn as learn_pass
 
     cwd = Path.cwd()
     home = state_dir(cwd)
     store = SessionStore(home / "sessions")
     sid = store.resolve(session)
+    # A session another process is running has no final state to learn from (and its run may still
+    # learn on its own): refused, as a resume is. The lock is held for the whole pass.
+    lock = SessionLock(store.path_for(sid)).acquire(sid)
+    try:
+        _learn(sid, store, home, cwd, dry_run=dry_run, json_output=json_output)
+    finally:
+        lock.release()
+
+
+def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> None:
+    import asyncio
+    import json
+    import os
+
+    from arreio.engine.config import load_settings
+    from arreio.engine.events import event_from_json
+    from arreio.engine.ports import SystemClock
+    from arreio.engine.run_context import RunContext
+    from arreio.engine.session.file import Session
+    from arreio.learning.stage import learn as learn_pass
+
     saved, _ = Session.open(store.path_for(sid), repair=False)
     saved.close()
     ended = [r for r in saved.runs if r.get("event") == "end"]

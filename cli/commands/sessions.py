@@ -91,6 +91,14 @@ def show(
     c.print(f"[bold]session {h.id}[/bold] · {h.model} · created {h.created_at} · {len(session.messages)} messages")
     if h.title:
         c.print(f"[dim]{escape(h.title)}[/dim]")
+    from arreio.engine.governance.approvals import command_to_continue, describe_call, pending_call
+
+    waiting = pending_call(session)
+    if waiting is not None:  # what would run, first: the person deciding needs to see it
+        c.print(f"[yellow]⏸ waiting for approval: {escape(describe_call(waiting.name, waiting.arguments))}[/yellow]",
+                soft_wrap=True)
+        c.print(f"[yellow]  approve with `{command_to_continue(h.id)}` or refuse with "
+                f"`{command_to_continue(h.id)} --deny`[/yellow]")
     for message in session.messages:
         for part in message.parts:
             if part.type == "text":

@@ -22,8 +22,8 @@ from arreio.engine.conveyor.reply import Reply, fold, fresh_text
 from arreio.engine.conveyor.totals import Totals
 from arreio.engine.conveyor.turn import TurnView
 from arreio.engine.governance.watchdog import Watchdog
-from arreio.engine.hooks import Deny, Hooks, Land, Pause, RunHook, Stop
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart, interrupted_result
+from arreio.engine.hooks import Ask, Deny, Hooks, Land, Pause, RunHook, Stop
+from arreio.engine.messages import Message, ToolCallPart, ToolResultPart, interrupted_result, not_run_result
 from arreio.engine.ports import Provider
 from arreio.engine.providers.base import ModelRequest, SystemBlock, TextChunk, ThinkingChunk, Usage
 from arreio.engine.providers.retry import decide_retry
@@ -33,9 +33,7 @@ from arreio.engine.tools.base import ToolResult
 from arreio.engine.tools.chain import stream_tool
 from arreio.engine.tools.registry import ToolRegistry
 
-PREVIEW_CHARS = 160
-NOT_RUN_AFTER_NEW_INSTRUCTION = ("not run: {name} was waiting for approval when a new instruction came; "
-                                 "call it again if it is still needed")
+NOT_RUN_LATE = "not run: {name} was waiting for approval when a new instruction came; call it again if it is still needed"
 
 
 class Runner:
@@ -83,9 +81,8 @@ class Runner:
             # A call left waiting (for an approval) when a new instruction comes never ran: it is
             # answered as such, not healed later into "interrupted" (which says it may have run).
             self.session.append_many([*(Message.tool_result(ToolResultPart(
-                call_id=call.id, name=call.name, is_error=True, status="error",
-                content=NOT_RUN_AFTER_NEW_INSTRUCTION.format(name=call.name),
-            )) for call in self.session.pending_calls()), Message.user(user_text)])
+                call_id=c.id, name=c.name, is_error=True, status="error", content=NOT_RUN_LATE.format(name=c.name),
+            )) for c in self.session.pending_calls()), Message.user(user_text)])
         outcome: Outcome | None = None
         pending = self.session.pending_calls() if user_text is None else []
         if pending:  # a round left waiting (an approval): finish it before asking the model again
@@ -134,7 +131,7 @@ class Runner:
             if landing is not None:
                 # The reserve turn is over whatever the model did: calls it still made are not run.
                 if reply.calls:
-                    self.session.append_many([interrupted_result(c, "not run: the run reached a ceiling") for c in reply.calls])
+                    self.session.append_many([not_run_result(c, "not run: the run reached a ceiling") for c in reply.calls])
                 outcome = Outcome.of("partial", landing.message, reply.text or self.session.last_text())
             elif not reply.calls:
                 outcome = Outcome.of("success", "", reply.text)
@@ -204,16 +201,20 @@ class Runner:
     async def _run_tools(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event | Outcome]:
         """Run a round's calls in order; a pause ends the round with a `paused` `Outcome`."""
         ctx = self.ctx.for_call(turn=self.totals.steps(self.agent), runner=self)
-        done = 0
+        done, running = 0, False
         try:
             for call in calls:
                 verdict = await self.hooks.before_tool(self.view, call)
+                if isinstance(verdict, Ask):  # shown first, then a person answers (Ctrl-C cancels)
+                    yield verdict.event
+                    verdict = verdict.answer()
                 if isinstance(verdict, Pause):
                     # The pending calls stay without results; the hook recorded them as pending.
                     yield verdict.event
                     done = len(calls)
                     yield Outcome.of("paused", verdict.message, self.session.last_text())
                     return
+                running = True
                 yield ev.ToolStart(call_id=call.id, name=call.name, arguments=call.arguments)
                 result = ToolResult(verdict.content, is_error=True) if isinstance(verdict, Deny) else None
                 if result is None:
@@ -230,18 +231,17 @@ class Runner:
                     call_id=call.id, name=call.name, content=result.content, is_error=result.is_error, status=status,
                     images=list(result.images),
                 )))
-                done += 1
+                done, running = done + 1, False
                 self.totals.count_call(call.name)
                 yield ev.ToolEnd(call_id=call.id, name=call.name, is_error=result.is_error, status=status,
-                                 preview=_preview(result.content), chars=len(result.content))
+                                 preview=result.preview, chars=len(result.content))
                 for event in self.hooks.after_tool(self.view, call, result):
                     yield event
         except (asyncio.CancelledError, GeneratorExit):
-            # Keep pairing whole before the cancel propagates: the unfinished calls get results.
-            self.session.append_many([interrupted_result(c, "cancelled before it finished") for c in calls[done:]])
+            # Keep pairing whole before the cancel propagates: the call under way may have run, the
+            # ones after it surely did not, and their results say which.
+            closed = [interrupted_result(c, "cancelled before it finished") for c in calls[done:done + int(running)]]
+            self.session.append_many(closed + [not_run_result(c, "not run: the run was cancelled before this call "
+                                                               "started") for c in calls[done + int(running):]])
             raise
 
-
-def _preview(content: str) -> str:
-    line = content.strip().splitlines()[0] if content.strip() else ""
-    return line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else "")

@@ -16,6 +16,7 @@ approved → the call runs, once, under its own id; denied → the model gets th
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import os
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from arreio.engine.errors import UsageError
 from arreio.engine.governance.audit import AuditJournal, digest
 from arreio.engine.governance.policy import decide
 from arreio.engine.governance.settings import GovernanceSettings
-from arreio.engine.hooks import Deny, Pause, RunHook, Turn
+from arreio.engine.hooks import Ask, Deny, Pause, RunHook, Turn
 from arreio.engine.ids import iso_ms
 from arreio.engine.session.healing import check_pairing, heal
 
@@ -50,8 +51,35 @@ def latest_decisions(extra: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def record(call_id: str, name: str, status: str, by: str, at: str, reason: str = "") -> dict[str, Any]:
-    return {"type": RECORD, "call_id": call_id, "name": name, "status": status, "by": by, "at": at, "reason": reason}
+def record(call_id: str, name: str, status: str, by: str, at: str, reason: str = "", *, args_digest: str = "") -> dict[str, Any]:
+    """One decision line. `args_digest` binds it to the call's arguments: a decision is about exactly
+    the call that was shown, so a call whose arguments changed since is not covered by it."""
+    out = {"type": RECORD, "call_id": call_id, "name": name, "status": status, "by": by, "at": at, "reason": reason}
+    if args_digest:
+        out["args_digest"] = args_digest
+    return out
+
+
+SHOWN_CHARS = 2000  # a call's arguments are shown whole up to this, so a person sees what would run
+
+
+def describe_call(name: str, arguments: dict[str, Any]) -> str:
+    """What a call would do, as a person deciding on it needs to see it: the command line of a shell
+    call, the path (and size) of a write or an edit, else the tool's arguments."""
+    import json
+
+    def cut(text: str) -> str:
+        return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f" … [{len(text) - SHOWN_CHARS} more chars]"
+
+    command, path = arguments.get("command"), arguments.get("path")
+    if name == "shell" and isinstance(command, str):
+        return cut(f"$ {command}")
+    if name == "write_file" and isinstance(path, str):
+        return f"write {path} ({len(str(arguments.get('content', '')))} chars)"
+    if name == "edit_file" and isinstance(path, str):
+        return cut(f"edit {path}: replace {json.dumps(arguments.get('old', ''), ensure_ascii=False)} "
+                   f"with {json.dumps(arguments.get('new', ''), ensure_ascii=False)}")
+    return cut(f"{name} {json.dumps(arguments, ensure_ascii=False, sort_keys=True)}")
 
 
 def who(env: dict[str, str] | None = None) -> str:
@@ -96,7 +124,8 @@ def decide_pending(session: Session, *, approve: bool, by: str, at: str, reason:
     decided) is a UsageError (exit 2): a decision is made once."""
     pending = waiting_call(session)
     status = "approved" if approve else "denied"
-    session.append_record(record(pending.call_id, pending.name, status, by, at, reason))
+    session.append_record(record(pending.call_id, pending.name, status, by, at, reason,
+                                 args_digest=digest(pending.arguments)))
     return pending
 
 
@@ -112,6 +141,13 @@ def waiting_call(session: Session) -> PendingCall:
                 f"was already {last.get('status')} by {last.get('by')} at {last.get('at')}"
             )
         raise UsageError(f"session {session.id} has no call waiting for approval")
+    shown = pending.record.get("args_digest")
+    if shown and shown != digest(pending.arguments):
+        raise UsageError(
+            f"session {session.id}: the {pending.name} call waiting for approval is not the one that was paused "
+            "(its arguments changed in the session file since); nothing was decided — see "
+            f"`arreio sessions show {session.id}`"
+        )
     return pending
 
 
@@ -153,7 +189,7 @@ class ApprovalHook(RunHook):
                 session.append_record(record(call_id, rec.get("name", ""), "denied", "arreio", at, "superseded by a new instruction"))
         request.messages[:] = list(session.messages)  # the request was assembled before this fix
 
-    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | None:
+    async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
         tool = turn.tools.get(call.name)
         verdict = decide(self.settings, call.name, call.arguments, tool_sensitive=bool(getattr(tool, "sensitive", False)))
         at = iso_ms(self.ctx.clock.now())
@@ -163,6 +199,9 @@ class ApprovalHook(RunHook):
             return self._deny(turn, call, "policy", at, verdict.reason, f"denied by {verdict.reason}")
         recorded = latest_decisions(turn.session.extra).get(call.id)
         status = recorded.get("status") if recorded else None
+        args_digest = digest(call.arguments)
+        if status == "approved" and recorded.get("args_digest", args_digest) != args_digest:
+            status = None  # approved was a call with other arguments: this one is asked about afresh
         if status == "approved":
             self._note(turn, call, "approved", recorded.get("by", ""), recorded.get("at", at), recorded.get("reason", ""), journal=False)
             # At most once: from here the call counts as started. Killed mid-call, the loader closes it
@@ -183,27 +222,40 @@ class ApprovalHook(RunHook):
                               f"not run: {call.name} needs a person's approval, which a sub-agent cannot wait "
                               "for; say in your answer what you would have run, so the agent that called you "
                               "can do it")
+        shown = describe_call(call.name, call.arguments)
         event = ev.ApprovalRequired(
             session_id=turn.session.id, call_id=call.id, name=call.name, arguments=dict(call.arguments),
-            command=command_to_continue(turn.session.id),
+            command=command_to_continue(turn.session.id), summary=shown, reason=verdict.reason,
         )
-        if self.ctx.ask is not None:
-            approved = bool(self.ctx.ask(event))
-            by = f"{who(dict(self.ctx.env))} (terminal)"
-            turn.session.append_record(record(call.id, call.name, "approved" if approved else "denied", by, at))
-            if approved:
-                self._note(turn, call, "approved", by, at, "")
-                return None
-            return self._deny(turn, call, by, at, "", f"denied by {by}")
+        if self.ctx.ask is not None:  # a person is there: shown first (the runner yields it), then asked
+            return Ask(event, lambda: self._asked(turn, call, event, args_digest))
         if status != "pending":
-            turn.session.append_record(record(call.id, call.name, "pending", "arreio", at, verdict.reason))
+            turn.session.append_record(record(call.id, call.name, "pending", "arreio", at, verdict.reason,
+                                              args_digest=args_digest))
             self._note(turn, call, "pending", "arreio", at, verdict.reason)
         sid = turn.session.id
         message = (
-            f"paused: {call.name} needs approval ({verdict.reason}); approve with `{command_to_continue(sid)}` "
-            f"or refuse with `{command_to_continue(sid)} --deny`"
+            f"paused: {call.name} needs approval ({verdict.reason}): {shown} — approve with "
+            f"`{command_to_continue(sid)}` or refuse with `{command_to_continue(sid)} --deny`"
         )
         return Pause(event=event, message=message)
+
+    def _asked(self, turn: Turn, call: ToolCallPart, event: ev.ApprovalRequired, args_digest: str) -> Deny | None:
+        """A person's answer at the terminal. Ctrl-C at the question cancels the run (the call is not
+        run; the session stays resumable): the ask may raise KeyboardInterrupt or CancelledError."""
+        assert self.ctx.ask is not None
+        try:
+            approved = bool(self.ctx.ask(event))
+        except KeyboardInterrupt:
+            raise asyncio.CancelledError("cancelled at the approval prompt") from None
+        at = iso_ms(self.ctx.clock.now())
+        by = f"{who(dict(self.ctx.env))} (terminal)"
+        turn.session.append_record(record(call.id, call.name, "approved" if approved else "denied", by, at,
+                                          args_digest=args_digest))
+        if approved:
+            self._note(turn, call, "approved", by, at, "")
+            return None
+        return self._deny(turn, call, by, at, "", f"denied by {by}")
 
     def _deny(self, turn: Turn, call: ToolCallPart, by: str, at: str, reason: str, content: str,
               *, journal: bool = True) -> Deny:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from arreio.engine.run_context import RunContext
 
 Repeat = Literal["once", "few", "paged", "per_target"]
+PREVIEW_CHARS = 160
 # A tool whose `timeout_s` is this takes the configured `tools.timeout_s` (the default).
 SETTINGS_TIMEOUT = "tools.timeout_s"
 
@@ -34,6 +35,12 @@ class ToolResult:
     # The whole output when `content` had to be cut for the model (never sent as is): a hook that
     # stores large results as a queryable set stores this, so the set is complete.
     full: str | None = None
+
+    @property
+    def preview(self) -> str:
+        """The first line, cut at PREVIEW_CHARS, for a `tool_end` event."""
+        line = self.content.strip().splitlines()[0] if self.content.strip() else ""
+        return line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else "")
 
 
 class ToolError(Exception):

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from arreio.engine.atomic import write_atomic
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.encoding import sniff_file
 from arreio.engine.tools.workspace import (
     display_path,
-    is_binary,
     resolve_in_root,
 )
 
@@ -82,13 +82,15 @@ class ReadFile(Tool):
             raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
 
     def _read_lines(self, target: Path, shown: str, offset: int, limit: int) -> ToolResult:
-        if is_binary(target):
+        encoding = sniff_file(target)
+        if encoding is None:
             size = target.stat().st_size
             raise ToolError(f"{shown} is a binary file ({size} bytes); read_file shows text only")
         shown_lines: list[str] = []
         total = 0
-        # Stream the file so a huge log costs only the lines we show, yet we still learn N.
-        with target.open("r", encoding="utf-8", errors="replace") as fh:
+        # Stream the file so a huge log costs only the lines we show, yet we still learn N. A byte the
+        # sniffed encoding cannot decode (past the sniffed head) is replaced, not fatal.
+        with target.open("r", encoding=encoding.name, errors="replace") as fh:
             for total, line in enumerate(fh, start=1):
                 if offset <= total < offset + limit:
                     shown_lines.append(_numbered(total, line.rstrip("\r\n")))
@@ -97,7 +99,7 @@ class ReadFile(Tool):
         if offset > total:
             raise ToolError(f"offset {offset} is past the end of {shown}, which has {total} lines")
         last = offset + len(shown_lines) - 1
-        body = "\n".join(shown_lines)
+        body = "\n".join(([encoding.note(shown)] if encoding.why else []) + shown_lines)
         if offset == 1 and last == total:
             return ToolResult(body)
         note = f"[showing lines {offset}–{last} of {total}"

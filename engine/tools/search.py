@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
-from arreio.engine.tools.workspace import SNIFF_BYTES, display_path, resolve_in_root
+from arreio.engine.tools.encoding import Encoding, sniff_file
+from arreio.engine.tools.workspace import display_path, resolve_in_root
 
 SKIP_DIRS = frozenset({".git", ".arreio", "node_modules", "__pycache__", ".venv"})
 MAX_MATCH_LINE_CHARS = 500
@@ -67,13 +68,16 @@ def _search(root: Path, regex: re.Pattern[str], path: str, glob: str | None, cap
     shown: list[str] = []
     total = 0
     files_with_hits = 0
+    not_utf8: dict[str, list[str]] = {}  # encoding assumed → files with hits decoded that way
     for file in _walk(target, base):
         rel = display_path(root, file)
         if patterns and not _glob_match(rel, patterns):
             continue
-        hits = _grep_file(file, regex)
+        hits, encoding = _grep_file(file, regex)
         if hits:
             files_with_hits += 1
+            if encoding.why:
+                not_utf8.setdefault(encoding.name, []).append(rel)
         for number, line in hits:
             total += 1
             if len(shown) < cap:
@@ -85,6 +89,8 @@ def _search(root: Path, regex: re.Pattern[str], path: str, glob: str | None, cap
     if total == 0:
         return ToolResult(f"no matches for /{regex.pattern}/ in {where}")
     body = "\n".join(shown)
+    for name, files in not_utf8.items():  # say what was assumed, never silent U+FFFD
+        body += f"\n[not UTF-8, decoded as {name}: {', '.join(files[:10])}{' …' if len(files) > 10 else ''}]"
     if total > cap:
         body += (
             f"\n[showing {cap} of {total} matches in {files_with_hits} files; "
@@ -112,22 +118,24 @@ def _walk(target: Path, base: Path):
             yield file
 
 
-def _grep_file(file: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+def _grep_file(file: Path, regex: re.Pattern[str]) -> tuple[list[tuple[int, str]], Encoding]:
+    """The matching lines of a text file and the encoding it was read in (binary files: none)."""
+    plain = Encoding("utf-8")
     try:
         if file.stat().st_size > MAX_FILE_BYTES:
-            return []
-        with file.open("rb") as fh:
-            if b"\0" in fh.read(SNIFF_BYTES):
-                return []
+            return [], plain
+        encoding = sniff_file(file)
+        if encoding is None:
+            return [], plain
         hits = []
-        with file.open("r", encoding="utf-8", errors="replace") as fh:
+        with file.open("r", encoding=encoding.name, errors="replace") as fh:
             for number, line in enumerate(fh, start=1):
                 line = line.rstrip("\r\n")
                 if regex.search(line):
                     hits.append((number, line))
-        return hits
+        return hits, encoding
     except OSError:  # unreadable or vanished mid-walk: not the model's problem
-        return []
+        return [], plain
 
 
 def _expand_braces(glob: str) -> list[str]:

@@ -12,9 +12,6 @@ from pathlib import Path
 
 from arreio.engine.tools.base import ToolError
 
-# How many bytes of a file decide whether it is text: a NUL byte there means binary.
-SNIFF_BYTES = 8192
-
 
 def resolve_in_root(root: Path, path: str) -> Path:
     """The absolute, symlink-resolved form of `path` (relative to `root` unless absolute).
@@ -44,13 +41,3 @@ def display_path(root: Path, path: Path) -> str:
         return str(path)
     text = rel.as_posix()
     return text if text else "."
-
-
-def is_binary(path: Path) -> bool:
-    """True when the first few KB of the file hold a NUL byte (how git and grep decide)."""
-    with path.open("rb") as fh:
-        return b"\0" in fh.read(SNIFF_BYTES)
-
-
-
-

@@ -2,8 +2,9 @@
 
 `expand` turns the PATH arguments of `kb add` (files, folders, globs) into files, skipping what a
 person would not mean (hidden folders such as `.git` and `.arreio`, virtualenvs, caches). `read_text`
-decides whether a file is text: no NUL byte and valid UTF-8 (a BOM is dropped); anything else is
-binary and skipped with a notice, never an error.
+decides whether a file is text the way the file tools do (`engine/tools/encoding.py`): UTF-8 (a BOM is
+dropped), a byte-order-marked UTF-16/32, a declared encoding, or cp1252/latin-1 text is indexed; a NUL
+byte without a BOM means binary, skipped with a notice, never an error.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from arreio.engine.tools.encoding import SNIFF_BYTES, sniff
 
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", ".venv", "site-packages", "dist", "build"})
 MAX_FILE_BYTES = 10 * 1024 * 1024  # bigger "text" is a log or a dump, not knowledge
@@ -66,10 +69,11 @@ def read_text(path: Path) -> SourceText | str:
         data = path.read_bytes()
     except OSError as error:
         return f"{path}: skipped, cannot read ({error.strerror or error})"
-    if b"\x00" in data[:8192]:
+    encoding = sniff(data[:SNIFF_BYTES])
+    if encoding is None:
         return f"{path}: skipped, binary file"
-    try:
-        text = data.decode("utf-8-sig")
+    try:  # text in another encoding (cp1252, latin-1, a declared one) is indexed, not skipped
+        text = data.decode(encoding.name)
     except UnicodeDecodeError:
-        return f"{path}: skipped, binary file (not UTF-8 text)"
+        text = data.decode(encoding.name, errors="replace")  # bad bytes past the sniffed head
     return SourceText(path, text, hashlib.sha256(data).hexdigest(), len(data))

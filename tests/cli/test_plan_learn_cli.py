@@ -32,7 +32,7 @@ def test_plan_gates_and_learning_end_to_end(workdir: Path, cli) -> None:
     assert learning_lines == ["learning gate: 1 applied, 1 rejected"]
     assert result.stdout.count("✓ gate") == 4
     lesson = Path(".arreio/MEMORY.md").read_text()
-    assert "output build/quickstart-summary.md" in lesson
+    assert "wrote build/quickstart-summary.md" in lesson and "Quickstart" not in lesson  # from the run, not the goal
     decisions = json.loads(cli("memory", "decision", "list", "--json").stdout)["records"]
     kinds = sorted(r["payload"]["kind"] for r in decisions)
     assert kinds == ["gate"] * 4 + ["learning"] * 2
@@ -43,7 +43,7 @@ def test_plan_gates_and_learning_end_to_end(workdir: Path, cli) -> None:
     sid = events[0]["session_id"]
     header = json.loads(Path(f".arreio/sessions/{sid}.jsonl").read_text().splitlines()[0])
     memory_block = next(b for b in header["system"] if b["name"] == "memory")
-    assert "output build/quickstart-summary.md" in memory_block["text"]
+    assert "wrote build/quickstart-summary.md" in memory_block["text"]
     done = [e for e in events if e["type"] == "learning_pass_done"]
     assert [(d["applied"], d["rejected"], d["failed"], d["error"]) for d in done] == [(0, 1, 0, None)]
     units = [e["unit_id"] for e in events if e["type"] == "unit_start"]
@@ -113,6 +113,20 @@ def test_learn_command_after_the_fact(workdir: Path, cli) -> None:
     data = json.loads(real.stdout)
     assert (data["applied"], data["rejected"]) == (1, 1)
     assert "build/quickstart-summary.md" in Path(".arreio/MEMORY.md").read_text()
+
+
+def test_learn_refuses_a_session_another_process_is_running(workdir: Path, cli) -> None:
+    from arreio.engine.session.lock import SessionLock
+
+    sid = events_of(cli("run", "--goal", GOAL, "--offline", "--json"))[0]["session_id"]
+    held = SessionLock(Path(f".arreio/sessions/{sid}.jsonl")).acquire(sid)  # as a running `arreio run` holds it
+    try:
+        busy = cli("learn", "--session", sid)
+    finally:
+        held.release()
+    assert busy.exit_code == 2 and "in use by another arreio process" in busy.stderr
+    assert not Path(".arreio/MEMORY.md").exists()  # nothing learnt from a run still going
+    assert cli("learn", "--session", sid).exit_code == 0  # once it is free, it learns
 
 
 def test_per_unit_scripts_are_recorded_and_replayed(workdir: Path, cli) -> None:

@@ -41,3 +41,12 @@ def test_no_tools_no_tool_guidance_and_result_set_lines_only_with_those_tools(tm
     rich = assemble_system(cwd=tmp_path, now=now, tool_names=["read_file", "result_query"])[1].text
     assert "result set" not in plain and "result_query / result_grep" in rich
     assert rich.startswith(plain)  # the shared part stays byte-identical
+
+
+def test_no_prompt_text_asks_the_model_to_report_well() -> None:
+    """Seed rule (invariant 6): the server checks what an answer claims; no block tells the model to
+    claim only what it did, or that it is checked (issue 16 §5)."""
+    from arreio.engine.prompt import IDENTITY, RESULT_GUIDANCE, TOOL_GUIDANCE
+
+    text = " ".join((IDENTITY, TOOL_GUIDANCE, RESULT_GUIDANCE)).lower()
+    assert "claim" not in text and "the harness checks" not in text
