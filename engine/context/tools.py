@@ -9,7 +9,6 @@ that lists the handles there are.
 from __future__ import annotations
 
 import asyncio
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arreio.engine.context.resultsets import ResultSetError, ResultStore, column_profile, format_rows
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.pattern import BoundedPattern
 
 MAX_LIMIT = 500
 GREP_SHOWN = 100
@@ -117,11 +117,9 @@ class ResultGrep(_ResultSetTool):
     input_model = GrepSetInput
 
     def _run(self, args: GrepSetInput, store: ResultStore) -> ToolResult:
+        regex = BoundedPattern(args.pattern, tool=self.name)
         try:
-            regex = re.compile(args.pattern)
             meta = store.describe(args.handle)
-        except re.error as error:
-            raise ToolError(f"invalid regular expression {args.pattern!r}: {error}") from None
         except ResultSetError as error:
             raise ToolError(error.message) from None
         columns = meta["columns"]

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import Encoding, sniff_file
+from arreio.engine.tools.pattern import MATCH_BUDGET_S, BoundedPattern
 from arreio.engine.tools.workspace import display_path, resolve_in_root
 
 SKIP_DIRS = frozenset({".git", ".arreio", "node_modules", "__pycache__", ".venv"})
@@ -49,15 +50,14 @@ class Grep(Tool):
     repeat = "few"
 
     async def execute(self, args: GrepInput, ctx: RunContext) -> ToolResult:
-        try:
-            regex = re.compile(args.pattern)
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from None
+        # under the chain's own timeout, so a slow pattern is named as the reason
+        budget = min(MATCH_BUDGET_S, 0.8 * ctx.settings.tools.timeout_s)
+        pattern = BoundedPattern(args.pattern, tool=self.name, budget_s=budget)
         cap = ctx.settings.tools.grep_max_matches
-        return await asyncio.to_thread(_search, ctx.cwd, regex, args.path, args.glob, cap)
+        return await asyncio.to_thread(_search, ctx.cwd, pattern, args.path, args.glob, cap)
 
 
-def _search(root: Path, regex: re.Pattern[str], path: str, glob: str | None, cap: int) -> ToolResult:
+def _search(root: Path, regex: BoundedPattern, path: str, glob: str | None, cap: int) -> ToolResult:
     target = resolve_in_root(root, path)
     shown_target = display_path(root, target)
     if not target.exists():
@@ -118,7 +118,7 @@ def _walk(target: Path, base: Path):
             yield file
 
 
-def _grep_file(file: Path, regex: re.Pattern[str]) -> tuple[list[tuple[int, str]], Encoding]:
+def _grep_file(file: Path, regex: BoundedPattern) -> tuple[list[tuple[int, str]], Encoding]:
     """The matching lines of a text file and the encoding it was read in (binary files: none)."""
     plain = Encoding("utf-8")
     try:

@@ -115,7 +115,7 @@ def test_loopback_and_private_addresses_are_refused_by_default(local_server) -> 
     for url in (local_server.url + "/notes.html", f"http://localhost:{local_server.httpd.server_port}/notes.html",
                 "http://10.1.2.3/admin", "http://169.254.169.254/latest/meta-data", "http://[::1]:9/"):
         result = fetch(url, allow_private=False)
-        assert result.is_error and "loopback/private address" in result.content and "web.allow_private" in result.content
+        assert result.is_error and "not a public address" in result.content and "web.allow_private" in result.content
     assert local_server.requests == []  # refused before any request left
 
 
@@ -124,9 +124,31 @@ def test_the_per_hop_address_check_refuses_internal_and_passes_public_literals()
     from arreio.engine.tools.base import ToolError
     from arreio.engine.tools.web.fetch import check_address
 
-    with pytest.raises(ToolError, match="loopback/private"):
+    with pytest.raises(ToolError, match="not a public address"):
         asyncio.run(check_address("http://127.0.0.2/x", allow_private=False))
     asyncio.run(check_address("http://93.184.216.34/x", allow_private=False))  # a public literal: no lookup needed
+
+
+@pytest.mark.parametrize("address", [
+    "100.64.0.1", "100.127.255.254",  # shared address space (carrier NAT)
+    "192.0.0.8", "192.0.2.10", "198.18.0.1", "198.51.100.7", "203.0.113.9",  # protocol, benchmark, documentation
+    "240.0.0.1", "0.0.0.0", "224.0.0.251", "255.255.255.255",  # reserved, unspecified, multicast, broadcast
+    "[fc00::1]", "[fe80::1]", "[2001:db8::1]", "[::ffff:10.0.0.1]", "[64:ff9b::a00:1]", "[2002:a00:1::1]",
+])
+def test_every_address_that_is_not_globally_routable_is_refused(address: str) -> None:
+    """Before: only `is_private` and a few others were refused, so 100.64.0.0/10 and friends passed."""
+    from arreio.engine.tools.base import ToolError
+    from arreio.engine.tools.web.fetch import check_address
+
+    with pytest.raises(ToolError, match="not a public address"):
+        asyncio.run(check_address(f"http://{address}/x", allow_private=False))
+
+
+@pytest.mark.parametrize("address", ["93.184.216.34", "1.1.1.1", "[2606:4700:4700::1111]", "[64:ff9b::5db8:d822]"])
+def test_public_addresses_pass(address: str) -> None:
+    from arreio.engine.tools.web.fetch import check_address
+
+    asyncio.run(check_address(f"http://{address}/x", allow_private=False))
 
 
 class FakeDns:
@@ -162,7 +184,7 @@ def test_a_name_that_resolves_inside_is_refused_before_any_connection(local_serv
     tool = WebFetch(WebSettings(allow_private=False, timeout_s=3), resolve=dns)
     result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": "http://intranet.test/admin"},
                                   RunContext(cwd=".")))
-    assert result.is_error and "intranet.test is a loopback/private address (10.0.0.7)" in result.content
+    assert result.is_error and "intranet.test is not a public address (10.0.0.7" in result.content
 
 
 def test_pinned_requests_keep_the_name_for_host_and_tls() -> None:

@@ -3,7 +3,7 @@
 ```yaml
 web:
   fetch: true                 # offer web_fetch (default)
-  allow_private: false        # refuse loopback/private/link-local addresses (default)
+  allow_private: false        # refuse every address that is not globally routable (default)
   timeout_s: 20
   max_chars: 20000            # text shown per call; the model pages on with `start`
   search:                     # no section → no web_search tool
@@ -36,7 +36,7 @@ class WebSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     fetch: bool = Field(True, description="Offer the web_fetch tool.")
-    allow_private: bool = Field(False, description="Allow loopback, private and link-local addresses.")
+    allow_private: bool = Field(False, description="Allow addresses that are not globally routable (loopback, private, …).")
     timeout_s: float = Field(20.0, gt=0, le=300, description="Longest one fetch may take, redirects included.")
     max_redirects: int = Field(5, ge=0, le=20)
     max_bytes: int = Field(5_000_000, ge=10_000, description="Download cap; a larger body is cut.")

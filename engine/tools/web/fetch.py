@@ -107,10 +107,26 @@ def _check_scheme(url: str) -> None:
 
 
 def _blocked(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
-            or ip.is_unspecified)
+    """Everything that is not globally routable: private, loopback, link-local, shared address space
+    (100.64.0.0/10, carrier NAT), IETF protocol assignments (192.0.0.0/24), documentation, benchmarking,
+    reserved, multicast, unspecified — and the same behind an IPv4-mapped or NAT64/6to4 IPv6 form."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip.sixtofour is not None and not ip.sixtofour.is_global:
+            return True
+        elif ip in _NAT64 and not ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF).is_global:
+            return True
+    if isinstance(ip, ipaddress.IPv4Address) and ip in _IETF and ip not in _IETF_GLOBAL:
+        return True
+    return not ip.is_global or ip.is_multicast
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # a well-known prefix that embeds an IPv4 address
+# IANA: 192.0.0.0/24 is not globally reachable but for two anycast addresses; older Pythons' table
+# only knows part of it.
+_IETF = ipaddress.IPv4Network("192.0.0.0/24")
+_IETF_GLOBAL = (ipaddress.IPv4Address("192.0.0.9"), ipaddress.IPv4Address("192.0.0.10"))
 
 
 # host name -> its addresses (as getaddrinfo gives them); tests pass their own
@@ -140,8 +156,9 @@ async def check_address(url: str, *, allow_private: bool, resolve: Resolver = sy
         raise ToolError(f"could not resolve the host name {host!r} (no addresses) — check the address")
     bad = [str(ip) for ip in addresses if _blocked(ip)]
     if bad and not allow_private:
-        raise ToolError(f"refused: {host} is a loopback/private address ({bad[0]}); fetching internal addresses is "
-                        "off — set web.allow_private in config if this is intended")
+        raise ToolError(f"refused: {host} is not a public address ({bad[0]}: loopback, private or otherwise not "
+                        "globally routable); fetching internal addresses is off — set web.allow_private in config "
+                        "if this is intended")
     return None if literal else str(addresses[0])
 
 

@@ -1,0 +1,61 @@
+"""A model's regex cannot hang the harness (issue 17 §5): `grep` and `result_grep` stop a catastrophic
+pattern within their budget with a clear error, and the event loop keeps running meanwhile (before,
+`(a+)+$`-style patterns held the interpreter past every timeout and ignored Ctrl-C)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from arreio.engine.config import Settings
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.builtin import builtin_tools
+from arreio.engine.tools.chain import run_tool
+from arreio.engine.tools.pattern import BoundedPattern
+from arreio.engine.tools.registry import ToolRegistry
+
+EVIL = r"(a|aa)+$"
+LINE = "a" * 64 + "!"
+
+
+def test_a_catastrophic_pattern_stops_within_its_budget(tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text(LINE + "\n")
+    ctx = RunContext(cwd=tmp_path, settings=Settings(tools={"timeout_s": 1}))
+    started = time.monotonic()
+    result = asyncio.run(run_tool(ToolRegistry(builtin_tools()), "grep", {"pattern": EVIL}, ctx))
+    assert time.monotonic() - started < 3
+    assert result.is_error and "took longer than 0.8 s to match" in result.content
+
+
+def test_the_event_loop_keeps_running_while_a_pattern_matches(tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text(LINE + "\n")
+    ctx = RunContext(cwd=tmp_path, settings=Settings(tools={"timeout_s": 1}))
+
+    async def scenario() -> int:
+        ticks = 0
+        grep = asyncio.ensure_future(run_tool(ToolRegistry(builtin_tools()), "grep", {"pattern": EVIL}, ctx))
+        while not grep.done():
+            await asyncio.sleep(0.01)
+            ticks += 1
+        return ticks
+
+    assert asyncio.run(scenario()) > 30  # the loop (and so Ctrl-C handling) ran all along
+
+
+def test_ordinary_patterns_behave_as_pythons_re() -> None:
+    pattern = BoundedPattern(r"(?i)def \w+_id\b", tool="grep")
+    assert pattern.search("    DEF user_id(x):") and not pattern.search("define user_identity")
+
+
+def test_result_grep_is_bounded_too(tmp_path: Path) -> None:
+    from arreio.engine.context.resultsets import ResultStore
+    from arreio.engine.context.tools import resultset_tools
+
+    store = ResultStore(tmp_path / "sessions" / "sid")
+    handle, _, _ = store.store("t", {}, "col\n" + "\n".join([LINE] * 3))
+    ctx = RunContext(cwd=tmp_path, state_dir=tmp_path, session_id="sid")
+    grep = next(t for t in resultset_tools() if t.name == "result_grep")
+    started = time.monotonic()
+    result = asyncio.run(run_tool(ToolRegistry([grep]), "result_grep", {"handle": handle, "pattern": EVIL}, ctx))
+    assert result.is_error and "took longer than" in result.content and time.monotonic() - started < 15
