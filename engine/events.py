@@ -179,6 +179,9 @@ class Done(BaseModel):
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    # What the run changed in the working tree: {"created": [...], "modified": [...], "deleted": [...]}
+    # (paths relative to the working directory; None when checkpoints are off)
+    changes: dict[str, list[str]] | None = None
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 

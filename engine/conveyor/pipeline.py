@@ -137,6 +137,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 final_text=outcome.final_text, report_path=display_path(report_path, options.cwd),
                 steps=totals.steps(), tool_calls=totals.tool_calls,
                 input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
+                changes=report.changes,
             ))
             session.close()
             if run.lock is not None:

@@ -55,6 +55,11 @@ class RunReport(BaseModel):
     result_sets: int = 0
     stable_prefix_share: float = 0.0  # share of input tokens that repeated the previous request's prefix
     audit_head: dict | None = None  # {"seq", "hash"} of the journal's last entry when the run ended
+    # Checkpoints: what the run changed in the working tree ({"created", "modified", "deleted"}: paths),
+    # the checkpoint before its first change (`arreio undo` restores it), files left out of checkpoints
+    changes: dict[str, list[str]] | None = None
+    checkpoint_before: str | None = None
+    checkpoint_skipped: list[str] = Field(default_factory=list)
 
 
 def write_report(report: RunReport, path: Path) -> None:
