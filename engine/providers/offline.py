@@ -1,103 +1,132 @@
 """The deterministic, hermetic `--offline` model: no network, no randomness, $0.
 
-Without a script it follows a fixed policy read from the goal (the first user message) and the history,
-so it can drive a real multi-step run and resume one after a crash:
+Without a script it follows a fixed policy read from the goal (every instruction in the history) and
+the history itself, so it can drive a real multi-step run and resume one after a crash:
 
-1. list the working directory;
-2. read every file the goal names that it is not asked to write (all in one turn, as parallel calls);
-3. write each file the goal asks for, with a deterministic summary of what it read;
-4. answer with a summary of what it did.
+1. list the working directory (again after each new instruction: files may have changed between);
+2. list the folders of the files it is to write, until it knows whether each already exists (where
+   `list_dir` is not offered, or the repetition guard would refuse another listing, a read of the
+   file tells instead);
+3. read every file the goal names that exists, and every input (all in one turn, as parallel calls);
+4. write each file the goal asks for that did not exist; add a marked section at the end of each
+   text document the goal asks to extend (an exact `edit_file` of the whole text, so what was there
+   stays byte for byte); a file that existed is never overwritten, moved or deleted;
+5. answer with what it did and, just as plainly, what it did not do and why.
 
-Each step is decided from the history alone (stateless), so the same history always yields the same
-reply. With `--script FILE` the `ScriptedProvider` plays the file instead.
+Which file is an input and which an output is read from the goal by `offline_goal.py` (its words are
+data in `offline_phrasing.py`); what exists is read from the listings by `offline_tree.py`. Each step
+is decided from the history alone (stateless), so the same history always yields the same reply and a
+resumed run goes on where it stopped. It never uses `shell` (sensitive: it would pause a run for
+approval). With `--script FILE` the `ScriptedProvider` plays the file instead.
 """
 
 from __future__ import annotations
 
-import re
+from collections import Counter
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from arreio.engine.context.compaction import offline_summary
-from arreio.engine.conveyor.promises import paths_in
+from arreio.engine.context.summary import SUMMARY_MARKER
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import (
-    Done,
-    ModelRequest,
-    StreamEvent,
-    TextChunk,
-    ToolCallDone,
-    Usage,
-)
+from arreio.engine.providers import offline_answer as say
+from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
+from arreio.engine.providers.offline_goal import GoalFiles, goal_files, read_goal
+from arreio.engine.providers.offline_phrasing import APPENDABLE_SUFFIXES
+from arreio.engine.providers.offline_tree import Listing, exact_size, exact_text, parse_listing, state_of, strip_numbers
 from arreio.engine.providers.scripted import estimate_request_tokens
 
-_WRITE_VERBS = re.compile(
-    r"\b(write|writes|save|saves|create|creates|produce|produces|generate|generates|output|put|store|record)\b",
-    re.IGNORECASE,
-)
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?:;])\s+(?=[A-Z0-9`*\-])|\n+")
-_LINE_NUMBER = re.compile(r"^\s*\d+\t", re.MULTILINE)
-_URL = re.compile(r"https?://\S+")
+LIST_REPEATS = 3  # the repetition guard's default for `list_dir` and `read_file` (per_target)
+__all__ = ["OfflineProvider", "goal_files"]  # goal_files: the offline judge (gates.py) reads goals the same way
 
 
-def goal_files(goal: str) -> tuple[list[str], list[str]]:
-    """(inputs, outputs) named by a goal, in order of first mention, without duplicates.
+@dataclass(frozen=True)
+class _Step:
+    """One tool call of the history with its result (None while it has none) and whether it came
+    after the latest instruction."""
 
-    A file named in a sentence with a writing verb is an output; every other named file is an input.
-    """
-    inputs: list[str] = []
-    outputs: list[str] = []
-    for sentence in _SENTENCE_SPLIT.split(_URL.sub(" ", goal)):
-        names = [path for _, path in paths_in(sentence)]
-        target = outputs if _WRITE_VERBS.search(sentence) else inputs
-        for name in names:
-            if name not in target:
-                target.append(name)
-    inputs = [n for n in inputs if n not in outputs]
-    return inputs, outputs
+    call: ToolCallPart
+    result: ToolResultPart | None
+    fresh: bool
+
+    @property
+    def path(self) -> str:
+        return str(self.call.arguments.get("path", "") or ".")
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and not self.result.is_error
 
 
-def _calls_and_results(messages: list[Message]) -> list[tuple[ToolCallPart, ToolResultPart | None]]:
-    interrupted = {
-        p.call_id for m in messages if m.role == "tool" for p in m.parts
-        if isinstance(p, ToolResultPart) and p.status == "interrupted"
-    }
+def _instruction(message: Message) -> bool:
+    """A user message that gives an instruction: not a compaction summary, not a harness note."""
+    return message.role == "user" and not message.text.startswith((SUMMARY_MARKER, "[arreio]"))
+
+
+def _goal_text(messages: list[Message]) -> str:
+    """Every instruction so far (a plan sends one per unit), and the goal a compaction summary kept."""
+    texts = []
+    for m in messages:
+        if m.role != "user":
+            continue
+        if m.text.startswith(SUMMARY_MARKER):  # only its goal: its records quote file contents
+            texts.append(m.text.split("\n## Goal\n", 1)[-1].split("\n## ", 1)[0] if "\n## Goal\n" in m.text else "")
+        elif not m.text.startswith("[arreio]"):
+            texts.append(m.text)
+    return "\n".join(texts)
+
+
+def _steps(messages: list[Message]) -> list[_Step]:
+    last = max((i for i, m in enumerate(messages) if _instruction(m)), default=-1)
     # An `interrupted` result (crash, cancel) does not count: the offline model repeats that call.
-    results = {
-        p.call_id: p
-        for m in messages
-        if m.role == "tool"
-        for p in m.parts
-        if isinstance(p, ToolResultPart) and p.status != "interrupted"
-    }
-    calls = [c for m in messages if m.role == "assistant" for c in m.tool_calls]
-    return [(c, results.get(c.id)) for c in calls if c.id not in interrupted]
+    interrupted = {p.call_id for m in messages if m.role == "tool" for p in m.parts
+                   if isinstance(p, ToolResultPart) and p.status == "interrupted"}
+    results = {p.call_id: p for m in messages if m.role == "tool" for p in m.parts
+               if isinstance(p, ToolResultPart) and p.status != "interrupted"}
+    return [_Step(c, results.get(c.id), i > last) for i, m in enumerate(messages) if m.role == "assistant"
+            for c in m.tool_calls if c.id not in interrupted]
 
 
-def _strip_numbers(content: str) -> str:
-    body = re.sub(r"\n?\[showing lines [^\]]*\]\s*$", "", content)
-    return _LINE_NUMBER.sub("", body)
+class _View:
+    """The history as the policy needs it: listings, reads and write attempts."""
 
+    def __init__(self, steps: list[_Step]) -> None:
+        self.steps = steps
+        self.listings: dict[str, Listing] = {}
+        for s in steps:
+            if s.call.name == "list_dir" and s.fresh and s.result is not None:
+                self.listings[str(PurePosixPath(s.path))] = parse_listing(s.result.content, s.result.is_error)
+        self.read_ok = {s.path: s.result.content for s in steps if s.call.name == "read_file" and s.ok}
+        self.read_tried = {s.path for s in steps if s.call.name == "read_file"}
+        self.fresh_reads = {s.path: s for s in steps if s.call.name == "read_file" and s.fresh}
+        self.attempted = {s.path: s for s in steps if s.call.name in ("write_file", "edit_file")}
+        self.read_counts = Counter(s.path for s in steps if s.call.name == "read_file")
+        self.list_counts = Counter(str(PurePosixPath(s.path)) for s in steps if s.call.name == "list_dir")
 
-def _quoted(path: str) -> str:
-    """A path as the answer names it: backticked when it holds a space, so it reads as one path."""
-    return f"`{path}`" if any(c.isspace() for c in path) else path
+    def may_list(self, folder: str) -> bool:
+        """Whether listing `folder` again stays within the repetition guard (governance): the same
+        call repeated past its limit would land the run. Counted over the whole history, which can
+        only be stricter than the guard's count for this run."""
+        return self.list_counts[folder] < LIST_REPEATS
 
+    def state(self, path: str, can_list: bool) -> str:
+        """new | exists | unknown | a folder to list first. Without a (fresh) listing to go on, a
+        fresh read of the file tells ("probe")."""
+        if can_list:
+            found = state_of(path, self.listings)
+            if found in ("new", "exists", "unknown") or self.may_list(found):
+                return found
+        read = self.fresh_reads.get(path)
+        if read is None or read.result is None:
+            return "probe" if self.read_counts[path] < LIST_REPEATS else "unknown"
+        if read.ok:
+            return "exists"
+        # the tool chain prefixes an error with the tool's name: "read_file: file not found: a.md. …"
+        return "new" if read.result.content.removeprefix("read_file: ").startswith("file not found") else "unknown"
 
-def describe(name: str, text: str) -> list[str]:
-    """A few deterministic facts about one file's text."""
-    lines = text.splitlines()
-    words = len(text.split())
-    first = next((ln.strip() for ln in lines if ln.strip()), "")
-    headings = [ln.lstrip("#").strip() for ln in lines if ln.startswith("#")]
-    out = [f"## {name}", "", f"- {len(lines)} lines, {words} words"]
-    if first:
-        out.append(f"- First line: {first[:120]}")
-    if headings:
-        out.append(f"- Headings: {'; '.join(h[:60] for h in headings[:8])}")
-    todo = [ln.strip() for ln in lines if re.match(r"\s*[-*]\s*\[ \]", ln)]
-    if todo:
-        out.append(f"- Open items: {len(todo)}")
-    return out + [""]
+    def contents(self, names: list[str]) -> dict[str, str | None]:
+        return {n: strip_numbers(self.read_ok[n]) if n in self.read_ok else None for n in names}
 
 
 class OfflineProvider:
@@ -112,69 +141,108 @@ class OfflineProvider:
         """The next reply for this history: (text, tool calls). Pure."""
         if request.system and request.system[0].name == "arreio-summariser":
             # A compaction summary request (engine/context/compaction.py marks it): answer with a deterministic one.
-
             return offline_summary(request), []
         messages = request.messages
-        # Every instruction so far counts (a plan sends one per unit): files named anywhere are in play.
-        goal = "\n".join(m.text for m in messages if m.role == "user")
+        goal = _goal_text(messages)
         tools = {t.name for t in request.tools}
-        inputs, outputs = goal_files(goal)
-        history = _calls_and_results(messages)
+        files = read_goal(goal)
+        view = _View(_steps(messages))
         step = sum(1 for m in messages if m.role == "assistant")
+        can_list = "list_dir" in tools
 
         def call(j: int, name: str, **arguments: object) -> ToolCallDone:
             return ToolCallDone(id=f"offline_{step}_{j}", name=name, arguments=dict(arguments))
 
-        if not history and "list_dir" in tools:
+        if not tools:  # asked to finish now (a ceiling's landing): say what stands
+            return say.answer(self._account(goal, files, view, can_list)), []
+        if can_list and "." not in view.listings and view.may_list("."):
             return "I'll start by looking at the working directory.", [call(0, "list_dir", path=".")]
-        read = {c.arguments.get("path") for c, _ in history if c.name == "read_file"}
-        unread = [p for p in inputs if p not in read]
+        targets = [p for p in files.outputs if p not in view.attempted]
+        states = {p: view.state(p, can_list) for p in targets}
+        folders = list(dict.fromkeys(s for s in states.values() if s not in ("new", "exists", "unknown", "probe")))
+        if folders:
+            return (f"Checking what already exists in {', '.join(folders)}.",
+                    [call(j, "list_dir", path=f) for j, f in enumerate(folders)])
+        wanted = [*files.inputs, *(p for p, s in states.items() if s in ("exists", "probe"))]
+        probes = {p for p, s in states.items() if s == "probe"}
+        unread = [p for p in dict.fromkeys(wanted) if p not in view.read_tried or (p in probes)]
         if unread and "read_file" in tools:
-            names = ", ".join(unread)
-            return f"Reading {names}.", [call(j, "read_file", path=p) for j, p in enumerate(unread)]
-        written = {c.arguments.get("path") for c, r in history if c.name == "write_file" and r and not r.is_error}
-        attempted = {c.arguments.get("path") for c, _ in history if c.name == "write_file"}
-        pending = [p for p in outputs if p not in attempted]
-        if pending and "write_file" in tools:
-            content = self._report(goal, history, inputs)
-            return (
-                f"Writing {', '.join(pending)}.",
-                [call(j, "write_file", path=p, content=content) for j, p in enumerate(pending)],
-            )
-        return self._final(history, inputs, outputs, written), []
+            return f"Reading {', '.join(unread)}.", [call(j, "read_file", path=p) for j, p in enumerate(unread)]
+        calls, said = self._writes(goal, files, view, states, tools)
+        if calls:
+            return " ".join(said), [call(j, name, **args) for j, (name, args) in enumerate(calls)]
+        return say.answer(self._account(goal, files, view, can_list)), []
 
-    def _report(self, goal: str, history, inputs: list[str]) -> str:
-        title = next((ln.lstrip("# ").strip() for ln in goal.splitlines() if ln.strip()), "the goal")
-        lines = [f"# Summary: {title}", "", "Written by the arreio offline model from the files the goal names.", ""]
-        contents = {c.arguments.get("path"): r for c, r in history if c.name == "read_file"}
-        for name in inputs:
-            result = contents.get(name)
-            if result is None or result.is_error:
-                lines += [f"## {name}", "", "- could not be read", ""]
+    def _writes(self, goal: str, files: GoalFiles, view: _View, states: dict[str, str], tools: set[str]):
+        """The write and edit calls of this turn, with what the reply says about them."""
+        calls: list[tuple[str, dict]] = []
+        writing, adding = [], []
+        inputs = files.inputs
+        for path, state in states.items():
+            if state != "new" or "write_file" not in tools:
+                continue
+            if path in files.writes:
+                calls.append(("write_file", {"path": path, "content": say.report(goal, inputs, view.contents(inputs))}))
             else:
-                lines += describe(name, _strip_numbers(result.content))
-        return "\n".join(lines).rstrip() + "\n"
+                calls.append(("write_file", {"path": path, "content": say.section(inputs, view.contents(inputs))}))
+            writing.append(path)
+        for path in files.appends:
+            edit = self._append(path, states.get(path), files, view, tools)
+            if edit is not None:
+                calls.append(edit)
+                adding.append(path)
+        said = [f"Writing {', '.join(writing)}."] if writing else []
+        return calls, said + ([f"Adding a section to {', '.join(adding)}."] if adding else [])
 
-    def _final(self, history, inputs, outputs, written) -> str:
-        listing = next((r for c, r in history if c.name == "list_dir" and r), None)
-        entries = 0
-        if listing is not None and not listing.is_error:
-            counted = re.search(r"\((\d+) entr", listing.content)
-            entries = int(counted.group(1)) if counted else len(listing.content.splitlines())
-        read_ok = [c.arguments.get("path") for c, r in history if c.name == "read_file" and r and not r.is_error]
-        parts = []
-        if listing is not None:
-            parts.append(f"listed the working directory ({entries} entries)")
-        if read_ok:
-            parts.append("read " + ", ".join(_quoted(p) for p in read_ok))
-        if written:
-            parts.append("wrote " + ", ".join(_quoted(p) for p in outputs if p in written))
-        failed = [p for p in outputs if p not in written]
-        said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "had nothing to do"
-        text = f"Done. I {said}."
-        if failed:
-            text += f" I could not write {', '.join(_quoted(p) for p in failed)}."
-        return text
+    def _append(self, path: str, state: str | None, files: GoalFiles, view: _View, tools: set[str]):
+        """The one call that adds a section to an existing document, or None when it cannot be done
+        without risking what is there. `edit_file` replaces the *whole* text with itself plus the
+        section; it refuses unless that text matches the file exactly, so nothing else can change."""
+        if state != "exists" or path not in view.read_ok or PurePosixPath(path).suffix.lower() not in APPENDABLE_SUFFIXES:
+            return None
+        text = exact_text(view.read_ok[path])
+        if text is None:
+            return None
+        added = say.section(files.inputs, view.contents(files.inputs))
+        if text.empty:
+            return ("write_file", {"path": path, "content": added}) if "write_file" in tools else None
+        if "edit_file" not in tools:
+            return None
+        size, nbytes = exact_size(path, view.listings), len(text.body.encode("utf-8"))
+        # With the trailing newline the match can only be the whole file (it is as long as the file can
+        # be); without it, only when the listing shows the file is exactly that long.
+        old = text.body if size == nbytes else text.body + "\n"
+        return ("edit_file", {"path": path, "old": old, "new": old + ("\n" if old.endswith("\n") else "\n\n") + added})
+
+    def _account(self, goal: str, files: GoalFiles, view: _View, can_list: bool) -> say.Account:
+        roots = [s for s in view.steps if s.call.name == "list_dir" and s.path == "." and s.ok]
+        a = say.Account(entries=_entries(roots[-1].result.content) if roots else None)
+        a.read = list(dict.fromkeys(s.path for s in view.steps if s.call.name == "read_file" and s.ok))
+        for path in files.outputs:
+            tried = view.attempted.get(path)
+            if tried is not None:
+                # an append target that was read existed before (an empty one is extended by write_file)
+                extended = tried.call.name == "edit_file" or (path in files.appends and path in view.read_ok)
+                if not tried.ok:  # a refused edit changed nothing: its text was not what the read showed
+                    (a.inexact if tried.call.name == "edit_file" else a.failed).append(path)
+                else:
+                    (a.appended if extended else a.written).append(path)
+                continue
+            state = view.state(path, can_list)
+            if state == "exists" and path in files.appends:
+                suffix = PurePosixPath(path).suffix.lower()
+                (a.not_text if suffix not in APPENDABLE_SUFFIXES else a.inexact).append(path)
+            elif state == "exists":
+                a.kept.append(path)
+            elif state == "new":
+                a.failed.append(path)  # it could have been written, but no writing tool was offered
+            else:
+                a.unknown.append(path)
+        a.changes = list(files.changes)
+        a.no_target = files.wants_output and not files.outputs and not files.changes
+        if not files.wants_output and not files.outputs:  # a question: answer it from what was read
+            a.facts = [say.fact(p, view.contents([p])[p]) for p in files.inputs]
+        return a
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         text, calls = self.reply(request)
@@ -184,3 +252,10 @@ class OfflineProvider:
             yield ToolCallDone(id=c.id, name=c.name, arguments=c.arguments)
         usage = Usage(input_tokens=estimate_request_tokens(request), output_tokens=max(1, len(text) // 4))
         yield Done(stop_reason="tool_use" if calls else "end_turn", usage=usage)
+
+
+def _entries(content: str) -> int:
+    """The entry count a listing's first line gives ("./ (7 entries)")."""
+    head = content.splitlines()[0] if content else ""
+    digits = head.rsplit("(", 1)[-1].split(" ", 1)[0]
+    return int(digits) if digits.isdigit() else len(content.splitlines())

@@ -22,7 +22,8 @@ def test_list_show_and_json(workdir: Path, cli) -> None:
     first, second = _run(cli), _run(cli)
     rows = json.loads(cli("sessions", "list", "--json").stdout)
     assert [r["id"] for r in rows] == [second, first]  # newest first
-    assert rows[0]["messages"] == 9 and rows[0]["last_run_verdict"] == "success"
+    # the second run finds the summary the first wrote: it lists build/ and reads it instead of overwriting it
+    assert rows[0]["messages"] == 10 and rows[0]["last_run_verdict"] == "success"
     table = cli("sessions", "list").stdout
     assert first in table and "success" in table
     shown = cli("sessions", "show", first).stdout
