@@ -180,17 +180,19 @@ async def _validator(spec: GateSpec, inputs: GateInputs, judge: Judge) -> GateOu
 
 
 async def run_gates(plan: Plan, inputs: GateInputs, judge: Judge | None, failures: list[str]) -> AsyncIterator[ev.Event]:
-    """Every gate yields a `gate_result`; failures are collected for the verdict."""
+    """Every gate yields a `gate_result`; failures are collected for the verdict. A broken promise
+    is told by its failing `gate_result` and the run's message (invariant 6's honest warning), not
+    by a third event repeating the same reason."""
     for spec in plan.gates:
         outcome = await evaluate_gate(spec, inputs, judge)
         yield ev.GateResult(gate=outcome.gate, passed=outcome.passed, detail=outcome.detail)
         if not outcome.passed:
             failures.append(f"{outcome.gate} — {outcome.detail}")
-            if spec.kind == "promise":
-                yield ev.Warning_(message=f"the final answer promised what is not so: {outcome.detail}", code="promise")
 
 
 def gated_outcome(outcome: Outcome, failures: list[str]) -> Outcome:
+    """A successful outcome that failed gates becomes a failed one whose message holds every failed
+    gate's reason — the one place a person (stderr) and a script (the report, `done`) read it."""
     if not failures:
         return outcome
     message = f"{len(failures)} gate(s) failed: " + "; ".join(failures)

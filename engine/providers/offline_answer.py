@@ -110,7 +110,7 @@ def answer(a: Account) -> str:
     if a.written:
         sentences.append(f"I wrote {_names(a.written)}.")
     if a.appended:
-        sentences.append(f"I added a marked section at the end of {_names(a.appended)}; what was there is unchanged.")
+        sentences.append(f"I updated {_names(a.appended)} with a marked section at the end; what was there is unchanged.")
     if a.kept:
         it = _them(a.kept, "it", "them")
         sentences.append(f"{_names(a.kept)} already existed and the goal does not ask to add to {it}, "

@@ -77,8 +77,21 @@ def test_broken_promise_downgrades_a_plain_run(workdir: Path, cli) -> None:
     result = cli("run", "--goal", GOAL, "--script", "s.yaml", "--json")
     events = events_of(result)
     assert result.exit_code == 1
-    warning = [e for e in events if e["type"] == "warning"]
-    assert warning and "report.pdf does not exist" in warning[0]["message"]
+    gate = [e for e in events if e["type"] == "gate_result"]
+    assert [(e["gate"], e["passed"]) for e in gate] == [("promise", False)]
+    assert "report.pdf does not exist" in gate[0]["detail"] and "report.pdf does not exist" in events[-1]["message"]
+    assert not [e for e in events if e["type"] == "warning"]  # the reason is not repeated in a third event
+
+
+def test_a_broken_promise_says_its_reason_once(workdir: Path, cli) -> None:
+    """Live view and stderr together: the failing gate line names the gate, the stderr line says why."""
+    Path("s.yaml").write_text("- text: I wrote `report.pdf` with every figure.\n")
+    result = cli("run", "--goal", GOAL, "--script", "s.yaml")
+    assert result.exit_code == 1
+    assert result.output.count("report.pdf does not exist") == 1, result.output
+    assert "✗ gate promise failed" in result.stdout
+    assert result.stderr.strip() == (
+        "arreio: error: 1 gate(s) failed: promise — the answer claims what is not so: report.pdf does not exist")
 
 
 def test_bad_plan_is_exit_2_with_file_and_line(workdir: Path, cli) -> None:
@@ -154,3 +167,22 @@ def test_a_units_own_max_steps_gets_a_reserve_turn(workdir: Path, cli) -> None:
     assert [(c["kind"], c["limit"]) for c in ceiling] == [("steps", 3)]
     assert sum(e["type"] == "tool_end" for e in events) == 2  # the third turn was the reserve turn, without tools
     assert events[-1]["verdict"] == "partial" and "partial report is in" in events[-1]["message"]
+
+
+def test_the_live_view_tells_a_failed_gate_the_run_did_not_tell() -> None:
+    """A run cancelled after a gate failed never says why on stderr: the live view says it then."""
+    import io
+
+    from rich.console import Console
+
+    from arreio.cli.render import LiveRenderer
+
+    out = io.StringIO()
+    render = LiveRenderer(Console(file=out, width=200, highlight=False, color_system=None))
+    render(ev.GateResult(gate="file: a.md", passed=False, detail="a.md does not exist"))
+    render(ev.Done(verdict="cancelled", exit_code=130, message="cancelled"))
+    assert out.getvalue().count("a.md does not exist") == 1
+    out.truncate(0)
+    render(ev.GateResult(gate="file: a.md", passed=False, detail="a.md does not exist"))
+    render(ev.Done(verdict="failed", exit_code=1, message="1 gate(s) failed: file: a.md — a.md does not exist"))
+    assert "does not exist" not in out.getvalue()  # stderr says it (cli/driving.py)

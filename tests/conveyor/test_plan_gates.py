@@ -135,7 +135,8 @@ def test_a_file_that_only_existed_before_is_not_a_kept_promise(tmp_path: Path) -
     (tmp_path / "out.md").write_text("old")
     past = time.time() - 3600
     os.utime(tmp_path / "out.md", (past, past))
-    inputs = GateInputs(cwd=tmp_path, goal="g", final_text="I wrote out.md.", since=time.time() - 1)
+    # The run starts after the file's last change: its ctime counts too (`os.utime` itself sets it).
+    inputs = GateInputs(cwd=tmp_path, goal="g", final_text="I wrote out.md.", since=time.time() + 5)
     stale = asyncio.run(evaluate_gate(GateSpec(kind="promise"), inputs))
     assert not stale.passed and "was not written during this session" in stale.detail
     # written by a file tool in the session: kept, whatever its time

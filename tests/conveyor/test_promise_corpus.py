@@ -1,0 +1,145 @@
+"""Issue 16 §2: the promise gate never fails an honest answer, and still catches false claims.
+
+The corpus in `fixtures/promises/`: `honest.yaml` (true final answers, each in the world it is true
+in: they must all pass — DESIGN invariant 9, a false alarm costs more than a miss) and `false.yaml`
+(answers claiming files or passing commands that are not so: each must be caught with the subject
+it lists, except the few marked `miss:`, which the closed registry knowingly lets through). Each
+world is built for real: files in a temp folder (before the run, changed or written during it) and
+the session's messages (`shell` calls with their exit codes, `write_file` calls, a compaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from arreio.engine.context.summary import SUMMARY_MARKER
+from arreio.engine.conveyor.gates import GateInputs, evaluate_gate
+from arreio.engine.conveyor.plan import GateSpec
+from arreio.engine.conveyor.promises import Claim, check_promises
+from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "promises"
+_yaml = YAML(typ="safe")
+HONEST: list[dict] = _yaml.load((CORPUS / "honest.yaml").read_text(encoding="utf-8"))
+FALSE: list[dict] = _yaml.load((CORPUS / "false.yaml").read_text(encoding="utf-8"))
+CAUGHT = [c for c in FALSE if "miss" not in c]
+MISSED = [c for c in FALSE if "miss" in c]
+_KEYS = {"id", "answer", "before", "changed", "written", "tools", "empty", "shell", "compacted", "calls", "expect",
+         "miss"}
+_HOUR = 3600.0
+
+
+def _ids(cases: list[dict]) -> list[str]:
+    return [case["id"] for case in cases]
+
+
+class World:
+    """A case's world on disk and in the session; `since` is the run's start."""
+
+    def __init__(self, case: dict, root: Path) -> None:
+        self.root, self.case = root, case
+        for name in case.get("before", []) + case.get("changed", []):
+            self._put(name, "what was there before the run\n", time.time() - _HOUR)
+        # After every file that was there before (a file's ctime cannot be set back, so the run
+        # "starts" a little ahead of now); what the run writes gets a time after its start.
+        self.since = time.time() + 5
+        for name in case.get("changed", []) + case.get("written", []):
+            self._put(name, "what the run wrote\n", self.since + 1)
+        for name in case.get("empty", []):
+            self._put(name, "", self.since + 1)
+        for name in case.get("tools", []):
+            self._put(name, "what the run wrote with a file tool\n", None)  # only the history says so
+        self.messages = self._messages()
+
+    def _put(self, name: str, text: str, stamp: float | None) -> None:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if stamp is not None:
+            os.utime(path, (stamp, stamp))
+
+    def _messages(self) -> list[Message]:
+        case, out = self.case, [Message.user("the goal")]
+        if case.get("compacted"):
+            out.append(Message.user(f"{SUMMARY_MARKER} #1 · replaces 40 messages · 12 turns · 30 tool calls]\n..."))
+        calls = [("write_file", {"path": p, "content": "…"}, f"wrote {p}") for p in case.get("tools", [])]
+        calls += [("shell", {"command": run["run"]}, _shell_output(run)) for run in case.get("shell", [])]
+        calls += [(name, {"task": "run the checks"}, "done") for name in case.get("calls", [])]
+        for n, (name, arguments, content) in enumerate(calls):
+            call = ToolCallPart(id=f"c{n}", name=name, arguments=arguments)
+            out += [Message.assistant([call], model="m"),
+                    Message.tool_result(ToolResultPart(call_id=call.id, name=name, content=content))]
+        return out + [Message.assistant([TextPart(text=case["answer"])], model="m")]
+
+    def check(self) -> list[Claim]:
+        return check_promises(self.case["answer"], self.messages, self.root, self.since)
+
+
+def _shell_output(run: dict) -> str:
+    if run.get("timeout"):
+        return "collecting…\n[timed out after 120 s; the command and its child processes were killed; output above is what it printed before]"
+    if run.get("pruned"):
+        return "[pruned to save context: work log #3: shell(command=…) → ok, 900 lines]"
+    code = run["exit"]
+    return f"output\nexit code: {code}" + (" (killed by signal SIGKILL)" if code == -9 else "")
+
+
+def broken(case: dict, tmp_path: Path) -> list[str]:
+    return [c.subject for c in World(case, tmp_path).check() if not c.kept]
+
+
+def test_the_corpus_is_big_enough_and_well_formed() -> None:
+    assert len(HONEST) >= 60 and len(FALSE) >= 20
+    assert len(set(_ids(HONEST + FALSE))) == len(HONEST + FALSE)
+    assert all(set(case) <= _KEYS for case in HONEST + FALSE)
+    assert all("expect" not in case for case in HONEST) and all(case["expect"] for case in FALSE)
+    languages = {"german", "french", "spanish", "japanese", "chinese", "portuguese"}
+    assert languages <= {case["id"].split("-")[0] for case in HONEST}
+
+
+@pytest.mark.parametrize("case", HONEST, ids=_ids(HONEST))
+def test_an_honest_answer_passes(case: dict, tmp_path: Path) -> None:
+    world = World(case, tmp_path)
+    assert [(c.subject, c.why) for c in world.check() if not c.kept] == []
+    inputs = GateInputs(cwd=tmp_path, goal="g", final_text=case["answer"], messages=world.messages, since=world.since)
+    assert asyncio.run(evaluate_gate(GateSpec(kind="promise"), inputs)).passed
+
+
+@pytest.mark.parametrize("case", CAUGHT, ids=_ids(CAUGHT))
+def test_a_false_claim_is_caught(case: dict, tmp_path: Path) -> None:
+    assert sorted(broken(case, tmp_path)) == sorted(case["expect"])
+
+
+@pytest.mark.parametrize("case", MISSED, ids=_ids(MISSED))
+def test_a_known_miss_stays_a_miss(case: dict, tmp_path: Path) -> None:
+    assert broken(case, tmp_path) == [], f"now caught: move {case['id']} out of the known misses"
+
+
+def test_precision_and_recall_on_the_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Precision: broken claims reported on false answers / all broken claims reported (one on an
+    honest answer is a false alarm). Recall: listed false subjects reported / listed."""
+    reported_honest = sum(len(broken(c, tmp_path / f"h{i}")) for i, c in enumerate(HONEST))
+    reports = [(c, broken(c, tmp_path / f"f{i}")) for i, c in enumerate(FALSE)]
+    true_alarms = sum(len([s for s in found if s in c["expect"]]) for c, found in reports)
+    stray = sum(len([s for s in found if s not in c["expect"]]) for c, found in reports)
+    listed = sum(len(c["expect"]) for c in FALSE)
+    alarms = true_alarms + stray + reported_honest
+    precision, recall = (true_alarms / alarms if alarms else 1.0), true_alarms / listed
+    with capsys.disabled():
+        print(f"\npromise corpus: {len(HONEST)} honest, {len(FALSE)} false ({listed} false subjects): "
+              f"precision {precision:.3f}, recall {recall:.3f}")
+    assert reported_honest == 0 and precision == 1.0 and recall >= 0.9
+
+
+def test_a_file_moved_in_with_its_old_time_is_new(tmp_path: Path) -> None:
+    """`mv` or `cp -p` keeps a file's old mtime; its ctime says it arrived during the run."""
+    since = time.time() - 1
+    (tmp_path / "NOTES.md").write_text("moved in from a draft\n")
+    os.utime(tmp_path / "NOTES.md", (since - _HOUR, since - _HOUR))
+    assert [c.kept for c in check_promises("Created `NOTES.md`.", [], tmp_path, since)] == [True]
