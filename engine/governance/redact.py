@@ -1,17 +1,20 @@
 """The one redactor: secrets never enter the journal, the session, the events, the report, the
-substores or a cassette (issue 9; one per run since issue 15).
+substores or a cassette (issue 9; one per run since issue 15; issue 16 §4: whatever the path).
 
-Two sources of "secret": the values of environment variables whose names look like credentials
-(`MY_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, …) and common token formats (provider keys,
-GitHub/GitLab/Slack/HF tokens, AWS key ids, JWTs, bearer tokens, private-key blocks), wherever they
-come from. Everything is matched in one pass of one combined pattern.
+One pass of one combined pattern finds three kinds of secret: the values of environment variables
+whose names mark a credential (`looks_secret`: `MY_API_KEY`, `PGPASSWORD`, `GITHUBTOKEN`), and the
+password of a URL any variable holds; token formats wherever they come from (`TOKEN_PATTERNS`); and
+values in a telling place (`PREFIXED_PATTERNS`: `Bearer …`, `Authorization: Basic …`, a URL's
+password, `PASSWORD=…`, `"password": "…"`), where the place is kept. A false alarm costs more than
+a miss (DESIGN invariant 9): a value is hidden only when it looks like one — not a word, a
+placeholder, a reference (`${X}`), a path or an expression (`os.environ["X"]`).
 
-A secret becomes a label. Run files use `[REDACTED:<VAR>]` / `[REDACTED]`; cassettes keep their own
-on-disk labels `[redacted:<VAR>]` / `[redacted:token]` (`labelled(CASSETTE)`), so recorded
-fingerprints still match. Redaction is idempotent: redacted text redacts to itself.
-
-Redaction runs on JSON text too (session lines, events): patterns never span a quote or a backslash,
-and an environment value is also searched in its JSON-escaped form.
+A secret becomes a label: `[REDACTED:<VAR>]` / `[REDACTED]` in run files, `[redacted:<VAR>]` /
+`[redacted:token]` in cassettes (`labelled(CASSETTE)`, so recorded fingerprints still match).
+Redaction is idempotent (no pattern starts at a label) and runs on JSON text too (session lines,
+events): a hidden value never spans a quote or a backslash, escapes (`\\n`, `\\"`, `\\u00e9`) count
+as the characters they stand for, and an environment value is also searched JSON-escaped. Kept
+places may span quotes (`"password": "`): they are written back unchanged.
 """
 
 from __future__ import annotations
@@ -20,43 +23,181 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-# A name segment that marks a credential: MY_API_KEY, GITHUB_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY.
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH|PAT|PRIVATE_KEY|ACCESS_KEY)(?:_|$)",
-    re.IGNORECASE,
-)
-# ...unless the variable names a place rather than a value (SSH_AUTH_SOCK, GOOGLE_CREDENTIALS_FILE).
-_PLACE_SUFFIX = re.compile(r"_(?:SOCK|PATH|FILE|DIR|HOME|URL_PATH)$", re.IGNORECASE)
+import regex
+
 MIN_SECRET_CHARS = 8
 
-_EDGE = r"(?<![A-Za-z0-9_])"
-# Whole-match token formats (the match becomes the label).
-TOKEN_PATTERNS: list[tuple[str, str]] = [
-    ("private_key", r"(?s:-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----)"),
-    ("provider_key", _EDGE + r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"),
-    ("github_token", _EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-    ("gitlab_token", _EDGE + r"glpat-[A-Za-z0-9_\-]{20,}"),
-    ("slack_token", _EDGE + r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
-    ("aws_key_id", _EDGE + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"),
-    ("google_key", _EDGE + r"AIza[0-9A-Za-z_\-]{35}"),
-    ("hf_token", _EDGE + r"hf_[A-Za-z0-9]{30,}"),
-    ("jwt", _EDGE + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-]
-# Formats that keep a harmless prefix (the scheme, the variable name) and hide only the value:
-# (prefix pattern, value pattern).
-PREFIXED_PATTERNS: list[tuple[str, str]] = [
-    (r"(?i:\bbearer\s+)", r"[A-Za-z0-9._~+/\-]{20,}=*"),
-    (r"\b[A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)=", r"[^\s\"'\\]{" + str(MIN_SECRET_CHARS) + ",}"),
-]
+# --- environment variables -------------------------------------------------------------------
+# Words that mark a credential anywhere in a name (PGPASSWORD, DJANGO_SECRETKEY, GITHUBTOKEN), and
+# short ones only as a whole segment (MYSQL_PWD, GH_PAT, NPM_AUTH: not KEYBOARD, PATH, AUTHOR).
+_STRONG_NAME = re.compile(
+    r"(?i)PASSW(?:OR)?D|PASSPHRASE|SECRET|TOKEN(?!IZ)|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|(?:^|_)PWD(?:_|$)")
+_WEAK_NAME = re.compile(r"(?i)(?:^|_)(?:KEY|PASS|PW|AUTH|PAT)(?:_|$)")
+# ...unless the variable names a place or a setting rather than a value (SSH_AUTH_SOCK,
+# GOOGLE_CREDENTIALS_FILE, PASSWORD_MIN_LENGTH, AWS_ACCESS_KEY_ID, TOKEN_URL).
+_SETTING_SUFFIX = re.compile(
+    r"(?i)_(?:SOCK|SOCKET|PATH|FILE|DIR|HOME|URL|URI|ENDPOINT|HOST|PORT|DOMAIN|REGION|ID|NAME|TYPE|MODE|METHOD"
+    r"|PROVIDER|BACKEND|LENGTH|LEN|MIN|MAX|TTL|TIMEOUT|EXPIRY|EXPIRES|LIMIT|COUNT|BUDGET|ENABLED|DISABLED"
+    r"|REQUIRED|POLICY|HEADER|PREFIX|SCOPES?|AUDIENCE|ISSUER|VERSION|FORMAT|ALGORITHM|CMD|COMMAND)$")
+_NOT_A_VALUE = re.compile(
+    r"(?:[/~]|\.\.?/|[A-Za-z]:\\|\$)"  # a path, a reference
+    r"|(?i:true|false|yes|no|on|off|none|null|enabled|disabled)$|\d+$"
+    r"|[A-Za-z][A-Za-z0-9+.\-]*://[^@\s]*$"  # a URL holding no credential
+)
+_PLAIN_WORD = re.compile(r"[a-z_.\-]+|[A-Z_.\-]+")
+# A single word: even as a password (`DB_PASSWORD=postgres`), hiding it would hide the word everywhere.
+_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")
+_URL_PASSWORD = re.compile(r"://[^\s:@/]*:([^\s@/]+)@")
 
 
 def looks_secret(name: str, value: str) -> bool:
-    """Whether an environment variable holds a credential worth hiding."""
-    if len(value) < MIN_SECRET_CHARS or value.startswith(("/", "~")) or value.lower() in ("true", "false"):
+    """Whether an environment variable holds a credential worth hiding. A password-like name takes
+    any value but a single word; other names need one that is not a plain word (`rotate-daily`); a
+    weak segment (KEY, AUTH, PASS) needs a random-looking one (a letter and a digit, or mixed case)."""
+    if len(value) < MIN_SECRET_CHARS or _NOT_A_VALUE.match(value) or _SETTING_SUFFIX.search(name):
         return False
-    return bool(_SECRET_NAME.search(name)) and not _PLACE_SUFFIX.search(name)
+    strong = _STRONG_NAME.search(name)
+    if strong is not None:
+        password = strong.group(0).upper().startswith("PASS") or "PWD" in strong.group(0).upper()
+        return not (_WORD if password else _PLAIN_WORD).fullmatch(value)
+    if _WEAK_NAME.search(name):
+        mixed_case = value != value.lower() and value != value.upper() and " " not in value
+        return mixed_case or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+    return False
+
+
+# --- formats -------------------------------------------------------------------------------
+# Speed: every alternative starts with a literal character or a class, which the regex engine
+# tests at a glance; lookbehinds and case-insensitive words come after it. So a token's word edge
+# (not after a letter, digit or `_`; a JSON escape before it, `\n` `\u00e9`, is an edge) is a
+# two-character lookbehind after its first character. AWS and Google ids, made of base64 letters,
+# also refuse base64's `+` `/` before them: an id shape inside image data is not a token.
+_EDGE = r"(?:(?<![A-Za-z0-9_].)|(?<=\\[nrtbf].)|(?<=\\u[0-9A-Fa-f]{4}.))"
+# A PEM line break: raw or JSON-escaped (at any depth), indented, or numbered (`read_file`, `cat -n`).
+_LB = r"(?:(?:\r?\n|\\+r\\+n|\\+n)(?:[ \t]*[0-9]{1,7}(?:\t|\\+t|:))?|[ \t])+"
+_PEM_NAME = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+# Header, optional `Proc-Type:`-style lines, base64 lines, and the END line when it is there: a key
+# cut short (`head key.pem`) still hides its body, a bare header in code (`"-----BEGIN…"`) stays.
+_PEM_END = rf"(?:{_LB}-----END {_PEM_NAME})"
+_PEM = (rf"-----BEGIN {_PEM_NAME}(?:{_LB}[A-Za-z][A-Za-z0-9-]*: [^\r\n\"\\]*)*(?:{_LB}[A-Za-z0-9+/=]{{16,}})+"
+        rf"(?:{_LB}[A-Za-z0-9+/=]{{1,15}}(?={_LB}-----END))?{_PEM_END}?")
+# Whole-match token formats (the match becomes the label); each one alternative, starting with a
+# literal character or a class.
+TOKEN_PATTERNS: list[tuple[str, str]] = [
+    ("private_key", _PEM),
+    # Anthropic, OpenAI (`sk-ant-…`, `sk-proj-…`), and one word with a digit or a capital in it (legacy
+    # OpenAI, DeepSeek, litellm): not a kebab-case name like `sk-learn-…` or `sk-kogptv2-…`.
+    ("provider_key", r"sk-(?:ant|proj|svcacct|admin)-(?![A-Za-z0-9_\-]*?(?:example|your|xxxx))[A-Za-z0-9_\-]{20,}"),
+    ("provider_key", r"sk-(?=[a-z]*[A-Z0-9])[A-Za-z0-9]{20,}(?![A-Za-z0-9_\-])"),
+    ("stripe_key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("stripe_webhook", r"whsec_[A-Za-z0-9]{24,}"),
+    ("github_token", r"gh[pousr]_[A-Za-z0-9]{20,}"),
+    ("github_token", r"github_pat_[A-Za-z0-9_]{20,}"),
+    ("gitlab_token", r"gl(?:pat|dt|ptt|rt|soat)-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", r"xox[abposre]-[A-Za-z0-9\-]{10,}"),
+    ("slack_token", r"xapp-[0-9]-[A-Za-z0-9\-]{10,}"),
+    ("aws_key_id", r"A(?<![+/].)(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ("google_key", r"A(?<![+/].)Iza[0-9A-Za-z_\-]{35}"),
+    ("google_oauth", r"ya29\.[0-9A-Za-z_\-]{20,}"),
+    ("hf_token", r"hf_[A-Za-z0-9]{30,}"),
+    ("npm_token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
+    ("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    ("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+]
+
+_T = r"(?:[ \t]|\\+t)"  # a blank, raw or JSON-escaped (at any depth: JSON text in a JSON line)
+_Q = r"(?:\\*[\"'])"  # a quote, raw or JSON-escaped (at any depth)
+_END = r"(?=[\s,;\"'`]|\\|$)"  # where an unquoted value stops (a backtick: `PW=x` in Markdown)
+_STOP = r"\s\"'\\"
+_NO_REF = r"(?![$<{}%*\[\]()/~=,;])"  # not a value: a reference, a template, a path, code
+# Values, and the lookaheads that scan them, stop this far: a long run that is not a value (minified
+# code, `password=password=…`) costs a bounded scan at each place, never one to its end.
+_UPTO, _VAL = "{0,1024}", f"{{{MIN_SECRET_CHARS},1024}}"
+
+
+def _not_placeholder(chars: str = r"^\s\"'\\") -> str:
+    """A lookahead refusing a value (made of `chars`) that is a placeholder (`password1`, `your-key`,
+    `sk-xxxx`), a masked value (`hf_***`) or a reference (litellm's `os.environ/KEY`)."""
+    return (rf"(?![{chars}]{{0,64}}?(?i:example|changeme|placeholder|dummy|your|environ|credential|xxxx"
+            r"|\*\*\*|\.\.\.|[<>]))(?!(?i:my|the|a)?[_-]?(?i:pass(?:word|wd)?|pwd|secret|token|api[_-]?key"
+            rf"|credentials?)[_-]?[0-9]{{0,3}}(?![{chars}]))")
+
+
+# `name = `, `name => `, `"name": `, `name: ` (a bare colon needs a blank after it: not an ARN's
+# `:secret:`, not minified code's `Password:"`).
+_SEP = rf"(?:{_Q}?{_T}*(?:=>|:=|=)|{_Q}{_T}*:|{_T}*:(?={_T})){_T}*"
+# The last word of a credential's name, in any case, grouped by first letter; the name must end
+# there (not `password_hash`, `tokenizer`, `max_tokens`). What comes before it (`db_`, `PG`,
+# `aws_secret_`) is left alone.
+_CRED_WORDS = [r"[Pp](?i:ass(?:w(?:or)?d|phrase)|wd|rivate[_-]?key)", r"[Ss](?i:ecret(?:[_-]?key)?)",
+               r"[Tt](?i:oken)", r"[Aa](?i:(?:pi|ccess|ccount)[_-]?key)", r"[Cc](?i:redentials?)"]
+_NAME_END = r"(?![A-Za-z0-9_]|-[A-Za-z])"
+_ENV_WORDS = [r"P(?:ASSW(?:OR)?D|ASSPHRASE|WD|RIVATE_?KEY)", r"SECRET(?:_?KEY(?:_BASE)?)?", r"TOKEN",
+              r"A(?:PI|CCESS)_?KEY", r"CREDENTIALS?"]
+# `.env` / shell lines (`PGPASSWORD=…`, `export API_KEY="…"`): any value but a word or a reference.
+_ENV_VALUE = (_NO_REF + _not_placeholder() + rf"(?![a-z_.\-]{_UPTO}{_END})(?![A-Z_.\-]{_UPTO}{_END})"
+              rf"[^{_STOP}`]{_VAL}")
+# Config and code, quoted (`"password": "…"`, `password = '…'`, `'token' => "…"`): a literal with
+# a digit or ASCII punctuation but `_` `.` `-` (not "Password", "REPLACE_ME", "${DB_PASSWORD}",
+# a path expression like "Jobs[-1].JobId").
+_SYMBOL = r"[0-9!#$%&()*+,/:;<=>?@\[\]^`{|}~]"
+_QUOTED = (_NO_REF + _not_placeholder() + rf"(?![A-Za-z_]\w{_UPTO}(?:\[-?\w*\]|\.[A-Za-z_]\w*){{1,16}}{_Q})"
+           rf"(?=[^{_STOP}]{_UPTO}{_SYMBOL})[^{_STOP}]{_VAL}(?={_Q})")
+# Unquoted (`password: s3cr3t!`, `aws_secret_access_key = wJalr…`): a letter and a digit, and not
+# an expression (`os.environ[…]`, `get_token()`, `settings.secret_v2`, `password2`) nor a type
+# (`private_key: Ed25519PrivateKey`).
+_BARE = r"^\s\"'\\,;()\[\]{}<>`|"
+_UNQUOTED = (
+    _NO_REF + _not_placeholder(_BARE) + rf"(?![.])(?=[{_BARE}]{_UPTO}[0-9])(?=[{_BARE}]{_UPTO}[A-Za-z])"
+    rf"(?![A-Za-z0-9_.]{_UPTO}[_.][A-Za-z0-9_.]{_UPTO}{_END})(?![a-z][a-z0-9]{{0,11}}{_END})"
+    rf"(?![A-Za-z0-9]{_UPTO}[A-Z][a-z]{{2,}}[A-Z][a-z]{{2,}}[A-Za-z0-9]{_UPTO}{_END})[{_BARE}]{_VAL}{_END}"
+)
+_BEARER = r"A-Za-z0-9._~+/\-"
+# Formats that keep a harmless place (the scheme and user, the variable name, the header) and hide
+# only the value: (prefix pattern, value pattern). A group `(?P<q>…)` in the prefix may steer the
+# value with `(?(q)…)`. A value starting at a label is never matched (idempotence).
+PREFIXED_PATTERNS: list[tuple[str, str]] = [
+    # URL credentials: scheme and user kept (the user is redacted too if it is a token).
+    (r"://[^\s:@/\[\]\"'\\]*:",
+     r"(?![$<{%*])(?!x+@)" + _not_placeholder(r"^\s@/\"'\\") + r"[^\s@/\"'\\]{1,256}(?=@[A-Za-z0-9\[])"),
+    # `https://<token>@host` (not `ssh://git@host`, whose user is never a secret).
+    (r"[Hh](?i:ttps?)://", r"(?=[A-Za-z0-9_.~%\-]{0,256}[0-9])[A-Za-z0-9_.~%\-]{20,256}(?=@[A-Za-z0-9])"),
+    (r"[Bb](?i:earer)" + _T + "+",
+     _not_placeholder(_BEARER) + rf"(?=[A-Za-z._~+/\-]{_UPTO}[0-9])[{_BEARER}]{{20,8192}}=*"),
+    # `Authorization: Basic <base64>` shaped like base64 (not "Basic authentication"), or `token <…>`.
+    (r"[Aa](?i:uthorization)" + _SEP + _Q + "?" + _T + r"*(?i:(?P<q>basic)|token)" + _T + "+",
+     r"(?(q)(?=[a-z]*[A-Z0-9+/])(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=])"
+     rf"|(?=[A-Za-z._\-]{_UPTO}[0-9])[{_BEARER}]{{16,8192}})"),
+    *[(word + r"(?![A-Za-z0-9_])=" + _Q + "?", _ENV_VALUE) for word in _ENV_WORDS],
+    *[(word + _NAME_END + _SEP + f"(?P<q>{_Q})?", f"(?(q){_QUOTED}|{_UNQUOTED})") for word in _CRED_WORDS],
+    (r"curl[ \t][^\n\"'|;&\\]{0,200}?(?:-u|--user)(?:[ \t]+|=)" + _Q + r"?[^\s:\"'\\]+:", _NO_REF + r"[^\s\"'\\@]+"),
+    (r"hooks\.slack\.com/services/", _not_placeholder("A-Za-z0-9/") + r"[A-Za-z0-9/]{20,}"),
+    # `.netrc` lines: `login` then `password` (a bare "password" in prose has no `login` before it).
+    (r"[Ll]ogin[ \t]+[^\s\"'\\]+(?:[ \t]|\r?\n|\\+n)+[ \t]*password[ \t]+", _NO_REF + r"[^\s\"'\\]+"),
+]
+_NOT_AT_LABEL = r"(?!\[(?i:redacted)\b)"
+
+
+def _after_first(pattern: str, check: str) -> str:
+    """`pattern` with `check` inserted after its first character (a literal, an escape or a class)."""
+    n = pattern.index("]") + 1 if pattern[0] == "[" else 2 if pattern[0] == "\\" else 1
+    return pattern[:n] + check + pattern[n:]
+
+
+def _combined(values: list[str]) -> re.Pattern[str]:
+    """One pattern: the environment values (longest first, so a value containing another is
+    replaced whole), the token formats, then the prefixed formats, each prefix closed by an empty
+    group `keep<i>` that says where the hidden value starts."""
+    alternatives = [re.escape(v) for v in sorted(values, key=len, reverse=True)]
+    alternatives += [_after_first(pattern, _EDGE) for _, pattern in TOKEN_PATTERNS]
+    for i, (prefix, value) in enumerate(PREFIXED_PATTERNS):
+        alternatives.append(f"{prefix}(?P<keep{i}>){_NOT_AT_LABEL}{value}".replace("(?P<q>", f"(?P<q{i}>")
+                            .replace("(?(q)", f"(?(q{i})"))
+    return re.compile("|".join(alternatives))
 
 
 @dataclass(frozen=True)
@@ -79,19 +220,26 @@ class Redactor:
         self.labels = labels
         forms: dict[str, str] = {}
         for name, value in sorted((secrets or {}).items()):
-            for form in (value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+            if not value:
+                continue  # an empty value would match everywhere
+            # As written, and JSON-escaped once and twice (a JSON file read into a JSON line).
+            once = [json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
+            for form in (value, *once, *(json.dumps(form)[1:-1] for form in once)):
                 forms.setdefault(form, name)
         self._names = forms
-        # Longest first, so a value that contains another is replaced whole.
-        values = [re.escape(v) for v in sorted(forms, key=len, reverse=True)]
-        alternatives = [f"(?P<value>{'|'.join(values)})"] if values else []
-        alternatives += [f"(?:{pattern})" for _, pattern in TOKEN_PATTERNS]
-        alternatives += [f"(?P<keep{i}>{prefix}){value}" for i, (prefix, value) in enumerate(PREFIXED_PATTERNS)]
-        self._pattern = re.compile("|".join(alternatives))
+        self._pattern = _combined(list(forms))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, labels: Labels = JOURNAL) -> Redactor:
-        return cls({name: value for name, value in env.items() if looks_secret(name, value)}, labels=labels)
+        """The variables `looks_secret` picks, and the password of a URL any variable holds
+        (`DATABASE_URL=postgres://app:<password>@db/app`: the password alone is hidden wherever it
+        shows, unless it is a word like `password` or `postgres`)."""
+        secrets = {name: value for name, value in env.items() if looks_secret(name, value)}
+        for name, value in env.items():
+            for password in _URL_PASSWORD.findall(value):
+                if name not in secrets and looks_secret("PASSWORD", password):
+                    secrets[name] = password
+        return cls(secrets, labels=labels)
 
     def labelled(self, labels: Labels) -> Redactor:
         """The same secrets, written with other labels (a cassette's)."""
@@ -104,25 +252,31 @@ class Redactor:
         """The environment variables whose values are hidden."""
         return sorted(set(self._names.values()))
 
+    def _hit(self, match: re.Match[str]) -> tuple[str, str | None]:
+        """What a match keeps in front of its label, and the name of the environment secret it hides
+        (None for a format)."""
+        group = match.lastgroup  # a prefixed format closes its `keep<i>` group last; others have none
+        if group is None or not group.startswith("keep"):
+            return "", self._names.get(match.group(0))
+        kept, hidden = match.string[match.start():match.start(group)], match.string[match.end(group):match.end()]
+        # The kept place can hold a token itself (`https://ghp_…:x@github.com`).
+        return self._pattern.sub(self._label, kept), self._names.get(hidden)
+
     def _label(self, match: re.Match[str]) -> str:
-        groups = match.groupdict()
-        if groups.get("value") is not None:
-            return self.labels.named.format(self._names[match.group("value")])
-        for key, kept in groups.items():
-            if key.startswith("keep") and kept is not None:
-                return kept + self.labels.token
-        return self.labels.token
+        kept, name = self._hit(match)
+        return kept + (self.labels.named.format(name) if name is not None else self.labels.token)
 
     def text(self, text: str) -> str:
         return self._pattern.sub(self._label, text)
 
     def find_name(self, text: str) -> str | None:
         """The name of the first environment secret `text` holds (None when it holds none)."""
-        if "value" not in self._pattern.groupindex:
+        if not self._names:
             return None
         for match in self._pattern.finditer(text):
-            if match.group("value") is not None:
-                return self._names[match.group("value")]
+            name = self._hit(match)[1]
+            if name is not None:
+                return name
         return None
 
     def bytes(self, data: bytes) -> bytes:
@@ -189,16 +343,25 @@ class Redactor:
         return out
 
 
+@lru_cache(maxsize=8)
+def _partial(pattern: str) -> Any:
+    """The same pattern in the `regex` module, which can tell a match cut short by the end of the
+    text (a secret still arriving) from no match; there a private key lasts until its END line."""
+    return regex.compile(pattern.replace(_PEM_END + "?", _PEM_END))
+
+
 class DeltaGuard:
     """Streamed text arrives in pieces, and a secret can straddle two of them. The guard holds back
-    the unfinished last word of the text and thinking streams (tokens never contain whitespace) and
-    releases it, redacted, once the word is complete or any other event arrives."""
+    the unfinished last word of the text and thinking streams, and anything that may be the start of
+    a secret (`Bearer `, `password: "`, an open private-key block: a partial match of the redactor's
+    pattern), and releases it, redacted, once it is complete or any other event arrives."""
 
     STREAMS = ("text_delta", "thinking_delta")
-    MAX_HELD = 8192  # an unbroken run this long is released anyway (a pathological stream)
+    MAX_HELD = 8192  # a run this long is released anyway (a pathological stream)
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
+        self._partial = _partial(redactor._pattern.pattern)
         self._held: dict[str, Any] = {}  # stream type -> last event of it, carrying the held text
 
     def feed(self, event: Any) -> list[Any]:
@@ -209,6 +372,14 @@ class DeltaGuard:
         held = self._held.pop(kind, None)
         text = (held.text if held is not None else "") + event.text
         cut = max(text.rfind(c) for c in " \n\t\r") + 1
+        if held is not None and (not any(c in event.text for c in " \n\t\r")
+                                 or (held.text.startswith("-----BEGIN") and "-----END" not in text)):
+            cut = 0  # what was held stays held until a blank (a key's END) arrives: a wait, not a rescan
+        # Never cut inside a match, nor release the start of one that reaches the end of the text
+        # (complete or not, it may go on: `Bearer ` then the token, a key's next line).
+        for match in self._partial.finditer(text, partial=True) if cut else ():
+            if match.start() < cut and (cut < match.end() or match.end() == len(text)):
+                cut = match.start()
         if len(text) - cut > self.MAX_HELD:
             cut = len(text)
         if cut:
