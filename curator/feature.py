@@ -6,13 +6,31 @@ changes which skills exist while the agent is using them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from arreio.curator.index_block import SkillsIndexBlock
 from arreio.curator.skills import skills_root
 from arreio.curator.tools import skill_tools
+from arreio.engine import events as ev
+from arreio.engine.events import Warning_
 from arreio.engine.feature import Feature
+from arreio.engine.hooks import RunHook
 from arreio.engine.ports import SystemPromptBlockSource
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool
+
+
+class _IndexNotices(RunHook):
+    """Says once, when the run starts, which skills the index left out and why."""
+
+    name = "skills-notices"
+
+    def __init__(self, block: SkillsIndexBlock) -> None:
+        self.block = block
+
+    def at_unit_start(self, turn: Any) -> list[ev.Event]:
+        notices, self.block.notices = list(self.block.notices), []
+        return [Warning_(message=n, code="skills") for n in notices]
 
 
 class SkillsFeature(Feature):
@@ -24,4 +42,9 @@ class SkillsFeature(Feature):
 
     def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
 
-        return [SkillsIndexBlock(skills_root(ctx.state_dir))]
+        self._block = SkillsIndexBlock(skills_root(ctx.state_dir))
+        return [self._block]
+
+    def hooks(self, ctx: RunContext) -> list[RunHook]:
+        block, self._block = getattr(self, "_block", None), None
+        return [_IndexNotices(block)] if block is not None else []

@@ -4,13 +4,18 @@ Implements `arreio.engine.ports.SystemPromptBlockSource`. The block is stable (i
 session start, and sits in the cached prefix), lists only skills under `skills/` — archived ones are
 in `skills/.archive/` and never appear — and is capped so a large library cannot crowd the prompt.
 Full content loads on demand through the `skill_view` tool.
+
+Every skill passes the security scan (`skills.scan_skill`: name, description and body) before it
+is listed. One that fails is left out — never silently: the block says how many were left out (not
+their names, which may be the problem), and `notices` tells the user which and why. It stays on
+disk untouched; the curator never deletes.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.curator.skills import load_skills
+from arreio.curator.skills import load_skills, scan_skill_file
 
 HEADER = (
     "## Skills\n"
@@ -30,11 +35,26 @@ class SkillsIndexBlock:
         self.skills_dir = skills_dir
         self.max_skills = max_skills
         self.max_chars = max_chars
+        self.notices: list[str] = []  # what the user should hear (skills left out), shown as warnings
 
     def render(self) -> str | None:
-        skills, _ = load_skills(self.skills_dir)
+        loaded, _ = load_skills(self.skills_dir)
+        skills, self.notices = [], []
+        for skill in loaded:
+            blocked = scan_skill_file(skill)
+            if blocked is None:
+                skills.append(skill)
+            else:
+                self.notices.append(
+                    f"skill {skill.name!r} is left out of the skills index: {blocked.describe()}. It stays on disk "
+                    f"({skill.path}); fix or archive it (`arreio skills show {skill.name}`)"
+                )
+        left_out = (
+            f"- {len(self.notices)} skill{'' if len(self.notices) == 1 else 's'} left out: failed the security scan."
+            if self.notices else None
+        )
         if not skills:
-            return None
+            return f"{HEADER}\n{left_out}" if left_out else None
         lines = [HEADER]
         used = len(HEADER)
         shown = 0
@@ -47,6 +67,8 @@ class SkillsIndexBlock:
             shown += 1
         if shown < len(skills):
             lines.append(f"- … and {len(skills) - shown} more; ask skill_view for a name you expect.")
+        if left_out:
+            lines.append(left_out)
         return "\n".join(lines)
 
 

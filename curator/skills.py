@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arreio.curator import frontmatter
+from arreio.memory.scan import ScanFinding, scan_text
 
 SKILL_FILE = "SKILL.md"
 ARCHIVE_DIR = ".archive"
@@ -182,6 +183,52 @@ def load_skills(roots: Path | Iterable[Path]) -> tuple[list[Skill], list[Diagnos
                 continue
             skills[skill.name] = skill
     return sorted(skills.values(), key=lambda s: s.name), diagnostics
+
+
+@dataclass(frozen=True)
+class SkillScan:
+    """Why a skill failed the security scan: which part (`name and description` or `body`) and the finding."""
+
+    part: str
+    finding: ScanFinding
+
+    def describe(self) -> str:
+        return f"its {self.part} failed the security scan: {self.finding.describe()}"
+
+
+def scan_skill(name: str, description: str, body: str) -> SkillScan | None:
+    """The security scan over what a skill puts in front of the model, or None when it passes.
+
+    The name and description are read as one line, as the skills index shows them, with the name's
+    dashes and the colon after it read as spaces, so an instruction split between the two is read
+    whole; the body is what `skill_view` hands the model. A skill is text that enters every later
+    session, exactly like a memory entry, so it passes the same scan (arreio.memory.scan)."""
+    line = f"{re.sub(r'[-_]+', ' ', name)} {description}"
+    finding = scan_text(line)
+    if finding is not None:
+        return SkillScan("name and description", finding)
+    finding = scan_text(body)
+    if finding is not None:
+        return SkillScan("body", finding)
+    return None
+
+
+_SCANNED: dict[tuple[Path, int, int], SkillScan | None] = {}
+
+
+def scan_skill_file(skill: Skill) -> SkillScan | None:
+    """`scan_skill` for a skill on disk, remembered for this process by file identity (path, size,
+    mtime), so a chat that renders the index for every message scans an unchanged library once."""
+    try:
+        stat = skill.path.stat()
+        key = (skill.path, stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        return scan_skill(skill.name, skill.description, skill.body)
+    if key not in _SCANNED:
+        if len(_SCANNED) > 1024:
+            _SCANNED.clear()
+        _SCANNED[key] = scan_skill(skill.name, skill.description, skill.body)
+    return _SCANNED[key]
 
 
 def skills_root(state_dir: Path) -> Path:

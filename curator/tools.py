@@ -27,6 +27,8 @@ from arreio.curator.skills import (
     name_problem,
     parse_skill_text,
     read_skill,
+    scan_skill,
+    scan_skill_file,
     skills_root,
 )
 from arreio.curator.usage import UsageRecord, UsageStore
@@ -110,6 +112,12 @@ class SkillViewTool(_SkillTool):
     async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         args = self._validate_args(args)
         skill = self._load(args.name)
+        blocked = scan_skill_file(skill)
+        if blocked is not None:  # its text must not reach the model; the user can still read it
+            raise ToolError(
+                f"skill {skill.name!r} is not shown: {blocked.describe()}. It stays on disk; a user can "
+                f"inspect it with `arreio skills show {skill.name}`"
+            )
         if args.file is None or args.file == SKILL_FILE:
             text = skill.path.read_text(encoding="utf-8")
             support = skill.support_files()
@@ -221,10 +229,19 @@ def skill_tools(state_dir: Path, clock: Clock) -> list[Tool]:
 
 
 def _check(text: str, folder: Path, name: str) -> Skill:
+    """The skill `text` would be, or `ToolError` when it is invalid or fails the security scan
+    (every skill the agent writes enters the skills index of every later session)."""
     try:
-        return parse_skill_text(text, folder, expected_name=name)
+        skill = parse_skill_text(text, folder, expected_name=name)
     except SkillInvalid as error:
         raise ToolError(f"SKILL.md rejected: {error.message}") from None
+    blocked = scan_skill(skill.name, skill.description, skill.body)
+    if blocked is not None:
+        raise ToolError(
+            f"SKILL.md refused: {blocked.describe()}. Skills reach every future system prompt, so "
+            "instructions aimed at the agent, secrets and hidden characters are never stored; nothing was written."
+        )
+    return skill
 
 
 def _inside(folder: Path, file: str, *, writable: bool) -> Path:

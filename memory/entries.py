@@ -7,8 +7,10 @@ back (up to line endings, trailing whitespace and blank lines around entries) �
 breaks this (a duplicate, an empty entry) is *drift*.
 
 Operations (`add`, `replace`, `remove`) are applied to a list in memory by `apply_operations`, which
-scans new content, resolves `old_text`, and checks the size limit on the final state only — so a
-batch is all-or-nothing by construction: it either returns the new list or raises `MemoryRefused`.
+scans new content, resolves `old_text`, scans the store as it will be after the write (an
+instruction split across two entries is caught where they meet: `scan.scan_store`), and checks the
+size limit on the final state only — so a batch is all-or-nothing by construction: it either
+returns the new list or raises `MemoryRefused`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from arreio.engine.errors import UsageError
-from arreio.memory.scan import ScanFinding, scan_text
+from arreio.memory.scan import ScanFinding, scan_store, scan_text
 
 SEPARATOR = "§"
 JOINER = f"\n{SEPARATOR}\n"
@@ -172,11 +174,23 @@ def check_safe(content: str, scanner: Callable[[str], ScanFinding | None] = scan
         )
     finding = scanner(text)
     if finding is not None:
-        raise MemoryRefused(
-            f"refused by the security scan: {finding.describe()}. Memory is injected into every future "
-            "system prompt, so instructions, secrets and hidden characters are never stored."
-        )
+        raise _refused(finding)
     return text
+
+
+def check_store(before: Sequence[str], after: Sequence[str]) -> None:
+    """`MemoryRefused` when the entries of `after`, read in order as the prompt shows them, carry an
+    instruction that `before` did not (one split across two entries, or closed up by a remove)."""
+    finding = scan_store(before, after)
+    if finding is not None:
+        raise _refused(finding, " (read together with the entry next to it)")
+
+
+def _refused(finding: ScanFinding, where: str = "") -> MemoryRefused:
+    return MemoryRefused(
+        f"refused by the security scan: {finding.describe()}{where}. Memory is injected into every future "
+        "system prompt, so instructions, secrets and hidden characters are never stored."
+    )
 
 
 def apply_operations(
@@ -221,6 +235,7 @@ def apply_operations(
             if where:
                 raise MemoryRefused(f"{where}{refused.message} Nothing was changed.") from None
             raise
+    check_store(entries, current)
     before, after = usage_chars(entries), usage_chars(current)
     if after > limit and after > before:
         sizes = ", ".join(str(len(text)) for text in added) or "0"

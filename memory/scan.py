@@ -1,38 +1,43 @@
-"""The security scan every memory write passes (and every entry, again, when the snapshot renders).
+"""The security scan every durable write passes: memory entries, learning proposals, agent skills.
 
-Memory entries are injected into the system prompt of every future session, so a store write is a
-durable injection surface: one poisoned entry steers every run after it. The scan is deliberately a
-short list of readable patterns, each named, so a refusal says exactly what matched.
+What the agent writes to memory or to a skill enters the system prompt of every later session, so
+one poisoned write steers every run after it. The scan reads a text the way the model will:
 
-Text is checked twice: the raw text for invisible characters (zero-width, bidi controls, tag
-characters: they hide instructions from the human reading the file), then the NFKC-normalised,
-case-folded, whitespace-collapsed text for the phrase patterns (NFKC folds full-width and other
-compatibility forms, so `ｉｇｎｏｒｅ` reads as `ignore`).
+1. `normalise.hidden_characters` refuses invisible characters that carry or reorder content;
+2. the text is folded to its skeleton (`normalise.fold`: invisible characters out, NFKC, look-alike
+   letters to Latin, case and whitespace folded) and the rules (`scan_conduct`, `scan_recipes`) run
+   on it, then on the evasion variants when a sign of one is present (`normalise.variants`);
+3. base64, hex, `%xx` and ROT13 runs that decode to text are scanned as text (`decoding.payloads`);
+4. `scan_store` reads a store *as it will be after a write*, all entries in order, so an
+   instruction split across two entries is caught where the two halves meet.
+
+Each finding names its category (`CATEGORIES`), the rule and what matched. DESIGN.md invariant 9:
+the rules recognise clear cases and back off on doubt; the corpora under `fixtures/scan/` hold the
+benign cases that must all pass and the hostile ones the scan must catch.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
-import unicodedata
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["ScanFinding", "scan_text", "CATEGORIES"]
+from arreio.memory.decoding import invisible_payloads, payloads
+from arreio.memory.normalise import fold, hidden_characters, prepare, variants
+from arreio.memory.scan_conduct import CONDUCT_RULES
+from arreio.memory.scan_recipes import RECIPE_RULES
+from arreio.memory.scan_rules import CATEGORIES, Rule, negated
 
-CATEGORIES = (
-    "invisible_unicode",
-    "prompt_injection",
-    "role_hijack",
-    "prompt_leak",
-    "rule_bypass",
-    "exfiltration",
-    "persistence",
-    "hardcoded_secret",
-)
+__all__ = ["ScanFinding", "scan_text", "scan_store", "CATEGORIES", "RULES"]
+
+RULES: tuple[Rule, ...] = CONDUCT_RULES + RECIPE_RULES
+_MAX_DEPTH = 2  # base64 of hex of an instruction is read; deeper nesting is not worth the time
 
 
 @dataclass(frozen=True)
 class ScanFinding:
-    """Why a text was refused: the category, the pattern's name, and the matched text."""
+    """Why a text was refused: the category, the rule's name, and the matched text."""
 
     category: str
     pattern: str
@@ -46,196 +51,154 @@ class ScanFinding:
         return f"{self.category.replace('_', ' ')} (pattern {self.pattern!r}: {shown!r})"
 
 
-# Zero-width, joiners, bidi embeddings/overrides/isolates, word joiner and invisible operators,
-# BOM, Mongolian vowel separator, soft hyphen, and the Unicode tag block (ASCII smuggling).
-_INVISIBLE = re.compile(
-    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
-)
-
-_SECRET_NAME = r"[a-z0-9_]*(?:key|token|secret|passw(?:or)?d|pass|credential|auth)[a-z0-9_]*"
-_SECRET_FILE = (
-    r"(?:\S*/)?(?:\.env(?:\.[\w-]+)?|\.netrc|\.pypirc|\.npmrc|\.git-credentials|credentials(?:\.json)?"
-    r"|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.docker/config\.json)"
-)
-_AGENT_CONFIG = r"(?:agents\.md|claude\.md|gemini\.md|\.cursorrules|\.windsurfrules|copilot-instructions\.md|\.clinerules)"
-
-# (category, name, regex over the normalised text). Order matters only for which name is reported.
-_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
-    (category, name, re.compile(regex))
-    for category, name, regex in (
-        (
-            "prompt_injection",
-            "ignore previous instructions",
-            r"\b(?:ignore|disregard|forget|override|skip|drop)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
-            r"(?:previous|prior|above|earlier|preceding|existing|original|system|developer)\s+"
-            r"(?:instructions?|rules?|prompts?|directives?|guidelines?|context|messages?)",
-        ),
-        (
-            "prompt_injection",
-            "forget everything",
-            r"\bforget\s+(?:everything|all)\s+(?:you|that|above|before|previously)",
-        ),
-        (
-            "prompt_injection",
-            "new instructions",
-            r"\b(?:new|updated|real|actual|secret|hidden)\s+(?:system\s+)?instructions?\s*(?::|follow|are\b)",
-        ),
-        (
-            "prompt_injection",
-            "instruction override",
-            r"\b(?:these|this)\s+(?:instructions?|rules?)\s+(?:override|supersede|replace|take\s+precedence)",
-        ),
-        (
-            "prompt_injection",
-            "fake system turn",
-            r"(?:^|\s)(?:<\|?(?:im_start|system|endoftext)\|?>|\[/?(?:system|inst)\]|###\s*system\s*:)",
-        ),
-        (
-            "role_hijack",
-            "you are now a",
-            r"\byou\s+are\s+now\s+(?:a|an|the|my|in|no\s+longer|acting|called|named|dan)\b",
-        ),
-        (
-            "role_hijack",
-            "from now on you",
-            r"\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|will|must|shall|should)|act|behave|respond|pretend)",
-        ),
-        (
-            "role_hijack",
-            "pretend to be",
-            r"\b(?:pretend|roleplay|role-play)\s+(?:to\s+be|you\s+are|as)\b",
-        ),
-        (
-            "role_hijack",
-            "act as unrestricted",
-            r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue)",
-        ),
-        (
-            "role_hijack",
-            "jailbreak mode",
-            r"\b(?:dan\s+mode|developer\s+mode|god\s+mode|jailbreak|jailbroken)\b",
-        ),
-        (
-            "prompt_leak",
-            "reveal system prompt",
-            r"\b(?:reveal|print|show|repeat|output|dump|leak|disclose|share|tell|send|include)\s+"
-            r"(?:me\s+|us\s+)?(?:your|the|its|all)\s+(?:full\s+|entire\s+|hidden\s+|initial\s+|original\s+)?"
-            r"(?:system\s+prompt|system\s+message|hidden\s+instructions|initial\s+instructions|instructions\s+verbatim)",
-        ),
-        (
-            "prompt_leak",
-            "system prompt verbatim",
-            r"\bsystem\s+prompt\b.{0,40}\b(?:verbatim|word\s+for\s+word|in\s+full)",
-        ),
-        (
-            "rule_bypass",
-            "bypass safety",
-            r"\b(?:bypass|disable|circumvent|evade|turn\s+off|get\s+around|ignore)\s+(?:all\s+|any\s+|the\s+|your\s+)*"
-            r"(?:safety|security|content|guard\s*rails?|guardrails?|filters?|restrictions?|safeguards?|policies|"
-            r"policy|approval|approvals|sandbox|checks?|scan(?:ner)?)\b",
-        ),
-        (
-            "rule_bypass",
-            "no restrictions",
-            r"\b(?:without|with\s+no|no)\s+(?:any\s+)?(?:restrictions|limitations|rules|filters|guardrails|ethical\s+guidelines)\b"
-            r".{0,30}\b(?:respond|answer|act|comply|operate|obey)|\b(?:respond|answer|act|comply|operate)\b.{0,30}"
-            r"\b(?:without|with\s+no|no)\s+(?:any\s+)?(?:restrictions|limitations|filters|guardrails|ethical\s+guidelines)\b",
-        ),
-        (
-            "rule_bypass",
-            "hide from user",
-            r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|notify|alert|mention\s+(?:this\s+)?to)\s+the\s+user\b",
-        ),
-        (
-            "exfiltration",
-            "network call with secret",
-            r"\b(?:curl|wget|http|httpie|nc|ncat|invoke-webrequest|iwr)\b[^\n]{0,200}\$\{?" + _SECRET_NAME,
-        ),
-        (
-            "exfiltration",
-            "read secret file",
-            r"\b(?:cat|less|more|head|tail|type|source|read|open|print|upload|send|copy|cp|scp|base64|xxd|grep)\s+"
-            r"(?:(?:the|my|your|a|-\S+)\s+)*(?:file\s+)?['\"`]?~?" + _SECRET_FILE + r"\b",
-        ),
-        (
-            "exfiltration",
-            "send context to url",
-            r"\b(?:send|post|upload|exfiltrate|forward|transmit|leak|report|submit|copy)\b[^\n]{0,80}"
-            r"\b(?:conversation|context|chat|history|transcript|memory|memories|secrets?|keys?|tokens?|credentials|"
-            r"environment|env\s+vars?|system\s+prompt|files?)\b[^\n]{0,80}\b(?:to|at|via)\s+(?:https?://|ftp://|\S+\.\S+/)",
-        ),
-        (
-            "exfiltration",
-            "pipe secrets to network",
-            r"\b(?:env|printenv|set)\b\s*\|\s*(?:curl|wget|nc|ncat)\b",
-        ),
-        (
-            "persistence",
-            "authorized_keys",
-            r"authorized_keys2?\b",
-        ),
-        (
-            "persistence",
-            "edit agent config",
-            r"\b(?:edit|modify|change|update|write|append|add|insert|overwrite|rewrite|put|create|replace)\b"
-            r"[^\n]{0,60}" + _AGENT_CONFIG + r"|>>?\s*\S*" + _AGENT_CONFIG,
-        ),
-        (
-            "persistence",
-            "shell startup or cron",
-            r">>?\s*~?\S*(?:\.bashrc|\.zshrc|\.profile|\.bash_profile)\b|\bcrontab\s+-|\b(?:/etc/cron|systemctl\s+enable)",
-        ),
-        (
-            "hardcoded_secret",
-            "private key block",
-            r"-----begin\s+(?:[a-z]+\s+)?private\s+key-----",
-        ),
-        (
-            "hardcoded_secret",
-            "provider api key",
-            r"\b(?:sk-(?:ant-|proj-)?[a-z0-9_\-]{20,}|akia[0-9a-z]{16}|ghp_[a-z0-9]{30,}|gho_[a-z0-9]{30,}"
-            r"|github_pat_[a-z0-9_]{20,}|xox[abprs]-[a-z0-9\-]{10,}|aiza[0-9a-z_\-]{30,}|glpat-[a-z0-9_\-]{20,}"
-            r"|hf_[a-z0-9]{30,})",
-        ),
-        (
-            "hardcoded_secret",
-            "secret assignment",
-            r"\b" + _SECRET_NAME + r"\s*[:=]\s*['\"]?(?=[a-z0-9/+_\-.]*\d)[a-z0-9/+_\-.]{16,}",
-        ),
-        (
-            "hardcoded_secret",
-            "credentials in url",
-            r"\b[a-z][a-z0-9+.\-]*://[^\s/:@]+:[^\s/@]{6,}@",
-        ),
-    )
-)
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)")
 
 
-def normalise(text: str) -> str:
-    """NFKC, case-folded, whitespace collapsed: the form the phrase patterns read."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+class _Folded:
+    """A folded text with its sentence ends, so a rule's `needs` looks only inside one sentence."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._ends: list[int] | None = None
+
+    def sentence(self, start: int, end: int) -> tuple[int, int]:
+        if self._ends is None:
+            self._ends = [m.end() for m in _SENTENCE_END.finditer(self.text)]
+        before = bisect.bisect_right(self._ends, start) - 1
+        after = bisect.bisect_left(self._ends, end)
+        low = self._ends[before] if before >= 0 else 0
+        high = self._ends[after] if after < len(self._ends) else len(self.text)
+        return low, high
 
 
-def _invisible(text: str) -> ScanFinding | None:
-    found = _INVISIBLE.search(text)
-    if found is None:
-        return None
-    char = found.group(0)
-    code = f"U+{ord(char):04X}"
-    name = unicodedata.name(char, "")
-    if not name and 0xE0000 <= ord(char) <= 0xE007F:
-        name = "TAG CHARACTER"
-    return ScanFinding("invisible_unicode", "invisible character", f"{code} {name}".strip())
+@dataclass(frozen=True)
+class _Hit:
+    rule: Rule
+    start: int
+    end: int
+    text: str
 
 
-def scan_text(text: str) -> ScanFinding | None:
-    """The first finding in `text`, or None when it is safe to store and to put in a prompt."""
-    finding = _invisible(text)
-    if finding is not None:
-        return finding
-    flat = normalise(text)
-    for category, name, pattern in _PATTERNS:
-        found = pattern.search(flat)
-        if found is not None:
-            return ScanFinding(category, name, found.group(0).strip())
+def _hits(folded: _Folded, rule: Rule) -> Iterator[_Hit]:
+    """Every match of `rule` in the text that survives its negation, `needs` and `check`."""
+    text = folded.text
+    if rule.gate is not None and rule.gate.search(text) is None:
+        return
+    for match in rule.pattern.finditer(text):
+        if rule.negatable and negated(text, match.start()):
+            continue
+        start, end = match.start(), match.end()
+        if rule.needs is not None or rule.check is not None:
+            low, high = folded.sentence(start, end)
+            if rule.needs is not None:
+                amplifier = rule.needs.search(text, low, high)
+                if amplifier is None:
+                    continue
+                start, end = min(start, amplifier.start()), max(end, amplifier.end())
+            if rule.check is not None and not rule.check(text[low:high]):
+                continue
+        yield _Hit(rule, start, end, text[start:end].strip())
+
+
+def _first(flat: str) -> _Hit | None:
+    folded = _Folded(flat)
+    for rule in RULES:
+        for hit in _hits(folded, rule):
+            return hit
     return None
+
+
+def scan_text(text: str, *, _depth: int = 0) -> ScanFinding | None:
+    """The first finding in `text`, or None when it is safe to store and to put in a prompt.
+
+    What the text *says* is reported before how it hides it: an instruction smuggled in tag
+    characters is refused as the instruction it is, and the invisible characters are the finding
+    only when what they carry is not readable (or not hostile)."""
+    flat = fold(text)
+    hit = _first(flat)
+    if hit is not None and hit.rule.category != "hardcoded_secret":
+        return ScanFinding(hit.rule.category, hit.rule.name, hit.text)
+    secret = ScanFinding(hit.rule.category, hit.rule.name, hit.text) if hit is not None else None
+    if secret is None:
+        for kind, reading in variants(text, flat):
+            found = _first(reading)
+            if found is not None:
+                return ScanFinding(found.rule.category, f"{found.rule.name} (read through {kind})", found.text)
+    if _depth < _MAX_DEPTH:
+        # an encoded instruction can look like a key (`token: SWdub3Jl…`): what it decodes to wins
+        for encoding, decoded in invisible_payloads(text) + payloads(prepare(text)):
+            finding = scan_text(decoded, _depth=_depth + 1)
+            if finding is not None:
+                return ScanFinding(finding.category, f"{finding.pattern} (hidden in {encoding})", finding.matched)
+    if secret is not None:
+        return secret
+    hidden = hidden_characters(text)
+    if hidden is not None:
+        return ScanFinding("invisible_unicode", "invisible character", hidden.label())
+    return None
+
+
+_TERMINAL = re.compile(r"[.!?。！？]+$")
+_REACH = 400  # characters of context either side of a boundary: longer than any rule's window
+
+
+def _meeting(entries: Sequence[str], ats: Sequence[int]) -> list[ScanFinding]:
+    """Findings that cross a boundary before `entries[at]` for an `at` in `ats`, reading the entries
+    around them in order.
+
+    The entries are joined with a space after their sentence-ending punctuation is taken off, so a
+    phrase split in two is read whole. Only matches that cross one of *these* boundaries count (each entry
+    was scanned on its own when it was written), and a rule that joins distant words
+    (`tight=False`) may cross a boundary only where the first entry did not end its sentence: two
+    complete sentences in two entries are two notes, not one instruction."""
+    first_at, last_at = min(ats), max(ats)
+    low = first_at - 1
+    while low > 0 and sum(len(e) for e in entries[low:first_at]) < _REACH:
+        low -= 1
+    high = last_at + 1
+    while high < len(entries) and sum(len(e) for e in entries[last_at:high]) < _REACH:
+        high += 1
+    parts: list[str] = []
+    boundaries: list[tuple[int, bool]] = []  # (position of the joining space, first entry ended its sentence)
+    offset, hard, watched = 0, False, set[int]()
+    for index in range(low, high):
+        flat = fold(entries[index])
+        ending = _TERMINAL.search(flat)
+        if ending:
+            flat = flat[: ending.start()]
+        if parts:
+            if index in ats:
+                watched.add(len(boundaries))
+            boundaries.append((offset, hard))
+            offset += 1
+        parts.append(flat)
+        offset += len(flat)
+        hard = ending is not None
+    folded = _Folded(" ".join(parts))
+    positions = [position for position, _ in boundaries]
+    found: list[ScanFinding] = []
+    for rule in RULES:
+        for hit in _hits(folded, rule):
+            first = bisect.bisect_right(positions, hit.start)
+            last = bisect.bisect_left(positions, hit.end)
+            if not any(first <= index < last for index in watched):
+                continue
+            if not rule.tight and any(is_hard for _, is_hard in boundaries[first:last]):
+                continue
+            found.append(ScanFinding(rule.category, f"{rule.name} (split across entries)", hit.text))
+    return found
+
+
+def scan_store(before: Sequence[str], after: Sequence[str]) -> ScanFinding | None:
+    """A finding that reading the entries of `after` in order produces where the write made two
+    entries meet that did not meet in `before` (an add, a replace, or a remove that closes a gap).
+
+    Only what the write introduces counts, so a store that already holds a bad pair (hand-edited;
+    the snapshot blocks its entries) does not make every later write fail — and only the new
+    boundaries are read, so a write costs the same however full the store is."""
+    pairs = set(zip(before, before[1:]))
+    new = [at for at in range(1, len(after)) if (after[at - 1], after[at]) not in pairs]
+    if not new:
+        return None
+    findings = _meeting(after, new)
+    return findings[0] if findings else None

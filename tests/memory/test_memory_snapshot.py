@@ -72,10 +72,12 @@ def test_unsafe_entry_renders_as_blocked_placeholder_and_stays_removable(stores,
 
 def test_invisible_character_entry_is_blocked_and_named(stores, state):
     state.mkdir(parents=True)
-    (state / "USER.md").write_text("likes\u200btea\n", encoding="utf-8")
+    # a bidi override reorders what a reader sees (a lone zero-width space no longer counts: the scan
+    # reads the text with it removed, so it hides nothing)
+    (state / "USER.md").write_text("likes\u202etea\n", encoding="utf-8")
     text = MemorySnapshotBlock(stores).render()
-    assert "U+200B" in text
-    assert "likes\u200btea" not in text
+    assert "U+202E" in text
+    assert "likes\u202etea" not in text
 
 
 def test_unreadable_store_is_noted_not_fatal(stores, state):
