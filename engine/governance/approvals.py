@@ -191,7 +191,8 @@ class ApprovalHook(RunHook):
 
     async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
         tool = turn.tools.get(call.name)
-        verdict = decide(self.settings, call.name, call.arguments, tool_sensitive=bool(getattr(tool, "sensitive", False)))
+        verdict = decide(self.settings, call.name, call.arguments, tool_sensitive=bool(getattr(tool, "sensitive", False)),
+                         cwd=self.ctx.cwd, env=self.ctx.env, state=self.ctx.state_dir)
         at = iso_ms(self.ctx.clock.now())
         if verdict.action == "allow":
             return None

@@ -12,10 +12,11 @@ from arreio.engine.feature import Feature
 from arreio.engine.governance.approvals import ApprovalHook
 from arreio.engine.governance.audit import AuditJournal, digest
 from arreio.engine.governance.ceilings import CeilingsHook
+from arreio.engine.governance.policy import rule_warnings
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.governance.requests import RequestRecorder, last_request_model
 from arreio.engine.governance.settings import governance_settings
-from arreio.engine.hooks import RunHook, Turn
+from arreio.engine.hooks import RunHook, Turn, WarningsHook
 from arreio.engine.paths import display_path
 from arreio.engine.run_context import RunContext
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.providers.base import Usage
     from arreio.engine.tools.base import ToolResult
+    from arreio.engine.tools.resolver import ResolvedTools
 
 
 class RedactResults(RunHook):
@@ -102,6 +104,20 @@ class GovernanceFeature(Feature):
 
     def __init__(self) -> None:
         self._runs: dict[str, _RunState] = {}
+        self._rule_warnings: dict[str, list[str]] = {}  # run id → what the rules' check found (once)
+        self._pending: dict[str, list[str]] = {}  # run id → not yet yielded as `warning` events
+
+    def tools_resolved(self, ctx: RunContext, resolved: ResolvedTools) -> None:
+        """A policy rule naming no tool of the run does nothing, silently; say so once per run."""
+        if ctx.run_id in self._rule_warnings:
+            return
+        known = [*resolved.names(), *resolved.unavailable]  # unavailable: real tools, not typos
+        found = rule_warnings(ctx.section(governance_settings), known)
+        self._rule_warnings[ctx.run_id] = found
+        self._pending[ctx.run_id] = list(found)
+
+    def _drain(self, run_id: str) -> list[str]:
+        return self._pending.pop(run_id, [])
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         settings = ctx.section(governance_settings)
@@ -112,8 +128,9 @@ class GovernanceFeature(Feature):
         state.approvals = ApprovalHook(settings, ctx, state.journal, state.denied, state.note_audit_error)
         state.recorder = RequestRecorder(ctx.run_id, ctx.clock, redactor)
         self._runs[ctx.run_id] = state
+        warnings = WarningsHook(lambda: self._drain(ctx.run_id), "policy")
         # Ceilings first: a call over a ceiling is refused before anyone is asked to approve it.
-        return [state.ceilings, state.approvals, RedactResults(redactor), AuditHook(state), state.recorder]
+        return [state.ceilings, state.approvals, RedactResults(redactor), AuditHook(state), state.recorder, warnings]
 
     def on_event(self, ctx: RunContext, event: Any) -> None:
         state = self._runs.get(ctx.run_id)
@@ -157,6 +174,9 @@ class GovernanceFeature(Feature):
         if end is not None:  # an anchor outside the journal: `audit verify` notices a cut-off tail
             report.audit_head = {"seq": end["seq"], "hash": end["hash"]}
         report.warnings.extend(state.audit_errors)
+        rules = self._rule_warnings.pop(ctx.run_id, [])
+        self._pending.pop(ctx.run_id, None)
+        report.warnings.extend(w for w in rules if w not in report.warnings)
 
     def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> None:
         """The partial result is never thrown away: the reserve turn's answer, as a file."""

@@ -1,24 +1,58 @@
-"""Whether a call may run: allow, ask a person, or deny. Pure: settings and a call in, a decision out.
+"""Whether a call may run: allow, ask a person, or deny. Settings and a call in, a decision out (the
+only I/O is resolving a path's symlinks).
 
-Order: a matching `deny` rule wins, then a matching `allow`, then a matching `ask`; with no rule the
-call is asked about when it is sensitive (the tool declares it, the config names it, or it writes
-outside `write_allow`), else allowed. An `allow` rule for shell only covers a simple command: one with
-`;`, `&&`, `||`, a pipe, a redirect or a substitution is never allowed by a prefix match alone.
+Order:
+1. a write into a protected path (`protected.py`: the state folder, `.git/`, the user config) is
+   denied — by a file tool, or by a shell line that plainly writes there (a redirect, `tee`, `cp`/`mv`
+   to it, `rm` of it, `git config NAME VALUE`) — unless an `allow` rule's `path` names it;
+2. a matching `deny` rule wins, then `allow`, then `ask`;
+3. with no rule: ask when the call is sensitive (the tool declares it, `sensitive_tools` names it,
+   or it writes outside `write_allow`), else allow.
+
+Rules are read for what a call does, not how it is spelled:
+- `tool` is a tool name or a glob on it (`sqlite__write_*`, `github__*`).
+- For shell, `match` is a command, parsed like the call (`equivalents.parse`: quotes removed, flags
+  normalised, `$(…)`, `sh -c`, wrappers, `find -delete`, interpreter one-liners and piped text read).
+  * deny / ask: the rule holds when any command the line runs or amounts to contains the rule's: same
+    program (a glob), the rule's flags among its flags, the rule's words in order among its words.
+    `rm -rf` stops `rm -r -f x`, `rm -fr`, `sudo rm --recursive --force x`, `find . -delete`,
+    `python -c 'shutil.rmtree("x")'` and `echo cm0gLXJmIHg= | base64 -d | sh`.
+  * allow — allow-lists first: a line is allowed only when EVERY command it spells is covered by
+    some allow rule (same program, the rule's flags among its flags, its words beginning with the
+    rule's words), none writes a file by redirect, and the whole line was understood. `git status`
+    covers `git status --short`, not `git status; curl x | sh`, nor `git -C /elsewhere status`.
+  * a rule with several commands (`curl | sh`) holds when they occur in that order; for allow, each
+    of its commands is allowed on its own.
+  * a `match` written as a regex (`settings.reads_as_regex`) is searched in each command's words (for
+    deny and ask, in the whole line too); an allow regex must hold for every command.
+- For file tools the path is resolved (symlinks, `..`) before `path`, `match` and `write_allow` see it:
+  `./.arreio/x`, `src/../.arreio/x` and a symlink into `.arreio` are all `.arreio/x`.
+
+Deny rules are a convenience: they catch a model's ordinary spellings of what you do not want, not
+every possible one (a script written to disk first, a variable set in another call). The boundary
+is the OS sandbox shell runs in (`engine/tools/sandbox.py`) and the protected paths.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatch
-from pathlib import PurePosixPath
+from fnmatch import fnmatch, fnmatchcase
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from arreio.engine.governance.settings import Action, GovernanceSettings, PolicyRule
+from arreio.engine.governance.commands import Command, CommandLine
+from arreio.engine.governance.equivalents import parse
+from arreio.engine.governance.protected import path_matches, relative_or_absolute, write_refusal
+from arreio.engine.governance.settings import Action, GovernanceSettings, PolicyRule, reads_as_regex
+from arreio.engine.governance.shell_syntax import parse_structure
 
 _SUBJECT_ARGS = ("command", "path", "url", "query")
-_COMPOUND = re.compile(r"[;&|`<>\n]|\$\(")
 
 
 @dataclass(frozen=True)
@@ -38,39 +72,218 @@ def subject(arguments: dict[str, Any], arg: str | None = None) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
-def _matches(rule: PolicyRule, name: str, arguments: dict[str, Any]) -> bool:
-    if rule.tool not in ("*", name):
-        return False
-    if rule.match is None:
-        return True
-    text = subject(arguments, rule.arg)
-    if rule.action == "allow" and name == "shell" and _COMPOUND.search(text):
-        return False
-    return re.search(rule.match, text) is not None
+@dataclass
+class _Call:
+    """One call as the rules see it: its path resolved, its command line parsed."""
+
+    name: str
+    arguments: dict[str, Any]
+    cwd: Path
+    env: Mapping[str, str]
+    target: Path | None = None  # the resolved `path` argument
+    line: CommandLine | None = None  # shell: the parsed command
+
+    @property
+    def path_subject(self) -> str | None:
+        return None if self.target is None else relative_or_absolute(self.target, self.cwd)
+
+    def text(self, arg: str | None) -> str:
+        if arg is None and self.target is not None:
+            return self.path_subject or ""
+        return subject(self.arguments, arg)
 
 
-def _outside_allow_list(path: str, allow: list[str]) -> bool:
-    normal = PurePosixPath(path.replace("\\", "/"))
-    text = str(normal)
-    if ".." in normal.parts or normal.is_absolute():
-        return True
-    return not any(fnmatch(text, pattern) or text.startswith(pattern.rstrip("*").rstrip("/") + "/") for pattern in allow)
-
-
-def decide(settings: GovernanceSettings, name: str, arguments: dict[str, Any], *, tool_sensitive: bool) -> Decision:
-    """allow / ask / deny for one call, with the reason in plain words."""
-    matched = [r for r in settings.policy if _matches(r, name, arguments)]
-    for action in ("deny", "allow", "ask"):
-        rule = next((r for r in matched if r.action == action), None)
-        if rule is not None:
-            pattern = f" matching {rule.match!r}" if rule.match else ""
-            return Decision(action, f"policy: {action} {rule.tool}{pattern}")  # type: ignore[arg-type]
+def decide(
+    settings: GovernanceSettings, name: str, arguments: dict[str, Any], *, tool_sensitive: bool,
+    cwd: Path | None = None, env: Mapping[str, str] | None = None, state: Path | None = None,
+) -> Decision:
+    """allow / ask / deny for one call, with the reason in plain words. `cwd` is the working directory
+    paths are resolved from, `env` the run's environment (HOME, ARREIO_HOME) — both default to the
+    process's, as `paths.state_dir` does — and `state` the run's state folder when set another way."""
+    call = _Call(name, arguments, Path(cwd or Path.cwd()).resolve(), os.environ if env is None else env)
+    path = arguments.get("path")
+    if isinstance(path, str) and path.strip():
+        call.target = _resolve(path, call.cwd, call.env)
+    command = arguments.get("command")
+    if name == "shell" and isinstance(command, str):
+        call.line = parse(command)
+    refused = _protected_write(settings, call, state)
+    if refused is not None:
+        return Decision("deny", refused)
+    rules = [r for r in settings.policy if fnmatchcase(name, r.tool)]
+    deny = next((r for r in rules if r.action == "deny" and _holds(r, call)), None)
+    if deny is not None:
+        return Decision("deny", _because(deny))
+    allow = _allowed(rules, call)
+    if allow is not None:
+        return Decision("allow", _because(allow))
+    ask = next((r for r in rules if r.action == "ask" and _holds(r, call)), None)
+    if ask is not None:
+        return Decision("ask", _because(ask))
     if tool_sensitive:
         return Decision("ask", f"{name} is a sensitive tool")
     if name in settings.sensitive_tools:
         return Decision("ask", f"{name} is listed in governance.sensitive_tools")
-    path = arguments.get("path")
-    in_scope = settings.write_allow and name in settings.write_tools and isinstance(path, str)
-    if in_scope and _outside_allow_list(path, settings.write_allow):
-        return Decision("ask", f"{name} writes {path}, outside governance.write_allow")
+    shown = call.path_subject
+    in_scope = settings.write_allow and name in settings.write_tools and shown is not None
+    if in_scope and _outside_allow_list(shown, settings.write_allow):
+        return Decision("ask", f"{name} writes {shown}, outside governance.write_allow")
     return Decision("allow", "not sensitive")
+
+
+def _because(rule: PolicyRule) -> str:
+    what = "".join(f" {k} {v!r}" for k, v in (("matching", rule.match), ("path", rule.path)) if v)
+    return f"policy: {rule.action} {rule.tool}{what}"
+
+
+def _resolve(path: str, cwd: Path, env: Mapping[str, str]) -> Path:
+    text = path.strip()
+    if text == "~" or text.startswith("~/"):
+        text = (env.get("HOME") or str(Path.home())) + text[1:]
+    candidate = Path(text) if Path(text).is_absolute() else cwd / text
+    try:
+        return candidate.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return candidate
+
+
+# -- protected paths ----------------------------------------------------------------------------
+def _protected_write(settings: GovernanceSettings, call: _Call, state: Path | None) -> str | None:
+    if call.target is not None and call.name in settings.write_tools:
+        return write_refusal(call.name, call.target, call.cwd, call.env, settings.policy, state)
+    if call.line is None:
+        return None
+    for target in _shell_writes(call.line):
+        if "$" in target or "`" in target:
+            continue  # not known before it runs; the sandbox holds the line
+        refused = write_refusal("shell", _resolve(target, call.cwd, call.env), call.cwd, call.env, settings.policy, state)
+        if refused is not None:
+            return refused
+    return None
+
+
+_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "-l", "--list", "--show-origin", "--name-only"})
+
+
+def _shell_writes(line: CommandLine) -> list[str]:
+    """Paths a line plainly writes: redirects, `tee`, `cp`/`mv`/`ln`/`install` targets, `rm`, `touch`,
+    `sed -i`, and `git config NAME VALUE` (it writes .git/config)."""
+    out: list[str] = []
+    for command in line.commands:
+        out += [r.target for r in command.redirects if r.writes]
+        program, words = command.program, command.words
+        if program in ("tee", "rm", "touch", "truncate", "shred") or (program == "sed" and "-i" in command.flags):
+            out += words if program != "sed" else words[1:]
+        elif program in ("cp", "mv", "ln", "install") and len(words) >= 2:
+            out.append(words[-1])
+        elif program == "git" and words[:1] == ("config",) and len(words) >= 3 and not command.flags & _GIT_CONFIG_READS:
+            if not command.flags & {"--global", "--system", "--file", "-f"}:
+                out.append(".git/config")
+    return out
+
+
+# -- rules --------------------------------------------------------------------------------------
+def _holds(rule: PolicyRule, call: _Call) -> bool:
+    """Whether a deny or ask rule holds for the call (any command of a shell line)."""
+    if rule.path is not None and (call.target is None or not path_matches(rule.path, call.target, call.cwd, call.env)):
+        return False
+    if rule.match is None:
+        return True
+    if call.line is not None and rule.arg in (None, "command"):
+        if reads_as_regex(rule.match):
+            found = _regex(rule.match)
+            return found.search(call.arguments["command"]) is not None or any(
+                found.search(c.text) for c in call.line.commands)
+        return _in_order(_pattern(rule.match), call.line.commands)
+    return _regex(rule.match).search(call.text(rule.arg)) is not None
+
+
+def _allowed(rules: list[PolicyRule], call: _Call) -> PolicyRule | None:
+    """The allow rule that covers the call; for shell, only when every spelled command is covered."""
+    allows = [r for r in rules if r.action == "allow"]
+    if call.line is None:
+        return next((r for r in allows if _holds(r, call)), None)
+    whole = next((r for r in allows if r.match is None and r.path is None), None)
+    if whole is not None:
+        return whole
+    line = call.line
+    spelled = [c for c in line.commands if not c.implied]
+    if not line.complete or not spelled:
+        return None
+    used: PolicyRule | None = None
+    for command in spelled:
+        if any(r.writes for r in command.redirects):
+            return None  # `echo x > ~/.bashrc` is not what an allow for `echo` meant
+        if not command.argv:
+            continue  # `done < list.txt`: a redirect alone reads, runs nothing
+        rule = next((r for r in allows if r.match is not None and r.arg in (None, "command") and _covers(r.match, command)),
+                    None)
+        if rule is None:
+            return None
+        used = used or rule
+    return used
+
+
+def _covers(match: str, command: Command) -> bool:
+    if reads_as_regex(match):
+        return _regex(match).search(command.text) is not None
+    return any(_command_matches(p, command, prefix=True) for p in _pattern(match))
+
+
+def _command_matches(pattern: Command, command: Command, *, prefix: bool) -> bool:
+    if not fnmatchcase(command.program, pattern.program) or not pattern.flags <= command.flags:
+        return False
+    wanted, words = pattern.words, command.words
+    if prefix:
+        return len(wanted) <= len(words) and all(fnmatchcase(w, p) for w, p in zip(words, wanted, strict=False))
+    remaining = iter(words)
+    return all(any(fnmatchcase(w, p) for w in remaining) for p in wanted)
+
+
+def _in_order(pattern: tuple[Command, ...], commands: list[Command]) -> bool:
+    remaining = iter(commands)
+    return bool(pattern) and all(any(_command_matches(p, c, prefix=False) for c in remaining) for p in pattern)
+
+
+@lru_cache(maxsize=256)
+def _pattern(match: str) -> tuple[Command, ...]:
+    return tuple(parse_structure(match).commands)
+
+
+@lru_cache(maxsize=256)
+def _regex(match: str) -> re.Pattern[str]:
+    try:
+        return re.compile(match)
+    except re.error:  # a "*" rule's command pattern seen by another tool: matched as text
+        return re.compile(re.escape(match))
+
+
+def _outside_allow_list(path: str, allow: list[str]) -> bool:
+    if path.startswith("/"):
+        return True
+    return not any(fnmatch(path, pattern) or path.startswith(pattern.rstrip("*").rstrip("/") + "/") for pattern in allow)
+
+
+# -- rules that name no tool --------------------------------------------------------------------
+def rule_warnings(settings: GovernanceSettings, known: Iterable[str]) -> list[str]:
+    """What a person should hear about the rules before the run relies on them: a rule (or
+    `sensitive_tools` entry) whose tool name or glob matches no tool of the run — with the nearest
+    name — and shell deny/ask rules written as a regex, which match text, not meaning."""
+    names = sorted(set(known))
+    out: list[str] = []
+    for where, tool in _named_tools(settings):
+        if any(fnmatchcase(n, tool) for n in names):
+            continue
+        close = difflib.get_close_matches(tool, names, n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        out.append(f"{where}: tool {tool!r} matches no tool offered in this run{hint}; the rule does nothing")
+    for i, rule in enumerate(settings.policy):
+        if rule.action != "allow" and rule.match and fnmatchcase("shell", rule.tool) and reads_as_regex(rule.match):
+            out.append(f"governance.policy[{i}]: shell {rule.action} {rule.match!r} is a regex, matched on text; "
+                       "other spellings pass it — write the command instead (match: \"rm -rf\")")
+    return out
+
+
+def _named_tools(settings: GovernanceSettings) -> list[tuple[str, str]]:
+    named = [(f"governance.policy[{i}]", r.tool) for i, r in enumerate(settings.policy) if r.tool != "*"]
+    return named + [(f"governance.sensitive_tools[{i}]", t) for i, t in enumerate(settings.sensitive_tools)]

@@ -10,47 +10,80 @@ governance:
   sensitive_tools: [deploy]    # ask before these (tools declaring `sensitive` always ask)
   write_allow: ["build/**", "docs/*.md"]   # writes outside these paths ask (empty: writes never ask)
   policy:
-    - {tool: shell, match: "^git (status|diff|log)\\b", action: allow}
-    - {tool: shell, match: "rm -rf", action: deny}
+    - {tool: shell, match: "git status", action: allow}   # a command; every command of a line must be allowed
+    - {tool: shell, match: "git diff", action: allow}
+    - {tool: shell, match: "rm -rf", action: deny}        # also rm -r -f, rm -fr, find -delete, rmtree one-liners
+    - {tool: "sqlite__write_*", action: deny}              # tool names and globs
+    - {tool: write_file, path: ".git/hooks/pre-commit", action: allow}   # the one way into a protected path
 ```
+
+Paths are resolved (symlinks, `..`) before `path`, `match` and `write_allow` see them. How rules are read
+is in `policy.py`; what is protected in `protected.py`.
 """
 
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from arreio.engine.config import parse_section
+from arreio.engine.governance.shell_syntax import parse_structure
 
 if TYPE_CHECKING:
     from arreio.engine.config import Settings
 
 Action = Literal["allow", "ask", "deny"]
 DEFAULT_REPEAT_LIMITS = {"once": 1, "few": 3, "paged": 3, "per_target": 3}
+# A shell `match` with any of these is a regex, not a command: no command pattern needs them.
+_REGEX_SYNTAX = re.compile(r"^\^|(?<!\\)\$$|\\|[()]|\.[*+?]|\{\d")
+
+
+def reads_as_regex(match: str) -> bool:
+    """Whether a shell rule's `match` is a regex (starts with `^`, ends with `$`, or holds a
+    backslash, a parenthesis, `.*`, `.+`, `.?` or `{n`) rather than a command."""
+    return _REGEX_SYNTAX.search(match) is not None
 
 
 class PolicyRule(BaseModel):
-    """One rule: `tool` (a name, or "*"), `match` a regex searched in the call's subject (for shell
-    the command, for file tools the path, else the arguments as JSON; `arg` names another argument),
-    and what to do."""
+    """One rule: the `tool` it is about (a name or a glob: "*", "github__*"), what to do, and what the
+    call must look like for the rule to hold (both, when both are given):
+
+    - `match`: for shell a command (`rm -rf`, `git status`, `curl | sh`), compared with the commands the
+      line runs after parsing (quotes removed, flags normalised; `policy.py`); written as a regex (see
+      `reads_as_regex`) it is searched in each command's words instead. For any other tool a regex
+      searched in the call's subject: the resolved path for file tools, else the arguments as JSON
+      (`arg` names the argument to search instead).
+    - `path`: a glob on the resolved path a file tool touches (`src/**`, `docs/*.md`, `~/notes/*`,
+      case ignored). An `allow` with a `path` inside a protected folder is the only way a tool may write
+      there (`protected.py`).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     tool: str = "*"
-    match: str | None = None
     arg: str | None = None
+    match: str | None = None
+    path: str | None = Field(None, min_length=1)
     action: Action
 
     @field_validator("match")
     @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as error:
-                raise ValueError(f"not a valid regular expression: {error}") from None
+    def _readable(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        tool = info.data.get("tool", "*")
+        if fnmatchcase("shell", tool) and info.data.get("arg") in (None, "command") and not reads_as_regex(value):
+            line = parse_structure(value)
+            if not line.commands or not line.complete:
+                raise ValueError(f"{value!r} is not a shell command (write one like 'git status')")
+            return value  # for another tool a "*" rule's command that is no regex is matched as text
+        try:
+            re.compile(value)
+        except re.error as error:
+            raise ValueError(f"not a valid regular expression: {error}") from None
         return value
 
 

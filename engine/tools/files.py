@@ -17,6 +17,7 @@ from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import sniff_file
 from arreio.engine.tools.workspace import (
+    check_writable,
     display_path,
     resolve_in_root,
 )
@@ -130,6 +131,7 @@ class WriteFile(Tool):
 
     async def execute(self, args: WriteFileInput, ctx: RunContext) -> ToolResult:
         target = resolve_in_root(ctx.cwd, args.path)
+        check_writable(ctx, target, self.name)
         shown = display_path(ctx.cwd, target)
         if target.is_dir():
             raise ToolError(f"{shown} is a directory; give a file path")
@@ -175,6 +177,7 @@ class EditFile(Tool):
 
     async def execute(self, args: EditFileInput, ctx: RunContext) -> ToolResult:
         target, shown = _existing_file(ctx, args.path)
+        check_writable(ctx, target, self.name)
         try:
             raw = target.read_bytes()
         except OSError as exc:

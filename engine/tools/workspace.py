@@ -4,13 +4,22 @@ Every path a model hands a tool resolves inside `ctx.cwd`, with symlinks resolve
 `../` nor an absolute path nor a symlink can reach outside it (DESIGN.md section 6). Writes go
 through a temp file in the same folder, fsync, `os.replace` (DESIGN.md invariant 2): a crash
 leaves either the old file or the new one, never half of one.
+
+Some places inside it are never written (DESIGN.md invariant 10): arreio's state folder, `.git/` and
+the user config (`governance/protected.py`); `check_writable` refuses them on the resolved path.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from arreio.engine.governance.protected import write_refusal
+from arreio.engine.governance.settings import governance_settings
 from arreio.engine.tools.base import ToolError
+
+if TYPE_CHECKING:
+    from arreio.engine.run_context import RunContext
 
 
 def resolve_in_root(root: Path, path: str) -> Path:
@@ -31,6 +40,15 @@ def resolve_in_root(root: Path, path: str) -> Path:
     if resolved != base and not resolved.is_relative_to(base):
         raise ToolError(f"path {raw} is outside the working directory")
     return resolved
+
+
+def check_writable(ctx: RunContext, target: Path, tool: str) -> None:
+    """Refuse (a definitive `ToolError`) to let `tool` write `target` — a `resolve_in_root` result —
+    inside a protected path, unless a policy rule names it (`governance/protected.py`)."""
+    rules = ctx.section(governance_settings).policy
+    refused = write_refusal(tool, target, ctx.cwd, ctx.env, rules, ctx.state_dir)
+    if refused is not None:
+        raise ToolError(refused)
 
 
 def display_path(root: Path, path: Path) -> str:

@@ -1,0 +1,258 @@
+"""What the agent's tools never write (DESIGN.md invariant 10): the one list, and how a rule names a path.
+
+Protected:
+- arreio's state folder: `state_dir(cwd, env)` (`$ARREIO_HOME` when set), `.arreio/` in the working
+  directory whatever `ARREIO_HOME` says (a later run without it reads that one), and the run's own
+  state folder when it was given another way — config, sessions, `audit.jsonl`, skills, memory;
+- `.git` in the working directory, whether a folder or a file, and the folder a `.git` file points
+  to (worktrees, submodules): git runs `core.fsmonitor`, hooks and aliases from there, so writing it
+  is writing code; a `.git` component anywhere below the working directory (a nested repository) too;
+- arreio's user config folder, `user_config_path(env).parent` (`~/.config/arreio/`).
+
+Each is protected as written and as resolved (a symlinked `.arreio` protects its target too). A target
+is compared after resolution — symlinks followed, `..` folded (`workspace.resolve_in_root`) — and
+without regard to case (on macOS and Windows `.GIT/config` is `.git/config`).
+
+A write there is refused, unless a policy rule names it::
+
+    governance:
+      policy:
+        - {tool: write_file, path: ".git/hooks/pre-commit", action: allow}
+
+Such a rule unlocks a protected path when it is an `allow`, its `tool` matches the writing tool, its
+`path` glob matches the resolved target, and the glob's fixed leading folders lie inside the protected
+folder: `.git/hooks/*` names `.git`; `**`, `*` or `.g*/**` name nothing and unlock nothing.
+
+`protected_paths(cwd, env)` is the list the OS sandbox makes read-only for `shell`.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arreio.engine.paths import state_dir, user_config_path
+
+if TYPE_CHECKING:
+    from arreio.engine.governance.settings import PolicyRule
+
+STATE = "arreio's own state"
+GIT = "version control (git runs its config and hooks as code)"
+USER_CONFIG = "arreio's user config"
+_GLOB = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True)
+class Protected:
+    """One protected folder or file: where it is (resolved), how a message names it, what it is."""
+
+    root: Path
+    shown: str
+    what: str
+
+
+def protected_areas(cwd: Path, env: Mapping[str, str], state: Path | None = None) -> list[Protected]:
+    """Every protected place for a run in `cwd` (see the module docstring), resolved, without repeats."""
+    cwd = Path(cwd).resolve()
+    found: list[tuple[Path, str]] = [(state_dir(cwd, env), STATE), (cwd / ".arreio", STATE)]
+    if state is not None:
+        found.append((Path(state), STATE))
+    git = cwd / ".git"
+    found.append((git, GIT))
+    pointed = _gitdir(git)
+    if pointed is not None:
+        found.append((pointed, GIT))
+    found.append((user_config_path(env).parent, USER_CONFIG))
+    # A state folder that holds the working directory itself (`ARREIO_HOME` set to a parent of the
+    # project) cannot be protected whole — every write would be refused — so its own entries are.
+    found = [(entry, what) for place, what in found
+             for entry in (_state_entries(place) if what == STATE and _within(cwd, _resolved(place)) else [place])]
+    out: list[Protected] = []
+    for place, what in found:
+        for variant in (Path(os.path.abspath(place)), _resolved(place)):
+            if not any(_same(variant, p.root) for p in out):
+                out.append(Protected(variant, _shown(variant, cwd, env), what))
+    return out
+
+
+def protected_paths(cwd: Path, env: Mapping[str, str], state: Path | None = None) -> list[Path]:
+    """The paths the agent may not write — for the OS sandbox, which makes them read-only for shell.
+    Nested `.git` folders below `cwd` are not listed (finding them means walking the tree)."""
+    return [p.root for p in protected_areas(cwd, env, state)]
+
+
+def protecting(target: Path, cwd: Path, env: Mapping[str, str], state: Path | None = None) -> Protected | None:
+    """The protected place `target` (absolute, resolved) is in, or None."""
+    cwd = Path(cwd).resolve()
+    for area in protected_areas(cwd, env, state):
+        if _within(target, area.root):
+            return area
+    if _within(target, cwd):
+        parts = _below(target, cwd)
+        for i, part in enumerate(parts):
+            if part.casefold() == ".git":
+                nested = cwd.joinpath(*parts[:i + 1])
+                return Protected(nested, posixpath.join(*parts[:i + 1]) + "/", GIT)
+    return None
+
+
+def refusal(area: Protected) -> str:
+    """What the model (and the person reading the journal) is told."""
+    return f"refused: {area.shown} is {area.what}; the agent's tools cannot write it"
+
+
+def write_refusal(
+    tool: str, target: Path, cwd: Path, env: Mapping[str, str], rules: Iterable[PolicyRule],
+    state: Path | None = None,
+) -> str | None:
+    """Why `tool` may not write `target` (absolute, resolved), or None: not protected, or a policy
+    rule names the path (module docstring)."""
+    area = protecting(target, cwd, env, state)
+    if area is None or any(unlocks(rule, tool, target, cwd, env, area) for rule in rules):
+        return None
+    return refusal(area)
+
+
+def unlocks(rule: PolicyRule, tool: str, target: Path, cwd: Path, env: Mapping[str, str], area: Protected) -> bool:
+    """Whether `rule` is an explicit allow for writing `target` inside the protected `area`."""
+    if rule.action != "allow" or not rule.path or not fnmatchcase(tool, rule.tool):
+        return False
+    if not path_matches(rule.path, target, cwd, env):
+        return False
+    return _within(_fixed_part(rule.path, cwd, env), area.root)
+
+
+def path_matches(pattern: str, target: Path, cwd: Path, env: Mapping[str, str]) -> bool:
+    """A rule's `path` glob against a resolved target. Relative globs are read from `cwd`, `~/` from
+    the home folder; `*` stays within one folder, `**` crosses folders, a trailing `/` means
+    everything below; case is ignored."""
+    base = _fixed_part(pattern, cwd, env)
+    rest = _glob_rest(pattern)
+    if not _within(target, base):
+        return False
+    relative = "/".join(_below(target, base))
+    if not rest:
+        return relative == "" or pattern.endswith("/")
+    return _glob_regex(rest, pattern.endswith("/")).fullmatch(relative.casefold()) is not None
+
+
+def relative_or_absolute(target: Path, cwd: Path) -> str:
+    """`target` as a rule's subject: relative to `cwd` (POSIX) when inside it, else absolute."""
+    cwd = Path(cwd).resolve()
+    if _within(target, cwd):
+        return "/".join(_below(target, cwd)) or "."
+    return target.as_posix()
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _split(pattern: str, env: Mapping[str, str]) -> tuple[Path | None, list[str]]:
+    text = pattern.replace("\\", "/")
+    if text.startswith("~/") or text == "~":
+        home = env.get("HOME") or str(Path.home())
+        text = home.rstrip("/") + text[1:]
+    absolute = text.startswith("/")
+    parts = [p for p in posixpath.normpath(text).split("/") if p not in ("", ".")]
+    return (Path("/") if absolute else None), parts
+
+
+def _fixed_part(pattern: str, cwd: Path, env: Mapping[str, str]) -> Path:
+    anchor, parts = _split(pattern, env)
+    fixed = []
+    for part in parts:
+        if _GLOB.search(part):
+            break
+        fixed.append(part)
+    return _resolved((anchor or Path(cwd).resolve()).joinpath(*fixed))
+
+
+def _glob_rest(pattern: str) -> str:
+    _, parts = _split(pattern, {"HOME": "/"})
+    index = next((i for i, p in enumerate(parts) if _GLOB.search(p)), len(parts))
+    return "/".join(parts[index:])
+
+
+def _glob_regex(glob: str, below: bool) -> re.Pattern[str]:
+    out, i = [], 0
+    glob = glob.casefold()
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[" and (end := glob.find("]", i + 2)) > 0:
+            body = glob[i + 1:end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return re.compile("".join(out) + ("(?:/.*)?" if below else ""), re.S)
+
+
+def _gitdir(git: Path) -> Path | None:
+    """The folder a `.git` *file* points to (`gitdir: …`), resolved against its folder."""
+    try:
+        if not git.is_file():
+            return None
+        first = git.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+    except OSError:
+        return None
+    if not first or not first[0].startswith("gitdir:"):
+        return None
+    return git.parent / first[0].split(":", 1)[1].strip()
+
+
+# What arreio keeps in a state folder (DESIGN.md section 7).
+STATE_ENTRIES = (
+    "config.yaml", "sessions", "runs", "MEMORY.md", "USER.md", "memory", "skills", "knowledge.sqlite",
+    "audit.jsonl", "checkpoints", "batches", "logs", "context_calibration.json",
+)
+
+
+def _state_entries(folder: Path) -> list[Path]:
+    return [Path(folder) / name for name in STATE_ENTRIES]
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return Path(os.path.abspath(path))
+
+
+def _within(path: Path, root: Path) -> bool:
+    """`path` is `root` or below it, comparing names without regard to case."""
+    a, b = [p.casefold() for p in Path(path).parts], [p.casefold() for p in Path(root).parts]
+    return a[:len(b)] == b
+
+
+def _below(path: Path, root: Path) -> tuple[str, ...]:
+    """The names of `path` under `root` (which `_within` said holds it)."""
+    return Path(path).parts[len(Path(root).parts):]
+
+
+def _same(a: Path, b: Path) -> bool:
+    return _within(a, b) and len(a.parts) == len(b.parts)
+
+
+def _shown(place: Path, cwd: Path, env: Mapping[str, str]) -> str:
+    if _within(place, cwd) and _below(place, cwd):
+        return "/".join(_below(place, cwd)) + "/"
+    home = env.get("HOME")
+    if home and _within(place, Path(home)) and _below(place, Path(home)):
+        return "~/" + "/".join(_below(place, Path(home))) + "/"
+    return place.as_posix() + "/"
