@@ -13,12 +13,14 @@ from typer.core import TyperGroup
 from arreio.cli.commands import approve as approve_cmd
 from arreio.cli.commands import audit as audit_cmd
 from arreio.cli.commands import cassette as cassette_cmd
+from arreio.cli.commands import checkpoints as checkpoints_cmd
 from arreio.cli.commands import curator as curator_cmd
 from arreio.cli.commands import kb as kb_cmd
 from arreio.cli.commands import learn as learn_cmd
 from arreio.cli.commands import mcp as mcp_cmd
 from arreio.cli.commands import memory as memory_cmd
 from arreio.cli.commands import run as run_cmd
+from arreio.cli.commands import sandbox as sandbox_cmd
 from arreio.cli.commands import sessions as sessions_cmd
 from arreio.cli.commands import skills as skills_cmd
 
@@ -106,8 +108,12 @@ app.add_typer(curator_cmd.app, name="curator")
 app.add_typer(kb_cmd.app, name="kb")
 app.add_typer(cassette_cmd.app, name="cassette")
 app.add_typer(mcp_cmd.app, name="mcp")
+app.add_typer(sandbox_cmd.app, name="sandbox")
 app.command(name="approve", help=approve_cmd.HELP)(approve_cmd.approve)
 app.add_typer(audit_cmd.app, name="audit")
+app.command(name="diff", help=checkpoints_cmd.DIFF_HELP)(checkpoints_cmd.diff)
+app.command(name="undo", help=checkpoints_cmd.UNDO_HELP)(checkpoints_cmd.undo)
+app.add_typer(checkpoints_cmd.app, name="checkpoints")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -65,6 +65,7 @@ class LiveRenderer(_ChildView):
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
         self._in_text = False
+        self._failed_gates: list[tuple[str, str]] = []
 
     def _end_text(self) -> None:
         if self._in_text:
@@ -113,8 +114,11 @@ class LiveRenderer(_ChildView):
             c.print(f"[dim]context compacted: {event.tokens_before} → {event.tokens_after} tokens[/dim]")
         elif kind == "gate_result":
             self._end_text()
-            mark = "[green]✓[/green]" if event.passed else "[red]✗[/red]"
-            c.print(f"{mark} gate {escape(event.gate)}: {escape(event.detail)}")
+            if event.passed:
+                c.print(f"[green]✓[/green] gate {escape(event.gate)}: {escape(event.detail)}")
+            else:  # why it failed is said once, in the run's message on stderr (cli/driving.py)
+                c.print(f"[red]✗[/red] gate {escape(event.gate)} failed")
+                self._failed_gates.append((event.gate, event.detail))
         elif kind == "learning_pass_done":
             self._end_text()
             if event.error:
@@ -129,6 +133,11 @@ class LiveRenderer(_ChildView):
                     soft_wrap=True)
         elif kind == "done":
             self._end_text()
+            told = " ".join((event.message or "").split())
+            for gate, detail in self._failed_gates:  # a run that ended otherwise (cancelled) never told it
+                if " ".join(detail.split()) not in told:
+                    c.print(f"  [red]gate {escape(gate)}: {escape(detail)}[/red]")
+            self._failed_gates.clear()
             colour = {"success": "green", "partial": "yellow", "paused": "yellow"}.get(event.verdict, "red")
             tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out tokens"
             c.print(
@@ -136,4 +145,10 @@ class LiveRenderer(_ChildView):
                 f"{tokens} · report {event.report_path}",
                 soft_wrap=True,
             )
+            changes = event.changes  # None: checkpoints are off; all empty: the run changed no file
+            if changes and any(changes.values()):
+                total = sum(len(paths) for paths in changes.values())
+                parts = ", ".join(f"{len(changes[k])} {k}" for k in ("created", "modified", "deleted") if changes.get(k))
+                c.print(f"[dim]changed {counted(total, 'file')} ({parts}) · `arreio diff` shows them · "
+                        f"`arreio undo` takes them back[/dim]", soft_wrap=True)
             # Why a run did not succeed goes to stderr, one line (cli/driving.py), for people and scripts alike.

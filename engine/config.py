@@ -96,8 +96,10 @@ class Settings(BaseModel):
     governance: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
     web: dict[str, Any] = Field(default_factory=dict)
+    sandbox: dict[str, Any] = Field(default_factory=dict, description="shell's OS sandbox: mode, network (engine/tools/sandbox.py).")
     knowledge: dict[str, Any] = Field(default_factory=dict)
     learning: dict[str, Any] = Field(default_factory=dict)
+    checkpoints: dict[str, Any] = Field(default_factory=dict)  # engine/governance/checkpoints/settings.py
     tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")

@@ -59,6 +59,9 @@ class Tool:
     description: ClassVar[str]
     input_model: ClassVar[type[BaseModel]]
     sensitive: ClassVar[bool] = False
+    # Declares the tool changes nothing outside the harness (checkpoints skip its rounds); an MCP tool
+    # says so through its server's readOnlyHint.
+    read_only: ClassVar[bool] = False
     repeat: ClassVar[Repeat] = "few"
     # Seconds the chain allows one call: a number, None (no chain timeout: the tool bounds itself),
     # or SETTINGS_TIMEOUT (the configured `tools.timeout_s`).

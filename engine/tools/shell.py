@@ -1,5 +1,9 @@
 """shell: run a bash command in the working directory, with a timeout, an output cap and a blocklist.
 
+Where the OS sandbox can run (`engine/tools/sandbox.py`, on by default) the command runs under
+bubblewrap: writes only in the working directory, no network unless allowed, and its own PID
+namespace, so nothing it starts outlives the call — not even a `setsid … &` child.
+
 The process gets its own process group, so a timeout or a cancel (Ctrl-C) kills the command *and*
 everything it started (SIGTERM, a short grace, then SIGKILL). Its environment is `ctx.env`, passed
 explicitly: the harness never mutates `os.environ`. The tool enforces its own timeout (the chain's is
@@ -11,91 +15,20 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
-import re
 import shutil
 import signal
-from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arreio.engine.governance.blocklist import blocked_by
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.sandbox import Probe, refusal_hint, sandbox_plan
 
 MAX_TIMEOUT_S = 600.0
 KILL_GRACE_S = 2.0
 # After the shell exits, a background child may still hold the pipe open; wait this long for EOF.
 DRAIN_GRACE_S = 1.0
-
-
-@dataclass(frozen=True)
-class BlockRule:
-    name: str
-    why: str
-    pattern: re.Pattern[str]
-
-
-# Where a command word can start: line start, after a separator, a subshell, or sudo/exec.
-_CMD = r"(?:^|[;&|({`]|\$\(|\bsudo\s+|\bexec\s+|\bxargs\s+)\s*"
-_END = r"(?=\s|$|[;&|)`'\"])"
-_RECURSIVE = r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)"
-_FLAGS = r"(?:-\S*\s+)*"
-
-BLOCKLIST: tuple[BlockRule, ...] = (
-    BlockRule(
-        "rm -rf /",
-        "deletes the whole filesystem",
-        re.compile(rf"\brm\s+{_FLAGS}{_RECURSIVE}\s+{_FLAGS}(?:--no-preserve-root\s+)?/\*?{_END}"),
-    ),
-    BlockRule(
-        "rm -rf ~",
-        "deletes the home directory",
-        re.compile(rf"\brm\s+{_FLAGS}{_RECURSIVE}\s+{_FLAGS}(?:~|\$HOME|\$\{{HOME\}})/?\*?{_END}"),
-    ),
-    BlockRule("mkfs", "formats a filesystem", re.compile(rf"{_CMD}mkfs(?:\.\w+)?\b", re.M)),
-    BlockRule(
-        "dd of=/dev/",
-        "writes raw bytes onto a device",
-        re.compile(r"\bdd\b[^;&|\n]*\bof=/dev/(?!null\b|zero\b|stdout\b|stderr\b)"),
-    ),
-    BlockRule(
-        "> /dev/<disk>",
-        "overwrites a disk device",
-        re.compile(r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d)"),
-    ),
-    BlockRule(
-        "fork bomb",
-        "starts processes until the machine stops",
-        re.compile(r"(?P<f>[\w:.]+)\s*\(\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&\s*\}\s*;?\s*(?P=f)"),
-    ),
-    BlockRule(
-        "shutdown",
-        "shuts down or restarts the machine",
-        re.compile(
-            rf"{_CMD}(?:shutdown|reboot|halt|poweroff)\b"
-            rf"|{_CMD}systemctl\s+(?:reboot|poweroff|halt|kexec)\b"
-            rf"|{_CMD}init\s+[06]{_END}",
-            re.M,
-        ),
-    ),
-    BlockRule(
-        "chmod -R 777 /",
-        "opens every file on the machine to everyone",
-        re.compile(rf"\bchmod\s+{_FLAGS}-[a-zA-Z]*R[a-zA-Z]*\s+{_FLAGS}[0-7]*777\s+/\*?{_END}"),
-    ),
-    BlockRule(
-        "chown -R /",
-        "changes the owner of every file on the machine",
-        re.compile(rf"\bchown\s+{_FLAGS}-[a-zA-Z]*R[a-zA-Z]*\s+{_FLAGS}\S+\s+/\*?{_END}"),
-    ),
-)
-
-
-def blocked_by(command: str) -> BlockRule | None:
-    """The first blocklist rule `command` matches, if any. Pure; the tool refuses before running."""
-    for rule in BLOCKLIST:
-        if rule.pattern.search(command):
-            return rule
-    return None
 
 
 class HeadTail:
@@ -160,13 +93,18 @@ class Shell(Tool):
         "Run a bash command in the working directory and return its combined stdout and stderr, "
         "ending with its exit code. No stdin: interactive commands fail, so pass flags like -y. "
         "Killed after timeout_s (default 120 s, at most 600) with its child processes. Long "
-        "output keeps the beginning and the end. Destructive system commands are refused. Prefer "
-        "read_file, list_dir and grep for looking at files."
+        "output keeps the beginning and the end. Destructive system commands are refused. Runs in "
+        "an OS sandbox where available: only the working directory is writable (.arreio/ and .git/ "
+        "are not), no network unless configured, and background processes end with the call. "
+        "Prefer read_file, list_dir and grep for looking at files."
     )
     input_model = ShellInput
     sensitive = True
     repeat = "few"
     timeout_s = None  # the tool enforces its own, so it can kill the group and keep the output
+
+    def __init__(self, probe: Probe | None = None) -> None:
+        self.probe = probe  # None: the real bwrap probe (tests pass one that says "cannot start")
 
     async def execute(self, args: ShellInput, ctx: RunContext) -> ToolResult:
         rule = blocked_by(args.command)
@@ -183,20 +121,24 @@ class Shell(Tool):
         cap = settings.shell_output_cap
 
         output = HeadTail(cap)
+        bash = shutil.which("bash") or "/bin/bash"
+        plan = sandbox_plan(ctx, self.probe)
         # Our own pipe rather than asyncio's: Process.wait() waits for its pipes to close, which a
         # background child (`server &`) can hold open forever; this one we can stop reading.
         read_fd, write_fd = os.pipe()
+        spawn: dict = {
+            "cwd": str(ctx.cwd),
+            "env": dict(ctx.env),
+            "stdin": asyncio.subprocess.DEVNULL,
+            "stdout": write_fd,
+            "stderr": write_fd,
+            "start_new_session": True,  # its own process group: one killpg reaches every child
+        }
         try:
-            proc = await asyncio.create_subprocess_shell(
-                args.command,
-                cwd=str(ctx.cwd),
-                env=dict(ctx.env),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=write_fd,
-                stderr=write_fd,
-                start_new_session=True,  # its own process group: one killpg reaches every child
-                executable=shutil.which("bash") or "/bin/bash",
-            )
+            if plan is None:
+                proc = await asyncio.create_subprocess_shell(args.command, executable=bash, **spawn)
+            else:  # bwrap leads the group; killing it ends the PID namespace and all inside
+                proc = await asyncio.create_subprocess_exec(*plan.argv(bash, args.command), **spawn)
         except OSError as exc:
             os.close(read_fd)
             raise ToolError(f"cannot start bash: {exc.strerror or exc}") from None
@@ -229,7 +171,9 @@ class Shell(Tool):
             else:
                 pipe.close()
         output.feed(b"", final=True)
-        result = _result(output.render(), proc.returncode, timed_out, timeout, capped, undrained)
+        shown = output.render()
+        hint = refusal_hint(shown, plan) if plan is not None else None
+        result = _result(shown, proc.returncode, timed_out, timeout, capped, undrained, hint)
         result.full = output.full
         return result
 
@@ -294,10 +238,11 @@ def _signal_name(number: int) -> str:
 
 
 def _result(
-    text: str, code: int | None, timed_out: bool, timeout: float, capped: bool, undrained: bool
+    text: str, code: int | None, timed_out: bool, timeout: float, capped: bool, undrained: bool,
+    hint: str | None = None,
 ) -> ToolResult:
     body = text.rstrip("\n") if text.strip() else "(no output)"
-    notes: list[str] = []
+    notes: list[str] = [hint] if hint else []
     if capped:
         notes.append(f"[timeout capped at {MAX_TIMEOUT_S:g} s]")
     if undrained and not timed_out:

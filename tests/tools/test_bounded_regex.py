@@ -21,16 +21,16 @@ LINE = "a" * 64 + "!"
 
 def test_a_catastrophic_pattern_stops_within_its_budget(tmp_path: Path) -> None:
     (tmp_path / "data.txt").write_text(LINE + "\n")
-    ctx = RunContext(cwd=tmp_path, settings=Settings(tools={"timeout_s": 1}))
+    ctx = RunContext(cwd=tmp_path, settings=Settings(tools={"timeout_s": 3}))
     started = time.monotonic()
     result = asyncio.run(run_tool(ToolRegistry(builtin_tools()), "grep", {"pattern": EVIL}, ctx))
-    assert time.monotonic() - started < 3
-    assert result.is_error and "took longer than 0.8 s to match" in result.content
+    assert time.monotonic() - started < 6
+    assert result.is_error and "took longer than 2.4 s to match" in result.content
 
 
 def test_the_event_loop_keeps_running_while_a_pattern_matches(tmp_path: Path) -> None:
     (tmp_path / "data.txt").write_text(LINE + "\n")
-    ctx = RunContext(cwd=tmp_path, settings=Settings(tools={"timeout_s": 1}))
+    ctx = RunContext(cwd=tmp_path, settings=Settings(tools={"timeout_s": 3}))
 
     async def scenario() -> int:
         ticks = 0

@@ -66,10 +66,17 @@ def test_stdin_is_closed(call) -> None:
     assert result.content == "after\nexit code: 0"
 
 
+# The two tests below read `$$` and `$!` from outside: unsandboxed (`sandbox.mode: off`, or no
+# bwrap) those are host pids. Inside the sandbox they are PID-namespace pids (the shell is 2), so the
+# sandboxed versions live in test_sandbox.py and find their processes by scanning /proc instead.
+UNSANDBOXED = Settings(sandbox={"mode": "off"})
+
+
 def test_timeout_kills_the_process_group(call, root: Path) -> None:
     started = time.monotonic()
     result = call(
         "shell",
+        RunContext(cwd=root, env={"PATH": "/usr/bin:/bin"}, settings=UNSANDBOXED),
         command="echo $$ > shell.pid; echo started; sleep 30 & echo $! > child.pid; sleep 30",
         timeout_s=1,
     )
@@ -95,7 +102,7 @@ def test_timeout_default_from_settings(call, root: Path) -> None:
 
 def test_cancel_kills_the_process_group(root: Path) -> None:
     registry = ToolRegistry([Shell()])
-    ctx = RunContext(cwd=root, env={})
+    ctx = RunContext(cwd=root, env={}, settings=UNSANDBOXED)
 
     async def scenario() -> None:
         task = asyncio.create_task(

@@ -192,7 +192,7 @@ class McpHub:
                 hint = getattr(remote.annotations, "read_only_hint", None) if remote.annotations else None
                 sensitive = conn.config.sensitive if conn.config.sensitive is not None else hint is not True
                 out.append(McpTool(self, conn.name, remote.name, name, remote.description or "", remote.input_schema,
-                                   sensitive=sensitive, timeout_s=conn.config.timeout_s))
+                                   sensitive=sensitive, timeout_s=conn.config.timeout_s, read_only=hint is True))
             conn.status.tools = sorted(taken)
         return out
 

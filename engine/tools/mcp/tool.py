@@ -91,7 +91,7 @@ class McpTool(Tool):
     repeat = "few"
 
     def __init__(self, hub: McpHub, server: str, remote: str, name: str, description: str,
-                 schema: dict[str, Any], *, sensitive: bool, timeout_s: float) -> None:
+                 schema: dict[str, Any], *, sensitive: bool, timeout_s: float, read_only: bool = False) -> None:
         self.hub, self.server, self.remote = hub, server, remote
         self.name = name  # type: ignore[misc]
         self.description = f"[MCP {server}] {description}".strip()  # type: ignore[misc]
@@ -99,6 +99,7 @@ class McpTool(Tool):
         self._schema.pop("title", None)
         self.input_model = _args_model(self._schema)  # type: ignore[misc]
         self.sensitive = sensitive  # type: ignore[misc]
+        self.read_only = read_only  # type: ignore[misc]  # the server's readOnlyHint
         self.call_timeout_s = timeout_s
         self.timeout_s = timeout_s + 5  # type: ignore[misc]  # the chain's backstop; the MCP timeout speaks first
 

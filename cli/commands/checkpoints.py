@@ -1,0 +1,263 @@
+"""`arreio diff`, `arreio undo` and `arreio checkpoints list|prune`: what a run changed in the working
+tree, taking it back, and the checkpoints kept for that (engine/governance/checkpoints/)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="Working-tree checkpoints kept for `arreio diff` and `arreio undo`.", no_args_is_help=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+RunOpt = Annotated[str | None, typer.Option("--run", help="A run id or unique prefix (default: the last run here).",
+                                            show_default=False)]
+
+DIFF_HELP = ("Show what a run changed in this folder — files created, modified, deleted — as a unified diff "
+             "(default: the last run here).")
+UNDO_HELP = (
+    "Take this folder back to before a run (default: the last run here) or to a checkpoint.\n\n"
+    "Byte for byte: modified files return, deleted ones come back, created ones go. A file changed since the run is a "
+    "conflict, overwritten only with --force. The undo is checkpointed too: `arreio undo --run <undo id>` "
+    "takes it back.\n\nExit codes: 0 done (or nothing to do) · 1 conflicts or a file that could not be "
+    "restored · 2 bad input, or --yes needed."
+)
+_KIND_ORDER = ("restore", "bring back", "remove")
+
+
+def _where():
+    import os
+    from pathlib import Path
+
+    from arreio.engine.config import load_settings
+    from arreio.engine.governance.checkpoints.history import open_store
+    from arreio.engine.governance.checkpoints.settings import checkpoint_settings
+    from arreio.engine.paths import state_dir
+
+    cwd = Path.cwd().resolve()
+    settings = checkpoint_settings(load_settings(cwd, os.environ))
+    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes)
+    return repo, index, settings
+
+
+def _dump(value) -> None:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8: \udcxx escapes keep it exact
+        text = json.dumps(value, indent=2)
+    print(text)
+
+
+def _changes_line(changes: dict | None) -> str:
+    if not changes:
+        return "-"
+    return f"+{len(changes.get('created', []))} ~{len(changes.get('modified', []))} -{len(changes.get('deleted', []))}"
+
+
+# -- diff ---------------------------------------------------------------------------------------------
+def diff(
+    run: RunOpt = None,
+    step: Annotated[int | None, typer.Option("--step", min=0, help="Only the tool round after this model turn.",
+                                             show_default=False)] = None,
+    stat: Annotated[bool, typer.Option("--stat", help="A summary per file instead of the full diff.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    from arreio.engine.governance.checkpoints.history import diff_run
+    from arreio.engine.governance.checkpoints.plan import shown
+    from arreio.engine.wording import counted
+
+    repo, index, _ = _where()
+    result = diff_run(repo, index, run, step, stat_only=stat)
+    if json_output:
+        status = {p: s for s, paths in result.changes.items() for p in paths}
+        files = [{"path": p, "status": status[p], "added": result.stat.get(p, (None, None))[0],
+                  "removed": result.stat.get(p, (None, None))[1]} for p in sorted(status)]
+        body = {"run_id": result.run_id, "step": step, "before": result.before, "after": result.after or None,
+                **result.changes, "files": files, "notes": result.notes, "skipped": result.skipped}
+        if not stat:
+            body["patch"] = result.patch
+        _dump(body)
+        return
+    c = result.changes
+    what = f"run {result.run_id}" + (f" step {step}" if step is not None else "")
+    total = sum(len(v) for v in c.values())
+    print(f"{what}: {counted(total, 'file')} changed — {len(c['created'])} created, {len(c['modified'])} modified, "
+          f"{len(c['deleted'])} deleted (from checkpoint {result.before})")
+    for note in result.notes:
+        print(f"note: {note}")
+    if result.skipped:
+        print(f"not checkpointed (too large or unreadable): {', '.join(map(shown, result.skipped))}")
+    if not total:
+        return
+    if not stat:
+        for kind in ("created", "modified", "deleted"):
+            for path in c[kind]:
+                print(f"  {kind:<9} {shown(path)}")
+        print()
+    print(result.patch, end="" if result.patch.endswith("\n") else "\n")
+
+
+# -- undo ---------------------------------------------------------------------------------------------
+def _show_plan(prepared) -> None:
+    from arreio.engine.governance.checkpoints.plan import shown
+
+    plan = prepared.plan
+    print(f"undo {prepared.undoing} (back to checkpoint {prepared.target_id}):")
+    for note in prepared.notes:
+        print(f"  note: {note}")
+    for action in sorted(plan.actions, key=lambda a: (_KIND_ORDER.index(a.kind), a.path)):
+        print(f"  {action.kind:<10}  {shown(action.path)}")
+    if plan.conflicts:
+        print("conflicts — changed since, so not overwritten without --force:")
+        for action in plan.conflicts:
+            print(f"  {action.kind:<10}  {shown(action.path)}  ({action.why})")
+    if plan.already:
+        print(f"already as before: {', '.join(map(shown, plan.already))}")
+    if plan.skipped:
+        print(f"not checkpointed, left as they are: {', '.join(map(shown, plan.skipped))}")
+
+
+def _plan_json(prepared) -> dict:
+    plan = prepared.plan
+    return {
+        "undoing": prepared.undid, "target": prepared.target_id, "notes": prepared.notes,
+        "actions": [{"path": a.path, "op": a.op, "kind": a.kind} for a in plan.actions],
+        "conflicts": [{"path": a.path, "op": a.op, "kind": a.kind, "why": a.why} for a in plan.conflicts],
+        "already": plan.already, "skipped": plan.skipped,
+    }
+
+
+def undo(
+    run: RunOpt = None,
+    to: Annotated[str | None, typer.Option("--to", help="A checkpoint id (ck-…, see `arreio checkpoints list`).",
+                                           show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan, change nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files changed since the run (conflicts) too.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    import os
+    import sys
+
+    from arreio.engine.errors import ArreioError, UsageError
+    from arreio.engine.governance.audit import AuditJournal
+    from arreio.engine.governance.checkpoints.plan import shown
+    from arreio.engine.governance.checkpoints.restore import apply_undo, prepare_undo
+    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.ports import SystemClock
+    from arreio.engine.wording import counted
+
+    if run is not None and to is not None:
+        raise UsageError("give --run or --to, not both")
+    repo, index, _ = _where()
+    prepared = prepare_undo(repo, index, run_id=run, to=to)
+    plan = prepared.plan
+    show = (lambda: _dump({"plan": _plan_json(prepared)})) if json_output else (lambda: _show_plan(prepared))
+    if plan.empty:
+        if json_output:
+            _dump({"plan": _plan_json(prepared), "result": None})
+        else:
+            print(f"nothing to undo: the files {prepared.undoing} changed are already as before")
+        return
+    if not json_output or dry_run or (plan.conflicts and not force) or not yes:
+        show()  # what will change is always said first, --yes or not
+    if dry_run:
+        return
+    if plan.conflicts and not force:
+        names = ", ".join(shown(a.path) for a in plan.conflicts)
+        raise ArreioError(f"{counted(len(plan.conflicts), 'file')} changed since {prepared.undoing} ({names}); "
+                          "nothing was changed — re-run with --force to overwrite them too")
+    if not yes:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()) or json_output:
+            raise UsageError("undo changes files and nobody can confirm here: re-run with --yes to apply the plan "
+                             "above (or --dry-run to only show it)")
+        if not typer.confirm("apply this undo?", default=False):
+            print("undo cancelled: nothing was changed")
+            raise typer.Exit(1)
+    clock = SystemClock()
+    journal = AuditJournal(repo.state_dir, clock, redactor=Redactor.from_env(os.environ))
+    result = apply_undo(prepared, force=force, clock=clock, journal=journal)
+    if json_output:
+        _dump({"plan": _plan_json(prepared), "result": {
+            "undo_id": result.undo_id, "before": result.before, "after": result.after, "done": result.done,
+            "forced": result.forced, "failed": result.failed, "warnings": result.warnings}})
+    else:
+        print(f"undone {prepared.undoing}: {counted(len(result.done), 'file')} restored to checkpoint "
+              f"{prepared.target_id}" + (f" ({len(result.forced)} forced)" if result.forced else ""))
+        print(f"recorded as {result.undo_id}; take it back with `arreio undo --run {result.undo_id}`")
+    for warning in result.warnings:
+        print(f"arreio: warning: {warning}", file=sys.stderr)
+    if result.failed:
+        raise ArreioError(f"{counted(len(result.failed), 'file')} could not be restored: {', '.join(map(shown, result.failed))}")
+
+
+# -- checkpoints list | prune ---------------------------------------------------------------------------
+@app.command("list")
+def list_checkpoints(
+    session: Annotated[str | None, typer.Option("--session", help="Only this session's runs (id or prefix).",
+                                                show_default=False)] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """List the runs (and undos) that checkpointed this folder, oldest first, with their checkpoints."""
+    repo, index, _ = _where()
+    runs = [r for r in index.runs(str(repo.worktree)) if not session or r.session_id.startswith(session)]
+    if json_output:
+        _dump([{
+            "id": r.run_id, "source": r.source, "session_id": r.session_id or None, "at": r.at, "finished": r.closed,
+            "before": r.first["id"], "after": r.last["id"], "changes": (r.end or {}).get("changes"),
+            "undid": (r.end or {}).get("undid"),
+            "checkpoints": [{"id": c["id"], "step": c.get("step"), "phase": c.get("phase"), "at": c.get("at"),
+                             "calls": c.get("calls", []), "changes": c.get("changes")} for c in r.checkpoints],
+        } for r in runs])
+        return
+    if not runs:
+        print("no checkpoints in this folder yet" + (f" for session {session}" if session else ""))
+        return
+    print(f"{'ID':<30} {'WHEN':<24} {'SESSION':<24} {'CHANGES':<12} BEFORE")
+    for r in runs:
+        what = _changes_line((r.end or {}).get("changes")) if r.closed else "unfinished"
+        extra = f"  undid {r.end.get('undid')}" if r.end and r.end.get("undid") else ""
+        print(f"{r.run_id:<30} {r.at:<24} {(r.session_id or '-'):<24} {what:<12} {r.first['id']}{extra}")
+
+
+def _duration(text: str):
+    import re
+    from datetime import timedelta
+
+    from arreio.engine.errors import UsageError
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text)
+    if not match:
+        raise UsageError(f"--older-than {text!r}: give a number with s, m, h, d or w (e.g. 30d, 12h)")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks", "": "days"}[match.group(2)]
+    return timedelta(**{unit: float(match.group(1))})
+
+
+@app.command("prune")
+def prune_checkpoints(
+    older_than: Annotated[str | None, typer.Option("--older-than", help="Remove runs older than this (30d, 12h; "
+                                                   "default: keep_days from config).", show_default=False)] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Remove old runs' checkpoints (each folder's newest run is kept), then the oldest while the store is
+    over `checkpoints.max_total_mb`."""
+    from datetime import datetime, timedelta, timezone
+
+    from arreio.engine.governance.checkpoints.history import prune
+    from arreio.engine.wording import counted
+
+    repo, index, settings = _where()
+    keep = _duration(older_than) if older_than else timedelta(days=settings.keep_days)
+    if not index.path.exists():
+        result = None
+    else:
+        result = prune(repo, index, now=datetime.now(timezone.utc), keep=keep, max_bytes=settings.max_total_bytes)
+    removed = result.removed if result else []
+    if json_output:
+        _dump({"removed": removed, "size_bytes": result.size_after if result else 0})
+        return
+    print(f"pruned {counted(len(removed), 'run')}" + (f": {', '.join(removed)}" if removed else "")
+          + (f" · store {result.size_after / 1048576:.1f} MB" if result and result.size_after else ""))

@@ -1,0 +1,131 @@
+"""`<state>/checkpoints/index.jsonl`: which checkpoint belongs to which run, step and calls.
+
+One JSON line per record, appended under an exclusive lock and fsynced (DESIGN.md invariant 2), so a
+checkpoint taken before a call is on disk before the call runs — a run SIGKILLed mid-round can still
+be undone. Two kinds of line, both carrying `"v": 1`:
+
+`{"v":1,"type":"checkpoint","id":"ck-…","commit":"…","tree":"…","worktree":"/abs/cwd","run_id":"run-…",
+  "session_id":"…","step":3,"phase":"start|before|after","at":"…","skipped":{path:[size,mtime_ns,why]},
+  "before":"ck-…","calls":[{"id":"call_2_0","name":"shell"}],"changes":{"created":[…],…}}`
+(`before`, `calls`, `changes` on an `after` line: the round it closes) and, once a run ends,
+`{"v":1,"type":"end","run_id":…,"worktree":…,"source":"run|undo","before":"ck-…","after":"ck-…",
+  "changes":{…},"skipped":[…],"undid":"run-…|ck-…"}` — an undo is recorded as a run of its own
+(`source: undo`), so it can be undone in turn. A run without an `end` line did not finish (killed).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arreio.engine.atomic import write_atomic
+
+INDEX_VERSION = 1
+FILE_NAME = "index.jsonl"
+
+
+@dataclass
+class RunRecord:
+    """Everything the index holds about one run (or one undo) in one working tree, in order."""
+
+    run_id: str
+    worktree: str
+    session_id: str = ""
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] | None = None
+
+    @property
+    def source(self) -> str:
+        return (self.end or {}).get("source") or ("undo" if self.run_id.startswith("undo-") else "run")
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return self.checkpoints[0]
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.checkpoints[-1]
+
+    @property
+    def closed(self) -> bool:
+        return self.end is not None
+
+    @property
+    def at(self) -> str:
+        return str(self.first.get("at", ""))
+
+    def rounds(self) -> list[dict[str, Any]]:
+        """The `after` lines: one per round that changed something, with its step and calls."""
+        return [c for c in self.checkpoints if c.get("phase") == "after"]
+
+
+class CheckpointIndex:
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / "checkpoints" / FILE_NAME
+
+    def append(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Append one record (whole line, flushed and fsynced) and return it."""
+        line = {"v": INDEX_VERSION, **record}
+        # ASCII escapes: a file name that is not UTF-8 (kept as surrogates) still makes a valid line
+        data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # after a torn line (a killed writer) ours starts on a line of its own
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return line
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every readable record of a version we know; a torn or foreign line is skipped."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        out = []
+        for raw in data.split(b"\n"):
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("v") == INDEX_VERSION and record.get("type") in ("checkpoint", "end"):
+                out.append(record)
+        return out
+
+    def runs(self, worktree: str | None = None) -> list[RunRecord]:
+        """Runs (and undos) that took checkpoints, oldest first; only `worktree`'s when given."""
+        runs: dict[tuple[str, str], RunRecord] = {}
+        for record in self.records():
+            if worktree is not None and record.get("worktree") != worktree:
+                continue
+            key = (str(record.get("run_id", "")), str(record.get("worktree", "")))
+            run = runs.setdefault(key, RunRecord(run_id=key[0], worktree=key[1]))
+            run.session_id = run.session_id or str(record.get("session_id") or "")
+            if record["type"] == "checkpoint":
+                run.checkpoints.append(record)
+            else:
+                run.end = record
+        return [run for run in runs.values() if run.checkpoints]
+
+    def checkpoints(self, worktree: str | None = None) -> list[dict[str, Any]]:
+        return [r for r in self.records() if r["type"] == "checkpoint" and (worktree is None or r.get("worktree") == worktree)]
+
+    def rewrite(self, keep: Callable[[dict[str, Any]], bool]) -> int:
+        """Keep only the records `keep` accepts (a prune); returns how many were dropped. Atomic: a
+        crash leaves the old index or the new one. The caller holds the store's lock."""
+        records = self.records()
+        kept = [r for r in records if keep(r)]
+        if len(kept) != len(records):
+            body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in kept)
+            write_atomic(self.path, body)
+        return len(records) - len(kept)

@@ -1,0 +1,374 @@
+"""The shadow repository: content-addressed snapshots of a working tree, kept under the state folder.
+
+`<state>/checkpoints/git/` is a git directory of its own; every command runs with `GIT_DIR` there and
+`GIT_WORK_TREE` = the working directory, so the user's own `.git` (if any) is never read or written,
+and nothing lands in their history. Git gives content-addressed storage (an unchanged file costs
+nothing), a stat cache (an unchanged tree is checked in milliseconds) and `.gitignore` for free.
+
+Nothing of the user's or the repository's git setup runs: no system or global config (`HOME` is the
+state folder), no hooks, no fsmonitor, no filters, no line-ending conversion (`info/attributes`
+unsets them for every path, so a snapshot is the bytes on disk and a restore writes them back).
+
+Each working tree has its own git index (the stat cache) under `trees/<key>/`, with its own excludes:
+the state folder and, per snapshot, files over the size cap — those are listed, never dropped silently.
+A snapshot is `ls-files` (what changed since the last one) → `update-index` on those paths only →
+`write-tree`; `git add -A` would hash an oversized file before we could refuse it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arreio.engine.errors import ArreioError
+from arreio.engine.file_lock import exclusive
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ROOT = "checkpoints"
+TREE_REF = "refs/arreio/trees/"
+# Every command line carries these, so a config we did not write cannot change what git does.
+_CONFIG = (
+    "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.autocrlf=false", "core.safecrlf=false",
+    "core.quotepath=off", "core.looseCompression=1", "core.untrackedCache=false", "core.splitIndex=false",
+    "gc.auto=0", "core.logAllRefUpdates=false", "core.compression=1", "commit.gpgsign=false", "safe.directory=*", "core.pager=cat", "color.ui=false",
+    "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.renames=false", "advice.detachedHead=false",
+)
+# More new files than this in one snapshot go straight into one pack (git's bulk check-in): on a slow
+# disk a loose object per file costs ~1 ms of file creation, a 5,000-file tree ~6 s instead of ~1.5 s.
+BULK_FILES = 64
+GIT_TIMEOUT_S = 300  # a hung git (a dead network mount) must not hang the run: the checkpoint fails, said once
+# Highest precedence of all attribute files: no conversion of any kind, on the way in or out.
+_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
+
+
+class CheckpointError(ArreioError):
+    """A git command failed (its stderr, one line); exit 1 when a command meets it."""
+
+
+def find_git(env: Mapping[str, str]) -> str | None:
+    """The git executable on the run's PATH, or None (checkpoints are then off, with a warning)."""
+    return shutil.which("git", path=env.get("PATH", os.defpath))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file as a tree holds it: git mode ("100644", "100755", "120000") and blob id."""
+
+    mode: str
+    blob: str
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A path that differs between two trees (`before`/`after` None: absent there)."""
+
+    path: str
+    before: Entry | None
+    after: Entry | None
+
+
+@dataclass
+class Snapshot:
+    """The tree a snapshot wrote, and the files left out of it: path → [size, mtime_ns, why]."""
+
+    tree: str
+    skipped: dict[str, list] = field(default_factory=dict)
+
+
+def tree_key(worktree: Path) -> str:
+    return hashlib.sha256(str(worktree).encode()).hexdigest()[:16]
+
+
+class ShadowRepo:
+    """Snapshots of `worktree` in the shadow repository of `state_dir`. Writers hold `lock()` (one
+    lock for the whole store: a prune must never run while a snapshot's objects are unreferenced)."""
+
+    def __init__(self, state_dir: Path, worktree: Path, *, git: str, max_file_bytes: int,
+                 path_env: str | None = None) -> None:
+        self.state_dir, self.worktree, self.git = state_dir.resolve(), worktree.resolve(), git
+        self.max_file_bytes = max_file_bytes
+        self.root = self.state_dir / ROOT
+        self.git_dir = self.root / "git"
+        self.key = tree_key(self.worktree)
+        self.tree_dir = self.root / "trees" / self.key
+        self.index_file = self.tree_dir / "index"
+        self.exclude_file = self.tree_dir / "exclude"
+        self.calls = 0  # git processes started (the read-only-round test counts them)
+        self._env = {
+            "PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath),
+            "HOME": str(self.state_dir), "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.worktree),
+            "GIT_INDEX_FILE": str(self.index_file), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0", "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C",
+            "GIT_AUTHOR_NAME": "arreio", "GIT_AUTHOR_EMAIL": "checkpoints@arreio.invalid",
+            "GIT_COMMITTER_NAME": "arreio", "GIT_COMMITTER_EMAIL": "checkpoints@arreio.invalid",
+        }
+        self._ready = False
+
+    # -- plumbing -----------------------------------------------------------------------------------
+    def run_git(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
+                cwd: Path | None = None) -> bytes:
+        """One git command in the shadow repository (an `env` value "" drops that variable); a failure
+        is a `CheckpointError`."""
+        self.calls += 1
+        env = {k: v for k, v in {**self._env, **(env or {})}.items() if v != ""}
+        flags = [part for item in _CONFIG for part in ("-c", item)]
+        flags += ["-c", f"core.excludesFile={self.exclude_file}"]
+        # Its own session: a Ctrl-C at the terminal must not kill git halfway through writing its index.
+        try:
+            proc = subprocess.run([self.git, *flags, *args], input=stdin, capture_output=True, cwd=cwd or self.worktree,
+                                  env=env, start_new_session=True, check=False,
+                                  timeout=GIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(f"git {args[0]} took longer than {GIT_TIMEOUT_S} s") from None
+        if proc.returncode != 0:
+            detail = " ".join(proc.stderr.decode(errors="replace").split())[:300]
+            raise CheckpointError(f"git {args[0]} failed: {detail or f'exit {proc.returncode}'}")
+        return proc.stdout
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        with exclusive(self.root / "lock"):
+            yield
+
+    def ensure(self) -> None:
+        """Create the shadow repository and this tree's folder on first use (call under `lock()`)."""
+        if self._ready:
+            return
+        if not (self.git_dir / "HEAD").exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            # Init without a work tree (that would write core.worktree, and trees share the store).
+            self.run_git("init", "--bare", "--quiet", "--template=", str(self.git_dir),
+                         env={"GIT_WORK_TREE": "", "GIT_DIR": ""}, cwd=self.root)
+            self.run_git("config", "core.bare", "false")
+            (self.git_dir / "info").mkdir(exist_ok=True)
+            (self.git_dir / "info" / "attributes").write_text(_ATTRIBUTES)
+        self.tree_dir.mkdir(parents=True, exist_ok=True)
+        (self.tree_dir / "worktree").write_text(str(self.worktree) + "\n")
+        self.exclude_file.write_text(self._excludes())
+        stale = self.tree_dir / "index.lock"
+        if stale.exists():  # we hold the store's lock: a lock file left now is a killed git's
+            stale.unlink()
+        self._ready = True
+
+    def _excludes(self) -> str:
+        lines = ["# written by arreio: never snapshot the state folder or git's own", "/.git/"]
+        if self.state_dir != self.worktree and self.state_dir.is_relative_to(self.worktree):
+            lines.append("/" + _escape(self.state_dir.relative_to(self.worktree).as_posix()) + "/")
+        return "\n".join(lines) + "\n"
+
+    # -- snapshots ----------------------------------------------------------------------------------
+    def snapshot(self, *, keep: bool = True) -> Snapshot:
+        """Write the working tree as it is now into the store; returns its tree id (call under lock).
+        `keep=False`: the caller references the tree itself (`tree_ref`), in the same `set_refs`."""
+        self.ensure()
+        try:
+            snap = self._snapshot()
+        except CheckpointError:
+            # A torn or stale stat cache (a killed git, a pruned object) is only a cache: rebuild it.
+            self.index_file.unlink(missing_ok=True)
+            (self.tree_dir / "tree").unlink(missing_ok=True)
+            snap = self._snapshot()
+        if keep:
+            self.keep(snap.tree)
+        return snap
+
+    def _snapshot(self) -> Snapshot:
+        listed = self.run_git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")
+        add, remove, skipped = [], [], {}
+        for raw in dict.fromkeys(p for p in listed.split(b"\0") if p):
+            rel = os.fsdecode(raw)
+            if rel.endswith("/"):  # a folder with its own .git: git will not look inside it
+                skipped[rel] = [0, 0, "a nested git repository"]
+                continue
+            try:
+                info = os.lstat(self.worktree / rel)
+            except (FileNotFoundError, NotADirectoryError):  # gone, or a folder on its way is a file now
+                remove.append(raw)
+                continue
+            except OSError as error:
+                skipped[rel] = [0, 0, f"unreadable ({error.strerror})"]
+                remove.append(raw)
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                add.append(raw)
+            elif stat.S_ISDIR(info.st_mode):
+                remove.append(raw)  # a file that became a folder: its files are listed on their own
+            elif not stat.S_ISREG(info.st_mode):
+                skipped[rel] = [info.st_size, info.st_mtime_ns, "not a regular file"]
+                remove.append(raw)
+            elif info.st_size > self.max_file_bytes:
+                skipped[rel] = [info.st_size, info.st_mtime_ns, f"{info.st_size / 1048576:.1f} MB, over max_file_mb"]
+                remove.append(raw)
+            else:
+                add.append(raw)
+        if remove:
+            self.run_git("update-index", "--force-remove", "-z", "--stdin", stdin=b"\0".join(remove) + b"\0")
+        if add:
+            self._add(add, skipped)
+        tree = None if add or remove else self._cached_tree()
+        if tree is None:
+            tree = self.run_git("write-tree").decode().strip()
+            self._cache_tree(tree)
+        return Snapshot(tree=tree, skipped=skipped)
+
+    def _index_stamp(self) -> str:
+        info = os.stat(self.index_file)
+        return f"{info.st_mtime_ns} {info.st_size} {info.st_ino}"
+
+    def _cached_tree(self) -> str | None:
+        """The tree the stat cache described when last written — valid while the cache file is
+        untouched since (any change to it changes its mtime, size or inode)."""
+        try:
+            tree, stamp = (self.tree_dir / "tree").read_text().split(" ", 1)
+            return tree if stamp == self._index_stamp() else None
+        except (OSError, ValueError):
+            return None
+
+    def _cache_tree(self, tree: str) -> None:
+        try:
+            (self.tree_dir / "tree").write_text(f"{tree} {self._index_stamp()}")
+        except OSError:
+            pass  # only a shortcut
+
+    @property
+    def tree_ref(self) -> str:
+        return TREE_REF + self.key
+
+    def keep(self, tree: str) -> None:
+        """Reference the tree the stat cache now describes, so a prune never takes blobs it points at
+        (refs stay loose — the store never packs refs — so the file is the ref)."""
+        try:
+            if (self.git_dir / self.tree_ref).read_text().strip() == tree:
+                return
+        except OSError:
+            pass
+        self.run_git("update-ref", self.tree_ref, tree)
+
+    def _add(self, paths: list[bytes], skipped: dict[str, list]) -> None:
+        bulk = ["-c", "core.bigFileThreshold=1"] if len(paths) > BULK_FILES else []
+        try:
+            self.run_git(*bulk, "update-index", "--add", "--remove", "-z", "--stdin", stdin=b"\0".join(paths) + b"\0")
+        except CheckpointError:
+            # One bad path (unreadable, behind a symlink) fails the batch: find it, keep the rest.
+            for raw in paths:
+                try:
+                    self.run_git("update-index", "--add", "--remove", "-z", "--stdin", stdin=raw + b"\0")
+                except CheckpointError as error:
+                    skipped[os.fsdecode(raw)] = [0, 0, str(error)[:120]]
+                    self.run_git("update-index", "--force-remove", "-z", "--stdin", stdin=raw + b"\0")
+
+    def commit(self, tree: str, parent: str | None, message: str) -> str:
+        args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
+        return self.run_git(*args).decode().strip()
+
+    def set_refs(self, refs: Mapping[str, str]) -> None:
+        """Point each ref at its object (a run's newest commit; a tree's last snapshot), so a prune keeps them."""
+        lines = "".join(f"update {name} {sha}\n" for name, sha in refs.items())
+        if lines:
+            self.run_git("update-ref", "--stdin", stdin=lines.encode())
+
+    def delete_refs(self, names: Sequence[str]) -> None:
+        if names:
+            self.run_git("update-ref", "--stdin", stdin="".join(f"delete {n}\n" for n in names).encode())
+
+    def refs(self, prefix: str = "refs/arreio/") -> dict[str, str]:
+        out = self.run_git("for-each-ref", "--format=%(refname) %(objectname)", prefix).decode()
+        return {name: sha for name, sha in (line.split(" ", 1) for line in out.splitlines() if " " in line)}
+
+    def prune_objects(self) -> None:
+        """Drop objects no ref reaches any more: repack what is reachable into one pack (no delta
+        search: fast), then delete the unreachable loose objects."""
+        self.run_git("repack", "-a", "-d", "-q", "--window=0")
+        self.run_git("prune", "--expire=now")
+
+    def size_bytes(self) -> int:
+        out = self.run_git("count-objects", "-v").decode()
+        kib = {k: int(v) for k, v in re.findall(r"^(size|size-pack): (\d+)$", out, re.MULTILINE)}
+        return (kib.get("size", 0) + kib.get("size-pack", 0)) * 1024
+
+    # -- reading ------------------------------------------------------------------------------------
+    def diff(self, before: str, after: str, paths: Sequence[str] = ()) -> list[Delta]:
+        """What differs between two trees, file by file (no rename detection: a move is delete + create)."""
+        if before == after:
+            return []
+        args = ["diff-tree", "-r", "-z", "--no-renames", before, after]
+        out = self.run_git(*args, *(["--", *paths] if paths else []))
+        fields = out.split(b"\0")
+        deltas = []
+        for i in range(0, len(fields) - 1, 2):
+            meta, path = fields[i].decode(), os.fsdecode(fields[i + 1])
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ")
+            deltas.append(Delta(path, None if old_mode == "000000" else Entry(old_mode, old_sha),
+                                None if new_mode == "000000" else Entry(new_mode, new_sha)))
+        return deltas
+
+    def patch(self, before: str, after: str, *, stat_only: bool = False, paths: Sequence[str] = ()) -> str:
+        """A unified diff (or `--stat`) from one tree to another, as git prints it."""
+        what = ["--stat=100"] if stat_only else ["-p", "--no-textconv"]
+        out = self.run_git("diff", "--no-color", "--no-ext-diff", "--no-renames", *what, before, after,
+                           *(["--", *paths] if paths else []))
+        return out.decode("utf-8", errors="replace")
+
+    def numstat(self, before: str, after: str) -> dict[str, tuple[int | None, int | None]]:
+        """Lines added and removed per path (None, None for a binary file)."""
+        out = self.run_git("diff", "--numstat", "-z", "--no-renames", before, after).split(b"\0")
+        result = {}
+        for item in out:
+            parts = item.split(b"\t", 2)
+            if len(parts) == 3:
+                added, removed = (None if p == b"-" else int(p) for p in parts[:2])
+                result[os.fsdecode(parts[2])] = (added, removed)
+        return result
+
+    # -- restoring ----------------------------------------------------------------------------------
+    def restore(self, tree: str, write: Sequence[str], delete: Sequence[str]) -> list[str]:
+        """Make `write` paths as `tree` holds them (bytes and mode) and remove `delete` paths (then the
+        folders that removal left empty, as git itself does). Returns the paths that could not be done."""
+        failed = []
+        for rel in delete:  # first: a created file may stand where a restored folder goes
+            if not self._remove(rel):
+                failed.append(rel)
+        if write:
+            scratch = {"GIT_INDEX_FILE": str(self.tree_dir / "restore.index")}
+            try:
+                self.run_git("read-tree", tree, env=scratch)
+                self.run_git("checkout-index", "-f", "-z", "--stdin", env=scratch,
+                             stdin=b"\0".join(os.fsencode(p) for p in write) + b"\0")
+            finally:
+                Path(scratch["GIT_INDEX_FILE"]).unlink(missing_ok=True)
+        return failed
+
+    def _remove(self, rel: str) -> bool:
+        path = self.worktree / rel
+        parent = Path(os.path.realpath(path.parent))
+        if parent != self.worktree and not parent.is_relative_to(self.worktree):
+            return False  # a folder on the way is a symlink out of the tree: never delete through it
+        try:
+            if path.is_dir() and not path.is_symlink():
+                return False
+            path.unlink(missing_ok=True)
+        except OSError:
+            return False
+        folder = path.parent
+        while folder != self.worktree and folder.is_relative_to(self.worktree):
+            try:
+                folder.rmdir()  # only succeeds when empty
+            except OSError:
+                break
+            folder = folder.parent
+        return True
+
+
+def _escape(text: str) -> str:
+    """A literal path as a gitignore pattern."""
+    return re.sub(r"([\\*?\[\]!# ])", r"\\\1", text)
