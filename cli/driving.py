@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arreio.cli.inert import inert
+
 _STDERR_PREFIX = {1: "error", 3: "paused", 4: "stopped", 5: "error"}
 
 
@@ -57,7 +59,7 @@ def _tell(done: Any) -> None:
     """A run that did not succeed says why on stderr (the live view already showed the details)."""
     prefix = _STDERR_PREFIX.get(done.exit_code)
     if prefix and done.message:
-        message = " ".join(done.message.split()).removeprefix(f"{prefix}: ")  # "paused: paused: …" reads badly
+        message = " ".join(inert(done.message).split()).removeprefix(f"{prefix}: ")  # "paused: paused: …" reads badly
         print(f"arreio: {prefix}: {message}", file=sys.stderr)
 
 

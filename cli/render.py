@@ -7,8 +7,8 @@ import sys
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.markup import escape
 
+from arreio.cli.inert import shown as escape  # markup-safe and inert
 from arreio.engine.wording import counted
 
 _ARG_PREVIEW = 60
@@ -47,7 +47,7 @@ class _ChildView:
             self._in_text = True
         elif event.type == "tool_start":
             self._end_text()
-            c.print(f"{pad}[cyan]↳ {escape(agent)}[/cyan] ● {event.name}({escape(_format_args(event.arguments))})")
+            c.print(f"{pad}[cyan]↳ {escape(agent)}[/cyan] ● {escape(event.name)}({escape(_format_args(event.arguments))})")
         elif event.type == "tool_end":
             style = "red" if event.is_error else "dim"
             c.print(f"{pad}    [{style}]{'✗' if event.is_error else '⎿'} {escape(event.preview)}[/{style}]")
@@ -95,7 +95,7 @@ class LiveRenderer(_ChildView):
             self._in_text = True
         elif kind == "tool_start":
             self._end_text()
-            c.print(f"[bold cyan]●[/bold cyan] [bold]{event.name}[/bold]({escape(_format_args(event.arguments))})")
+            c.print(f"[bold cyan]●[/bold cyan] [bold]{escape(event.name)}[/bold]({escape(_format_args(event.arguments))})")
         elif kind == "tool_end":
             style = "red" if event.is_error else "dim"
             mark = "✗" if event.is_error else "⎿"

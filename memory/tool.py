@@ -129,10 +129,12 @@ class MemoryTool(Tool):
         try:
             request = args if isinstance(args, MemoryInput) else MemoryInput.model_validate(args)
             operations = operations_by_target(request)
-            leaked = _environment_secret(operations, ctx.redactor)
-            if leaked:
+            leaked = _secret_in(operations, ctx.redactor)
+            if leaked is not None:
+                what = (f"the value of ${leaked}, a secret from the environment" if leaked != TOKEN
+                        else "what looks like a credential (a key, token or password)")
                 return self._failed(
-                    f"refused: the content holds the value of ${leaked}, a secret from the environment. "
+                    f"refused: the content holds {what}. "
                     "Memory lasts across sessions and enters every prompt; never store secrets."
                 )
             results = self.stores.apply(operations)
@@ -159,9 +161,12 @@ class MemoryTool(Tool):
         )
 
 
-def _environment_secret(operations: Any, redactor: Redactor) -> str | None:
-    """The name of the secret some operation's content holds (the run's redactor decides what a
-    secret is), "SECRET" for a token format without a name, or None."""
+TOKEN = ""  # a secret found by its format or place, with no environment variable's name
+
+
+def _secret_in(operations: Any, redactor: Redactor) -> str | None:
+    """The name of the environment secret some operation's content holds (the run's redactor decides
+    what a secret is), TOKEN for one found by its format, or None."""
     for ops in operations.values():
         for op in ops:
             content = getattr(op, "content", None) or ""
@@ -169,5 +174,5 @@ def _environment_secret(operations: Any, redactor: Redactor) -> str | None:
             if name is not None:
                 return name
             if redactor.text(content) != content:
-                return "SECRET"
+                return TOKEN
     return None

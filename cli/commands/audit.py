@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from arreio.cli.inert import inert
 from arreio.engine.wording import counted
 
 app = typer.Typer(help="The tamper-evident audit journal: verify its chain, show recent entries.", no_args_is_help=True)
@@ -92,4 +93,4 @@ def tail(
         return
     for row in rows:
         run_id = (row.get("payload") or {}).get("run_id", "")
-        print(f"{row.get('seq'):>5}  {row.get('at')}  {row.get('kind'):<12} {run_id:<28} {_summary(row)}")
+        print(inert(f"{row.get('seq'):>5}  {row.get('at')}  {row.get('kind'):<12} {run_id:<28} {_summary(row)}"))

@@ -34,7 +34,8 @@ def show(path: CassetteArg, json_output: JsonFlag = False) -> None:
         print(json.dumps(info, ensure_ascii=False, indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
+
+    from arreio.cli.inert import shown as escape  # markup-safe and inert
 
     c = Console(highlight=False)
     usage = info["usage"]
@@ -81,7 +82,8 @@ def diff(
         }, ensure_ascii=False, indent=2))
     else:
         from rich.console import Console
-        from rich.markup import escape
+
+        from arreio.cli.inert import shown as escape  # markup-safe and inert
 
         c = Console(highlight=False)
         style = {"same": "dim", "changed": "yellow", "added": "green", "removed": "red"}

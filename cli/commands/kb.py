@@ -13,7 +13,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+
+from arreio.cli.inert import shown as escape  # markup-safe and inert
 
 app = typer.Typer(
     help="The knowledge base: index your documents, then search them (the agent can too).",

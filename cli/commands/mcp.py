@@ -70,8 +70,9 @@ def list_servers(
         typer.echo("no MCP servers configured (add an `mcp_servers:` section to .arreio/config.yaml)")
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    from arreio.cli.inert import shown as escape  # markup-safe and inert
 
     table = Table(show_header=True, header_style="bold")
     for column in ("server", "transport", "target", "state", "tools"):

@@ -79,6 +79,7 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Print the entries of MEMORY.md and USER.md, with their usage."""
+    from arreio.cli.inert import inert
     from arreio.engine.paths import display_path
     from arreio.memory.entries import blocked_handle
     from arreio.memory.scan import scan_text
@@ -111,9 +112,10 @@ def show(
             if finding is not None:  # the model never sees it; the human should clean it
                 typer.echo(f"  {index}. [BLOCKED: {finding.describe()}; remove with "
                            f"`arreio memory remove --target {state.target} {blocked_handle(entry)}`]")
-            typer.echo(f"  {index}. {lines[0]}" if finding is None else f"     {lines[0]}")
+            first = inert(lines[0])  # stored text is shown, never acted on by the terminal
+            typer.echo(f"  {index}. {first}" if finding is None else f"     {first}")
             for line in lines[1:]:
-                typer.echo(f"     {line}")
+                typer.echo(f"     {inert(line)}")
 
 
 @app.command("add")

@@ -28,8 +28,9 @@ def list_sessions(json_output: JsonFlag = False) -> None:
         print(json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False, indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    from arreio.cli.inert import shown as escape  # markup-safe and inert
 
     console = Console(highlight=False)
     if not rows:
@@ -84,7 +85,8 @@ def show(
         }, ensure_ascii=False, indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
+
+    from arreio.cli.inert import shown as escape  # markup-safe and inert
 
     c = Console(highlight=False)
     h = session.header

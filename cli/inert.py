@@ -1,0 +1,32 @@
+"""Untrusted text made inert for a terminal (issue 17 §7).
+
+File contents, command output and model text reach the live view and plain output. A control or
+escape sequence in them would act on the user's terminal — clear it, retitle it, move the cursor to
+overwrite what was shown, hide text behind a bidi override. Here they are shown escaped instead:
+`\\x1b[2J` reads as those characters. Newlines and tabs stay; a lone carriage return is shown.
+`--json` output is data and is never changed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape as escape_markup
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings/overrides/isolates.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def inert(text: str) -> str:
+    """`text` with every control and escape sequence shown, not acted on (CRLF line ends stay)."""
+    return _CONTROL.sub(_escaped, text.replace("\r\n", "\n"))
+
+
+def shown(text: str) -> str:
+    """Inert, and safe to embed in rich markup."""
+    return escape_markup(inert(text))
