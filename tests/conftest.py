@@ -75,6 +75,15 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return root
 
 
+def goal_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, goal: str) -> Path:
+    """A fresh working folder `tmp_path/work` holding GOAL.md, HOME isolated, the test moved into it."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "GOAL.md").write_text(goal)
+    isolate(monkeypatch, tmp_path / "home", folder)
+    return folder
+
+
 @pytest.fixture
 def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty project folder, isolated, that the test runs in; `.arreio/` exists."""

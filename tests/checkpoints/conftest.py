@@ -9,17 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
-from tests.conftest import isolate
+from tests.conftest import goal_folder
 
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh working directory holding a goal; HOME isolated; the test runs in it."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "GOAL.md").write_text("# Checkpointed run\n\nDo the scripted work.\n")
-    isolate(monkeypatch, tmp_path / "home", folder)
-    return folder
+    return goal_folder(tmp_path, monkeypatch, "# Checkpointed run\n\nDo the scripted work.\n")
 
 
 def events_of(output: str) -> list[dict]:

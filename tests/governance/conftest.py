@@ -5,14 +5,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
-from tests.conftest import isolate
+from tests.conftest import goal_folder
 
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh working directory holding a goal; HOME isolated; no ARREIO_* settings leak in."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "GOAL.md").write_text("# Governed run\n\nDo the scripted work.\n")
-    isolate(monkeypatch, tmp_path / "home", folder)
-    return folder
+    return goal_folder(tmp_path, monkeypatch, "# Governed run\n\nDo the scripted work.\n")
