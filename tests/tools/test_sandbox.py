@@ -192,7 +192,9 @@ def test_network_only_when_allowed(root: Path, network: bool) -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:  # a real listener on the host's loopback
         port = server.getsockname()[1]
         connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), 1); print('connected')"
-        probe = f'{sys.executable} -c "{connect}"'
+        # the real interpreter, not a venv's link to it: the sandbox's /tmp is private, so a venv
+        # under the host's /tmp (a CI clone) is not there
+        probe = f'{os.path.realpath(sys.executable)} -c "{connect}"'
         result = shell(root, probe, network=network)
     if network:
         assert result.content == "connected\nexit code: 0"
