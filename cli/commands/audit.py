@@ -60,6 +60,7 @@ def _anchors(state: Path) -> list[tuple[str, int, str]]:
 
 
 def _summary(entry: dict) -> str:
+    """One entry as a person reads it: the kind's own sentence, else `key value` pairs, whole."""
     payload = entry.get("payload") or {}
     kind = entry.get("kind")
     if kind == "tool_call":
@@ -67,11 +68,32 @@ def _summary(entry: dict) -> str:
     if kind == "approval":
         reason = f" — {payload['reason']}" if payload.get("reason") else ""
         return f"{payload.get('name')} {payload.get('status')} by {payload.get('by')}{reason}"
+    if kind == "run_start":
+        return f"{payload.get('model')}" + (" · resumed" if payload.get("resumed") else "")
     if kind == "run_end":
         cost = payload.get("cost_usd")
-        return f"{payload.get('verdict')} · {counted(int(payload.get('tool_calls') or 0), 'tool call')} · " + (f"${cost:.4f}" if cost is not None else "cost unknown")
+        return f"{payload.get('verdict')} · {counted(int(payload.get('tool_calls') or 0), 'tool call')} · " + (
+            f"${cost:.4f}" if cost is not None else "cost unknown")
+    if kind == "gate":
+        mark = "passed" if payload.get("passed") else "failed"
+        return f"{payload.get('gate')} {mark}" + (f" — {payload['detail']}" if payload.get("detail") else "")
+    if kind == "model_switch":
+        return f"{payload.get('from')} → {payload.get('to')}"
     skip = {"run_id", "session_id"}
-    return " ".join(f"{k}={v}" for k, v in payload.items() if k not in skip)[:160]
+    return " · ".join(f"{k} {_readable(v)}" for k, v in payload.items() if k not in skip and v not in (None, "", [], {}))
+
+
+def _readable(value: object) -> str:
+    """A value as text: strings as they are, numbers plainly, anything nested as compact JSON."""
+    import json
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 @app.command("tail")

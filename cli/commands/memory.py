@@ -175,8 +175,10 @@ def _substore_app(name: str) -> typer.Typer:
             str | None, typer.Option("--since", help="Only records at or after this ISO-8601 time.")
         ] = None,
         as_json: JsonOption = False,
+        long: Annotated[bool, typer.Option("--long", "-l", help="Add each record's kind, subject and verdict.")] = False,
     ) -> None:
         """List records, newest first."""
+        from arreio.cli.inert import inert
         from arreio.engine.paths import display_path
 
         substores = _substores()
@@ -194,7 +196,11 @@ def _substore_app(name: str) -> typer.Typer:
             return
         typer.echo(f"memory {name}: {total} record(s) under {path}")
         for record in records:
-            typer.echo(f"  {record.id} [agent {record.agent}] at {record.at}")
+            line = f"  {record.id} [agent {record.agent}] at {record.at}"  # scripts parse this: keep it as is
+            if long:
+                facts = [str(record.payload[k]) for k in ("kind", "subject", "verdict") if record.payload.get(k)]
+                line += f"  {inert(' · '.join(facts))}" if facts else ""
+            typer.echo(line)
 
     @sub.command("show")
     def show_record(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -233,7 +234,7 @@ def classify_exception(exc: BaseException, *, provider: str) -> ProviderError:
         if names & _TIMEOUT_CLASSES:
             return ProviderError(kind="retryable", message=f"{provider}: timed out: {message}"[:500])
         if names & _CONNECTION_CLASSES:
-            return ProviderError(kind="retryable", message=f"{provider}: connection failed: {message}"[:500])
+            return ProviderError(kind="retryable", message=f"{provider}: {_unreachable(exc, message)}"[:500])
         if "JSONDecodeError" in names:  # a garbled event: a broken stream, not a broken request
             return ProviderError(kind="retryable", message=f"{provider}: malformed stream data: {message}"[:500])
         if names & {"AuthenticationError", "PermissionDeniedError"}:
@@ -243,6 +244,25 @@ def classify_exception(exc: BaseException, *, provider: str) -> ProviderError:
     headers = _as_mapping(getattr(response, "headers", None) or getattr(exc, "headers", None))
     err = classify(status, body, headers=headers, message=message)
     return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
+
+
+def _unreachable(exc: BaseException, message: str) -> str:
+    """`cannot reach http://127.0.0.1:9: connection refused` — the address and the cause, as deep as
+    the exception chain goes (the SDKs say only "Connection error.")."""
+    request = getattr(exc, "request", None)
+    url = getattr(request, "url", None)
+    where = f"{url.scheme}://{url.netloc.decode() if isinstance(url.netloc, bytes) else url.netloc}" if url else ""
+    reason, seen = "", exc
+    while seen is not None:
+        if isinstance(seen, OSError) and (seen.errno or seen.strerror):
+            # the errno's own words ("connection refused"), not asyncio's "connect call failed (…)"
+            # (a resolver error has a negative errno and its own words: "name or service not known")
+            ok = isinstance(seen.errno, int) and seen.errno > 0
+            reason = (os.strerror(seen.errno) if ok else str(seen.strerror or seen)).lower()
+        seen = seen.__cause__ or seen.__context__
+    if not where:
+        return f"connection failed: {message}"
+    return f"cannot reach {where}: {reason or message}"
 
 
 def _as_mapping(headers: Any) -> Mapping[str, str] | None:

@@ -13,6 +13,7 @@ runs (a sub-agent's own stream), and the stall bound (a tool silent for too long
 from __future__ import annotations
 
 import asyncio
+import difflib
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -43,8 +44,7 @@ async def run_tool(
     """
     tool = registry.get(name)
     if tool is None:
-        available = ", ".join(registry.names()) or "(none)"
-        return _error(f"unknown tool {name!r}. Available tools: {available}")
+        return _error(_unknown_tool(name, registry.names()))
 
     if arguments is None:
         arguments = {}
@@ -103,6 +103,16 @@ async def stream_tool(
     finally:
         if not task.done():
             task.cancel()
+
+
+def _unknown_tool(name: str, names: list[str]) -> str:
+    """Which tool the model probably meant: an MCP tool called without its `<server>__` prefix
+    (`query` for `sqlite__query`), else the nearest name."""
+    unprefixed = [n for n in names if n.split("__", 1)[-1] == name and "__" in n]
+    close = unprefixed or difflib.get_close_matches(name, names, n=1)
+    hint = f" Did you mean {close[0]!r}?" if len(close) == 1 else (
+        f" Did you mean one of {', '.join(map(repr, close))}?" if close else "")
+    return f"unknown tool {name!r}.{hint} Available tools: {', '.join(names) or '(none)'}"
 
 
 class _ChainTimeout(Exception):

@@ -102,6 +102,14 @@ def test_real_builtin_message_shape(call) -> None:
     assert result.is_error and result.content == "read_file: 'path' is required"
 
 
+def test_an_unprefixed_or_misspelt_name_gets_a_suggestion(ctx) -> None:
+    registry = ToolRegistry([Echo(), Sleeper(), Failing()])
+    registry.register(type("SqliteQuery", (Echo,), {"name": "sqlite__query"})())
+    assert "Did you mean 'sqlite__query'?" in run(registry, "query", {"text": "x"}, ctx).content
+    assert "Did you mean 'sleeper'?" in run(registry, "sleper", {}, ctx).content
+    assert "Did you mean" not in run(registry, "zzz", {}, ctx).content
+
+
 def test_bad_type_names_field_and_value(registry, ctx) -> None:
     result = run(registry, "echo", {"text": "a", "times": "many"}, ctx)
     assert result.is_error
