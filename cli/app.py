@@ -3,6 +3,7 @@ imported inside the command that needs it, so `arreio --help` stays fast."""
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
@@ -14,11 +15,14 @@ from arreio.cli.commands import approve as approve_cmd
 from arreio.cli.commands import audit as audit_cmd
 from arreio.cli.commands import cassette as cassette_cmd
 from arreio.cli.commands import checkpoints as checkpoints_cmd
+from arreio.cli.commands import config as config_cmd
 from arreio.cli.commands import curator as curator_cmd
+from arreio.cli.commands import doctor as doctor_cmd
 from arreio.cli.commands import kb as kb_cmd
 from arreio.cli.commands import learn as learn_cmd
 from arreio.cli.commands import mcp as mcp_cmd
 from arreio.cli.commands import memory as memory_cmd
+from arreio.cli.commands import models as models_cmd
 from arreio.cli.commands import run as run_cmd
 from arreio.cli.commands import sandbox as sandbox_cmd
 from arreio.cli.commands import sessions as sessions_cmd
@@ -40,6 +44,11 @@ class _ArreioGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         """Standalone runs print usage errors our way (one line), instead of Typer's panel."""
+        if COMPLETE_VAR in os.environ:  # the shell asks for completions: Typer's script speaks Typer's protocol
+            from typer.completion import completion_init
+
+            completion_init()
+        args = _completion_args(sys.argv[1:] if args is None else list(args))
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
@@ -58,6 +67,15 @@ class _ArreioGroup(TyperGroup):
             sys.exit(error.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
 
+    def resolve_command(self, ctx, args):  # type: ignore[override]
+        """`arreio version` or `arreio help` is a flag typed as a command: point at the flag rather
+        than at the nearest command name (Typer suggests those for every other unknown command)."""
+        name = args[0] if args else ""
+        flag = _FLAG_TYPED_AS_COMMAND.get(name.lstrip("-").lower())
+        if flag and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            ctx.fail(f"No such command '{name}'. Did you mean '{ctx.command_path} {flag}'?")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx):  # type: ignore[override]
         from arreio.cli.errors import report
         from arreio.engine.errors import ArreioError
@@ -73,11 +91,65 @@ app = typer.Typer(
     cls=_ArreioGroup,
     help="A terminal agent harness: turns a model into an agent you can trust every day.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=False,  # our own --install/--show-completion take the shell as an argument
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+COMPLETE_VAR = "_ARREIO_COMPLETE"
+_FLAG_TYPED_AS_COMMAND = {"version": "--version", "help": "--help", "completion": "--show-completion"}
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+def _completion_shell(value: str) -> str:
+    """The shell named on the command line, else the one arreio runs under, else the login shell."""
+    if value:
+        shell = value.lower()
+    else:
+        try:
+            import shellingham  # Typer's own shell detection
+
+            shell = shellingham.detect_shell()[0]
+        except Exception:  # noqa: BLE001 - not installed, or no shell among our parents
+            shell = os.path.basename(os.environ.get("SHELL", "")).lower()
+    if shell not in SHELLS:
+        raise typer.BadParameter(f"completion is for {', '.join(SHELLS[:3])} (or powershell), not {shell or 'this shell'!r}")
+    return shell
+
+
+def _completion_args(args: list[str]) -> list[str]:
+    """`--show-completion` and `--install-completion` take an optional SHELL, which Typer's options
+    cannot say: a bare one is given an empty value (the shell is then detected)."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if not arg.startswith("-"):  # the command: what follows is its own
+            break
+        if arg in ("--show-completion", "--install-completion") and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out[i] = arg + "="
+    return out
+
+
+def _show_completion(ctx: typer.Context, value: str | None) -> None:
+    if value is None or ctx.resilient_parsing:
+        return
+    from typer.completion import get_completion_script
+
+    prog = ctx.find_root().info_name or "arreio"
+    print(get_completion_script(prog_name=prog, complete_var=COMPLETE_VAR, shell=_completion_shell(value)))
+    raise typer.Exit()
+
+
+def _install_completion(ctx: typer.Context, value: str | None) -> None:
+    if value is None or ctx.resilient_parsing:
+        return
+    from typer.completion import install
+
+    shell, path = install(shell=_completion_shell(value), prog_name=ctx.find_root().info_name or "arreio",
+                          complete_var=COMPLETE_VAR)
+    print(f"{shell} completion installed in {path}; it takes effect in a new terminal")
+    raise typer.Exit()
 
 
 def _version_callback(value: bool) -> None:
@@ -95,6 +167,15 @@ def _root(
         bool,
         typer.Option("--version", help="Show the version and exit.", callback=_version_callback, is_eager=True),
     ] = False,
+    # SHELL is optional (`_completion_args`): without it, the shell arreio runs under
+    install_completion: Annotated[str | None, typer.Option(
+        "--install-completion", metavar="[SHELL]", expose_value=False, is_eager=True,
+        callback=_install_completion, help="Install completion for bash, zsh or fish (default: this shell).",
+    )] = None,
+    show_completion: Annotated[str | None, typer.Option(
+        "--show-completion", metavar="[SHELL]", expose_value=False, is_eager=True,
+        callback=_show_completion, help="Print the completion script for bash, zsh or fish, to install it yourself.",
+    )] = None,
 ) -> None:
     """A terminal agent harness: turns a model into an agent you can trust every day."""
 
@@ -114,6 +195,9 @@ app.add_typer(audit_cmd.app, name="audit")
 app.command(name="diff", help=checkpoints_cmd.DIFF_HELP)(checkpoints_cmd.diff)
 app.command(name="undo", help=checkpoints_cmd.UNDO_HELP)(checkpoints_cmd.undo)
 app.add_typer(checkpoints_cmd.app, name="checkpoints")
+app.add_typer(config_cmd.app, name="config")
+app.command(name="models", help=models_cmd.HELP)(models_cmd.models)
+app.command(name="doctor", help=doctor_cmd.HELP)(doctor_cmd.doctor)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,6 +1,10 @@
-"""Driving one pipeline run from a command (`run`, `approve`): render every event, ask approvals at
-a terminal, turn Ctrl-C and SIGTERM into a clean cancel, and say on stderr how a run that did not
-succeed ended — one line, so scripts see it even with `--json`."""
+"""Driving one pipeline run from a command (`run`, `approve`): render every event the way the output
+asked for (`live`, `text`, `json`), ask approvals at a terminal, show a spinner on a terminal while
+nothing else moves, turn Ctrl-C and SIGTERM into a clean cancel, and say on stderr how a run that
+did not succeed ended — one line, so scripts see it even with `--json`.
+
+A closed stdout stops the printing, not the run: the views go silent (cli/render.py) and the events
+keep being drained, so the run finishes, lands its report and exits with its own code."""
 
 from __future__ import annotations
 
@@ -12,22 +16,29 @@ from typing import Any
 from arreio.cli.inert import inert
 
 _STDERR_PREFIX = {1: "error", 3: "paused", 4: "stopped", 5: "error"}
+OUTPUTS = ("live", "text", "json")
 
 
-def drive(options: Any, *, json_output: bool) -> int:
-    """Run to the end; returns the exit code (DESIGN.md section 9)."""
+def drive(options: Any, *, json_output: bool = False, output: str | None = None, last_message: Path | None = None) -> int:
+    """Run to the end; returns the exit code (DESIGN.md section 9). `output` is one of OUTPUTS (None:
+    live; `json_output` is the older spelling of json); `last_message` also gets the final answer,
+    written atomically when the run ends."""
     import asyncio
 
     from arreio.cli.deps import pipeline_deps
-    from arreio.cli.render import JsonRenderer, LiveRenderer
+    from arreio.cli.render import Spinner, final_answer, isatty, waiting_for
     from arreio.engine.conveyor.pipeline import run_pipeline
 
+    mode = "json" if json_output else (output or "live")
     deps = pipeline_deps()
-    if not json_output and sys.stdin.isatty():  # a person at a terminal answers approvals (y/N)
+    # A person at a terminal answers approvals (y/N) — if they can see what would run: the live view
+    # shows it on stdout; `--output text` shows it on stderr only when stderr is a terminal.
+    if mode != "json" and isatty(sys.stdin) and (mode == "live" or isatty(sys.stderr)):
         from arreio.cli.commands.approve import ask_in_terminal
 
         deps.ask_approval = ask_in_terminal
-    render = JsonRenderer() if json_output else LiveRenderer()
+    render, view = _views(mode)
+    spinner = Spinner(sys.stderr) if view is not None and isatty(sys.stderr) else None
     seen: dict[str, Any] = {"printed": 0}
 
     async def go() -> int:
@@ -37,22 +48,75 @@ def drive(options: Any, *, json_output: bool) -> int:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         code = 1
         async for event in run_pipeline(options, deps):
+            if spinner is not None:
+                spinner.clear()
             render(event)
             seen["printed"] += 1
+            if spinner is not None and event.type != "done":
+                spinner.wait(waiting_for(event, answer_shown=mode == "live") if view.at_line_start else None)
             if event.type == "run_start":
                 seen["run"], seen["session"], seen["cwd"] = event.run_id, event.session_id, Path(event.cwd)
             elif event.type == "done":
                 code = event.exit_code
+                if last_message is not None:
+                    _write_last_message(last_message, final_answer(event))
                 _tell(event)
         return code
 
     try:
         return asyncio.run(go())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        _cancelled(seen, render, json_output)
+        if spinner is not None:
+            spinner.clear()
+        _cancelled(seen, render, mode == "json")
         from arreio.engine.conveyor.outcome import EXIT_CODES
 
         return EXIT_CODES["cancelled"]
+    finally:
+        if spinner is not None:
+            spinner.close()
+
+
+def _views(mode: str) -> tuple[Any, Any]:
+    """The renderer for `mode`, and the live view a spinner must not interrupt (None: no spinner)."""
+    from arreio.cli.render import JsonRenderer, LiveRenderer, TextRenderer, console_for, isatty
+
+    if mode == "json":
+        return JsonRenderer(), None
+    if mode == "live":
+        live = LiveRenderer(console_for(sys.stdout))
+        return live, live
+    answer = TextRenderer()
+    if not isatty(sys.stderr):  # a script: the answer on stdout, the one-line status on stderr (_tell)
+        return answer, None
+    progress = LiveRenderer(console_for(sys.stderr), answer=False)
+
+    def both(event: Any) -> None:
+        answer(event)  # the answer first, then the end line under it
+        progress(event)
+
+    return both, progress
+
+
+def _write_last_message(path: Path, text: str) -> None:
+    """`--output-last-message`: the final answer (empty when the run has none), replacing the file
+    whole. A file that cannot be written is said on stderr; the run's exit code stays the run's."""
+    from arreio.engine.atomic import write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OSError as error:
+        _say(f"arreio: warning: could not write --output-last-message {path}: {error.strerror or error}")
+
+
+def _say(line: str) -> None:
+    """One line on stderr, even when nobody reads stderr any more (`2>&1 | head -1`)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        from arreio.cli.render import silence
+
+        silence(sys.stderr)
 
 
 def _tell(done: Any) -> None:
@@ -60,7 +124,7 @@ def _tell(done: Any) -> None:
     prefix = _STDERR_PREFIX.get(done.exit_code)
     if prefix and done.message:
         message = " ".join(inert(done.message).split()).removeprefix(f"{prefix}: ")  # "paused: paused: …" reads badly
-        print(f"arreio: {prefix}: {message}", file=sys.stderr)
+        _say(f"arreio: {prefix}: {message}")
 
 
 def _cancelled(seen: dict[str, Any], render: Any, json_output: bool) -> None:
@@ -81,4 +145,4 @@ def _cancelled(seen: dict[str, Any], render: Any, json_output: bool) -> None:
             except ValueError:
                 continue
     hint = f"continue with `arreio run --resume {seen['session']}`" if "session" in seen else "nothing was saved"
-    print(f"arreio: cancelled; {hint}", file=sys.stderr)
+    _say(f"arreio: cancelled; {hint}")

@@ -1,9 +1,20 @@
-"""Rendering run events: live for a person (rich), JSON Lines for a machine. One stream, two views."""
+"""Rendering run events: live for a person (rich), the final answer alone (`--output text`), or JSON
+Lines for a machine. One stream, several views.
+
+Where the output goes decides how it looks: a terminal gets rich's view at its width; a pipe or a
+file gets plain lines at full width (no colour, no cursor movement, nothing cut at 80 columns). A
+closed pipe (`arreio run … | head -1`) stops the printing, never the run: every view here turns a
+`BrokenPipeError` into silence (the stream is pointed at /dev/null) and the driver keeps draining
+the pipeline, so the run finishes and exits with its own code.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
+import time
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -12,6 +23,64 @@ from arreio.cli.inert import shown as escape  # markup-safe and inert
 from arreio.engine.wording import counted
 
 _ARG_PREVIEW = 60
+FULL_WIDTH = 1_000_000  # "as wide as the line is": rich wraps at the console's width, a pipe has none
+
+
+def silence(stream: Any) -> None:
+    """Point a stream whose reader went away at /dev/null, so later writes (and the interpreter's
+    flush at exit) go nowhere instead of raising. In-memory streams (tests) have no descriptor."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+class _Console(Console):
+    """rich's console, except that a closed pipe silences it: rich's default exits the process
+    (SystemExit(1) mid-run), which cancelled the agent when a reader such as `head` left."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        silence(self.file)
+
+
+def console_for(stream: TextIO | None = None) -> Console:
+    """A console for `stream` (stdout by default): rich at a terminal, plain full-width lines elsewhere."""
+    stream = stream or sys.stdout
+    if isatty(stream):
+        return _Console(file=stream, highlight=False)
+    return _Console(file=stream, highlight=False, width=FULL_WIDTH)
+
+
+def money(cost: float | None) -> str:
+    """US dollars the way the end line and `sessions list` show them; None is "cost unknown"."""
+    if cost is None:
+        return "cost unknown"
+    if cost == 0:
+        return "$0"
+    if cost < 0.001:
+        return "<$0.001"
+    return f"${cost:.2f}" if cost >= 1 else f"${cost:.3f}"
+
+
+def cost_line(done: Any) -> str:
+    """`$0.036 · 62% cached`, `cost unknown · 10% cached`, `$0 (offline)` (offline and replayed runs)."""
+    if done.free:
+        return "$0 (offline)"
+    cost = money(done.cost_usd)
+    return cost if done.cache_share is None else f"{cost} · {round(done.cache_share * 100)}% cached"
 
 
 def _format_args(arguments: dict[str, Any]) -> str:
@@ -25,15 +94,43 @@ def _format_args(arguments: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-class JsonRenderer:
-    """One JSON object a line on stdout, `type` first; nothing else goes to stdout."""
+class _Plain:
+    """Writes to a stream until its reader goes away, then stays silent."""
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
+        self.closed = False
+
+    def _write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            silence(self.out)
+
+
+class JsonRenderer(_Plain):
+    """One JSON object a line on stdout, `type` first; nothing else goes to stdout."""
 
     def __call__(self, event: Any) -> None:
-        self.out.write(event.model_dump_json() + "\n")
-        self.out.flush()
+        self._write(event.model_dump_json() + "\n")
+
+
+def final_answer(done: Any) -> str:
+    """The answer a run ended with: only a run that succeeded or stopped at a ceiling has one (a failed
+    or paused run's `final_text` can be an earlier run's answer; stderr says how it ended)."""
+    return done.final_text if done.verdict in ("success", "partial") else ""
+
+
+class TextRenderer(_Plain):
+    """`--output text`: the run's final answer, and nothing else, on stdout once the run ends."""
+
+    def __call__(self, event: Any) -> None:
+        if event.type == "done" and event.agent is None and (text := final_answer(event)):
+            self._write(text if text.endswith("\n") else text + "\n")
 
 
 class _ChildView:
@@ -42,7 +139,7 @@ class _ChildView:
     def _child(self, agent: str, event: Any) -> None:
         c = self.console
         pad = "    " * agent.count(".") + "  "
-        if event.type == "text_delta":
+        if event.type == "text_delta" and self.answer:
             c.print(f"[dim]{escape(event.text)}[/dim]", end="", soft_wrap=True)
             self._in_text = True
         elif event.type == "tool_start":
@@ -60,12 +157,20 @@ class _ChildView:
 
 
 class LiveRenderer(_ChildView):
-    """Streams the answer as it arrives and shows each tool call and its outcome."""
+    """Streams the answer as it arrives and shows each tool call and its outcome. With
+    `answer=False` it is the progress view of `--output text` (on stderr): everything but the
+    streamed answer and reasoning, which go to stdout at the end instead."""
 
-    def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+    def __init__(self, console: Console | None = None, *, answer: bool = True) -> None:
+        self.console = console or console_for()
+        self.answer = answer
         self._in_text = False
         self._failed_gates: list[tuple[str, str]] = []
+
+    @property
+    def at_line_start(self) -> bool:
+        """No streamed text is waiting for its line to end (a spinner may show)."""
+        return not self._in_text
 
     def _end_text(self) -> None:
         if self._in_text:
@@ -87,6 +192,8 @@ class LiveRenderer(_ChildView):
             c.print(f"[bold magenta]▸ unit {escape(event.unit_id)}[/bold magenta] [dim]{escape(event.goal)}[/dim]")
         elif kind == "unit_end":
             self._end_text()
+        elif kind in ("text_delta", "thinking_delta") and not self.answer:
+            return
         elif kind == "text_delta":
             c.print(escape(event.text), end="", soft_wrap=True)
             self._in_text = True
@@ -142,7 +249,7 @@ class LiveRenderer(_ChildView):
             tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out tokens"
             c.print(
                 f"[{colour}]{event.verdict}[/{colour}] · {counted(event.steps, 'step')} · {counted(event.tool_calls, 'tool call')} · "
-                f"{tokens} · report {event.report_path}",
+                f"{tokens} · {cost_line(event)} · report {event.report_path}",
                 soft_wrap=True,
             )
             changes = event.changes  # None: checkpoints are off; all empty: the run changed no file
@@ -152,3 +259,86 @@ class LiveRenderer(_ChildView):
                 c.print(f"[dim]changed {counted(total, 'file')} ({parts}) · `arreio diff` shows them · "
                         f"`arreio undo` takes them back[/dim]", soft_wrap=True)
             # Why a run did not succeed goes to stderr, one line (cli/driving.py), for people and scripts alike.
+
+
+def waiting_for(event: Any, *, answer_shown: bool) -> str | None:
+    """What a person waits on after `event`, for the spinner; None when nothing should show (an
+    approval question is about to be asked, the run is over, text is streaming)."""
+    kind = event.type
+    if kind == "tool_start":
+        return f"running {event.name}"
+    if kind in ("run_start", "unit_start", "tool_end", "retry", "compaction", "warning", "ceiling"):
+        return "waiting for the model"
+    if kind == "text_delta" and not answer_shown:
+        return "writing the answer"
+    if kind == "thinking_delta" and not answer_shown:
+        return "thinking"
+    return None
+
+
+class Spinner:
+    """A transient line on a terminal's stderr while nothing else shows: `⠹ waiting for the model · 4s`.
+
+    A daemon thread draws it after a short pause (a fast step never flickers) and redraws it with
+    the seconds waited; `clear()` erases it before anything else prints. The driver makes one only
+    when stderr is a terminal and the output is not JSON."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, stream: TextIO, *, delay_s: float = 0.3, tick_s: float = 0.1) -> None:
+        self.stream, self.delay_s, self.tick_s = stream, delay_s, tick_s
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._label: str | None = None
+        self._since = 0.0
+        self._drawn = False
+        self._thread = threading.Thread(target=self._loop, name="arreio-spinner", daemon=True)
+        self._thread.start()
+
+    def wait(self, label: str | None) -> None:
+        """Show `label` while waiting (None: show nothing). The same label keeps counting."""
+        with self._lock:
+            if label != self._label:
+                self._erase()
+                self._label, self._since = label, time.monotonic()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._label = None
+            self._erase()
+
+    def close(self) -> None:
+        self.clear()
+        self._stop.set()
+        self._thread.join(timeout=1)
+
+    def _loop(self) -> None:
+        frame = 0
+        while not self._stop.wait(self.tick_s):
+            with self._lock:
+                if self._label is None or (waited := time.monotonic() - self._since) < self.delay_s:
+                    continue
+                width = self._columns()
+                line = f"{self.FRAMES[frame % len(self.FRAMES)]} {self._label} · {int(waited)}s"[: max(width - 1, 1)]
+                frame += 1
+                self._drawn = self._put(f"\r\x1b[2m{line}\x1b[0m\x1b[K")
+
+    def _columns(self) -> int:
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            return 80
+
+    def _erase(self) -> None:
+        if self._drawn:
+            self._drawn = False
+            self._put("\r\x1b[K")
+
+    def _put(self, text: str) -> bool:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # the terminal went away: stop drawing
+            self._label = None
+            return False
+        return True

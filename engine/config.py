@@ -104,6 +104,16 @@ class Settings(BaseModel):
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
 
+    @field_validator("thinking", mode="before")
+    @classmethod
+    def _thinking_is_a_mode_or_a_number(cls, value: Any) -> Any:
+        """One message for every wrong value (pydantic would name its union branches instead)."""
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value.strip())
+        if value in ("off", "adaptive") or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        raise ValueError(f"thinking is off, adaptive or a number of tokens (at least 1024), not {value!r}")
+
     @field_validator("thinking")
     @classmethod
     def _thinking_budget_fits(cls, value: Any, info: ValidationInfo) -> Any:
@@ -128,10 +138,10 @@ def parse_section(model: type[SectionModel], raw: Mapping[str, Any] | None, wher
     try:
         return model.model_validate(raw or {})
     except ValidationError as exc:
-        err = _first(exc)
+        err = first_error(exc)
         field = ".".join([where, *(str(p) for p in err["loc"])])
         if err["type"] == "extra_forbidden":
-            raise ConfigError(f"unknown setting '{field}'{_suggest(tuple(err['loc']), model, where)}") from None
+            raise ConfigError(f"unknown setting '{field}'{suggest_key(tuple(err['loc']), model, where)}") from None
         raise ConfigError(f"invalid setting '{field}': {_reason(err)}") from None
 
 
@@ -141,7 +151,7 @@ def config_sources(cwd: Path, env: Mapping[str, str]) -> str:
     return " or ".join(display_path(p, cwd) for p in files) or "the ARREIO_* environment"
 
 
-def _first(exc: ValidationError) -> Any:
+def first_error(exc: ValidationError) -> Any:
     """The error to report: a misspelt key first (a typo also makes the real key look missing)."""
     errors = exc.errors()
     return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
@@ -182,12 +192,14 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _suggest(loc: tuple, root: Any = None, section: str = "") -> str:
+def suggest_key(loc: tuple, root: Any = None, section: str = "", *, leaf_only: bool = False) -> str:
     """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place; `root` is
     the model `loc` starts in (Settings, or a feature's section model named `section`)."""
 
     model: Any = root or Settings
     for part in loc[:-1]:
+        if isinstance(part, int):  # an index into a list: the list's item model is already `model`
+            continue
         field = model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
         model = field.annotation if field is not None else None
         # an optional section (`SearchSettings | None`): the model inside it
@@ -195,20 +207,32 @@ def _suggest(loc: tuple, root: Any = None, section: str = "") -> str:
     if not hasattr(model, "model_fields"):
         return ""
     close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
-    return f" (did you mean '{'.'.join([*filter(None, [section]), *map(str, loc[:-1]), close[0]])}'?)" if close else ""
+    if not close:
+        return ""
+    shown = close[0] if leaf_only else ".".join([*filter(None, [section]), *map(str, loc[:-1]), close[0]])
+    return f" (did you mean '{shown}'?)"
+
+
+def config_files(cwd: Path, env: Mapping[str, str]) -> dict[str, Path]:
+    """The config files a run reads, weakest first: the user's, then the project's (which may not exist)."""
+    return {"user": user_config_path(env), "project": state_dir(cwd, env) / "config.yaml"}
 
 
 def load_settings(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     flags: Mapping[str, Any] | None = None,
+    *,
+    documents: Mapping[Path, Any] | None = None,
 ) -> Settings:
-    """Merge every layer and validate once; a bad value names its file and field."""
+    """Merge every layer and validate once; a bad value names its file and field. `documents` stands
+    in for a config file's parsed contents (keyed by its path in `config_files`): `arreio config set`
+    validates the file it is about to write exactly as a run would read it, before writing it."""
     cwd = (cwd or Path.cwd()).resolve()
     env = os.environ if env is None else env
     layers: list[tuple[str, dict[str, Any]]] = []
-    for path in (user_config_path(env), state_dir(cwd, env) / "config.yaml"):
-        data = _read_yaml(path, cwd)
+    for path in config_files(cwd, env).values():
+        data = documents[path] if documents and path in documents else _read_yaml(path, cwd)
         if data:
             layers.append((display_path(path, cwd), data))
     env_layer: dict[str, Any] = {}
@@ -226,9 +250,9 @@ def load_settings(
         try:  # validate each layer's contribution so the error names where the bad value came from
             Settings.model_validate(merged)
         except ValidationError as exc:
-            err = _first(exc)
-            field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            err = first_error(exc)
+            field = ".".join(str(p) for p in err["loc"] if "[" not in str(p)) or "(top level)"
             if err["type"] == "extra_forbidden":
-                raise ConfigError(f"unknown setting '{field}' in {source}{_suggest(err['loc'])}") from None
+                raise ConfigError(f"unknown setting '{field}' in {source}{suggest_key(err['loc'])}") from None
             raise ConfigError(f"invalid setting '{field}' from {source}: {_reason(err)}") from None
     return Settings.model_validate(merged)

@@ -182,6 +182,11 @@ class Done(BaseModel):
     # What the run changed in the working tree: {"created": [...], "modified": [...], "deleted": [...]}
     # (paths relative to the working directory; None when checkpoints are off)
     changes: dict[str, list[str]] | None = None
+    # What the run cost, as its report says: estimated US dollars (None when the model's price is
+    # unknown — never a guessed $0), and the share of input tokens served from the prompt cache (0..1).
+    cost_usd: float | None = None
+    cache_share: float | None = None
+    free: bool = False  # offline or replayed from a cassette: no model was billed ($0)
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 

@@ -34,6 +34,11 @@ RESULT_GUIDANCE = """- A very large result arrives as a result set: a handle, it
   your own notes before opening the saved raw text."""
 
 
+# How a goal's piped context begins (`git diff | arreio run "Review this"`): the CLI writes it, and
+# the offline model stops reading the goal for instructions there (the piped text is data).
+PIPED_INPUT = "Piped input (arreio's stdin"
+
+
 @dataclass(frozen=True)
 class PromptBlock:
     """One candidate block: it enters only `when` its condition holds and it has text; it is cut at

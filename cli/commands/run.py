@@ -1,24 +1,53 @@
-"""`arreio run`: run an agent on a goal, or continue a saved session."""
+"""`arreio run`: run an agent on a goal, or continue a saved session.
+
+The goal comes however it comes: as text (`arreio run "Fix the test"`), from a file (`--goal FILE`),
+from stdin (`--goal -`, or piped with no goal given), or as the new instruction for a session being
+continued (`--continue`, `--resume ID`). Piped stdin next to a goal is context: it is attached to
+the goal in a fenced block that names it (`git diff | arreio run "Review this diff"`), cut at
+STDIN_CAP with a note saying so.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 HELP = (
-    "Run an agent on a goal (or continue a saved session with --resume).\n\n"
-    "The run streams the model's answer and each tool call live; with --json it prints the events "
-    "as JSON Lines instead.\n\n"
+    "Run an agent on a goal (or continue a saved session with --continue or --resume).\n\n"
+    "The goal is the GOAL text, a --goal FILE, or stdin (--goal -, or piped with no goal); piped "
+    "stdin next to a goal is attached as context: `git diff | arreio run \"Review this diff\"`.\n\n"
+    "--output live (the default) streams the answer and each tool call; on a pipe it prints plain "
+    "lines. --output text prints only the final answer on stdout; --output json (or --json) the "
+    "events as JSON Lines.\n\n"
     "Exit codes: 0 success · 1 failed · 2 bad input · 3 paused for approval · 4 ceiling reached · "
     "5 auth/config error · 130 cancelled."
 )
 
+STDIN_CAP = 100 * 1024  # piped context beyond this is cut (and the cut is said)
+STDIN_WAIT_S = 3.0  # how long piped context or an implied stdin goal may take to start arriving
+
 
 def run(
+    text: Annotated[
+        str | None,
+        typer.Argument(metavar="GOAL", help="What to do, as text (with --continue/--resume: the new instruction).",
+                       show_default=False),
+    ] = None,
     goal: Annotated[
-        Path | None, typer.Option("--goal", "-g", help="Markdown file stating what to do.", show_default=False)
+        Path | None,
+        typer.Option("--goal", "-g", help="Markdown file stating what to do; - reads it from stdin.", show_default=False),
+    ] = None,
+    continue_: Annotated[
+        bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")
+    ] = False,
+    cd: Annotated[
+        Path | None,
+        typer.Option("--cd", "-C", help="Run as if started in DIR (other relative paths are read from there too).",
+                     show_default=False),
     ] = None,
     model: Annotated[
         str | None,
@@ -31,7 +60,16 @@ def run(
     resume: Annotated[
         str | None, typer.Option("--resume", "-r", help="Continue a saved session (id or unique prefix).", show_default=False)
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print events as JSON Lines on stdout, nothing else.")] = False,
+    output: Annotated[
+        str | None,
+        typer.Option("--output", help="live: the run as it happens (default); text: only the final answer on stdout; "
+                     "json: events as JSON Lines.", show_default=False),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Same as --output json.")] = False,
+    last_message: Annotated[
+        Path | None,
+        typer.Option("--output-last-message", help="Also write the final answer to FILE.", show_default=False),
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve sensitive actions without asking.")] = False,
     max_steps: Annotated[
         int | None, typer.Option("--max-steps", min=1, help="Model turns before the step ceiling.", show_default=False)
@@ -60,26 +98,192 @@ def run(
         str, typer.Option("--replay-mode", help="strict: a changed request fails the run; lenient: only warns.")
     ] = "strict",
 ) -> None:
+    from arreio.cli.driving import OUTPUTS
     from arreio.engine.conveyor.pipeline import RunOptions
+    from arreio.engine.conveyor.prepare import read_goal
     from arreio.engine.errors import UsageError
 
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")
-    if goal is None and resume is None and plan is None:
-        raise UsageError("nothing to run: pass --goal FILE (or --plan FILE), or --resume ID to continue a session")
+    if output is not None and output not in OUTPUTS:
+        raise UsageError(f"--output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+    if json_output and output not in (None, "json"):
+        raise UsageError(f"--json and --output {output} disagree; pass one of them")
     if replay_mode not in ("strict", "lenient"):
         raise UsageError(f"--replay-mode must be strict or lenient, not {replay_mode!r}")
     if replay is not None and (script is not None or offline or model):
         raise UsageError("--replay serves the model from a cassette; drop --script/--offline/--model")
+    if text is not None and goal is not None:
+        raise UsageError("the goal is given twice: pass it as text or as --goal FILE, not both")
+    if continue_ and resume is not None:
+        raise UsageError("--continue picks the latest session here; --resume names one: pass one of them")
+    if cd is not None:  # like `git -C`: from here on everything happens in DIR
+        if not cd.is_dir():
+            raise UsageError(f"--cd {cd}: no such folder")
+        os.chdir(cd)
+    cwd = Path.cwd()
+    if continue_:
+        resume = _latest_session(cwd)
+    continuing = resume is not None
 
-    def names(text: str | None) -> list[str]:
-        return [n.strip() for n in (text or "").split(",") if n.strip()]
+    from_stdin = goal is not None and str(goal) == "-"
+    goal_text, piped_goal = text, False
+    if from_stdin:
+        goal, goal_text = None, _stdin_goal()
+    elif goal_text is None and goal is None:
+        if plan is None:  # no goal given: piped stdin is the goal (or, continuing, the new instruction)
+            goal_text, _ = _piped(wait_s=STDIN_WAIT_S, cap=None)
+            piped_goal = goal_text is not None
+    else:  # a goal given, and piped stdin too: that is context for it
+        context, cut = _piped(wait_s=STDIN_WAIT_S, cap=STDIN_CAP)
+        if context is not None:
+            base = goal_text if goal_text is not None else read_goal(RunOptions(goal_path=goal, cwd=cwd))
+            goal, goal_text = None, attach(base or "", context, cut)
+    if goal_text is not None and not goal_text.strip():
+        raise UsageError("the goal is empty" + (" (stdin gave only blank lines)" if from_stdin or piped_goal else ""))
+    if goal_text is None and goal is None and not continuing and plan is None:
+        raise UsageError('nothing to run: pass the goal as text (`arreio run "…"`), --goal FILE or --plan FILE, '
+                         "or --continue / --resume ID to continue a session")
+    if last_message is not None and last_message.is_dir():
+        raise UsageError(f"--output-last-message {last_message} is a folder; give a file name")
+
+    def names(value: str | None) -> list[str]:
+        return [n.strip() for n in (value or "").split(",") if n.strip()]
 
     options = RunOptions(
-        goal_path=goal, model="offline" if offline else model, script=script, resume=resume, max_steps=max_steps,
-        yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools), record=record,
-        replay=replay, replay_mode=replay_mode, plan=plan, learn=learn,
+        goal_path=goal, goal_text=goal_text, model="offline" if offline else model, script=script, resume=resume,
+        max_steps=max_steps, yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools),
+        record=record, replay=replay, replay_mode=replay_mode, plan=plan, learn=learn, cwd=cwd,
     )
     from arreio.cli.driving import drive
 
-    raise typer.Exit(drive(options, json_output=json_output))
+    raise typer.Exit(drive(options, json_output=json_output, output=output,
+                           last_message=cwd / last_message if last_message is not None else None))
+
+
+def _latest_session(cwd: Path) -> str:
+    """`--continue`: the session last worked on in this directory, or a UsageError saying there is none."""
+    from arreio.engine.errors import UsageError
+    from arreio.engine.paths import state_dir
+    from arreio.engine.session.store import SessionStore
+
+    found = SessionStore(state_dir(cwd) / "sessions").latest(cwd)
+    if found is None:
+        raise UsageError(f'no session to continue in {cwd}: start one with `arreio run "…"`')
+    return found
+
+
+# -- stdin ---------------------------------------------------------------------------------------
+def _stdin_fd() -> int | None:
+    """stdin's descriptor, or None when stdin is not a real stream (a test's in-memory input)."""
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _no_stdin() -> bool:
+    """There is no stdin at all (a daemon started with it closed)."""
+    if sys.stdin is None or not hasattr(sys.stdin, "buffer"):
+        return True
+    fd = _stdin_fd()
+    if fd is None:
+        return False
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
+
+
+def _ready(fd: int, wait_s: float) -> bool:
+    """A pipe, FIFO or socket has data (or its end) within `wait_s`; files and devices always do."""
+    import select
+    import stat
+
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return True
+    return bool(select.select([fd], [], [], wait_s)[0])
+
+
+def _stdin_goal() -> str:
+    """`--goal -`: all of stdin is the goal. It is asked for, so it is waited for (saying so)."""
+    from arreio.engine.errors import UsageError
+
+    if _no_stdin():
+        raise UsageError("--goal - reads the goal from stdin, but there is no stdin")
+    fd = _stdin_fd()
+    if fd is not None and os.isatty(fd):
+        print("arreio: reading the goal from stdin; end it with Ctrl-D", file=sys.stderr)
+    elif fd is not None and not _ready(fd, STDIN_WAIT_S):
+        print("arreio: waiting for the goal on stdin (--goal -)…", file=sys.stderr)
+    return _decode(sys.stdin.buffer.read())
+
+
+def _piped(*, wait_s: float, cap: int | None) -> tuple[str | None, int | None]:
+    """What was piped to stdin (None: stdin is a terminal, empty, or sent nothing within `wait_s`),
+    and, when more than `cap` bytes came, the size known to have come (the text is cut at `cap`).
+
+    The wait is bounded because a pipe nobody writes to (a parent process that keeps stdin open)
+    would otherwise hang the run; a producer slower than that is said on stderr, with the fix."""
+    if _no_stdin():
+        return None, None
+    fd = _stdin_fd()
+    if fd is not None:
+        if os.isatty(fd):
+            return None, None
+        if not _ready(fd, wait_s):
+            print(f"arreio: warning: nothing arrived on stdin within {wait_s:g} s; running without it "
+                  "(pipe the input in, or run with `< /dev/null` to say there is none)", file=sys.stderr)
+            return None, None
+    data = sys.stdin.buffer.read() if cap is None else sys.stdin.buffer.read(cap + 1)
+    cut = None
+    if cap is not None and len(data) > cap:
+        cut = len(data)
+        if fd is not None:
+            try:
+                size = os.fstat(fd).st_size  # a file says how big it is; a pipe only that it had more
+                cut = max(cut, size)
+            except OSError:
+                pass
+            from arreio.cli.render import silence
+
+            silence(sys.stdin)  # the producer meets a closed pipe now instead of blocking until we exit
+        data = data[:cap]
+        newline = data.rfind(b"\n")
+        if newline > cap // 2:  # end on a whole line when one is near
+            data = data[: newline + 1]
+    text = _decode(data)
+    return (text, cut) if text.strip() else (None, None)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes" if n < 1024 else f"{n / 1024:,.0f} KB" if n < 1024 * 1024 else f"{n / 1024 / 1024:,.1f} MB"
+
+
+def attach(goal: str, context: str, cut: int | None) -> str:
+    """The goal with piped input below it, in a fence no line of the input can close, named as what
+    it is (so the model reads it as material, not as the instruction), and a cut said in words."""
+    from arreio.engine.prompt import PIPED_INPUT
+
+    longest = max((len(line) - len(line.lstrip("~")) for line in context.splitlines()), default=0)
+    fence = "~" * max(3, longest + 1)
+    size = len(context.encode("utf-8"))
+    note = ""
+    if cut is not None:
+        more = f"{_size(cut)}" if cut > STDIN_CAP + 1 else f"more than {_size(STDIN_CAP)}"
+        note = (f"\n[arreio: the piped input was {more}; only its first {_size(size)} is above, "
+                f"the rest was cut]\n")
+        print(f"arreio: warning: piped input cut to its first {_size(size)} (it was {more})", file=sys.stderr)
+    body = context if context.endswith("\n") else context + "\n"
+    return (f"{goal.rstrip()}\n\n"
+            f"{PIPED_INPUT}, {_size(size)}), attached as context for the goal above:\n\n"
+            f"{fence} stdin\n{body}{fence}\n{note}")

@@ -27,24 +27,24 @@ def list_sessions(json_output: JsonFlag = False) -> None:
     if json_output:
         print(json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
 
     from arreio.cli.inert import shown as escape  # markup-safe and inert
+    from arreio.cli.render import console_for
 
-    console = Console(highlight=False)
+    console = console_for()  # a pipe gets every column whole (`arreio sessions list | cat`), not 80 columns
     if not rows:
         console.print("no sessions yet (start one with `arreio run --goal FILE`)")
         return
     table = Table(box=None, pad_edge=False)
     # Everything but the title keeps its full width; the title takes what is left.
-    for column in ("id", "created", "model", "msgs", "last run"):
+    for column in ("id", "created", "model", "msgs", "last run", "cost"):
         table.add_column(column, no_wrap=True, min_width=max(len(column), *(len(_cells(r)[column]) for r in rows)))
     table.add_column("title", no_wrap=True, overflow="ellipsis", ratio=1)
     for r in rows:
         cells = _cells(r)
         verdict = f"[red]{cells['last run']}[/red]" if r.error else cells["last run"]
-        table.add_row(cells["id"], cells["created"], cells["model"], cells["msgs"], verdict, r.title)
+        table.add_row(cells["id"], cells["created"], cells["model"], cells["msgs"], verdict, cells["cost"], r.title)
     console.print(table)
     for r in rows:  # a damaged file is listed, and what is wrong with it is said below the table
         if r.error:
@@ -52,9 +52,13 @@ def list_sessions(json_output: JsonFlag = False) -> None:
 
 
 def _cells(r) -> dict[str, str]:
+    from arreio.cli.render import money
+
+    ran = r.last_run_verdict is not None and not r.error
     return {
         "id": r.id, "created": r.created_at[:16].replace("T", " "), "model": r.model, "msgs": str(r.messages),
         "last run": "damaged" if r.error else (r.last_run_verdict or "-"),
+        "cost": money(r.cost_usd).removeprefix("cost ") if ran else "-",  # the last run's: "$0.036", "unknown"
     }
 
 

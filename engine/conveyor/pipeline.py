@@ -137,7 +137,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 final_text=outcome.final_text, report_path=display_path(report_path, options.cwd),
                 steps=totals.steps(), tool_calls=totals.tool_calls,
                 input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
-                changes=report.changes,
+                changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run),
             ))
             session.close()
             if run.lock is not None:
@@ -189,9 +189,14 @@ def _unit_provider(run: PreparedRun, model: str | None, script: Path | None, fir
                                 script=script, **extra)
 
 
+def _free(run: PreparedRun) -> bool:
+    """Offline runs and replays bill no model."""
+    return registry.is_offline(run.model) or getattr(run.provider, "name", "") == "replay"
+
+
 def _cost(run: PreparedRun, totals: Totals) -> float | None:
     """Estimated cost in USD; offline runs and replays are free; None when the price is unknown."""
-    if registry.is_offline(run.model) or getattr(run.provider, "name", "") == "replay":
+    if _free(run):
         return 0.0
     return estimate_cost(run.model, totals.usage)
 

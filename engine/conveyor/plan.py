@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from arreio.engine.config import first_error, suggest_key
 from arreio.engine.errors import UsageError
 from arreio.engine.yaml_file import read_yaml
 
@@ -128,11 +129,15 @@ def load_plan(path: Path) -> Plan:
     try:
         plan = Plan.model_validate(_plain(data))
     except ValidationError as exc:
-        err = exc.errors()[0]
+        err = first_error(exc)  # a misspelt key first: it also makes the real key look missing
         loc = tuple(err["loc"])
         line = _line_of(data, loc) or _line_of(data, loc[:-1])
         field = ".".join(str(p) for p in loc) or "(top level)"
-        raise UsageError(f"{path}{f':{line}' if line else ''}: {field}: {err['msg']}") from None
+        if err["type"] == "extra_forbidden":
+            message = f"unknown key '{loc[-1]}'{suggest_key(loc, Plan, leaf_only=True)}"
+        else:
+            message = str(err["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"{path}{f':{line}' if line else ''}: {field}: {message}") from None
     plan.source = str(path)
     if plan.version > PLAN_VERSION:
         raise UsageError(f"{path}: plan version {plan.version} is newer than this arreio understands ({PLAN_VERSION})")

@@ -104,13 +104,14 @@ def _continuation(session: Session) -> str | None:
     """What a resume without a new goal sends: nothing when the history is unfinished (the loop just
     goes on), a continuation note after a run that stopped at a ceiling; else a UsageError."""
     if not session.messages:
-        raise UsageError(f"session {session.id} has no messages to continue; pass --goal")
+        raise UsageError(f"session {session.id} has no messages to continue; give it a goal (text or --goal FILE)")
     last = session.messages[-1]
     if last.role == "assistant" and not last.tool_calls:
         ended = [r for r in session.runs if r.get("event") == "end"]
         if ended and ended[-1].get("verdict") == "partial":
             return CONTINUE
-        raise UsageError(f"session {session.id} already ended with an answer; pass --goal to give it a new instruction")
+        raise UsageError(f"session {session.id} already ended with an answer; give it a new instruction "
+                         "(as text, or --goal FILE)")
     return None
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from arreio.engine.prompt import PIPED_INPUT
 from arreio.engine.conveyor.promises import paths_in
 from arreio.engine.providers.offline_phrasing import (
     AUXILIARIES,
@@ -81,6 +82,7 @@ def read_goal(goal: str) -> GoalFiles:
     """What the goal asks of each file it names (see the module docstring)."""
     roles: dict[str, str] = {}
     wants = False
+    goal = goal.split("\n" + PIPED_INPUT, 1)[0]  # piped context is data, never instructions
     for text, default in _blocks(_URL.sub(" ", goal)):
         if default in ("write", "append"):
             wants = True

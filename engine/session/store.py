@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -23,6 +25,7 @@ class SessionSummary(BaseModel):
     last_run_verdict: str | None
     path: Path
     error: str | None = None
+    cost_usd: float | None = None  # the last run's, from its report; None when unknown or there is none
 
 
 class SessionStore:
@@ -62,6 +65,36 @@ class SessionStore:
         summaries = [_summarize(self.directory / f"{i}.jsonl") for i in self._ids()]
         return sorted(summaries, key=lambda s: (s.created_at, s.id), reverse=True)
 
+    def latest(self, cwd: Path) -> str | None:
+        """The session last worked on in `cwd` (`arreio run --continue`): among the sessions whose header
+        names that directory, the one with the newest run marker (its creation time if it has none).
+        Sub-agent sessions (`<root>.d1`) are never picked: they end with their task. A file whose
+        header cannot be read is passed over (its directory is unknown). None when there is none."""
+        here = os.path.realpath(cwd)
+        best: tuple[str, str] | None = None
+        for session_id in self._ids():
+            if "." in session_id:
+                continue
+            try:
+                lines = (self.directory / f"{session_id}.jsonl").read_bytes().split(b"\n")
+            except OSError:
+                continue
+            header = parse_object(lines[0])
+            if not header or header.get("type") != "header" or header.get("parent") or not header.get("cwd"):
+                continue
+            if os.path.realpath(str(header["cwd"])) != here:
+                continue
+            last = str(header.get("created_at") or "")
+            for line in reversed(lines):  # markers are appended: the last one is the newest
+                if line.startswith(b'{"type":"run"'):
+                    record = parse_object(line)
+                    if record is not None and isinstance(record.get("at"), str):
+                        last = max(last, record["at"])
+                        break
+            if best is None or (last, session_id) > best:
+                best = (last, session_id)
+        return best[1] if best else None
+
 
 def _summarize(path: Path) -> SessionSummary:
     """A cheap scan (no message validation) so listing many long sessions stays fast."""
@@ -78,14 +111,14 @@ def _summarize(path: Path) -> SessionSummary:
         return empty.model_copy(update={"error": error.message})
     except (OSError, ValidationError) as error:
         return empty.model_copy(update={"error": f"unreadable session header: {type(error).__name__}"})
-    count, verdict = 0, None
+    count, verdict, last_run = 0, None, None
     for line in lines[1:]:
         if line.startswith(MESSAGE_LINE_PREFIX):
             count += line.endswith(b"}")  # a torn line is not a message
         elif line.startswith(b'{"type":"run"'):
             record = parse_object(line)
             if record is not None and record.get("event") == "end":
-                verdict = record.get("verdict")
+                verdict, last_run = record.get("verdict"), record.get("run_id")
     return SessionSummary(
         id=path.stem,
         created_at=parsed.created_at,
@@ -94,4 +127,16 @@ def _summarize(path: Path) -> SessionSummary:
         messages=count,
         last_run_verdict=verdict,
         path=path,
+        cost_usd=_run_cost(path.parent.parent / "runs", last_run),
     )
+
+
+def _run_cost(runs: Path, run_id: object) -> float | None:
+    """A run's `cost_usd` from its report (`.arreio/runs/<id>/report.json`); None if it cannot be read."""
+    if not isinstance(run_id, str) or not run_id or "/" in run_id or "\\" in run_id:
+        return None
+    try:
+        cost = json.loads((runs / run_id / "report.json").read_text(encoding="utf-8")).get("cost_usd")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None

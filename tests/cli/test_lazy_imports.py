@@ -29,7 +29,8 @@ def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
                 ["mcp", "--help"], ["mcp", "list"],
                 ["cassette", "--help"], ["cassette", "show", CASSETTE], ["cassette", "diff", CASSETTE, CASSETTE],
                 ["approve", "--help"], ["audit", "verify"], ["audit", "tail"], ["kb", "--help"], ["kb", "stats"],
-                ["learn", "--help"]]
+                ["learn", "--help"], ["config", "--help"], ["config", "list"], ["config", "get", "sandbox.mode"],
+                ["config", "path"], ["models", "--help"], ["models"], ["doctor", "--help"], ["doctor", "--no-mcp"]]
     code = PROBE.format(commands=commands, heavy=HEAVY)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

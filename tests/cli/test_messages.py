@@ -1,0 +1,47 @@
+"""Messages that help (issue 19): did-you-mean for plan keys, one readable thinking error, readable
+audit lines, and `memory <substore> list --long` (the default list stays exactly as scripts parse it)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
+
+
+def test_a_misspelt_plan_key_gets_a_suggestion(cli) -> None:
+    Path("a.yaml").write_text("units:\n  - {id: a, goal: x, need: [b]}\n")
+    Path("b.yaml").write_text("unit:\n  - {id: a, goal: x}\n")
+    first = cli("run", "--plan", "a.yaml", "--offline")
+    assert first.exit_code == 2 and "a.yaml:2: units.0.need: unknown key 'need' (did you mean 'needs'?)" in first.stderr
+    second = cli("run", "--plan", "b.yaml", "--offline")
+    assert second.exit_code == 2 and "unknown key 'unit' (did you mean 'units'?)" in second.stderr  # not "units: Field required"
+
+
+def test_a_bad_thinking_value_says_what_is_allowed(cli, monkeypatch) -> None:
+    Path("g.md").write_text("# hi\n")
+    monkeypatch.setenv("ARREIO_THINKING", "lots")
+    result = cli("run", "--goal", "g.md", "--offline")
+    assert result.exit_code == 5
+    assert "invalid setting 'thinking' from environment: thinking is off, adaptive or a number of tokens" in result.stderr
+    assert "literal" not in result.stderr
+
+
+def test_audit_tail_reads_as_text(cli) -> None:
+    Path("g.md").write_text("# hi\n")
+    cli("run", "--goal", "g.md", "--offline")
+    lines = cli("audit", "tail").stdout.splitlines()
+    assert lines and not any("{'" in line or "resumed=False" in line for line in lines)  # no dict reprs
+    assert any(re.search(r"run_start\s+\S+\s+offline$", line) for line in lines)
+
+
+def test_memory_list_long_adds_kind_subject_verdict_and_the_default_is_unchanged(cli) -> None:
+    Path("g.md").write_text("# hi\n")
+    cli("run", "--goal", "g.md", "--offline")  # its promise gate writes a decision record
+    plain = cli("memory", "decision", "list").stdout.splitlines()
+    assert re.fullmatch(r"  dec-\w+ \[agent arreio\] at \S+Z", plain[1])  # the seed's shape, nothing after
+    long = cli("memory", "decision", "list", "--long").stdout.splitlines()
+    assert long[1].startswith(plain[1]) and long[1].endswith("gate · promise · passed")
+    records = json.loads(cli("memory", "decision", "list", "--json").stdout)["records"]
+    assert records[0]["payload"]["kind"] == "gate"
