@@ -38,7 +38,7 @@ gates:
     ("units:\n  - id: a\n    goal: x\n  - id: a\n    goal: y\n", ":4: duplicate unit id 'a'"),
     ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: commnd\n", ":5: gates.0.kind: Input should be"),
     ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: command\n", ":5: gate 1 (command) needs `command:`"),
-    ("units:\n  - id: a\n    goal: x\n    colour: blue\n", ":4: units.0.colour: Extra inputs are not permitted"),
+    ("units:\n  - id: a\n    goal: x\n    colour: blue\n", ":4: units.0.colour: unknown key 'colour'"),
     ("units: [\n", "invalid plan"),
     ("units: []\n", "units: List should have at least 1 item"),
     ("- just a list\n", "a plan is a mapping"),
