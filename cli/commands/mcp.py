@@ -24,28 +24,42 @@ def _settings() -> tuple[Any, Any]:
     return settings, parse_mcp_servers(settings.mcp_servers)
 
 
-def _connect(servers: dict[str, Any]) -> list[Any]:
-    """Connect, list, close; returns each server's state (failed ones say why)."""
+def _connect(servers: dict[str, Any]) -> tuple[list[Any], dict[str, list[dict[str, Any]]]]:
+    """Connect, list, close; returns each server's state (failed ones say why) and, per server, its
+    tools as `_tool_json` rows."""
     import os
+    from contextlib import nullcontext
     from pathlib import Path
 
     from arreio.engine.paths import state_dir
+    from arreio.engine.tools.mcp.feature import terminal_status
     from arreio.engine.tools.mcp.hub import McpHub
 
     cwd = Path.cwd()
     hub = McpHub(servers, cwd=cwd, env=dict(os.environ), log_dir=state_dir(cwd) / "logs")
     try:
-        hub.start()
-        hub.tools()  # fills each ready server's offered names
-        return hub.states()
+        live = sum(1 for c in servers.values() if c.enabled)
+        with terminal_status(f"connecting to {live} MCP server{'s' if live != 1 else ''}…") if live else nullcontext():
+            hub.start()
+        tools: dict[str, list[dict[str, Any]]] = {}
+        for tool in hub.tools():  # also fills each ready server's offered names
+            tools.setdefault(tool.server, []).append(_tool_json(tool))
+        return hub.states(), tools
     finally:
         hub.close()
 
 
-def _state_json(state: Any, target: str) -> dict[str, Any]:
+def _tool_json(tool: Any) -> dict[str, Any]:
+    """One tool as `--json` shows it: what the model would see, and whether it is offered at all."""
+    return {"name": tool.name, "server_name": tool.remote, "description": tool.remote_description,
+            "input_schema": tool.input_schema(), "read_only": tool.read_only, "offered": tool.withheld is None,
+            **({"withheld": tool.withheld} if tool.withheld else {})}
+
+
+def _state_json(state: Any, target: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
     state_name = "ready" if state.state == "closed" else state.state
     return {"name": state.name, "transport": state.transport, "target": target, "state": state_name,
-            "detail": state.detail, "tools": state.tools}
+            "detail": state.detail, "tools": tools}
 
 
 @app.command("list")
@@ -58,11 +72,13 @@ def list_servers(
     from arreio.engine.tools.mcp.hub import ServerState
 
     _, servers = _settings()
+    tools: dict[str, list[dict[str, Any]]] = {}
     if connect:
-        states = {s.name: s for s in _connect(servers)}
+        found, tools = _connect(servers)
+        states = {s.name: s for s in found}
     else:
         states = {n: ServerState(n, c.transport, "disabled" if not c.enabled else "not started") for n, c in servers.items()}
-    rows = [_state_json(states[name], describe(cfg)) for name, cfg in servers.items()]
+    rows = [_state_json(states[name], describe(cfg), tools.get(name, [])) for name, cfg in servers.items()]
     if as_json:
         typer.echo(json.dumps({"servers": rows}, indent=2))
         return
@@ -80,7 +96,11 @@ def list_servers(
     for row in rows:
         colour = {"ready": "green", "failed": "red", "dead": "red"}.get(row["state"], "dim")
         state = f"[{colour}]{row['state']}[/{colour}]" + (f"\n{escape(row['detail'])}" if row["detail"] else "")
-        tools = f"{len(row['tools'])}: " + ", ".join(row["tools"]) if row["tools"] else "-"
+        offered = [t["name"] for t in row["tools"] if t["offered"]]
+        withheld = [t["name"] for t in row["tools"] if not t["offered"]]
+        tools = f"{len(offered)}: " + ", ".join(offered) if offered else "-"
+        if withheld:
+            tools += f"\nwithheld by tools allow/deny: {', '.join(withheld)}"
         table.add_row(row["name"], row["transport"], escape(row["target"]), state, escape(tools))
     Console().print(table)
 
@@ -99,14 +119,15 @@ def test_server(
         known = ", ".join(servers) or "(none configured)"
         raise UsageError(f"no MCP server named '{name}' in config; configured: {known}")
     config = servers[name].model_copy(update={"enabled": True})
-    state = _connect({name: config})[0]
-    row = _state_json(state, describe(config))
+    states, tools = _connect({name: config})
+    row = _state_json(states[0], describe(config), tools.get(name, []))
     if as_json:
         typer.echo(json.dumps(row, indent=2))
     elif row["state"] == "ready":
-        typer.echo(f"{name}: ok ({config.transport}: {row['target']}) · {len(row['tools'])} tool(s)")
+        offered = [t for t in row["tools"] if t["offered"]]
+        typer.echo(f"{name}: ok ({config.transport}: {row['target']}) · {len(offered)} tool(s)")
         for tool in row["tools"]:
-            typer.echo(f"  {tool}")
+            typer.echo(f"  {tool['name']}" + ("" if tool["offered"] else f"  (withheld: {tool['withheld']})"))
     else:
         typer.echo(f"{name}: {row['state']} — {row['detail']}", err=True)
     if row["state"] != "ready":

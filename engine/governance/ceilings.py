@@ -5,7 +5,11 @@ finish with what it has, verdict `partial`, exit 4):
 
 - `tool_calls`  tool calls per run (`governance.max_tool_calls`); calls beyond it in a round are not run
 - `repetition`  the same tool with the same arguments more often than its `repeat` declaration allows
-                (`governance.repeat_limits`); the extra call is not run
+                (`governance.repeat_limits`); the extra call is not run. Identical calls are counted over
+                the whole run — a state change in between resets nothing — except for tools declaring
+                `repeat = "reads"` (read-only: an MCP tool marked readOnlyHint), whose count starts
+                again after any call that may change state (checkpoints' `may_change`): after a write,
+                the same read may answer differently, so status / add / status / status is no loop
 - `steps`       model turns per unit (`max_steps`): the last allowed turn is the reserve turn
 - `stall`       a tool went silent and the watchdog cut it off
 - `tokens`, `cost`  budgets: land when the next turn would not fit (spent + last turn >= budget)
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from arreio.engine import events as ev
 from arreio.engine.conveyor.pricing import estimate_cost
 from arreio.engine.governance.audit import canonical
+from arreio.engine.governance.checkpoints.plan import may_change
 from arreio.engine.governance.settings import DEFAULT_REPEAT_LIMITS, GovernanceSettings
 from arreio.engine.hooks import Deny, Land, RunHook, Turn
 from arreio.engine.providers import registry
@@ -53,6 +58,7 @@ class CeilingsHook(RunHook):
         self.partial_path = partial_path
         self.session_id = session_id
         self.repeats: dict[tuple[str, str], int] = {}
+        self._reads: set[tuple[str, str]] = set()  # keys of `reads` tools: a state change clears them
         self.denied: set[str] = set()  # calls this hook refused (they did not run, so they do not count)
         self.hit: Hit | None = None
         self.warnings: list[str] = []
@@ -153,6 +159,13 @@ class CeilingsHook(RunHook):
     def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         if call.id not in self.denied:
             key, _ = self._key(turn, call)
+            tool = turn.tools.get(call.name)
+            if may_change(call.name, read_only=getattr(tool, "read_only", False) is True):
+                for read in self._reads:  # what the reads answered may have changed
+                    self.repeats.pop(read, None)
+                self._reads.clear()
+            elif getattr(tool, "repeat", "few") == "reads":
+                self._reads.add(key)
             self.repeats[key] = self.repeats.get(key, 0) + 1
         return []
 

@@ -6,7 +6,7 @@ governance:
   stall_s: 900                 # no event for this long: the model call or tool is cut off
   max_total_tokens: 2000000    # input + output tokens per run (null: no budget)
   max_cost_usd: 5.0            # estimated cost per run (null: no budget)
-  repeat_limits: {once: 1, few: 3, paged: 3, per_target: 3}
+  repeat_limits: {once: 1, few: 3, paged: 3, per_target: 3, reads: 3}   # identical calls (ceilings.py)
   sensitive_tools: [deploy]    # ask before these (tools declaring `sensitive` always ask)
   write_allow: ["build/**", "docs/*.md"]   # writes outside these paths ask (empty: writes never ask)
   policy:
@@ -36,7 +36,9 @@ if TYPE_CHECKING:
     from arreio.engine.config import Settings
 
 Action = Literal["allow", "ask", "deny"]
-DEFAULT_REPEAT_LIMITS = {"once": 1, "few": 3, "paged": 3, "per_target": 3}
+# `reads`: a read-only tool's identical calls, counted afresh after any call that may change state
+# (an MCP tool the server marks readOnlyHint; the rule is in ceilings.py).
+DEFAULT_REPEAT_LIMITS = {"once": 1, "few": 3, "paged": 3, "per_target": 3, "reads": 3}
 # A shell `match` with any of these is a regex, not a command: no command pattern needs them.
 _REGEX_SYNTAX = re.compile(r"^\^|(?<!\\)\$$|\\|[()]|\.[*+?]|\{\d")
 
@@ -105,7 +107,7 @@ class GovernanceSettings(BaseModel):
     def _known_kinds(cls, value: dict[str, int]) -> dict[str, int]:
         unknown = sorted(set(value) - set(DEFAULT_REPEAT_LIMITS))
         if unknown:
-            raise ValueError(f"unknown repeat kind(s) {', '.join(unknown)}; use once, few, paged, per_target")
+            raise ValueError(f"unknown repeat kind(s) {', '.join(unknown)}; use {', '.join(DEFAULT_REPEAT_LIMITS)}")
         if any(v < 1 for v in value.values()):
             raise ValueError("each repeat limit must be at least 1")
         return {**DEFAULT_REPEAT_LIMITS, **value}

@@ -21,7 +21,7 @@ from arreio.engine.messages import ImagePart
 if TYPE_CHECKING:
     from arreio.engine.run_context import RunContext
 
-Repeat = Literal["once", "few", "paged", "per_target"]
+Repeat = Literal["once", "few", "paged", "per_target", "reads"]  # reads: an MCP read-only tool (ceilings)
 PREVIEW_CHARS = 160
 # A tool whose `timeout_s` is this takes the configured `tools.timeout_s` (the default).
 SETTINGS_TIMEOUT = "tools.timeout_s"

@@ -11,7 +11,10 @@ protection chain and every hook; no family is called around it.
   cannot be offered in this run (no search backend configured, sub-agent depth reached). Such a tool
   is left out with its reason; naming it in `--tools` is a warning, not an error.
 - Names in the allow/deny lists are exact tool names or shell-style patterns (`github__*`); a name or
-  pattern that matches nothing at all is a ConfigError naming it, never a silent no-op.
+  pattern that matches nothing at all is a ConfigError naming it, never a silent no-op — unless it lies
+  in a namespace a family owns but could not list in this run: a feature may define
+  `absent_namespaces(ctx) -> {prefix: why}` (an MCP server that did not start: `{"fx__": "..."}`), and
+  a name or pattern starting with such a prefix is then a warning saying why, not an error.
 - The tokens the offered schemas cost on every model call are estimated (`context/tokens.py`) and kept
   on the result, so the report can show what the tool set costs.
 
@@ -118,6 +121,12 @@ def resolve_tools(
     enable = list(enable) if enable is not None else None
     disable = list(disable)
     unknown = [s for s in (enable or []) + disable if not any(_matches(n, [s]) for n in known)]
+    absent = _absent_namespaces(ctx, features)
+    for selector in dict.fromkeys(unknown):
+        why = next((w for prefix, w in absent.items() if selector.startswith(prefix)), None)
+        if why is not None:
+            offered.warnings.append(f"tool(s) {selector} not offered in this run: {why}")
+    unknown = [s for s in unknown if not any(s.startswith(prefix) for prefix in absent)]
     if unknown:
         raise ConfigError(
             f"unknown tool(s) {', '.join(sorted(set(unknown)))}; available: {', '.join(offered.names()) or '(none)'}"
@@ -137,6 +146,16 @@ def resolve_tools(
         if notify is not None:
             notify(ctx, resolved)
     return resolved
+
+
+def _absent_namespaces(ctx: RunContext, features: Sequence[Feature]) -> dict[str, str]:
+    """Asked after every family listed its tools (an MCP server's state is known only then)."""
+    out: dict[str, str] = {}
+    for feature in features:
+        absent: Any = getattr(feature, "absent_namespaces", None)
+        if absent is not None:
+            out.update(absent(ctx))
+    return out
 
 
 class ToolReportFeature(Feature):

@@ -100,7 +100,9 @@ def test_mcp_list_shows_state_and_tools(project: Path, cli) -> None:
     result = cli("mcp", "list", "--json")
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.stdout)["servers"]}
-    assert rows["fx"]["state"] == "ready" and "fx__add" in rows["fx"]["tools"] and rows["fx"]["transport"] == "stdio"
+    # each tool is an object (name, description, input schema): a script can see what the model would
+    assert rows["fx"]["state"] == "ready" and rows["fx"]["transport"] == "stdio"
+    assert "fx__add" in [t["name"] for t in rows["fx"]["tools"]]
     assert rows["broken"]["state"] == "failed" and "missing API token" in rows["broken"]["detail"]
     assert rows["off"]["state"] == "disabled"
     table = cli("mcp", "list")

@@ -7,18 +7,26 @@ mcp_servers:
     args: ["-y", "@modelcontextprotocol/server-filesystem", "."]
     env: {LOG_LEVEL: warn}
     timeout_s: 60             # per call
+    tools: {deny: [write_file, "move_*"]}   # the server's own names (no `files__`), globs allowed
   search:
     url: https://mcp.example.com/mcp     # streamable HTTP: a url and headers
     headers: {Authorization: "Bearer ${SEARCH_TOKEN}"}
     enabled: false            # configured, not started
 ```
 Every mistake is one `ConfigError` naming the field (`mcp_servers.files.args`).
+
+`tools: {allow: [...], deny: [...]}` picks which of a server's tools are offered: `allow` (when given)
+keeps only what it names, then `deny` removes. A withheld tool is known but not offered (naming it in
+`--tools` is a warning, as for any unavailable tool); a name that matches none of the server's tools is
+a warning with the closest names (`filter_warnings`), not an error — servers change their tool lists.
 """
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -30,8 +38,31 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+class ToolFilter(BaseModel):
+    """Which of a server's tools are offered, by the names the server gives them; globs allowed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] | None = Field(None, description="Offer only these (default: every tool).")
+    deny: list[str] = Field(default_factory=list, description="Never offer these.")
+
+    def withheld(self, remote: str) -> str | None:
+        """Why the tool the server calls `remote` is not offered, or None when it is."""
+        if self.allow is not None and not _any_match(remote, self.allow):
+            return "not in its server's tools.allow"
+        if _any_match(remote, self.deny):
+            return "in its server's tools.deny"
+        return None
+
+
+def _any_match(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
 class _Common(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    tools: ToolFilter = Field(default_factory=ToolFilter, description="allow / deny by the server's tool names.")
 
     enabled: bool = Field(True, description="False keeps the server configured but not started.")
     timeout_s: float = Field(60.0, gt=0, le=3600, description="Longest one tool call may take.")
@@ -88,6 +119,25 @@ def parse_mcp_servers(raw: Mapping[str, Any] | None) -> dict[str, McpServerConfi
             field = ".".join(str(p) for p in err["loc"])
             raise ConfigError(f"invalid setting '{where}.{field}': {err['msg']}") from None
     return servers
+
+
+def filter_warnings(server: str, config: McpServerConfig, remotes: Sequence[str]) -> list[str]:
+    """One warning per `tools.allow` / `tools.deny` entry that matches none of the tools the server
+    lists, with the closest names (a typo in a deny list would otherwise offer what it meant to hide)."""
+    out = []
+    for key in ("allow", "deny"):
+        for entry in getattr(config.tools, key) or []:
+            if _any_match_any(entry, remotes):
+                continue
+            close = difflib.get_close_matches(entry, remotes, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(close)}?" if close else f"; it offers {', '.join(remotes) or 'no tools'}"
+            where = f"mcp_servers.{server}.tools.{key}"
+            out.append(f"{where} names '{entry}', which server '{server}' does not offer{hint}")
+    return out
+
+
+def _any_match_any(pattern: str, names: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(n, pattern) for n in names)
 
 
 def expand_vars(values: Mapping[str, str], env: Mapping[str, str], where: str) -> dict[str, str]:

@@ -1,20 +1,33 @@
 """`McpFeature`: the configured MCP servers' tools (`<server>__<tool>`) in every run. It connects at
 run start and closes at run end (and at interpreter exit, as a backstop for a run that never reached
-its end). A server that fails to start or dies is a warning event, not a failed run."""
+its end). A server that fails to start or dies is a warning event, not a failed run:
+
+- its namespace stays known to the resolver (`absent_namespaces`), so `--no-tools 'fx__*'` or a
+  `tools_disabled` entry naming a server that did not start is a warning, not a config error;
+- a server that dies mid-run has its tools withdrawn from every later model request (`McpHook`).
+
+While the servers start, a terminal sees one transient status line on stderr ("connecting to 2 MCP
+servers…"): see `terminal_status` for why the engine, which otherwise speaks only through events,
+writes it."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import sys
 import weakref
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TextIO
 
 from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook, WarningsHook
+from arreio.engine.hooks import RunHook, Turn, WarningsHook
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.mcp.config import mcp_servers
+from arreio.engine.tools.mcp.tool import SEP
 
 if TYPE_CHECKING:
     from arreio.engine.conveyor.report import RunReport
+    from arreio.engine.providers.base import ModelRequest
     from arreio.engine.tools.base import Tool
     from arreio.engine.tools.mcp.hub import McpHub
 
@@ -25,6 +38,51 @@ _OPEN_HUBS: weakref.WeakSet = weakref.WeakSet()
 def _close_open_hubs() -> None:  # pragma: no cover — exercised by processes that exit mid-run
     for hub in list(_OPEN_HUBS):
         hub.close()
+
+
+@contextlib.contextmanager
+def terminal_status(text: str, stream: TextIO | None = None) -> Iterator[None]:
+    """Show `text` on a terminal's stderr while the block runs, then erase it.
+
+    The hub starts while the run is assembled (`Feature.tools` is synchronous and comes before the
+    first event), so no event can say "connecting…" in time; a start that waits on a slow server
+    would otherwise look hung. It is written only when stderr is a terminal — never to a pipe, a
+    file, CI or `--json` stdout — and erased afterwards, so no reader of the run's output sees it.
+    (A `progress` callback on the run's dependencies, shown by the CLI's renderer, would be the
+    cleaner home; the run command is another room's, so it lives here until then.)"""
+    out = stream if stream is not None else sys.stderr
+    shown = _isatty(out)
+    if shown:
+        out.write(f"arreio: {text}")
+        out.flush()
+    try:
+        yield
+    finally:
+        if shown:
+            out.write("\r\x1b[K")  # back to the line's start and clear it
+            out.flush()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
+
+
+class McpHook(WarningsHook):
+    """The hub's warnings as `warning` events, and a dead server's tools withdrawn from each request
+    (the model is not offered what no longer answers; the call that found it dead said why)."""
+
+    def __init__(self, hub: McpHub) -> None:
+        super().__init__(hub.drain_warnings, "mcp")
+        self.hub = hub
+
+    async def before_model(self, turn: Turn, request: ModelRequest) -> None:
+        gone = self.hub.withdrawn()
+        if gone and request.tools:
+            request.tools = [t for t in request.tools if t.name not in gone]
+        return None
 
 
 class McpFeature(Feature):
@@ -41,19 +99,39 @@ class McpFeature(Feature):
 
     def tools(self, ctx: RunContext) -> list[Tool]:
         servers = ctx.section(mcp_servers)
-        if not any(s.enabled for s in servers.values()):
+        enabled = sum(1 for s in servers.values() if s.enabled)
+        if not enabled:
             return []
         if self._hub is None:
             from arreio.engine.tools.mcp.hub import McpHub
 
             self._hub = McpHub(servers, cwd=ctx.cwd, env=ctx.env, log_dir=ctx.state_dir / "logs")
             _OPEN_HUBS.add(self._hub)
-            self._hub.start()
+            with terminal_status(f"connecting to {enabled} MCP server{'s' if enabled > 1 else ''}…"):
+                self._hub.start()
         return list(self._hub.tools())
+
+    def absent_namespaces(self, ctx: RunContext) -> dict[str, str]:
+        """`<server>__` → why none of its tools is offered, for each configured server that is not
+        ready (disabled, failed to start). The resolver takes a name or pattern in these namespaces
+        that matches nothing as a warning: the user named a real server, it is just not up."""
+        states = {s.name: s for s in self._hub.states()} if self._hub is not None else {}
+        out: dict[str, str] = {}
+        for name, config in ctx.section(mcp_servers).items():
+            state = states.get(name)
+            if not config.enabled:
+                out[name + SEP] = f"MCP server '{name}' is disabled in config (enabled: false)"
+            elif state is None:
+                out[name + SEP] = f"MCP server '{name}' was not started"
+            elif state.state == "failed":
+                out[name + SEP] = f"MCP server '{name}' failed to start"
+            elif state.state != "ready":
+                out[name + SEP] = f"MCP server '{name}' is {state.state}"
+        return out
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         hub = self._hub
-        return [WarningsHook(hub.drain_warnings, "mcp")] if hub is not None else []
+        return [McpHook(hub)] if hub is not None else []
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
         if self._hub is None:

@@ -7,8 +7,14 @@ guarantees. Calls hop over with `run_coroutine_threadsafe`, so a Ctrl-C that can
 cancels the request on the server's loop too.
 
 Each server's tools are offered as `<server>__<tool>` `McpTool`s — ordinary `Tool`s, so every call
-goes through the protection chain and every hook. A server that fails to start is a warning and no
-tools; one that dies mid-run turns its tools into a clear error result and a warning; the run goes on.
+goes through the protection chain and every hook. A server's `tools: {allow, deny}` withholds some
+(known, not offered). Failures are warnings, never a failed run:
+
+- a server that fails to start (or misses `connect_timeout_s`) offers no tools; an HTTP 401/403 says
+  "authentication failed (401) … check its headers";
+- one that dies mid-run: the call that found it says so in its result, one warning is raised, and its
+  tools are withdrawn from later requests (`withdrawn()`, applied by the feature's hook);
+- what the server prints on stderr and what the SDK logs about it go to its log file (`logs.py`).
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.tools.base import ToolError, ToolResult
-from arreio.engine.tools.mcp.config import HttpServer, McpServerConfig, StdioServer, expand_vars
+from arreio.engine.tools.mcp import logs
+from arreio.engine.tools.mcp.config import HttpServer, McpServerConfig, StdioServer, expand_vars, filter_warnings
 from arreio.engine.tools.mcp.tool import McpTool, normalise_result, tool_name
 
-_LOG_TAIL_CHARS = 400
+__all__ = ["McpHub", "ServerState", "tool_name"]
+
 _CLOSE_TIMEOUT_S = 10.0
 _SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
 
@@ -39,6 +47,7 @@ class ServerState:
     state: str = "pending"  # pending | ready | failed | dead | disabled | closed
     detail: str = ""
     tools: list[str] = field(default_factory=list)  # offered names, `<server>__<tool>`
+    withheld: list[str] = field(default_factory=list)  # listed, but kept back by its `tools:` allow/deny
 
 
 class _Connection:
@@ -49,8 +58,10 @@ class _Connection:
         self.listing: list[Any] = []
         self.stop: asyncio.Event | None = None
         self.task: asyncio.Task | None = None
-        self.log_path: Path | None = None
+        self.log: logs.ServerLog | None = None
         self.log_mark = 0  # log size when the current call began: a crash quotes only what came after
+        self.auth_status: int | None = None  # the last HTTP 401/403 the server answered (the SDK hides it)
+        self.told = False  # a call's result already told the model this server is gone
         self.status = ServerState(name, config.transport, "disabled" if not config.enabled else "pending")
 
 
@@ -65,6 +76,7 @@ class McpHub:
         self.env = dict(env)
         self.log_dir = log_dir
         self._conns = {name: _Connection(name, cfg) for name, cfg in servers.items()}
+        logs.route_sdk_logging()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="arreio-mcp", daemon=True)
         self._thread.start()
@@ -86,6 +98,10 @@ class McpHub:
         with self._lock:
             out, self._pending = self._pending, []
         return out
+
+    def withdrawn(self) -> set[str]:
+        """Names of offered tools whose server has stopped: later requests must not offer them."""
+        return {n for c in self._conns.values() if c.status.state in ("dead", "closed") for n in c.status.tools}
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -114,9 +130,18 @@ class McpHub:
             self._fail(conn, _describe(exc))
         else:
             conn.status.state = "ready"
+            for message in filter_warnings(conn.name, conn.config, [t.name for t in conn.listing]):
+                self.warn(message)
 
     def _fail(self, conn: _Connection, why: str) -> None:
-        tail = _log_tail(conn.log_path)
+        if conn.auth_status is not None:
+            conn.status.state, conn.status.detail = "failed", _auth_failed(conn)
+            self.warn(f"{conn.status.detail}; its tools are not available")
+            return
+        tail = conn.log.tail() if conn.log else ""
+        if conn.log and conn.log.junk:
+            where = _shown(conn.log.path, self.cwd)
+            why += f"; it printed {conn.log.junk} line(s) on stdout that are not MCP (see {where})"
         conn.status.state, conn.status.detail = "failed", why + (f"; its stderr ends: {tail}" if tail else "")
         self.warn(f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
 
@@ -125,6 +150,8 @@ class McpHub:
         from mcp import Client
         from mcp_types import Implementation
 
+        conn.log = logs.ServerLog(self.log_dir / f"mcp-{conn.name}.log" if self.log_dir else None)
+        logs.bind(conn.log)  # this task's context: every task the SDK starts for the connection inherits it
         try:
             async with contextlib.AsyncExitStack() as stack:
                 transport = await self._transport(conn, stack)
@@ -136,11 +163,17 @@ class McpHub:
                 await conn.stop.wait()  # type: ignore[union-attr]
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(_describe(exc)))
+                if isinstance(exc, Exception):
+                    ready.set_exception(exc)
+                else:  # cancelled (a missed connect_timeout_s): nobody awaits `ready` any more, and an
+                    ready.cancel()  # exception set on it would be "Future exception was never retrieved"
             elif conn.status.state == "ready":
                 self._died(conn, _describe(exc))
             if isinstance(exc, asyncio.CancelledError):
                 raise
+        finally:
+            if conn.log is not None:
+                conn.log.close()
 
     async def _transport(self, conn: _Connection, stack: contextlib.AsyncExitStack) -> Any:
         cfg = conn.config
@@ -155,8 +188,8 @@ class McpHub:
             env = {k: self.env[k] for k in _SAFE_ENV if k in self.env} | extra
             cwd = Path(cfg.cwd) if cfg.cwd else self.cwd
             params = StdioServerParameters(command=cfg.command, args=cfg.args, env=env, cwd=str(self.cwd / cwd))
-            errlog = stack.enter_context(self._errlog(conn))
-            return stdio_client(params, errlog=errlog)
+            assert conn.log is not None
+            return stdio_client(params, errlog=conn.log.stream)  # the server's stderr: its log file
         assert isinstance(cfg, HttpServer)
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
@@ -166,34 +199,37 @@ class McpHub:
         except KeyError as exc:
             raise RuntimeError(exc.args[0]) from None
         http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+
+        async def note_auth(response: Any) -> None:
+            # The SDK turns every HTTP error into "Server returned an error response"; keep the one
+            # status that has a remedy the user controls (the configured headers).
+            if response.status_code in (401, 403):
+                conn.auth_status = response.status_code
+
+        http.event_hooks = {**http.event_hooks, "response": [*http.event_hooks.get("response", []), note_auth]}
         return streamable_http_client(cfg.url, http_client=http)
-
-    def _errlog(self, conn: _Connection) -> Any:
-        """The server's stderr goes to a log file (not the user's terminal); its tail explains a failure."""
-        if self.log_dir is None:
-            import tempfile
-
-            return tempfile.TemporaryFile("w+", encoding="utf-8")
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        conn.log_path = self.log_dir / f"mcp-{conn.name}.log"
-        return open(conn.log_path, "w", encoding="utf-8")
 
     # -- tools --------------------------------------------------------------------------------------
     def tools(self) -> list[McpTool]:
-        """One `McpTool` per listed tool of every ready server, named `<server>__<tool>`."""
+        """One `McpTool` per listed tool of every ready server, named `<server>__<tool>`; a tool its
+        server's `tools:` allow/deny keeps back says so as its prerequisite (known, not offered)."""
         out: list[McpTool] = []
         for conn in self._conns.values():
             if conn.status.state != "ready":
                 continue
             taken: set[str] = set()
+            offered, withheld = [], []
             for remote in conn.listing:
                 name = tool_name(conn.name, remote.name, taken)
                 taken.add(name)
                 hint = getattr(remote.annotations, "read_only_hint", None) if remote.annotations else None
                 sensitive = conn.config.sensitive if conn.config.sensitive is not None else hint is not True
+                why = conn.config.tools.withheld(remote.name)
+                (withheld if why else offered).append(name)
                 out.append(McpTool(self, conn.name, remote.name, name, remote.description or "", remote.input_schema,
-                                   sensitive=sensitive, timeout_s=conn.config.timeout_s, read_only=hint is True))
-            conn.status.tools = sorted(taken)
+                                   sensitive=sensitive, timeout_s=conn.config.timeout_s, read_only=hint is True,
+                                   withheld=f"{why} (mcp_servers.{conn.name}.tools)" if why else None))
+            conn.status.tools, conn.status.withheld = sorted(offered), sorted(withheld)
         return out
 
     # -- calls --------------------------------------------------------------------------------------
@@ -201,8 +237,7 @@ class McpHub:
         """Call a tool from any event loop; failures are `ToolError`s the chain turns into data."""
         conn = self._conns[server]
         if conn.status.state != "ready" or self._closed:
-            raise ToolError(f"MCP server '{server}' is not running ({conn.status.detail or conn.status.state}); "
-                            "its tools are unavailable for the rest of this run — use another way")
+            raise ToolError(self._gone(conn))
         future = asyncio.run_coroutine_threadsafe(self._call(conn, remote, arguments, timeout_s), self._loop)
         return await asyncio.wrap_future(future)
 
@@ -210,7 +245,10 @@ class McpHub:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        conn.log_mark = _log_size(conn.log_path)
+        if conn.log is not None:
+            logs.bind(conn.log)  # this call's task: what the SDK logs about it goes to the server's log
+            conn.log_mark = conn.log.size()
+        conn.auth_status = None
         try:
             result = await conn.client.call_tool(remote, arguments, read_timeout_seconds=timeout_s)
         except MCPError as exc:
@@ -219,18 +257,34 @@ class McpHub:
                                 transient=True) from None
             if exc.code == CONNECTION_CLOSED:
                 self._died(conn, "its connection closed")
-                raise ToolError(f"MCP server '{conn.name}' stopped during the call; its tools are unavailable "
-                                "for the rest of this run") from None
+                raise ToolError(self._gone(conn, during_call=True)) from None
+            if conn.auth_status is not None:
+                raise ToolError(_auth_failed(conn)) from None
             raise ToolError(f"MCP server '{conn.name}' refused the call: {exc}") from None
         return normalise_result(result)
+
+    def _gone(self, conn: _Connection, *, during_call: bool = False) -> str:
+        """What the model reads when a call finds the server gone: the first time in full (its tools
+        are withdrawn from later requests, so this is the one place the model learns why), then short."""
+        if self._closed and conn.status.state in ("ready", "closed"):
+            return f"MCP server '{conn.name}' is not running (the run's servers were shut down)"
+        if conn.told:
+            return f"MCP server '{conn.name}' is not running; its tools are unavailable (withdrawn earlier in this run)"
+        conn.told = True
+        why = conn.status.detail or conn.status.state
+        what = "stopped during the call" if during_call else f"is not running ({why})"
+        names = ", ".join(conn.status.tools[:6]) + (", …" if len(conn.status.tools) > 6 else "")
+        return (f"MCP server '{conn.name}' {what}; its tools ({names or 'none'}) are withdrawn for the rest of "
+                "this run — do not call them again; use another way")
 
     def _died(self, conn: _Connection, why: str) -> None:
         if conn.status.state != "ready":
             return
-        tail = _log_tail(conn.log_path, since=conn.log_mark)
+        tail = conn.log.tail(since=conn.log_mark) if conn.log else ""
         said = f"; its stderr ends: {tail}" if tail else "; it wrote nothing to stderr during the call"
         conn.status.state, conn.status.detail = "dead", why + said
-        self.warn(f"MCP server '{conn.name}' stopped mid-run ({conn.status.detail}); its tools are unavailable")
+        self.warn(f"MCP server '{conn.name}' stopped mid-run ({conn.status.detail}); its tools are withdrawn "
+                  "for the rest of the run")
 
     # -- shutdown -----------------------------------------------------------------------------------
     def close(self) -> None:
@@ -283,23 +337,16 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
 
 
-def _log_size(path: Path | None) -> int:
-    try:
-        return path.stat().st_size if path is not None else 0
-    except OSError:
-        return 0
+def _auth_failed(conn: _Connection) -> str:
+    return (f"authentication failed ({conn.auth_status}) for server {conn.name} — check its headers "
+            f"(mcp_servers.{conn.name}.headers)")
 
 
-def _log_tail(path: Path | None, since: int = 0) -> str:
-    """The last lines of a server's stderr log, from byte `since` on (older lines may be unrelated)."""
-    if path is None or not path.exists():
-        return ""
+def _shown(path: Path | None, cwd: Path) -> str:
+    """A log path as the user would type it: relative to the working directory when it is inside."""
+    if path is None:
+        return "its log"
     try:
-        with open(path, "rb") as handle:
-            handle.seek(since)
-            text = handle.read().decode("utf-8", errors="replace").strip()
-    except OSError:
-        return ""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    tail = " | ".join(lines[-3:])
-    return tail[-_LOG_TAIL_CHARS:]
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)

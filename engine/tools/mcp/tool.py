@@ -1,5 +1,15 @@
 """One remote MCP tool as an ordinary `Tool` (so it goes through the chain and every hook), its
-permissive argument model, provider-safe names, and MCP results normalised into a `ToolResult`."""
+permissive argument model, provider-safe names, and MCP results normalised into a `ToolResult`.
+
+How often the same call may repeat follows the server's annotations (governance/ceilings.py):
+
+- `readOnlyHint: true` → `repeat = "reads"`: identical calls (same tool, same arguments) are counted,
+  and any call in between that may change state (a tool that is not read-only: this server's writes,
+  `shell`, `write_file`, …) starts the count again — after a write, the same read may answer anew, so
+  status / add / status / status passes;
+- anything else → `repeat = "few"`: identical calls are counted over the whole run, whatever ran in
+  between (a repeated write is the loop the limit is there to stop).
+"""
 
 from __future__ import annotations
 
@@ -86,25 +96,34 @@ def _args_model(schema: Mapping[str, Any]) -> type[BaseModel]:
 
 
 class McpTool(Tool):
-    """One remote tool, wrapped so it goes through the same chain as every other tool."""
+    """One remote tool, wrapped so it goes through the same chain as every other tool. `withheld` is
+    why its server's `tools:` allow/deny keeps it back (the resolver then knows it but does not offer it)."""
 
     repeat = "few"
 
     def __init__(self, hub: McpHub, server: str, remote: str, name: str, description: str,
-                 schema: dict[str, Any], *, sensitive: bool, timeout_s: float, read_only: bool = False) -> None:
+                 schema: dict[str, Any], *, sensitive: bool, timeout_s: float, read_only: bool = False,
+                 withheld: str | None = None) -> None:
         self.hub, self.server, self.remote = hub, server, remote
         self.name = name  # type: ignore[misc]
+        self.remote_description = description
         self.description = f"[MCP {server}] {description}".strip()  # type: ignore[misc]
         self._schema = dict(schema or {"type": "object", "properties": {}})
         self._schema.pop("title", None)
         self.input_model = _args_model(self._schema)  # type: ignore[misc]
         self.sensitive = sensitive  # type: ignore[misc]
         self.read_only = read_only  # type: ignore[misc]  # the server's readOnlyHint
+        self.repeat = "reads" if read_only else "few"  # type: ignore[misc]  # see the module docstring
+        self.withheld = withheld
         self.call_timeout_s = timeout_s
         self.timeout_s = timeout_s + 5  # type: ignore[misc]  # the chain's backstop; the MCP timeout speaks first
 
     def input_schema(self) -> dict[str, Any]:  # type: ignore[override]
         return self._schema
+
+    def unavailable(self, ctx: RunContext | None) -> str | None:
+        """The resolver's prerequisite: withheld by its server's allow/deny, or offered."""
+        return self.withheld
 
     async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         arguments = args.model_dump() if isinstance(args, BaseModel) else dict(args)

@@ -1,0 +1,129 @@
+"""Where what an MCP connection says goes: one log file per server (`<state>/logs/mcp-<server>.log`)
+holds the server's stderr and the SDK's own log records about that connection; none of it reaches
+the user's terminal.
+
+Why the SDK's records need routing: the `mcp` package logs through the standard `logging` module
+(loggers `mcp.*`, plus `client` and `server` for two of its modules). With no handler configured,
+Python prints WARNING and above to stderr with a traceback — one for every non-JSON line a stdio
+server prints to stdout, thousands for a chatty one. `route_sdk_logging()` puts one handler on those
+loggers. A record made while a connection's tasks run (`bind()` sets a context variable that every
+task the SDK starts inherits) is written, as one line, to that server's log; any other record is
+handed to the root logger exactly as propagation would have done, so nothing else changes.
+
+A server's stderr tail explains its failures ("its stderr ends: …"); the SDK's lines are marked
+(`SDK_MARK`) and left out of that tail, because they are not what the server said.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO
+
+SDK_LOGGERS = ("mcp", "client", "server")
+SDK_MARK = "[arreio: mcp sdk] "
+_JUNK_PREFIX = "Failed to parse JSONRPC message"
+_JUNK_LOGGED = 200  # non-MCP stdout lines written out per connection; the rest are only counted
+_LINE_CHARS = 600
+_TAIL_CHARS = 400
+
+_CURRENT: contextvars.ContextVar[ServerLog | None] = contextvars.ContextVar("arreio_mcp_log", default=None)
+_install_lock = threading.Lock()
+
+
+class ServerLog:
+    """One server's log file. The subprocess writes its stderr to the same file (opened for append,
+    so both writers' lines land whole, in order); `junk` counts stdout lines that were not MCP."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        if path is None:  # no state folder (a library caller): keep the stream, lose it at close
+            self.stream: IO[str] = tempfile.TemporaryFile("a+", encoding="utf-8")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("", encoding="utf-8")  # one run's log, not every run's
+            self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 — closed by close()
+        self.junk = 0
+        self._lock = threading.Lock()
+
+    def sdk_line(self, text: str) -> None:
+        with self._lock:
+            if self.stream.closed:
+                return
+            self.stream.write(SDK_MARK + text[:_LINE_CHARS] + "\n")
+            self.stream.flush()
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size if self.path is not None else 0
+        except OSError:
+            return 0
+
+    def tail(self, since: int = 0) -> str:
+        """The server's last stderr lines from byte `since` on (older lines may be unrelated), one line."""
+        if self.path is None or not self.path.exists():
+            return ""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(since)
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(SDK_MARK)]
+        return " | ".join(lines[-3:])[-_TAIL_CHARS:]
+
+    def close(self) -> None:
+        if self.junk > _JUNK_LOGGED:
+            self.sdk_line(f"{self.junk - _JUNK_LOGGED} more non-MCP stdout line(s) were ignored without logging")
+        with self._lock:
+            if not self.stream.closed:
+                self.stream.close()
+
+
+def bind(log: ServerLog) -> None:
+    """Route the SDK's records from the current task (and every task it starts) to `log`."""
+    _CURRENT.set(log)
+
+
+class _SdkRouter(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        log = _CURRENT.get()
+        if log is None:  # not about one of our connections: on to the root's handlers (or Python's
+            logging.getLogger().callHandlers(record)  # last resort), as propagation would have done
+            return
+        try:
+            message = record.getMessage()
+            if message.startswith(_JUNK_PREFIX):
+                log.junk += 1
+                if log.junk <= _JUNK_LOGGED:
+                    log.sdk_line(f"ignored a stdout line that is not MCP: {_junk_line(record)}")
+                return
+            if record.exc_info and record.exc_info[1] is not None:
+                exc = record.exc_info[1]
+                message += f": {type(exc).__name__}: {' '.join(str(exc).split())}"
+            log.sdk_line(f"{record.levelname.lower()} {record.name}: {message}")
+        except Exception:  # noqa: BLE001 — logging must never break a connection
+            self.handleError(record)
+
+
+def _junk_line(record: logging.LogRecord) -> str:
+    """The line itself, from the parse error the SDK logged (pydantic keeps it as the error's input)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    errors = getattr(exc, "errors", None)
+    try:
+        return repr(errors()[0]["input"]) if callable(errors) else repr(str(exc))
+    except (IndexError, KeyError, TypeError):
+        return repr(str(exc))
+
+
+def route_sdk_logging() -> None:
+    """Install the router once per process (idempotent); see the module docstring."""
+    with _install_lock:
+        for name in SDK_LOGGERS:
+            logger = logging.getLogger(name)
+            if not any(isinstance(h, _SdkRouter) for h in logger.handlers):
+                logger.addHandler(_SdkRouter())
+            logger.propagate = False  # the router hands on what is not ours; ours must not reach stderr
