@@ -330,6 +330,7 @@ def _new_session(
 def resolve_run_tools(ctx: RunContext, deps: PipelineDeps, options: RunOptions) -> ToolRegistry:
     settings = ctx.settings
     enable = options.tools if options.tools is not None else settings.tools_enabled
-    return resolve_tools(ctx, deps.features, enable=enable, disable=[*settings.tools_disabled, *options.no_tools])
+    return resolve_tools(ctx, deps.features, enable=enable, disable=[*settings.tools_disabled, *options.no_tools],
+                         flagged=[*(options.tools or []), *options.no_tools])
 
 

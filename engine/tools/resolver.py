@@ -24,13 +24,14 @@ After resolving, each feature that defines `tools_resolved(ctx, resolved)` is to
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine.context.tokens import estimate_tokens
-from arreio.engine.errors import ConfigError
+from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook, WarningsHook
 from arreio.engine.run_context import RunContext
@@ -99,6 +100,7 @@ def resolve_tools(
     *,
     enable: Iterable[str] | None = None,
     disable: Iterable[str] = (),
+    flagged: Iterable[str] = (),
 ) -> ResolvedTools:
     """All families, then prerequisites, then the allow-list (if any), then the deny-list."""
     candidates: list[tuple[Tool, str]] = [(tool, BUILTIN_FAMILY) for tool in builtin_tools()]
@@ -128,9 +130,11 @@ def resolve_tools(
             offered.warnings.append(f"tool(s) {selector} not offered in this run: {why}")
     unknown = [s for s in unknown if not any(s.startswith(prefix) for prefix in absent)]
     if unknown:
-        raise ConfigError(
-            f"unknown tool(s) {', '.join(sorted(set(unknown)))}; available: {', '.join(offered.names()) or '(none)'}"
-        )
+        hints = [f"{s} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(s, known, n=1)) else s
+                 for s in sorted(set(unknown))]
+        # a typo on the command line is bad usage (exit 2); one in config.yaml a config error (exit 5)
+        error = UsageError if set(unknown) & set(flagged) else ConfigError
+        raise error(f"unknown tool(s) {', '.join(hints)}; available: {', '.join(offered.names()) or '(none)'}")
     for name in enable or []:
         if not _is_pattern(name) and name in offered.unavailable:
             offered.warnings.append(f"tool {name} is not offered in this run: {offered.unavailable[name]}")

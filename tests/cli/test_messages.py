@@ -45,3 +45,13 @@ def test_memory_list_long_adds_kind_subject_verdict_and_the_default_is_unchanged
     assert long[1].startswith(plain[1]) and long[1].endswith("gate · promise · passed")
     records = json.loads(cli("memory", "decision", "list", "--json").stdout)["records"]
     assert records[0]["payload"]["kind"] == "gate"
+
+
+def test_a_mistyped_tools_flag_is_bad_usage_with_a_suggestion(cli) -> None:
+    Path("g.md").write_text("# hi\n")
+    flag = cli("run", "--goal", "g.md", "--offline", "--tools", "read_fle")
+    assert flag.exit_code == 2 and "unknown tool(s) read_fle (did you mean 'read_file'?)" in flag.stderr
+    Path(".arreio").mkdir(exist_ok=True)
+    Path(".arreio/config.yaml").write_text("tools_disabled: [shel]\n")
+    configured = cli("run", "--goal", "g.md", "--offline")
+    assert configured.exit_code == 5 and "shel (did you mean 'shell'?)" in configured.stderr  # config: exit 5

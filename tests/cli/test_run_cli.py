@@ -176,7 +176,7 @@ def test_tools_flags_restrict_what_the_model_is_offered(workdir: Path, cli) -> N
     only = cli("run", "--goal", GOAL, "--offline", "--tools", "list_dir,read_file", "--json")
     kinds = [e.get("name") for e in json_events(only.stdout) if e["type"] == "tool_start"]
     assert kinds == ["list_dir", "read_file", "read_file"] and not SUMMARY.exists()
-    _error(cli("run", "--goal", GOAL, "--offline", "--tools", "nope"), 5, "unknown tool(s) nope")
+    _error(cli("run", "--goal", GOAL, "--offline", "--tools", "nope"), 2, "unknown tool(s) nope")  # usage, not config
 
 
 def test_live_view_nests_sub_agent_events() -> None:

@@ -71,10 +71,10 @@ def test_disabling_the_tools_of_a_server_that_failed_to_start_is_a_warning(proje
     assert any("tool(s) off__* not offered in this run: MCP server 'off' is disabled" in w for w in warnings)
 
 
-def test_a_typo_in_a_live_servers_namespace_is_still_a_config_error(project: Path, cli) -> None:
+def test_a_typo_in_a_live_servers_namespace_is_still_an_error(project: Path, cli) -> None:
     configure(project, {"mcp_servers": {"fx": fixture_server()}})
-    result = cli("run", *GOAL, "--offline", "--no-tools", "fx__ad")
-    assert result.exit_code == 5 and "unknown tool(s) fx__ad" in result.stderr
+    result = cli("run", *GOAL, "--offline", "--no-tools", "fx__ad")  # on the command line: bad usage
+    assert result.exit_code == 2 and "unknown tool(s) fx__ad (did you mean 'fx__add'?)" in result.stderr
 
 
 # -- stderr stays clean ------------------------------------------------------------------------------
