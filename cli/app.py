@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from arreio.cli import help_style
 from arreio.cli.commands import approve as approve_cmd
 from arreio.cli.commands import audit as audit_cmd
 from arreio.cli.commands import cassette as cassette_cmd
@@ -85,6 +86,8 @@ class _ArreioGroup(TyperGroup):
         except ArreioError as error:
             ctx.exit(report(error))
 
+
+help_style.install()  # help reads like a manual: no <bool>, no {session_id}
 
 app = typer.Typer(
     name="arreio",

@@ -151,7 +151,7 @@ def add(
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[int, typer.Option("-k", "--top", min=1, max=100, help="How many hits.")] = 10,
-    mode: Annotated[str, typer.Option(help="hybrid, keyword or vector.")] = "hybrid",
+    mode: Annotated[str, typer.Option(metavar="hybrid|keyword|vector", help="Which passes rank the hits.")] = "hybrid",
     json_: JsonOption = False,
 ) -> None:
     """Print the best passages for a query: path, line range, score, a snippet."""

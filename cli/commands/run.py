@@ -39,63 +39,63 @@ def run(
     ] = None,
     goal: Annotated[
         Path | None,
-        typer.Option("--goal", "-g", help="Markdown file stating what to do; - reads it from stdin.", show_default=False),
+        typer.Option("--goal", "-g", metavar="FILE", help="Markdown file stating what to do; - reads it from stdin.", show_default=False),
     ] = None,
     continue_: Annotated[
         bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")
     ] = False,
     cd: Annotated[
         Path | None,
-        typer.Option("--cd", "-C", help="Run as if started in DIR (other relative paths are read from there too).",
+        typer.Option("--cd", "-C", metavar="DIR", help="Run as if started in DIR (other relative paths are read from there too).",
                      show_default=False),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", "-m", help="anthropic/…, openai/…, litellm/…, or offline (default from config).", show_default=False),
+        typer.Option("--model", "-m", metavar="MODEL", help="anthropic/…, openai/…, litellm/…, or offline (default from config).", show_default=False),
     ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Same as --model offline: deterministic, no network, $0.")] = False,
     script: Annotated[
-        Path | None, typer.Option("--script", help="Play an offline script of model replies (YAML/JSON).", show_default=False)
+        Path | None, typer.Option("--script", metavar="FILE", help="Play an offline script of model replies (YAML/JSON).", show_default=False)
     ] = None,
     resume: Annotated[
-        str | None, typer.Option("--resume", "-r", help="Continue a saved session (id or unique prefix).", show_default=False)
+        str | None, typer.Option("--resume", "-r", metavar="ID", help="Continue a saved session (id or unique prefix).", show_default=False)
     ] = None,
     output: Annotated[
         str | None,
-        typer.Option("--output", help="live: the run as it happens (default); text: only the final answer on stdout; "
+        typer.Option("--output", metavar="live|text|json", help="live: the run as it happens (default); text: only the final answer on stdout; "
                      "json: events as JSON Lines.", show_default=False),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Same as --output json.")] = False,
     last_message: Annotated[
         Path | None,
-        typer.Option("--output-last-message", help="Also write the final answer to FILE.", show_default=False),
+        typer.Option("--output-last-message", metavar="FILE", help="Also write the final answer to FILE.", show_default=False),
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve sensitive actions without asking.")] = False,
     max_steps: Annotated[
-        int | None, typer.Option("--max-steps", min=1, help="Model turns before the step ceiling.", show_default=False)
+        int | None, typer.Option("--max-steps", metavar="N", min=1, help="Model turns before the step ceiling.", show_default=False)
     ] = None,
     plan: Annotated[
         Path | None,
-        typer.Option("--plan", "-p", help="A plan YAML: units in dependency order, then gates.", show_default=False),
+        typer.Option("--plan", "-p", metavar="FILE", help="A plan YAML: units in dependency order, then gates.", show_default=False),
     ] = None,
     learn: Annotated[
         bool, typer.Option("--learn", help="After the gates pass, run the gated learning pass (proposer → gate 0.7 → memory).")
     ] = False,
     tools: Annotated[
-        str | None, typer.Option("--tools", help="Offer only these tools (comma-separated).", show_default=False)
+        str | None, typer.Option("--tools", metavar="NAMES", help="Offer only these tools (comma-separated).", show_default=False)
     ] = None,
     no_tools: Annotated[
-        str | None, typer.Option("--no-tools", help="Never offer these tools (comma-separated).", show_default=False)
+        str | None, typer.Option("--no-tools", metavar="NAMES", help="Never offer these tools (comma-separated).", show_default=False)
     ] = None,
     record: Annotated[
-        Path | None, typer.Option("--record", help="Record every model call to a cassette file.", show_default=False)
+        Path | None, typer.Option("--record", metavar="FILE", help="Record every model call to a cassette file.", show_default=False)
     ] = None,
     replay: Annotated[
         Path | None,
-        typer.Option("--replay", help="Serve model calls from a cassette: hermetic, $0.", show_default=False),
+        typer.Option("--replay", metavar="FILE", help="Serve model calls from a cassette: hermetic, $0.", show_default=False),
     ] = None,
     replay_mode: Annotated[
-        str, typer.Option("--replay-mode", help="strict: a changed request fails the run; lenient: only warns.")
+        str, typer.Option("--replay-mode", metavar="strict|lenient", help="strict: a changed request fails the run; lenient: only warns.")
     ] = "strict",
 ) -> None:
     from arreio.cli.driving import OUTPUTS
