@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-VOLATILE = {"run_id", "session_id", "report_path", "cwd", "events_path"}
+VOLATILE = {"run_id", "session_id", "report_path", "cwd", "events_path",
+            "cost_usd", "free"}  # a replay costs nothing, by design: compared apart
 
 
 class Result:

@@ -55,6 +55,8 @@ def test_sdk_run_records_and_replays_offline(vendor: str, fault: str, project, a
     assert again.code == 0, again.stderr + again.done.get("message", "")
     assert len(server.seen) == 3
     assert normalised(again.events) == normalised(first.events)
+    assert first.done["cost_usd"] > 0 and not first.done["free"]  # the recorded run was paid for
+    assert again.done["cost_usd"] == 0 and again.done["free"]  # its replay is not
     assert again.of("retry")[0]["reason"] == first.of("retry")[0]["reason"]
     assert again.of("run_start")[0]["model"] == MODELS[vendor]  # the run is stamped with the recorded model
     report = json.loads((work / again.done["report_path"]).read_text())
