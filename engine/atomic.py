@@ -22,8 +22,11 @@ def _umask_mode() -> int:
 _NEW_FILE_MODE = _umask_mode()
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Replace `path` with `data` (str is written as UTF-8, newlines untouched), creating parents."""
+def write_atomic(path: Path, data: bytes | str, *, durable: bool = True, sync_folder: bool = True) -> None:
+    """Replace `path` with `data` (str is written as UTF-8, newlines untouched), creating parents.
+    `durable=False` (config `fsync: false`) skips both fsyncs: still all-or-nothing against a crash of
+    the process, not against a power cut. `sync_folder=False`: the caller fsyncs the folder once
+    after writing several files into it (`fsync_dir`)."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -35,14 +38,16 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         # the temp file never held the only copy of anything, so removing it is safe
         Path(temp).unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable and sync_folder:
+        fsync_dir(path.parent)
 
 
 def fsync_dir(folder: Path) -> None:

@@ -8,6 +8,7 @@ only that call has: the step number, the stream for events a long tool emits, an
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -66,9 +67,20 @@ class RunContext:
         return self._sections[parse]
 
     def for_call(self, **changes: Any) -> RunContext:
-        """A copy for one tool call — `turn`, `emit`, `runner` — sharing the parsed sections."""
-        return dataclasses.replace(self, _sections=self._sections, **changes)
+        """A copy for one tool call — `turn`, `emit`, `runner` — sharing the parsed sections. A plain
+        copy: this context is complete already (cwd resolved, redactor built), so `__post_init__`
+        need not run again for every call (a `Path.resolve` each time, issue 23)."""
+        unknown = set(changes) - _CALL_FIELDS
+        if unknown:
+            raise TypeError(f"for_call sets only {sorted(_CALL_FIELDS)}, not {sorted(unknown)}")
+        clone = copy.copy(self)  # shallow: `_sections` and everything else shared, as before
+        for name, value in changes.items():
+            setattr(clone, name, value)
+        return clone
 
     def for_session(self, session_id: str, session_path: Path | None) -> RunContext:
         """A copy for another session of the same run (a sub-agent's)."""
         return dataclasses.replace(self, session_id=session_id, session_path=session_path, _sections=self._sections)
+
+
+_CALL_FIELDS = frozenset({"turn", "emit", "runner"})

@@ -61,14 +61,14 @@ class MemoryFeature(Feature):
             return
 
         try:
-            record_decision(Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor), "arreio", kind="gate", subject=event.gate,
+            record_decision(_substores(ctx), "arreio", kind="gate", subject=event.gate,
                             verdict="passed" if event.passed else "failed", reason=event.detail, run_id=ctx.run_id)
         except Exception:  # noqa: BLE001 - record keeping never breaks a run; the report shows the substore state
             pass
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
 
-        subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
+        subs = _substores(ctx)
         record_transcript(
             subs, "arreio", run_id=report.run_id, session_id=report.session_id,
             session_path=display_path(ctx.session_path, ctx.cwd) if ctx.session_path else "",
@@ -78,3 +78,10 @@ class MemoryFeature(Feature):
             subs, "arreio", run_id=report.run_id, goal=report.goal, verdict=report.verdict,
             tools_used=list(report.tools_used), cost_usd=report.cost_usd, summary=report.final_text[:500],
         )
+
+
+def _substores(ctx: RunContext) -> Substores:
+    """The run's substores: its redactor, and its `fsync` setting (issue 23: every writer)."""
+    subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
+    subs.durable = ctx.settings.fsync
+    return subs

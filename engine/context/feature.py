@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from arreio.engine import events as ev
 from arreio.engine.atomic import write_atomic
+from arreio.engine.context.artifacts import ArtifactFile
 from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
-from arreio.engine.context.pruning import WorkLog, apply_pruning, plan_pruning
+from arreio.engine.context.prefix_sums import PrefixSums
+from arreio.engine.context.pruning import WorkLog, apply_pruning, call_of, plan_pruning, protected_from
 from arreio.engine.context.resultsets import ResultStore, column_profile, format_rows
 from arreio.engine.context.settings import ContextSettings, context_settings
 from arreio.engine.context.summary import render_summary
@@ -72,6 +74,8 @@ class ContextHook(RunHook):
         self.calibrator = calibrator
         self.store = ResultStore(session_dir)
         self.worklog = WorkLog(session_dir / "worklog.jsonl")
+        self.artifacts = ArtifactFile(session_dir / "artifacts")  # pruned results' raw text
+        self._shown_paths: dict[Path, str] = {}
         self.stats = ContextStats()
         self.offered = self.store.exists()
         self.failures = 0
@@ -79,6 +83,14 @@ class ContextHook(RunHook):
         self.pruned_paths: set[str] = set()
         self._weights: dict[int, tuple[Any, float, int]] = {}  # id(message) -> (message, tokens, hash)
         self._previous: list[tuple[int, float]] = []
+        # Per session id: prefix sums of the history's weights, kept as it grows (issue 23).
+        self._sums: dict[str, PrefixSums] = {}
+        self._prefixes: dict[tuple[Any, ...], tuple[list[Any], float]] = {}  # (profile, ids) -> (objects, tokens)
+        self._tool_hashes: dict[tuple[int, ...], tuple[list[Any], int]] = {}
+        self._last_measure: tuple[Any, ...] | None = None  # what `_measure` may extend next time
+        self._pruned_upto: dict[str, tuple[int, int | None]] = {}  # session id -> (index, at revision)
+        self._last_head: list[tuple[int, float]] = []
+        self._last_request: list[Any] | None = None
         self._raw_estimate = 0.0
         self._profile = "claude"
         self._model = ""
@@ -97,29 +109,84 @@ class ContextHook(RunHook):
 
     def _context_tokens(self, turn: Turn) -> int:
         specs = [s for s in turn.tools.specs() if self.offered or s.name not in RESULT_TOOLS]
-        raw = estimate_prefix(turn.system, specs, self._profile) + sum(self._entry(m)[0] for m in turn.session.messages)
+        raw = self._prefix(turn.system, specs) + self._history_tokens(turn.session)
         return self.calibrator.tokens(turn.model, raw)
+
+    def _prefix(self, system: list[Any], specs: list[Any]) -> float:
+        """`estimate_prefix`, once per distinct system prompt and tool list (the same objects come
+        back every turn: the prompt is frozen, the registry builds its specs once)."""
+        key = (self._profile, tuple(id(b) for b in system), tuple(id(s) for s in specs))
+        cached = self._prefixes.get(key)
+        if cached is None or any(a is not b for a, b in zip(cached[0], [*system, *specs])):
+            cached = ([*system, *specs], estimate_prefix(system, specs, self._profile))
+            self._prefixes[key] = cached
+        return cached[1]
+
+    def _history_tokens(self, session: Any) -> float:
+        """The history's raw token estimate: only messages appended (or replaced) since the last call
+        are weighed."""
+        return self._sums_of(session).total
+
+    def _sums_of(self, session: Any) -> PrefixSums:
+        sums = self._sums.get(session.id)
+        if sums is None:
+            sums = self._sums[session.id] = PrefixSums(lambda m: self._entry(m)[0])
+        sums.sync(session)
+        return sums
+
+    def _tools_hash(self, tools: list[Any]) -> int:
+        key = tuple(id(t) for t in tools)
+        cached = self._tool_hashes.get(key)
+        if cached is None or any(a is not b for a, b in zip(cached[0], tools)):
+            cached = (list(tools), hash(json.dumps([t.model_dump() for t in tools], sort_keys=True)))
+            self._tool_hashes[key] = cached
+        return cached[1]
 
     def _window(self, model: str) -> int:
         return context_window(model, self.cfg.windows, self.cfg.window)
 
-    def _measure(self, request: ModelRequest) -> None:
-        tools = json.dumps([t.model_dump() for t in request.tools], sort_keys=True)
-        elements = [(hash(tools), estimate_prefix([], request.tools, self._profile))]
-        elements += [(hash((b.name, b.text)), estimate_prefix([b], [], self._profile)) for b in request.system]
-        elements += [(h, w) for w, h in (self._entry(m) for m in request.messages)]
-        common = 0.0
-        for (h1, w), (h0, _) in zip(elements, self._previous):
-            if h1 != h0:
-                break
-            common += w
-        self._raw_estimate = sum(w for _, w in elements)
+    def _measure(self, request: ModelRequest, session: Any) -> None:
+        """The request's estimate and how much of it repeats the previous request's prefix. When the
+        request is the session's history grown by appends since the last one (the usual turn), the
+        whole previous request is the common prefix and only new messages are weighed."""
+        head = [(self._tools_hash(request.tools), self._prefix([], request.tools))]
+        head += [(hash((b.name, b.text)), self._prefix([b], [])) for b in request.system]
+        messages, own = request.messages, session.messages
+        is_history = len(messages) == len(own) and (not own or (messages[0] is own[0] and messages[-1] is own[-1]))
+        last = self._last_measure
+        if is_history and last is not None and last[0] == session.id and last[2] == head:
+            # The previous request was this history too: what it shares with this one is the head
+            # and the messages no prune or rewrite touched since (appends only add at the end).
+            sums = self._sums_of(session)
+            kept = min(session.unchanged_prefix(last[1]), last[3])
+            head_weight = sum(w for _, w in head)
+            self._raw_estimate = head_weight + sums.total
+            common = head_weight + sums.upto(kept) if kept < last[3] else last[5]
+            self._previous = []  # rebuilt only if a request off the fast path needs it
+        else:
+            elements = head + [(h, w) for w, h in (self._entry(m) for m in messages)]
+            previous = self._previous or self._rebuild_previous()
+            common = 0.0
+            for (h1, w), (h0, _) in zip(elements, previous):
+                if h1 != h0:
+                    break
+                common += w
+            self._raw_estimate = sum(w for _, w in elements)
+            self._previous = elements
+        self._last_measure = (session.id, session.revision, head, len(messages), messages[-1] if messages else None,
+                              self._raw_estimate) if is_history else None
+        self._last_head, self._last_request = head, messages
         self.stats.prefix_tokens += common
         self.stats.request_tokens += self._raw_estimate
-        self._previous = elements
         self.stats.peak_context_tokens = max(
             self.stats.peak_context_tokens, self.calibrator.tokens(request.model, self._raw_estimate)
         )
+
+    def _rebuild_previous(self) -> list[tuple[int, float]]:
+        """The previous request's elements, when the fast path did not keep them."""
+        if self._last_request is None:
+            return []
+        return [*self._last_head, *((h, w) for w, h in (self._entry(m) for m in self._last_request))]
 
     # -- hooks ----------------------------------------------------------------------------------
     async def before_model(self, turn: Turn, request: ModelRequest):
@@ -130,7 +197,7 @@ class ContextHook(RunHook):
             # A resumed (or freshly grown) history already past the watermark: reduce before sending.
             self._pending_events = await self._reduce(turn)
             request.messages = list(turn.session.messages)
-        self._measure(request)
+        self._measure(request, turn.session)
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
@@ -226,7 +293,7 @@ class ContextHook(RunHook):
             model = self.cfg.summary_model
             provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
         summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
-        turn.totals.add_usage(usage)
+        turn.totals.add_usage(usage, model if source == "model" else None)  # counted per model (the report's costs)
         if source == "model":
             self.failures = 0
         elif use_model:
@@ -235,7 +302,9 @@ class ContextHook(RunHook):
         else:
             self.skip -= 1
         archive = self.session_dir / "compacted" / f"{plan.meta.number:03d}.jsonl"
-        write_atomic(archive, "".join(m.model_dump_json() + "\n" for m in plan.head))  # nothing is destroyed
+        head = "".join(m.model_dump_json() + "\n" for m in plan.head)  # nothing is destroyed
+        redactor = turn.session.redactor  # the history in memory is what the model saw: secrets included
+        write_atomic(archive, redactor.text(head) if redactor is not None else head, durable=turn.settings.fsync)
         turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
         after = self._context_tokens(turn)
         self.stats.compactions += 1
@@ -248,22 +317,39 @@ class ContextHook(RunHook):
         return events
 
     def _prune(self, turn: Turn, before: int) -> list[ev.Event]:
-        messages = turn.session.messages
-        indices = plan_pruning(
-            messages, self._keep_tail(turn.model), self.cfg.prune_min_chars, self.weigh,
-            frozenset(self.cfg.prune_exempt_tools),
-        )
+        session = turn.session
+        messages = session.messages
+        # Messages before the last prune's protected tail held nothing left to prune then, and
+        # appends do not change them: start there (each turn looks at its new messages only).
+        mark, revision = self._pruned_upto.get(session.id, (0, None))
+        start = min(mark, session.unchanged_prefix(revision)) if revision is not None else 0
+        tail = self._keep_tail(turn.model)
+        protected = protected_from(messages, tail, self.weigh)
+        indices = plan_pruning(messages, tail, self.cfg.prune_min_chars, self.weigh,
+                               frozenset(self.cfg.prune_exempt_tools), start=min(start, protected))
         if not indices:
+            self._pruned_upto[session.id] = (max(start, protected), session.revision)
             return []
-        calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+        calls = {c.id: c for c in (call_of(messages, i) for i in indices) if c is not None}
         new, pruned = apply_pruning(
-            messages, indices, calls, self.worklog, self.session_dir / "artifacts", lambda p: display_path(p, self.cwd)
+            messages, indices, calls, self.worklog, self.artifacts, self._shown,
+            durable=turn.settings.fsync,
         )
-        turn.session.rewrite(new)
+        # One appended `prune` line, not a rewrite of the whole file (issue 23).
+        turn.session.replace_results({i: new[i].tool_result_part.content for i in indices})
+        self._pruned_upto[session.id] = (protected, session.revision)
         self.stats.pruned_results += len(pruned)
         self.pruned_paths |= {_read_key(c) for c in pruned if c.name in READ_TOOLS}
         after = self._context_tokens(turn)
         return [ev.Compaction(tokens_before=before, tokens_after=after, messages_removed=0, kind="prune")]
+
+    def _shown(self, path: Path) -> str:
+        """An artifact's path as the stub shows it, worked out once per path (the shared file's is
+        the same for every stub; display text only, no check depends on it)."""
+        shown = self._shown_paths.get(path)
+        if shown is None:
+            shown = self._shown_paths[path] = display_path(path, self.cwd)
+        return shown
 
     def fill(self, report: RunReport) -> None:
         s = self.stats
@@ -311,4 +397,4 @@ class ContextFeature(Feature):
             return
         hook.fill(report)
         if hook.cfg.calibrate and hook.calibrator.samples:
-            hook.calibrator.save(ctx.state_dir / CALIBRATION_FILE)
+            hook.calibrator.save(ctx.state_dir / CALIBRATION_FILE, durable=ctx.settings.fsync)

@@ -18,12 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from arreio.engine.atomic import write_atomic
+from arreio.engine.context.artifacts import ArtifactFile
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 
 STUB_MARKER = "[pruned to save context:"
 _DEFS = re.compile(r"^\s*(?:\d+\t)?\s*(?:async\s+def|def|class|function|fn|func|interface|type|struct)\s+([A-Za-z_][\w]*)", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,3}\s+(.+)$", re.MULTILINE)
+_DEF_WORDS = ("def", "class", "fn", "func", "interface", "type", "struct")
 
 
 # -- the work log -------------------------------------------------------------------------------
@@ -32,10 +33,11 @@ def digest(call: ToolCallPart, content: str, is_error: bool) -> str:
     lines = content.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip()), "")[:140]
     parts = [f"{'ERROR' if is_error else 'ok'}, {len(lines)} lines / {len(content)} chars"]
-    names = list(dict.fromkeys(_DEFS.findall(content)))
+    # Every `_DEFS` match holds one of these words: text with none of them is not scanned (issue 23).
+    names = list(dict.fromkeys(_DEFS.findall(content))) if any(w in content for w in _DEF_WORDS) else []
     if names:
         parts.append("defines " + ", ".join(names[:25]) + (f" (+{len(names) - 25} more)" if len(names) > 25 else ""))
-    heads = _HEADING.findall(content)
+    heads = _HEADING.findall(content) if "#" in content else []
     if heads:
         parts.append("headings " + "; ".join(h.strip()[:50] for h in heads[:8]))
     if first:
@@ -80,9 +82,14 @@ class WorkLog:
         entry = LogEntry(len(self.entries) + 1, call.id, call_label(call), digest(call, content, is_error))
         self.entries[call.id] = entry
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as handle:  # one whole line per entry
-                handle.write(json.dumps(entry.__dict__, ensure_ascii=False) + "\n")
+            line = json.dumps(entry.__dict__, ensure_ascii=False) + "\n"
+            try:
+                handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed just below
+            except FileNotFoundError:  # the first entry (or the folder went away): make the folder
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            with handle:  # one whole line per entry
+                handle.write(line)
         return entry
 
 
@@ -91,20 +98,27 @@ def is_stub(part: ToolResultPart) -> bool:
     return part.content.startswith(STUB_MARKER)
 
 
-def plan_pruning(
-    messages: list[Message], protect_tail_tokens: float, min_chars: int, weigh: Callable[[Message], float],
-    exempt: frozenset[str] = frozenset(),
-) -> list[int]:
-    """Indices of results to prune: successful, at least `min_chars`, not a stub already, not from an
-    exempt tool, and older than the most recent `protect_tail_tokens` of history. Pure."""
+def protected_from(messages: list[Message], protect_tail_tokens: float, weigh: Callable[[Message], float]) -> int:
+    """Where the protected tail (the most recent `protect_tail_tokens` of history) begins. Pure."""
     protected, tail = len(messages), 0.0
     for i in range(len(messages) - 1, -1, -1):
         tail += weigh(messages[i])
         if tail > protect_tail_tokens:
             break
         protected = i
+    return protected
+
+
+def plan_pruning(
+    messages: list[Message], protect_tail_tokens: float, min_chars: int, weigh: Callable[[Message], float],
+    exempt: frozenset[str] = frozenset(), start: int = 0,
+) -> list[int]:
+    """Indices of results to prune: successful, at least `min_chars`, not a stub already, not from an
+    exempt tool, and older than the most recent `protect_tail_tokens` of history. `start`: the
+    messages before it are known to hold nothing to prune (an earlier prune went that far). Pure."""
+    protected = protected_from(messages, protect_tail_tokens, weigh)
     chosen = []
-    for i, message in enumerate(messages[:protected]):
+    for i, message in enumerate(messages[start:protected], start=start):
         part = message.tool_result_part
         if (
             part is not None and part.status == "ok" and not part.is_error and len(part.content) >= min_chars
@@ -129,23 +143,35 @@ def apply_pruning(
     indices: list[int],
     calls: dict[str, ToolCallPart],
     worklog: WorkLog,
-    artifacts: Path,
+    artifacts: ArtifactFile,
     shown_path: Callable[[Path], str],
+    durable: bool = True,
 ) -> tuple[list[Message], list[ToolCallPart]]:
-    """Save each chosen result's raw text to `artifacts/<call id>.txt` (before it leaves the history),
-    then return the new history with stubs and the calls whose results were pruned."""
+    """Save each chosen result's raw text to the session's artifacts (before it leaves the history:
+    durable before this returns when `durable`), then return the new history with stubs and the
+    calls whose results were pruned."""
     out = list(messages)
     pruned: list[ToolCallPart] = []
     for i in indices:
         part = messages[i].tool_result_part
         assert part is not None  # plan_pruning only picks results
-        target = artifacts / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', part.call_id)}.txt"
-        if not target.exists():
-            write_atomic(target, part.content)
+        saved = artifacts.save(part.call_id, part.name, part.content, durable=durable)
         call = calls.get(part.call_id) or ToolCallPart(id=part.call_id, name=part.name)
         entry = worklog.entries.get(part.call_id) or worklog.record(call, part.content, part.is_error)
         covered = "Your notes after this call, below, carry what you concluded from it."
-        stub = render_stub(part, entry.render(), covered, shown_path(target))
+        stub = render_stub(part, entry.render(), covered, saved.where(shown_path(saved.path)))
         out[i] = messages[i].model_copy(update={"parts": [part.model_copy(update={"content": stub})]})
         pruned.append(call)
+    artifacts.sync(durable)  # one fsync for every text appended above (and the folder, if new)
     return out, pruned
+
+
+def call_of(messages: list[Message], index: int) -> ToolCallPart | None:
+    """The call a result at `index` answers: in the assistant message just before its round."""
+    part = messages[index].tool_result_part
+    i = index - 1
+    while i >= 0 and messages[i].role == "tool":
+        i -= 1
+    if part is None or i < 0:
+        return None
+    return next((c for c in messages[i].tool_calls if c.id == part.call_id), None)

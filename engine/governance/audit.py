@@ -9,6 +9,7 @@ report records the journal's head when the run ended (`audit_head`); `verify` ch
 
 Appends hold an exclusive `flock` while they read the last hash and write one whole line, then
 fsync — so two runs in one folder never fork the chain. Payloads go through the redactor first.
+`durable=False` (config `fsync: false`, like the session) skips the fsync: the line still lands whole.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class AuditJournal:
         self.path = state_dir / FILE_NAME
         self.clock = clock or SystemClock()
         self.redactor = redactor
+        self.durable = True  # fsync each entry (config `fsync: false` turns it off, as for the session)
+        self._mine: tuple[tuple[int, int, int], dict[str, Any]] | None = None  # (file, size) after our append
 
     def append(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Append one entry and return it. Secrets in the payload are redacted first."""
@@ -75,7 +78,13 @@ class AuditJournal:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            last = _last_entry(fd)
+            info = os.fstat(fd)
+            mine = self._mine
+            # The file is as our last append left it (same inode and size, under the lock): its last
+            # entry is the one we wrote, so it need not be read and parsed back (issue 23). Any other
+            # writer (another process) changes the size, and then the tail is read as always.
+            fresh = mine is not None and mine[0] == (info.st_dev, info.st_ino, info.st_size)
+            last = mine[1] if fresh else _last_entry(fd)
             body = {
                 "v": FORMAT_VERSION,
                 "seq": (last.get("seq", 0) + 1) if last else 1,
@@ -86,10 +95,13 @@ class AuditJournal:
             prev = last.get("hash", GENESIS) if last else GENESIS
             entry = {**body, "prev": prev, "hash": entry_hash(prev, body)}
             line = (canonical(entry) + "\n").encode()
-            if os.fstat(fd).st_size and not _ends_with_newline(fd):
+            if not fresh and info.st_size and not _ends_with_newline(fd):
                 line = b"\n" + line  # a torn line stays torn (verify names it); ours starts clean
-            os.write(fd, line)
-            os.fsync(fd)
+            written = os.write(fd, line)
+            if self.durable:
+                os.fsync(fd)
+            whole = written == len(line)
+            self._mine = ((info.st_dev, info.st_ino, info.st_size + written), entry) if whole else None
             return entry
         finally:
             os.close(fd)  # closing releases the lock

@@ -85,7 +85,8 @@ class _Call:
 
     @property
     def path_subject(self) -> str | None:
-        return None if self.target is None else relative_or_absolute(self.target, self.cwd)
+        # `cwd` was resolved when this call was built (decide): not again for every look.
+        return None if self.target is None else relative_or_absolute(self.target, self.cwd, cwd_resolved=True)
 
     def text(self, arg: str | None) -> str:
         if arg is None and self.target is not None:

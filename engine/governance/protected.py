@@ -142,9 +142,10 @@ def path_matches(pattern: str, target: Path, cwd: Path, env: Mapping[str, str]) 
     return _glob_regex(rest, pattern.endswith("/")).fullmatch(relative.casefold()) is not None
 
 
-def relative_or_absolute(target: Path, cwd: Path) -> str:
-    """`target` as a rule's subject: relative to `cwd` (POSIX) when inside it, else absolute."""
-    cwd = Path(cwd).resolve()
+def relative_or_absolute(target: Path, cwd: Path, *, cwd_resolved: bool = False) -> str:
+    """`target` as a rule's subject: relative to `cwd` (POSIX) when inside it, else absolute.
+    `cwd_resolved`: the caller resolved `cwd` a moment ago for this same check."""
+    cwd = Path(cwd) if cwd_resolved else Path(cwd).resolve()
     if _within(target, cwd):
         return "/".join(_below(target, cwd)) or "."
     return target.as_posix()

@@ -25,6 +25,7 @@ from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.ids import iso_ms
 from arreio.engine.messages import Message
 from arreio.engine.session.file import Session
+from arreio.engine.session.healing import PRUNE, apply_prune
 
 if TYPE_CHECKING:
     from arreio.engine.messages import Message
@@ -35,7 +36,8 @@ REQUEST, TOOLS = "request", "tools"
 
 
 def messages_digest(messages: list[Message], redactor: Redactor | None = None) -> str:
-    """Digest of the messages as the session stores them (redacted), so a reload checks out."""
+    """Digest of the messages as the session stores them (redacted), so a reload checks out. The
+    session keeps the same digest incrementally (`Session.messages_digest`); this is the full one."""
     text = "\n".join(m.model_dump_json() for m in messages)
     return digest(redactor.text(text) if redactor is not None else text)
 
@@ -51,26 +53,55 @@ class RequestRecorder(RunHook):
         self.clock = clock
         self.redactor = redactor
         self.previous_model: str | None = None  # the model of the last request before this run
+        self._recorded_tools: dict[str, set[Any]] = {}  # session id -> tool-set digests it holds
+        self._tool_sets: dict[tuple[int, ...], tuple[list[Any], tuple[list[str], str, list[dict[str, Any]]]]] = {}
+        self._system: tuple[list[Any], str] | None = None
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         session = turn.session
         sent = turn.last_request
         if sent is None:  # no model call was made (nothing to record)
             return []
-        specs = [s.model_dump(mode="json") for s in sent.tools]
-        messages, system, max_tokens, temperature = sent.messages, sent.system, sent.max_tokens, sent.temperature
-        tools_digest = digest(specs)
-        if not any(r.get("type") == TOOLS and r.get("digest") == tools_digest for r in session.extra):
-            session.append_record({"type": TOOLS, "digest": tools_digest, "specs": specs})
+        messages, max_tokens, temperature = sent.messages, sent.max_tokens, sent.temperature
+        names, tools_digest, specs = self._tools(sent.tools)
+        recorded = self._recorded_tools.get(session.id)
+        if recorded is None or tools_digest not in recorded:
+            # Once per tool set and session (a resumed session's sets were recorded before; a
+            # sub-agent's session is another session).
+            recorded = {r.get("digest") for r in session.extra if r.get("type") == TOOLS}
+            self._recorded_tools[session.id] = recorded
+            if tools_digest not in recorded:
+                session.append_record({"type": TOOLS, "digest": tools_digest, "specs": specs}, sync=False)
+                recorded.add(tools_digest)
+        # The session's own incremental digest when the request is its history (every message is
+        # hashed once); the full computation only for a request assembled some other way.
+        hashed = session.messages_digest(messages)
+        # Not fsynced on its own: the reply appended right after it is, and covers it.
         session.append_record({
             "type": REQUEST, "run_id": self.run_id, "at": iso_ms(self.clock.now()), "model": turn.model,
-            "messages": len(messages), "messages_digest": messages_digest(messages, self.redactor),
-            "system_digest": digest([b.model_dump(mode="json") for b in system]),
-            "tools": [s["name"] for s in specs], "tools_digest": tools_digest,
+            "messages": len(messages), "messages_digest": hashed or messages_digest(messages, self.redactor),
+            "system_digest": self._system_digest(sent.system),
+            "tools": names, "tools_digest": tools_digest,
             "max_tokens": max_tokens, "temperature": temperature,
             "usage": usage.model_dump(),
-        })
+        }, sync=False)
         return []
+
+    def _tools(self, tools: list[Any]) -> tuple[list[str], str, list[dict[str, Any]]]:
+        """(names, digest, dumped specs) of a tool list, computed once per distinct list (specs are
+        built once per registry, so the same objects come back every turn)."""
+        key = tuple(id(t) for t in tools)
+        cached = self._tool_sets.get(key)
+        if cached is None or any(a is not b for a, b in zip(cached[0], tools)):
+            specs = [t.model_dump(mode="json") for t in tools]
+            cached = (list(tools), ([s["name"] for s in specs], digest(specs), specs))
+            self._tool_sets[key] = cached
+        return cached[1]
+
+    def _system_digest(self, system: list[Any]) -> str:
+        if self._system is None or len(self._system[0]) != len(system) or any(a is not b for a, b in zip(self._system[0], system)):
+            self._system = (list(system), digest([b.model_dump(mode="json") for b in system]))
+        return self._system[1]
 
 
 def last_request_model(extra: list[dict[str, Any]]) -> str | None:
@@ -103,6 +134,8 @@ def reconstruct(path: Path) -> list[dict[str, Any]]:
                 messages.append(Message.model_validate(record))
             except ValueError:
                 continue
+        elif kind == PRUNE:  # later requests carried the stubs, earlier ones the whole results
+            apply_prune(messages, record)
         elif kind == TOOLS:
             tool_sets[str(record.get("digest"))] = list(record.get("specs") or [])
         elif kind == REQUEST:

@@ -155,14 +155,53 @@ def load_script(path: Path) -> Script:
     )
 
 
+def _message_chars(message: Any) -> int:
+    chars = 0
+    for part in message.parts:
+        chars += len(getattr(part, "text", "") or getattr(part, "content", "") or "")
+        chars += len(str(getattr(part, "arguments", "") or ""))
+    return chars
+
+
+_CHARS: dict[int, tuple[Any, int]] = {}  # id(message) -> (message, chars): messages are immutable
+
+
 def estimate_request_tokens(request: ModelRequest) -> int:
-    """A deterministic stand-in for provider-reported input tokens (~4 chars a token)."""
+    """A deterministic stand-in for provider-reported input tokens (~4 chars a token). Each message
+    is measured once (a long scripted run would otherwise pay for its whole history every turn)."""
     chars = sum(len(b.text) for b in request.system)
     for message in request.messages:
-        for part in message.parts:
-            chars += len(getattr(part, "text", "") or getattr(part, "content", "") or "")
-            chars += len(str(getattr(part, "arguments", "") or ""))
+        cached = _CHARS.get(id(message))
+        if cached is None or cached[0] is not message:
+            if len(_CHARS) > 100_000:
+                _CHARS.clear()
+            cached = _CHARS[id(message)] = (message, _message_chars(message))
+        chars += cached[1]
     return max(1, chars // 4)
+
+
+class _Seen:
+    """What the provider has read of a history that grows at its end (the next request carries the
+    same messages and a few more): assistant turns and characters, counted once per message, so the
+    fake model stays instant however long the run."""
+
+    def __init__(self) -> None:
+        self.count, self.first, self.last = 0, None, None
+        self.assistants = self.chars = self.summarised = 0
+
+    def read(self, messages: list[Any]) -> _Seen:
+        n = self.count
+        if not messages or messages[0] is not self.first or n > len(messages) or (n and messages[n - 1] is not self.last):
+            n, self.assistants, self.chars = 0, 0, 0
+            self.summarised = summarised_turns(messages)
+            self.first = messages[0] if messages else None
+        for message in messages[n:]:
+            self.assistants += message.role == "assistant"
+            self.chars += _message_chars(message)
+            if not self.summarised and n:
+                self.summarised = summarised_turns([message])
+        self.count, self.last = len(messages), messages[-1] if messages else None
+        return self
 
 
 class ScriptedProvider:
@@ -183,6 +222,7 @@ class ScriptedProvider:
         self._served_faults: set[int] = set()
         self._sleep = sleep
         self.requests: list[ModelRequest] = []
+        self._seen = _Seen()
         # None: this provider answers every request (a test's per-model fake). A mapping (a script
         # file always gives one): sub-agents play their own replies, and one without any fails.
         self._agents = (
@@ -229,7 +269,8 @@ class ScriptedProvider:
             return
         self.requests.append(request)
 
-        turns = sum(1 for m in request.messages if m.role == "assistant") + summarised_turns(request.messages)
+        seen = self._seen.read(request.messages)
+        turns = seen.assistants + seen.summarised
         turn = max(0, turns - self.first_turn)
         index = self._pick(turn)
         if index is None:
@@ -263,7 +304,8 @@ class ScriptedProvider:
         for j, call in enumerate(reply.tool_calls):
             yield ToolCallDone(id=call.id or f"call_{index}_{j}", name=call.name, arguments=call.arguments)
         usage = reply.usage or Usage(
-            input_tokens=estimate_request_tokens(request), output_tokens=max(1, len(text) // 4)
+            input_tokens=max(1, (sum(len(b.text) for b in request.system) + self._seen.read(request.messages).chars) // 4),
+            output_tokens=max(1, len(text) // 4),
         )
         stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
         yield Done(stop_reason=stop, usage=usage)

@@ -1,117 +1,66 @@
 """The crash-safe JSONL session (DESIGN.md invariants 1-2, section 7).
 
-`.arreio/sessions/<id>.jsonl`: line 1 is a header (`{"type":"header","version":1,...}`), then one line
+`.arreio/sessions/<id>.jsonl`: line 1 is a header (`{"type":"header","version":2,...}`), then one line
 per record: `{"type":"message",...}` (a `Message`), `{"type":"run",...}` markers that link runs to the
-session, and any later line type, which is kept verbatim (as a dict) in `Session.extra`.
+session, `{"type":"prune",...}` lines (format 2: old results replaced by stubs, see `replace_results`),
+and any later line type, which is kept verbatim (as a dict) in `Session.extra`.
 
 Appends are one whole line per write, flushed and fsynced; rewrites go through a temp file in the same
 folder, fsync, `os.replace`. Loading tolerates a torn last line and bad lines in the middle, then heals
 pairing; with `repair=True` the repaired file is written back so disk and memory agree.
+
+Messages are immutable once appended and redacted once, on the way in; the rare message whose line
+the redactor changed keeps its stored form next to it (memory holds what the model saw, the file what
+may be kept), so a request's digest is fed once per message, as the file stores it.
 """
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.messages import Message, ToolCallPart
-from arreio.engine.providers.base import SystemBlock
+from arreio.engine.session.digest import RollingDigest
+from arreio.engine.session.format import (
+    _MIGRATIONS,  # noqa: F401 - tests register a migration here
+    CURRENT_VERSION,
+    RecordLines,
+    SessionHeader,
+    ends_with_newline,
+    header_line,
+    json_line,
+    json_of_line,
+    line_of_json,
+    message_line,
+    needs_rewrite,
+    parse_header,
+    prune_record,
+    upgrade,
+)
 from arreio.engine.session.healing import (
-    MESSAGE_LINE_PREFIX,
+    PRUNE,
     Placed,
     Repair,
+    apply_prune,
     awaiting_approval,
     heal,
-    parse_object,
     remap_placed,
     scan_lines,
 )
 
 __all__ = ["CURRENT_VERSION", "Repair", "Session", "SessionHeader"]
 
-CURRENT_VERSION = 1
 _RUN_EVENTS = ("start", "end")
-
-
-class SessionHeader(BaseModel):
-    """Line 1 of a session. `system` is the frozen system prompt, so a resume sends the same prefix.
-    A version newer than this arreio's is refused on load, so no field a later version added can be
-    lost by a rewrite here; unknown keys are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    version: int = CURRENT_VERSION
-    id: str
-    created_at: str
-    cwd: str
-    model: str
-    title: str = ""
-    system: list[SystemBlock] = []
-    script: str | None = None  # the `--script` it was started with: a resume plays on from it
-    learn: bool = False  # started with `--learn`: its resumes end with the learning pass too
-    plan: str | None = None  # the `--plan` it runs: a resume goes on from the unit where it stopped
-    parent: str | None = None  # a sub-agent's session: its parent session's id
-    agent: str | None = None  # a sub-agent's session: its name in the event stream ("d1", "d1.d2")
-
-
-# -- migrations ---------------------------------------------------------------------------------
-# `_MIGRATIONS[n]` turns one line's record (the header included: type "header") of format n into
-# format n+1, one record in, one out. Registering v1 -> v2 here (and bumping CURRENT_VERSION) is all a
-# format change needs. Lines that are not JSON objects pass through untouched (the loader reports them).
-Migration = Callable[[dict[str, Any]], dict[str, Any]]
-_MIGRATIONS: dict[int, Migration] = {}
-
-
-def upgrade(path: Path, header: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
-    version = header.get("version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise SessionError(f"{path}: session header has no valid format version")
-    if version > CURRENT_VERSION:
-        raise SessionError(
-            f"{path}: session was made by a newer arreio (format version {version}; "
-            f"this arreio reads up to {CURRENT_VERSION}) — upgrade arreio to open it"
-        )
-    steps = [_MIGRATIONS.get(v) for v in range(version, CURRENT_VERSION)]
-    if None in steps:
-        raise SessionError(f"{path}: unknown session format version {version}")
-    if not steps:
-        return header, lines
-    records: list[dict[str, Any] | bytes] = [parse_object(line) or line for line in lines]
-    for step in steps:
-        header = {**step(header), "version": header["version"] + 1}
-        records = [step(r) if isinstance(r, dict) else r for r in records]
-    return header, [r if isinstance(r, bytes) else _json_line(r).rstrip(b"\n") for r in records]
-
-
-# -- line encoding ------------------------------------------------------------------------------
-def _json_line(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _message_line(message: Message) -> bytes:
-    return MESSAGE_LINE_PREFIX + message.model_dump_json().encode()[1:] + b"\n"
-
-
-# Written only when set, so a header reads as it always has.
-_OPTIONAL_HEADER_KEYS = ("script", "learn", "plan", "parent", "agent")
-
-
-def _header_line(header: SessionHeader) -> bytes:
-    data = {"type": "header", **header.model_dump(mode="json")}
-    for key in _OPTIONAL_HEADER_KEYS:
-        if data.get(key) in (None, False):
-            data.pop(key, None)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 class Session:
@@ -119,17 +68,8 @@ class Session:
     `with`). A session opened with `repair=False` that needed repair refuses writes: its memory and
     its file differ."""
 
-    def __init__(
-        self,
-        path: Path,
-        header: SessionHeader,
-        messages: list[Message],
-        runs: list[dict[str, Any]],
-        extra: list[dict[str, Any]],
-        placed: Placed,
-        *,
-        writable: bool = True,
-    ) -> None:
+    def __init__(self, path: Path, header: SessionHeader, messages: list[Message], runs: list[dict[str, Any]],
+                 extra: list[dict[str, Any]], placed: Placed, *, writable: bool = True) -> None:
         self.path = path
         self.header = header
         self.messages = messages
@@ -140,9 +80,21 @@ class Session:
         self._handle: io.FileIO | None = None
         # fsync after every append (DESIGN.md invariant 2). Only benchmarks and throwaway sessions
         # turn it off (config `fsync: false`): the line still lands whole, but a power cut may lose it.
+        # A write made with `sync=False` (a tool result, a request record) is made durable by the next
+        # synced one (the model's next reply, a run marker, `close()`): a result a power cut takes
+        # heals as `interrupted`, which is what a call cut off by the crash gets anyway.
         self.durable = True
+        self._unsynced = False
         # Secrets never reach the file (issue 9): the run's redactor, applied to every line written.
         self.redactor: Redactor | None = None
+        self._forms: dict[int, tuple[Message, str | None]] = {}  # id -> (message, stored JSON if redaction changed it)
+        self._records = RecordLines()
+        # Bumped whenever messages change other than by an append (a rewrite, a prune): caches keyed
+        # on the history (token sums, digests) start over when it moves.
+        self.revision = 0
+        self._changes: list[tuple[int, int]] = []  # (revision, first message index it changed)
+        self.version = header.version  # the format of the file on disk (a v1 file stays v1 until it must not)
+        self._digest = RollingDigest(self.stored_json)
 
     @property
     def id(self) -> str:
@@ -167,17 +119,20 @@ class Session:
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
-    def create(cls, directory: Path, header: SessionHeader, *, redactor: Redactor | None = None) -> Session:
+    def create(
+        cls, directory: Path, header: SessionHeader, *, redactor: Redactor | None = None, durable: bool = True
+    ) -> Session:
         """Start a new session file `<directory>/<id>.jsonl` holding only the header (its title
-        comes from the goal: `redactor` keeps a secret there out of the file too)."""
+        comes from the goal: `redactor` keeps a secret there out of the file too). `durable=False`:
+        config `fsync: false` (nothing this session writes is fsynced)."""
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{header.id}.jsonl"
         if path.exists():
             raise SessionError(f"session '{header.id}' already exists at {path}")
-        line = _header_line(header)
-        write_atomic(path, redactor.bytes(line) if redactor is not None else line)
+        line = header_line(header)
+        write_atomic(path, redactor.bytes(line) if redactor is not None else line, durable=durable)
         session = cls(path, header, [], [], [], [])
-        session.redactor = redactor
+        session.redactor, session.durable = redactor, durable
         return session
 
     @classmethod
@@ -201,7 +156,7 @@ class Session:
         header_unterminated = not lines
         if header_unterminated:
             tail = b""  # the header itself is the unterminated last line
-        migrated = header.get("version") != CURRENT_VERSION
+        migrated = needs_rewrite(header.get("version"))
         header, body = upgrade(path, header, body + [tail] if tail else body)
         if tail:
             tail = body.pop()
@@ -211,11 +166,18 @@ class Session:
             raise SessionError(f"{path}: invalid session header ({error.error_count()} problems)") from None
 
         good_end = len(data) - len(tail)  # bytes that end on a clean line
-        raw, runs, extra, placed, repairs = scan_lines(body, tail)
+        # Parsing makes millions of objects and no cycles: the cyclic collector would walk the whole
+        # growing heap again and again (issue 23: 85% of a 100,000-message load), so it waits.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            raw, runs, extra, placed, repairs = scan_lines(body, tail)
+            messages, heal_repairs = heal(raw, keep_open=awaiting_approval(raw, extra))
+        finally:
+            if collecting:
+                gc.enable()
         if header_unterminated:
-            repairs.append(Repair(kind="torn_tail", detail="header line had no newline; kept", line=1))
-
-        messages, heal_repairs = heal(raw, keep_open=awaiting_approval(raw, extra))
+            repairs.insert(0, Repair(kind="torn_tail", detail="header line had no newline; kept", line=1))
         repairs.extend(heal_repairs)
         if heal_repairs:
             placed = remap_placed(placed, raw, messages)
@@ -243,21 +205,96 @@ class Session:
         if migrated or "bad_line_skipped" in kinds:
             # Keep the original next to the rewritten file: skipped lines (or the old format) may matter.
             backup = self.path.with_name(self.path.name + ".bak")
-            write_atomic(backup, self.path.read_bytes())
+            write_atomic(backup, self.path.read_bytes(), durable=self.durable)
         self._write_all()
 
     # -- writing ----------------------------------------------------------------------------------
-    def append(self, message: Message) -> None:
-        """Append one message as one whole line: write, flush, fsync."""
-        self._write(_message_line(message))
-        self.messages.append(message)
+    def _stored(self, message: Message) -> tuple[Message, bytes]:
+        """The message and its line as the file holds it: redacted once, on the way in."""
+        line = message_line(message)
+        if self.redactor is None:
+            return message, line
+        clean = self.redactor.bytes(line)
+        self._forms[id(message)] = (message, None if clean is line else json_of_line(clean))
+        return message, clean
 
-    def append_many(self, messages: list[Message]) -> None:
-        """Append several messages with one write and one fsync (a tool round's results)."""
+    def stored_json(self, message: Message) -> str:
+        """The message's JSON as the file stores it (what a reload gives back)."""
+        form = self._forms.get(id(message))
+        return form[1] if form is not None and form[0] is message and form[1] is not None else message.model_dump_json()
+
+    def append(self, message: Message, *, sync: bool | None = None) -> None:
+        """Append one message as one whole line: write, flush, fsync. A tool result is not fsynced
+        on its own (`sync=None`: synced unless it is a tool result): the next reply's fsync covers it."""
+        stored, line = self._stored(message)
+        self._write(line, redact=False, sync=message.role != "tool" if sync is None else sync)
+        self.messages.append(stored)
+
+    def append_many(self, messages: list[Message], *, sync: bool | None = None) -> None:
+        """Append several messages with one write and at most one fsync (a tool round's results)."""
         if not messages:
             return
-        self._write(b"".join(_message_line(m) for m in messages))
-        self.messages.extend(messages)
+        pairs = [self._stored(m) for m in messages]
+        wanted = any(m.role != "tool" for m in messages) if sync is None else sync
+        self._write(b"".join(line for _, line in pairs), redact=False, sync=wanted)
+        self.messages.extend(stored for stored, _ in pairs)
+
+    def _changed(self, index: int) -> None:
+        self.revision += 1
+        self._changes.append((self.revision, index))
+        del self._changes[:-256]  # a reader further behind than this starts over
+        self._digest.rewind(index)
+
+    def unchanged_prefix(self, revision: int) -> int:
+        """How many leading messages are the same objects as at `revision` (appends aside): all of
+        them when nothing changed since, else up to the first message a later prune or rewrite
+        touched (0 when that is too long ago to tell)."""
+        if revision == self.revision:
+            return len(self.messages)
+        if not self._changes or self._changes[0][0] > revision + 1:
+            return 0
+        first = len(self.messages)
+        for rev, index in reversed(self._changes):
+            if rev <= revision:
+                break
+            first = min(first, index)
+        return first
+
+    def messages_digest(self, messages: list[Message]) -> str | None:
+        """The request digest of `messages` when they are this session's history as it stands (the
+        usual case: a request just assembled from it), kept incrementally; None otherwise."""
+        own = self.messages
+        if len(messages) != len(own) or (own and (messages[-1] is not own[-1] or messages[0] is not own[0])):
+            return None
+        return self._digest.digest(own)
+
+    def replace_results(self, stubs: dict[int, str]) -> None:
+        """Replace the content of old tool results (pruning: `index` → stub text) by appending one
+        `prune` line, not by rewriting the file; the loader applies it again. A format-1 file is
+        rewritten once, as format 2, instead (an older arreio must not misread the line)."""
+        self._require_writable()
+        if not stubs:
+            return
+        record = prune_record(self.messages, stubs)
+        line = json_line(record)
+        stored: dict[str, Any] | None = None
+        if self.redactor is not None:
+            clean = self.redactor.bytes(line)
+            if clean is not line:
+                line, stored = clean, json.loads(clean)
+        apply_prune(self.messages, record)
+        if stored is not None:  # the stubs as stored differ: keep that form for the digest
+            for raw, kept in zip(record["results"], stored["results"], strict=True):
+                message = self.messages[raw["at"]]
+                if kept["content"] != raw["content"]:
+                    copy = [message.model_copy()]
+                    apply_prune(copy, {"type": PRUNE, "results": [{**kept, "at": 0}]})
+                    self._forms[id(message)] = (message, self.stored_json(copy[0]))
+        self._changed(min(stubs))
+        if self.version < CURRENT_VERSION:
+            self._write_all()
+        else:
+            self._write(line, redact=False, sync=True)
 
     def mark_run(self, run_id: str, event: str, at: str, verdict: str | None = None) -> None:
         """Append a run marker (`event` is "start" or "end") linking a run to this session."""
@@ -266,16 +303,17 @@ class Session:
         record: dict[str, Any] = {"type": "run", "run_id": run_id, "event": event, "at": at}
         if verdict is not None:
             record["verdict"] = verdict
-        self._write(_json_line(record))
+        self._write(json_line(record))
         self.runs.append(record)
         self._placed.append((len(self.messages), record))
 
-    def append_record(self, record: dict[str, Any]) -> None:
+    def append_record(self, record: dict[str, Any], *, sync: bool = True) -> None:
         """Append a record of another type (an approval decision, a request record); it is loaded
-        back into `extra`, in place."""
-        if record.get("type") in ("header", "message", "run"):
+        back into `extra`, in place. `sync=False`: the next synced write makes it durable (a request
+        record, which the reply appended right after it covers)."""
+        if record.get("type") in ("header", "message", "run", PRUNE):
             raise ValueError(f"append_record is for other record types, not {record.get('type')!r}")
-        self._write(_json_line(record))
+        self._write(self._records.line(record, self.redactor), redact=False, sync=sync)
         self.extra.append(record)
         self._placed.append((len(self.messages), record))
 
@@ -284,37 +322,50 @@ class Session:
         placed after the surviving messages they followed."""
         self._require_writable()
         self._placed = remap_placed(self._placed, self.messages, messages)
+        held = {id(m) for m in self.messages}  # compaction keeps a tail of them: already redacted
+        for message in messages:
+            if id(message) not in held:
+                self._stored(message)
         self.messages = list(messages)
+        alive = {id(m) for m in self.messages}
+        self._forms = {k: v for k, v in self._forms.items() if k in alive}
+        self._changed(0)
         self._write_all()
 
     def _write_all(self) -> None:
         self.close()  # the handle points at the inode os.replace is about to retire
+        self.header.version = self.version = CURRENT_VERSION  # a rewritten file is in the current format
         by_position: dict[int, list[bytes]] = {}
         for after, record in self._placed:
-            by_position.setdefault(min(after, len(self.messages)), []).append(_json_line(record))
-        chunks = [_header_line(self.header), *by_position.get(0, [])]
+            by_position.setdefault(min(after, len(self.messages)), []).append(self._records.line(record, self.redactor))
+        head = header_line(self.header)  # redacted per line, as appends are
+        chunks = [self.redactor.bytes(head) if self.redactor is not None else head, *by_position.get(0, [])]
         for index, message in enumerate(self.messages, start=1):
-            chunks.append(_message_line(message))
+            form = self._forms.get(id(message))  # redacted once: on its way in, or here the first time (issue 23)
+            known = form is not None and form[0] is message
+            chunks.append((line_of_json(form[1]) if form[1] else message_line(message)) if known else self._stored(message)[1])
             chunks.extend(by_position.get(index, []))
-        data = b"".join(chunks)
-        write_atomic(self.path, self.redactor.bytes(data) if self.redactor is not None else data)
+        write_atomic(self.path, b"".join(chunks), durable=self.durable)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, *, redact: bool = True, sync: bool = True) -> None:
         self._require_writable()
-        if self.redactor is not None:
+        if redact and self.redactor is not None:
             data = self.redactor.bytes(data)
         if self._handle is None:
             # Unbuffered: each record goes down in one write(2) on an O_APPEND descriptor.
             self._handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open between appends
-            if self._handle.tell() > 0 and not _ends_with_newline(self.path):
+            if self._handle.tell() > 0 and not ends_with_newline(self.path):
                 # Someone left a partial line: start ours on a fresh line so it stays whole.
                 data = b"\n" + data
         try:
             view = memoryview(data)
             while view:  # a short write only happens for huge batches or a full disk
                 view = view[self._handle.write(view) :]
-            if self.durable:
+            if self.durable and sync:
                 os.fsync(self._handle.fileno())
+                self._unsynced = False
+            elif self.durable:
+                self._unsynced = True
         except BaseException:
             # A failed write may have left part of a line: reopening checks the tail and starts clean.
             self.close()
@@ -324,8 +375,15 @@ class Session:
         if not self._writable:
             raise SessionError(f"session '{self.id}' was opened read-only and needs repair; open it with repair")
 
+    def sync(self) -> None:
+        """Make every write so far durable (one fsync, only when one is owed)."""
+        if self._handle is not None and self._unsynced and self.durable:
+            os.fsync(self._handle.fileno())
+        self._unsynced = False
+
     def close(self) -> None:
         if self._handle is not None:
+            self.sync()
             self._handle.close()
             self._handle = None
 
@@ -336,16 +394,3 @@ class Session:
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
-
-
-def parse_header(path: Path, line: bytes) -> dict[str, Any]:
-    record = parse_object(line)
-    if record is None or record.get("type") != "header":
-        raise SessionError(f"{path}: first line is not a session header (not a session, or damaged)")
-    return record
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"

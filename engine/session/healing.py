@@ -1,6 +1,7 @@
 """Turning a damaged session back into a usable one (DESIGN.md invariants 1 and 2).
 
-Line level: `scan_lines` reads a session's record lines, skipping bad lines and a torn tail.
+Line level: `scan_lines` reads a session's record lines, skipping bad lines and a torn tail, and
+applies `prune` lines (format 2) to the messages before them as it meets them (`apply_prune`).
 Pairing level:
 `heal` is pure and idempotent: it takes any list of messages and returns one in which every tool call
 is immediately followed by its result, in the calls' declared order, plus a `Repair` for every change.
@@ -40,6 +41,7 @@ class Repair(BaseModel):
 
 
 MESSAGE_LINE_PREFIX = b'{"type":"message",'  # how the session writes messages; lets us skip json.loads
+PRUNE = "prune"  # {"type":"prune","results":[{"at":<index>,"call_id":…,"content":<stub>}, …]}
 
 Placed = list[tuple[int, dict[str, Any]]]  # (messages before it, record): where a non-message line sat
 
@@ -65,6 +67,8 @@ def scan_lines(
         kind, value = _classify(line)
         if kind == "message":
             messages.append(value)
+        elif kind == PRUNE:
+            apply_prune(messages, value)
         elif kind is not None:
             (runs if kind == "run" else extra).append(value)
             placed.append((len(messages), value))
@@ -101,7 +105,48 @@ def _classify(line: bytes) -> tuple[str | None, Any]:
             return None, None
     if kind == "header":  # a second header is damage, not data
         return None, None
+    if kind == PRUNE:
+        return (PRUNE, record) if _prune_entries(record) is not None else (None, None)
     return ("run" if kind == "run" else "extra"), record
+
+
+def _prune_entries(record: dict[str, Any]) -> list[tuple[int, str, str]] | None:
+    """A prune line's (index, call id, stub) entries, or None when the line is not one."""
+    entries = record.get("results")
+    if not isinstance(entries, list):
+        return None
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return None
+        at, call_id, content = entry.get("at"), entry.get("call_id"), entry.get("content")
+        if not (isinstance(at, int) and isinstance(call_id, str) and isinstance(content, str)):
+            return None
+        out.append((at, call_id, content))
+    return out
+
+
+def apply_prune(messages: list[Message], record: dict[str, Any]) -> int:
+    """Apply one `prune` line to the messages before it, in place: each named result's content becomes
+    its stub. The result is found at its index, or (a history an older arreio rewrote) by call id,
+    nearest first; one that is gone is left alone. Idempotent. Returns how many were replaced."""
+    replaced = 0
+    for at, call_id, content in _prune_entries(record) or []:
+        index = at if 0 <= at < len(messages) and _result_id(messages[at]) == call_id else None
+        if index is None:
+            index = next((i for i in range(len(messages) - 1, -1, -1) if _result_id(messages[i]) == call_id), None)
+        if index is None:
+            continue
+        message = messages[index]
+        parts = [p.model_copy(update={"content": content}) if isinstance(p, ToolResultPart) else p for p in message.parts]
+        messages[index] = message.model_copy(update={"parts": parts})
+        replaced += 1
+    return replaced
+
+
+def _result_id(message: Message) -> str | None:
+    part = message.tool_result_part if message.role == "tool" else None
+    return part.call_id if part is not None else None
 
 
 def parse_object(line: bytes) -> dict[str, Any] | None:

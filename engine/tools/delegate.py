@@ -155,8 +155,7 @@ class Delegate(Tool):
         system = assemble_system(cwd=ctx.cwd, now=now, sources=[_Brief()], tool_names=tools.names())
         header = SessionHeader(id=f"{parent.session.id}.d{n}", created_at=iso_ms(now), cwd=str(ctx.cwd), model=model,
                                title=_title(task), system=system, parent=parent.session.id, agent=agent)
-        session = Session.create(directory, header, redactor=ctx.redactor)
-        session.durable = parent.session.durable
+        session = Session.create(directory, header, redactor=ctx.redactor, durable=parent.session.durable)
         for tool in tools:  # a nested delegate names its children under this agent
             if isinstance(tool, Delegate):
                 tool.path = agent

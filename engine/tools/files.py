@@ -7,7 +7,9 @@ Their names and argument names are public API: models and saved sessions refer t
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +26,7 @@ from arreio.engine.tools.workspace import (
 
 MAX_LINE_CHARS = 2000
 LIST_DIR_CAP = 500
+INLINE_READ_BYTES = 64 * 1024  # a read this small takes well under a millisecond
 EDIT_SNIPPET_LINES = 20
 # Listed as entries, never looked into: version control and our own state.
 OPAQUE_DIRS = frozenset({".git", ".arreio"})
@@ -37,6 +40,15 @@ def _existing_file(ctx: RunContext, path: str) -> tuple[Path, str]:
     if target.is_dir():
         raise ToolError(f"{shown} is a directory, not a file; use list_dir to see its entries")
     return target, shown
+
+
+def _small_regular(target: Path) -> bool:
+    """A regular file of at most INLINE_READ_BYTES: read on the event loop, not in a thread."""
+    try:
+        info = os.stat(target)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES
 
 
 def _count_lines(text: str) -> int:
@@ -70,13 +82,18 @@ class ReadFile(Tool):
     )
     input_model = ReadFileInput
     repeat = "per_target"
+    read_only = True
 
     async def execute(self, args: ReadFileInput, ctx: RunContext) -> ToolResult:
         limit = args.limit or ctx.settings.tools.read_limit_lines
-        return await asyncio.to_thread(self._read, ctx, args.path, args.offset or 1, limit)
+        # Resolving the path here is no new blocking: policy has resolved it on the loop already.
+        target, shown = _existing_file(ctx, args.path)
+        if _small_regular(target):  # a bounded read: cheaper inline than a thread hand-off (issue 23)
+            return self._read(target, shown, args.offset or 1, limit)
+        # Anything else (large, a FIFO, a device) reads in a thread, so the chain's timeout can fire.
+        return await asyncio.to_thread(self._read, target, shown, args.offset or 1, limit)
 
-    def _read(self, ctx: RunContext, path: str, offset: int, limit: int) -> ToolResult:
-        target, shown = _existing_file(ctx, path)
+    def _read(self, target: Path, shown: str, offset: int, limit: int) -> ToolResult:
         try:
             return self._read_lines(target, shown, offset, limit)
         except OSError as exc:
@@ -282,6 +299,7 @@ class ListDir(Tool):
     )
     input_model = ListDirInput
     repeat = "per_target"
+    read_only = True
 
     async def execute(self, args: ListDirInput, ctx: RunContext) -> ToolResult:
         return await asyncio.to_thread(self._list, ctx, args.path)

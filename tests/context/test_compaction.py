@@ -180,3 +180,19 @@ def test_watermark_zero_turns_compaction_off(tmp_path: Path) -> None:
     events = asyncio.run(drain(runner))
     assert not [e for e in events if e.type == "compaction" and e.kind == "summary"]
     assert not is_summary(runner.session.messages[0])
+
+
+def test_the_archived_head_holds_no_secret_the_history_carried(tmp_path: Path) -> None:
+    """The session file is redacted line by line on the way in; the archive of a compacted head is
+    written from the history in memory (what the model saw), so it goes through the redactor too."""
+    from arreio.engine.governance.redact import Redactor
+
+    secret = "s3cr3t-Value-9f8e7d6c5b4a"
+    runner, _hook = _runner(tmp_path, TaskProvider(READS), prune=False)
+    (tmp_path / "work" / "big.txt").write_text(f"token={secret} and some words on a line\n" * 500)
+    runner.session.redactor = Redactor({"DEPLOY_TOKEN": secret})
+    events = asyncio.run(drain(runner))
+    assert [e for e in events if e.type == "compaction"]
+    archive = tmp_path / "sessions" / "s-test" / "compacted" / "001.jsonl"
+    assert archive.is_file() and "[REDACTED:DEPLOY_TOKEN]" in archive.read_text()
+    assert secret not in archive.read_text() and secret.encode() not in runner.session.path.read_bytes()

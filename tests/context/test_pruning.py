@@ -43,10 +43,19 @@ def test_old_bulky_results_become_stubs_that_point_at_the_record_first(tmp_path:
     record, raw = stub.index("work log #"), stub.index("Raw text saved at")
     assert record < raw  # the distilled record comes first, the raw artifact only after it
     assert "defines h0_handler_0, h0_handler_1" in stub
-    artifact = runner.ctx.cwd.parent / stub[raw:].split("saved at ", 1)[1].split(";", 1)[0]
-    saved = [p.read_text() for p in (tmp_path / "sessions" / "s-test" / "artifacts").glob("*.txt")]
-    assert len(saved) == len(stubs) and any("def h0_handler_119" in s for s in saved)  # nothing destroyed
-    assert artifact.name.endswith(".txt")
+    # Each stub names its block in the session's one artifacts file: exactly the lines of that result.
+    artifact = runner.ctx.cwd.parent / stub[raw:].split("saved at ", 1)[1].split(", lines ", 1)[0]
+    assert artifact.name == "pruned.txt" and list(artifact.parent.iterdir()) == [artifact]
+    lines = artifact.read_text().splitlines()
+    for stub_text in stubs:
+        where = stub_text.split("saved at ", 1)[1]
+        first, last = (int(x) for x in where.split(", lines ", 1)[1].split(" ", 1)[0].split("–"))
+        assert f"offset={first}, limit={last - first + 1})" in where
+        block = lines[first - 1:last]
+        n = int(block[0].split("def h", 1)[1].split("_", 1)[0])  # which file this result showed
+        assert lines[first - 2].startswith("=== pruned result of call ") and f"lines {first}–{last} ===" in lines[first - 2]
+        assert f"def h{n}_handler_0" in block[0] and f"def h{n}_handler_119" in "\n".join(block)  # nothing destroyed
+        assert last == len(lines) or lines[last].startswith("=== ")  # the block ends where the result did
     assert check_pairing(runner.session.messages) == []
     assert hook.stats.pruned_results == len(stubs) and hook.stats.pruned_rereads == 0
     assert unit_end(events).verdict == "success"
@@ -67,3 +76,22 @@ def test_prune_off_keeps_results(tmp_path: Path) -> None:
     runner, hook, _ = _run(tmp_path, steps, prune=False)
     assert hook.stats.pruned_results == 0
     assert not any(m.tool_result_part and m.tool_result_part.content.startswith(STUB_MARKER) for m in runner.session.messages)
+
+
+def test_pruning_appends_prune_lines_that_a_reload_reads_back(tmp_path: Path) -> None:
+    """Issue 23: no rewrite of the session per prune; the file, reloaded, is the history the run had,
+    and the hook's running token sums match a full recount."""
+    from arreio.engine.context.tokens import estimate_message
+    from arreio.engine.session.file import Session
+
+    steps = [call("read_file", f"NOTE: h{n}=ok", path=f"h{n}.py") for n in range(6)]
+    runner, hook, events = _run(tmp_path, steps)
+    session = runner.session
+    session.close()
+    kinds = [line.split(b'"type":"', 1)[1].split(b'"', 1)[0] for line in session.path.read_bytes().splitlines()]
+    prunes = [e for e in events if e.type == "compaction" and e.kind == "prune"]
+    assert prunes and kinds.count(b"prune") == len(prunes)
+    reloaded, repairs = Session.open(session.path, repair=False)
+    assert repairs == [] and reloaded.messages == session.messages
+    full = sum(estimate_message(m, hook._profile) for m in session.messages)
+    assert abs(hook._history_tokens(session) - full) < 1e-6 * full

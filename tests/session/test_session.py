@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from arreio.engine.errors import SessionError
 from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.providers.base import SystemBlock
-from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.file import CURRENT_VERSION, Session, SessionHeader
 from arreio.engine.session.healing import check_pairing
 from arreio.engine.session.store import SessionStore
 
@@ -82,7 +82,7 @@ def test_round_trip_keeps_header_messages_and_run_markers(tmp_path):
     assert [(r["event"], r.get("verdict")) for r in loaded.runs] == [("start", None), ("end", "passed")]
     lines = path.read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])
-    assert json.loads(lines[0])["type"] == "header" and json.loads(lines[0])["version"] == 1
+    assert json.loads(lines[0])["type"] == "header" and json.loads(lines[0])["version"] == CURRENT_VERSION
 
 
 def test_create_refuses_an_existing_session(tmp_path):
@@ -360,7 +360,7 @@ def test_an_older_version_is_migrated_by_one_registered_function_and_written_bac
     session, repairs = open_closed(path)
     assert kinds(repairs) == ["bad_line_skipped", "torn_tail"]
     assert [m.text for m in session.messages] == ["from v0", "from v0"]
-    assert json.loads(path.read_text().splitlines()[0])["version"] == 1
+    assert json.loads(path.read_text().splitlines()[0])["version"] == CURRENT_VERSION
     assert open_closed(path)[0].messages == session.messages
     assert json.loads((tmp_path / "old.jsonl.bak").read_text().splitlines()[0])["version"] == 0
 

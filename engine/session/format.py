@@ -1,0 +1,157 @@
+"""The session file's format (DESIGN.md section 7): its version, the header line, how records are
+encoded as lines, and the migrations that carry an older file forward. `file.py` reads and writes it.
+
+Format 1: header, `message`, `run` and other record lines. Format 2 adds `prune` lines (issue 23);
+a format-1 file is read as it is and rewritten as format 2 the first time a prune goes into it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from arreio.engine.errors import SessionError
+from arreio.engine.messages import Message
+from arreio.engine.providers.base import SystemBlock
+from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, parse_object
+
+__all__ = ["CURRENT_VERSION", "RecordLines", "SessionHeader", "ends_with_newline", "header_line", "json_line", "json_of_line", "line_of_json", "message_line",
+           "needs_rewrite", "parse_header", "prune_record", "upgrade"]
+
+CURRENT_VERSION = 2
+
+
+class SessionHeader(BaseModel):
+    """Line 1 of a session. `system` is the frozen system prompt, so a resume sends the same prefix.
+    A version newer than this arreio's is refused on load, so no field a later version added can be
+    lost by a rewrite here; unknown keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    version: int = CURRENT_VERSION
+    id: str
+    created_at: str
+    cwd: str
+    model: str
+    title: str = ""
+    system: list[SystemBlock] = []
+    script: str | None = None  # the `--script` it was started with: a resume plays on from it
+    learn: bool = False  # started with `--learn`: its resumes end with the learning pass too
+    plan: str | None = None  # the `--plan` it runs: a resume goes on from the unit where it stopped
+    parent: str | None = None  # a sub-agent's session: its parent session's id
+    agent: str | None = None  # a sub-agent's session: its name in the event stream ("d1", "d1.d2")
+
+
+# -- migrations ---------------------------------------------------------------------------------
+# `_MIGRATIONS[n]` turns one line's record (the header included: type "header") of format n into
+# format n+1, one record in, one out. Registering v1 -> v2 here (and bumping CURRENT_VERSION) is all a
+# format change needs. Lines that are not JSON objects pass through untouched (the loader reports them).
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+# v1 -> v2 adds the `prune` line kind and changes nothing else, so a v1 file reads as it is: it is
+# loaded untouched and only rewritten (as v2) the first time a v2 line must go into it.
+_MIGRATIONS: dict[int, Migration] = {1: lambda record: record}
+_COMPATIBLE = {1}  # versions whose files this arreio reads without rewriting them
+
+
+def upgrade(path: Path, header: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SessionError(f"{path}: session header has no valid format version")
+    if version > CURRENT_VERSION:
+        raise SessionError(
+            f"{path}: session was made by a newer arreio (format version {version}; "
+            f"this arreio reads up to {CURRENT_VERSION}) — upgrade arreio to open it"
+        )
+    steps = [_MIGRATIONS.get(v) for v in range(version, CURRENT_VERSION)]
+    if None in steps:
+        raise SessionError(f"{path}: unknown session format version {version}")
+    if not steps or all(v in _COMPATIBLE for v in range(version, CURRENT_VERSION)):
+        return header, lines
+    records: list[dict[str, Any] | bytes] = [parse_object(line) or line for line in lines]
+    for step in steps:
+        header = {**step(header), "version": header["version"] + 1}
+        records = [step(r) if isinstance(r, dict) else r for r in records]
+    return header, [r if isinstance(r, bytes) else json_line(r).rstrip(b"\n") for r in records]
+
+
+# -- line encoding ------------------------------------------------------------------------------
+def json_line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def message_line(message: Message) -> bytes:
+    return MESSAGE_LINE_PREFIX + message.model_dump_json().encode()[1:] + b"\n"
+
+
+class RecordLines:
+    """The redacted line of each record a session wrote, so a rewrite does not redact every record of
+    the history again (issue 23: one request record a turn). A record changed since is redone."""
+
+    def __init__(self) -> None:
+        self._lines: dict[int, tuple[dict[str, Any], bytes, bytes]] = {}  # id -> (record, raw, redacted)
+
+    def line(self, record: dict[str, Any], redactor: Any) -> bytes:
+        raw = json_line(record)
+        hit = self._lines.get(id(record))
+        if hit is not None and hit[0] is record and hit[1] == raw:
+            return hit[2]
+        clean = redactor.bytes(raw) if redactor is not None else raw
+        self._lines[id(record)] = (record, raw, clean)
+        return clean
+
+
+def json_of_line(line: bytes) -> str:
+    """A message line's message JSON (the inverse of `line_of_json`)."""
+    return "{" + line[len(MESSAGE_LINE_PREFIX):-1].decode("utf-8", "surrogateescape")
+
+
+def line_of_json(stored_json: str) -> bytes:
+    """The message line holding `stored_json` (what `message_line` makes of the message's JSON)."""
+    return MESSAGE_LINE_PREFIX + stored_json[1:].encode("utf-8", "surrogateescape") + b"\n"
+
+
+# Written only when set, so a header reads as it always has.
+_OPTIONAL_HEADER_KEYS = ("script", "learn", "plan", "parent", "agent")
+
+
+def header_line(header: SessionHeader) -> bytes:
+    data = {"type": "header", **header.model_dump(mode="json")}
+    for key in _OPTIONAL_HEADER_KEYS:
+        if data.get(key) in (None, False):
+            data.pop(key, None)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def needs_rewrite(version: Any) -> bool:
+    """A file of this version is written back in the current format before anything is appended."""
+    return version not in (CURRENT_VERSION, *_COMPATIBLE)
+
+
+def parse_header(path: Path, line: bytes) -> dict[str, Any]:
+    record = parse_object(line)
+    if record is None or record.get("type") != "header":
+        raise SessionError(f"{path}: first line is not a session header (not a session, or damaged)")
+    return record
+
+
+def prune_record(messages: list[Message], stubs: dict[int, str]) -> dict[str, Any]:
+    """The `prune` line replacing the results at these indices by their stubs (format 2)."""
+    entries = []
+    for index, content in sorted(stubs.items()):
+        part = messages[index].tool_result_part
+        if part is None:
+            raise ValueError(f"message {index} is not a tool result")
+        entries.append({"at": index, "call_id": part.call_id, "content": content})
+    return {"type": PRUNE, "results": entries}
+
+
+def ends_with_newline(path: Path) -> bool:
+    """Whether a (non-empty) file's last byte is a newline: an append after a torn line starts afresh."""
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"

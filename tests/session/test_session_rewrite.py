@@ -1,0 +1,60 @@
+"""Issue 23: a rewrite (compaction) writes the lines a message got on its way in instead of
+re-redacting the whole history — and still redacts, line by line, what was never redacted in this
+process (a history loaded from a file an unredacted writer left, a record, the header)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arreio.engine.governance.redact import Redactor
+from arreio.engine.messages import Message, TextPart
+from arreio.engine.session.file import Session, SessionHeader
+
+SECRET = "Zq8vN3xL0pR7tY2wK9mB4cD6"
+ENV = {"MY_API_KEY": SECRET}
+
+
+def header() -> SessionHeader:
+    return SessionHeader(id="20260627-160000-bbbbbb", created_at="2026-06-27T16:00:00.000Z", cwd="/w", model="m")
+
+
+def test_a_rewrite_keeps_every_secret_out_and_reloads_what_appends_wrote(tmp_path: Path) -> None:
+    with Session.create(tmp_path, header()) as session:
+        session.redactor = Redactor.from_env(ENV)
+        session.append_many([Message.user(f"use key {SECRET} — then go"), Message.assistant([TextPart(text="plain ✓")], model="m")])
+        session.append_record({"type": "note", "text": f"key {SECRET}"})
+        session.append(Message.assistant([TextPart(text=f"done with {SECRET}")], model="m"))
+        appended = Session.open(session.path)[0]
+        appended.close()
+        session.rewrite([Message.user("summary"), *session.messages[1:]])
+    data = session.path.read_text()
+    assert SECRET not in data and data.count("[REDACTED:MY_API_KEY]") == 2  # the note, the last reply
+    reloaded, repairs = Session.open(session.path)
+    reloaded.close()
+    assert repairs == [] and reloaded.messages[1:] == appended.messages[1:]
+    assert reloaded.extra == appended.extra
+
+
+def test_a_history_loaded_unredacted_is_redacted_when_rewritten(tmp_path: Path) -> None:
+    with Session.create(tmp_path, header()) as plain:  # no redactor: an older writer, another env
+        plain.append_many([Message.user(f"key {SECRET}"), Message.assistant([TextPart(text=f"echo {SECRET}")], model="m")])
+    session, _ = Session.open(plain.path)
+    with session:
+        session.redactor = Redactor.from_env(ENV)
+        session.rewrite(list(session.messages))
+    assert SECRET not in session.path.read_text()
+    reloaded, _ = Session.open(plain.path)
+    reloaded.close()
+    assert [m.text for m in reloaded.messages] == ["key [REDACTED:MY_API_KEY]", "echo [REDACTED:MY_API_KEY]"]
+
+
+def test_a_record_changed_after_it_was_written_is_written_as_it_is_now(tmp_path: Path) -> None:
+    with Session.create(tmp_path, header()) as session:
+        session.redactor = Redactor.from_env(ENV)
+        note = {"type": "note", "text": "first"}
+        session.append(Message.user("go"))
+        session.append_record(note)
+        note["text"] = f"changed {SECRET}"  # a caller kept the dict and changed it (the rewrite writes it)
+        session.rewrite(list(session.messages))
+    data = session.path.read_text()
+    assert '"changed [REDACTED:MY_API_KEY]"' in data and SECRET not in data and '"first"' not in data
