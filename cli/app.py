@@ -1,33 +1,18 @@
 """The `arreio` command. Command modules import only typer/rich at load time; everything heavy is
-imported inside the command that needs it, so `arreio --help` stays fast."""
+imported inside the command that needs it, so `arreio --help` stays fast. `arreio CMD …` builds only
+CMD (`make_app(only=…)`): importing and building all ~115 commands costs ~100 ms that a chat, a run
+or a `sessions list` has no use for; the full tree is built for root help, completion and typos."""
 
 from __future__ import annotations
 
 import os
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
 from typer.core import TyperGroup
 
 from arreio.cli import help_style
-from arreio.cli.commands import approve as approve_cmd
-from arreio.cli.commands import audit as audit_cmd
-from arreio.cli.commands import cassette as cassette_cmd
-from arreio.cli.commands import checkpoints as checkpoints_cmd
-from arreio.cli.commands import config as config_cmd
-from arreio.cli.commands import curator as curator_cmd
-from arreio.cli.commands import doctor as doctor_cmd
-from arreio.cli.commands import kb as kb_cmd
-from arreio.cli.commands import learn as learn_cmd
-from arreio.cli.commands import mcp as mcp_cmd
-from arreio.cli.commands import memory as memory_cmd
-from arreio.cli.commands import models as models_cmd
-from arreio.cli.commands import run as run_cmd
-from arreio.cli.commands import sandbox as sandbox_cmd
-from arreio.cli.commands import sessions as sessions_cmd
-from arreio.cli.commands import skills as skills_cmd
 
 
 def _one_line_usage_error(error) -> None:
@@ -89,17 +74,17 @@ class _ArreioGroup(TyperGroup):
 
 help_style.install()  # help reads like a manual: no <bool>, no {session_id}
 
-app = typer.Typer(
-    name="arreio",
-    cls=_ArreioGroup,
-    help="A terminal agent harness: turns a model into an agent you can trust every day.",
-    no_args_is_help=True,
-    add_completion=False,  # our own --install/--show-completion take the shell as an argument
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        name="arreio",
+        cls=_ArreioGroup,
+        help="A terminal agent harness: turns a model into an agent you can trust every day.",
+        no_args_is_help=True,
+        add_completion=False,  # our own --install/--show-completion take the shell as an argument
+        pretty_exceptions_enable=False,
+        rich_markup_mode="rich",
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
 
 COMPLETE_VAR = "_ARREIO_COMPLETE"
 _FLAG_TYPED_AS_COMMAND = {"version": "--version", "help": "--help", "completion": "--show-completion"}
@@ -157,14 +142,12 @@ def _install_completion(ctx: typer.Context, value: str | None) -> None:
 
 def _version_callback(value: bool) -> None:
     if value:
-        try:
-            print(f"arreio {version('arreio')}")
-        except PackageNotFoundError:  # running from a source tree without install
-            print("arreio (not installed)")
+        from arreio.cli.launch import version_line  # the console script answers a bare --version itself
+
+        print(version_line())
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version_: Annotated[
         bool,
@@ -183,24 +166,75 @@ def _root(
     """A terminal agent harness: turns a model into an agent you can trust every day."""
 
 
-app.command(name="run", help=run_cmd.HELP, no_args_is_help=False)(run_cmd.run)
-app.command(name="learn", help=learn_cmd.HELP)(learn_cmd.learn)
-app.add_typer(sessions_cmd.app, name="sessions")
-app.add_typer(memory_cmd.app, name="memory")
-app.add_typer(skills_cmd.app, name="skills")
-app.add_typer(curator_cmd.app, name="curator")
-app.add_typer(kb_cmd.app, name="kb")
-app.add_typer(cassette_cmd.app, name="cassette")
-app.add_typer(mcp_cmd.app, name="mcp")
-app.add_typer(sandbox_cmd.app, name="sandbox")
-app.command(name="approve", help=approve_cmd.HELP)(approve_cmd.approve)
-app.add_typer(audit_cmd.app, name="audit")
-app.command(name="diff", help=checkpoints_cmd.DIFF_HELP)(checkpoints_cmd.diff)
-app.command(name="undo", help=checkpoints_cmd.UNDO_HELP)(checkpoints_cmd.undo)
-app.add_typer(checkpoints_cmd.app, name="checkpoints")
-app.add_typer(config_cmd.app, name="config")
-app.command(name="models", help=models_cmd.HELP)(models_cmd.models)
-app.command(name="doctor", help=doctor_cmd.HELP)(doctor_cmd.doctor)
+def _command(module: str, function: str, help_attr: str = "HELP", **extra):
+    def register(app: typer.Typer, name: str) -> None:
+        from importlib import import_module
+
+        mod = import_module(f"arreio.cli.commands.{module}")
+        options = dict(extra)
+        if "cls" in options:
+            options["cls"] = getattr(mod, options["cls"])
+        app.command(name=name, help=getattr(mod, help_attr), **options)(getattr(mod, function))
+
+    return register
+
+
+def _group(module: str):
+    def register(app: typer.Typer, name: str) -> None:
+        from importlib import import_module
+
+        app.add_typer(import_module(f"arreio.cli.commands.{module}").app, name=name)
+
+    return register
+
+
+# name -> how it is registered, in the order root help lists them
+COMMANDS = {
+    "run": _command("run", "run", no_args_is_help=False),
+    "chat": _command("chat", "chat"),  # typer only: prompt_toolkit loads when a chat starts
+    "learn": _command("learn", "learn"),
+    "batch": _command("batch", "batch", cls="BatchCommand"),
+    "sessions": _group("sessions"),
+    "memory": _group("memory"),
+    "skills": _group("skills"),
+    "curator": _group("curator"),
+    "kb": _group("kb"),
+    "cassette": _group("cassette"),
+    "mcp": _group("mcp"),
+    "sandbox": _group("sandbox"),
+    "approve": _command("approve", "approve"),
+    "audit": _group("audit"),
+    "diff": _command("checkpoints", "diff", "DIFF_HELP"),
+    "undo": _command("checkpoints", "undo", "UNDO_HELP"),
+    "checkpoints": _group("checkpoints"),
+    "config": _group("config"),
+    "models": _command("models", "models"),
+    "doctor": _command("doctor", "doctor"),
+}
+
+
+def make_app(only: str | None = None) -> typer.Typer:
+    """The command line: every command, or only `only` (a name of COMMANDS)."""
+    app = _new_app()
+    app.callback()(_root)
+    for name, register in COMMANDS.items():
+        if only is None or name == only:
+            register(app, name)
+    return app
+
+
+def _only(args: list[str]) -> str | None:
+    """The one command `args` runs, when it names one and nothing needs the whole tree."""
+    if COMPLETE_VAR in os.environ or not args or args[0] not in COMMANDS:
+        return None
+    return args[0]
+
+
+def __getattr__(name: str):  # `from arreio.cli.app import app`: the whole command line, built once
+    if name == "app":
+        globals()["app"] = built = make_app()
+        return built
+    raise AttributeError(name)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -208,8 +242,9 @@ def main(argv: list[str] | None = None) -> None:
     from arreio.cli.errors import report
     from arreio.engine.errors import ArreioError
 
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        app(args=argv, prog_name="arreio", standalone_mode=True)
+        make_app(_only(args))(args=args, prog_name="arreio", standalone_mode=True)
     except ArreioError as error:
         sys.exit(report(error))
     except KeyboardInterrupt:

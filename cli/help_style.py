@@ -12,6 +12,8 @@ change can cost a nicer label, never the help.
 from __future__ import annotations
 
 import re
+import sys
+import types
 from typing import Any
 
 # Typer's label (inside its <…>) → what a person reads.
@@ -36,11 +38,46 @@ def plain_type(label: str | None) -> str | None:
     return label
 
 
+# What Typer's help renderer imports at its top but never uses with rich_markup_mode="rich" and
+# pretty exceptions off: Markdown (markdown-it) and Traceback (pygments) cost more than the rest of
+# `arreio --help` together.
+_UNUSED_BY_HELP = (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback"))
+
+
+def _stand_in(module: str, name: str) -> types.ModuleType:
+    """A module whose one class, if anything does call it, builds the real thing."""
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    stand_in = types.ModuleType(module, f"stand-in for {module} while typer.rich_utils loads (help_style.py)")
+    setattr(stand_in, name, type(name, (), {"__new__": __new__, "__module__": module}))
+    return stand_in
+
+
+def load_help_renderer() -> None:
+    """Import `typer.rich_utils` without markdown-it and pygments: the stand-ins are in
+    `sys.modules` only while it loads, so any later `import rich.markdown` gets the real one."""
+    if "typer.rich_utils" in sys.modules:
+        return
+    stand_ins = {module: _stand_in(module, name) for module, name in _UNUSED_BY_HELP if module not in sys.modules}
+    sys.modules.update(stand_ins)
+    try:
+        import typer.rich_utils  # noqa: F401
+    finally:
+        for module, stand_in in stand_ins.items():
+            if sys.modules.get(module) is stand_in:
+                del sys.modules[module]
+
+
 def install() -> None:
     """Wrap Typer's display methods (idempotent)."""
     global _INSTALLED
     if _INSTALLED:
         return
+    load_help_renderer()
     from typer.core import TyperArgument, TyperOption
 
     option_type = TyperOption.display_type_rich

@@ -15,7 +15,7 @@ ephemeral use). Contract shared by both:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
@@ -97,8 +97,9 @@ class KnowledgeBackend(Protocol):
         """Forget the sentence vectors, keep the chunk vectors, now counted as `model`'s."""
         ...
 
-    def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
-        """Up to `limit` (chunk id, text) pairs that have no vector yet, lowest id first."""
+    def pending_vectors(self, limit: int, after: int = 0) -> list[tuple[int, str]]:
+        """Up to `limit` (chunk id, text) pairs with an id above `after` that have no vector yet,
+        lowest id first."""
         ...
 
     def count_pending_vectors(self) -> int: ...
@@ -108,9 +109,12 @@ class KnowledgeBackend(Protocol):
         matrix, or None for a chunk of one sentence."""
         ...
 
-    def sentence_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+    def sentence_search(
+        self, query_vector: np.ndarray, n: int, among: Iterable[int] | None = None
+    ) -> list[tuple[int, float]]:
         """Chunks ranked by their best-matching sentence (a chunk of one sentence by its own
-        vector): (chunk id, best similarity), best first."""
+        vector): (chunk id, best similarity), best first. With `among`, only those chunks are
+        scored (the other passes' candidates), and only their rows are read."""
         ...
 
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]: ...

@@ -10,12 +10,12 @@ Unchanged files are recognised by the SHA-256 of their bytes and skipped.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from arreio.memory.knowledge import cjk, sentences
+from arreio.memory.knowledge import embedding
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
 from arreio.memory.knowledge.embedders import (
@@ -27,13 +27,12 @@ from arreio.memory.knowledge.fusion import FusionConfig, fuse
 from arreio.memory.knowledge.sources import SourceText, expand, read_text
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from arreio.memory.knowledge.settings import KnowledgeSettings
 
 DB_NAME = "knowledge.sqlite"
-# The embedder reads at most this much of one text. A chunk is ~1,500 characters, but a file of one
-# huge line is one chunk of any size, and the model would embed all of it, 512 tokens at a time, for
-# as long as it takes (a 2 MB line: most of an hour). Keyword search still sees the whole text.
-EMBED_MAX_CHARS = 4_000
+EMBED_MAX_CHARS = embedding.EMBED_MAX_CHARS  # (why: embedding.py)
 Mode = Literal["hybrid", "keyword", "vector"]
 # (phase, done, total): phase "files" while reading and chunking, "embed" while embedding.
 ProgressFn = Callable[[str, int, int], None]
@@ -75,7 +74,9 @@ def _noop(phase: str, done: int, total: int) -> None:
 class KnowledgeBase:
     """A backend, an optional embedder (None: keyword search only), and the chunking and fusion
     settings. `sentence_vectors` also embeds each chunk's sentences (sentences.py), which doubles
-    embedding time and sharpens ranking for short queries. Safe to use from one thread at a time."""
+    embedding time and sharpens ranking for short queries. `batch_size` chunks are stored per
+    transaction; `workers` is how many processes embed (None: one per core, see embedding.py).
+    Safe to use from one thread at a time."""
 
     def __init__(
         self,
@@ -86,6 +87,7 @@ class KnowledgeBase:
         fusion: FusionConfig = FusionConfig(),
         batch_size: int = 8,
         sentence_vectors: bool = True,
+        workers: int | None = None,
     ) -> None:
         self.backend = backend
         self.sentence_vectors = sentence_vectors
@@ -93,6 +95,7 @@ class KnowledgeBase:
         self.chunking = chunking
         self.fusion = fusion
         self.batch_size = batch_size
+        self.workers = workers
 
     # -- indexing ---------------------------------------------------------------------------
 
@@ -151,7 +154,8 @@ class KnowledgeBase:
 
     def embed_pending(self, progress: ProgressFn = _noop) -> int:
         """Embed chunks that have no vector, one committed batch at a time. Returns how many.
-        A chunk's sentences (sentences.py) are embedded in the same batch and stored with it."""
+        A chunk's sentences (sentences.py) are embedded with it and stored with it. Progress is
+        reported per chunk, so the ETA is a real one from the second chunk on."""
         if self.embedder is None:
             return 0
         scheme = self.vector_scheme
@@ -164,19 +168,46 @@ class KnowledgeBase:
                 self.backend.reset_vectors(scheme)
         total = self.backend.count_pending_vectors()
         done = 0
-        while batch := self.backend.pending_vectors(self.batch_size):
-            pieces = [sentences.split(text[:EMBED_MAX_CHARS]) if self.sentence_vectors else [] for _, text in batch]
-            texts = [cjk.unwrap(text) for _, text in batch] + [piece for group in pieces for piece in group]
-            vectors = self.embedder.embed_passages([text[:EMBED_MAX_CHARS] for text in texts])
-            matrices, at = [], len(batch)
-            for group in pieces:
-                matrices.append(vectors[at : at + len(group)] if group else None)
-                at += len(group)
-            ids = [chunk_id for chunk_id, _ in batch]
-            self.backend.set_vectors(scheme, ids, vectors[: len(batch)], matrices)
-            done += len(batch)
-            progress("embed", done, max(total, done))
+        ids: list[int] = []
+        vectors: list[np.ndarray] = []
+        matrices: list[np.ndarray | None] = []
+        if total:
+            progress("embed", 0, total)
+        results = embedding.run(self.embedder, self._jobs(), total, self.workers)
+        try:
+            for job, embedded in results:
+                vector, matrix = embedding.assemble(job, embedded)
+                ids.append(job.chunk_id)
+                vectors.append(vector)
+                matrices.append(matrix)
+                if len(ids) >= self.batch_size:
+                    done += self._store(scheme, ids, vectors, matrices)
+                # Every chunk moves the bar (not every batch): the rate, hence the ETA, is known
+                # after the first two chunks, a few seconds in.
+                progress("embed", done + len(ids), max(total, done + len(ids)))
+        finally:
+            results.close()  # Ctrl-C or an error: stop the workers; the uncommitted batch is dropped
+        if ids:
+            done += self._store(scheme, ids, vectors, matrices)
         return done
+
+    def _jobs(self) -> Iterator[embedding.Job]:
+        """One job per chunk without a vector, lowest id first, read a page at a time."""
+        after = 0
+        while page := self.backend.pending_vectors(256, after=after):
+            for chunk_id, text in page:
+                yield embedding.plan(chunk_id, text, self.sentence_vectors)
+            after = page[-1][0]
+
+    def _store(self, scheme: str, ids: list[int], vectors: list, matrices: list) -> int:
+        """Commit one batch (one transaction); empties the lists. Returns how many were stored."""
+        import numpy as np
+
+        self.backend.set_vectors(scheme, list(ids), np.stack(vectors), list(matrices))
+        count = len(ids)
+        for stored in (ids, vectors, matrices):
+            stored.clear()
+        return count
 
     def sync(self, progress: ProgressFn = _noop) -> SyncReport:
         """Re-check every indexed file: drop the removed, re-index the changed, finish embedding."""
@@ -238,9 +269,13 @@ class KnowledgeBase:
         if mode in ("hybrid", "vector") and self.vectors_ready(complete=mode == "hybrid"):
             assert self.embedder is not None
             query_vector = self.embedder.embed_query(query)
-            vector = [i for i, _ in self.backend.vector_search(query_vector, n)]
+            pool = self.fusion.sentence_pool
+            nearest = [i for i, _ in self.backend.vector_search(query_vector, max(n, pool))]
+            vector = nearest[:n]
             if self.sentence_vectors and self._stored_sentences():
-                by_sentence = [i for i, _ in self.backend.sentence_search(query_vector, n)]
+                # Sentences rank only the chunks the other passes put forward (fusion.py).
+                among = None if pool == 0 else {*nearest, *(keyword or ())}
+                by_sentence = [i for i, _ in self.backend.sentence_search(query_vector, n, among)]
                 passes += [(vector, self.fusion.vector_weight), (by_sentence, self.fusion.sentence_weight)]
             else:
                 passes.append((vector, self.fusion.vector_weight + self.fusion.sentence_weight))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -89,8 +89,8 @@ class MemoryBackend:
         for stored in self._chunks.values():
             stored.sentences = None
 
-    def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
-        pending = [(i, s.record.text) for i, s in sorted(self._chunks.items()) if s.vector is None]
+    def pending_vectors(self, limit: int, after: int = 0) -> list[tuple[int, str]]:
+        pending = [(i, s.record.text) for i, s in sorted(self._chunks.items()) if s.vector is None and i > after]
         return pending[:limit]
 
     def count_pending_vectors(self) -> int:
@@ -120,13 +120,16 @@ class MemoryBackend:
         ids = np.array([i for i, _ in have], dtype=np.int64)
         return top_n(ids, np.stack([v for _, v in have]), query_vector, n)
 
-    def sentence_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+    def sentence_search(
+        self, query_vector: np.ndarray, n: int, among: Iterable[int] | None = None
+    ) -> list[tuple[int, float]]:
         import numpy as np
 
+        wanted = None if among is None else set(among)
         blocks = [
             (i, s.vector[None, :] if s.sentences is None else s.sentences)
             for i, s in sorted(self._chunks.items())
-            if s.vector is not None and s.vector.shape[0] == len(query_vector)
+            if s.vector is not None and s.vector.shape[0] == len(query_vector) and (wanted is None or i in wanted)
         ]
         if not blocks:
             return []

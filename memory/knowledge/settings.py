@@ -10,6 +10,7 @@ knowledge:
   rrf_k: 60
   per_pass: 50             # candidates each pass contributes
   min_score: 0.0           # hits below this normalised score (0..1) are dropped
+  sentence_pool: 500       # the sentence pass scores the keyword hits + this many nearest chunks (0: all)
 ```
 """
 
@@ -36,6 +37,10 @@ class KnowledgeSettings(BaseModel):
     rrf_k: int = Field(_DEFAULTS.k, ge=0, description="RRF's k: larger flattens the rank differences.")
     per_pass: int = Field(_DEFAULTS.per_pass, ge=1, le=1000, description="Candidates from each pass.")
     min_score: float = Field(_DEFAULTS.min_score, ge=0, le=1, description="Score floor (normalised, 0..1).")
+    sentence_pool: int = Field(
+        _DEFAULTS.sentence_pool, ge=0, le=1_000_000,
+        description="The sentence pass scores the keyword hits and this many nearest chunks (0: every chunk).",
+    )
 
     @model_validator(mode="after")
     def _some_weight(self) -> KnowledgeSettings:
@@ -51,6 +56,7 @@ class KnowledgeSettings(BaseModel):
             keyword_weight=self.keyword_weight,
             per_pass=self.per_pass,
             min_score=self.min_score,
+            sentence_pool=self.sentence_pool,
         )
 
 

@@ -12,7 +12,7 @@ chunk, and one per sentence): this Python cannot load SQLite extensions.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +21,7 @@ from arreio.engine.errors import UsageError
 from arreio.memory.knowledge import cjk, segmenter
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.chunking import Chunk
-from arreio.memory.knowledge.vector_cache import VectorCache, top_n
+from arreio.memory.knowledge.vector_cache import VectorCache, rows_of, top_n
 
 if TYPE_CHECKING:
     import numpy as np
@@ -198,9 +198,9 @@ class SqliteBackend:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('vector_model', ?)", (model,))
             self._bump_generation(db)
 
-    def pending_vectors(self, limit: int) -> list[tuple[int, str]]:
+    def pending_vectors(self, limit: int, after: int = 0) -> list[tuple[int, str]]:
         return self._db.execute(
-            "SELECT id, text FROM chunks WHERE vec IS NULL ORDER BY id LIMIT ?", (limit,)
+            "SELECT id, text FROM chunks WHERE vec IS NULL AND id > ? ORDER BY id LIMIT ?", (after, limit)
         ).fetchall()
 
     def count_pending_vectors(self) -> int:
@@ -258,11 +258,15 @@ class SqliteBackend:
             return []
         return top_n(ids, matrix, query_vector, n)
 
-    def sentence_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+    def sentence_search(
+        self, query_vector: np.ndarray, n: int, among: Iterable[int] | None = None
+    ) -> list[tuple[int, float]]:
         generation = int(self._meta("vec_generation") or 0)
         owners, matrix = self._sentences.get(generation, self._load_sentence_matrix)
         if matrix.size == 0 or matrix.shape[1] != len(query_vector):
             return []
+        if among is not None:
+            owners, matrix = rows_of(owners, matrix, among)
         return top_n(owners, matrix, query_vector, n, grouped=True)
 
     # -- search -----------------------------------------------------------------------------

@@ -45,6 +45,7 @@ class KbSearchTool(Tool):
     input_model = KbSearchInput
     sensitive = False
     repeat = "few"
+    read_only = True
     timeout_s = 30.0
 
     def __init__(self, state_dir: Path, open_kb: Any = None, settings: KnowledgeSettings | None = None) -> None:

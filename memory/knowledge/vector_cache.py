@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,6 +104,23 @@ class VectorCache:
         if self._db_path is None:
             return []
         return sorted(self._db_path.parent.glob(f"{self._db_path.name}.{self._kind}-*.npy"))
+
+
+def rows_of(owners: np.ndarray, matrix: np.ndarray, among: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (and their owners) that belong to the ids in `among`. `owners` must be sorted
+    (rows grouped by id, ids ascending), as both sidecars are: two binary searches per id find its
+    rows, so only those rows of a memory-mapped matrix are ever read from disk."""
+    import numpy as np
+
+    wanted = np.unique(np.fromiter(among, dtype=np.int64))
+    lo = np.searchsorted(owners, wanted, "left")
+    counts = np.searchsorted(owners, wanted, "right") - lo
+    if counts.sum() == 0:
+        return owners[:0], matrix[:0]
+    # row index = the start of its id's run + its place within the run
+    starts = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+    rows = starts + np.arange(int(counts.sum()))
+    return owners[rows], np.asarray(matrix[rows])
 
 
 def top_n(

@@ -25,6 +25,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from arreio.memory.knowledge.embedders import E5Embedder
@@ -92,6 +93,8 @@ def synthetic_scale(
     embedder,
     repeat: int = 1,
     sentence_vectors: bool = True,
+    fusion: FusionConfig = FusionConfig(),
+    compare_full_pass: bool = False,
 ) -> dict:
     """Latency only. Each synthetic chunk is five 12-word lines, so with sentence vectors on it
     gets five random sentence vectors, as a real chunk of five sentences would."""
@@ -99,7 +102,7 @@ def synthetic_scale(
 
     db = workdir / f"synthetic-{n_chunks}{'' if sentence_vectors else '-nosent'}.sqlite"
     backend = SqliteBackend(db)
-    kb = KnowledgeBase(backend, embedder, sentence_vectors=sentence_vectors)
+    kb = KnowledgeBase(backend, embedder, sentence_vectors=sentence_vectors, fusion=fusion)
     rng = random.Random(7)
     weights = [1 / (i + 1) for i in range(len(vocabulary))]  # Zipf-like, as real text is
     start = time.perf_counter()
@@ -134,6 +137,10 @@ def synthetic_scale(
     for mode in ("keyword", "hybrid") if embedder else ("keyword",):
         lat = [timed_search(kb, query["text"], mode, repeat)[1] for query in queries]
         result[mode] = {"p50_ms": percentile(lat, 50), "p95_ms": percentile(lat, 95)}
+    if embedder and compare_full_pass:  # the pre-pool behaviour, same index, same run
+        kb.fusion = replace(fusion, sentence_pool=0)
+        lat = [timed_search(kb, query["text"], "hybrid", repeat)[1] for query in queries]
+        result["hybrid_full_sentence_pass"] = {"p50_ms": percentile(lat, 50), "p95_ms": percentile(lat, 95)}
     kb.close()
     return result
 
@@ -145,10 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=None, help="keep the databases here (default: a temp folder)")
     parser.add_argument("--scale-chunks", type=int, default=100_000)
     parser.add_argument("--no-scale", action="store_true")
+    parser.add_argument("--scale-only", action="store_true",
+                        help="only the synthetic latency run (vocabulary and queries from en.json, nothing embedded)")
     parser.add_argument("--no-embedder", action="store_true", help="keyword-only run")
     parser.add_argument("--weights", default=None, help="vector,sentence,keyword RRF weights (default: the library's)")
     parser.add_argument("--no-sentences", action="store_true", help="no sentence vectors (chunk vectors only)")
     parser.add_argument("--repeat", type=int, default=1, help="time each query N times, keep the fastest")
+    parser.add_argument("--sentence-pool", type=int, default=None,
+                        help="chunks the sentence pass scores (default: the library's; 0: all, the exact full pass)")
+    parser.add_argument("--compare-full-pass", action="store_true",
+                        help="also score hybrid with the full sentence pass (sentence_pool=0) on the same index")
     args = parser.parse_args(argv)
 
     data = Path(args.data)
@@ -159,12 +172,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.weights:
         vw, sw, kw = (float(x) for x in args.weights.split(","))
         fusion = FusionConfig(vector_weight=vw, sentence_weight=sw, keyword_weight=kw)
+    if args.sentence_pool is not None:
+        fusion = replace(fusion, sentence_pool=args.sentence_pool)
     sentence_vectors = not args.no_sentences
     print(f"embedder: {embedder.name if embedder else 'none (keyword only)'}; sentence vectors: "
           f"{sentence_vectors}; fusion: {fusion}", flush=True)
     report: dict = {"embedder": embedder.name if embedder else None, "sentence_vectors": sentence_vectors, "languages": {}}
     vocabulary: set[str] = set()
-    for lang in args.langs:
+    if args.scale_only:
+        corpus = json.loads((data / "en.json").read_text(encoding="utf-8"))
+        vocabulary = {word for doc in corpus["docs"] for word in doc["text"].split()}
+        scale_queries = corpus["queries"]
+    for lang in [] if args.scale_only else args.langs:
         corpus = json.loads((data / f"{lang}.json").read_text(encoding="utf-8"))
         kb = KnowledgeBase(
             SqliteBackend(workdir / f"{lang}.sqlite"), embedder, fusion=fusion, sentence_vectors=sentence_vectors
@@ -173,6 +192,11 @@ def main(argv: list[str] | None = None) -> int:
         results = {"docs": len(corpus["docs"]), "queries": len(corpus["queries"]), "indexing": indexing}
         for mode in MODES if embedder else ("keyword",):
             results[mode] = evaluate(kb, corpus["queries"], mode, args.repeat)
+        if embedder and args.compare_full_pass:
+            kb.fusion = replace(fusion, sentence_pool=0)
+            results["hybrid_full_sentence_pass"] = evaluate(kb, corpus["queries"], "hybrid", args.repeat)
+            results["ndcg_delta_vs_full_pass"] = results["hybrid"]["ndcg10"] - results["hybrid_full_sentence_pass"]["ndcg10"]
+            kb.fusion = fusion
         report["languages"][lang] = results
         print(json.dumps({lang: results}, indent=1), flush=True)
         if lang == "en":
@@ -182,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         kb.close()
     if not args.no_scale and vocabulary:
         report["scale"] = synthetic_scale(
-            workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat, sentence_vectors
+            workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat, sentence_vectors,
+            fusion, args.compare_full_pass,
         )
         print(json.dumps({"scale": report["scale"]}, indent=1), flush=True)
     (workdir / "report.json").write_text(json.dumps(report, indent=1))

@@ -1,0 +1,66 @@
+"""Start-up time of the `arreio` command (a script, not a pytest test).
+
+    python tests/bench/bench_startup.py [--llm PATH] [--runs N]
+
+Times, interleaved in one run (bytecode cached: each command runs once before timing), the wall
+time of `arreio --help`, `arreio --version`, `python -c pass` (this interpreter, the floor) and,
+when given or found on PATH, `llm --help` (simonw/llm, installed in a venv of its own). Prints the
+median and the fastest of N runs and the two ratios the README claims:
+`arreio --help / llm --help` (goal <= 0.25) and `arreio --version / python -c pass` (goal <= 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def timed(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--llm", default=shutil.which("llm") or "/work/scratch/llm-venv/bin/llm")
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args(argv)
+    arreio = str(Path(sys.executable).with_name("arreio"))
+    commands = {
+        "arreio --help": [arreio, "--help"],
+        "arreio --version": [arreio, "--version"],
+        "python -c pass": [sys.executable, "-c", "pass"],
+    }
+    if args.llm and Path(args.llm).exists():
+        commands["llm --help"] = [args.llm, "--help"]
+    # What these cost before cli/launch.py and help_style.load_help_renderer (issue 23's "now"):
+    # the whole CLI built for --version, and typer's help renderer with markdown-it and pygments.
+    old = "import sys; sys.argv[0] = 'arreio'; {pre}from arreio.cli.app import main; main()"
+    commands["before: arreio --help"] = [sys.executable, "-c", old.format(pre="import rich.markdown, rich.traceback; "), "--help"]
+    commands["before: arreio --version"] = [sys.executable, "-c", old.format(pre="import importlib.metadata; "), "--version"]
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for command in commands.values():
+        timed(command)  # compile and cache bytecode, warm the page cache
+    for _ in range(args.runs):
+        for name, command in commands.items():  # interleaved: machine load hits all alike
+            times[name].append(timed(command))
+    report = {name: {"median_ms": round(statistics.median(t), 1), "min_ms": round(min(t), 1)} for name, t in times.items()}
+    med = {name: statistics.median(t) for name, t in times.items()}
+    if "llm --help" in med:
+        report["ratio_help_vs_llm"] = round(med["arreio --help"] / med["llm --help"], 3)
+        report["before_ratio_help_vs_llm"] = round(med["before: arreio --help"] / med["llm --help"], 3)
+    report["ratio_version_vs_python"] = round(med["arreio --version"] / med["python -c pass"], 2)
+    report["before_ratio_version_vs_python"] = round(med["before: arreio --version"] / med["python -c pass"], 2)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

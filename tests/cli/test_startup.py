@@ -1,0 +1,52 @@
+"""Start-up: `arreio --version` is answered before the CLI is built, and `arreio --help` renders
+without markdown-it and pygments (help_style.load_help_renderer). Real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PROBE = """
+import json, sys
+sys.argv = ["arreio", *{args!r}]
+from arreio.cli.launch import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in ("typer", "rich", "arreio.cli.app", "markdown_it", "pygments") if m in sys.modules)))
+"""
+
+
+def _probe(*args: str) -> tuple[list[str], str]:
+    out = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    return json.loads(lines[-1]), "\n".join(lines[:-1])
+
+
+def test_version_is_answered_without_building_the_cli() -> None:
+    loaded, printed = _probe("--version")
+    assert loaded == [] and printed.startswith("arreio ")
+    from importlib.metadata import version
+
+    assert printed == f"arreio {version('arreio')}"  # the same answer importlib.metadata gives
+
+
+def test_help_renders_without_markdown_and_pygments() -> None:
+    loaded, printed = _probe("--help")
+    assert "arreio.cli.app" in loaded and "markdown_it" not in loaded and "pygments" not in loaded
+    assert "Usage: arreio" in printed and "kb" in printed
+
+
+def test_the_real_rich_markdown_still_loads_after_help(tmp_path: Path) -> None:
+    code = (
+        "from arreio.cli import app\nimport rich.markdown, rich.traceback\n"
+        "import io\nfrom rich.console import Console\nc = Console(file=io.StringIO(), record=True, width=40)\n"
+        "c.print(rich.markdown.Markdown('# Title\\n\\n*x*'))\nprint(type(rich.traceback.Traceback).__name__, 'Title' in c.export_text())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["type", "True"]
