@@ -1,4 +1,5 @@
-"""`arreio mcp`: the MCP servers in config — list them with their state and tools, test one.
+"""`arreio mcp`: the MCP servers in config — list them with their state and tools, test one, list
+or render their prompts.
 
 Only typer/rich/stdlib at import time; the `mcp` package is imported when a server is connected.
 """
@@ -10,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(help="MCP servers from config: list them with their state and tools, or test one.",
+app = typer.Typer(help="MCP servers from config: list them with their state and tools, test one, list their prompts.",
                   no_args_is_help=True)
 
 
@@ -132,3 +133,88 @@ def test_server(
         typer.echo(f"{name}: {row['state']} — {row['detail']}", err=True)
     if row["state"] != "ready":
         raise typer.Exit(1)
+
+
+def _prompts() -> Any:
+    import os
+    from pathlib import Path
+
+    from arreio.engine.paths import state_dir
+    from arreio.engine.tools.mcp.prompts import Prompts
+
+    _, servers = _settings()
+    cwd = Path.cwd()
+    return Prompts(servers, cwd=cwd, env=dict(os.environ), log_dir=state_dir(cwd) / "logs")
+
+
+@app.command("prompts")
+def prompts(
+    name: Annotated[str | None, typer.Argument(metavar="[NAME]", help="A prompt (SERVER/NAME, or NAME when only one "
+                                               "server offers it) to show; a SERVER name lists only its prompts.",
+                                               show_default=False)] = None,
+    args: Annotated[list[str] | None, typer.Option("--arg", metavar="KEY=VALUE", help="With NAME: render the prompt "
+                                                   "with these arguments (repeatable).", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+) -> None:
+    """List the prompts the MCP servers offer (name, description, arguments), or show one.
+
+    A prompt can be a run's goal: `arreio run --mcp-prompt SERVER/NAME --arg KEY=VALUE`."""
+    from arreio.engine.tools.mcp.prompts import parse_args, parse_ref
+
+    catalogue = _prompts()
+    if name is not None and "/" not in name and name in catalogue.servers:  # a server: its prompts only
+        found, problems = catalogue.catalogue(name)
+        _print_prompts(found, problems, as_json)
+        return
+    if name is None:
+        if args:
+            from arreio.engine.errors import UsageError
+
+            raise UsageError("--arg renders one prompt: name it (arreio mcp prompts SERVER/NAME --arg KEY=VALUE)")
+        found, problems = catalogue.catalogue()
+        _print_prompts(found, problems, as_json)
+        return
+    parse_ref(name)
+    given = parse_args(args or [])
+    prompt = catalogue.find(name)
+    text = catalogue.goal(name, given) if args is not None else None
+    if as_json:
+        typer.echo(json.dumps({**prompt.as_json(), **({"rendered": text} if text is not None else {})}, indent=2))
+        return
+    typer.echo(f"{prompt.ref}" + (f" — {prompt.description}" if prompt.description else ""))
+    for arg in prompt.arguments:
+        need = "required" if arg["required"] else "optional"
+        typer.echo(f"  --arg {arg['name']}=…  ({need})" + (f"  {arg['description']}" if arg["description"] else ""))
+    if not prompt.arguments:
+        typer.echo("  (no arguments)")
+    if text is not None:
+        typer.echo("\n" + text)
+    else:
+        typer.echo(f"\nrun it: arreio run --mcp-prompt {prompt.ref}"
+                   + "".join(f" --arg {a['name']}=…" for a in prompt.arguments if a["required"]))
+
+
+def _print_prompts(found: list[Any], problems: list[str], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({"prompts": [p.as_json() for p in found], "problems": problems}, indent=2))
+        return
+    for line in problems:
+        typer.echo(f"arreio: {line}", err=True)
+    if not found:
+        typer.echo("no MCP prompts offered" + ("" if problems else " (no configured server lists any)"))
+        return
+    width = max(len(p.ref) for p in found)
+    for prompt in found:
+        typer.echo(f"{prompt.ref.ljust(width)}  {prompt.description or '-'}  [args: {prompt.signature()}]")
+
+
+def prompt_goal(ref: str, pairs: list[str]) -> str:
+    """`arreio run --mcp-prompt SERVER/NAME --arg K=V`: the prompt rendered by its server, as the
+    run's goal. Bad usage (unknown prompt, missing or unknown argument) is a `UsageError`."""
+    from arreio.engine.tools.mcp.feature import terminal_status
+    from arreio.engine.tools.mcp.prompts import parse_args, parse_ref
+
+    parse_ref(ref)
+    given = parse_args(pairs)
+    with terminal_status(f"getting prompt {ref}…"):
+        return _prompts().goal(ref, given)

@@ -60,6 +60,16 @@ class ResolvedTools(ToolRegistry):
         self.unavailable: dict[str, str] = {}
         self.warnings: list[str] = []
         self.schema_tokens = 0
+        # The run's allow/deny selectors, so a tool a family adds mid-run (an MCP server whose tool
+        # list changed) passes the same filters as the ones offered at start; None: add nothing.
+        self.selectors: tuple[list[str] | None, list[str]] | None = None
+
+    def admits(self, name: str) -> bool:
+        """Whether a tool named `name`, appearing mid-run, would have been offered at start."""
+        if self.selectors is None:
+            return False
+        enable, disable = self.selectors
+        return (enable is None or _matches(name, enable)) and not _matches(name, disable)
 
     def subset(self, names: Iterable[str]) -> ResolvedTools:
         """A narrower set (a sub-agent's), keeping families and recomputing the schema cost."""
@@ -145,6 +155,7 @@ def resolve_tools(
     resolved.unavailable = offered.unavailable
     resolved.warnings = offered.warnings
     resolved.schema_tokens = schema_tokens(resolved)
+    resolved.selectors = (enable, disable)
     for feature in features:
         notify: Any = getattr(feature, "tools_resolved", None)
         if notify is not None:

@@ -117,18 +117,30 @@ def test_a_slow_call_hits_the_timeout_and_the_server_stays_usable(shared) -> Non
     assert call(registry, ctx, "fx__add", {"a": 1, "b": 1}).content == "2"
 
 
-def test_a_server_that_dies_mid_run_makes_its_tools_unavailable_with_a_warning(tmp_path) -> None:
+def test_a_server_that_dies_is_restarted_once_then_its_tools_are_unavailable_with_a_warning(tmp_path) -> None:
     hub = _hub(tmp_path, fx=fixture_server())
     try:
         registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
+        first_pid = call(registry, ctx, "fx__pid").content
         crashed = call(registry, ctx, "fx__crash")
-        assert crashed.is_error and "stopped during the call" in crashed.content
+        assert crashed.is_error and "stopped during the call and is being restarted (once per run)" in crashed.content
+        assert "if this call is what stopped it, do not repeat it" in crashed.content
+        restarted = call(registry, ctx, "fx__pid")  # waits for the restart under way
+        assert not restarted.is_error and restarted.content != first_pid
+        warnings = hub.drain_warnings()
+        assert len(warnings) == 1 and "MCP server 'fx' stopped mid-run" in warnings[0] and "restarting it" in warnings[0]
+        assert "it wrote nothing to stderr during the call" in warnings[0] and "unrelated" not in warnings[0]
+        assert hub.states()[0].state == "ready" and hub.withdrawn() == set()
+
+        again = call(registry, ctx, "fx__crash")  # the second death: withdrawn, no second restart
+        assert again.is_error and "withdrawn for the rest of this run" in again.content
         after = call(registry, ctx, "fx__add", {"a": 1, "b": 2})
         assert after.is_error and "is not running" in after.content and "unavailable" in after.content
         warnings = hub.drain_warnings()
-        assert len(warnings) == 1 and "MCP server 'fx' stopped mid-run" in warnings[0]
-        assert "it wrote nothing to stderr during the call" in warnings[0] and "unrelated" not in warnings[0]
-        assert hub.states()[0].state == "dead"
+        assert len(warnings) == 1 and "MCP server 'fx' stopped again mid-run" in warnings[0] and "withdrawn" in warnings[0]
+        assert hub.states()[0].state == "dead" and "fx__add" in hub.withdrawn()
+        log = (tmp_path / "logs" / "mcp-fx.log").read_text()
+        assert log.count("fixture: serving") == 2  # the restart appended to the first life's log
     finally:
         hub.close()
 

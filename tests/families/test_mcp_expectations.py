@@ -140,8 +140,8 @@ class _Gate:
                 if outer.refuse is not None or upstream is None:
                     self._send(outer.refuse or 401, b'{"error": "invalid_token"}', {"Content-Type": "application/json",
                                "WWW-Authenticate": 'Bearer error="invalid_token"'})
-                elif self.command == "GET":  # no server-initiated stream through the gate (allowed by the spec)
-                    self._send(405, b"", {})
+                elif self.command == "GET" or b'"subscriptions/listen"' in body:  # it buffers, so no
+                    self._send(405, b"", {})  # server-initiated stream through the gate (the client copes)
                 else:
                     self._forward(body)
 
@@ -272,6 +272,7 @@ def _pipeline(work: Path, replies: list[dict], config: dict) -> tuple[list, Scri
 
 def test_a_dead_servers_tools_are_withdrawn_and_the_model_is_told_once(project: Path) -> None:
     replies = [
+        {"tool_calls": [{"name": "fx__crash"}]},  # the first death: restarted, tools stay
         {"tool_calls": [{"name": "fx__crash", "arguments": {"last_words": "segfault in handler"}}]},
         {"tool_calls": [{"name": "fx__add", "arguments": {"a": 1, "b": 1}}]},  # the model insists
         {"text": "the server is gone"},
@@ -279,14 +280,16 @@ def test_a_dead_servers_tools_are_withdrawn_and_the_model_is_told_once(project: 
     events, provider = _pipeline(project, replies, {"mcp_servers": {"fx": fixture_server(), "ok": fixture_server()}})
     offered = [{t.name for t in r.tools} for r in provider.requests]
     assert "fx__add" in offered[0] and "ok__add" in offered[0]
-    assert not any(n.startswith("fx__") for n in offered[1] | offered[2]) and "ok__add" in offered[1]
-    crash, again = [e for e in events if e.type == "tool_end"]
-    result = provider.requests[1].messages[-1].parts[0].content
+    assert "fx__add" in offered[1]  # restarted
+    assert not any(n.startswith("fx__") for n in offered[2] | offered[3]) and "ok__add" in offered[2]
+    _, crash, again = [e for e in events if e.type == "tool_end"]
+    result = provider.requests[2].messages[-1].parts[0].content
     assert crash.is_error and "MCP server 'fx' stopped during the call" in result
     assert "withdrawn for the rest of this run — do not call them again" in result and "fx__add" in result
     assert again.is_error and "withdrawn earlier in this run" in again.preview  # short the second time
     mcp = [e.message for e in events if e.type == "warning" and e.code == "mcp"]
-    assert len(mcp) == 1 and "stopped mid-run" in mcp[0] and "segfault in handler" in mcp[0]
+    assert len(mcp) == 2 and "restarting it" in mcp[0]
+    assert "stopped again mid-run" in mcp[1] and "segfault in handler" in mcp[1]
 
 
 # -- per-server allow / deny -------------------------------------------------------------------------

@@ -23,26 +23,32 @@ def report_of(work: Path, events: list[dict]) -> dict:
     return json.loads((work / events[-1]["report_path"]).read_text())
 
 
-def test_a_run_calls_mcp_tools_survives_a_crash_and_reports_it(project: Path, cli) -> None:
+def test_a_run_calls_mcp_tools_survives_a_crash_restarts_once_and_reports_it(project: Path, cli) -> None:
     configure(project, {"mcp_servers": {"fx": fixture_server()}})
     replies = [
         {"tool_calls": [{"name": "fx__add", "arguments": {"a": 40, "b": 2}}, {"name": "fx__pid"}]},
         {"tool_calls": [{"name": "fx__crash"}]},
-        {"tool_calls": [{"name": "fx__add", "arguments": {"a": 1, "b": 1}}]},
-        {"text": "The server answered 42, then crashed."},
+        {"tool_calls": [{"name": "fx__add", "arguments": {"a": 1, "b": 1}}]},  # the restarted server answers
+        {"tool_calls": [{"name": "fx__crash"}]},
+        {"tool_calls": [{"name": "fx__add", "arguments": {"a": 1, "b": 1}}]},  # now it is gone
+        {"text": "The server answered 42, crashed, came back, crashed again."},
     ]
     result = cli("run", "--goal", "GOAL.md", "--script", script(project, replies), "--json", "--yes")
     assert result.exit_code == 0, result.output
     events = events_of(result.stdout)
     ends = [e for e in events if e["type"] == "tool_end"]
-    assert [e["name"] for e in ends] == ["fx__add", "fx__pid", "fx__crash", "fx__add"]
+    assert [e["name"] for e in ends] == ["fx__add", "fx__pid", "fx__crash", "fx__add", "fx__crash", "fx__add"]
     assert ends[0]["preview"] == "42" and not ends[0]["is_error"]
-    assert ends[2]["is_error"] and ends[3]["is_error"] and "not running" in ends[3]["preview"]
+    assert ends[2]["is_error"] and "being restarted" in ends[2]["preview"]
+    assert ends[3]["preview"] == "2" and not ends[3]["is_error"]
+    assert ends[4]["is_error"] and ends[5]["is_error"] and "not running" in ends[5]["preview"]
     warnings = [e for e in events if e["type"] == "warning"]
-    assert len(warnings) == 1 and warnings[0]["code"] == "mcp" and "stopped mid-run" in warnings[0]["message"]
+    assert [w["code"] for w in warnings] == ["mcp", "mcp"]
+    assert "restarting it (once per run)" in warnings[0]["message"]
+    assert "stopped again mid-run" in warnings[1]["message"] and "withdrawn" in warnings[1]["message"]
     assert events[-1]["verdict"] == "success"
     report = report_of(project, events)
-    assert any("stopped mid-run" in w for w in report["warnings"])
+    assert any("stopped again mid-run" in w for w in report["warnings"])
     assert report["tool_schema_tokens"] > 0
     # the schemas went to the model: the first request offered the server's tools
     session = (project / ".arreio" / "sessions").glob("*.jsonl")

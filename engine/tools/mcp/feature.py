@@ -4,7 +4,9 @@ its end). A server that fails to start or dies is a warning event, not a failed 
 
 - its namespace stays known to the resolver (`absent_namespaces`), so `--no-tools 'fx__*'` or a
   `tools_disabled` entry naming a server that did not start is a warning, not a config error;
-- a server that dies mid-run has its tools withdrawn from every later model request (`McpHook`).
+- a stdio server that dies mid-run is restarted once; if it dies again its tools are withdrawn from
+  every later model request (`McpHook`), which also re-lists a server whose tool list changed;
+- a server's `instructions` enter a new session's system prompt when some of its tools are offered.
 
 While the servers start, a terminal sees one transient status line on stderr ("connecting to 2 MCP
 servers…"): see `terminal_status` for why the engine, which otherwise speaks only through events,
@@ -17,10 +19,11 @@ import contextlib
 import sys
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook, Turn, WarningsHook
+from arreio.engine.ports import SystemPromptBlockSource
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.mcp.config import mcp_servers
 from arreio.engine.tools.mcp.tool import SEP
@@ -79,10 +82,32 @@ class McpHook(WarningsHook):
         self.hub = hub
 
     async def before_model(self, turn: Turn, request: ModelRequest) -> None:
+        fresh = await self.hub.refresh()  # a server said its tools changed, or was restarted
+        if fresh:
+            self._offer(turn, request, [t for tools in fresh.values() for t in tools])
         gone = self.hub.withdrawn()
         if gone and request.tools:
             request.tools = [t for t in request.tools if t.name not in gone]
-        return None
+
+    @staticmethod
+    def _offer(turn: Turn, request: ModelRequest, tools: list[Tool]) -> None:
+        """Tools a re-listing found that the run does not have yet: registered (so calls reach them)
+        and added to this request — if the run's own allow/deny would have offered them at start
+        (a sub-agent's or a unit's narrowed set adds none), and not on a landing turn (no tools)."""
+        registry = turn.tools
+        admits = getattr(registry, "admits", None)
+        if admits is None:
+            return
+        added = []
+        for tool in tools:
+            if getattr(tool, "withheld", None) is None and tool.name not in registry and admits(tool.name):
+                registry.register(tool)
+                families = getattr(registry, "families", None)
+                if families is not None:
+                    families[tool.name] = "mcp"
+                added.append(tool.name)
+        if added and request.tools:
+            request.tools = [*request.tools, *(s for s in registry.specs() if s.name in added)]
 
 
 class McpFeature(Feature):
@@ -96,6 +121,20 @@ class McpFeature(Feature):
 
     def __init__(self) -> None:
         self._hub: McpHub | None = None
+        self._offered: list[str] = []  # the run's resolved tool names (the instructions block's condition)
+
+    def tools_resolved(self, ctx: RunContext, resolved: Any) -> None:
+        """Called by the resolver: which tools this run offers (a server's instructions enter the
+        prompt only when some of its tools do)."""
+        self._offered = list(resolved.names())
+
+    def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
+        from arreio.engine.tools.mcp.instructions import InstructionsBlock
+
+        hub = self._hub
+        if hub is None:
+            return []
+        return [InstructionsBlock(hub.instructions, lambda: self._offered)]
 
     def tools(self, ctx: RunContext) -> list[Tool]:
         servers = ctx.section(mcp_servers)

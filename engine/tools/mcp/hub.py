@@ -7,13 +7,17 @@ guarantees. Calls hop over with `run_coroutine_threadsafe`, so a Ctrl-C that can
 cancels the request on the server's loop too.
 
 Each server's tools are offered as `<server>__<tool>` `McpTool`s — ordinary `Tool`s, so every call
-goes through the protection chain and every hook. A server's `tools: {allow, deny}` withholds some
-(known, not offered). Failures are warnings, never a failed run:
+goes through the protection chain and every hook. A server with resources also gets
+`<server>__list_resources` and `<server>__read_resource` (`resources.py`). A server's
+`tools: {allow, deny}` withholds some (known, not offered). Failures are warnings, never a failed run:
 
 - a server that fails to start (or misses `connect_timeout_s`) offers no tools; an HTTP 401/403 says
   "authentication failed (401) … check its headers";
-- one that dies mid-run: the call that found it says so in its result, one warning is raised, and its
-  tools are withdrawn from later requests (`withdrawn()`, applied by the feature's hook);
+- a stdio server that dies mid-run is started again, once per run (`RESTARTS_PER_RUN`): the call
+  that found it dead says so, a warning says it is restarting, and its tools stay; if it dies again
+  (or cannot start again), one more warning, and its tools are withdrawn from later requests
+  (`withdrawn()`, applied by the feature's hook);
+- a server that says its tool list changed is re-listed before the next model call (`refresh()`);
 - what the server prints on stderr and what the SDK logs about it go to its log file (`logs.py`).
 """
 
@@ -22,47 +26,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from arreio.engine.tools.base import ToolError, ToolResult
 from arreio.engine.tools.mcp import logs
-from arreio.engine.tools.mcp.config import HttpServer, McpServerConfig, StdioServer, expand_vars, filter_warnings
+from arreio.engine.tools.mcp.config import McpServerConfig, filter_warnings
+from arreio.engine.tools.mcp.connection import (
+    Connection,
+    ServerState,
+    auth_failed,
+    describe_error,
+    exited,
+    gone_text,
+    list_resources,
+    list_tools,
+    listen_for_changes,
+    shown,
+    transport,
+)
+from arreio.engine.tools.mcp.resources import RESOURCE_TOOLS, resource_tools
 from arreio.engine.tools.mcp.tool import McpTool, normalise_result, tool_name
 
 __all__ = ["McpHub", "ServerState", "tool_name"]
 
 _CLOSE_TIMEOUT_S = 10.0
-_SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
-
-
-@dataclass
-class ServerState:
-    """What `arreio mcp list` and the report say about one server."""
-
-    name: str
-    transport: str
-    state: str = "pending"  # pending | ready | failed | dead | disabled | closed
-    detail: str = ""
-    tools: list[str] = field(default_factory=list)  # offered names, `<server>__<tool>`
-    withheld: list[str] = field(default_factory=list)  # listed, but kept back by its `tools:` allow/deny
-
-
-class _Connection:
-    def __init__(self, name: str, config: McpServerConfig) -> None:
-        self.name = name
-        self.config = config
-        self.client: Any = None
-        self.listing: list[Any] = []
-        self.stop: asyncio.Event | None = None
-        self.task: asyncio.Task | None = None
-        self.log: logs.ServerLog | None = None
-        self.log_mark = 0  # log size when the current call began: a crash quotes only what came after
-        self.auth_status: int | None = None  # the last HTTP 401/403 the server answered (the SDK hides it)
-        self.told = False  # a call's result already told the model this server is gone
-        self.status = ServerState(name, config.transport, "disabled" if not config.enabled else "pending")
 
 
 class McpHub:
@@ -75,7 +64,7 @@ class McpHub:
         self.cwd = cwd
         self.env = dict(env)
         self.log_dir = log_dir
-        self._conns = {name: _Connection(name, cfg) for name, cfg in servers.items()}
+        self._conns = {name: Connection(name, cfg) for name, cfg in servers.items()}
         logs.route_sdk_logging()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="arreio-mcp", daemon=True)
@@ -84,10 +73,21 @@ class McpHub:
         self._lock = threading.Lock()
         self._pending: list[str] = []  # warnings not yet shown (drained by the run's hook)
         self.warnings: list[str] = []  # every warning of the run, for the report
+        self._gone: set[str] = set()  # offered names a re-listing no longer lists
 
     # -- state ------------------------------------------------------------------------------------
     def states(self) -> list[ServerState]:
         return [c.status for c in self._conns.values()]
+
+    def instructions(self) -> dict[str, str]:
+        """Each ready server's `instructions` (from initialize), by server name; empty ones left out."""
+        return {c.name: c.instructions for c in self._conns.values() if c.instructions and c.status.tools}
+
+    def offers(self, server: str, capability: str) -> bool:
+        """Whether a ready `server` advertised `capability` (`prompts`, `resources`, …) at start."""
+        conn = self._conns[server]
+        caps = getattr(conn.client, "server_capabilities", None) if conn.client is not None else None
+        return conn.status.state == "ready" and getattr(caps, capability, None) is not None
 
     def warn(self, message: str) -> None:
         with self._lock:
@@ -100,8 +100,10 @@ class McpHub:
         return out
 
     def withdrawn(self) -> set[str]:
-        """Names of offered tools whose server has stopped: later requests must not offer them."""
-        return {n for c in self._conns.values() if c.status.state in ("dead", "closed") for n in c.status.tools}
+        """Names of offered tools whose server has stopped (or no longer lists them): later requests
+        must not offer them."""
+        dead = {n for c in self._conns.values() if c.status.state in ("dead", "closed") for n in c.status.tools}
+        return dead | self._gone
 
     # -- start --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -112,136 +114,175 @@ class McpHub:
         future = asyncio.run_coroutine_threadsafe(self._start_all(live), self._loop)
         future.result(timeout=max(c.config.connect_timeout_s for c in live) + 15)
 
-    async def _start_all(self, conns: list[_Connection]) -> None:
+    async def _start_all(self, conns: list[Connection]) -> None:
         await asyncio.gather(*(self._start_one(c) for c in conns))
 
-    async def _start_one(self, conn: _Connection) -> None:
+    async def _start_one(self, conn: Connection) -> str | None:
+        """Start `conn`'s task and wait until it listed; returns why it failed, or None."""
         ready: asyncio.Future = self._loop.create_future()
         conn.stop = asyncio.Event()
-        conn.task = self._loop.create_task(self._serve(conn, ready))
+        conn.task = self._loop.create_task(self._serve(conn, ready, conn.generation))
         try:
             await asyncio.wait_for(asyncio.shield(ready), conn.config.connect_timeout_s)
         except TimeoutError:
             conn.task.cancel()
             with contextlib.suppress(BaseException):
                 await conn.task
-            self._fail(conn, f"did not answer within {conn.config.connect_timeout_s:g}s")
+            return self._fail(conn, f"did not answer within {conn.config.connect_timeout_s:g}s")
         except Exception as exc:  # noqa: BLE001 — any start-up failure is a warning, never a crash
-            self._fail(conn, _describe(exc))
-        else:
-            conn.status.state = "ready"
-            for message in filter_warnings(conn.name, conn.config, [t.name for t in conn.listing]):
+            return self._fail(conn, describe_error(exc))
+        conn.status.state = "ready"
+        synthetic = list(RESOURCE_TOOLS) if conn.resources else []
+        for message in filter_warnings(conn.name, conn.config, [t.name for t in conn.listing] + synthetic):
+            if conn.restarts == 0:  # said once, at the first start
                 self.warn(message)
+        return None
 
-    def _fail(self, conn: _Connection, why: str) -> None:
+    def _fail(self, conn: Connection, why: str) -> str:
         if conn.auth_status is not None:
-            conn.status.state, conn.status.detail = "failed", _auth_failed(conn)
-            self.warn(f"{conn.status.detail}; its tools are not available")
-            return
-        tail = conn.log.tail() if conn.log else ""
+            conn.status.state, conn.status.detail = "failed", auth_failed(conn)
+            if conn.restarts == 0:
+                self.warn(f"{conn.status.detail}; its tools are not available")
+            return conn.status.detail
+        tail = conn.log.tail(since=conn.log_mark) if conn.log else ""
         if conn.log and conn.log.junk:
-            where = _shown(conn.log.path, self.cwd)
-            why += f"; it printed {conn.log.junk} line(s) on stdout that are not MCP (see {where})"
+            why += f"; it printed {conn.log.junk} line(s) on stdout that are not MCP (see {shown(conn.log.path, self.cwd)})"
         conn.status.state, conn.status.detail = "failed", why + (f"; its stderr ends: {tail}" if tail else "")
-        self.warn(f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
+        if conn.restarts == 0:
+            self.warn(f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
+        return conn.status.detail
 
-    async def _serve(self, conn: _Connection, ready: asyncio.Future) -> None:
+    async def _serve(self, conn: Connection, ready: asyncio.Future, generation: int) -> None:
         """The connection's whole life, in one task: enter, list, wait for stop, leave."""
         from mcp import Client
         from mcp_types import Implementation
 
-        conn.log = logs.ServerLog(self.log_dir / f"mcp-{conn.name}.log" if self.log_dir else None)
-        logs.bind(conn.log)  # this task's context: every task the SDK starts for the connection inherits it
+        path = self.log_dir / f"mcp-{conn.name}.log" if self.log_dir else None
+        log = conn.log = logs.ServerLog(path, fresh=generation == 0)  # a restart appends to the first life's
+        conn.log_mark = log.size()
+        logs.bind(log)  # this task's context: every task the SDK starts for the connection inherits it
         try:
             async with contextlib.AsyncExitStack() as stack:
-                transport = await self._transport(conn, stack)
-                client = Client(transport, client_info=Implementation(name="arreio", version="0.1"))
+                link = await transport(conn, stack, cwd=self.cwd, env=self.env)
+                client = Client(link, client_info=Implementation(name="arreio", version="0.1"),
+                                message_handler=conn.on_message)
                 await stack.enter_async_context(client)
-                conn.listing = await _list_all(client)
+                conn.listing = await list_tools(client)
+                conn.resources = await list_resources(client)
+                conn.instructions = (client.instructions or "").strip()
                 conn.client = client
+                listener = asyncio.create_task(listen_for_changes(client))
                 ready.set_result(True)
-                await conn.stop.wait()  # type: ignore[union-attr]
+                try:
+                    await conn.stop.wait()  # type: ignore[union-attr]
+                finally:
+                    listener.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listener
         except BaseException as exc:
             if not ready.done():
                 if isinstance(exc, Exception):
                     ready.set_exception(exc)
                 else:  # cancelled (a missed connect_timeout_s): nobody awaits `ready` any more, and an
                     ready.cancel()  # exception set on it would be "Future exception was never retrieved"
-            elif conn.status.state == "ready":
-                self._died(conn, _describe(exc))
+            else:
+                self._died(conn, describe_error(exc), generation)
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
-            if conn.log is not None:
-                conn.log.close()
-
-    async def _transport(self, conn: _Connection, stack: contextlib.AsyncExitStack) -> Any:
-        cfg = conn.config
-        where = f"mcp_servers.{conn.name}"
-        if isinstance(cfg, StdioServer):
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            try:
-                extra = expand_vars(cfg.env, self.env, where + ".env")
-            except KeyError as exc:
-                raise RuntimeError(exc.args[0]) from None
-            env = {k: self.env[k] for k in _SAFE_ENV if k in self.env} | extra
-            cwd = Path(cfg.cwd) if cfg.cwd else self.cwd
-            params = StdioServerParameters(command=cfg.command, args=cfg.args, env=env, cwd=str(self.cwd / cwd))
-            assert conn.log is not None
-            return stdio_client(params, errlog=conn.log.stream)  # the server's stderr: its log file
-        assert isinstance(cfg, HttpServer)
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        try:
-            headers = expand_vars(cfg.headers, self.env, where + ".headers")
-        except KeyError as exc:
-            raise RuntimeError(exc.args[0]) from None
-        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
-
-        async def note_auth(response: Any) -> None:
-            # The SDK turns every HTTP error into "Server returned an error response"; keep the one
-            # status that has a remedy the user controls (the configured headers).
-            if response.status_code in (401, 403):
-                conn.auth_status = response.status_code
-
-        http.event_hooks = {**http.event_hooks, "response": [*http.event_hooks.get("response", []), note_auth]}
-        return streamable_http_client(cfg.url, http_client=http)
+            log.close()  # this life's log (a restart has its own)
 
     # -- tools --------------------------------------------------------------------------------------
     def tools(self) -> list[McpTool]:
-        """One `McpTool` per listed tool of every ready server, named `<server>__<tool>`; a tool its
-        server's `tools:` allow/deny keeps back says so as its prerequisite (known, not offered)."""
+        """The tools of every ready server (see `tools_of`)."""
+        return [t for conn in self._conns.values() if conn.status.state == "ready" for t in self._tools_of(conn)]
+
+    def _tools_of(self, conn: Connection) -> list[McpTool]:
+        """One `McpTool` per listed tool, named `<server>__<tool>`, then the resource tools when the
+        server has resources; a tool its server's `tools:` allow/deny keeps back says so as its
+        prerequisite (known, not offered)."""
+        taken: set[str] = set()
         out: list[McpTool] = []
+        for remote in conn.listing:
+            name = tool_name(conn.name, remote.name, taken)
+            taken.add(name)
+            hint = getattr(remote.annotations, "read_only_hint", None) if remote.annotations else None
+            sensitive = conn.config.sensitive if conn.config.sensitive is not None else hint is not True
+            why = conn.config.tools.withheld(remote.name)
+            out.append(McpTool(self, conn.name, remote.name, name, remote.description or "", remote.input_schema,
+                               sensitive=sensitive, timeout_s=conn.config.timeout_s, read_only=hint is True,
+                               withheld=f"{why} (mcp_servers.{conn.name}.tools)" if why else None))
+        if conn.resources:
+            out += resource_tools(self, conn, taken)
+        conn.status.tools = sorted(t.name for t in out if t.withheld is None)
+        conn.status.withheld = sorted(t.name for t in out if t.withheld is not None)
+        return out
+
+    async def refresh(self) -> dict[str, list[McpTool]]:
+        """Before a model call: wait for restarts under way, then re-list each server that said its
+        tools changed (or was restarted). Returns the fresh tools of each re-listed server; names a
+        server no longer lists are withdrawn (`withdrawn()`)."""
+        if self._closed:
+            return {}
+        if any(c.status.state == "ready" and exited(c.client) for c in self._conns.values()):
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._notice_exits(), self._loop))
+        busy = [c for c in self._conns.values() if c.restart is not None and not c.restart.done()]
+        stale = [c for c in self._conns.values() if c.changed or c in busy]
+        if not stale:
+            return {}
+        future = asyncio.run_coroutine_threadsafe(self._relist(stale), self._loop)
+        return await asyncio.wrap_future(future)
+
+    async def _notice_exits(self) -> None:
+        """A server that exited between calls is dead now, not at its next call (a restart can then
+        be under way, or its tools withdrawn, before the model is asked)."""
         for conn in self._conns.values():
-            if conn.status.state != "ready":
+            if conn.status.state == "ready" and exited(conn.client):
+                self._died(conn, "it exited between calls", conn.generation)
+
+    async def _relist(self, conns: list[Connection]) -> dict[str, list[McpTool]]:
+        out: dict[str, list[McpTool]] = {}
+        for conn in conns:
+            if conn.restart is not None:
+                with contextlib.suppress(BaseException):
+                    await conn.restart
+            if conn.status.state != "ready" or not conn.changed:
                 continue
-            taken: set[str] = set()
-            offered, withheld = [], []
-            for remote in conn.listing:
-                name = tool_name(conn.name, remote.name, taken)
-                taken.add(name)
-                hint = getattr(remote.annotations, "read_only_hint", None) if remote.annotations else None
-                sensitive = conn.config.sensitive if conn.config.sensitive is not None else hint is not True
-                why = conn.config.tools.withheld(remote.name)
-                (withheld if why else offered).append(name)
-                out.append(McpTool(self, conn.name, remote.name, name, remote.description or "", remote.input_schema,
-                                   sensitive=sensitive, timeout_s=conn.config.timeout_s, read_only=hint is True,
-                                   withheld=f"{why} (mcp_servers.{conn.name}.tools)" if why else None))
-            conn.status.tools, conn.status.withheld = sorted(offered), sorted(withheld)
+            conn.changed = False
+            before = set(conn.status.tools)
+            try:
+                conn.listing = await asyncio.wait_for(list_tools(conn.client), conn.config.connect_timeout_s)
+            except Exception:  # noqa: BLE001, S112 — keep the old listing; a dead server is noticed on its next call
+                continue
+            fresh = self._tools_of(conn)
+            now = set(conn.status.tools)
+            self._gone = (self._gone | (before - now)) - now
+            out[conn.name] = fresh
         return out
 
     # -- calls --------------------------------------------------------------------------------------
     async def call(self, server: str, remote: str, arguments: dict[str, Any], timeout_s: float) -> ToolResult:
         """Call a tool from any event loop; failures are `ToolError`s the chain turns into data."""
         conn = self._conns[server]
+        if remote not in {t.name for t in conn.listing} and conn.status.state == "ready":
+            raise ToolError(f"MCP server '{server}' no longer offers the tool '{remote}' (its tool list changed)")
+        result = await self.request(server, lambda client: client.call_tool(remote, arguments,
+                                                                            read_timeout_seconds=timeout_s), timeout_s)
+        return normalise_result(result)
+
+    async def request(self, server: str, send: Callable[[Any], Awaitable[Any]], timeout_s: float) -> Any:
+        """One request to `server` (`send(client)`), from any event loop, waiting out a restart under
+        way; the SDK's failures become `ToolError`s (a timeout is transient)."""
+        conn = self._conns[server]
+        if conn.restart is not None and not conn.restart.done() and not self._closed:
+            with contextlib.suppress(BaseException):
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_wait(conn.restart), self._loop))
         if conn.status.state != "ready" or self._closed:
-            raise ToolError(self._gone(conn))
-        future = asyncio.run_coroutine_threadsafe(self._call(conn, remote, arguments, timeout_s), self._loop)
+            raise ToolError(self._gone_text(conn))
+        future = asyncio.run_coroutine_threadsafe(self._request(conn, send, timeout_s), self._loop)
         return await asyncio.wrap_future(future)
 
-    async def _call(self, conn: _Connection, remote: str, arguments: dict[str, Any], timeout_s: float) -> ToolResult:
+    async def _request(self, conn: Connection, send: Callable[[Any], Awaitable[Any]], timeout_s: float) -> Any:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -249,42 +290,67 @@ class McpHub:
             logs.bind(conn.log)  # this call's task: what the SDK logs about it goes to the server's log
             conn.log_mark = conn.log.size()
         conn.auth_status = None
+        if conn.status.state == "ready" and exited(conn.client):  # it died before this call, not of it:
+            self._died(conn, "it exited between calls", conn.generation)  # restart, then send
+            if conn.restart is not None:
+                await _wait(conn.restart)
+            if conn.status.state != "ready":
+                raise ToolError(self._gone_text(conn))
+            if conn.log is not None:
+                logs.bind(conn.log)
+                conn.log_mark = conn.log.size()
+        generation = conn.generation
         try:
-            result = await conn.client.call_tool(remote, arguments, read_timeout_seconds=timeout_s)
+            return await send(conn.client)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 raise ToolError(f"timed out after {timeout_s:g}s waiting for MCP server '{conn.name}'",
                                 transient=True) from None
             if exc.code == CONNECTION_CLOSED:
-                self._died(conn, "its connection closed")
-                raise ToolError(self._gone(conn, during_call=True)) from None
+                self._died(conn, "its connection closed", generation)
+                raise ToolError(self._gone_text(conn, during_call=True)) from None
             if conn.auth_status is not None:
-                raise ToolError(_auth_failed(conn)) from None
-            raise ToolError(f"MCP server '{conn.name}' refused the call: {exc}") from None
-        return normalise_result(result)
+                raise ToolError(auth_failed(conn)) from None
+            raise ToolError(f"MCP server '{conn.name}' refused the request: {exc}") from None
 
-    def _gone(self, conn: _Connection, *, during_call: bool = False) -> str:
-        """What the model reads when a call finds the server gone: the first time in full (its tools
-        are withdrawn from later requests, so this is the one place the model learns why), then short."""
-        if self._closed and conn.status.state in ("ready", "closed"):
-            return f"MCP server '{conn.name}' is not running (the run's servers were shut down)"
-        if conn.told:
-            return f"MCP server '{conn.name}' is not running; its tools are unavailable (withdrawn earlier in this run)"
-        conn.told = True
-        why = conn.status.detail or conn.status.state
-        what = "stopped during the call" if during_call else f"is not running ({why})"
-        names = ", ".join(conn.status.tools[:6]) + (", …" if len(conn.status.tools) > 6 else "")
-        return (f"MCP server '{conn.name}' {what}; its tools ({names or 'none'}) are withdrawn for the rest of "
-                "this run — do not call them again; use another way")
+    def _gone_text(self, conn: Connection, *, during_call: bool = False) -> str:
+        return gone_text(conn, hub_closed=self._closed, during_call=during_call)
 
-    def _died(self, conn: _Connection, why: str) -> None:
-        if conn.status.state != "ready":
-            return
+    def _died(self, conn: Connection, why: str, generation: int) -> None:
+        if conn.status.state != "ready" or generation != conn.generation or self._closed:
+            return  # already known, or a late word about a process that was replaced
         tail = conn.log.tail(since=conn.log_mark) if conn.log else ""
         said = f"; its stderr ends: {tail}" if tail else "; it wrote nothing to stderr during the call"
-        conn.status.state, conn.status.detail = "dead", why + said
-        self.warn(f"MCP server '{conn.name}' stopped mid-run ({conn.status.detail}); its tools are withdrawn "
+        detail = why + said
+        if conn.may_restart():
+            conn.restarts += 1
+            conn.generation += 1
+            conn.status.state, conn.status.detail = "restarting", detail
+            self.warn(f"MCP server '{conn.name}' stopped mid-run ({detail}); restarting it (once per run)")
+            conn.restart = self._loop.create_task(self._restart(conn))
+            return
+        conn.status.state, conn.status.detail = "dead", detail
+        again = " again" if conn.restarts else ""
+        self.warn(f"MCP server '{conn.name}' stopped{again} mid-run ({detail}); its tools are withdrawn "
                   "for the rest of the run")
+
+    async def _restart(self, conn: Connection) -> None:
+        """Start a dead server's process again; its old task is told to leave first (it cleans up
+        the dead process's pipes)."""
+        old_stop, old_task = conn.stop, conn.task
+        if old_stop is not None:
+            old_stop.set()
+        if old_task is not None:
+            await asyncio.wait([old_task], timeout=3)
+        conn.client, conn.told = None, False
+        why = await self._start_one(conn)
+        if why is None:
+            conn.changed = True  # the new process may list other tools: re-list at the next step
+            conn.status.detail = f"restarted once, after: {conn.status.detail}"
+            return
+        conn.status.state = "dead"
+        self.warn(f"MCP server '{conn.name}' could not be restarted ({why}); its tools are withdrawn for the "
+                  "rest of the run")
 
     # -- shutdown -----------------------------------------------------------------------------------
     def close(self) -> None:
@@ -302,6 +368,10 @@ class McpHub:
     async def _close_all(self) -> None:
         tasks = []
         for conn in self._conns.values():
+            if conn.restart is not None and not conn.restart.done():
+                conn.restart.cancel()
+                with contextlib.suppress(BaseException):
+                    await conn.restart
             if conn.stop is not None:
                 conn.stop.set()
             if conn.task is not None:
@@ -316,37 +386,6 @@ class McpHub:
                 await asyncio.wait(pending, timeout=1)
 
 
-async def _list_all(client: Any) -> list[Any]:
-    tools, cursor = [], None
-    for _ in range(100):  # a paginator that never ends cannot hang the start
-        page = await client.list_tools(cursor=cursor)
-        tools += page.tools
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an exception, digging into exception groups (anyio wraps failures in them)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
-
-
-def _auth_failed(conn: _Connection) -> str:
-    return (f"authentication failed ({conn.auth_status}) for server {conn.name} — check its headers "
-            f"(mcp_servers.{conn.name}.headers)")
-
-
-def _shown(path: Path | None, cwd: Path) -> str:
-    """A log path as the user would type it: relative to the working directory when it is inside."""
-    if path is None:
-        return "its log"
-    try:
-        return str(path.relative_to(cwd))
-    except ValueError:
-        return str(path)
+async def _wait(future: asyncio.Future) -> None:
+    with contextlib.suppress(BaseException):
+        await asyncio.shield(future)

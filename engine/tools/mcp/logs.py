@@ -38,13 +38,14 @@ class ServerLog:
     """One server's log file. The subprocess writes its stderr to the same file (opened for append,
     so both writers' lines land whole, in order); `junk` counts stdout lines that were not MCP."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, fresh: bool = True) -> None:
         self.path = path
         if path is None:  # no state folder (a library caller): keep the stream, lose it at close
             self.stream: IO[str] = tempfile.TemporaryFile("a+", encoding="utf-8")
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("", encoding="utf-8")  # one run's log, not every run's
+            if fresh:  # one run's log, not every run's; a restarted server appends to its first life's
+                path.write_text("", encoding="utf-8")
             self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 — closed by close()
         self.junk = 0
         self._lock = threading.Lock()

@@ -6,7 +6,8 @@ How often the same call may repeat follows the server's annotations (governance/
 - `readOnlyHint: true` → `repeat = "reads"`: identical calls (same tool, same arguments) are counted,
   and any call in between that may change state (a tool that is not read-only: this server's writes,
   `shell`, `write_file`, …) starts the count again — after a write, the same read may answer anew, so
-  status / add / status / status passes;
+  status / add / status / status passes; and `read_only = True`: several such calls in one reply run
+  concurrently (engine/conveyor/toolround.py; unless the server is configured `sensitive`);
 - anything else → `repeat = "few"`: identical calls are counted over the whole run, whatever ran in
   between (a repeated write is the loop the limit is there to stop).
 """
