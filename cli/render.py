@@ -121,8 +121,15 @@ class JsonRenderer(_Plain):
 
 def final_answer(done: Any) -> str:
     """The answer a run ended with: only a run that succeeded or stopped at a ceiling has one (a failed
-    or paused run's `final_text` can be an earlier run's answer; stderr says how it ended)."""
-    return done.final_text if done.verdict in ("success", "partial") else ""
+    or paused run's `final_text` can be an earlier run's answer; stderr says how it ended). With
+    `--output-schema` it is the valid JSON value (`final_json`), as JSON."""
+    if done.verdict not in ("success", "partial"):
+        return ""
+    if getattr(done, "final_json", None) is not None:
+        import json
+
+        return json.dumps(done.final_json, ensure_ascii=False, indent=2)
+    return done.final_text
 
 
 class TextRenderer(_Plain):
@@ -151,6 +158,9 @@ class _ChildView:
         elif event.type in ("warning", "ceiling", "retry"):
             self._end_text()
             c.print(f"{pad}[yellow]↳ {escape(agent)}: {escape(getattr(event, 'message', '') or getattr(event, 'reason', ''))}[/yellow]")
+        elif event.type == "model_switch":
+            self._end_text()
+            c.print(f"{pad}[yellow]↳ {escape(agent)}: model {escape(event.from_model)} → {escape(event.to_model)}[/yellow]")
         elif event.type == "unit_end":
             self._end_text()
             c.print(f"{pad}[cyan]↳ {escape(agent)} {event.verdict}[/cyan]")
@@ -211,6 +221,10 @@ class LiveRenderer(_ChildView):
         elif kind == "retry":
             self._end_text()
             c.print(f"[yellow]↻ retry {event.attempt} in {event.delay_s:.1f}s: {escape(event.reason)}[/yellow]")
+        elif kind == "model_switch":
+            self._end_text()
+            c.print(f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: {escape(event.reason)}[/yellow]",
+                    soft_wrap=True)
         elif kind == "warning":
             self._end_text()
             c.print(f"[yellow]warning:[/yellow] {escape(event.message)}")
@@ -267,7 +281,7 @@ def waiting_for(event: Any, *, answer_shown: bool) -> str | None:
     kind = event.type
     if kind == "tool_start":
         return f"running {event.name}"
-    if kind in ("run_start", "unit_start", "tool_end", "retry", "compaction", "warning", "ceiling"):
+    if kind in ("run_start", "unit_start", "tool_end", "retry", "model_switch", "compaction", "warning", "ceiling"):
         return "waiting for the model"
     if kind == "text_delta" and not answer_shown:
         return "writing the answer"

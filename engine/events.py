@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 Verdict = Literal["success", "partial", "failed", "paused", "cancelled"]
 
@@ -95,6 +95,20 @@ class Retry(BaseModel):
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
+class ModelSwitch(BaseModel):
+    """The model still failed after the harness's retries with a retryable error (overloaded, 5xx, a
+    rate limit past `retry_after_max_s`, a cut stream): the step is retried on the next of the run's
+    `fallback_models`, which serves the rest of the run. In JSON the fields are `from`, `to`, `reason`."""
+
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
+
+    type: Literal["model_switch"] = "model_switch"
+    from_model: str = Field(alias="from")
+    to_model: str = Field(alias="to")
+    reason: str
+    agent: str | None = None  # set on a sub-agent's events: which child emitted it
+
+
 class ApprovalRequired(BaseModel):
     """A sensitive call waits for a human decision: asked at the terminal, or the run pauses here.
     `summary` is what would run (the command line, the path written, else the arguments); `command`
@@ -164,6 +178,9 @@ class UnitEnd(BaseModel):
     exit_code: int = 0
     message: str = ""
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
+    # With an output schema (`--output-schema`, a plan unit's `output_schema`): the answer as the JSON
+    # value it is, validated against the schema (None without one, or when no valid answer came).
+    final_json: Any = None
 
 
 class Done(BaseModel):
@@ -188,6 +205,9 @@ class Done(BaseModel):
     cache_share: float | None = None
     free: bool = False  # offline or replayed from a cassette: no model was billed ($0)
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
+    # `--output-schema`: the run's answer as a JSON value valid against the schema (None without a
+    # schema, or when the run did not end with a valid answer); `final_text` is then its JSON text.
+    final_json: Any = None
 
 
 Event = Annotated[
@@ -205,7 +225,8 @@ Event = Annotated[
     | LearningPassDone
     | Warning_
     | UnitEnd
-    | Done,
+    | Done
+    | ModelSwitch,
     Field(discriminator="type"),
 ]
 
@@ -214,7 +235,7 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 EVENT_TYPES = (
     "run_start", "unit_start", "text_delta", "thinking_delta", "tool_start", "tool_end",
     "compaction", "retry", "approval_required", "ceiling", "gate_result", "learning_pass_done",
-    "warning", "unit_end", "done",
+    "warning", "unit_end", "done", "model_switch",
 )
 
 

@@ -53,6 +53,12 @@ def run(
         str | None,
         typer.Option("--model", "-m", metavar="MODEL", help="anthropic/…, openai/…, litellm/…, or offline (default from config).", show_default=False),
     ] = None,
+    fallback_model: Annotated[
+        list[str] | None,
+        typer.Option("--fallback-model", metavar="MODEL", help="A model to go on with when the model keeps failing "
+                     "(overloaded, 5xx, rate limited, cut off) after its retries; repeat for a chain (replaces config "
+                     "fallback_models).", show_default=False),
+    ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Same as --model offline: deterministic, no network, $0.")] = False,
     script: Annotated[
         Path | None, typer.Option("--script", metavar="FILE", help="Play an offline script of model replies (YAML/JSON).", show_default=False)
@@ -66,6 +72,11 @@ def run(
                      "json: events as JSON Lines.", show_default=False),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Same as --output json.")] = False,
+    output_schema: Annotated[
+        Path | None,
+        typer.Option("--output-schema", metavar="FILE", help="The final answer must be JSON valid against this JSON "
+                     "Schema (checked; one repair turn, then exit 1); --output text prints that JSON.", show_default=False),
+    ] = None,
     last_message: Annotated[
         Path | None,
         typer.Option("--output-last-message", metavar="FILE", help="Also write the final answer to FILE.", show_default=False),
@@ -97,6 +108,15 @@ def run(
     replay_mode: Annotated[
         str, typer.Option("--replay-mode", metavar="strict|lenient", help="strict: a changed request fails the run; lenient: only warns.")
     ] = "strict",
+    mcp_prompt: Annotated[
+        str | None,
+        typer.Option("--mcp-prompt", metavar="SERVER/NAME", help="The goal is this MCP server's prompt, rendered "
+                     "(see `arreio mcp prompts`).", show_default=False),
+    ] = None,
+    prompt_args: Annotated[
+        list[str] | None,
+        typer.Option("--arg", metavar="KEY=VALUE", help="An argument of --mcp-prompt (repeatable).", show_default=False),
+    ] = None,
 ) -> None:
     from arreio.cli.driving import OUTPUTS
     from arreio.engine.conveyor.pipeline import RunOptions
@@ -117,6 +137,10 @@ def run(
         raise UsageError("the goal is given twice: pass it as text or as --goal FILE, not both")
     if continue_ and resume is not None:
         raise UsageError("--continue picks the latest session here; --resume names one: pass one of them")
+    if mcp_prompt is not None and (text is not None or goal is not None or plan is not None):
+        raise UsageError("--mcp-prompt is the goal: drop the goal text, --goal and --plan")
+    if prompt_args and mcp_prompt is None:
+        raise UsageError("--arg is an argument of --mcp-prompt: name the prompt with --mcp-prompt SERVER/NAME")
     if cd is not None:  # like `git -C`: from here on everything happens in DIR
         if not cd.is_dir():
             raise UsageError(f"--cd {cd}: no such folder")
@@ -125,6 +149,10 @@ def run(
     if continue_:
         resume = _latest_session(cwd)
     continuing = resume is not None
+    if mcp_prompt is not None:  # rendered by its server; from here on it is the goal text
+        from arreio.cli.commands.mcp import prompt_goal
+
+        text = prompt_goal(mcp_prompt, prompt_args or [])
 
     from_stdin = goal is not None and str(goal) == "-"
     goal_text, piped_goal = text, False
@@ -154,6 +182,8 @@ def run(
         goal_path=goal, goal_text=goal_text, model="offline" if offline else model, script=script, resume=resume,
         max_steps=max_steps, yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools),
         record=record, replay=replay, replay_mode=replay_mode, plan=plan, learn=learn, cwd=cwd,
+        output_schema=output_schema,
+        fallback_models=[m.strip() for m in fallback_model if m.strip()] if fallback_model else None,
     )
     from arreio.cli.driving import drive
 

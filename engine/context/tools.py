@@ -58,6 +58,7 @@ class _ResultSetTool(Tool):
     """Both result-set tools read SQLite: the work runs in a thread so the event loop stays live."""
 
     repeat = "paged"
+    read_only = True
     timeout_s = 30.0
 
     async def execute(self, args: Any, ctx: RunContext) -> ToolResult:

@@ -196,4 +196,4 @@ def gated_outcome(outcome: Outcome, failures: list[str]) -> Outcome:
     if not failures:
         return outcome
     message = f"{len(failures)} gate(s) failed: " + "; ".join(failures)
-    return Outcome.of("failed", message, outcome.final_text)
+    return Outcome.of("failed", message, outcome.final_text, final_json=outcome.final_json)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from arreio.engine import events as ev
 
@@ -18,24 +19,26 @@ def exit_code(verdict: ev.Verdict, *, auth: bool = False) -> int:
 @dataclass(frozen=True)
 class Outcome:
     """A unit's or a run's end: the verdict, its exit code, why (for anything but success) and the
-    model's last answer."""
+    model's last answer — with an output schema, also the valid JSON value it is (`final_json`)."""
 
     verdict: ev.Verdict
     exit_code: int
     message: str = ""
     final_text: str = ""
+    final_json: Any = None
 
     @classmethod
-    def of(cls, verdict: ev.Verdict, message: str = "", final_text: str = "", *, auth: bool = False) -> Outcome:
-        return cls(verdict, exit_code(verdict, auth=auth), message, final_text)
+    def of(cls, verdict: ev.Verdict, message: str = "", final_text: str = "", *, auth: bool = False,
+           final_json: Any = None) -> Outcome:
+        return cls(verdict, exit_code(verdict, auth=auth), message, final_text, final_json)
 
     @classmethod
     def from_unit_end(cls, end: ev.UnitEnd) -> Outcome:
-        return cls(end.verdict, end.exit_code, end.message, end.final_text)
+        return cls(end.verdict, end.exit_code, end.message, end.final_text, end.final_json)
 
     def unit_end(self, unit_id: str, steps: int) -> ev.UnitEnd:
         return ev.UnitEnd(unit_id=unit_id, verdict=self.verdict, exit_code=self.exit_code, message=self.message,
-                          final_text=self.final_text, steps=steps)
+                          final_text=self.final_text, steps=steps, final_json=self.final_json)
 
 
 CANCELLED = Outcome.of("cancelled", "cancelled")

@@ -21,13 +21,13 @@ from arreio.engine.conveyor.gates import GateInputs, Judge, ModelJudge, OfflineJ
 from arreio.engine.conveyor.learning import run_learning
 from arreio.engine.conveyor.outcome import CANCELLED, Outcome
 from arreio.engine.conveyor.prepare import CONTINUE, PipelineDeps, PreparedRun, RunOptions, prepare, resolve_run_tools
-from arreio.engine.conveyor.pricing import cache_share, estimate_cost
+from arreio.engine.conveyor.pricing import cache_share, costs_by_model, estimate_cost, total_cost
 from arreio.engine.conveyor.report import RunReport, write_report
 from arreio.engine.conveyor.runner import Runner
 from arreio.engine.conveyor.totals import Totals
 from arreio.engine.conveyor.units import UnitRunner, goal_title
 from arreio.engine.errors import ArreioError, Cancelled
-from arreio.engine.governance.redact import DeltaGuard
+from arreio.engine.governance.delta_guard import DeltaGuard
 from arreio.engine.ids import iso_ms
 from arreio.engine.paths import display_path
 from arreio.engine.ports import Provider
@@ -63,12 +63,18 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         open_calls: dict[str, str] = {}  # tool_start without tool_end yet (a cancel closes them below)
 
         def emit(event: Any) -> Any:
-            event = redactor.model(event)
+            # `redactor.model` and `event_to_json` inlined: the event is serialised once, not twice,
+            # when the redactor changes nothing (nearly always; issue 23).
+            line = ev.event_to_json(event)
+            clean = redactor.text(line)
+            if clean != line:
+                event = type(event).model_validate_json(clean)
+                line = ev.event_to_json(event)
             if event.type == "tool_start" and event.agent is None:
                 open_calls[event.call_id] = event.name
             elif event.type == "tool_end" and event.agent is None:
                 open_calls.pop(event.call_id, None)
-            sink.write(ev.event_to_json(event) + "\n")
+            sink.write(line + "\n")
             for feature in deps.features:
                 feature.on_event(ctx, event)
             return event
@@ -84,6 +90,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 unit_provider=lambda model, script, first_turn: _unit_provider(run, model, script, first_turn),
                 max_steps=options.max_steps, default_model=run.model,
                 plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd, progress=run.progress,
+                output_schema=run.output_schema,
             )
             last_end: ev.UnitEnd | None = None
             async for event in units.run():
@@ -130,7 +137,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 except Exception as error:  # noqa: BLE001
                     report.warnings.append(f"{feature.name}: after-run step failed: {type(error).__name__}: {error}")
             report_path = run_dir / "report.json"
-            write_report(redactor.model(report), report_path)
+            write_report(redactor.model(report), report_path, durable=run.settings.fsync)
             session.mark_run(ctx.run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
             done = emit(ev.Done(
                 verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
@@ -138,6 +145,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 steps=totals.steps(), tool_calls=totals.tool_calls,
                 input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
                 changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run),
+                final_json=outcome.final_json,
             ))
             session.close()
             if run.lock is not None:
@@ -164,7 +172,8 @@ def _report(run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tupl
         tool_calls=totals.tool_calls, tools_used=dict(totals.tools_used), retries=totals.retries,
         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens, cache_share=round(cache_share(usage), 4),
-        cost_usd=_cost(run, totals), warnings=run.warnings, events_path=events,
+        cost_usd=_cost(run, totals), warnings=run.warnings, events_path=events, final_json=outcome.final_json,
+        cost_by_model={} if _free(run) else costs_by_model(totals.by_model), model_switches=list(totals.switches),
     )
 
 
@@ -198,6 +207,8 @@ def _cost(run: PreparedRun, totals: Totals) -> float | None:
     """Estimated cost in USD; offline runs and replays are free; None when the price is unknown."""
     if _free(run):
         return 0.0
+    if set(totals.by_model) - {run.model}:  # other models served too (fallbacks, sub-agents): each at its price
+        return total_cost(costs_by_model(totals.by_model))
     return estimate_cost(run.model, totals.usage)
 
 

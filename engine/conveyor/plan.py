@@ -11,6 +11,10 @@ units:
     tools: [write_file, read_file]      # optional: restrict the unit's tools
     model: offline                      # optional: another model for this unit
     script: scripts/write.yaml          # optional: an offline script for this unit
+  - id: verdict
+    goal: Say whether build/summary.md covers every note.
+    needs: [write]
+    output_schema: schemas/verdict.json # optional: the unit's answer is JSON valid against it (or inline)
 gates:
   - {kind: file, path: build/summary.md, pattern: "^# "}
   - {kind: command, command: "test -s build/summary.md", timeout_s: 30}
@@ -28,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arreio.engine.config import first_error, suggest_key
+from arreio.engine.conveyor.answer import check_schema, load_schema
 from arreio.engine.errors import UsageError
-from arreio.engine.yaml_file import read_yaml
+from arreio.engine.yaml_file import line_of, read_yaml, validated
 
 PLAN_VERSION = 1
 
@@ -47,6 +51,17 @@ class Unit(BaseModel):
     model: str | None = None
     script: str | None = None
     max_steps: int | None = Field(None, ge=1)
+    # The unit's answer must be JSON valid against this schema: inline, or a file next to the plan
+    # (read and checked by `load_plan`, so a loaded unit always holds the schema itself)
+    output_schema: dict[str, Any] | str | None = None
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _schema_or_file(cls, value: Any) -> Any:
+        """One message for every wrong shape (pydantic would name its union branches instead)."""
+        if value is None or isinstance(value, (dict, str)):
+            return value
+        raise ValueError(f"a JSON Schema (a mapping) or the path of a schema file, not {type(value).__name__}")
 
 
 class GateSpec(BaseModel):
@@ -102,60 +117,48 @@ class Plan(BaseModel):
         return [by_id[i] for i in done]
 
 
-def _line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
-    """The 1-based line of a location in ruamel's round-trip data, as deep as it can find."""
-    line = None
-    node = data
-    for key in loc:
-        lc = getattr(node, "lc", None)
-        try:
-            if lc is not None:
-                if isinstance(key, int):
-                    line = lc.item(key)[0] + 1
-                else:
-                    line = lc.key(key)[0] + 1
-            node = node[key]
-        except (KeyError, IndexError, TypeError, AttributeError):
-            break
-    return line
-
-
 def load_plan(path: Path) -> Plan:
     """Read and validate a plan file."""
 
     data = read_yaml(path, error=UsageError, what="plan", typ="rt")
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a plan is a mapping with `units:` (and optional `gates:`)")
-    try:
-        plan = Plan.model_validate(_plain(data))
-    except ValidationError as exc:
-        err = first_error(exc)  # a misspelt key first: it also makes the real key look missing
-        loc = tuple(err["loc"])
-        line = _line_of(data, loc) or _line_of(data, loc[:-1])
-        field = ".".join(str(p) for p in loc) or "(top level)"
-        if err["type"] == "extra_forbidden":
-            message = f"unknown key '{loc[-1]}'{suggest_key(loc, Plan, leaf_only=True)}"
-        else:
-            message = str(err["msg"]).removeprefix("Value error, ")
-        raise UsageError(f"{path}{f':{line}' if line else ''}: {field}: {message}") from None
+    plan = validated(Plan, data, path, error=UsageError)
     plan.source = str(path)
     if plan.version > PLAN_VERSION:
         raise UsageError(f"{path}: plan version {plan.version} is newer than this arreio understands ({PLAN_VERSION})")
     _check_graph(plan, data, path)
+    _load_schemas(plan, data, path)
     return plan
+
+
+def _load_schemas(plan: Plan, data: Any, path: Path) -> None:
+    """Each unit's `output_schema`: a file (relative to the plan) is read, and either form checked."""
+    for i, unit in enumerate(plan.units):
+        if unit.output_schema is None:
+            continue
+        line = line_of(data, ("units", i, "output_schema"))
+        where = f"{path}{f':{line}' if line else ''}: units.{i}.output_schema"
+        if isinstance(unit.output_schema, dict):
+            unit.output_schema = check_schema(unit.output_schema, where)
+            continue
+        try:
+            unit.output_schema = load_schema(path.parent / unit.output_schema, shown=unit.output_schema)
+        except UsageError as error:
+            raise UsageError(f"{where}: {error.message}") from None
 
 
 def _check_graph(plan: Plan, data: Any, path: Path) -> None:
     ids: dict[str, int] = {}
     for i, unit in enumerate(plan.units):
         if unit.id in ids:
-            line = _line_of(data, ("units", i, "id"))
+            line = line_of(data, ("units", i, "id"))
             raise UsageError(f"{path}{f':{line}' if line else ''}: duplicate unit id '{unit.id}'")
         ids[unit.id] = i
     for i, unit in enumerate(plan.units):
         for j, need in enumerate(unit.needs):
             if need not in ids:
-                line = _line_of(data, ("units", i, "needs", j))
+                line = line_of(data, ("units", i, "needs", j))
                 raise UsageError(f"{path}{f':{line}' if line else ''}: unit '{unit.id}' needs unknown unit '{need}'")
     # cycle check: depth-first with colours
     state: dict[str, int] = {}
@@ -165,7 +168,7 @@ def _check_graph(plan: Plan, data: Any, path: Path) -> None:
         for need in plan.units[ids[uid]].needs:
             if state.get(need) == 1:
                 cycle = " → ".join([*trail[trail.index(need):], need]) if need in trail else f"{uid} → {need}"
-                line = _line_of(data, ("units", ids[uid], "needs"))
+                line = line_of(data, ("units", ids[uid], "needs"))
                 raise UsageError(f"{path}{f':{line}' if line else ''}: dependency cycle: {cycle}")
             if state.get(need) is None:
                 visit(need, [*trail, need])
@@ -178,17 +181,8 @@ def _check_graph(plan: Plan, data: Any, path: Path) -> None:
         missing = {"command": gate.command, "file": gate.path}.get(gate.kind, "ok")
         if missing is None:
             what = "command" if gate.kind == "command" else "path"
-            line = _line_of(data, ("gates", k))
+            line = line_of(data, ("gates", k))
             raise UsageError(f"{path}{f':{line}' if line else ''}: gate {k + 1} ({gate.kind}) needs `{what}:`")
-
-
-def _plain(value: Any) -> Any:
-    """ruamel's commented containers → plain dicts/lists (pydantic wants plain data)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def single_unit_plan(goal: str) -> Plan:

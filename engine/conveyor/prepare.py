@@ -5,13 +5,15 @@ created, so a bad input leaves nothing behind."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.config import Settings, config_sources, load_settings
+from arreio.engine.config import OpenAISettings, Settings, config_sources, load_settings
+from arreio.engine.conveyor.answer import check_schema, load_schema
 from arreio.engine.conveyor.features import engine_features
 from arreio.engine.conveyor.gates import Judge
 from arreio.engine.conveyor.learning import LearningPass
@@ -54,6 +56,10 @@ class RunOptions:
     replay_mode: str = "strict"  # strict: a changed request fails the run; lenient: a warning
     plan: Path | None = None  # --plan: units in dependency order, then gates
     learn: bool = False  # --learn: the gated learning pass after the gates pass
+    # --output-schema: the final answer must be JSON valid against this schema (a file, or the schema
+    # itself — a batch task may carry it inline); with a plan it is the last unit's (engine/conveyor/answer.py)
+    output_schema: Path | dict[str, Any] | None = None
+    fallback_models: list[str] | None = None  # --fallback-model (repeatable): replaces config's fallback_models
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -175,6 +181,7 @@ class PreparedRun:
     progress: PlanProgress = field(default_factory=lambda: PlanProgress())  # units started/done before
     script: Path | None = None  # the run's `--script` (or the one the session was started with)
     learn: bool = False  # the session was started with `--learn`: its resumes learn too
+    output_schema: dict[str, Any] | None = None  # `--output-schema`, read and checked
 
     @property
     def settings(self) -> Settings:
@@ -194,18 +201,25 @@ def prepare(options: RunOptions, deps: PipelineDeps) -> PreparedRun:
 
 
 def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock]) -> PreparedRun:
-    flags: dict[str, Any] = {"model": options.model, "max_steps": options.max_steps}
+    flags: dict[str, Any] = {"model": options.model, "max_steps": options.max_steps,
+                             "fallback_models": options.fallback_models}
     if options.script is not None and options.model is None:
         flags["model"] = registry.OFFLINE
     settings = load_settings(options.cwd, options.env, flags)
+    for fallback in settings.fallback_models:  # a typo in the chain fails now, not when the model breaks
+        try:
+            registry.check_model(fallback)
+        except ConfigError as error:
+            raise ConfigError(f"fallback model: {error.message}") from None
     goal = read_goal(options)
+    output_schema = _output_schema(options)
     _check_state_dir(options)
     _check_record(options)
     now = deps.clock.now()
     store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
     session_id = store.resolve(options.resume) if options.resume else new_id(now)
     redactor = Redactor.from_env(options.env)  # the run's one redactor: every writer uses it
-    factory, replay = _run_factory(options, deps, redactor)
+    factory, replay = _run_factory(options, deps, redactor, settings)
     ctx = RunContext(
         cwd=options.cwd, settings=settings, clock=deps.clock, env=options.env, redactor=redactor,
         provider_factory=factory, session_id=session_id,
@@ -260,18 +274,46 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         session = _new_session(options, deps, ctx, tools, model, title_text)
         lock = SessionLock(session.path).acquire(session.id)
         locks.append(lock)
+    output_schema = _kept_schema(session, output_schema)
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
     return PreparedRun(ctx, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       tools, progress, script, session.header.learn)
+                       tools, progress, script, session.header.learn, output_schema)
 
 
-def _run_factory(options: RunOptions, deps: PipelineDeps, redactor: Redactor) -> tuple[ProviderFactory, Any]:
+OUTPUT_SCHEMA_RECORD = "output_schema"  # the session record keeping a run's `--output-schema`
+
+
+def _kept_schema(session: Session, given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The schema is kept with the session (a record), so a resume or `arreio approve` goes on checking
+    the answer against it; a schema given again replaces it for this run and the ones after."""
+    stored = next((r.get("schema") for r in reversed(session.extra) if r.get("type") == OUTPUT_SCHEMA_RECORD), None)
+    if given is None:
+        return stored if isinstance(stored, dict) else None
+    if given != stored:
+        session.append_record({"type": OUTPUT_SCHEMA_RECORD, "schema": given})
+    return given
+
+
+def _output_schema(options: RunOptions) -> dict[str, Any] | None:
+    """`--output-schema`, read and checked before anything is created (a bad one: exit 2)."""
+    given = options.output_schema
+    if given is None or isinstance(given, dict):
+        return None if given is None else check_schema(given, "output schema")
+    path = given if given.is_absolute() else options.cwd / given
+    return load_schema(path, shown=str(given))
+
+
+def _run_factory(
+    options: RunOptions, deps: PipelineDeps, redactor: Redactor, settings: Settings | None = None
+) -> tuple[ProviderFactory, Any]:
     """Where every provider of this run comes from (and the replay, if any): `deps.provider_factory`,
     or with `--replay` the cassette (each call, whoever asks — a unit, the summariser, a judge, the
     proposer, a sub-agent — is served the next recorded one); with `--record` each provider made is
     recorded into the one cassette, in the order the run calls them (a replay re-recorded too)."""
     factory: ProviderFactory = deps.provider_factory
+    if settings is not None and settings.openai != OpenAISettings():  # `openai.*` set: every provider made gets it
+        factory = functools.partial(factory, openai=settings.openai)
     replay = None
     if options.replay is not None:
 
@@ -323,7 +365,8 @@ def _new_session(
         learn=options.learn,
         plan=str((options.cwd / options.plan).resolve()) if options.plan is not None else None,
     )
-    return Session.create(state_dir(options.cwd, options.env) / "sessions", header, redactor=ctx.redactor)
+    return Session.create(state_dir(options.cwd, options.env) / "sessions", header, redactor=ctx.redactor,
+                          durable=ctx.settings.fsync)
 
 
 # -- orchestrator -------------------------------------------------------------------------------

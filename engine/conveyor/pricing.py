@@ -12,9 +12,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from arreio.engine.providers.base import Usage
 
@@ -96,6 +98,23 @@ def estimate_cost(model: str, usage: Usage) -> float | None:
         + usage.cache_write_tokens * write
     )
     return dollars / 1_000_000
+
+
+def costs_by_model(by_model: Mapping[str, Usage]) -> dict[str, dict[str, Any]]:
+    """Each model's tokens and estimated dollars (None when its price is unknown), for the report
+    of a run that more than one model served (fallback models, sub-agents or units of their own)."""
+    return {
+        model: {**usage.model_dump(), "cost_usd": estimate_cost(model, usage)}
+        for model, usage in by_model.items()
+    }
+
+
+def total_cost(per_model: Mapping[str, Mapping[str, Any]]) -> float | None:
+    """The sum of the models' costs; None when any of them has no known price (never a guess)."""
+    costs = [entry.get("cost_usd") for entry in per_model.values()]
+    if not costs or any(c is None for c in costs):
+        return None
+    return sum(costs)
 
 
 def cache_share(usage: Usage) -> float:

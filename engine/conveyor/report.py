@@ -60,7 +60,15 @@ class RunReport(BaseModel):
     changes: dict[str, list[str]] | None = None
     checkpoint_before: str | None = None
     checkpoint_skipped: list[str] = Field(default_factory=list)
+    # Structured output (`--output-schema`): the answer as a JSON value valid against the schema, or
+    # None (no schema, or no valid answer: then `message` says what was wrong)
+    final_json: Any = None
+    # Fallback models (issue 21): each model that served a call, with its tokens and estimated cost
+    # ({model: {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd}}), and
+    # every switch the run made ({from, to, reason}); cost_usd above is the models' sum
+    cost_by_model: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    model_switches: list[dict[str, str]] = Field(default_factory=list)
 
 
-def write_report(report: RunReport, path: Path) -> None:
-    write_atomic(path, json.dumps(report.model_dump(), indent=2, ensure_ascii=False) + "\n")
+def write_report(report: RunReport, path: Path, *, durable: bool = True) -> None:
+    write_atomic(path, json.dumps(report.model_dump(), indent=2, ensure_ascii=False) + "\n", durable=durable)

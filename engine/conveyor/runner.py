@@ -2,7 +2,8 @@
 
 One step: assemble the request from the session's history → stream the reply (yielding deltas) with
 the harness's retries → append the assistant message (stamped with its model) → if it asked for tools,
-run them in declared order through the protection chain, appending each result → ask again. A unit
+run them through the protection chain, appending each result in declared order (a stretch of read-only
+calls runs concurrently: `toolround.py`) → ask again. A unit
 ends in `unit_end`, which carries its outcome: the stream ends in its result.
 
 Cancellation (Ctrl-C) may land at any await: a reply still streaming is simply not recorded; a tool
@@ -12,25 +13,26 @@ pairing (DESIGN.md invariant 1) and resumes cleanly.
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from arreio.engine import events as ev
+from arreio.engine.conveyor.answer import AnswerCheck, Judgement, answer_text
+from arreio.engine.conveyor.fallback import Fallback
+from arreio.engine.conveyor.model_call import ModelCall
 from arreio.engine.conveyor.outcome import Outcome
-from arreio.engine.conveyor.reply import Reply, fold, fresh_text
+from arreio.engine.conveyor.reply import Reply
+from arreio.engine.conveyor.toolround import ToolRound
 from arreio.engine.conveyor.totals import Totals
 from arreio.engine.conveyor.turn import TurnView
 from arreio.engine.governance.watchdog import Watchdog
-from arreio.engine.hooks import Ask, Deny, Hooks, Land, Pause, RunHook, Stop
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart, interrupted_result, not_run_result
+from arreio.engine.hooks import Hooks, Land, RunHook, Stop
+from arreio.engine.messages import Message, ToolCallPart, ToolResultPart, not_run_result
 from arreio.engine.ports import Provider
-from arreio.engine.providers.base import ModelRequest, SystemBlock, TextChunk, ThinkingChunk, Usage
-from arreio.engine.providers.retry import decide_retry
+from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
 from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session
-from arreio.engine.tools.base import ToolResult
-from arreio.engine.tools.chain import stream_tool
 from arreio.engine.tools.registry import ToolRegistry
 
 NOT_RUN_LATE = "not run: {name} was waiting for approval when a new instruction came; call it again if it is still needed"
@@ -43,7 +45,7 @@ class Runner:
     def __init__(
         self, *, provider: Provider, model: str, session: Session, tools: ToolRegistry, ctx: RunContext,
         system: list[SystemBlock], hooks: Sequence[RunHook] | Hooks = (), rng: random.Random | None = None,
-        totals: Totals | None = None, agent: str = "",
+        totals: Totals | None = None, agent: str = "", fallback: Fallback | None = None,
     ) -> None:
         self.provider, self.model, self.session, self.tools = provider, model, session, tools
         self.ctx, self.system, self.agent = ctx, system, agent
@@ -51,30 +53,39 @@ class Runner:
         self.hooks = hooks if isinstance(hooks, Hooks) else Hooks(hooks)
         self.rng = rng or random.Random(0)
         self.totals = totals or Totals()
+        self.fallback = fallback or Fallback.for_run(ctx)  # shared with sub-agents: a switch holds for the run
         self.watchdog = Watchdog.from_settings(ctx.settings)  # the outer bound: no signal for N s cuts a call off
         self.unit_steps = 0
         self.unit_limit = ctx.settings.max_steps
         self.last_request: ModelRequest | None = None  # the request as last sent, after every hook
         self._turn_usage = Usage()  # the last model call's usage, its retries included
+        self.answer: AnswerCheck | None = None  # the running unit's output schema check, if it has one
         self.view = TurnView(self)
 
     def spawn(self, *, provider: Provider, model: str, session: Session, tools: ToolRegistry, agent: str) -> Runner:
         """A sub-agent's runner: same hooks, clock, settings and counters; its own session and tools."""
         ctx = self.ctx.for_session(session.id, session.path)
         return Runner(provider=provider, model=model, session=session, tools=tools, ctx=ctx, system=session.header.system,
-                      hooks=self.hooks, rng=self.rng, totals=self.totals, agent=agent)
+                      hooks=self.hooks, rng=self.rng, totals=self.totals, agent=agent, fallback=self.fallback)
 
     # -- the loop -----------------------------------------------------------------------------
     async def run(
         self, user_text: str | None, *, unit_id: str = "main", max_steps: int | None = None,
         provider: Provider | None = None, model: str | None = None, tools: ToolRegistry | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> AsyncIterator[ev.Event]:
         """Run one unit; the last event is its `unit_end`. `user_text=None` continues the history as
-        it stands (resume). `provider`, `model`, `tools`: this unit's own (a plan unit's)."""
+        it stands (resume). `provider`, `model`, `tools`: this unit's own (a plan unit's).
+        `output_schema`: the unit's answer must be JSON valid against it (engine/conveyor/answer.py)."""
         self.provider = self.provider if provider is None else provider
         self.model = self.model if model is None else model
         self.tools = self.tools if tools is None else tools
+        self.model, self.provider = self.fallback.route(self.model, self.provider)  # a retired model stays retired
         self.unit_limit, self.unit_steps = max_steps or self.settings.max_steps, 0
+        self.answer = (AnswerCheck(output_schema, self.model, self.settings.structured_output)
+                       if output_schema is not None else None)
+        if self.answer is not None and (answer_tool := self.answer.tool()) is not None:  # the tool route
+            self.tools = ToolRegistry([*(t for n in self.tools.names() if (t := self.tools.get(n))), answer_tool])
         for event in self.hooks.at_unit_start(self.view):
             yield event
         if user_text is not None:
@@ -134,114 +145,52 @@ class Runner:
                     self.session.append_many([not_run_result(c, "not run: the run reached a ceiling") for c in reply.calls])
                 outcome = Outcome.of("partial", landing.message, reply.text or self.session.last_text())
             elif not reply.calls:
-                outcome = Outcome.of("success", "", reply.text)
+                outcome = self._final(reply.text)
             else:
                 async for event in self._run_tools(reply.calls):
                     if isinstance(event, Outcome):
                         outcome = event
                     else:
                         yield event
+                if outcome is None and self.answer is not None and self.answer.settled is not None:
+                    outcome = self._settle(self.answer.settled, "")  # the `answer` tool was called
                 if outcome is None:
                     for event in await self.hooks.after_tool_round(self.view):
                         yield event
         yield outcome.unit_end(unit_id, self.unit_steps)
+
+    def _final(self, text: str) -> Outcome | None:
+        """A reply without calls ends the unit — judged against the output schema when there is one
+        (None: the answer was invalid and the model gets its repair turn)."""
+        if self.answer is None:
+            return Outcome.of("success", "", text)
+        return self._settle(self.answer.judge_text(text), text)
+
+    def _settle(self, judged: Judgement, text: str) -> Outcome | None:
+        if judged.kind == "repair":
+            self.session.append(Message.user(judged.message))
+            return None
+        if judged.kind == "fail":
+            return Outcome.of("failed", judged.message, text)
+        return Outcome.of("success", "", answer_text(judged.value), final_json=judged.value)
 
     def _request(self, *, with_tools: bool = True) -> ModelRequest:
         return ModelRequest(
             model=self.model, system=self.system, messages=list(self.session.messages),
             tools=self.tools.specs() if with_tools else [], max_tokens=self.settings.max_tokens,
             session_id=self.session.id, thinking=self.settings.thinking_request,
+            output_schema=self.answer.request_schema if self.answer is not None and with_tools else None,
         )
 
-    # -- one model call, with the harness's retries ---------------------------------------------
-    async def _ask(self, request: ModelRequest) -> AsyncIterator[ev.Event | Reply | Outcome]:
-        """Stream the reply (deltas as they come), retrying what can be retried; ends with the folded
-        `Reply`, or an `Outcome` when the call failed for good."""
-        self.last_request = request
-        self._turn_usage = request_usage = Usage()
-        shown = ""  # text already shown to the user this step: a retried stream does not repeat it
-        overflowed, attempt = False, 0
-        while True:
-            attempt += 1
-            chunks, text = [], ""
-            async for chunk in self.watchdog.stream(self.provider.stream(request)):
-                chunks.append(chunk)
-                if isinstance(chunk, TextChunk):
-                    text += chunk.text
-                    fresh, shown = fresh_text(shown, text, chunk.text)
-                    if fresh:
-                        yield ev.TextDelta(text=fresh)
-                elif isinstance(chunk, ThinkingChunk) and chunk.text and not chunk.redacted:
-                    yield ev.ThinkingDelta(text=chunk.text)
-            reply = fold(chunks)
-            request_usage = request_usage + reply.done.usage
-            self._turn_usage = request_usage
-            self.totals.add_usage(reply.done.usage)
-            error = reply.done.error
-            if error is None:
-                yield reply
-                return
-            if error.kind == "context_overflow" and not overflowed:
-                overflowed = True  # compact and retry once, then fail clearly
-                shrunk = await self.hooks.on_context_overflow(self.view)
-                if shrunk is not None:
-                    for event in shrunk:
-                        yield event
-                    request.messages = list(self.session.messages)
-                    continue
-            decision = decide_retry(error, attempt, self.settings.retry, self.rng)
-            if not decision.retry:
-                yield Outcome.of("failed", decision.failure, auth=error.kind == "auth")
-                return
-            self.totals.retries += 1
-            yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason)
-            await self.clock.sleep(decision.delay_s)
+    # -- one model call, with the harness's retries and the run's fallback models --------------
+    def _ask(self, request: ModelRequest) -> AsyncIterator[ev.Event | Reply | Outcome]:
+        """Stream the reply (deltas as they come), retrying what can be retried and switching to a
+        fallback model when the model fails for good (engine/conveyor/model_call.py); ends with the
+        folded `Reply`, or an `Outcome` when the call failed for good."""
+        return ModelCall(self, request).run()
 
     # -- one tool round ------------------------------------------------------------------------
-    async def _run_tools(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event | Outcome]:
-        """Run a round's calls in order; a pause ends the round with a `paused` `Outcome`."""
-        ctx = self.ctx.for_call(turn=self.totals.steps(self.agent), runner=self)
-        done, running = 0, False
-        try:
-            for call in calls:
-                verdict = await self.hooks.before_tool(self.view, call)
-                if isinstance(verdict, Ask):  # shown first, then a person answers (Ctrl-C cancels)
-                    yield verdict.event
-                    verdict = verdict.answer()
-                if isinstance(verdict, Pause):
-                    # The pending calls stay without results; the hook recorded them as pending.
-                    yield verdict.event
-                    done = len(calls)
-                    yield Outcome.of("paused", verdict.message, self.session.last_text())
-                    return
-                running = True
-                yield ev.ToolStart(call_id=call.id, name=call.name, arguments=call.arguments)
-                result = ToolResult(verdict.content, is_error=True) if isinstance(verdict, Deny) else None
-                if result is None:
-                    async for item in stream_tool(self.tools, call.name, call.arguments, ctx,
-                                                  stall_s=self.watchdog.stall_s, stalled=self.watchdog.tool_stalled):
-                        if isinstance(item, ToolResult):
-                            result = item
-                        else:
-                            yield item
-                assert result is not None
-                result = self.hooks.transform_result(self.view, call, result)
-                status = "error" if result.is_error else "ok"
-                self.session.append(Message.tool_result(ToolResultPart(
-                    call_id=call.id, name=call.name, content=result.content, is_error=result.is_error, status=status,
-                    images=list(result.images),
-                )))
-                done, running = done + 1, False
-                self.totals.count_call(call.name)
-                yield ev.ToolEnd(call_id=call.id, name=call.name, is_error=result.is_error, status=status,
-                                 preview=result.preview, chars=len(result.content))
-                for event in self.hooks.after_tool(self.view, call, result):
-                    yield event
-        except (asyncio.CancelledError, GeneratorExit):
-            # Keep pairing whole before the cancel propagates: the call under way may have run, the
-            # ones after it surely did not, and their results say which.
-            closed = [interrupted_result(c, "cancelled before it finished") for c in calls[done:done + int(running)]]
-            self.session.append_many(closed + [not_run_result(c, "not run: the run was cancelled before this call "
-                                                               "started") for c in calls[done + int(running):]])
-            raise
-
+    def _run_tools(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event | Outcome]:
+        """Run a round's calls (read-only stretches concurrently, everything recorded in declared
+        order: engine/conveyor/toolround.py); a pause ends the round with a `paused` `Outcome`."""
+        return ToolRound(self, calls).run()

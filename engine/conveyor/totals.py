@@ -18,9 +18,13 @@ class Totals:
     tools_used: dict[str, int] = field(default_factory=dict)
     retries: int = 0
     turns: dict[str, int] = field(default_factory=dict)
+    by_model: dict[str, Usage] = field(default_factory=dict)  # the same usage, split by the model that served it
+    switches: list[dict[str, str]] = field(default_factory=list)  # fallback switches: {from, to, reason}
 
-    def add_usage(self, usage: Usage) -> None:
+    def add_usage(self, usage: Usage, model: str | None = None) -> None:
         self.usage = self.usage + usage
+        if model is not None:
+            self.by_model[model] = self.by_model.get(model, Usage()) + usage
 
     def count_call(self, name: str) -> None:
         self.tool_calls += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arreio.engine import events as ev
 from arreio.engine.context.compaction import summarised_turns
@@ -48,6 +49,8 @@ class UnitRunner:
     plan_dir: Path = field(default_factory=Path.cwd)
     progress: PlanProgress = field(default_factory=PlanProgress)  # a resumed plan run: where it stopped
     max_steps: int | None = None  # `--max-steps`: given on the command line, it beats the units' own
+    # `--output-schema`: the schema of the run's answer — the last unit's (it beats that unit's own)
+    output_schema: dict[str, Any] | None = None
 
     async def run(self) -> AsyncIterator[ev.Event]:
         """Every remaining unit's events. No events at all when every unit was done before (the
@@ -74,8 +77,9 @@ class UnitRunner:
             yield ev.UnitStart(unit_id=unit.id, goal=title)
             tools = self.tools.subset(unit.tools) if unit.tools is not None else self.tools
             verdict = "success"
+            schema = self._schema(unit)
             async for event in self.runner.run(text, unit_id=unit.id, max_steps=self.max_steps or unit.max_steps,
-                                               provider=provider, model=model, tools=tools):
+                                               provider=provider, model=model, tools=tools, output_schema=schema):
                 if event.type == "unit_end" and event.agent is None:
                     verdict = event.verdict
                 yield event
@@ -83,6 +87,12 @@ class UnitRunner:
                 return
             if is_plan:
                 session.append_record({"type": UNIT_RECORD, "unit": unit.id, "event": "done"})
+
+    def _schema(self, unit: Unit) -> dict[str, Any] | None:
+        """The schema `unit`'s answer must meet: `--output-schema` for the plan's last unit, else its own."""
+        if self.output_schema is not None and unit.id == self.plan.ordered()[-1].id:
+            return self.output_schema
+        return unit.output_schema if isinstance(unit.output_schema, dict) else None
 
     def _opening(self, unit: Unit, index: int, is_plan: bool) -> str | None:
         """The message a unit starts with: none to just go on, a resume's note or new instruction

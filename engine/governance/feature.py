@@ -124,6 +124,7 @@ class GovernanceFeature(Feature):
         redactor = ctx.redactor  # the run's one redactor
         partial = display_path(ctx.state_dir / "runs" / ctx.run_id / "partial.md", ctx.cwd)
         state = _RunState(ctx, AuditJournal(ctx.state_dir, ctx.clock, redactor=redactor), redactor, partial)
+        state.journal.durable = ctx.settings.fsync  # `fsync: false` covers every writer (issue 23)
         state.ceilings = CeilingsHook(settings, partial_path=partial, session_id=ctx.session_id)
         state.approvals = ApprovalHook(settings, ctx, state.journal, state.denied, state.note_audit_error)
         state.recorder = RequestRecorder(ctx.run_id, ctx.clock, redactor)
@@ -143,6 +144,10 @@ class GovernanceFeature(Feature):
             state.journal_entry("run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed})
         elif kind == "gate_result":
             state.journal_entry("gate", {"gate": event.gate, "passed": event.passed, "detail": event.detail})
+        elif kind == "model_switch":  # a fallback model took over (engine/conveyor/fallback.py)
+            state.journal_entry("model_switch", {"session_id": ctx.session_id, "from": event.from_model,
+                                                 "to": event.to_model, "reason": event.reason, "fallback": True,
+                                                 "agent": event.agent})
         elif kind == "learning_pass_done":
             state.journal_entry("learning", {
                 "applied": event.applied, "rejected": event.rejected, "failed": event.failed, "error": event.error,
@@ -187,5 +192,5 @@ class GovernanceFeature(Feature):
             f"# Partial result — {report.goal or report.session_id}\n\n"
             f"{report.message}\n\nrun {report.run_id} · session {report.session_id}\n\n---\n\n{body}\n"
         )
-        write_atomic(path, state.redactor.text(text))
+        write_atomic(path, state.redactor.text(text), durable=ctx.settings.fsync)
         report.partial_path = state.partial_path

@@ -28,6 +28,7 @@ from arreio.engine.providers.base import (
     ThinkingChunk,
     Usage,
 )
+from arreio.engine.providers.structured import anthropic_output_config, claude_has_native_output
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
@@ -144,6 +145,8 @@ def build_params(request: ModelRequest, model: str) -> dict[str, Any]:
         params["tools"] = tools
     if request.thinking is not None:
         params["thinking"] = thinking_param(request.thinking)
+    if request.output_schema is not None and claude_has_native_output(model):  # older models: the answer tool
+        params["output_config"] = anthropic_output_config(request.output_schema)
     # No `temperature`: the Messages API of current models takes no sampling parameters (the SDK's
     # `create` no longer accepts one), so a request's temperature is not sent here.
     return params

@@ -41,6 +41,10 @@ class ModelRequest(BaseModel):
     # Extended thinking: a token budget, "adaptive", or None (off). Sent to Claude (directly or
     # through litellm); other models ignore it.
     thinking: int | Literal["adaptive"] | None = None
+    # Structured output (`--output-schema`): the JSON Schema the final answer must meet, as sent on the
+    # wire (an object at the root: engine/providers/structured.py). Adapters with a native option pass
+    # it on (OpenAI `response_format`, Anthropic `output_config`, litellm); the harness validates anyway.
+    output_schema: dict[str, Any] | None = None
 
     @property
     def system_text(self) -> str:

@@ -107,6 +107,8 @@ def canonical_request(request: ModelRequest, redactor: Redactor) -> dict[str, An
         # session_id is left out on purpose: it differs every run and only keys the vendor's cache
         "params": {"model": request.model, "max_tokens": request.max_tokens, "temperature": request.temperature},
     }
+    if request.output_schema is not None:  # only when set: cassettes recorded before it still match
+        canonical["params"]["output_schema"] = request.output_schema
     if workdir is not None:
         canonical = _walk(canonical, lambda s: workdir.sub("<cwd>", s))
     return redactor.value(canonical)

@@ -23,6 +23,7 @@ from arreio.engine.providers.openai import (
     to_chat_messages,
     to_chat_tools,
 )
+from arreio.engine.providers.structured import openai_response_format
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import classify_exception
 
@@ -77,6 +78,8 @@ class LiteLLMProvider(VendorProvider):
             params["thinking"] = thinking_param(request.thinking)
         elif request.temperature is not None:
             params["temperature"] = request.temperature
+        if request.output_schema is not None:  # litellm maps it to each vendor's own structured output
+            params["response_format"] = openai_response_format(request.output_schema)
         if self._api_key:
             params["api_key"] = self._api_key
         if self._base_url:

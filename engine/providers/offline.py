@@ -11,7 +11,8 @@ the history itself, so it can drive a real multi-step run and resume one after a
 4. write each file the goal asks for that did not exist; add a marked section at the end of each
    text document the goal asks to extend (an exact `edit_file` of the whole text, so what was there
    stays byte for byte); a file that existed is never overwritten, moved or deleted;
-5. answer with what it did and, just as plainly, what it did not do and why.
+5. answer with what it did and, just as plainly, what it did not do and why (with an output schema:
+   the smallest value the schema allows, its summary field holding that answer — offline_schema.py).
 
 Which file is an input and which an output is read from the goal by `offline_goal.py` (its words are
 data in `offline_phrasing.py`); what exists is read from the listings by `offline_tree.py`. Each step
@@ -34,6 +35,7 @@ from arreio.engine.providers import offline_answer as say
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
 from arreio.engine.providers.offline_goal import GoalFiles, goal_files, read_goal
 from arreio.engine.providers.offline_phrasing import APPENDABLE_SUFFIXES
+from arreio.engine.providers.offline_schema import schema_answer
 from arreio.engine.providers.offline_tree import Listing, exact_size, exact_text, parse_listing, state_of, strip_numbers
 from arreio.engine.providers.scripted import estimate_request_tokens
 
@@ -171,7 +173,10 @@ class OfflineProvider:
         calls, said = self._writes(goal, files, view, states, tools)
         if calls:
             return " ".join(said), [call(j, name, **args) for j, (name, args) in enumerate(calls)]
-        return say.answer(self._account(goal, files, view, can_list)), []
+        answer = say.answer(self._account(goal, files, view, can_list))
+        if request.output_schema is not None:  # structured output: a minimal valid value (offline_schema.py)
+            return schema_answer(request.output_schema, answer), []
+        return answer, []
 
     def _writes(self, goal: str, files: GoalFiles, view: _View, states: dict[str, str], tools: set[str]):
         """The write and edit calls of this turn, with what the reply says about them."""

@@ -1,4 +1,5 @@
-"""OpenAI adapter: the official `openai` async client, Chat Completions streaming.
+"""OpenAI adapter: the official `openai` async client, Chat Completions streaming (and, for OpenAI
+itself, the Responses API of `openai_responses.py`: see `OpenAIProvider`).
 
 Chat Completions is the shape every OpenAI-compatible server speaks (vLLM, Ollama, LM Studio), so
 `base_url` points this adapter at any of them. The translation and the chunk reader here are shared
@@ -34,6 +35,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.providers.structured import openai_response_format, openai_text_format
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
@@ -69,15 +71,17 @@ def _image_url(part: ImagePart) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{part.media_type};base64,{part.data}"}}
 
 
-def _user(msg: Message) -> dict[str, Any] | None:
+def user_message(msg: Message, text_type: str = "text", image: Any = None) -> dict[str, Any] | None:
+    """A user message in OpenAI's shape: plain content when it is text only, else typed parts
+    (`text_type` and `image` differ between Chat Completions and the Responses API)."""
     if not any(isinstance(p, ImagePart) for p in msg.parts):
         return {"role": "user", "content": msg.text} if msg.text else None
     content: list[dict[str, Any]] = []
     for part in msg.parts:
         if isinstance(part, TextPart) and part.text:
-            content.append({"type": "text", "text": part.text})
+            content.append({"type": text_type, "text": part.text})
         elif isinstance(part, ImagePart):
-            content.append(_image_url(part))
+            content.append((image or _image_url)(part))
     return {"role": "user", "content": content}
 
 
@@ -129,7 +133,7 @@ def to_chat_messages(request: ModelRequest, model: str, *, replay_thinking: bool
         if kind == "tool_round":
             wire.extend(_tool_round(item))
             continue
-        message = _user(item) if item.role == "user" else _assistant(item)
+        message = user_message(item) if item.role == "user" else _assistant(item)
         if message is not None:
             wire.append(message)
     return wire
@@ -241,15 +245,44 @@ class ChatStreamReader:
 # -- the adapter -------------------------------------------------------------------------------
 
 
+OpenAIApi = str  # "auto" | "responses" | "chat"
+
+
+def is_openai_host(client: Any) -> bool:
+    """The client talks to OpenAI itself (not a compatible server behind `base_url`)."""
+    host = getattr(getattr(client, "base_url", None), "host", "") or ""
+    return host == "openai.com" or host.endswith(".openai.com")
+
+
 class OpenAIProvider(VendorProvider):
-    """`Provider` over OpenAI Chat Completions (and any server that speaks it)."""
+    """`Provider` over OpenAI: the Responses API for OpenAI itself, Chat Completions for any
+    compatible server. `api` decides: "auto" (by the host the client talks to, which the SDK takes
+    from `base_url` or OPENAI_BASE_URL), "responses" or "chat" (config `openai.api`)."""
 
     name = "openai"
+
+    def __init__(self, model: str, *, api: OpenAIApi = "auto", responses: Any = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.api = api
+        self._responses_options = responses  # openai_responses.ResponsesOptions, or None for defaults
 
     def _make_client(self) -> Any:
         import openai  # lazy: ~1 s of import that `arreio --help` must not pay
 
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0)
+
+    def speaks_responses(self, client: Any) -> bool:
+        return self.api == "responses" or (self.api == "auto" and is_openai_host(client))
+
+    def build_responses_params(self, request: ModelRequest) -> dict[str, Any]:
+        from arreio.engine.providers.openai_responses import ResponsesOptions, build_responses_params
+
+        session = self._session_id or request.session_id
+        params = build_responses_params(request, self.model, cache_key=prompt_cache_key(session) if session else None,
+                                        options=self._responses_options or ResponsesOptions())
+        if request.output_schema is not None:  # structured output: `text.format` (engine/providers/structured.py)
+            params["text"] = {**(params.get("text") or {}), "format": openai_text_format(request.output_schema)}
+        return params
 
     def build_params(self, request: ModelRequest, client: Any) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -262,18 +295,25 @@ class OpenAIProvider(VendorProvider):
             params["tools"] = to_chat_tools(request)
         # OpenAI itself wants max_completion_tokens (reasoning models refuse max_tokens);
         # compatible servers know max_tokens best
-        host = getattr(getattr(client, "base_url", None), "host", "") or ""
-        params["max_completion_tokens" if host.endswith("openai.com") else "max_tokens"] = request.max_tokens
+        params["max_completion_tokens" if is_openai_host(client) else "max_tokens"] = request.max_tokens
         if request.temperature is not None:
             params["temperature"] = request.temperature
         if session := (self._session_id or request.session_id):
             params["prompt_cache_key"] = prompt_cache_key(session)
+        if request.output_schema is not None:  # structured output: the answer is JSON meeting the schema
+            params["response_format"] = openai_response_format(request.output_schema)
         return params
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         reader = ChatStreamReader(self.name)
         try:
             client = self._get_client()
+            if self.speaks_responses(client):
+                from arreio.engine.providers.openai_responses import stream_responses
+
+                async for event in stream_responses(client, self.build_responses_params(request), self.name):
+                    yield event
+                return
             stream = await client.chat.completions.create(**self.build_params(request, client))
             async with stream:
                 async for chunk in stream:

@@ -4,7 +4,9 @@
 resolves by prefix: `claude-*` → anthropic, `gpt-*` and `o1*`/`o3*`/`o4*` (any `o<digit>`) → openai.
 `make_provider` is `PipelineDeps.provider_factory`'s default; the run hands it (wrapped for
 `--record`/`--replay`) to every part that asks a model: the turn loop, plan units, the compaction
-summariser, validator judges, the learning proposer and sub-agents. Nothing here imports an SDK: the
+summariser, validator judges, the learning proposer, sub-agents and fallback models. An `openai/…`
+model speaks the Responses API to OpenAI itself and Chat Completions to a compatible server
+(config `openai.api` forces one). Nothing here imports an SDK: the
 adapters do that on their first call.
 """
 
@@ -15,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arreio.engine.config import OpenAISettings
 from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.ports import Provider
 
@@ -98,8 +101,10 @@ def make_provider(
     session_id: str | None = None,
     script: Path | None = None,
     script_first_turn: int = 0,
+    openai: OpenAISettings | None = None,
 ) -> Provider:
-    """The provider for `model`: a `--script` (offline only), the offline model, or a vendor adapter."""
+    """The provider for `model`: a `--script` (offline only), the offline model, or a vendor adapter.
+    `openai`: the config's `openai.*` section (which API an `openai/…` model is spoken to through)."""
     if script is not None:
         if not is_offline(model):
             raise UsageError(f"--script plays an offline script; it cannot be combined with --model {model}")
@@ -110,7 +115,7 @@ def make_provider(
         from arreio.engine.providers.offline import OfflineProvider
 
         return OfflineProvider()
-    return _vendor_provider(model, env=env, base_url=base_url, session_id=session_id)
+    return _vendor_provider(model, env=env, base_url=base_url, session_id=session_id, openai=openai)
 
 
 def _vendor_provider(
@@ -119,6 +124,7 @@ def _vendor_provider(
     env: Mapping[str, str],
     base_url: str | None = None,
     session_id: str | None = None,
+    openai: OpenAISettings | None = None,
 ) -> AnthropicProvider | OpenAIProvider | LiteLLMProvider:
     """The adapter for a vendor model string, its key read from `env`. Without `base_url` the SDK
     honours its own ANTHROPIC_BASE_URL / OPENAI_BASE_URL."""
@@ -130,9 +136,13 @@ def _vendor_provider(
         return AnthropicProvider(model, api_key=key, base_url=base_url, session_id=session_id)
     if provider == "openai":
         from arreio.engine.providers.openai import OpenAIProvider
+        from arreio.engine.providers.openai_responses import ResponsesOptions
 
         key = _key(env, KEY_VARS["openai"], model_string)
-        return OpenAIProvider(model, api_key=key, base_url=base_url, session_id=session_id)
+        chosen = openai or OpenAISettings()
+        options = ResponsesOptions(reasoning_summary=chosen.reasoning_summary, reasoning_effort=chosen.reasoning_effort)
+        return OpenAIProvider(model, api=chosen.api, responses=options, api_key=key, base_url=base_url,
+                              session_id=session_id)
     from arreio.engine.providers.litellm import LiteLLMProvider
 
     vendor = model.split("/", 1)[0].lower() if "/" in model else ""

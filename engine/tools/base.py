@@ -59,8 +59,10 @@ class Tool:
     description: ClassVar[str]
     input_model: ClassVar[type[BaseModel]]
     sensitive: ClassVar[bool] = False
-    # Declares the tool changes nothing outside the harness (checkpoints skip its rounds); an MCP tool
-    # says so through its server's readOnlyHint.
+    # Declares the tool changes nothing outside the harness: checkpoints skip its rounds, and several
+    # calls of read-only (non-sensitive) tools in one reply run concurrently (engine/conveyor/toolround.py),
+    # so such a tool must be safe to run alongside another call. An MCP tool says so through its
+    # server's readOnlyHint.
     read_only: ClassVar[bool] = False
     repeat: ClassVar[Repeat] = "few"
     # Seconds the chain allows one call: a number, None (no chain timeout: the tool bounds itself),

@@ -48,6 +48,7 @@ class Grep(Tool):
     )
     input_model = GrepInput
     repeat = "few"
+    read_only = True
 
     async def execute(self, args: GrepInput, ctx: RunContext) -> ToolResult:
         # under the chain's own timeout, so a slow pattern is named as the reason

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 CASSETTE = str(Path(__file__).resolve().parents[2] / "fixtures" / "cassettes" / "offline-quickstart.v1.cassette.jsonl")
-HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf")
+HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf", "jsonschema")
 
 PROBE = """
 import json, sys

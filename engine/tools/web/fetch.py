@@ -47,6 +47,7 @@ class WebFetch(Tool):
     )
     input_model = WebFetchInput
     repeat = "paged"
+    read_only = True
 
     def __init__(self, settings: WebSettings | None = None, *, resolve: Resolver | None = None) -> None:
         self.settings = settings or WebSettings()

@@ -1,0 +1,99 @@
+"""One model call of a step: the reply streamed (deltas yielded as they come), the harness's retries
+(DESIGN.md section 5), one compaction on a context overflow, and the run's fallback models
+(`fallback.py`) once a model has failed for good with a retryable error.
+
+`ModelCall(runner, request).run()` ends with the folded `Reply`, or an `Outcome` when the call
+failed for good. A switch changes the runner's model and provider (the rest of the run is served by
+the new model, so the reply is stamped with it) and yields `model_switch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from arreio.engine import events as ev
+from arreio.engine.conveyor.fallback import may_switch
+from arreio.engine.conveyor.outcome import Outcome
+from arreio.engine.conveyor.reply import Reply, fold, fresh_text
+from arreio.engine.errors import ArreioError
+from arreio.engine.providers.base import ModelRequest, ProviderError, TextChunk, ThinkingChunk, Usage
+from arreio.engine.providers.retry import RetryDecision, decide_retry
+
+if TYPE_CHECKING:
+    from arreio.engine.conveyor.runner import Runner
+
+
+class ModelCall:
+    """Asks `runner`'s model for the reply to `request` (see the module docstring)."""
+
+    def __init__(self, runner: Runner, request: ModelRequest) -> None:
+        self.runner, self.request = runner, request
+        self.usage = Usage()  # this step's usage, every attempt (and model) included
+
+    async def run(self) -> AsyncIterator[ev.Event | Reply | Outcome]:
+        runner, request = self.runner, self.request
+        runner.last_request = request
+        runner._turn_usage = Usage()
+        shown = ""  # text already shown to the user this step: a retried stream does not repeat it
+        overflowed, attempt = False, 0
+        while True:
+            attempt += 1
+            chunks, text = [], ""
+            async for chunk in runner.watchdog.stream(runner.provider.stream(request)):
+                chunks.append(chunk)
+                if isinstance(chunk, TextChunk):
+                    text += chunk.text
+                    fresh, shown = fresh_text(shown, text, chunk.text)
+                    if fresh:
+                        yield ev.TextDelta(text=fresh)
+                elif isinstance(chunk, ThinkingChunk) and chunk.text and not chunk.redacted:
+                    yield ev.ThinkingDelta(text=chunk.text)
+            reply = fold(chunks)
+            self.usage = self.usage + reply.done.usage
+            runner._turn_usage = self.usage
+            runner.totals.add_usage(reply.done.usage, runner.model)
+            error = reply.done.error
+            if error is None:
+                yield reply
+                return
+            if error.kind == "context_overflow" and not overflowed:
+                overflowed = True  # compact and retry once, then fail clearly
+                shrunk = await runner.hooks.on_context_overflow(runner.view)
+                if shrunk is not None:
+                    for event in shrunk:
+                        yield event
+                    request.messages = list(runner.session.messages)
+                    continue
+            decision = decide_retry(error, attempt, runner.settings.retry, runner.rng)
+            if not decision.retry:
+                switch = self._switch(error, decision)
+                if isinstance(switch, Outcome):
+                    yield switch
+                    return
+                yield switch
+                request = request.model_copy(update={"model": runner.model})
+                runner.last_request = request
+                attempt, overflowed = 0, False  # the new model has retries of its own
+                continue
+            runner.totals.retries += 1
+            yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason)
+            await runner.clock.sleep(decision.delay_s)
+
+    def _switch(self, error: ProviderError, decision: RetryDecision) -> ev.ModelSwitch | Outcome:
+        """The next fallback model takes the step (and the rest of the run), or the call fails."""
+        runner = self.runner
+        failed = Outcome.of("failed", decision.failure, auth=error.kind == "auth")
+        if not may_switch(error):
+            return failed
+        before = runner.model
+        try:
+            found = runner.fallback.next(before)
+        except ArreioError as problem:  # a fallback model that cannot be built (its key is missing)
+            return Outcome.of("failed", f"{decision.failure}; the fallback model could not take over: {problem.message}")
+        if found is None:
+            return failed
+        runner.model, runner.provider = found
+        reason = " ".join(decision.failure.split())[:300]
+        runner.totals.switches.append({"from": before, "to": runner.model, "reason": reason})
+        return ev.ModelSwitch(from_model=before, to_model=runner.model, reason=reason)
