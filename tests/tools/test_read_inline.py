@@ -1,0 +1,85 @@
+"""Issue 23: read_file reads a small regular file on the event loop (no thread hand-off) and
+anything else in a thread, so the chain's timeout still stops a read that blocks (a FIFO nobody
+writes). Real files, a real FIFO, the real chain."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arreio.engine.config import Settings
+from arreio.engine.run_context import RunContext
+from arreio.engine.tools.builtin import builtin_tools
+from arreio.engine.tools.chain import run_tool
+from arreio.engine.tools.files import INLINE_READ_BYTES
+from arreio.engine.tools.registry import ToolRegistry
+
+
+def _ctx(root: Path) -> RunContext:
+    return RunContext(cwd=root, settings=Settings(tools={"timeout_s": 1}), env={"PATH": "/usr/bin:/bin"})
+
+
+def test_small_files_read_on_the_loop_and_large_ones_in_a_thread(tmp_path: Path) -> None:
+    (tmp_path / "small.txt").write_text("one\ntwo\n")
+    (tmp_path / "large.txt").write_text("x" * 99 + "\n" * 1 + ("y" * 99 + "\n") * (INLINE_READ_BYTES // 100))
+    registry, seen = ToolRegistry(builtin_tools()), {}
+
+    async def go() -> None:
+        loop_thread = threading.get_ident()
+        real = asyncio.to_thread
+
+        async def watching(func, *args, **kwargs):  # which reads were handed to a thread
+            seen.setdefault("threads", []).append(args[1])
+            return await real(func, *args, **kwargs)
+
+        asyncio.to_thread = watching
+        try:
+            small = await run_tool(registry, "read_file", {"path": "small.txt"}, _ctx(tmp_path))
+            large = await run_tool(registry, "read_file", {"path": "large.txt", "limit": 2}, _ctx(tmp_path))
+        finally:
+            asyncio.to_thread = real
+        assert threading.get_ident() == loop_thread
+        seen["small"], seen["large"] = small.content, large.content
+
+    asyncio.run(go())
+    assert seen["small"] == "     1\tone\n     2\ttwo"
+    assert seen["large"].startswith("     1\t" + "x" * 99) and "showing lines 1–2 of" in seen["large"]
+    assert seen["threads"] == ["large.txt"]  # only the large file went to a thread
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
+def test_a_fifo_still_times_out_and_the_loop_keeps_running(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    ticks: list[float] = []
+
+    async def go() -> str:
+        async def ticker() -> None:
+            while True:
+                ticks.append(time.monotonic())
+                await asyncio.sleep(0.05)
+
+        beat = asyncio.ensure_future(ticker())
+        started = time.monotonic()
+        result = await run_tool(ToolRegistry(builtin_tools()), "read_file", {"path": "pipe"}, _ctx(tmp_path))
+        assert time.monotonic() - started < 5
+        beat.cancel()
+        # Let the blocked reader go (a writer opens and closes, for each open the read makes), so its
+        # thread ends with the test instead of holding the loop's executor open.
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # no reader at this instant
+                pass
+            await asyncio.sleep(0.01)
+        return result.content
+
+    content = asyncio.run(go())
+    assert "timed out" in content
+    assert len(ticks) >= 10  # the loop ran on while the read was blocked in its thread
