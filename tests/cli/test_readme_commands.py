@@ -13,14 +13,16 @@ from typer.testing import CliRunner
 from arreio.cli.app import app
 from tests.conftest import REPO
 
-BLOCK = re.compile(r"```(?:sh|console)\n(.*?)```", re.DOTALL)
+BLOCK = re.compile(r"```(sh|console)\n(.*?)```", re.DOTALL)
 
 
 def readme_commands() -> list[str]:
     text = (REPO / "README.md").read_text(encoding="utf-8")
     lines = []
-    for block in BLOCK.findall(text):
+    for kind, block in BLOCK.findall(text):
         for line in block.splitlines():
+            if kind == "console" and not line.startswith("$ "):
+                continue  # a console block is a transcript: only `$ ` lines are typed, the rest is output
             line = line.split("  #")[0].strip().removeprefix("$ ")
             previous: str | None = None
             for part in (p.strip() for p in re.split(r"\|\s*|&&\s*", line)):  # pipes, `pip … && arreio …`

@@ -1,0 +1,63 @@
+"""Approvals inline in a chat: `PipelineDeps.ask_approval` for every turn of the chat.
+
+    Run it? [y]es [n]o [a]lways in this chat [e]xplain:
+
+`y` runs the call, `n` (or Enter, or end of input) refuses it, `a` runs it and allows this tool with
+these very arguments for the rest of the chat (a call with other arguments is asked about afresh),
+`e` shows the full arguments and asks again. Ctrl-C at the question refuses the call and stops the
+turn (the approvals hook turns the KeyboardInterrupt into a cancel; the call is never run)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from typing import Any, TextIO
+
+from arreio.cli.inert import inert
+
+QUESTION = "Run it? [y]es [n]o [a]lways in this chat [e]xplain: "
+
+
+def _key(event: Any) -> tuple[str, str]:
+    from arreio.engine.governance.audit import digest
+
+    return event.name, digest(event.arguments)
+
+
+class ChatApprovals:
+    """Asks at the terminal; remembers what `a` allowed for the rest of the chat."""
+
+    def __init__(self, stdin: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        self.stdin = stdin or sys.stdin
+        self.stderr = stderr or sys.stderr
+        self.always: set[tuple[str, str]] = set()
+
+    def allowed(self, event: Any) -> bool:
+        """`a` was answered for this tool with these arguments earlier in the chat."""
+        return _key(event) in self.always
+
+    def __call__(self, event: Any) -> bool:
+        if self.allowed(event):
+            return True
+        # A blocking read is never reached by asyncio's SIGINT handler (it cancels at the next await):
+        # the default handler raises KeyboardInterrupt right here instead.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            while True:
+                self.stderr.write(QUESTION)
+                self.stderr.flush()
+                line = self.stdin.readline()
+                if not line:  # end of input: nobody said yes
+                    self.stderr.write("\n")
+                    return False
+                answer = line.strip().lower()
+                if answer in ("e", "explain"):
+                    self.stderr.write(inert(json.dumps(event.arguments, ensure_ascii=False, indent=2)) + "\n")
+                    continue
+                if answer in ("a", "always"):
+                    self.always.add(_key(event))
+                    return True
+                return answer in ("y", "yes")
+        finally:
+            signal.signal(signal.SIGINT, previous)

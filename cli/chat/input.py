@@ -1,0 +1,126 @@
+"""The chat's prompt, on prompt_toolkit (the line editor Python REPLs use — IPython, ptpython,
+aws-cli, litecli: history search, completion menus, bracketed paste and multi-line editing that
+readline does not give without a fight). Imported only when an interactive chat starts.
+
+- history persists in `<state>/chat_history` (per project, like the sessions it leads to), redacted;
+- Enter sends; Esc-Enter, or Enter after a trailing `\\`, starts a new line; a paste is taken whole
+  (bracketed paste: its newlines never send);
+- Ctrl-R searches the history backwards (the emacs binding);
+- Tab completes `/commands` at the start of the message and `@path` mentions anywhere."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import is_searching
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
+
+PROMPT = "› "
+CONTINUATION = "· "
+HISTORY_FILE = "chat_history"
+_MAX_PATHS = 200
+
+
+class RedactedHistory(FileHistory):
+    """The history file, with secrets redacted before they reach the disk (no file arreio writes holds
+    a secret, whatever the path); the running chat's own up-arrow still has the line as typed."""
+
+    def store_string(self, string: str) -> None:
+        from arreio.engine.governance.redact import Redactor  # after a message is sent, not at start-up
+
+        super().store_string(Redactor.from_env(os.environ).text(string))
+
+
+class ChatCompleter(Completer):
+    """`/` commands at the start of the message; `@path` (files and folders under the chat's folder)."""
+
+    def __init__(self, commands: Sequence[str], cwd: Path) -> None:
+        self.commands = list(commands)
+        self.cwd = cwd
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and " " not in before:
+            for name in self.commands:
+                if name.startswith(before[1:]):
+                    yield Completion("/" + name, start_position=-len(before))
+            return
+        word = document.get_word_before_cursor(WORD=True)
+        if word.startswith("@"):
+            yield from self._paths(word[1:])
+
+    def _paths(self, typed: str) -> Iterable[Completion]:
+        folder, _, stem = typed.rpartition("/")
+        base = (self.cwd / folder) if folder else self.cwd
+        try:
+            entries = sorted(os.scandir(base), key=lambda e: e.name)
+        except OSError:
+            return
+        shown = 0
+        for entry in entries:
+            if not entry.name.startswith(stem) or (entry.name.startswith(".") and not stem.startswith(".")):
+                continue
+            name = f"{folder}/{entry.name}" if folder else entry.name
+            is_dir = entry.is_dir(follow_symlinks=True)
+            yield Completion("@" + name + ("/" if is_dir else ""), start_position=-len(typed) - 1,
+                             display=entry.name + ("/" if is_dir else ""))
+            shown += 1
+            if shown >= _MAX_PATHS:
+                return
+
+
+def _bindings() -> KeyBindings:
+    keys = KeyBindings()
+    editing = ~is_searching  # during Ctrl-R the search's own keys apply (Enter accepts the match)
+
+    @keys.add("enter", filter=editing)
+    def _enter(event) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state is not None and buffer.complete_state.current_completion is not None:
+            buffer.apply_completion(buffer.complete_state.current_completion)
+            return
+        before = buffer.document.text_before_cursor
+        if before.endswith("\\") and not before.endswith("\\\\"):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    @keys.add("c-c", filter=editing)
+    def _interrupt(event) -> None:
+        buffer = event.current_buffer
+        if buffer.text:  # Ctrl-C with a message typed clears it; on an empty prompt it is a step towards leaving
+            buffer.reset()
+            return
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    @keys.add("escape", "enter", filter=editing)
+    def _newline(event) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return keys
+
+
+def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: Any) -> PromptSession:
+    """The chat's prompt session; the history file's folder is made if it is missing. `io` may give
+    prompt_toolkit's `input` and `output` (tests feed keys through a pipe)."""
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        history = RedactedHistory(str(state_dir / HISTORY_FILE))
+    except OSError:  # a read-only state folder: the chat works, without a saved history
+        from prompt_toolkit.history import InMemoryHistory
+
+        history = InMemoryHistory()
+    return PromptSession(
+        message=PROMPT, multiline=True, key_bindings=_bindings(), history=history,
+        completer=ChatCompleter(commands, cwd), complete_while_typing=False,
+        prompt_continuation=lambda width, line, wrapped: CONTINUATION.rjust(width),
+        enable_history_search=False, search_ignore_case=True, **io,
+    )

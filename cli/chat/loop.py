@@ -1,0 +1,182 @@
+"""The chat: read a message, run it as one run of the session, show it, ask for the next.
+
+`Chat` is what both modes share (a person at a terminal: `interactive`; a script on stdin:
+cli/chat/piped.py): sending a message (mentions attached, a pending note for the model first) and the
+slash commands' view of the chat. At a terminal:
+
+- Ctrl-C while the agent works stops that turn at once (the pipeline heals the session and writes the
+  report on its way out) and the prompt comes back with a note; the next message goes on;
+- Ctrl-C with a message typed clears it; on an empty prompt twice in a row, or Ctrl-D, leaves,
+  printing the session id and how to continue.
+
+The engine is imported behind the first prompt (a background thread warms it up), so the prompt
+is ready as soon as prompt_toolkit is."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+from arreio.cli.inert import shown as escape
+from arreio.cli.render import console_for, isatty
+from arreio.engine.wording import counted
+
+
+class Chat:
+    def __init__(self, state: Any, *, interactive: bool) -> None:
+        self.state = state
+        self.interactive = interactive
+        self.console = console_for(sys.stdout)
+        self.approvals: Any = None
+        if interactive and not state.yes:
+            from arreio.cli.chat.approval import ChatApprovals
+
+            # The question goes where the person looks: stderr, unless that is redirected (`2>log`).
+            self.approvals = ChatApprovals(stderr=sys.stderr if isatty(sys.stderr) else sys.stdout)
+        self.note = ""  # said to the model before the next message (e.g. after /undo)
+        self.failed_code = 0  # the exit code of the last message that could not even start
+
+    def say(self, markup: str) -> None:
+        self.console.print(markup, soft_wrap=True, highlight=False)
+
+    def flush_output(self) -> None:
+        self.console.file.flush()
+
+    def deps(self) -> Any:
+        """A turn's dependencies, as `arreio run` wires them, with the chat's approvals."""
+        from arreio.cli.deps import pipeline_deps
+
+        deps = pipeline_deps()
+        if self.approvals is not None:
+            deps.ask_approval = self.approvals
+        return deps
+
+    def switch(self, session_id: str | None) -> None:
+        self.state.session_id = session_id
+        self.state.turns = []
+        self.note = ""
+
+    def show_history(self) -> None:
+        """Where a continued chat stands: the session, and its last exchange."""
+        from arreio.engine.session.file import Session
+
+        sid = self.state.session_id
+        session, _ = Session.open(self.state.store().path_for(sid), repair=False)
+        session.close()
+        users = [m for m in session.messages if m.role == "user" and m.text.strip()]
+        self.say(f"[dim]session {sid} · {counted(len(session.messages), 'message')} · "
+                 f"{escape(session.header.title)}[/dim]")
+        if users:
+            self.say(f"[dim]last message: {escape(_short(users[-1].text))}[/dim]")
+        if answer := session.last_text():
+            self.say(f"[dim]last answer: {escape(_short(answer))}[/dim]")
+
+    def renderer(self) -> Any:
+        if self.interactive:
+            from arreio.cli.chat.view import ChatRenderer
+
+            allowed = self.approvals.allowed if self.approvals is not None else None
+            return ChatRenderer(self.console, markdown=isatty(sys.stdout), allowed=allowed)
+        from arreio.cli.render import LiveRenderer
+
+        return LiveRenderer(self.console)
+
+    def send(self, message: str) -> Any:
+        """One message as one run; returns its TurnResult (None: it could not start, said why)."""
+        from arreio.cli.chat.mentions import expand
+        from arreio.cli.chat.turn import run_turn
+        from arreio.cli.render import Spinner
+        from arreio.engine.errors import ArreioError
+
+        expanded = expand(message, self.state.cwd)
+        for note in expanded.notes:
+            self.say(f"[yellow]{escape(note)}[/yellow]")
+        if expanded.attached:
+            self.say(f"[dim]attached: {escape(', '.join(expanded.attached))}[/dim]")
+        text = f"{self.note}\n\n{expanded.text}" if self.note else expanded.text
+        spinner = Spinner(sys.stderr) if self.interactive and isatty(sys.stderr) else None
+        try:
+            result = run_turn(self.state, text, self.deps(), self.renderer(), spinner=spinner)
+        except ArreioError as error:  # the run could not start (bad model, locked session): one line
+            self.say(f"[red]error: {escape(' '.join(error.message.split()))}[/red]")
+            self.failed_code = error.exit_code
+            return None
+        except Exception as error:  # a bug: one line, and the chat (and its session) goes on
+            if os.environ.get("ARREIO_DEBUG"):
+                raise
+            self.say(f"[red]internal error: {escape(type(error).__name__)}: {escape(str(error))} "
+                     "(set ARREIO_DEBUG=1 for the traceback)[/red]")
+            self.failed_code = 1
+            return None
+        finally:
+            if spinner is not None:
+                spinner.close()
+        self.note = ""
+        if result.cancelled and self.interactive:
+            self.say("[yellow]turn cancelled — the session is intact; send a message to go on[/yellow]")
+        return result
+
+    def goodbye(self, stream: Any = None) -> None:
+        sid = self.state.session_id
+        line = (f"session {sid} · continue with `arreio chat --continue` (or `arreio chat --resume {sid}`)"
+                if sid else "no session was started")
+        print(line, file=stream or sys.stdout, flush=True)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _warm_up() -> None:
+    """Import the conveyor while the person types (the first message then starts at once)."""
+    import contextlib
+
+    with contextlib.suppress(Exception):  # the first message imports it again and says what is wrong
+        import arreio.cli.chat.turn
+        import arreio.cli.deps
+        import arreio.engine.conveyor.pipeline  # noqa: F401
+
+
+def interactive(state: Any) -> int:
+    """The chat at a terminal; returns the exit code (0: left by the person)."""
+    from arreio.cli.chat import slash
+    from arreio.cli.chat.input import prompt_session
+    from arreio.engine.paths import state_dir
+
+    chat = Chat(state, interactive=True)
+    prompt = prompt_session(state_dir(state.cwd, state.env), slash.names(), state.cwd)
+    where = f"session {state.session_id}" if state.session_id else "new session"
+    chat.say(f"[dim]arreio chat · {where} · /help for commands · Ctrl-D leaves[/dim]")
+    if state.session_id:
+        chat.show_history()
+    warm = threading.Timer(0.2, _warm_up)  # after the prompt is drawn: it competes for the interpreter
+    warm.daemon = True
+    warm.start()
+    interrupts = 0
+    while True:
+        try:
+            text = prompt.prompt()
+        except KeyboardInterrupt:
+            interrupts += 1
+            if interrupts >= 2:
+                break
+            chat.say("[dim](Ctrl-C again, or Ctrl-D, leaves)[/dim]")
+            continue
+        except EOFError:
+            break
+        interrupts = 0
+        if not text.strip():
+            continue
+        try:
+            if text.startswith("/") and not text.startswith("//"):
+                if slash.dispatch(chat, text) == slash.LEAVE:
+                    break
+                continue
+            chat.send(text.removeprefix("/") if text.startswith("//") else text)
+        except KeyboardInterrupt:  # a Ctrl-C between turns (a slash command, a note): back to the prompt
+            chat.say("[yellow]interrupted[/yellow]")
+    chat.goodbye()
+    return 0

@@ -1,0 +1,92 @@
+"""`@path` mentions: a message that names a file with `@` gets that file's text attached, bounded, as
+context for that message only (the model sees it in the message; nothing is read by a tool).
+
+    Explain @src/app.py please   →   Explain @src/app.py please
+
+                                     [arreio: attached by the user as context for the message above]
+                                     ~~~ src/app.py (1,204 bytes)
+                                     …the file's text…
+                                     ~~~
+
+A mention is a word starting with `@` (so `me@example.com` is not one); a trailing `.,;:!?)` is not
+part of the path when the path without it names a file. A name that is no file is sent as written,
+and said; a file over MENTION_CAP is cut (on a line end when one is near) and the cut is said, to the
+user and to the model; a binary file is not attached."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MENTION_CAP = 50 * 1024  # bytes of one file's text attached
+_MENTION = re.compile(r"(?<!\S)@(\S+)")
+_TRAILING = ".,;:!?)"
+
+
+@dataclass
+class Mentions:
+    text: str  # the message with the attachments below it
+    attached: list[str] = field(default_factory=list)  # the paths attached, as written
+    notes: list[str] = field(default_factory=list)  # what the user should know (not found, cut, binary)
+
+
+def _resolve(word: str, cwd: Path) -> tuple[str, Path] | None:
+    candidates = [word]
+    stripped = word
+    while stripped and stripped[-1] in _TRAILING:
+        stripped = stripped[:-1]
+        candidates.append(stripped)
+    for name in candidates:
+        if not name:
+            continue
+        path = (cwd / Path(name).expanduser()).resolve()  # an absolute path stays itself
+        if path.is_file():
+            return name, path
+    return None
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes"
+
+
+def expand(message: str, cwd: Path, *, cap: int = MENTION_CAP) -> Mentions:
+    """The message with each mentioned file's text attached below it (each file once)."""
+    out = Mentions(message)
+    blocks: list[str] = []
+    for match in _MENTION.finditer(message):
+        word = match.group(1)
+        found = _resolve(word, cwd)
+        if found is None:
+            if "/" in word or "." in word.rstrip(_TRAILING):  # looks like a path (`@alice` is a name)
+                out.notes.append(f"@{word}: no such file here, sent as written")
+            continue
+        name, path = found
+        if name in out.attached:
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            out.notes.append(f"@{name}: cannot read it ({error.strerror or error}); not attached")
+            continue
+        if b"\x00" in data[:8192]:
+            out.notes.append(f"@{name}: a binary file; not attached")
+            continue
+        note = ""
+        if len(data) > cap:
+            head = data[:cap]
+            newline = head.rfind(b"\n")
+            head = head[: newline + 1] if newline > cap // 2 else head
+            note = f"[arreio: {name} is {_size(len(data))}; only its first {_size(len(head))} is above, the rest was cut]\n"
+            out.notes.append(f"@{name}: cut to its first {_size(len(head))} (it is {_size(len(data))})")
+            data = head
+        text = data.decode("utf-8", errors="replace")
+        longest = max((len(line) - len(line.lstrip("~")) for line in text.splitlines()), default=0)
+        fence = "~" * max(3, longest + 1)
+        body = text if text.endswith("\n") else text + "\n"
+        blocks.append(f"{fence} {name} ({_size(len(data))})\n{body}{fence}\n{note}")
+        out.attached.append(name)
+    if blocks:
+        out.text = (f"{message.rstrip()}\n\n[arreio: attached by the user as context for the message above]\n\n"
+                    + "\n".join(blocks))
+    return out

@@ -1,0 +1,94 @@
+"""What a chat remembers between messages: which session it talks on, with which model or script,
+and what each turn cost. Every message becomes `RunOptions` for the one conveyor: the first of a new
+chat starts a session (its system prompt, with the memory snapshot, is assembled and frozen in the
+session header then, DESIGN.md invariant 3); every later one resumes that session with the message as
+the new instruction — the very options `arreio run --resume ID "message"` builds."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class TurnRecord:
+    """One message's run, as its `done` event told it (for /cost, /diff, /undo)."""
+
+    run_id: str
+    verdict: str
+    steps: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    cache_share: float | None
+    free: bool
+
+
+@dataclass
+class ChatState:
+    cwd: Path
+    model: str | None = None  # None: the session's (or config's) model
+    script: Path | None = None
+    learn: bool = False
+    yes: bool = False
+    max_steps: int | None = None
+    session_id: str | None = None  # None until the first message starts a session (or /new)
+    turns: list[TurnRecord] = field(default_factory=list)  # this chat's turns, oldest first
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def store(self) -> Any:
+        from arreio.engine.paths import state_dir
+        from arreio.engine.session.store import SessionStore
+
+        return SessionStore(state_dir(self.cwd, self.env) / "sessions")
+
+    def latest(self) -> str:
+        """`--continue`: the session last worked on here, or a UsageError saying there is none."""
+        from arreio.engine.errors import UsageError
+
+        found = self.store().latest(self.cwd)
+        if found is None:
+            raise UsageError(f"no session to continue in {self.cwd}: start one with `arreio chat`")
+        return found
+
+    def options(self, message: str) -> Any:
+        """The run for one message: a new session, or this one resumed with the message as the new
+        instruction."""
+        from arreio.engine.conveyor.pipeline import RunOptions
+
+        return RunOptions(goal_text=message, model=self.model, script=self.script, resume=self.session_id,
+                          max_steps=self.max_steps, yes=self.yes, learn=self.learn, cwd=self.cwd, env=self.env)
+
+    def record(self, done: Any, run_id: str) -> TurnRecord:
+        turn = TurnRecord(run_id=run_id, verdict=done.verdict, steps=done.steps, tool_calls=done.tool_calls,
+                          input_tokens=done.input_tokens, output_tokens=done.output_tokens, cost_usd=done.cost_usd,
+                          cache_share=done.cache_share, free=done.free)
+        self.turns.append(turn)
+        return turn
+
+    def last_run(self) -> str | None:
+        """The run of this chat's last message (what /diff and /undo work on)."""
+        return self.turns[-1].run_id if self.turns else None
+
+    def session_model(self) -> str:
+        """The model the next message will use."""
+        if self.model:
+            return self.model
+        if self.script is not None:
+            return "offline (script)"
+        if self.session_id:
+            from arreio.engine.session.file import Session
+
+            try:
+                session, _ = Session.open(self.store().path_for(self.session_id), repair=False)
+            except Exception:  # noqa: BLE001 - shown for information only: config's model then
+                session = None
+            if session is not None:
+                session.close()
+                return session.header.model
+        from arreio.engine.config import load_settings
+
+        return load_settings(self.cwd, self.env, {}).model

@@ -1,0 +1,214 @@
+"""Slash commands: what a chat does besides sending a message. Each takes the chat and the text after
+its name; a command that leaves the chat returns `LEAVE`. An unknown name gets a did-you-mean.
+
+The inspection commands (/memory, /skills, /sessions, /diff, /undo) are the CLI's own commands,
+called in-process, so the chat shows exactly what `arreio memory show` & co. show."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Any
+
+from arreio.cli.inert import shown as escape
+from arreio.engine.wording import counted
+
+LEAVE = "leave"
+
+Handler = Callable[[Any, str], Any]
+COMMANDS: dict[str, tuple[Handler, str]] = {}
+ALIASES = {"quit": "exit", "q": "exit", "?": "help"}
+
+
+def command(name: str, usage: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        COMMANDS[name] = (handler, usage)
+        return handler
+
+    return register
+
+
+def names() -> list[str]:
+    return list(COMMANDS)
+
+
+def dispatch(chat: Any, line: str) -> Any:
+    """Run the slash command on `line` (which starts with `/`)."""
+    name, _, arg = line[1:].strip().partition(" ")
+    name = ALIASES.get(name.lower(), name.lower())
+    found = COMMANDS.get(name)
+    if found is None:
+        close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.5)
+        hint = f"; did you mean /{close[0]}?" if close else ""
+        chat.say(f"[yellow]unknown command /{escape(name)}{hint}[/yellow] (/help lists them)")
+        return None
+    return found[0](chat, arg.strip())
+
+
+def _cli(chat: Any, group: Any, args: list[str]) -> None:
+    """An arreio sub-command run in-process; its failure is one line, as at the shell."""
+    import typer.main
+
+    from arreio.engine.errors import ArreioError
+
+    try:
+        typer.main.get_command(group).main(args=args, prog_name="arreio", standalone_mode=False)
+    except ArreioError as error:
+        chat.say(f"[red]{escape(' '.join(error.message.split()))}[/red]")
+    except SystemExit:
+        pass
+    except Exception as error:  # click's usage errors, matched by shape
+        if not hasattr(error, "format_message"):
+            raise
+        chat.say(f"[red]{escape(error.format_message())}[/red]")
+
+
+@command("help", "/help — this list")
+def _help(chat: Any, arg: str) -> None:
+    for _, usage in COMMANDS.values():
+        chat.say(f"  {escape(usage)}")
+    chat.say("[dim]Enter sends · Esc-Enter or a trailing \\ adds a line · Ctrl-R searches the history · "
+             "@path attaches a file · Ctrl-C stops a turn · Ctrl-D leaves[/dim]")
+
+
+@command("model", "/model [NAME] — show the model, or use NAME from the next message on")
+def _model(chat: Any, arg: str) -> None:
+    state = chat.state
+    if not arg:
+        chat.say(f"model: {escape(state.session_model())}")
+        return
+    from arreio.engine.errors import ArreioError
+    from arreio.engine.providers import registry
+
+    try:
+        registry.check_model(arg)
+    except ArreioError as error:
+        chat.say(f"[red]{escape(error.message)}[/red]")
+        return
+    state.model = arg
+    if arg != registry.OFFLINE:
+        state.script = None  # a script plays the offline family only
+    chat.say(f"model: {escape(arg)} from the next message on")
+
+
+@command("compact", "/compact — summarise the conversation so far now (the last turn stays verbatim)")
+def _compact(chat: Any, arg: str) -> None:
+    import asyncio
+
+    from arreio.cli.chat.compact import compact_now
+    from arreio.engine.errors import ArreioError
+
+    if not chat.state.session_id:
+        chat.say("nothing to compact yet")
+        return
+    try:
+        done = asyncio.run(compact_now(chat.state, chat.deps().provider_factory))
+    except ArreioError as error:
+        chat.say(f"[red]{escape(error.message)}[/red]")
+        return
+    if done is None:
+        chat.say("nothing to compact: the conversation is one turn long")
+        return
+    how = "" if done.source == "model" else f" [dim]({escape(done.source)})[/dim]"
+    chat.say(f"context compacted: {done.tokens_before:,} → {done.tokens_after:,} tokens "
+             f"({counted(done.messages_removed, 'message')} summarised){how}")
+
+
+@command("cost", "/cost — tokens, cost and cache share of this chat")
+def _cost(chat: Any, arg: str) -> None:
+    from arreio.cli.chat.stats import cost_lines
+
+    for line in cost_lines(chat.state):
+        chat.say(escape(line))
+
+
+@command("diff", "/diff — what the last turn changed in the files")
+def _diff(chat: Any, arg: str) -> None:
+    from arreio.cli.commands import checkpoints
+
+    chat.flush_output()
+    _call(chat, lambda: checkpoints.diff(run=chat.state.last_run(), step=None, stat=False, json_output=False))
+
+
+@command("undo", "/undo — take back what the last turn changed (it is checkpointed too)")
+def _undo(chat: Any, arg: str) -> None:
+    from arreio.cli.commands import checkpoints
+
+    chat.flush_output()
+    if _call(chat, lambda: checkpoints.undo(run=chat.state.last_run(), to=None, dry_run=False, yes=True,
+                                            force=arg == "--force", json_output=False)):
+        # The model's history still says it made those changes: the next message tells it they are gone.
+        chat.note = "[arreio: the user took back (undid) the file changes your previous turn made.]"
+
+
+def _call(chat: Any, run: Callable[[], None]) -> bool:
+    import typer
+
+    from arreio.engine.errors import ArreioError
+
+    try:
+        run()
+    except ArreioError as error:
+        chat.say(f"[red]{escape(' '.join(error.message.split()))}[/red]")
+        return False
+    except typer.Exit as stop:
+        return not stop.exit_code
+    return True
+
+
+@command("memory", "/memory — MEMORY.md and USER.md as they are now")
+def _memory(chat: Any, arg: str) -> None:
+    from arreio.cli.commands import memory
+
+    chat.flush_output()
+    _cli(chat, memory.app, ["show", *arg.split()])
+    chat.say("[dim]this session's prompt holds the snapshot taken when it started; changes since reach "
+             "the next session (/new)[/dim]")
+
+
+@command("skills", "/skills — the skills the agent can use")
+def _skills(chat: Any, arg: str) -> None:
+    from arreio.cli.commands import skills
+
+    chat.flush_output()
+    _cli(chat, skills.app, ["list", *arg.split()])
+
+
+@command("sessions", "/sessions — saved sessions, newest first")
+def _sessions(chat: Any, arg: str) -> None:
+    from arreio.cli.commands import sessions
+
+    chat.flush_output()
+    _cli(chat, sessions.app, ["list"])
+
+
+@command("resume", "/resume ID — go on with a saved session")
+def _resume(chat: Any, arg: str) -> None:
+    from arreio.engine.errors import ArreioError
+
+    if not arg:
+        chat.say("give the session: /resume ID (/sessions lists them)")
+        return
+    try:
+        sid = chat.state.store().resolve(arg)
+    except ArreioError as error:
+        chat.say(f"[red]{escape(error.message)}[/red]")
+        return
+    chat.switch(sid)
+    chat.show_history()
+
+
+@command("new", "/new — start a new session (with a fresh memory snapshot)")
+def _new(chat: Any, arg: str) -> None:
+    chat.switch(None)
+    chat.say("new session: the next message starts it")
+
+
+@command("clear", "/clear — clear the screen (the session goes on)")
+def _clear(chat: Any, arg: str) -> None:
+    chat.console.clear()
+
+
+@command("exit", "/exit — leave (Ctrl-D does too)")
+def _exit(chat: Any, arg: str) -> str:
+    return LEAVE

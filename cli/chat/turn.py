@@ -1,0 +1,96 @@
+"""One chat message, driven through the one conveyor: `run_pipeline(state.options(message), deps)`,
+each event rendered as it comes, a spinner on a terminal while nothing else moves, SIGTERM and
+Ctrl-C turned into a clean cancel of this turn only.
+
+A cancelled turn ends the way a cancelled `arreio run` does: the pipeline's own `finally` closes the
+interrupted calls with `interrupted` results (pairing stays whole), writes the report and the
+session's end marker, and releases the lock — so the next message resumes a valid session."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class TurnResult:
+    """How a message's run ended: its `done` event (None: cancelled before one came), whether it was
+    cancelled from the keyboard, the ids it ran under."""
+
+    done: Any = None
+    cancelled: bool = False
+    session_id: str | None = None
+    run_id: str | None = None
+
+
+def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any = None) -> TurnResult:
+    """Run `message` as one run of the chat's session and render it; never raises for a cancel."""
+    import asyncio
+
+    from arreio.cli.render import waiting_for
+    from arreio.engine.conveyor.pipeline import run_pipeline
+
+    result = TurnResult()
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        if task is not None:
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        try:
+            async for event in run_pipeline(state.options(message), deps):
+                if spinner is not None:
+                    spinner.clear()
+                render(event)
+                if event.type == "run_start" and event.agent is None:
+                    result.session_id, result.run_id = event.session_id, event.run_id
+                    state.session_id = event.session_id  # from here on, every message resumes it
+                elif event.type == "done" and event.agent is None:
+                    result.done = event
+                    continue
+                if spinner is not None:
+                    label = waiting_for(event, answer_shown=True)
+                    if label is None and getattr(render, "writing", False):
+                        label = "writing the answer"
+                    spinner.wait(label if render.at_line_start or label == "writing the answer" else None)
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    try:
+        asyncio.run(go())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # A Ctrl-C that lands after the run ended (while the loop shuts down) cancelled nothing.
+        result.cancelled = result.done is None or result.done.verdict == "cancelled"
+    finally:
+        if spinner is not None:
+            spinner.clear()
+        if hasattr(render, "flush"):  # a cancel mid-answer: the preview ends, the cursor shows again
+            render.flush()
+    if result.done is None and result.run_id is not None:
+        result.done = _saved_done(state, result.run_id)
+        if result.done is not None:
+            render(result.done)  # the cancelled turn's stats line, as saved
+    if result.done is not None and result.run_id is not None:
+        state.record(result.done, result.run_id)
+    return result
+
+
+def _saved_done(state: Any, run_id: str) -> Any:
+    """A cancelled turn's `done` is recorded in its events file (the pipeline wrote it on its way out)."""
+    from arreio.engine.events import event_from_json
+    from arreio.engine.paths import state_dir
+
+    path = state_dir(state.cwd, state.env) / "runs" / run_id / "events.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            event = event_from_json(line)
+        except ValueError:
+            continue
+        if event.type == "done":
+            return event
+    return None

@@ -1,0 +1,148 @@
+"""How a chat turn reads: the live view's rendering of every event (tool calls collapsed with their
+result lines, retries, compaction notices — `cli/render.py`, unchanged), the answer as rendered
+Markdown at a terminal, and after each turn one line: steps · tool calls · tokens · cost · cache share.
+
+The answer is rendered block by block as it streams: a block (a paragraph, a list, a fenced code
+block) is printed for good once it is complete — at a blank line outside a code fence, or when the
+text ends. Until then the block being written shows in a transient preview (rich's `Live`, only
+that block, cropped to the screen), replaced by the final rendering when the block is done: the
+text streams as it arrives, and what stays on the screen is rendered Markdown, each block once."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from arreio.cli.inert import inert
+from arreio.cli.inert import shown as escape
+from arreio.cli.render import LiveRenderer, money
+from arreio.engine.wording import counted
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+
+
+def stats_line(done: Any) -> str:
+    """`2 steps · 1 tool call · 1,234 tokens · $0.012 · 62% cached` (offline: `$0 (offline)`)."""
+    cost = "$0 (offline)" if done.free else money(done.cost_usd)
+    cache = f"{round((done.cache_share or 0) * 100)}% cached"
+    tokens = done.input_tokens + done.output_tokens
+    return (f"{counted(done.steps, 'step')} · {counted(done.tool_calls, 'tool call')} · {tokens:,} tokens · "
+            f"{cost} · {cache}")
+
+
+def _cut(text: str) -> int:
+    """Where the complete blocks of `text` end (0: none is complete yet): the last blank line that is
+    not inside a fenced code block."""
+    cut, inside, pos = 0, False, 0
+    for line in text.splitlines(keepends=True):
+        if _FENCE.match(line):
+            inside = not inside
+        pos += len(line)
+        if not inside and not line.strip() and line.endswith("\n") and pos < len(text):
+            cut = pos
+    return cut
+
+
+class ChatRenderer(LiveRenderer):
+    """The live view for a chat: Markdown answers at a terminal, the stats line instead of the run's
+    end line. `allowed(event)` tells an approval already granted for this chat (`a`), shown as such."""
+
+    def __init__(self, console: Any, *, markdown: bool, allowed: Any = None) -> None:
+        super().__init__(console)
+        self.markdown = markdown
+        self.allowed = allowed or (lambda event: False)
+        self._buffer = ""
+        self._live: Any = None  # the preview of the block being written (a terminal only)
+        self._shown_at = 0.0
+
+    @property
+    def at_line_start(self) -> bool:
+        return super().at_line_start and not self._buffer
+
+    @property
+    def writing(self) -> bool:
+        """Answer text is held back, with no preview showing it (the spinner may say so)."""
+        return bool(self._buffer) and self._live is None
+
+    @staticmethod
+    def _markdown(text: str) -> Any:
+        from rich.markdown import Markdown
+
+        # Model text is untrusted: inert first; no hyperlinks (a link's target is not what it shows).
+        return Markdown(inert(text), hyperlinks=False)
+
+    def _draw(self, text: str) -> None:
+        self._stop_preview()
+        if text.strip():
+            self.console.print(self._markdown(text))
+
+    def _preview(self) -> None:
+        """Show the block being written, at most every 50 ms (each refresh renders the block again)."""
+        if not self.console.is_terminal or not self._buffer.strip():
+            return
+        now = time.monotonic()
+        if self._live is not None and now - self._shown_at < 0.05:
+            return
+        self._shown_at = now
+        if self._live is None:
+            from rich.live import Live
+
+            self._live = Live(self._markdown(self._buffer), console=self.console, transient=True, auto_refresh=False,
+                              vertical_overflow="crop", redirect_stdout=False, redirect_stderr=False)
+            self._live.start(refresh=True)
+        else:
+            self._live.update(self._markdown(self._buffer), refresh=True)
+
+    def _stop_preview(self) -> None:
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()  # transient: the preview is erased, the cursor shown again
+
+    def flush(self) -> None:
+        """Print what is held back (and end the preview): before any other output, and when a turn ends."""
+        text, self._buffer = self._buffer, ""
+        self._draw(text)
+
+    def __call__(self, event: Any) -> None:
+        kind = event.type
+        if getattr(event, "agent", None):
+            self.flush()
+            super().__call__(event)
+            return
+        if kind == "text_delta" and self.markdown:
+            self._buffer += event.text
+            cut = _cut(self._buffer)
+            if cut:
+                done, self._buffer = self._buffer[:cut], self._buffer[cut:]
+                self._draw(done)
+            self._preview()
+            return
+        self.flush()
+        if kind == "approval_required" and self.allowed(event):
+            self._end_text()
+            self.console.print(f"[dim]● {escape(event.name)} allowed for this chat: {escape(event.summary or event.name)}[/dim]",
+                               soft_wrap=True)
+            return
+        if kind == "done":
+            self._done(event)
+            return
+        super().__call__(event)
+
+    def _done(self, event: Any) -> None:
+        self._end_text()
+        c = self.console
+        if event.verdict == "success":
+            c.print(f"[dim]{escape(stats_line(event))}[/dim]", soft_wrap=True)
+        else:
+            colour = "yellow" if event.verdict in ("partial", "paused", "cancelled") else "red"
+            told = " ".join(inert(event.message).split()).removeprefix(f"{event.verdict}: ")
+            why = f": {escape(told)}" if told and told != event.verdict else ""
+            c.print(f"[{colour}]{event.verdict}{why}[/{colour}]", soft_wrap=True)
+            c.print(f"[dim]{escape(stats_line(event))}[/dim]", soft_wrap=True)
+        changes = event.changes
+        if changes and any(changes.values()):
+            total = sum(len(paths) for paths in changes.values())
+            parts = ", ".join(f"{len(changes[k])} {k}" for k in ("created", "modified", "deleted") if changes.get(k))
+            c.print(f"[dim]changed {counted(total, 'file')} ({parts}) · /diff shows them · /undo takes them back[/dim]",
+                    soft_wrap=True)
