@@ -39,6 +39,24 @@ class RetrySettings(BaseModel):
     )
 
 
+class OpenAISettings(BaseModel):
+    """How `openai/…` models are spoken to (engine/providers/openai.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    api: Literal["auto", "responses", "chat"] = Field(
+        "auto",
+        description="auto: the Responses API for OpenAI itself, Chat Completions for a compatible server "
+        "(a base_url that is not OpenAI's); responses or chat force one.",
+    )
+    reasoning_summary: Literal["auto", "concise", "detailed", "off"] = Field(
+        "auto", description="Reasoning summaries streamed as thinking (Responses API, reasoning models); off asks for none."
+    )
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        None, description="Reasoning effort of gpt-5 / o-series models (None: the model's default)."
+    )
+
+
 class ToolSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a typo (`shell_timeout`) must surface, not be ignored
 
@@ -50,6 +68,9 @@ class ToolSettings(BaseModel):
         60.0, gt=0, description="Per-call timeout for tools without their own (shell: shell_timeout_s; MCP: the server's)."
     )
     delegate: dict[str, Any] = Field(default_factory=dict, description="Sub-agents: max_depth, max_steps.")
+    parallel: int = Field(
+        4, ge=1, le=32, description="Read-only calls of one reply run at most this many at a time (1: one by one).",
+    )
 
 
 class MemorySettings(BaseModel):
@@ -87,6 +108,13 @@ class Settings(BaseModel):
         "model decides), or a token budget of at least 1024, below max_tokens. Other models ignore it.",
     )
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    fallback_models: list[str] = Field(
+        default_factory=list,
+        description="Models tried in turn when the model still fails after its retries with a retryable "
+        "error (overloaded, 5xx, rate limit past retry.retry_after_max_s, stream cut): the step is retried "
+        "on the next one, which serves the rest of the run. Never on auth, bad request or context overflow.",
+    )
+    openai: OpenAISettings = Field(default_factory=OpenAISettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     curator: CuratorSettings = Field(default_factory=CuratorSettings)
@@ -100,8 +128,13 @@ class Settings(BaseModel):
     knowledge: dict[str, Any] = Field(default_factory=dict)
     learning: dict[str, Any] = Field(default_factory=dict)
     checkpoints: dict[str, Any] = Field(default_factory=dict)  # engine/governance/checkpoints/settings.py
+    batch: dict[str, Any] = Field(default_factory=dict)  # `arreio batch`: engine/conveyor/batch/settings.py
     tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
+    structured_output: Literal["auto", "native", "tool"] = Field(
+        "auto", description="How --output-schema is asked of the model: auto (the provider's own structured output "
+        "where it has one, else a final `answer` tool), native, or tool (for a compatible server without json_schema).",
+    )
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
 
     @field_validator("thinking", mode="before")
