@@ -19,20 +19,11 @@ OVERLOADED = Reply.error(529, {"type": "error", "error": {"type": "overloaded_er
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("ARREIO_BASE_URL", server.url)
-    (tmp_path / ".arreio").mkdir()
+def work(wire_project) -> Path:
     # a local server stands in for OpenAI: the Responses API is asked for by name
-    (tmp_path / ".arreio" / "config.yaml").write_text(
-        "retry:\n  max_attempts: 2\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nopenai:\n  api: responses\n"
-    )
-    (tmp_path / "x.py").write_text("print('x')\n")
-    return tmp_path
+    project = wire_project("retry:\n  max_attempts: 2\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nopenai:\n  api: responses\n")
+    (project / "x.py").write_text("print('x')\n")
+    return project
 
 
 def test_529_after_the_retries_switches_to_openai_and_downgrades_claudes_thinking(work: Path, server) -> None:

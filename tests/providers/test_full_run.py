@@ -45,18 +45,11 @@ CUT = {"anthropic": "stream_cut_no_stop", "openai": "stream_cut_no_finish"}
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("ARREIO_BASE_URL", server.url)
-    (tmp_path / ".arreio").mkdir()
-    (tmp_path / ".arreio" / "config.yaml").write_text("retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n")
-    (tmp_path / "README.md").write_text("# Demo\n\nA tiny project.\n")
-    (tmp_path / "G.md").write_text("# Look at the README\n")
-    return tmp_path
+def work(wire_project) -> Path:
+    project = wire_project()
+    (project / "README.md").write_text("# Demo\n\nA tiny project.\n")
+    (project / "G.md").write_text("# Look at the README\n")
+    return project
 
 
 def _run(vendor: str) -> tuple[int, list[dict], str]:

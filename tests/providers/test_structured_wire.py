@@ -31,17 +31,10 @@ TOOL_ROUTE = "anthropic/claude-3-5-sonnet-20241022"  # no JSON outputs: the answ
 
 
 @pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("ARREIO_BASE_URL", server.url)
-    (tmp_path / ".arreio").mkdir()
-    (tmp_path / ".arreio" / "config.yaml").write_text("retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n")
-    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
-    return tmp_path
+def work(wire_project) -> Path:
+    project = wire_project()
+    (project / "schema.json").write_text(json.dumps(SCHEMA))
+    return project
 
 
 def _run(model: str, *extra: str) -> tuple[int, list[dict], str]:
