@@ -65,7 +65,9 @@ def expand(message: str, cwd: Path, *, cap: int = MENTION_CAP) -> Mentions:
         if name in out.attached:
             continue
         try:
-            data = path.read_bytes()
+            size = path.stat().st_size
+            with path.open("rb") as handle:  # at most what is attached: a mentioned 10 GB log is not read whole
+                data = handle.read(cap + 1)
         except OSError as error:
             out.notes.append(f"@{name}: cannot read it ({error.strerror or error}); not attached")
             continue
@@ -77,8 +79,9 @@ def expand(message: str, cwd: Path, *, cap: int = MENTION_CAP) -> Mentions:
             head = data[:cap]
             newline = head.rfind(b"\n")
             head = head[: newline + 1] if newline > cap // 2 else head
-            note = f"[arreio: {name} is {_size(len(data))}; only its first {_size(len(head))} is above, the rest was cut]\n"
-            out.notes.append(f"@{name}: cut to its first {_size(len(head))} (it is {_size(len(data))})")
+            whole = _size(max(size, len(data)))
+            note = f"[arreio: {name} is {whole}; only its first {_size(len(head))} is above, the rest was cut]\n"
+            out.notes.append(f"@{name}: cut to its first {_size(len(head))} (it is {whole})")
             data = head
         text = data.decode("utf-8", errors="replace")
         longest = max((len(line) - len(line.lstrip("~")) for line in text.splitlines()), default=0)

@@ -208,3 +208,13 @@ def test_unknown_slash_commands_get_did_you_mean() -> None:
     slash.dispatch(chat, "/zzz")
     assert "unknown command /comapct; did you mean /compact?" in said[0]
     assert "did you mean" not in said[1] and "/help lists them" in said[1]
+
+
+def test_a_huge_file_is_read_only_as_far_as_it_is_attached(tmp_path: Path) -> None:
+    """A mentioned multi-GB log is not read whole into memory: only the cap is read, the real size said."""
+    with (tmp_path / "huge.log").open("wb") as handle:
+        handle.write(b"start of the log\n" * 100)
+        handle.truncate(3 * 1024**3)  # 3 GiB, sparse: reading it whole would take the machine's memory
+    out = expand("What went wrong in @huge.log?", tmp_path, cap=1000)
+    assert "start of the log" in out.text and out.attached == ["huge.log"]
+    assert "huge.log is 3,221,225,472 bytes" in out.text
