@@ -43,7 +43,8 @@ def _merged(request: BatchRequest, stored: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key in _REMEMBERED:
         given = getattr(request, key)
-        out[key] = given if given not in (None, False) else stored.get(key, given)
+        not_given = given is False if key == "learn" else given is None  # 0 and 0.0 are values (--max-cost 0)
+        out[key] = stored.get(key, given) if not_given else given
     for key in ("record", "replay"):
         given = getattr(request, key)
         out[key] = given if given is not None else (Path(stored[key]) if stored.get(key) else None)
@@ -118,8 +119,9 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
 
     def make(task, n, out, rel):
         replay = replay_dir / f"{task.id}.cassette.jsonl" if replay_dir is not None else None
-        if replay is not None and not replay.is_file() and task.cassette is None and task.script is None:
-            replay = None  # no recording for this task: it runs as the suite says
+        if replay is not None and not replay.is_file() and (task.cassette is not None or task.script is not None):
+            replay = None  # no recording, but the task is hermetic on its own: it runs as the suite says
+        # (a task that would ask a live model keeps the missing recording: its attempt fails, never spends)
         return AttemptSpec(task=task, attempt=n, out_dir=out, rel=rel, model=options["model"], replay=replay,
                            record=record_dir is not None, seeds=seeds)
 
@@ -141,26 +143,31 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
     t0 = time.monotonic()
     cancelled = False
     try:
-        backend.start()  # before the live view's thread: local workers are forked from this process
-        with view:
-            for update in scheduler.run(iter(attempts)):
-                view.update(update, scheduler.totals, backend.running())
-    except KeyboardInterrupt:
-        cancelled = True
-    learning = None
-    if options["learn"] and not cancelled:  # a cancelled batch learns on the resume that finishes it
-        learning = _learn(folder, settings, cwd, state)
-    stopped = "cancelled" if cancelled else scheduler.stopped
-    summary = summarize(
-        (r for r in folder.rows() if int(r["attempt"]) <= options["repeat"]), batch_id=folder.id, suite=str(suite.path),
-        tasks=[t.id for t in tasks], repeat=options["repeat"], planned=attempts.planned,
-        min_pass_rate=options["min_pass_rate"], stopped=stopped, wall_s=time.monotonic() - t0, learning=learning,
-    )
-    if cancelled:
-        summary["exit_code"] = 130
-    path = folder.write_summary(summary)
-    view.final(summary, path)
-    sys.stdout = out
+        try:
+            backend.start()  # before the live view's thread: local workers are forked from this process
+            with view:
+                for update in scheduler.run(iter(attempts)):
+                    view.update(update, scheduler.totals, backend.running())
+        except KeyboardInterrupt:
+            cancelled = True
+        except BaseException:
+            backend.close(kill=True)  # started here, outside the scheduler's own cleanup: no worker outlives us
+            raise
+        learning = None
+        if options["learn"] and not cancelled:  # a cancelled batch learns on the resume that finishes it
+            learning = _learn(folder, settings, cwd, state)
+        stopped = "cancelled" if cancelled else scheduler.stopped
+        summary = summarize(
+            (r for r in folder.rows() if int(r["attempt"]) <= options["repeat"]), batch_id=folder.id,
+            suite=str(suite.path), tasks=[t.id for t in tasks], repeat=options["repeat"], planned=attempts.planned,
+            min_pass_rate=options["min_pass_rate"], stopped=stopped, wall_s=time.monotonic() - t0, learning=learning,
+        )
+        if cancelled:
+            summary["exit_code"] = 130
+        path = folder.write_summary(summary)
+        view.final(summary, path)
+    finally:
+        sys.stdout = out
     if cancelled:
         print(f"arreio: cancelled; finish it with `arreio batch --resume {folder.id}`", file=sys.stderr)
     return int(summary["exit_code"])

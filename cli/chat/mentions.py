@@ -40,9 +40,12 @@ def _resolve(word: str, cwd: Path) -> tuple[str, Path] | None:
     for name in candidates:
         if not name:
             continue
-        path = (cwd / Path(name).expanduser()).resolve()  # an absolute path stays itself
-        if path.is_file():
-            return name, path
+        try:
+            path = (cwd / Path(name).expanduser()).resolve()  # an absolute path stays itself
+            if path.is_file():
+                return name, path
+        except (OSError, RuntimeError, ValueError):  # `@~nobody/x`, a name too long for the system, a NUL
+            continue
     return None
 
 

@@ -96,6 +96,9 @@ def test_bad_input_is_one_line_and_exit_2(project: Project) -> None:
     assert out.returncode == 2 and "disagree" in out.stderr
     out = project.batch("--resume", "nope")
     assert out.returncode == 2 and "no batch nope" in out.stderr
+    for odd in ("**", "/abs", "[a-"):  # an id is a prefix, never a glob (these were internal errors)
+        out = project.batch("--resume", odd)
+        assert out.returncode == 2 and f"no batch {odd}" in out.stderr, out.stderr
     out = project.batch()
     assert out.returncode == 2 and "nothing to run" in out.stderr
     assert "Traceback" not in out.stderr
@@ -147,3 +150,28 @@ def test_ray_takes_an_optional_address(args: list[str], expected: tuple) -> None
     command = typer.main.get_command(app)
     ctx = command.make_context("batch", list(args))
     assert (str(ctx.params["suite"]), ctx.params["ray"]) == expected
+
+
+def test_replay_never_falls_back_to_a_live_model(project: Project) -> None:
+    """`--replay DIR` is the $0 CI use: a task with no recording there and nothing of its own to play
+    fails its attempt (the recording is missing) instead of asking the configured model; a task with
+    its own script still runs from it."""
+    own = fix_add_task("scripted")
+    live = {"id": "live", "goal": "Make add() in calc.py add.", "workdir": "tasks/fix-add",
+            "gates": [{"kind": "command", "command": "true"}]}
+    (project.root / "empty").mkdir()
+    out = project.batch(str(project.suite([own, live])), "--replay", "empty", "--json")
+    assert out.returncode == 1, out.stderr
+    rows = {r["task"]: r for r in project.rows()}
+    assert rows["scripted"]["passed"]
+    assert not rows["live"]["passed"] and rows["live"]["steps"] == 0
+    assert "live.cassette.jsonl" in rows["live"]["message"], rows["live"]["message"]
+
+
+def test_a_zero_given_on_resume_is_a_value(project: Project) -> None:
+    from arreio.cli.batch_driver import BatchRequest, _merged
+
+    stored = {"repeat": 3, "min_pass_rate": 0.8, "max_cost": 5.0, "learn": True}
+    request = BatchRequest(suite=None, min_pass_rate=0.0, max_cost=0.0)
+    merged = _merged(request, stored)
+    assert (merged["min_pass_rate"], merged["max_cost"], merged["repeat"], merged["learn"]) == (0.0, 0.0, 3, True)

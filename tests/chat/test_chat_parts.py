@@ -218,3 +218,10 @@ def test_a_huge_file_is_read_only_as_far_as_it_is_attached(tmp_path: Path) -> No
     out = expand("What went wrong in @huge.log?", tmp_path, cap=1000)
     assert "start of the log" in out.text and out.attached == ["huge.log"]
     assert "huge.log is 3,221,225,472 bytes" in out.text
+
+
+def test_a_mention_the_system_cannot_resolve_is_sent_as_written(tmp_path: Path) -> None:
+    """`@~nobody/x` (no such user) and a name too long for the file system ended the chat before."""
+    out = expand(f"Look at @~nosuchuser-arreio/x.py and @{'a' * 300}.py", tmp_path)
+    assert out.attached == [] and out.text.startswith("Look at @~nosuchuser-arreio/x.py")
+    assert len(out.notes) == 2 and all("no such file here" in n for n in out.notes)

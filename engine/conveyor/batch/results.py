@@ -53,7 +53,9 @@ class BatchFolder:
     @classmethod
     def open(cls, root: Path, batch_id: str) -> BatchFolder:
         """An existing batch (an id or a unique prefix of one), for `--resume`."""
-        found = sorted(p for p in root.glob(f"{batch_id}*") if (p / "batch.json").is_file()) if root.is_dir() else []
+        # a prefix, not a glob: `--resume '**'` or an absolute path must not reach Path.glob
+        found = sorted(p for p in root.iterdir() if p.name.startswith(batch_id) and (p / "batch.json").is_file()) \
+            if root.is_dir() and batch_id else []
         exact = [p for p in found if p.name == batch_id]
         if exact:
             found = exact
