@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from arreio.engine.atomic import fsync_dir, write_atomic
 
@@ -51,12 +52,15 @@ class ArtifactFile:
         self._saved: dict[str, Saved] = {}  # call id -> where its text went, this process
         self._dirty = False  # appended since the last `sync`
         self._created = False  # a new file (or the folder) appeared since the last `sync`
+        self.redactor: Any = None  # the run's one redactor: the history holds what the model saw, the disk no secret
 
     def save(self, call_id: str, tool: str, content: str, *, durable: bool) -> Saved:
         """Put `content` on disk (flushed; fsynced at `sync` when durable) and say where it is."""
         known = self._saved.get(call_id)
         if known is not None:
             return known
+        if self.redactor is not None:
+            content = self.redactor.text(content)
         single = self.folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id)}.txt"
         if single.exists():  # saved by an older arreio (or as an odd text) before
             saved = Saved(single)

@@ -209,6 +209,7 @@ class ContextHook(RunHook):
         return events
 
     def transform_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
+        self.worklog.redactor = turn.session.redactor  # every writer redacts (the call's arguments are the model's)
         self.worklog.record(call, result.content, result.is_error)
         cfg = self.cfg
         if (
@@ -302,9 +303,8 @@ class ContextHook(RunHook):
         else:
             self.skip -= 1
         archive = self.session_dir / "compacted" / f"{plan.meta.number:03d}.jsonl"
-        head = "".join(m.model_dump_json() + "\n" for m in plan.head)  # nothing is destroyed
-        redactor = turn.session.redactor  # the history in memory is what the model saw: secrets included
-        write_atomic(archive, redactor.text(head) if redactor is not None else head, durable=turn.settings.fsync)
+        head, redactor = "".join(m.model_dump_json() + "\n" for m in plan.head), turn.session.redactor  # nothing lost
+        write_atomic(archive, redactor.text(head) if redactor else head, durable=turn.settings.fsync)  # no secret
         turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
         after = self._context_tokens(turn)
         self.stats.compactions += 1
@@ -331,10 +331,9 @@ class ContextHook(RunHook):
             self._pruned_upto[session.id] = (max(start, protected), session.revision)
             return []
         calls = {c.id: c for c in (call_of(messages, i) for i in indices) if c is not None}
-        new, pruned = apply_pruning(
-            messages, indices, calls, self.worklog, self.artifacts, self._shown,
-            durable=turn.settings.fsync,
-        )
+        self.artifacts.redactor = session.redactor  # every writer redacts: the history holds what the model saw
+        new, pruned = apply_pruning(messages, indices, calls, self.worklog, self.artifacts, self._shown,
+                                    durable=turn.settings.fsync)
         # One appended `prune` line, not a rewrite of the whole file (issue 23).
         turn.session.replace_results({i: new[i].tool_result_part.content for i in indices})
         self._pruned_upto[session.id] = (protected, session.revision)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arreio.engine.context.artifacts import ArtifactFile
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
@@ -69,6 +70,7 @@ class WorkLog:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.entries: dict[str, LogEntry] = {}
+        self.redactor: Any = None  # set by the context feature: the run's one redactor
         if path is not None and path.is_file():
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
                 try:
@@ -83,6 +85,8 @@ class WorkLog:
         self.entries[call.id] = entry
         if self.path is not None:
             line = json.dumps(entry.__dict__, ensure_ascii=False) + "\n"
+            if self.redactor is not None:  # a call's arguments are the model's words: a secret may be among them
+                line = self.redactor.text(line)
             try:
                 handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed just below
             except FileNotFoundError:  # the first entry (or the folder went away): make the folder

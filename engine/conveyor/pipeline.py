@@ -21,7 +21,7 @@ from arreio.engine.conveyor.gates import GateInputs, Judge, ModelJudge, OfflineJ
 from arreio.engine.conveyor.learning import run_learning
 from arreio.engine.conveyor.outcome import CANCELLED, Outcome
 from arreio.engine.conveyor.prepare import CONTINUE, PipelineDeps, PreparedRun, RunOptions, prepare, resolve_run_tools
-from arreio.engine.conveyor.pricing import cache_share, costs_by_model, estimate_cost, total_cost
+from arreio.engine.conveyor.pricing import cache_share, costs_by_model, run_cost
 from arreio.engine.conveyor.report import RunReport, write_report
 from arreio.engine.conveyor.runner import Runner
 from arreio.engine.conveyor.totals import Totals
@@ -207,9 +207,7 @@ def _cost(run: PreparedRun, totals: Totals) -> float | None:
     """Estimated cost in USD; offline runs and replays are free; None when the price is unknown."""
     if _free(run):
         return 0.0
-    if set(totals.by_model) - {run.model}:  # other models served too (fallbacks, sub-agents): each at its price
-        return total_cost(costs_by_model(totals.by_model))
-    return estimate_cost(run.model, totals.usage)
+    return run_cost(run.model, totals.usage, totals.by_model)
 
 
 async def run_to_end(options: RunOptions, deps: PipelineDeps | None = None) -> list[ev.Event]:

@@ -117,6 +117,14 @@ def total_cost(per_model: Mapping[str, Mapping[str, Any]]) -> float | None:
     return sum(costs)
 
 
+def run_cost(model: str, usage: Usage, by_model: Mapping[str, Usage] | None) -> float | None:
+    """A run's cost: at `model`'s price, or each model at its own when others served too (fallback
+    models, sub-agents on another model); None when a price is unknown."""
+    if by_model and set(by_model) - {model}:
+        return total_cost(costs_by_model(by_model))
+    return estimate_cost(model, usage)
+
+
 def cache_share(usage: Usage) -> float:
     """The share of input tokens served from cache (0.0 when there was no input)."""
     total = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens

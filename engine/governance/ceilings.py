@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine import events as ev
-from arreio.engine.conveyor.pricing import costs_by_model, estimate_cost, total_cost
+from arreio.engine.conveyor.pricing import estimate_cost, run_cost
 from arreio.engine.governance.audit import canonical
 from arreio.engine.governance.checkpoints.plan import may_change
 from arreio.engine.governance.settings import DEFAULT_REPEAT_LIMITS, GovernanceSettings
@@ -183,7 +183,4 @@ def _is_offline(model: str) -> bool:
 def _cost(turn: Turn) -> float | None:
     if _is_offline(turn.model):
         return 0.0
-    by_model = getattr(turn.totals, "by_model", None) or {}
-    if set(by_model) - {turn.model}:  # more than one model served the run (a fallback): each at its own price
-        return total_cost(costs_by_model(by_model))
-    return estimate_cost(turn.model, turn.totals.usage)
+    return run_cost(turn.model, turn.totals.usage, getattr(turn.totals, "by_model", None))

@@ -385,12 +385,3 @@ class Redactor:
                     event["text"] = text
             i = j
         return out
-
-
-def __getattr__(name: str) -> Any:
-    """`DeltaGuard` lives in `delta_guard.py` (it needs the redactor; this keeps old imports working)."""
-    if name == "DeltaGuard":
-        from arreio.engine.governance.delta_guard import DeltaGuard
-
-        return DeltaGuard
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -196,3 +196,22 @@ def test_the_archived_head_holds_no_secret_the_history_carried(tmp_path: Path) -
     archive = tmp_path / "sessions" / "s-test" / "compacted" / "001.jsonl"
     assert archive.is_file() and "[REDACTED:DEPLOY_TOKEN]" in archive.read_text()
     assert secret not in archive.read_text() and secret.encode() not in runner.session.path.read_bytes()
+
+
+def test_pruned_results_and_the_work_log_hold_no_secret_either(tmp_path: Path) -> None:
+    """Pruning writes a result's text to the artifacts file and a line per call to the work log, from
+    the history in memory: both go through the run's redactor, as the session file does."""
+    from arreio.engine.governance.redact import Redactor
+
+    secret = "s3cr3t-Value-9f8e7d6c5b4a"
+    reads = [call("read_file", f"NOTE: read{i}=yes", path=f"{secret}.txt") for i in range(8)]
+    runner, _hook = _runner(tmp_path, TaskProvider(reads), watermark=0.95)
+    (tmp_path / "work" / f"{secret}.txt").write_text(f"token={secret} and some words on a line\n" * 500)
+    runner.session.redactor = Redactor({"DEPLOY_TOKEN": secret})
+    events = asyncio.run(drain(runner))
+    assert [e for e in events if e.type == "compaction" and e.kind == "prune"]
+    session_dir = tmp_path / "sessions" / "s-test"
+    written = [p for p in session_dir.rglob("*") if p.is_file()]
+    assert any(p.parent.name == "artifacts" for p in written) and any(p.name == "worklog.jsonl" for p in written)
+    leaks = [p.name for p in written if secret.encode() in p.read_bytes()]
+    assert leaks == [] and "[REDACTED:DEPLOY_TOKEN]" in (session_dir / "worklog.jsonl").read_text()

@@ -17,7 +17,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from arreio.engine import events as ev
-from arreio.engine.governance.redact import CASSETTE, DeltaGuard, Redactor, looks_secret
+from arreio.engine.governance.delta_guard import DeltaGuard
+from arreio.engine.governance.redact import CASSETTE, Redactor, looks_secret
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")
