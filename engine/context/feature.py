@@ -276,7 +276,8 @@ class ContextHook(RunHook):
         compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
         events: list[ev.Event] = []
         if cfg.prune and (compact or (cfg.prune_at and tokens >= cfg.prune_at * window)):
-            events += self._prune(turn, tokens)
+            # At the watermark everything prunable goes; before it, only a batch worth a broken cache.
+            events += self._prune(turn, tokens, at_least=0.0 if compact else cfg.prune_step * window)
             tokens = self._context_tokens(turn)
             compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
         if compact:
@@ -303,8 +304,9 @@ class ContextHook(RunHook):
         else:
             self.skip -= 1
         archive = self.session_dir / "compacted" / f"{plan.meta.number:03d}.jsonl"
-        head, redactor = "".join(m.model_dump_json() + "\n" for m in plan.head), turn.session.redactor  # nothing lost
-        write_atomic(archive, redactor.text(head) if redactor else head, durable=turn.settings.fsync)  # no secret
+        # Nothing lost, and no secret: each message as the session stored it (redacted on its way in).
+        head = "".join(turn.session.redacted_json(m) + "\n" for m in plan.head)
+        write_atomic(archive, head, durable=turn.settings.fsync)
         turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
         after = self._context_tokens(turn)
         self.stats.compactions += 1
@@ -316,7 +318,9 @@ class ContextHook(RunHook):
             events.append(ev.Warning_(message=f"compaction used the deterministic summary ({source})", code="compaction_fallback"))
         return events
 
-    def _prune(self, turn: Turn, before: int) -> list[ev.Event]:
+    def _prune(self, turn: Turn, before: int, at_least: float = 0.0) -> list[ev.Event]:
+        """Stub the old bulky results when together they weigh at least `at_least` tokens (less: wait
+        for more; the same candidates are looked at again next turn)."""
         session = turn.session
         messages = session.messages
         # Messages before the last prune's protected tail held nothing left to prune then, and
@@ -326,10 +330,12 @@ class ContextHook(RunHook):
         tail = self._keep_tail(turn.model)
         protected = protected_from(messages, tail, self.weigh)
         indices = plan_pruning(messages, tail, self.cfg.prune_min_chars, self.weigh,
-                               frozenset(self.cfg.prune_exempt_tools), start=min(start, protected))
+                               frozenset(self.cfg.prune_exempt_tools), start=min(start, protected), protected=protected)
         if not indices:
             self._pruned_upto[session.id] = (max(start, protected), session.revision)
             return []
+        if at_least and sum(self.weigh(messages[i]) for i in indices) < at_least:
+            return []  # the mark stays: these candidates are counted again next turn
         calls = {c.id: c for c in (call_of(messages, i) for i in indices) if c is not None}
         self.artifacts.redactor = session.redactor  # every writer redacts: the history holds what the model saw
         new, pruned = apply_pruning(messages, indices, calls, self.worklog, self.artifacts, self._shown,

@@ -115,12 +115,14 @@ def protected_from(messages: list[Message], protect_tail_tokens: float, weigh: C
 
 def plan_pruning(
     messages: list[Message], protect_tail_tokens: float, min_chars: int, weigh: Callable[[Message], float],
-    exempt: frozenset[str] = frozenset(), start: int = 0,
+    exempt: frozenset[str] = frozenset(), start: int = 0, protected: int | None = None,
 ) -> list[int]:
     """Indices of results to prune: successful, at least `min_chars`, not a stub already, not from an
     exempt tool, and older than the most recent `protect_tail_tokens` of history. `start`: the
-    messages before it are known to hold nothing to prune (an earlier prune went that far). Pure."""
-    protected = protected_from(messages, protect_tail_tokens, weigh)
+    messages before it are known to hold nothing to prune (an earlier prune went that far);
+    `protected`: `protected_from(...)` when the caller has it already. Pure."""
+    if protected is None:
+        protected = protected_from(messages, protect_tail_tokens, weigh)
     chosen = []
     for i, message in enumerate(messages[start:protected], start=start):
         part = message.tool_result_part

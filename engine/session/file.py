@@ -20,6 +20,7 @@ import gc
 import io
 import json
 import os
+import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -63,6 +64,9 @@ __all__ = ["CURRENT_VERSION", "Repair", "Session", "SessionHeader"]
 _RUN_EVENTS = ("start", "end")
 
 
+_FREEZE_FROM_LINES = 20_000  # below this, a load's objects cost the collector little
+
+
 class Session:
     """One session file, loaded. Keeps an append handle open between appends; `close()` it (or use
     `with`). A session opened with `repair=False` that needed repair refuses writes: its memory and
@@ -94,7 +98,10 @@ class Session:
         self.revision = 0
         self._changes: list[tuple[int, int]] = []  # (revision, first message index it changed)
         self.version = header.version  # the format of the file on disk (a v1 file stays v1 until it must not)
-        self._digest = RollingDigest(self.stored_json)
+        # Through a weak reference: a session must not sit in a reference cycle, so that it (and a
+        # long history, frozen out of the collector's walks on load) is freed by refcounting alone.
+        stored_json = weakref.WeakMethod(self.stored_json)
+        self._digest = RollingDigest(lambda message: stored_json()(message))  # type: ignore[misc]
 
     @property
     def id(self) -> str:
@@ -169,10 +176,19 @@ class Session:
         # Parsing makes millions of objects and no cycles: the cyclic collector would walk the whole
         # growing heap again and again (issue 23: 85% of a 100,000-message load), so it waits.
         collecting = gc.isenabled()
+        long_history = len(body) >= _FREEZE_FROM_LINES
+        if long_history and collecting:
+            gc.collect()  # what is garbage now must not be frozen below (it would never be freed)
         gc.disable()
         try:
             raw, runs, extra, placed, repairs = scan_lines(body, tail)
             messages, heal_repairs = heal(raw, keep_open=awaiting_approval(raw, extra))
+            if long_history:
+                # A long history lives as long as the session: left to the collector, its first pass
+                # after this walks every object just made (0.3 s of a 100,000-message load) and each
+                # full pass later walks them again. Frozen, they are never walked; refcounting still
+                # frees them (no message forms a cycle).
+                gc.freeze()
         finally:
             if collecting:
                 gc.enable()
@@ -222,6 +238,16 @@ class Session:
         """The message's JSON as the file stores it (what a reload gives back)."""
         form = self._forms.get(id(message))
         return form[1] if form is not None and form[0] is message and form[1] is not None else message.model_dump_json()
+
+    def redacted_json(self, message: Message) -> str:
+        """The message's JSON with its secrets hidden: as stored, for a message that went through this
+        session (redacted once, on its way in); any other is redacted now (and remembered)."""
+        form = self._forms.get(id(message))
+        if form is not None and form[0] is message:
+            return form[1] if form[1] is not None else message.model_dump_json()
+        if self.redactor is None:
+            return message.model_dump_json()
+        return json_of_line(self._stored(message)[1])
 
     def append(self, message: Message, *, sync: bool | None = None) -> None:
         """Append one message as one whole line: write, flush, fsync. A tool result is not fsynced

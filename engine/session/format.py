@@ -93,15 +93,18 @@ class RecordLines:
     the history again (issue 23: one request record a turn). A record changed since is redone."""
 
     def __init__(self) -> None:
-        self._lines: dict[int, tuple[dict[str, Any], bytes, bytes]] = {}  # id -> (record, raw, redacted)
+        # id -> (record, what it held when written, its redacted line)
+        self._lines: dict[int, tuple[dict[str, Any], dict[str, Any], bytes]] = {}
 
     def line(self, record: dict[str, Any], redactor: Any) -> bytes:
-        raw = json_line(record)
         hit = self._lines.get(id(record))
-        if hit is not None and hit[0] is record and hit[1] == raw:
+        # Comparing with a copy of what it held is a C-level walk; serialising each record again
+        # on every compaction's rewrite grew with the run (one request record a turn).
+        if hit is not None and hit[0] is record and hit[1] == record:
             return hit[2]
+        raw = json_line(record)
         clean = redactor.bytes(raw) if redactor is not None else raw
-        self._lines[id(record)] = (record, raw, clean)
+        self._lines[id(record)] = (record, json.loads(raw), clean)
         return clean
 
 

@@ -19,8 +19,8 @@ from tests.context.task_provider import TaskProvider, call
 SOURCE = "\n".join(f"def handler_{i}(event):\n    return event['value'] * {i}\n" for i in range(120))
 
 
-def _run(tmp_path: Path, steps, **context):
-    settings = Settings(context={"window": 12_000, **context})
+def _run(tmp_path: Path, steps, max_steps: int = 50, **context):
+    settings = Settings(context={"window": 12_000, **context}, max_steps=max_steps)
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
     for n in range(6):
@@ -95,3 +95,29 @@ def test_pruning_appends_prune_lines_that_a_reload_reads_back(tmp_path: Path) ->
     assert repairs == [] and reloaded.messages == session.messages
     full = sum(estimate_message(m, hook._profile) for m in session.messages)
     assert abs(hook._history_tokens(session) - full) < 1e-6 * full
+
+
+def _many_reads(tmp_path: Path, reads: int, **context):
+    """`reads` reads of 2,400-char files in a 40,000-token window, compaction off: pruning alone."""
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    for n in range(reads):
+        (work / f"m{n}.txt").write_text(f"record {n}: " + "amber lattice " * 170 + "\n")
+    steps = [call("read_file", f"NOTE: m{n}=ok", path=f"m{n}.txt") for n in range(reads)]
+    return _run(tmp_path, steps, max_steps=reads + 5, window=40_000, watermark=0, **context)
+
+
+def test_pruning_waits_for_a_batch_worth_a_broken_prompt_cache(tmp_path: Path) -> None:
+    """Each prune edits an old message, so the provider's cached prefix breaks there: past `prune_at`
+    a prune waits until the results to stub hold `prune_step` of the window, instead of stubbing
+    one result a turn (issue 23: it was also ~1.5 ms of every such turn)."""
+    runs = {}
+    for step in (0.0, 0.05):
+        runner, hook, events = _many_reads(tmp_path / f"step-{step}", 150, prune_step=step)
+        assert check_pairing(runner.session.messages) == [] and unit_end(events).verdict == "success"
+        freed = [e.tokens_before - e.tokens_after for e in events if e.type == "compaction" and e.kind == "prune"]
+        runs[step] = freed, hook.stats.pruned_results
+    (every_turn, stubbed_then), (batched, stubbed_now) = runs[0.0], runs[0.05]
+    assert len(every_turn) >= 50 and len(batched) * 4 <= len(every_turn)  # a batch every few turns, not one a turn
+    assert min(batched) > 2 * min(every_turn)  # each batch stubs several results
+    assert stubbed_now >= stubbed_then - 10  # and about as much is pruned by the end

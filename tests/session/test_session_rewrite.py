@@ -58,3 +58,22 @@ def test_a_record_changed_after_it_was_written_is_written_as_it_is_now(tmp_path:
         session.rewrite(list(session.messages))
     data = session.path.read_text()
     assert '"changed [REDACTED:MY_API_KEY]"' in data and SECRET not in data and '"first"' not in data
+
+
+def test_redacted_json_hides_what_the_history_holds_whichever_way_it_came(tmp_path: Path) -> None:
+    """A compaction archives the head from `redacted_json`: a message appended here gives the line it
+    was stored as; one loaded from a file an unredacted writer left is redacted on the spot."""
+    with Session.create(tmp_path, header()) as plain:
+        plain.append(Message.user(f"loaded {SECRET}"))
+    session, _ = Session.open(plain.path)
+    with session:
+        session.redactor = Redactor.from_env(ENV)
+        session.append(Message.assistant([TextPart(text=f"appended {SECRET}")], model="m"))
+        shown = [session.redacted_json(m) for m in session.messages]
+        clean = Message.user("nothing to hide")
+        session.append(clean)
+        assert session.redacted_json(clean) == clean.model_dump_json()
+    assert all(SECRET not in text and "[REDACTED:MY_API_KEY]" in text for text in shown)
+    assert [Message.model_validate_json(t).text for t in shown] == [
+        "loaded [REDACTED:MY_API_KEY]", "appended [REDACTED:MY_API_KEY]"]
+    assert SECRET in session.messages[0].text  # the history in memory keeps what the model saw
