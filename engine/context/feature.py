@@ -22,8 +22,16 @@ from arreio.engine.atomic import write_atomic
 from arreio.engine.context.artifacts import ArtifactFile
 from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
 from arreio.engine.context.prefix_sums import PrefixSums
-from arreio.engine.context.pruning import WorkLog, apply_pruning, call_of, plan_pruning, protected_from
-from arreio.engine.context.resultsets import ResultStore, column_profile, format_rows
+from arreio.engine.context.pruning import (
+    READ_TOOLS,
+    WorkLog,
+    apply_pruning,
+    call_of,
+    plan_pruning,
+    protected_from,
+    read_key,
+)
+from arreio.engine.context.resultsets import ResultStore
 from arreio.engine.context.settings import ContextSettings, context_settings
 from arreio.engine.context.summary import render_summary
 from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
@@ -43,7 +51,6 @@ if TYPE_CHECKING:
 
 RESULT_TOOLS = ("result_query", "result_grep")
 CALIBRATION_FILE = "context_calibration.json"
-READ_TOOLS = ("read_file",)
 
 
 @dataclass
@@ -224,28 +231,12 @@ class ContextHook(RunHook):
             return ToolResult(result.content + f"\n[could not store as a result set: {error}]", result.is_error)
         self.offered = True
         self.stats.result_sets += 1
-        return ToolResult(self._handle_text(call, handle, table, types, raw))
-
-    def _handle_text(self, call: ToolCallPart, handle: str, table, types: list[str], raw: str) -> str:
-        shown = table.rows[: self.cfg.resultset_preview_rows]
-        with self.store.reader(handle) as db:
-            profile = column_profile(db, handle, table.columns, types)
-        schema = ", ".join(f"{c} {t}" for c, t in zip(table.columns, types))
-        return "\n".join([
-            (f"[result set {handle}: this {call.name} result was {len(raw.splitlines())} lines / {len(raw)} chars — too "
-             f"large for the context, so it is stored whole as a queryable set of {len(table.rows)} rows ({table.kind})]"),
-            f"Schema: {schema}",
-            "Columns:", *profile,
-            f"First {len(shown)} of {len(table.rows)} rows:",
-            format_rows(table.columns, [tuple(r) for r in shown], width=160),
-            (f"[showing {len(shown)} of {len(table.rows)} rows. Ask for the rest with result_query(handle=\"{handle}\", "
-             f"where=…, group_by=…, aggregate=…, order_by=…, limit=…, offset=…) or result_grep(handle=\"{handle}\", pattern=…)]"),
-        ])
+        return ToolResult(self.store.introduce(handle, call.name, table, types, raw, self.cfg.resultset_preview_rows))
 
     def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         if call.name in READ_TOOLS:
             path = str(call.arguments.get("path", "")).removeprefix("./")
-            if _read_key(call) in self.pruned_paths or "/artifacts/" in path:
+            if read_key(call) in self.pruned_paths or "/artifacts/" in path:
                 self.stats.pruned_rereads += 1
         return []
 
@@ -344,7 +335,7 @@ class ContextHook(RunHook):
         turn.session.replace_results({i: new[i].tool_result_part.content for i in indices})
         self._pruned_upto[session.id] = (protected, session.revision)
         self.stats.pruned_results += len(pruned)
-        self.pruned_paths |= {_read_key(c) for c in pruned if c.name in READ_TOOLS}
+        self.pruned_paths |= {read_key(c) for c in pruned if c.name in READ_TOOLS}
         after = self._context_tokens(turn)
         return [ev.Compaction(tokens_before=before, tokens_after=after, messages_removed=0, kind="prune")]
 
@@ -366,12 +357,6 @@ class ContextHook(RunHook):
         report.pruned_rereads = s.pruned_rereads
         report.result_sets = s.result_sets
         report.stable_prefix_share = s.stable_prefix_share
-
-
-def _read_key(call: ToolCallPart) -> str:
-    """What a read showed: the path and the page, so reading another page is not a re-read."""
-    path = str(call.arguments.get("path", "")).removeprefix("./")
-    return f"{path}|{call.arguments.get('offset') or ''}|{call.arguments.get('limit') or ''}"
 
 
 class ContextFeature(Feature):

@@ -172,6 +172,15 @@ def apply_pruning(
     return out, pruned
 
 
+READ_TOOLS = ("read_file",)  # a pruned read's path and page are remembered: reading them again is a re-read
+
+
+def read_key(call: ToolCallPart) -> str:
+    """What a read showed: the path and the page, so reading another page is not a re-read."""
+    path = str(call.arguments.get("path", "")).removeprefix("./")
+    return f"{path}|{call.arguments.get('offset') or ''}|{call.arguments.get('limit') or ''}"
+
+
 def call_of(messages: list[Message], index: int) -> ToolCallPart | None:
     """The call a result at `index` answers: in the assistant message just before its round."""
     part = messages[index].tool_result_part

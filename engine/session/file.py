@@ -16,7 +16,6 @@ may be kept), so a request's digest is fed once per message, as the file stores 
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 import os
@@ -24,8 +23,6 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-
-from pydantic import ValidationError
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
@@ -43,28 +40,14 @@ from arreio.engine.session.format import (
     json_of_line,
     line_of_json,
     message_line,
-    needs_rewrite,
-    parse_header,
     prune_record,
-    upgrade,
 )
-from arreio.engine.session.healing import (
-    PRUNE,
-    Placed,
-    Repair,
-    apply_prune,
-    awaiting_approval,
-    heal,
-    remap_placed,
-    scan_lines,
-)
+from arreio.engine.session.healing import PRUNE, Placed, Repair, apply_prune, remap_placed
+from arreio.engine.session.reading import read_session
 
 __all__ = ["CURRENT_VERSION", "Repair", "Session", "SessionHeader"]
 
 _RUN_EVENTS = ("start", "end")
-
-
-_FREEZE_FROM_LINES = 20_000  # below this, a load's objects cost the collector little
 
 
 class Session:
@@ -147,62 +130,13 @@ class Session:
         """Load a session: skip bad lines, drop a torn tail, heal pairing. With `repair=True`, any
         repair is written back (atomically) so later appends are safe; with `repair=False` nothing
         is written and the session is read-only when it needed repair."""
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise SessionError(f"no session file at {path}") from None
-        except OSError as error:
-            raise SessionError(f"cannot read session {path}: {error.strerror}") from None
-        if not data or data.isspace():
-            raise SessionError(f"{path}: session file is empty (not a session)")
-
-        lines = data.split(b"\n")
-        tail = lines.pop()  # b"" when the file ends with a newline, as it should
-        header = parse_header(path, lines[0] if lines else tail)
-        body = lines[1:] if lines else []
-        header_unterminated = not lines
-        if header_unterminated:
-            tail = b""  # the header itself is the unterminated last line
-        migrated = needs_rewrite(header.get("version"))
-        header, body = upgrade(path, header, body + [tail] if tail else body)
-        if tail:
-            tail = body.pop()
-        try:
-            session_header = SessionHeader.model_validate({k: v for k, v in header.items() if k != "type"})
-        except ValidationError as error:
-            raise SessionError(f"{path}: invalid session header ({error.error_count()} problems)") from None
-
-        good_end = len(data) - len(tail)  # bytes that end on a clean line
-        # Parsing makes millions of objects and no cycles: the cyclic collector would walk the whole
-        # growing heap again and again (issue 23: 85% of a 100,000-message load), so it waits.
-        collecting = gc.isenabled()
-        long_history = len(body) >= _FREEZE_FROM_LINES
-        if long_history and collecting:
-            gc.collect()  # what is garbage now must not be frozen below (it would never be freed)
-        gc.disable()
-        try:
-            raw, runs, extra, placed, repairs = scan_lines(body, tail)
-            messages, heal_repairs = heal(raw, keep_open=awaiting_approval(raw, extra))
-            if long_history:
-                # A long history lives as long as the session: left to the collector, its first pass
-                # after this walks every object just made (0.3 s of a 100,000-message load) and each
-                # full pass later walks them again. Frozen, they are never walked; refcounting still
-                # frees them (no message forms a cycle).
-                gc.freeze()
-        finally:
-            if collecting:
-                gc.enable()
-        if header_unterminated:
-            repairs.insert(0, Repair(kind="torn_tail", detail="header line had no newline; kept", line=1))
-        repairs.extend(heal_repairs)
-        if heal_repairs:
-            placed = remap_placed(placed, raw, messages)
+        read = read_session(path)
         # An older file is written back in the current format before anything is appended to it.
-        writable = repair or not (repairs or migrated)
-        session = cls(path, session_header, messages, runs, extra, placed, writable=writable)
-        if repair and (repairs or migrated):
-            session._write_repaired(repairs, good_end, migrated)
-        return session, repairs
+        writable = repair or not (read.repairs or read.migrated)
+        session = cls(path, read.header, read.messages, read.runs, read.extra, read.placed, writable=writable)
+        if repair and (read.repairs or read.migrated):
+            session._write_repaired(read.repairs, read.good_end, read.migrated)
+        return session, read.repairs
 
     def _write_repaired(self, repairs: list[Repair], good_end: int, migrated: bool) -> None:
         kinds = {r.kind for r in repairs}

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from arreio.engine.errors import SessionError
-from arreio.engine.session.file import SessionHeader, parse_header, upgrade
+from arreio.engine.session.format import SessionHeader, parse_header, upgrade
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, parse_object
 
 

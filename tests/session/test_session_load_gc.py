@@ -8,8 +8,8 @@ import weakref
 from pathlib import Path
 
 from arreio.engine.messages import Message
-from arreio.engine.session import file as session_file
 from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.reading import FREEZE_FROM_LINES
 
 
 class Node:
@@ -22,7 +22,7 @@ class Node:
 def _long_session(tmp_path: Path) -> Path:
     header = SessionHeader(id="20260627-160000-cccccc", created_at="2026-06-27T16:00:00.000Z", cwd="/w", model="m")
     with Session.create(tmp_path, header) as session:
-        session.append_many([Message.user(f"line {i}") for i in range(session_file._FREEZE_FROM_LINES + 10)])
+        session.append_many([Message.user(f"line {i}") for i in range(FREEZE_FROM_LINES + 10)])
     return session.path
 
 
