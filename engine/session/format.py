@@ -93,18 +93,21 @@ class RecordLines:
     the history again (issue 23: one request record a turn). A record changed since is redone."""
 
     def __init__(self) -> None:
-        # id -> (record, what it held when written, its redacted line)
-        self._lines: dict[int, tuple[dict[str, Any], dict[str, Any], bytes]] = {}
+        # id -> [record, its line as written, the redacted line, a copy of what it held (made lazily)]
+        self._lines: dict[int, list[Any]] = {}
 
     def line(self, record: dict[str, Any], redactor: Any) -> bytes:
         hit = self._lines.get(id(record))
-        # Comparing with a copy of what it held is a C-level walk; serialising each record again
-        # on every compaction's rewrite grew with the run (one request record a turn).
-        if hit is not None and hit[0] is record and hit[1] == record:
-            return hit[2]
+        if hit is not None and hit[0] is record:
+            # The first rewrite checks the record against its line; later ones against a copy (a
+            # C-level walk), not by serialising every record of the run again (issue 23).
+            if hit[3] is None and json_line(record) == hit[1]:
+                hit[3] = json.loads(hit[1])
+            if hit[3] is not None and hit[3] == record:
+                return hit[2]
         raw = json_line(record)
         clean = redactor.bytes(raw) if redactor is not None else raw
-        self._lines[id(record)] = (record, json.loads(raw), clean)
+        self._lines[id(record)] = [record, raw, clean, None]
         return clean
 
 
