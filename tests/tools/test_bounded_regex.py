@@ -25,7 +25,7 @@ def test_a_catastrophic_pattern_stops_within_its_budget(tmp_path: Path) -> None:
     started = time.monotonic()
     result = asyncio.run(run_tool(ToolRegistry(builtin_tools()), "grep", {"pattern": EVIL}, ctx))
     assert time.monotonic() - started < 6
-    assert result.is_error and "took longer than 2.4 s to match" in result.content
+    assert result.is_error and "took longer than 1.5 s to match" in result.content
 
 
 def test_the_event_loop_keeps_running_while_a_pattern_matches(tmp_path: Path) -> None:
@@ -58,4 +58,5 @@ def test_result_grep_is_bounded_too(tmp_path: Path) -> None:
     grep = next(t for t in resultset_tools() if t.name == "result_grep")
     started = time.monotonic()
     result = asyncio.run(run_tool(ToolRegistry([grep]), "result_grep", {"handle": handle, "pattern": EVIL}, ctx))
-    assert result.is_error and "took longer than" in result.content and time.monotonic() - started < 15
+    # 10 s of budget; the rest is slack for a loaded machine, where the engine overshoots its timeout
+    assert result.is_error and "took longer than" in result.content and time.monotonic() - started < 25
