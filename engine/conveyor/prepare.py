@@ -320,7 +320,7 @@ def _run_factory(
         replay = ReplayProvider(options.replay, strict=options.replay_mode == "strict", redactor=redactor)
         factory = _Serving(replay)
     if options.record is not None:
-        factory = _Recording(factory, options.record, redactor, deps.clock)
+        factory = _Recording(factory, options.record, redactor, deps.clock, durable=settings is None or settings.fsync)
     return factory, replay
 
 
@@ -338,15 +338,16 @@ class _Recording:
     """A factory whose providers all record into one cassette (opened by the first provider made,
     the run's own, whose model the cassette is stamped with)."""
 
-    def __init__(self, inner: ProviderFactory, path: Path, redactor: Redactor, clock: Clock) -> None:
-        self.inner, self.path, self.redactor, self.clock = inner, path, redactor, clock
+    def __init__(self, inner: ProviderFactory, path: Path, redactor: Redactor, clock: Clock, durable: bool) -> None:
+        self.inner, self.path, self.redactor, self.clock, self.durable = inner, path, redactor, clock, durable
         self.first: Any = None
 
     def __call__(self, model: str, **kwargs: Any) -> Provider:
         fresh = self.inner(model, **kwargs)
         if self.first is None:
 
-            self.first = RecordingProvider(fresh, self.path, model=model, redactor=self.redactor, clock=self.clock)
+            self.first = RecordingProvider(fresh, self.path, model=model, redactor=self.redactor, clock=self.clock,
+                                           durable=self.durable)
             return self.first
         return self.first.wrap(fresh)
 

@@ -307,13 +307,15 @@ def _first_error(exc: ValidationError) -> str:
 
 class CassetteWriter:
     """Writes a cassette: the header atomically (a re-recording replaces the old file whole), then
-    one call a line, appended, flushed and fsynced so a crash keeps every finished call."""
+    one call a line, appended, flushed and fsynced so a crash keeps every finished call
+    (`durable=False`, the run's `fsync: false`: flushed only)."""
 
-    def __init__(self, path: Path, header: CassetteHeader, redactor: Redactor) -> None:
+    def __init__(self, path: Path, header: CassetteHeader, redactor: Redactor, *, durable: bool = True) -> None:
         self.path = path
         self.redactor = redactor
+        self.durable = durable
         self.calls = 0
-        write_atomic(path, _line(redactor.value(header.model_dump(mode="json"))))
+        write_atomic(path, _line(redactor.value(header.model_dump(mode="json"))), durable=durable)
 
     def append(self, call: CassetteCall) -> None:
         dumped = call.model_dump(mode="json")
@@ -322,7 +324,8 @@ class CassetteWriter:
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
-            os.fsync(handle.fileno())
+            if self.durable:
+                os.fsync(handle.fileno())
         self.calls += 1
 
 

@@ -41,7 +41,8 @@ class RecordingProvider:
     runs with it). `wrap` records another provider of the same run into the same cassette."""
 
     def __init__(
-        self, inner: Provider, path: Path, *, model: str, redactor: Redactor, clock: Clock | None = None
+        self, inner: Provider, path: Path, *, model: str, redactor: Redactor, clock: Clock | None = None,
+        durable: bool = True,
     ) -> None:
         self.inner = inner
         self.name = inner.name
@@ -49,7 +50,7 @@ class RecordingProvider:
         self.redactor = redactor.labelled(CASSETTE)
         now = (clock or SystemClock()).now()
         header = CassetteHeader(model=model, created_at=iso_ms(now), arreio=_arreio_version())
-        self.writer = CassetteWriter(Path(path), header, self.redactor)
+        self.writer = CassetteWriter(Path(path), header, self.redactor, durable=durable)
 
     def wrap(self, inner: Provider) -> RecordingProvider:
         """Another provider of this run (a plan unit's, the summariser's, a judge's), recorded into the

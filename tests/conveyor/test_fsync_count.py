@@ -80,3 +80,27 @@ def test_fsync_on_makes_two_fsyncs_a_turn(tmp_path: Path, monkeypatch: pytest.Mo
     assert repairs == []
     kinds = [json.loads(line)["type"] for line in session_file.read_text().splitlines()]
     assert kinds.count("request") == TURNS + 1 and len(session.messages) == 2 + 2 * TURNS
+
+
+def test_fsync_false_reaches_checkpoints_and_the_cassette(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that writes files (each round checkpointed: the index, the shadow git repository) and
+    records a cassette (`--record`) makes no fsync of arreio's own either; with fsync on, both do.
+    The files the agent writes into the working tree stay durable either way (the user's files:
+    the file and its folder, two a write)."""
+    from dataclasses import replace
+
+    counts = {}
+    for fsync in (False, True):
+        root = tmp_path / f"fsync-{fsync}"
+        root.mkdir()
+        options = _workspace(root, fsync=fsync)
+        writes = [{"text": f"Writing {i}.", "tool_calls": [{"name": "write_file",
+                   "arguments": {"path": f"out/n{i}.txt", "content": f"note {i}\n"}}]} for i in range(3)]
+        (root / "script.json").write_text(json.dumps({"replies": [*writes, {"text": "Done."}]}))
+        ends, total, verdict = _run(replace(options, record=root / "run.cassette.jsonl"), monkeypatch)
+        assert verdict == "success" and len(ends) == 3
+        assert (root / "out" / "n2.txt").read_text() == "note 2\n"
+        index = root / ".arreio" / "checkpoints" / "index.jsonl"
+        assert index.is_file() and (root / "run.cassette.jsonl").is_file()
+        counts[fsync] = total
+    assert counts[False] == 2 * 3 and counts[True] > counts[False] + 3

@@ -73,9 +73,10 @@ class _RunCheckpoints:
     def _recorder(self) -> Recorder:
         if self.recorder is None:
             assert self.git is not None and self.ctx.state_dir is not None
-            repo = ShadowRepo(self.ctx.state_dir, self.ctx.cwd, git=self.git,
-                              max_file_bytes=self.settings.max_file_bytes, path_env=self.ctx.env.get("PATH"))
-            self.recorder = Recorder(repo, CheckpointIndex(self.ctx.state_dir), self.ctx.clock,
+            durable = self.ctx.settings.fsync
+            repo = ShadowRepo(self.ctx.state_dir, self.ctx.cwd, git=self.git, max_file_bytes=self.settings.max_file_bytes,
+                              path_env=self.ctx.env.get("PATH"), durable=durable)
+            self.recorder = Recorder(repo, CheckpointIndex(self.ctx.state_dir, durable=durable), self.ctx.clock,
                                      run_id=self.ctx.run_id, session_id=self.ctx.session_id)
         return self.recorder
 

@@ -65,11 +65,12 @@ class RunRecord:
 
 
 class CheckpointIndex:
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, durable: bool = True) -> None:
         self.path = state_dir / "checkpoints" / FILE_NAME
+        self.durable = durable  # the run's `fsync`
 
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
-        """Append one record (whole line, flushed and fsynced) and return it."""
+        """Append one record (whole line, written and, when durable, fsynced) and return it."""
         line = {"v": INDEX_VERSION, **record}
         # ASCII escapes: a file name that is not UTF-8 (kept as surrogates) still makes a valid line
         data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
@@ -81,7 +82,8 @@ class CheckpointIndex:
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # after a torn line (a killed writer) ours starts on a line of its own
             os.write(fd, data)
-            os.fsync(fd)
+            if self.durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         return line
@@ -127,5 +129,5 @@ class CheckpointIndex:
         kept = [r for r in records if keep(r)]
         if len(kept) != len(records):
             body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in kept)
-            write_atomic(self.path, body)
+            write_atomic(self.path, body, durable=self.durable)
         return len(records) - len(kept)

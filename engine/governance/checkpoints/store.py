@@ -92,8 +92,10 @@ class ShadowRepo:
     lock for the whole store: a prune must never run while a snapshot's objects are unreferenced)."""
 
     def __init__(self, state_dir: Path, worktree: Path, *, git: str, max_file_bytes: int,
-                 path_env: str | None = None) -> None:
+                 path_env: str | None = None, durable: bool = True) -> None:
         self.state_dir, self.worktree, self.git = state_dir.resolve(), worktree.resolve(), git
+        # `fsync: false` reaches git too (`core.fsync=none`; an older git ignores the key).
+        self._fsync_flags = () if durable else ("-c", "core.fsync=none")
         self.max_file_bytes = max_file_bytes
         self.root = self.state_dir / ROOT
         self.git_dir = self.root / "git"
@@ -120,7 +122,7 @@ class ShadowRepo:
         self.calls += 1
         env = {k: v for k, v in {**self._env, **(env or {})}.items() if v != ""}
         flags = [part for item in _CONFIG for part in ("-c", item)]
-        flags += ["-c", f"core.excludesFile={self.exclude_file}"]
+        flags += ["-c", f"core.excludesFile={self.exclude_file}", *self._fsync_flags]
         # Its own session: a Ctrl-C at the terminal must not kill git halfway through writing its index.
         try:
             proc = subprocess.run([self.git, *flags, *args], input=stdin, capture_output=True, cwd=cwd or self.worktree,
