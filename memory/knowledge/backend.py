@@ -81,6 +81,10 @@ class BackendStats:
 
 
 class KnowledgeBackend(Protocol):
+    # True when `keyword_search` may run on another thread while the other methods are called
+    # (one keyword search at a time): `KnowledgeBase.search` then runs it alongside the vector pass.
+    concurrent_keyword_search: bool
+
     def get_document(self, path: str) -> DocumentRecord | None: ...
 
     def documents(self) -> list[DocumentRecord]: ...

@@ -44,6 +44,8 @@ class _Doc:
 class MemoryBackend:
     """See `backend.KnowledgeBackend` for the contract."""
 
+    concurrent_keyword_search = False  # pure Python: a thread would only wait for the GIL
+
     def __init__(self) -> None:
         self._docs: dict[str, _Doc] = {}
         self._chunks: dict[int, _Stored] = {}

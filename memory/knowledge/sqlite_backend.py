@@ -71,6 +71,10 @@ class SqliteBackend:
             raise UsageError(f"cannot open knowledge base {path}: {error}") from error
         self._cache = VectorCache(self.path)
         self._sentences = VectorCache(self.path, kind="sentences")
+        self._keyword_db: sqlite3.Connection | None = None
+        # A file database can give the keyword pass a connection of its own (see `_keyword_conn`);
+        # a second connection to ":memory:" would be another, empty, database.
+        self.concurrent_keyword_search = self.path is not None
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -271,11 +275,24 @@ class SqliteBackend:
 
     # -- search -----------------------------------------------------------------------------
 
+    def _keyword_conn(self) -> sqlite3.Connection:
+        """The keyword pass's own read connection (file databases): it runs on a worker thread
+        while the query is embedded (index.py), and a connection serialises its users, so sharing
+        one would make the vector pass wait. In WAL mode it reads the last committed state, as the
+        main connection does outside a transaction. It also keeps the full-text pages it reads
+        out of the main connection's page cache (and those of `get_chunks` out of its own)."""
+        if not self.concurrent_keyword_search:
+            return self._db
+        if self._keyword_db is None:
+            self._keyword_db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            self._keyword_db.execute("PRAGMA busy_timeout = 5000")
+        return self._keyword_db
+
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
         match = cjk.fts_match(query)
         if match is None:
             return []
-        rows = self._db.execute(
+        rows = self._keyword_conn().execute(
             "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, n)
         ).fetchall()
         return [(row[0], -row[1]) for row in rows]  # FTS5's bm25 is "lower is better"
@@ -312,4 +329,7 @@ class SqliteBackend:
         return ok
 
     def close(self) -> None:
+        if self._keyword_db is not None:
+            self._keyword_db.close()
+            self._keyword_db = None
         self._db.close()
