@@ -52,6 +52,7 @@ class ArtifactFile:
         self._saved: dict[str, Saved] = {}  # call id -> where its text went, this process
         self._dirty = False  # appended since the last `sync`
         self._created = False  # a new file (or the folder) appeared since the last `sync`
+        self._handle: Any = None  # the shared file, open from a pass's first append to its `sync`
         self.redactor: Any = None  # the run's one redactor: the history holds what the model saw, the disk no secret
 
     def save(self, call_id: str, tool: str, content: str, *, durable: bool) -> Saved:
@@ -83,8 +84,9 @@ class ArtifactFile:
         first = lines + 2  # after the header line
         last = first + count - 1
         payload = (f"{prefix}=== pruned result of call {call_id} ({tool}): lines {first}–{last} ===\n{body}").encode()
-        with open(self.path, "ab") as handle:  # one write: the whole block or (after a crash) a torn tail
-            handle.write(payload)
+        if self._handle is None:  # unbuffered: each block goes down in one write(2), whole or torn
+            self._handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed by `sync`
+        self._handle.write(payload)
         self._lines = last
         self._dirty = True
         return Saved(self.path, first, last)
@@ -109,12 +111,13 @@ class ArtifactFile:
     def sync(self, durable: bool) -> None:
         """Make this pass's texts durable: one fsync of the shared file, one of the folder if a
         file appeared in it (each single file was fsynced as it was written)."""
-        if durable and self._dirty:
-            fd = os.open(self.path, os.O_RDONLY)
+        handle, self._handle = self._handle, None
+        if handle is not None:
             try:
-                os.fsync(fd)
+                if durable and self._dirty:
+                    os.fsync(handle.fileno())
             finally:
-                os.close(fd)
+                handle.close()
         if durable and self._created:
             fsync_dir(self.folder)
         self._dirty = self._created = False

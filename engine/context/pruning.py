@@ -158,17 +158,19 @@ def apply_pruning(
     calls whose results were pruned."""
     out = list(messages)
     pruned: list[ToolCallPart] = []
-    for i in indices:
-        part = messages[i].tool_result_part
-        assert part is not None  # plan_pruning only picks results
-        saved = artifacts.save(part.call_id, part.name, part.content, durable=durable)
-        call = calls.get(part.call_id) or ToolCallPart(id=part.call_id, name=part.name)
-        entry = worklog.entries.get(part.call_id) or worklog.record(call, part.content, part.is_error)
-        covered = "Your notes after this call, below, carry what you concluded from it."
-        stub = render_stub(part, entry.render(), covered, saved.where(shown_path(saved.path)))
-        out[i] = messages[i].model_copy(update={"parts": [part.model_copy(update={"content": stub})]})
-        pruned.append(call)
-    artifacts.sync(durable)  # one fsync for every text appended above (and the folder, if new)
+    try:
+        for i in indices:
+            part = messages[i].tool_result_part
+            assert part is not None  # plan_pruning only picks results
+            saved = artifacts.save(part.call_id, part.name, part.content, durable=durable)
+            call = calls.get(part.call_id) or ToolCallPart(id=part.call_id, name=part.name)
+            entry = worklog.entries.get(part.call_id) or worklog.record(call, part.content, part.is_error)
+            covered = "Your notes after this call, below, carry what you concluded from it."
+            stub = render_stub(part, entry.render(), covered, saved.where(shown_path(saved.path)))
+            out[i] = messages[i].model_copy(update={"parts": [part.model_copy(update={"content": stub})]})
+            pruned.append(call)
+    finally:
+        artifacts.sync(durable)  # one fsync for every text appended above (and the folder, if new)
     return out, pruned
 
 
