@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from arreio.engine.governance.clean_texts import CleanTexts
+
 MIN_SECRET_CHARS = 8
 
 # --- environment variables -------------------------------------------------------------------
@@ -249,6 +251,7 @@ class Redactor:
         self._names = forms
         self._pattern = _combined(list(forms))
         self._leads = tuple(dict.fromkeys([*_LEADS, *(form.lower() for form in forms)]))
+        self._clean = CleanTexts()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, labels: Labels = JOURNAL) -> Redactor:
@@ -266,6 +269,7 @@ class Redactor:
         """The same secrets, written with other labels (a cassette's)."""
         other = Redactor.__new__(Redactor)
         other.labels, other._names, other._pattern, other._leads = labels, self._names, self._pattern, self._leads
+        other._clean = self._clean  # the same secrets: what one finds clean the other does too
         return other
 
     @property
@@ -290,6 +294,8 @@ class Redactor:
     def text(self, text: str) -> str:
         if len(text) < _FAST_FROM or (not text.isascii() and any(c in text for c in _ASCII_ALIKE)):
             return self._pattern.sub(self._label, text)
+        if self._clean.holds(text):  # this very text was scanned before and held nothing
+            return text
         lowered = text.lower()
         starts: set[int] = set()
         for lead in self._leads:
@@ -298,6 +304,7 @@ class Redactor:
                 starts.add(at)
                 at = lowered.find(lead, at + 1)
         if not starts:
+            self._clean.add(text)
             return text
         out, done, match = [], 0, self._pattern.match
         for start in sorted(starts):
@@ -309,6 +316,7 @@ class Redactor:
                 out.append(self._label(found))
                 done = found.end()
         if not out:
+            self._clean.add(text)
             return text
         out.append(text[done:])
         return "".join(out)
