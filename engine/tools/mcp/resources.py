@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from arreio.engine.messages import ImagePart
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import ToolError, ToolResult
-from arreio.engine.tools.mcp.tool import McpTool, tool_name
+from arreio.engine.tools.mcp.tool import McpTool, resource_text, tool_name
 
 if TYPE_CHECKING:
     from arreio.engine.tools.mcp.connection import Connection
@@ -111,22 +111,10 @@ def contents_result(contents: list[Any]) -> ToolResult:
     """`resources/read` contents → one `ToolResult`. One text content is returned as it is (so a
     large CSV or JSON becomes a queryable result set); several are each headed by their uri; an
     image blob travels as an image; another blob is described, not inlined."""
-    from arreio.engine.tools.mcp.tool import _b64_size
-
     if not contents:
         return ToolResult("(the resource is empty)")
     if len(contents) == 1 and hasattr(contents[0], "text"):
         return ToolResult(contents[0].text or "(the resource is empty)")
-    texts: list[str] = []
     images: list[ImagePart] = []
-    for item in contents:
-        mime = getattr(item, "mime_type", None) or ""
-        if hasattr(item, "text"):
-            texts.append(f"[resource {item.uri}{f' ({mime})' if mime else ''}]\n{item.text}")
-        elif mime.startswith("image/"):
-            images.append(ImagePart(media_type=mime, data=item.blob))
-            texts.append(f"[image {len(images)}: {mime} from {item.uri}]")
-        else:
-            texts.append(f"[binary resource {item.uri} ({mime or 'unknown type'}), "
-                         f"{_b64_size(item.blob)} bytes, not shown]")
+    texts = [resource_text(item, images) for item in contents]
     return ToolResult("\n".join(texts), images=images)

@@ -156,21 +156,26 @@ def normalise_result(result: Any) -> ToolResult:
         elif kind == "audio":
             texts.append(f"[audio omitted: {block.mime_type}, {_b64_size(block.data)} bytes]")
         elif kind == "resource":
-            res = block.resource
-            mime = getattr(res, "mime_type", None) or ""
-            if hasattr(res, "text"):
-                texts.append(f"[resource {res.uri}]\n{res.text}")
-            elif mime.startswith("image/"):
-                images.append(ImagePart(media_type=mime, data=res.blob))
-                texts.append(f"[image {len(images)}: {mime} from {res.uri}]")
-            else:
-                texts.append(f"[binary resource {res.uri} ({mime or 'unknown type'}), {_b64_size(res.blob)} bytes omitted]")
+            texts.append(resource_text(block.resource, images))
         elif kind == "resource_link":
             texts.append(f"[resource link: {getattr(block, 'name', '')} <{block.uri}>]")
     if not texts and getattr(result, "structured_content", None) is not None:
         texts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
     content = "\n".join(texts) if texts else "(the tool returned no content)"
     return ToolResult(content=content, is_error=bool(getattr(result, "is_error", False)), images=images)
+
+
+def resource_text(res: Any, images: list[ImagePart]) -> str:
+    """One resource's contents as the model reads it (an embedded resource of a tool result, or one
+    of several a `resources/read` returned): text headed by its uri, an image blob appended to
+    `images` and named, another blob described, not inlined."""
+    mime = getattr(res, "mime_type", None) or ""
+    if hasattr(res, "text"):
+        return f"[resource {res.uri}{f' ({mime})' if mime else ''}]\n{res.text}"
+    if mime.startswith("image/"):
+        images.append(ImagePart(media_type=mime, data=res.blob))
+        return f"[image {len(images)}: {mime} from {res.uri}]"
+    return f"[binary resource {res.uri} ({mime or 'unknown type'}), {_b64_size(res.blob)} bytes, not shown]"
 
 
 def _b64_size(data: str) -> int:
