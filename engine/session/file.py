@@ -177,11 +177,9 @@ class Session:
         """The message's JSON with its secrets hidden: as stored, for a message that went through this
         session (redacted once, on its way in); any other is redacted now (and remembered)."""
         form = self._forms.get(id(message))
-        if form is not None and form[0] is message:
-            return form[1] if form[1] is not None else message.model_dump_json()
-        if self.redactor is None:
-            return message.model_dump_json()
-        return json_of_line(self._stored(message)[1])
+        if (form is None or form[0] is not message) and self.redactor is not None:
+            self._stored(message)  # never redacted in this process: now, and remembered
+        return self.stored_json(message)
 
     def append(self, message: Message, *, sync: bool | None = None) -> None:
         """Append one message as one whole line: write, flush, fsync. A tool result is not fsynced
@@ -301,9 +299,8 @@ class Session:
         head = header_line(self.header)  # redacted per line, as appends are
         chunks = [self.redactor.bytes(head) if self.redactor is not None else head, *by_position.get(0, [])]
         for index, message in enumerate(self.messages, start=1):
-            form = self._forms.get(id(message))  # redacted once: on its way in, or here the first time (issue 23)
-            known = form is not None and form[0] is message
-            chunks.append((line_of_json(form[1]) if form[1] else message_line(message)) if known else self._stored(message)[1])
+            # redacted once: on its way in, or here the first time (issue 23)
+            chunks.append(line_of_json(self.redacted_json(message)))
             chunks.extend(by_position.get(index, []))
         write_atomic(self.path, b"".join(chunks), durable=self.durable)
 
