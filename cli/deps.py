@@ -25,7 +25,7 @@ def pipeline_deps() -> PipelineDeps:
 
 def _freeze_startup_heap() -> None:
     """Once per process, with every layer imported: move what exists now (modules, classes,
-    functions — ~55,000 objects, alive until exit) out of the cyclic collector's reach, so each full
+    functions — ~44,000 objects, alive until exit) out of the cyclic collector's reach, so each full
     collection of a long run walks only the run's own objects (issue 23: those pauses were a third
     of what a 1,000-turn run's last tenth spent beyond its first). What is frozen is still freed by
     refcounting; only a cycle that is garbage at this moment would outlive its use, and there is
