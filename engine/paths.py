@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -30,3 +31,30 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
         return str(path.resolve().relative_to(cwd))
     except ValueError:
         return str(path)
+
+
+def resolve_below(base: Path, path: str | Path) -> Path:
+    """`Path(base, path).resolve()` for a `base` that is already resolved (a run's `cwd` is resolved
+    once, when its context is built): only `path`'s own components are looked at, one `lstat` each,
+    instead of every component from `/` again (issue 23: each tool call resolved its path from the
+    root of the file system, twice). Any symlink met hands the whole path to `Path.resolve`, so the
+    result is the same as that call's, symlinks and `..` included."""
+    text = os.fspath(path)
+    if text.startswith("/"):
+        return Path(text).resolve()
+    current = os.fspath(base)
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)  # the parent of a resolved path is resolved
+            continue
+        step = current + part if current.endswith("/") else current + "/" + part
+        try:
+            is_link = stat.S_ISLNK(os.lstat(step).st_mode)
+        except OSError:  # missing (a file about to be written) or unreadable: joined as written
+            is_link = False
+        if is_link:
+            return Path(base, text).resolve()
+        current = step
+    return Path(current)

@@ -192,10 +192,10 @@ class ApprovalHook(RunHook):
     async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
         tool = turn.tools.get(call.name)
         verdict = decide(self.settings, call.name, call.arguments, tool_sensitive=bool(getattr(tool, "sensitive", False)),
-                         cwd=self.ctx.cwd, env=self.ctx.env, state=self.ctx.state_dir)
-        at = iso_ms(self.ctx.clock.now())
+                         cwd=self.ctx.cwd, env=self.ctx.env, state=self.ctx.state_dir, cwd_resolved=True)
         if verdict.action == "allow":
             return None
+        at = iso_ms(self.ctx.clock.now())
         if verdict.action == "deny":
             return self._deny(turn, call, "policy", at, verdict.reason, f"denied by {verdict.reason}")
         recorded = latest_decisions(turn.session.extra).get(call.id)

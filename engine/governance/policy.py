@@ -51,6 +51,7 @@ from arreio.engine.governance.equivalents import parse
 from arreio.engine.governance.protected import path_matches, relative_or_absolute, write_refusal
 from arreio.engine.governance.settings import Action, GovernanceSettings, PolicyRule, reads_as_regex
 from arreio.engine.governance.shell_syntax import parse_structure
+from arreio.engine.paths import resolve_below
 
 _SUBJECT_ARGS = ("command", "path", "url", "query")
 
@@ -97,11 +98,14 @@ class _Call:
 def decide(
     settings: GovernanceSettings, name: str, arguments: dict[str, Any], *, tool_sensitive: bool,
     cwd: Path | None = None, env: Mapping[str, str] | None = None, state: Path | None = None,
+    cwd_resolved: bool = False,
 ) -> Decision:
     """allow / ask / deny for one call, with the reason in plain words. `cwd` is the working directory
     paths are resolved from, `env` the run's environment (HOME, ARREIO_HOME) — both default to the
-    process's, as `paths.state_dir` does — and `state` the run's state folder when set another way."""
-    call = _Call(name, arguments, Path(cwd or Path.cwd()).resolve(), os.environ if env is None else env)
+    process's, as `paths.state_dir` does — and `state` the run's state folder when set another way.
+    `cwd_resolved`: `cwd` is resolved already (a `RunContext.cwd` is), so it is not walked again."""
+    call = _Call(name, arguments, Path(cwd or Path.cwd()).resolve() if not cwd_resolved else cwd,
+                 os.environ if env is None else env)
     path = arguments.get("path")
     if isinstance(path, str) and path.strip():
         call.target = _resolve(path, call.cwd, call.env)
@@ -125,9 +129,8 @@ def decide(
         return Decision("ask", f"{name} is a sensitive tool")
     if name in settings.sensitive_tools:
         return Decision("ask", f"{name} is listed in governance.sensitive_tools")
-    shown = call.path_subject
-    in_scope = settings.write_allow and name in settings.write_tools and shown is not None
-    if in_scope and _outside_allow_list(shown, settings.write_allow):
+    shown = call.path_subject if settings.write_allow and name in settings.write_tools else None
+    if shown is not None and _outside_allow_list(shown, settings.write_allow):
         return Decision("ask", f"{name} writes {shown}, outside governance.write_allow")
     return Decision("allow", "not sensitive")
 
@@ -141,11 +144,10 @@ def _resolve(path: str, cwd: Path, env: Mapping[str, str]) -> Path:
     text = path.strip()
     if text == "~" or text.startswith("~/"):
         text = (env.get("HOME") or str(Path.home())) + text[1:]
-    candidate = Path(text) if Path(text).is_absolute() else cwd / text
     try:
-        return candidate.resolve()
+        return resolve_below(cwd, text)  # `cwd` is resolved (decide): only the path's own parts are walked
     except (OSError, RuntimeError, ValueError):
-        return candidate
+        return Path(text) if text.startswith("/") else cwd / text
 
 
 # -- protected paths ----------------------------------------------------------------------------

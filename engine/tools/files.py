@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arreio.engine.atomic import write_atomic
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
-from arreio.engine.tools.encoding import sniff_file
+from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff, sniff_file
 from arreio.engine.tools.workspace import (
     check_writable,
     display_path,
@@ -33,8 +33,8 @@ OPAQUE_DIRS = frozenset({".git", ".arreio"})
 
 
 def _existing_file(ctx: RunContext, path: str) -> tuple[Path, str]:
-    target = resolve_in_root(ctx.cwd, path)
-    shown = display_path(ctx.cwd, target)
+    target = resolve_in_root(ctx.cwd, path, root_resolved=True)
+    shown = display_path(ctx.cwd, target, root_resolved=True)
     if not target.exists():
         raise ToolError(f"file not found: {shown}. Use list_dir to see which files exist.")
     if target.is_dir():
@@ -42,13 +42,44 @@ def _existing_file(ctx: RunContext, path: str) -> tuple[Path, str]:
     return target, shown
 
 
-def _small_regular(target: Path) -> bool:
-    """A regular file of at most INLINE_READ_BYTES: read on the event loop, not in a thread."""
+def _read_small(target: Path, shown: str) -> bytes | None:
+    """The whole file, with one open, when it is a regular file of at most INLINE_READ_BYTES (read
+    on the event loop: cheaper than a thread hand-off); None for anything else — large, a FIFO, a
+    device — which is read in a thread so the chain's timeout can fire. Opened without blocking,
+    so a FIFO is only looked at here (issue 23: a read took two opens and three stats before)."""
     try:
-        info = os.stat(target)
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {shown}. Use list_dir to see which files exist.") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{shown} is a directory, not a file; use list_dir to see its entries")
+        if not stat.S_ISREG(info.st_mode) or info.st_size > INLINE_READ_BYTES:
+            return None
+        chunks, left = [], INLINE_READ_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _text_lines(data: bytes, encoding: str) -> list[str]:
+    """The lines of a file's bytes as reading it in text mode gives them (universal newlines: `\r\n`
+    and `\r` end a line too), without their line ends."""
+    text = data.decode(encoding, errors="replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the file ends with a line end (or is empty): no line after it
+    return lines
 
 
 def _count_lines(text: str) -> int:
@@ -85,13 +116,19 @@ class ReadFile(Tool):
     read_only = True
 
     async def execute(self, args: ReadFileInput, ctx: RunContext) -> ToolResult:
-        limit = args.limit or ctx.settings.tools.read_limit_lines
+        limit, offset = args.limit or ctx.settings.tools.read_limit_lines, args.offset or 1
         # Resolving the path here is no new blocking: policy has resolved it on the loop already.
-        target, shown = _existing_file(ctx, args.path)
-        if _small_regular(target):  # a bounded read: cheaper inline than a thread hand-off (issue 23)
-            return self._read(target, shown, args.offset or 1, limit)
+        target = resolve_in_root(ctx.cwd, args.path, root_resolved=True)
+        shown = display_path(ctx.cwd, target, root_resolved=True)
+        data = _read_small(target, shown)
+        if data is not None:  # a bounded read: cheaper inline than a thread hand-off (issue 23)
+            encoding = sniff(data[:SNIFF_BYTES])
+            if encoding is None:
+                raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text only")
+            return _page(_text_lines(data, encoding.name), encoding, shown, offset, limit)
         # Anything else (large, a FIFO, a device) reads in a thread, so the chain's timeout can fire.
-        return await asyncio.to_thread(self._read, target, shown, args.offset or 1, limit)
+        target, shown = _existing_file(ctx, args.path)
+        return await asyncio.to_thread(self._read, target, shown, offset, limit)
 
     def _read(self, target: Path, shown: str, offset: int, limit: int) -> ToolResult:
         try:
@@ -111,18 +148,29 @@ class ReadFile(Tool):
         with target.open("r", encoding=encoding.name, errors="replace") as fh:
             for total, line in enumerate(fh, start=1):
                 if offset <= total < offset + limit:
-                    shown_lines.append(_numbered(total, line.rstrip("\r\n")))
-        if total == 0:
-            return ToolResult(f"[{shown} is empty]")
-        if offset > total:
-            raise ToolError(f"offset {offset} is past the end of {shown}, which has {total} lines")
-        last = offset + len(shown_lines) - 1
-        body = "\n".join(([encoding.note(shown)] if encoding.why else []) + shown_lines)
-        if offset == 1 and last == total:
-            return ToolResult(body)
-        note = f"[showing lines {offset}–{last} of {total}"
-        note += f"; use offset={last + 1} to read on]" if last < total else "]"
-        return ToolResult(f"{body}\n{note}")
+                    shown_lines.append(line.rstrip("\r\n"))
+        return _shown(shown_lines, total, encoding, shown, offset)
+
+
+def _page(lines: list[str], encoding: Encoding, shown: str, offset: int, limit: int) -> ToolResult:
+    """A small file's page, as `_read_lines` shows a streamed one."""
+    return _shown(lines[offset - 1:offset - 1 + limit], len(lines), encoding, shown, offset)
+
+
+def _shown(lines: list[str], total: int, encoding: Encoding, shown: str, offset: int) -> ToolResult:
+    """`lines` (from line `offset` on, of `total`) numbered, with the notes the model needs."""
+    if total == 0:
+        return ToolResult(f"[{shown} is empty]")
+    if offset > total:
+        raise ToolError(f"offset {offset} is past the end of {shown}, which has {total} lines")
+    last = offset + len(lines) - 1
+    numbered = [_numbered(number, line) for number, line in enumerate(lines, start=offset)]
+    body = "\n".join(([encoding.note(shown)] if encoding.why else []) + numbered)
+    if offset == 1 and last == total:
+        return ToolResult(body)
+    note = f"[showing lines {offset}–{last} of {total}"
+    note += f"; use offset={last + 1} to read on]" if last < total else "]"
+    return ToolResult(f"{body}\n{note}")
 
 
 # ── write_file ──────────────────────────────────────────────────────────────────────────────
@@ -147,16 +195,16 @@ class WriteFile(Tool):
     sensitive = False
 
     async def execute(self, args: WriteFileInput, ctx: RunContext) -> ToolResult:
-        target = resolve_in_root(ctx.cwd, args.path)
+        target = resolve_in_root(ctx.cwd, args.path, root_resolved=True)
         check_writable(ctx, target, self.name)
-        shown = display_path(ctx.cwd, target)
+        shown = display_path(ctx.cwd, target, root_resolved=True)
         if target.is_dir():
             raise ToolError(f"{shown} is a directory; give a file path")
         existed = target.exists()
         data = args.content.encode("utf-8")
         blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
         if blocker is not None:
-            where = display_path(ctx.cwd, blocker)
+            where = display_path(ctx.cwd, blocker, root_resolved=True)
             raise ToolError(f"cannot create {shown}: a parent of it, {where}, is a file")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -305,8 +353,8 @@ class ListDir(Tool):
         return await asyncio.to_thread(self._list, ctx, args.path)
 
     def _list(self, ctx: RunContext, path: str) -> ToolResult:
-        target = resolve_in_root(ctx.cwd, path)
-        shown = display_path(ctx.cwd, target)
+        target = resolve_in_root(ctx.cwd, path, root_resolved=True)
+        shown = display_path(ctx.cwd, target, root_resolved=True)
         if not target.exists():
             raise ToolError(f"no such directory: {shown}; list its parent to see what exists")
         if not target.is_dir():

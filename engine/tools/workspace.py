@@ -11,30 +11,30 @@ the user config (`governance/protected.py`); `check_writable` refuses them on th
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arreio.engine.governance.protected import write_refusal
 from arreio.engine.governance.settings import governance_settings
+from arreio.engine.paths import resolve_below
 from arreio.engine.tools.base import ToolError
 
 if TYPE_CHECKING:
     from arreio.engine.run_context import RunContext
 
 
-def resolve_in_root(root: Path, path: str) -> Path:
+def resolve_in_root(root: Path, path: str, *, root_resolved: bool = False) -> Path:
     """The absolute, symlink-resolved form of `path` (relative to `root` unless absolute).
 
     Raises a definitive `ToolError` ("path X is outside the working directory") when the result
     is not `root` itself or below it. Paths that do not exist yet are fine (write_file needs them).
+    `root_resolved`: `root` is resolved already (a `RunContext.cwd` is), so only `path` is walked.
     """
     raw = path.strip() if path.strip() else "."
     try:
-        base = root.resolve()
-        candidate = Path(raw).expanduser()
-        if not candidate.is_absolute():
-            candidate = base / candidate
-        resolved = candidate.resolve()
+        base = root if root_resolved else root.resolve()
+        resolved = resolve_below(base, os.path.expanduser(raw) if raw.startswith("~") else raw)
     except (OSError, ValueError, RuntimeError) as exc:  # NUL bytes, symlink loops
         raise ToolError(f"path {raw!r} cannot be used: {exc}") from None
     if resolved != base and not resolved.is_relative_to(base):
@@ -51,10 +51,10 @@ def check_writable(ctx: RunContext, target: Path, tool: str) -> None:
         raise ToolError(refused)
 
 
-def display_path(root: Path, path: Path) -> str:
+def display_path(root: Path, path: Path, *, root_resolved: bool = False) -> str:
     """`path` as the model should see it: relative to the root, POSIX separators, '.' for root."""
     try:
-        rel = path.relative_to(root.resolve())
+        rel = path.relative_to(root if root_resolved else root.resolve())
     except ValueError:
         return str(path)
     text = rel.as_posix()

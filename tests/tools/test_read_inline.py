@@ -14,6 +14,7 @@ import pytest
 
 from arreio.engine.config import Settings
 from arreio.engine.run_context import RunContext
+from arreio.engine.tools.base import ToolError
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.files import INLINE_READ_BYTES
@@ -83,3 +84,31 @@ def test_a_fifo_still_times_out_and_the_loop_keeps_running(tmp_path: Path) -> No
     content = asyncio.run(go())
     assert "timed out" in content
     assert len(ticks) >= 10  # the loop ran on while the read was blocked in its thread
+
+
+CONTENTS = {
+    "lf": b"one\ntwo\nthree\n", "no-final-newline": b"one\ntwo", "crlf": b"one\r\ntwo\r\n", "cr": b"one\rtwo\rthree",
+    "mixed": b"a\r\nb\rc\nd", "blank-lines": b"\n\n\nx\n\n", "only-newline": b"\n", "empty": b"",
+    "utf8-bom": b"\xef\xbb\xbfhead\nline\n", "utf16": "zwei\nZeilen\n".encode("utf-16"),
+    "cp1252": b"caf\xe9\r\nna\xefve\n", "bad-utf8-late": b"ok\n" * 3000 + b"\xff\xfe broken\n",
+    "long-line": b"x" * 2500 + b"\nshort\n", "unicode-separators": "a\u2028b\x0cc\x85d\n".encode(),
+    "binary": b"\x89PNG\r\n\x1a\n\0\0",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTENTS))
+@pytest.mark.parametrize(("offset", "limit"), [(None, None), (2, 1), (1, 2), (3, None), (40, None)])
+def test_the_inline_read_shows_what_the_streamed_read_shows(tmp_path: Path, name: str, offset, limit) -> None:
+    """The small-file path (one open, split in memory) against the streaming path large files and
+    FIFOs take (text mode, universal newlines): the same page, notes and errors, byte for byte."""
+    (tmp_path / "f").write_bytes(CONTENTS[name])
+    registry, ctx = ToolRegistry(builtin_tools()), _ctx(tmp_path)
+    arguments = {"path": "f", **({"offset": offset} if offset else {}), **({"limit": limit} if limit else {})}
+    inline = asyncio.run(run_tool(registry, "read_file", arguments, ctx))
+    tool = registry.get("read_file")
+    try:
+        streamed = tool._read(tmp_path / "f", "f", offset or 1, limit or ctx.settings.tools.read_limit_lines)
+    except ToolError as error:  # the chain adds its advice after the tool's own words
+        assert inline.is_error and inline.content.startswith(f"read_file: {error.message} (")
+    else:
+        assert (inline.content, inline.is_error) == (streamed.content, False)
