@@ -25,6 +25,7 @@ from arreio.engine.atomic import fsync_dir, write_atomic
 __all__ = ["SHARED_NAME", "ArtifactFile", "Saved"]
 
 SHARED_NAME = "pruned.txt"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")  # characters a call id may hold that a file name should not
 
 
 class Saved:
@@ -53,6 +54,7 @@ class ArtifactFile:
         self._dirty = False  # appended since the last `sync`
         self._created = False  # a new file (or the folder) appeared since the last `sync`
         self._handle: Any = None  # the shared file, open from a pass's first append to its `sync`
+        self._singles: set[str] | None = None  # names in the folder (`_single_names`)
         self.redactor: Any = None  # the run's one redactor: the history holds what the model saw, the disk no secret
 
     def save(self, call_id: str, tool: str, content: str, *, durable: bool) -> Saved:
@@ -62,17 +64,28 @@ class ArtifactFile:
             return known
         if self.redactor is not None:
             content = self.redactor.text(content)
-        single = self.folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id)}.txt"
-        if single.exists():  # saved by an older arreio (or as an odd text) before
-            saved = Saved(single)
+        name = f"{_UNSAFE.sub('_', call_id)}.txt"
+        if name in self._single_names():  # saved by an older arreio (or as an odd text) before
+            saved = Saved(self.folder / name)
         elif "\r" in content or "\0" in content:
-            write_atomic(single, content, durable=durable, sync_folder=False)
+            write_atomic(self.folder / name, content, durable=durable, sync_folder=False)
             self._created = True
-            saved = Saved(single)
+            self._single_names().add(name)
+            saved = Saved(self.folder / name)
         else:
             saved = self._append(call_id, tool, content)
         self._saved[call_id] = saved
         return saved
+
+    def _single_names(self) -> set[str]:
+        """The folder's file names, listed once (issue 23: a `stat` for every pruned result). Only
+        arreio writes here (the agent's tools cannot: DESIGN.md invariant 10), so the list stays true."""
+        if self._singles is None:
+            try:
+                self._singles = set(os.listdir(self.folder))
+            except (FileNotFoundError, NotADirectoryError):
+                self._singles = set()
+        return self._singles
 
     def _append(self, call_id: str, tool: str, content: str) -> Saved:
         body = content if content.endswith("\n") else content + "\n"
@@ -112,6 +125,7 @@ class ArtifactFile:
         """Make this pass's texts durable: one fsync of the shared file, one of the folder if a
         file appeared in it (each single file was fsynced as it was written)."""
         handle, self._handle = self._handle, None
+        self._singles = None  # listed again by the next pass
         if handle is not None:
             try:
                 if durable and self._dirty:

@@ -88,7 +88,8 @@ class ContextHook(RunHook):
         self.failures = 0
         self.skip = 0
         self.pruned_paths: set[str] = set()
-        self._weights: dict[int, tuple[Any, float, int]] = {}  # id(message) -> (message, tokens, hash)
+        self._weights: dict[int, tuple[Any, float]] = {}  # id(message) -> (message, tokens)
+        self._hashes: dict[int, tuple[Any, int]] = {}  # id(message) -> (message, hash), made when needed
         self._previous: list[tuple[int, float]] = []
         # Per session id: prefix sums of the history's weights, kept as it grows (issue 23).
         self._sums: dict[str, PrefixSums] = {}
@@ -104,15 +105,21 @@ class ContextHook(RunHook):
         self._pending_events: list[ev.Event] = []  # from a compaction in before_model, which cannot yield events
 
     # -- measuring ------------------------------------------------------------------------------
-    def _entry(self, message: Message) -> tuple[float, int]:
+    def _tokens(self, message: Message) -> float:
         cached = self._weights.get(id(message))
         if cached is None or cached[0] is not message:
-            cached = (message, estimate_message(message, self._profile), hash(message.model_dump_json()))
-            self._weights[id(message)] = cached
-        return cached[1], cached[2]
+            cached = self._weights[id(message)] = (message, estimate_message(message, self._profile))
+        return cached[1]
+
+    def _entry(self, message: Message) -> tuple[float, int]:
+        """(tokens, content hash): the hash only for a request off the usual path (`_measure`)."""
+        cached = self._hashes.get(id(message))
+        if cached is None or cached[0] is not message:
+            cached = self._hashes[id(message)] = (message, hash(message.model_dump_json()))
+        return self._tokens(message), cached[1]
 
     def weigh(self, message: Message) -> float:
-        return self._entry(message)[0] * self.calibrator.factor(self._model)
+        return self._tokens(message) * self.calibrator.factor(self._model)
 
     def _context_tokens(self, turn: Turn) -> int:
         specs = [s for s in turn.tools.specs() if self.offered or s.name not in RESULT_TOOLS]
@@ -137,7 +144,7 @@ class ContextHook(RunHook):
     def _sums_of(self, session: Any) -> PrefixSums:
         sums = self._sums.get(session.id)
         if sums is None:
-            sums = self._sums[session.id] = PrefixSums(lambda m: self._entry(m)[0])
+            sums = self._sums[session.id] = PrefixSums(self._tokens)
         sums.sync(session)
         return sums
 
@@ -329,10 +336,10 @@ class ContextHook(RunHook):
             return []  # the mark stays: these candidates are counted again next turn
         calls = {c.id: c for c in (call_of(messages, i) for i in indices) if c is not None}
         self.artifacts.redactor = session.redactor  # every writer redacts: the history holds what the model saw
-        new, pruned = apply_pruning(messages, indices, calls, self.worklog, self.artifacts, self._shown,
-                                    durable=turn.settings.fsync)
+        stubs, pruned = apply_pruning(messages, indices, calls, self.worklog, self.artifacts, self._shown,
+                                      durable=turn.settings.fsync)
         # One appended `prune` line, not a rewrite of the whole file (issue 23).
-        turn.session.replace_results({i: new[i].tool_result_part.content for i in indices})
+        turn.session.replace_results(stubs)
         self._pruned_upto[session.id] = (protected, session.revision)
         self.stats.pruned_results += len(pruned)
         self.pruned_paths |= {read_key(c) for c in pruned if c.name in READ_TOOLS}

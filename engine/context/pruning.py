@@ -13,7 +13,9 @@ session folder); compaction summaries and stubs both draw on it.
 from __future__ import annotations
 
 import json
+import os
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +73,8 @@ class WorkLog:
         self.path = path
         self.entries: dict[str, LogEntry] = {}
         self.redactor: Any = None  # set by the context feature: the run's one redactor
+        self._fd: int | None = None
+        self._finalizer: Any = None
         if path is not None and path.is_file():
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
                 try:
@@ -87,14 +91,28 @@ class WorkLog:
             line = json.dumps(entry.__dict__, ensure_ascii=False) + "\n"
             if self.redactor is not None:  # a call's arguments are the model's words: a secret may be among them
                 line = self.redactor.text(line)
+            data = line.encode("utf-8", "surrogatepass")  # a lone surrogate the model sent must not end the turn
             try:
-                handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed just below
-            except FileNotFoundError:  # the first entry (or the folder went away): make the folder
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-            with handle:  # one whole line per entry
-                handle.write(line)
+                os.write(self._descriptor(), data)  # one whole line per entry, in one write(2)
+            except OSError:  # the folder went away, or a write failed: open afresh once
+                self._close()
+                os.write(self._descriptor(), data)
         return entry
+
+    def _descriptor(self) -> int:
+        """The log's append-only descriptor, kept open between entries (issue 23: an open and a close
+        a call) and closed when the log is dropped."""
+        if self._fd is None:
+            assert self.path is not None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            self._finalizer = weakref.finalize(self, os.close, self._fd)
+        return self._fd
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            self._finalizer()
+            self._fd = None
 
 
 # -- choosing and stubbing ----------------------------------------------------------------------
@@ -152,11 +170,11 @@ def apply_pruning(
     artifacts: ArtifactFile,
     shown_path: Callable[[Path], str],
     durable: bool = True,
-) -> tuple[list[Message], list[ToolCallPart]]:
+) -> tuple[dict[int, str], list[ToolCallPart]]:
     """Save each chosen result's raw text to the session's artifacts (before it leaves the history:
-    durable before this returns when `durable`), then return the new history with stubs and the
-    calls whose results were pruned."""
-    out = list(messages)
+    durable before this returns when `durable`), then return each index's stub and the calls whose
+    results were pruned (the session puts the stubs in: `Session.replace_results`)."""
+    stubs: dict[int, str] = {}
     pruned: list[ToolCallPart] = []
     try:
         for i in indices:
@@ -166,12 +184,11 @@ def apply_pruning(
             call = calls.get(part.call_id) or ToolCallPart(id=part.call_id, name=part.name)
             entry = worklog.entries.get(part.call_id) or worklog.record(call, part.content, part.is_error)
             covered = "Your notes after this call, below, carry what you concluded from it."
-            stub = render_stub(part, entry.render(), covered, saved.where(shown_path(saved.path)))
-            out[i] = messages[i].model_copy(update={"parts": [part.model_copy(update={"content": stub})]})
+            stubs[i] = render_stub(part, entry.render(), covered, saved.where(shown_path(saved.path)))
             pruned.append(call)
     finally:
         artifacts.sync(durable)  # one fsync for every text appended above (and the folder, if new)
-    return out, pruned
+    return stubs, pruned
 
 
 READ_TOOLS = ("read_file",)  # a pruned read's path and page are remembered: reading them again is a re-read

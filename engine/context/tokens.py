@@ -70,6 +70,7 @@ _CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff00-\uff65\uffe0-\uffef]+")
 _EMOJI = re.compile(r"[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff]")
 _ASCII_OR_SPACE = re.compile(r"[\x00-\x7f\s]+")
 _JOINERS = re.compile(r"[\u200d\ufe0f\ufe0e]")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def profile_for(model: str) -> str:
@@ -117,11 +118,15 @@ def estimate_text(text: str, profile: str | Profile = DEFAULT_PROFILE) -> float:
     total += punct * p.punct
     total += len(_NEWLINES.findall(text)) * p.newline
     if not text.isascii():
-        total += _runs(_CJK, text) * p.cjk + _runs(_KANA, text) * p.kana + _runs(_HANGUL, text) * p.hangul
-        total += _runs(_CJK_PUNCT, text) * p.cjk_punct
-        emoji = len(_EMOJI.findall(text))
+        # Every class below holds only non-ASCII characters and is counted per character, so counting
+        # over the non-ASCII characters alone gives the same numbers: a mostly-English text (a pruned
+        # result's stub, with its one dash) is not scanned seven more times whole (issue 23).
+        wide = "".join(_NOT_ASCII.findall(text))
+        total += _runs(_CJK, wide) * p.cjk + _runs(_KANA, wide) * p.kana + _runs(_HANGUL, wide) * p.hangul
+        total += _runs(_CJK_PUNCT, wide) * p.cjk_punct
+        emoji = len(_EMOJI.findall(wide))
         total += emoji * p.emoji
-        rest = _ASCII_OR_SPACE.sub("", text)
+        rest = _ASCII_OR_SPACE.sub("", wide)
         for pattern in (_CJK, _KANA, _HANGUL, _CJK_PUNCT, _EMOJI, _JOINERS):
             rest = pattern.sub("", rest)
         total += len(rest) * p.other

@@ -175,7 +175,10 @@ class Runner:
         return Outcome.of("success", "", answer_text(judged.value), final_json=judged.value)
 
     def _request(self, *, with_tools: bool = True) -> ModelRequest:
-        return ModelRequest(
+        # Built from values that are already what the fields hold (the session's messages, the
+        # registry's specs), so nothing is validated again: validating walked the whole history each
+        # turn (issue 23).
+        return ModelRequest.model_construct(
             model=self.model, system=self.system, messages=list(self.session.messages),
             tools=self.tools.specs() if with_tools else [], max_tokens=self.settings.max_tokens,
             session_id=self.session.id, thinking=self.settings.thinking_request,

@@ -74,8 +74,11 @@ class AuditJournal:
         if self.redactor is None:
             raise RuntimeError("this audit journal was opened for reading (no redactor): it cannot append")
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:  # the first entry: make the folder (not asked every time: issue 23)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             info = os.fstat(fd)

@@ -321,6 +321,11 @@ class Redactor:
         out.append(text[done:])
         return "".join(out)
 
+    def known_clean(self, text: str) -> bool:
+        """Whether this very text object was scanned by this redactor (or a relabelled copy) and
+        held nothing to hide (long texts only: see `CleanTexts`)."""
+        return self._clean.holds(text)
+
     def find_name(self, text: str) -> str | None:
         """The name of the first environment secret `text` holds (None when it holds none)."""
         if not self._names:

@@ -27,7 +27,7 @@ from typing import Any
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
 from arreio.engine.governance.redact import Redactor
-from arreio.engine.messages import Message, ToolCallPart
+from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 from arreio.engine.session.digest import RollingDigest
 from arreio.engine.session.format import (
     _MIGRATIONS,  # noqa: F401 - tests register a migration here
@@ -164,6 +164,9 @@ class Session:
         line = message_line(message)
         if self.redactor is None:
             return message, line
+        if _result_scanned(message, self.redactor):  # its one free text was scanned as it came in
+            self._forms[id(message)] = (message, None)
+            return message, line
         clean = self.redactor.bytes(line)
         self._forms[id(message)] = (message, None if clean is line else json_of_line(clean))
         return message, clean
@@ -241,13 +244,17 @@ class Session:
             if clean is not line:
                 line, stored = clean, json.loads(clean)
         apply_prune(self.messages, record)
-        if stored is not None:  # the stubs as stored differ: keep that form for the digest
-            for raw, kept in zip(record["results"], stored["results"], strict=True):
-                message = self.messages[raw["at"]]
-                if kept["content"] != raw["content"]:
-                    copy = [message.model_copy()]
-                    apply_prune(copy, {"type": PRUNE, "results": [{**kept, "at": 0}]})
-                    self._forms[id(message)] = (message, self.stored_json(copy[0]))
+        kept_results = record["results"] if stored is None else stored["results"]
+        for raw, kept in zip(record["results"], kept_results, strict=True):
+            message = self.messages[raw["at"]]
+            if kept["content"] == raw["content"]:
+                # The stub was scanned in this line, clean: its message needs no scan of its own later
+                # (a compaction archives it; issue 23).
+                self._forms[id(message)] = (message, None)
+            else:  # the stub as stored differs: keep that form for the digest
+                copy = [message.model_copy()]
+                apply_prune(copy, {"type": PRUNE, "results": [{**kept, "at": 0}]})
+                self._forms[id(message)] = (message, self.stored_json(copy[0]))
         self._changed(min(stubs))
         if self.version < CURRENT_VERSION:
             self._write_all()
@@ -351,3 +358,19 @@ class Session:
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _result_scanned(message: Message, redactor: Any) -> bool:
+    """A tool result whose content this redactor already found clean, as it entered the history
+    (`RedactResults`): its line needs no second scan (issue 23: a 2 KB result was scanned twice a
+    turn, ~70 µs each). The line holds nothing else free-form but the call's id and the tool's name,
+    which are checked here (short: one pass of the pattern). Escaping the text as JSON adds no secret
+    the text lacked: every form of an environment secret is found in the raw text, and a format token
+    is made of characters JSON leaves as they are."""
+    if message.role != "tool" or len(message.parts) != 1:
+        return False
+    part = message.parts[0]
+    return (
+        isinstance(part, ToolResultPart) and not part.images and redactor.known_clean(part.content)
+        and redactor.text(part.call_id) == part.call_id and redactor.text(part.name) == part.name
+    )

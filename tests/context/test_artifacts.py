@@ -66,7 +66,11 @@ def test_texts_a_reader_would_count_differently_get_a_file_of_their_own(tmp_path
     assert nul.path.name == "call2.txt" and nul.path.read_bytes() == b"a\0b"
     assert plain.path.name == "pruned.txt" and (plain.first, plain.last) == (2, 2)
     assert cr.where("x") == "x" and plain.where("p") == "p, lines 2–2 (read_file offset=2, limit=1)"
-    # A result an older arreio saved as its own file stays there (the stub points at it).
+    # A result an older arreio saved as its own file stays there (the stub points at it): the next
+    # process's store (the folder is listed once, not looked up per result) and the next pass's.
     old = folder / "old.txt"
     old.write_text("saved before\n")
-    assert store.save("old", "shell", "saved before\n", durable=False).path == old
+    assert ArtifactFile(folder).save("old", "shell", "saved before\n", durable=False).path == old
+    (folder / "older.txt").write_text("saved before\n")
+    store.sync(durable=False)
+    assert store.save("older", "shell", "saved before\n", durable=False).path == folder / "older.txt"

@@ -1,0 +1,67 @@
+"""Issue 23: a tool result whose content the run's redactor found clean on its way into the history
+is stored without scanning its line again — and everything else still is: a result that held a
+secret, one the redactor never saw, one whose call id or name holds a secret, a user message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arreio.engine.governance.redact import Redactor
+from arreio.engine.messages import Message, ToolResultPart
+from arreio.engine.session.file import Session, SessionHeader
+
+SECRET = "Zq8vN3xL0pR7tY2wK9mB4cD6"
+BODY = "\n".join(f"{i:>6}\tline {i}: the quick brown fox\tjumps over the lazy dog" for i in range(1, 40))
+
+
+class CountingRedactor(Redactor):
+    """The real redactor, counting the lines it scans (a fake that adds a counter, nothing else)."""
+
+    lines = 0
+
+    def bytes(self, data: bytes) -> bytes:
+        type(self).lines += 1
+        return super().bytes(data)
+
+
+def _result(content: str, call_id: str = "call_1", name: str = "read_file") -> Message:
+    return Message.tool_result(ToolResultPart(call_id=call_id, name=name, content=content))
+
+
+def _session(tmp_path: Path) -> tuple[Session, CountingRedactor]:
+    header = SessionHeader(id="20260627-160000-cccccc", created_at="2026-06-27T16:00:00.000Z", cwd="/w", model="m")
+    session = Session.create(tmp_path, header)
+    redactor = CountingRedactor({"MY_API_KEY": SECRET})
+    session.redactor = redactor
+    CountingRedactor.lines = 0
+    return session, redactor
+
+
+def test_a_result_found_clean_as_it_came_in_is_not_scanned_again(tmp_path: Path) -> None:
+    session, redactor = _session(tmp_path)
+    with session:
+        content = redactor.text(BODY)  # what RedactResults does as the result enters the history
+        assert content is BODY and redactor.known_clean(content)
+        session.append(_result(content))
+        assert CountingRedactor.lines == 0
+        session.append(_result(BODY + " "))  # equal text, another object the redactor never saw: scanned
+        assert CountingRedactor.lines == 1
+    lines = [json.loads(line) for line in session.path.read_text().splitlines()[1:]]
+    assert [line["parts"][0]["content"] for line in lines] == [BODY, BODY + " "]
+
+
+def test_what_may_hold_a_secret_is_still_hidden(tmp_path: Path) -> None:
+    session, redactor = _session(tmp_path)
+    with session:
+        clean = redactor.text(BODY)
+        leaked = redactor.text(BODY + f"\nkey={SECRET}")  # redacted on the way in: a new text
+        session.append(_result(leaked))
+        session.append(_result(clean, call_id=f"call_{SECRET}"))  # a provider's id is not trusted
+        session.append(_result(clean, name=f"tool_{SECRET}"))
+        session.append(_result(BODY + f"\n{SECRET}"))  # never seen by the redactor
+        session.append(Message.user(f"{BODY} {SECRET}"))
+    data = session.path.read_text()
+    assert SECRET not in data and data.count("[REDACTED:MY_API_KEY]") == 5
+    for line in data.splitlines():
+        json.loads(line)  # every line whole
