@@ -68,6 +68,9 @@ class Tool:
     # Seconds the chain allows one call: a number, None (no chain timeout: the tool bounds itself),
     # or SETTINGS_TIMEOUT (the configured `tools.timeout_s`).
     timeout_s: ClassVar[float | None | Literal["tools.timeout_s"]] = SETTINGS_TIMEOUT
+    # Streams events while it runs (`ctx.emit`: a sub-agent's own stream). Such a call runs as a task
+    # the runner listens to; any other is simply awaited (engine/tools/chain.py `stream_tool`).
+    emits_events: ClassVar[bool] = False
 
     async def execute(self, args: Any, ctx: RunContext) -> ToolResult:  # pragma: no cover
         raise NotImplementedError

@@ -81,6 +81,7 @@ class Delegate(Tool):
     input_model = DelegateInput
     repeat = "per_target"
     timeout_s = None  # the child's own ceilings bound it; a cancel still stops it at once
+    emits_events = True  # the child's events stream out as it works
 
     def __init__(self, settings: DelegateSettings | None = None, *, depth: int = 0, path: str = "") -> None:
         self.settings = settings or DelegateSettings()

@@ -208,3 +208,43 @@ def test_cancelled_error_propagates(registry, ctx) -> None:
         return "returned"
 
     assert asyncio.run(scenario()) == "cancelled"
+
+
+class Chatty(Tool):
+    """Emits while it runs: declared (streamed as a task) or not (awaited; events come before the result)."""
+
+    name = "chatty"
+    description = "Say three things."
+    input_model = EchoInput
+
+    async def execute(self, args: EchoInput, ctx: RunContext) -> ToolResult:
+        for i in range(args.times):
+            assert ctx.emit is not None
+            ctx.emit(f"{args.text} {i}")
+            await asyncio.sleep(0.05)
+        return ToolResult("done")
+
+
+class DeclaredChatty(Chatty):
+    emits_events = True
+
+
+@pytest.mark.parametrize("tool", [Chatty(), DeclaredChatty()], ids=["awaited", "streamed"])
+def test_events_a_tool_emits_come_out_before_its_result_and_stall_bounds_silence(tmp_path: Path, tool: Tool) -> None:
+    """Issue 23: a tool that does not declare `emits_events` is awaited (no task, no queue); what it
+    emits anyway still comes out, before its result. The stall bound: silence for `stall_s` — a
+    streaming tool's events reset it, an awaited tool's whole call is the silence."""
+    from arreio.engine.tools.chain import stream_tool
+
+    async def collect(stall_s: float) -> list:
+        ctx = RunContext(cwd=tmp_path, settings=Settings(), env={})
+        return [item async for item in stream_tool(ToolRegistry([tool]), tool.name, {"text": "hi", "times": 3}, ctx,
+                                                   stall_s=stall_s, stalled=lambda name: ToolResult(f"{name} cut", is_error=True))]
+
+    items = asyncio.run(collect(5.0))
+    assert items[:3] == ["hi 0", "hi 1", "hi 2"] and items[3].content == "done"
+    cut = asyncio.run(collect(0.12))  # three 0.05 s steps: 0.15 s in all, never 0.12 s silent
+    if tool.emits_events:
+        assert cut[-1].content == "done"
+    else:
+        assert cut[-1].content == "chatty cut" and cut[:-1] == ["hi 0", "hi 1", "hi 2"]
