@@ -28,7 +28,6 @@ from arreio.engine.context.pruning import (
     apply_pruning,
     call_of,
     plan_pruning,
-    protected_from,
     read_key,
 )
 from arreio.engine.context.resultsets import ResultStore
@@ -326,7 +325,9 @@ class ContextHook(RunHook):
         mark, revision = self._pruned_upto.get(session.id, (0, None))
         start = min(mark, session.unchanged_prefix(revision)) if revision is not None else 0
         tail = self._keep_tail(turn.model)
-        protected = protected_from(messages, tail, self.weigh)
+        # The tail's start from the running sums (a walk back over ~40k tokens of messages each turn
+        # before; issue 23): `weigh` is the estimate times the model's calibration factor.
+        protected = self._sums_of(session).tail_start(tail / self.calibrator.factor(self._model))
         indices = plan_pruning(messages, tail, self.cfg.prune_min_chars, self.weigh,
                                frozenset(self.cfg.prune_exempt_tools), start=min(start, protected), protected=protected)
         if not indices:

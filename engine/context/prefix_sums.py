@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 __all__ = ["PrefixSums"]
@@ -23,6 +24,12 @@ class PrefixSums:
 
     def upto(self, count: int) -> float:
         return self.cum[min(count, len(self.cum) - 1)]
+
+    def tail_start(self, limit: float) -> int:
+        """Where the most recent messages weighing at most `limit` in all begin: what
+        `pruning.protected_from` finds walking back one message at a time, by bisection (weights are
+        positive, so the sums only grow). Call `sync` first."""
+        return bisect.bisect_left(self.cum, self.cum[-1] - limit, 0, len(self.cum) - 1)
 
     def sync(self, session: Any) -> None:
         messages = session.messages

@@ -75,6 +75,7 @@ class Session:
         # Secrets never reach the file (issue 9): the run's redactor, applied to every line written.
         self.redactor: Redactor | None = None
         self._forms: dict[int, tuple[Message, str | None]] = {}  # id -> (message, stored JSON if redaction changed it)
+        self._header_lines: tuple[bytes, bytes, Any] | None = None  # (header line, as redacted, by which redactor)
         self._records = RecordLines()
         # Bumped whenever messages change other than by an append (a rewrite, a prune): caches keyed
         # on the history (token sums, digests) start over when it moves.
@@ -272,13 +273,16 @@ class Session:
         self.runs.append(record)
         self._placed.append((len(self.messages), record))
 
-    def append_record(self, record: dict[str, Any], *, sync: bool = True) -> None:
+    def append_record(self, record: dict[str, Any], *, sync: bool = True, redacted_by: Redactor | None = None) -> None:
         """Append a record of another type (an approval decision, a request record); it is loaded
         back into `extra`, in place. `sync=False`: the next synced write makes it durable (a request
-        record, which the reply appended right after it covers)."""
+        record, which the reply appended right after it covers). `redacted_by`: the caller redacted
+        every value that may hold a secret with that redactor (the rest are the harness's own), so
+        the line is not scanned again when it is this session's."""
         if record.get("type") in ("header", "message", "run", PRUNE):
             raise ValueError(f"append_record is for other record types, not {record.get('type')!r}")
-        self._write(self._records.line(record, self.redactor), redact=False, sync=sync)
+        scanned = redacted_by is not None and redacted_by is self.redactor
+        self._write(self._records.line(record, self.redactor, scanned=scanned), redact=False, sync=sync)
         self.extra.append(record)
         self._placed.append((len(self.messages), record))
 
@@ -304,7 +308,12 @@ class Session:
         for after, record in self._placed:
             by_position.setdefault(min(after, len(self.messages)), []).append(self._records.line(record, self.redactor))
         head = header_line(self.header)  # redacted per line, as appends are
-        chunks = [self.redactor.bytes(head) if self.redactor is not None else head, *by_position.get(0, [])]
+        if self.redactor is not None:
+            # The header holds the whole system prompt: scanned again only when it changed (issue 23).
+            known = self._header_lines
+            clean = known[1] if known is not None and known[0] == head and known[2] is self.redactor else self.redactor.bytes(head)
+            self._header_lines, head = (head, clean, self.redactor), clean
+        chunks = [head, *by_position.get(0, [])]
         for index, message in enumerate(self.messages, start=1):
             # redacted once: on its way in, or here the first time (issue 23)
             chunks.append(line_of_json(self.redacted_json(message)))

@@ -96,7 +96,9 @@ class RecordLines:
         # id -> [record, its line as written, the redacted line, a copy of what it held (made lazily)]
         self._lines: dict[int, list[Any]] = {}
 
-    def line(self, record: dict[str, Any], redactor: Any) -> bytes:
+    def line(self, record: dict[str, Any], redactor: Any, *, scanned: bool = False) -> bytes:
+        """`record`'s line, redacted (`scanned`: its values were redacted already, at first writing;
+        a record changed since is scanned like any other)."""
         hit = self._lines.get(id(record))
         if hit is not None and hit[0] is record:
             # The first rewrite checks the record against its line; later ones against a copy (a
@@ -106,7 +108,7 @@ class RecordLines:
             if hit[3] is not None and hit[3] == record:
                 return hit[2]
         raw = json_line(record)
-        clean = redactor.bytes(raw) if redactor is not None else raw
+        clean = redactor.bytes(raw) if redactor is not None and not (scanned and hit is None) else raw
         self._lines[id(record)] = [record, raw, clean, None]
         return clean
 

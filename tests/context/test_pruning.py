@@ -121,3 +121,29 @@ def test_pruning_waits_for_a_batch_worth_a_broken_prompt_cache(tmp_path: Path) -
     assert len(every_turn) >= 50 and len(batched) * 4 <= len(every_turn)  # a batch every few turns, not one a turn
     assert min(batched) > 2 * min(every_turn)  # each batch stubs several results
     assert stubbed_now >= stubbed_then - 10  # and about as much is pruned by the end
+
+
+def test_the_tail_start_from_running_sums_is_where_the_walk_back_stops() -> None:
+    """Issue 23: `PrefixSums.tail_start` (bisection over the running sums) gives `protected_from`'s
+    answer (a walk back, one message at a time) for any weights and limit."""
+    import random
+
+    from arreio.engine.context.prefix_sums import PrefixSums
+    from arreio.engine.context.pruning import protected_from
+
+    class History:  # what PrefixSums reads of a session
+        def __init__(self, messages: list) -> None:
+            self.messages, self.revision = messages, 0
+
+        def unchanged_prefix(self, revision: int) -> int:
+            return len(self.messages)
+
+    rng = random.Random(23)
+    for _ in range(500):
+        weights = [float(rng.randint(4, 3000)) for _ in range(rng.randint(0, 60))]
+        messages = [object() for _ in weights]
+        weight_of = dict(zip(map(id, messages), weights))
+        sums = PrefixSums(lambda m: weight_of[id(m)])
+        sums.sync(History(messages))
+        for limit in (0.0, 3.0, 4.0, rng.uniform(0, sum(weights) + 10), sum(weights), sum(weights) + 1, *weights[-3:]):
+            assert sums.tail_start(limit) == protected_from(messages, limit, lambda m: weight_of[id(m)]), (weights, limit)

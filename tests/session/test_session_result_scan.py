@@ -65,3 +65,30 @@ def test_what_may_hold_a_secret_is_still_hidden(tmp_path: Path) -> None:
     assert SECRET not in data and data.count("[REDACTED:MY_API_KEY]") == 5
     for line in data.splitlines():
         json.loads(line)  # every line whole
+
+
+def test_a_record_the_caller_redacted_is_not_scanned_again_unless_another_redactor_did(tmp_path: Path) -> None:
+    session, redactor = _session(tmp_path)
+    with session:
+        session.append_record({"type": "request", "model": redactor.text(f"m-{SECRET}"), "tools": ["read_file"]},
+                              redacted_by=redactor)
+        assert CountingRedactor.lines == 0
+        other = Redactor({"MY_API_KEY": SECRET})
+        session.append_record({"type": "request", "model": f"m-{SECRET}"}, redacted_by=other)  # not this session's
+        assert CountingRedactor.lines == 1
+        mutated = {"type": "note", "text": "plain"}
+        session.append_record(mutated, redacted_by=redactor)
+        mutated["text"] = f"now {SECRET}"  # changed after it was written: a rewrite scans it
+        session.rewrite(list(session.messages))
+    data = session.path.read_text()
+    assert SECRET not in data and data.count("[REDACTED:MY_API_KEY]") == 3
+
+
+def test_the_request_record_hides_a_secret_in_the_model_name(tmp_path: Path) -> None:
+    """The recorder redacts the values that may hold one (the model's and tools' names) itself."""
+    from arreio.engine.governance.requests import RequestRecorder
+    from arreio.engine.testing import FixedClock
+
+    recorder = RequestRecorder("run-1", FixedClock(), Redactor({"MY_API_KEY": SECRET}))
+    assert recorder._clean(f"litellm/x?key={SECRET}") == "litellm/x?key=[REDACTED:MY_API_KEY]"
+    assert recorder._clean("read_file") == "read_file"
