@@ -188,6 +188,8 @@ class _Seen:
     def __init__(self) -> None:
         self.count, self.first, self.last = 0, None, None
         self.assistants = self.chars = self.summarised = 0
+        self._read: list[Any] = []  # the messages read so far, to notice one replaced in place
+        self._sizes: list[int] = []  # their characters
 
     def read(self, messages: list[Any]) -> _Seen:
         n = self.count
@@ -195,9 +197,22 @@ class _Seen:
             n, self.assistants, self.chars = 0, 0, 0
             self.summarised = summarised_turns(messages)
             self.first = messages[0] if messages else None
+            self._read, self._sizes = [], []
+        elif self._read != messages[:n]:  # identical objects compare without __eq__: a C-speed walk
+            # A result pruned to its stub in place (a prune keeps the first and the last message): a
+            # real provider reads the shorter text, and so does this one (it kept counting the old one).
+            for i in range(n):
+                if messages[i] is not self._read[i]:
+                    size = _message_chars(messages[i])
+                    self.chars += size - self._sizes[i]
+                    self.assistants += (messages[i].role == "assistant") - (self._read[i].role == "assistant")
+                    self._read[i], self._sizes[i] = messages[i], size
         for message in messages[n:]:
             self.assistants += message.role == "assistant"
-            self.chars += _message_chars(message)
+            size = _message_chars(message)
+            self.chars += size
+            self._read.append(message)
+            self._sizes.append(size)
             if not self.summarised and n:
                 self.summarised = summarised_turns([message])
         self.count, self.last = len(messages), messages[-1] if messages else None
