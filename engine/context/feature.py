@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from arreio.engine.context.pruning import (
 )
 from arreio.engine.context.resultsets import ResultStore
 from arreio.engine.context.settings import ContextSettings, context_settings
+from arreio.engine.context.stats import ContextStats
 from arreio.engine.context.summary import render_summary
 from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.context.tools import resultset_tools
@@ -50,24 +50,6 @@ if TYPE_CHECKING:
 
 RESULT_TOOLS = ("result_query", "result_grep")
 CALIBRATION_FILE = "context_calibration.json"
-
-
-@dataclass
-class ContextStats:
-    peak_context_tokens: int = 0
-    compactions: int = 0
-    tokens_before: list[int] = field(default_factory=list)
-    tokens_after: list[int] = field(default_factory=list)
-    pruned_results: int = 0
-    pruned_rereads: int = 0
-    result_sets: int = 0
-    summary_fallbacks: int = 0
-    prefix_tokens: float = 0.0
-    request_tokens: float = 0.0
-
-    @property
-    def stable_prefix_share(self) -> float:
-        return round(self.prefix_tokens / self.request_tokens, 4) if self.request_tokens else 0.0
 
 
 class ContextHook(RunHook):
@@ -274,9 +256,14 @@ class ContextHook(RunHook):
         events: list[ev.Event] = []
         if cfg.prune and (compact or (cfg.prune_at and tokens >= cfg.prune_at * window)):
             # At the watermark everything prunable goes; before it, only a batch worth a broken cache.
+            at_watermark = compact
             events += self._prune(turn, tokens, at_least=0.0 if compact else cfg.prune_step * window)
-            tokens = self._context_tokens(turn)
-            compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
+            freed, tokens = tokens - (after := self._context_tokens(turn)), after
+            # A prune at the watermark that frees less than a batch's worth only puts the compaction
+            # off by a turn or two, breaking the provider's cache each time (a long run pruned one or
+            # two results a turn there, seven times in a row): compact now instead.
+            compact = cfg.compaction_on and (
+                should_compact(tokens, window, cfg.watermark) or (at_watermark and freed < cfg.prune_step * window))
         if compact:
             events += await self._compact(turn, tokens)
         return events
@@ -305,6 +292,11 @@ class ContextHook(RunHook):
         head = "".join(turn.session.redacted_json(m) + "\n" for m in plan.head)
         write_atomic(archive, head, durable=turn.settings.fsync)
         turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
+        # Forget the estimates of messages no history holds any more (they kept every message of a
+        # long run alive, for the collector to walk; another session's are made again if asked).
+        alive = {id(m) for m in turn.session.messages}
+        self._weights = {k: v for k, v in self._weights.items() if k in alive}
+        self._hashes = {k: v for k, v in self._hashes.items() if k in alive}
         after = self._context_tokens(turn)
         self.stats.compactions += 1
         self.stats.tokens_before.append(before)
@@ -356,15 +348,7 @@ class ContextHook(RunHook):
         return shown
 
     def fill(self, report: RunReport) -> None:
-        s = self.stats
-        report.peak_context_tokens = s.peak_context_tokens
-        report.compactions = s.compactions
-        report.context_tokens_before = list(s.tokens_before)
-        report.context_tokens_after = list(s.tokens_after)
-        report.pruned_results = s.pruned_results
-        report.pruned_rereads = s.pruned_rereads
-        report.result_sets = s.result_sets
-        report.stable_prefix_share = s.stable_prefix_share
+        self.stats.fill(report)
 
 
 class ContextFeature(Feature):

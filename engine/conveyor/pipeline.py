@@ -57,7 +57,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     system=session.header.system, totals=totals,
                     hooks=[hook for feature in deps.features for hook in feature.hooks(ctx)])
     outcome = CANCELLED
-    seen: list[Any] = []  # the run's events, for the learning pass
+    learns = bool(options.learn or run.learn)
+    seen: list[Any] = []  # the run's events, for the learning pass (kept only when it may run: a long run's events add up)
     with open(events_path, "w", encoding="utf-8") as sink:
 
         open_calls: dict[str, str] = {}  # tool_start without tool_end yet (a cancel closes them below)
@@ -97,8 +98,10 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 if event.type == "unit_end" and event.agent is None:
                     last_end = event
                 for part in guard.feed(event):  # a secret split across text deltas is redacted whole
-                    seen.append(emit(part))
-                    yield seen[-1]
+                    part = emit(part)
+                    if learns:
+                        seen.append(part)
+                    yield part
             # No unit left to run (every one was done before): the gates judge the work again.
             outcome = Outcome.from_unit_end(last_end) if last_end else Outcome.of("success", final_text=session.last_text())
             if options.replay is not None:  # lenient mismatches and unreplayed calls are known once the run ends
@@ -111,10 +114,12 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                                     final_text=outcome.final_text, messages=session.messages, env=dict(options.env),
                                     since=wall_start)
                 async for event in run_gates(run.plan, inputs, deps.judge or _judge(run), failures):
-                    seen.append(emit(event))
-                    yield seen[-1]
+                    event = emit(event)
+                    if learns:
+                        seen.append(event)
+                    yield event
                 outcome = gated_outcome(outcome, failures)
-            if (options.learn or run.learn) and outcome.verdict == "success":
+            if learns and outcome.verdict == "success":
                 async for event in run_learning(
                     deps.learning, ctx, events=seen, messages=session.messages,
                     goal=_original_goal(run) or run.plan.units[0].goal, model=run.model, config=run.plan.learning,

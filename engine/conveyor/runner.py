@@ -13,6 +13,7 @@ pairing (DESIGN.md invariant 1) and resumes cleanly.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -104,6 +105,11 @@ class Runner:
                     yield event
         landing: Land | None = None
         while outcome is None:
+            # One pass through the event loop a turn, whatever the turn awaited: a scripted or
+            # offline turn, whose awaits all finish at once, never gave the loop a turn, so a Ctrl-C
+            # or a cancel waited for the whole run and the cancelled stall timers of every model
+            # call piled up unpurged in the loop (issue 23: ~7 a turn, the heap the collector walks).
+            await asyncio.sleep(0)
             if self.unit_steps >= self.unit_limit and landing is None:
                 message = f"stopped after {self.unit_steps} model turns (max_steps {self.unit_limit})"
                 if not self.session.header.parent:  # a sub-agent's parent decides

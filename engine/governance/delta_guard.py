@@ -36,8 +36,8 @@ class DeltaGuard:
 
     def feed(self, event: Any) -> list[Any]:
         kind = getattr(event, "type", "")
-        if kind not in self.STREAMS:
-            return [*self.flush(), event]  # whole events are redacted where they are written
+        if kind not in self.STREAMS:  # whole events are redacted where they are written
+            return [*self.flush(), event] if self._held else [event]
         out = [e for other in self.STREAMS if other != kind for e in self._release(other)]
         held = self._held.pop(kind, None)
         text = (held.text if held is not None else "") + event.text

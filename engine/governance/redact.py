@@ -26,47 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arreio.engine.governance.clean_texts import CleanTexts
-
-MIN_SECRET_CHARS = 8
-
-# --- environment variables -------------------------------------------------------------------
-# Words that mark a credential anywhere in a name (PGPASSWORD, DJANGO_SECRETKEY, GITHUBTOKEN), and
-# short ones only as a whole segment (MYSQL_PWD, GH_PAT, NPM_AUTH: not KEYBOARD, PATH, AUTHOR).
-_STRONG_NAME = re.compile(
-    r"(?i)PASSW(?:OR)?D|PASSPHRASE|SECRET|TOKEN(?!IZ)|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|(?:^|_)PWD(?:_|$)")
-_WEAK_NAME = re.compile(r"(?i)(?:^|_)(?:KEY|PASS|PW|AUTH|PAT)(?:_|$)")
-# ...unless the variable names a place or a setting rather than a value (SSH_AUTH_SOCK,
-# GOOGLE_CREDENTIALS_FILE, PASSWORD_MIN_LENGTH, AWS_ACCESS_KEY_ID, TOKEN_URL).
-_SETTING_SUFFIX = re.compile(
-    r"(?i)_(?:SOCK|SOCKET|PATH|FILE|DIR|HOME|URL|URI|ENDPOINT|HOST|PORT|DOMAIN|REGION|ID|NAME|TYPE|MODE|METHOD"
-    r"|PROVIDER|BACKEND|LENGTH|LEN|MIN|MAX|TTL|TIMEOUT|EXPIRY|EXPIRES|LIMIT|COUNT|BUDGET|ENABLED|DISABLED"
-    r"|REQUIRED|POLICY|HEADER|PREFIX|SCOPES?|AUDIENCE|ISSUER|VERSION|FORMAT|ALGORITHM|CMD|COMMAND)$")
-_NOT_A_VALUE = re.compile(
-    r"(?:[/~]|\.\.?/|[A-Za-z]:\\|\$)"  # a path, a reference
-    r"|(?i:true|false|yes|no|on|off|none|null|enabled|disabled)$|\d+$"
-    r"|[A-Za-z][A-Za-z0-9+.\-]*://[^@\s]*$"  # a URL holding no credential
-)
-_PLAIN_WORD = re.compile(r"[a-z_.\-]+|[A-Z_.\-]+")
-# A single word: even as a password (`DB_PASSWORD=postgres`), hiding it would hide the word everywhere.
-_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")
-_URL_PASSWORD = re.compile(r"://[^\s:@/]*:([^\s@/]+)@")
-
-
-def looks_secret(name: str, value: str) -> bool:
-    """Whether an environment variable holds a credential worth hiding. A password-like name takes
-    any value but a single word; other names need one that is not a plain word (`rotate-daily`); a
-    weak segment (KEY, AUTH, PASS) needs a random-looking one (a letter and a digit, or mixed case)."""
-    if len(value) < MIN_SECRET_CHARS or _NOT_A_VALUE.match(value) or _SETTING_SUFFIX.search(name):
-        return False
-    strong = _STRONG_NAME.search(name)
-    if strong is not None:
-        password = strong.group(0).upper().startswith("PASS") or "PWD" in strong.group(0).upper()
-        return not (_WORD if password else _PLAIN_WORD).fullmatch(value)
-    if _WEAK_NAME.search(name):
-        mixed_case = value != value.lower() and value != value.upper() and " " not in value
-        return mixed_case or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
-    return False
-
+from arreio.engine.governance.secret_env import MIN_SECRET_CHARS, URL_PASSWORD, looks_secret
 
 # --- formats -------------------------------------------------------------------------------
 # Speed: every alternative starts with a literal character or a class, which the regex engine
@@ -199,6 +159,7 @@ _LEADS = (
     "account", "credential", "curl", "hooks.slack.com/services/", "login",  # PREFIXED_PATTERNS
 )
 _FAST_FROM = 32  # shorter texts: the plain scan is as quick
+_SHORT_KEPT = 4096  # short texts remembered with their redacted form, at most (then forgotten at once)
 # İ ı ſ K: (?i) matches them to i, i, s, k; and Σ, the one letter `str.lower` lowers by context
 # (final σ/ς), so an environment value's lowered form could differ from the text's around it.
 _ASCII_ALIKE = ("\u0130", "\u0131", "\u017f", "\u212a", "\u03a3")
@@ -252,6 +213,7 @@ class Redactor:
         self._pattern = _combined(list(forms))
         self._leads = tuple(dict.fromkeys([*_LEADS, *(form.lower() for form in forms)]))
         self._clean = CleanTexts()
+        self._short: dict[str, str] = {}  # short text -> as redacted (`text`)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, labels: Labels = JOURNAL) -> Redactor:
@@ -260,7 +222,7 @@ class Redactor:
         shows, unless it is a word like `password` or `postgres`)."""
         secrets = {name: value for name, value in env.items() if looks_secret(name, value)}
         for name, value in env.items():
-            for password in _URL_PASSWORD.findall(value):
+            for password in URL_PASSWORD.findall(value):
                 if name not in secrets and looks_secret("PASSWORD", password):
                     secrets[name] = password
         return cls(secrets, labels=labels)
@@ -270,6 +232,7 @@ class Redactor:
         other = Redactor.__new__(Redactor)
         other.labels, other._names, other._pattern, other._leads = labels, self._names, self._pattern, self._leads
         other._clean = self._clean  # the same secrets: what one finds clean the other does too
+        other._short = {}  # written with other labels
         return other
 
     @property
@@ -292,7 +255,15 @@ class Redactor:
         return kept + (self.labels.named.format(name) if name is not None else self.labels.token)
 
     def text(self, text: str) -> str:
-        if len(text) < _FAST_FROM or (not text.isascii() and any(c in text for c in _ASCII_ALIKE)):
+        if len(text) < _FAST_FROM:
+            # Short texts (ids, names, digests, statuses) come back every turn: remembered by value.
+            done = self._short.get(text)
+            if done is None:
+                if len(self._short) >= _SHORT_KEPT:
+                    self._short.clear()
+                done = self._short[text] = self._pattern.sub(self._label, text)
+            return done
+        if not text.isascii() and any(c in text for c in _ASCII_ALIKE):
             return self._pattern.sub(self._label, text)
         if self._clean.holds(text):  # this very text was scanned before and held nothing
             return text

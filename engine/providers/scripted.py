@@ -231,26 +231,35 @@ class ScriptedProvider:
         *,
         agents: Mapping[str, list[ScriptedReply | dict[str, Any]]] | None = None,
         sleep=asyncio.sleep,
+        keep_requests: bool = True,
     ) -> None:
+        """`keep_requests`: keep every request in `requests`, for a test to look at (a run from a script
+        file keeps none: each request holds the whole history, and a long run's add up)."""
         self.replies = [r if isinstance(r, ScriptedReply) else ScriptedReply.model_validate(r) for r in replies]
         self._answers = [i for i, r in enumerate(self.replies) if not r.is_fault]
         self._served_faults: set[int] = set()
         self._sleep = sleep
         self.requests: list[ModelRequest] = []
+        self.keep_requests = keep_requests
         self._seen = _Seen()
         # None: this provider answers every request (a test's per-model fake). A mapping (a script
         # file always gives one): sub-agents play their own replies, and one without any fails.
         self._agents = (
-            None if agents is None else {tag: ScriptedProvider(script, sleep=sleep) for tag, script in agents.items()}
+            None if agents is None
+            else {tag: ScriptedProvider(script, sleep=sleep, keep_requests=keep_requests) for tag, script in agents.items()}
         )
 
     @classmethod
     def from_script(cls, script: Script, *, first_turn: int = 0) -> ScriptedProvider:
-        provider = cls(script.replies, agents=script.agents)
+        provider = cls(script.replies, agents=script.agents, keep_requests=False)
         provider.first_turn = first_turn
         return provider
 
     first_turn = 0  # the session's turn this script's first reply answers (a plan unit's own script)
+
+    def _keep(self, request: ModelRequest) -> None:
+        if self.keep_requests:
+            self.requests.append(request)
 
     def _for_agent(self, request: ModelRequest) -> ScriptedProvider | None:
         """The provider that answers this request: a sub-agent's own script when the request comes
@@ -273,16 +282,16 @@ class ScriptedProvider:
         player = self._for_agent(request)
         if player is None:
             tag = (request.session_id or "").partition(".")[2]
-            self.requests.append(request)
+            self._keep(request)
             message = f"the offline script has no replies for sub-agent {tag} (add agents: {{{tag}: [...]}})"
             yield Done(stop_reason="error", error=ProviderError(kind="fatal", message=message))
             return
         if player is not self:
-            self.requests.append(request)
+            self._keep(request)
             async for event in player.stream(request):
                 yield event
             return
-        self.requests.append(request)
+        self._keep(request)
 
         seen = self._seen.read(request.messages)
         turns = seen.assistants + seen.summarised

@@ -147,3 +147,27 @@ def test_the_tail_start_from_running_sums_is_where_the_walk_back_stops() -> None
         sums.sync(History(messages))
         for limit in (0.0, 3.0, 4.0, rng.uniform(0, sum(weights) + 10), sum(weights), sum(weights) + 1, *weights[-3:]):
             assert sums.tail_start(limit) == protected_from(messages, limit, lambda m: weight_of[id(m)]), (weights, limit)
+
+
+def test_at_the_watermark_a_prune_that_frees_little_is_followed_by_the_compaction(tmp_path: Path) -> None:
+    """Issue 23: near the watermark, pruning whatever left the protected tail freed a result or two a
+    turn, just enough to stay under it, and the compaction came a dozen small prunes (each a broken
+    prompt cache) later. A prune there that frees less than `prune_step` of the window is followed by
+    the compaction in the same turn."""
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    reads = 120
+    for n in range(reads):
+        (work / f"m{n}.txt").write_text(f"record {n}: " + "amber lattice " * 170 + "\n")
+    steps = [call("read_file", f"NOTE: m{n}=ok", path=f"m{n}.txt") for n in range(reads)]
+    runner, hook, events = _run(tmp_path, steps, max_steps=reads + 5, window=40_000, prune_step=0.05)
+    assert check_pairing(runner.session.messages) == [] and unit_end(events).verdict == "success"
+    window, watermark = 40_000, 0.6
+    reductions = [e for e in events if e.type == "compaction"]
+    assert hook.stats.compactions >= 1
+    for i, event in enumerate(reductions):
+        at_watermark = event.kind == "prune" and event.tokens_before >= watermark * window
+        small = event.tokens_before - event.tokens_after < 0.05 * window
+        if at_watermark and small:
+            follower = reductions[i + 1] if i + 1 < len(reductions) else None
+            assert follower is not None and follower.kind == "summary", (i, event)

@@ -206,3 +206,35 @@ def test_cancel_mid_stream_records_no_partial_reply(tmp_path: Path) -> None:
     session, _ = Session.open(runner.session.path)
     runner2 = make_runner(tmp_path / "again", ScriptedProvider([{"text": "x"}, {"text": "finished"}]), session=session)
     assert unit_end(asyncio.run(drain(runner2, None))).final_text == "finished"
+
+
+def test_a_turn_whose_awaits_all_finish_at_once_still_gives_the_loop_a_turn(tmp_path: Path) -> None:
+    """Issue 23: a scripted turn (instant model, inline file read) awaits nothing that suspends; the
+    runner passes through the event loop once a turn, so other tasks (a Ctrl-C handler, a cancel)
+    are not held off for the whole run, and the loop purges the stall timers cancelled each turn."""
+    from arreio.engine.providers.scripted import ScriptedProvider
+
+    turns = 40
+    (tmp_path / "work").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "work" / "f.txt").write_text("x\n")
+    replies = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "f.txt"}}]} for _ in range(turns)]
+    runner = make_runner(tmp_path, ScriptedProvider([*replies, {"text": "done"}]))
+
+    async def go() -> tuple[int, int, int]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        beat = asyncio.ensure_future(ticker())
+        events = await drain(runner)
+        beat.cancel()
+        loop = asyncio.get_running_loop()
+        return ticks, len([e for e in events if e.type == "tool_end"]), len(loop._scheduled)  # noqa: SLF001
+
+    ticks, ends, scheduled = asyncio.run(go())
+    assert ends == turns and ticks >= turns  # the other task ran at least once a turn
+    assert scheduled < 120  # cancelled timers purged as the run went (it held one per model chunk)

@@ -51,3 +51,20 @@ def test_the_memory_is_bounded_and_forgets_the_oldest() -> None:
         memory.add(text)
     assert len(memory) == 3 and not memory.holds(short)
     assert [memory.holds(t) for t in texts] == [False, False, True, True, True]
+
+
+def test_short_texts_are_remembered_by_value_per_label_set_and_bounded() -> None:
+    """Issue 23: ids, names and digests come back every turn; their redacted form is remembered (a
+    secret short enough to fit is still hidden every time, in each labelling's own words)."""
+    from arreio.engine.governance import redact
+
+    short = "k8Vq3ZpL0wX7"
+    journal = Redactor({"TINY_TOKEN": short})
+    cassette = journal.labelled(CASSETTE)
+    for _ in range(3):
+        assert journal.text(f"t={short}") == "t=[REDACTED:TINY_TOKEN]"
+        assert cassette.text(f"t={short}") == "t=[redacted:TINY_TOKEN]"
+        assert journal.text("call_1_0") == "call_1_0"
+    for i in range(redact._SHORT_KEPT + 10):  # never more than the bound
+        journal.text(f"id-{i}")
+    assert len(journal._short) <= redact._SHORT_KEPT and journal.text(f"t={short}") == "t=[REDACTED:TINY_TOKEN]"
