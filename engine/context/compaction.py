@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from arreio.engine.context.pruning import call_label, digest
 from arreio.engine.context.summary import (
@@ -104,6 +104,9 @@ class CompactionPlan:
     tail: list[Message]
     previous: Summary | None
     meta: SummaryMeta
+    # call id -> what the call showed when it ran (the work log's record): a result pruned since is
+    # only its stub in `head`, and the record is cheaper than digesting the result again.
+    records: Mapping[str, str] = field(default_factory=dict)
 
 
 def summarised_turns(messages: list[Message]) -> int:
@@ -172,7 +175,7 @@ def fallback_summary(plan: CompactionPlan) -> Summary:
             decisions.append(m.text.strip().splitlines()[0][:200])
         for call in m.tool_calls:
             result = results.get(call.id)
-            record = digest(call, result.content, result.is_error) if result else "no result"
+            record = plan.records.get(call.id) or (digest(call, result.content, result.is_error) if result else "no result")
             line = f"{call_label(call)} → {record}"
             (blocked if result is not None and result.is_error else done).append(line)
             path = call.arguments.get("path")

@@ -273,6 +273,8 @@ class ContextHook(RunHook):
         plan = prepare_compaction(turn.session.messages, self._keep_tail(turn.model), self.weigh)
         if plan is None:
             return events
+        entries = self.worklog.entries
+        plan.records = {c.id: e.digest for m in plan.head for c in m.tool_calls if (e := entries.get(c.id)) is not None}
         use_model = self.skip == 0
         provider, model = turn.provider, turn.model
         if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
@@ -289,7 +291,7 @@ class ContextHook(RunHook):
             self.skip -= 1
         archive = self.session_dir / "compacted" / f"{plan.meta.number:03d}.jsonl"
         # Nothing lost, and no secret: each message as the session stored it (redacted on its way in).
-        head = "".join(turn.session.redacted_json(m) + "\n" for m in plan.head)
+        head = turn.session.stored_jsonl(plan.head)
         write_atomic(archive, head, durable=turn.settings.fsync)
         turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
         # Forget the estimates of messages no history holds any more (they kept every message of a

@@ -42,7 +42,7 @@ from arreio.engine.session.format import (
     message_line,
     prune_record,
 )
-from arreio.engine.session.healing import PRUNE, Placed, Repair, apply_prune, remap_placed
+from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, Placed, Repair, apply_prune, remap_placed
 from arreio.engine.session.reading import read_session
 
 __all__ = ["CURRENT_VERSION", "Repair", "Session", "SessionHeader"]
@@ -74,7 +74,8 @@ class Session:
         self._unsynced = False
         # Secrets never reach the file (issue 9): the run's redactor, applied to every line written.
         self.redactor: Redactor | None = None
-        self._forms: dict[int, tuple[Message, str | None]] = {}  # id -> (message, stored JSON if redaction changed it)
+        # id -> (message, its line as stored; None: the message's own JSON, redaction changed nothing)
+        self._forms: dict[int, tuple[Message, bytes | None]] = {}
         self._header_lines: tuple[bytes, bytes, Any] | None = None  # (header line, as redacted, by which redactor)
         self._records = RecordLines()
         # Bumped whenever messages change other than by an append (a rewrite, a prune): caches keyed
@@ -165,17 +166,30 @@ class Session:
         line = message_line(message)
         if self.redactor is None:
             return message, line
-        if _result_scanned(message, self.redactor):  # its one free text was scanned as it came in
-            self._forms[id(message)] = (message, None)
-            return message, line
-        clean = self.redactor.bytes(line)
-        self._forms[id(message)] = (message, None if clean is line else json_of_line(clean))
+        clean = line if _result_scanned(message, self.redactor) else self.redactor.bytes(line)
+        # The line is kept: a compaction archives it and the rewrite writes it again, without
+        # serialising the message a second time (issue 23).
+        self._forms[id(message)] = (message, clean)
         return message, clean
 
     def stored_json(self, message: Message) -> str:
         """The message's JSON as the file stores it (what a reload gives back)."""
         form = self._forms.get(id(message))
-        return form[1] if form is not None and form[0] is message and form[1] is not None else message.model_dump_json()
+        if form is None or form[0] is not message or form[1] is None:
+            return message.model_dump_json()
+        return json_of_line(form[1])
+
+    def stored_jsonl(self, messages: list[Message]) -> bytes:
+        """The messages' JSON as stored, one a line (a compaction's archive of the head)."""
+        cut = len(MESSAGE_LINE_PREFIX)
+        return b"".join(b"{" + self.stored_line(m)[cut:] for m in messages)
+
+    def stored_line(self, message: Message) -> bytes:
+        """The message's line as the file stores it, redacted (see `redacted_json`)."""
+        form = self._forms.get(id(message))
+        if form is not None and form[0] is message and form[1] is not None:
+            return form[1]
+        return line_of_json(self.redacted_json(message))
 
     def redacted_json(self, message: Message) -> str:
         """The message's JSON with its secrets hidden: as stored, for a message that went through this
@@ -255,7 +269,7 @@ class Session:
             else:  # the stub as stored differs: keep that form for the digest
                 copy = [message.model_copy()]
                 apply_prune(copy, {"type": PRUNE, "results": [{**kept, "at": 0}]})
-                self._forms[id(message)] = (message, self.stored_json(copy[0]))
+                self._forms[id(message)] = (message, line_of_json(self.stored_json(copy[0])))
         self._changed(min(stubs))
         if self.version < CURRENT_VERSION:
             self._write_all()
@@ -316,7 +330,7 @@ class Session:
         chunks = [head, *by_position.get(0, [])]
         for index, message in enumerate(self.messages, start=1):
             # redacted once: on its way in, or here the first time (issue 23)
-            chunks.append(line_of_json(self.redacted_json(message)))
+            chunks.append(self.stored_line(message))
             chunks.extend(by_position.get(index, []))
         write_atomic(self.path, b"".join(chunks), durable=self.durable)
 

@@ -101,11 +101,11 @@ class RecordLines:
         a record changed since is scanned like any other)."""
         hit = self._lines.get(id(record))
         if hit is not None and hit[0] is record:
-            # The first rewrite checks the record against its line; later ones against a copy (a
-            # C-level walk), not by serialising every record of the run again (issue 23).
-            if hit[3] is None and json_line(record) == hit[1]:
+            # The record is checked against what its line holds (parsed once, then kept: a C-level
+            # walk), not by serialising every record of the run again (issue 23).
+            if hit[3] is None:
                 hit[3] = json.loads(hit[1])
-            if hit[3] is not None and hit[3] == record:
+            if hit[3] == record:
                 return hit[2]
         raw = json_line(record)
         clean = redactor.bytes(raw) if redactor is not None and not (scanned and hit is None) else raw

@@ -215,3 +215,19 @@ def test_pruned_results_and_the_work_log_hold_no_secret_either(tmp_path: Path) -
     assert any(p.parent.name == "artifacts" for p in written) and any(p.name == "worklog.jsonl" for p in written)
     leaks = [p.name for p in written if secret.encode() in p.read_bytes()]
     assert leaks == [] and "[REDACTED:DEPLOY_TOKEN]" in (session_dir / "worklog.jsonl").read_text()
+
+
+def test_the_fallback_summary_says_what_a_pruned_call_showed_not_what_its_stub_holds() -> None:
+    """Issue 23: a result pruned before the compaction is only its stub in the head; the summary takes
+    the work log's record of the call (made as it ran) instead of digesting the stub."""
+    read = ToolCallPart(id="c1", name="read_file", arguments={"path": "src/app.py"})
+    stub = "[pruned to save context: the 2114-char result of this call was removed from the conversation.]"
+    head = [Message.user("Fix the app."), Message.assistant([read], model="m"),
+            Message.tool_result(ToolResultPart(call_id="c1", name="read_file", content=stub))]
+    plan = prepare_compaction([*head, Message.assistant([TextPart(text="done")], model="m")], 1.0, lambda m: 10.0)
+    assert plan is not None and plan.head == head
+    plain = fallback_summary(plan)
+    plan.records = {"c1": "ok, 27 lines / 2114 chars; defines main"}
+    recorded = fallback_summary(plan)
+    assert any("first line: [pruned" in line for line in plain.done)  # the stub, digested
+    assert recorded.done == ['read_file(path="src/app.py") → ok, 27 lines / 2114 chars; defines main']
