@@ -1,0 +1,89 @@
+"""Benchmark (not a test): `bench_turns`' workload counted in CPU instructions, tenth by tenth.
+
+    python tests/bench/bench_turns_instructions.py [N]
+
+The development VM's speed swings by ±40% within minutes, so wall-clock ratios between two tenths of
+one run (or two runs of two versions) say as much about the machine as about the code. Instructions
+do not: this runs `bench_turns`' library workload (N scripted turns, default 1,000, every CLI feature,
+fsync off) under valgrind's callgrind, counting only between the first `tool_end` and the last, and
+dumping the count every tenth. Printed: millions of instructions per turn for each tenth, their mean,
+and the worst tenth over the first. Needs valgrind and a C compiler (for the five-line shim that
+lets Python switch callgrind's counting on and off); takes a few minutes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+SHIM = """#include <valgrind/callgrind.h>
+void cg_start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS; }
+void cg_dump(void) { CALLGRIND_DUMP_STATS; }
+void cg_stop(void) { CALLGRIND_DUMP_STATS; CALLGRIND_STOP_INSTRUMENTATION; }
+"""
+
+
+def run_counted(turns: int, shim: str) -> None:
+    """The child, under callgrind: the workload, with counting switched on at the first tool_end
+    and a dump at every tenth."""
+    import bench_turns
+    from arreio.cli.deps import pipeline_deps
+    from arreio.engine.conveyor.pipeline import RunOptions, run_pipeline
+
+    cg = ctypes.CDLL(shim)
+    tenth = turns // 10
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        goal, script = bench_turns.make_workspace(root, turns, fsync=False)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
+        options = RunOptions(goal_path=goal, script=script, cwd=root, env=env)
+
+        async def go() -> None:
+            ends = 0
+            async for event in run_pipeline(options, pipeline_deps()):
+                if event.type != "tool_end":
+                    continue
+                ends += 1
+                if ends == 1:
+                    cg.cg_start()
+                elif ends == turns:
+                    cg.cg_stop()
+                elif ends % tenth == 1:
+                    cg.cg_dump()
+
+        asyncio.run(go())
+
+
+def main(argv: list[str]) -> None:
+    turns = int(argv[0]) if argv else 1000
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        (work / "shim.c").write_text(SHIM)
+        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(work / "shim.so"), str(work / "shim.c")], check=True)
+        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={work}/cg.%p",
+                        sys.executable, __file__, "--child", str(turns), str(work / "shim.so")],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        counts = []
+        for dump in sorted(work.glob("cg.*.*"), key=lambda p: int(p.suffix[1:])):
+            text = dump.read_text(errors="replace")
+            if "Trigger: Client Request" in text:
+                counts.append(int(text.split("\nsummary: ", 1)[1].split("\n", 1)[0]))
+    per = [c / (turns // 10) / 1e6 for c in counts]
+    print("M instructions per turn, each tenth: " + " ".join(f"{p:.2f}" for p in per))
+    print(f"mean {sum(per) / len(per):.2f}   first {per[0]:.2f}   last {per[-1]:.2f}   "
+          f"worst {max(per):.2f} (tenth #{per.index(max(per)) + 1})   worst/first {max(per) / per[0]:.2f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        run_counted(int(sys.argv[2]), sys.argv[3])
+    else:
+        main(sys.argv[1:])
