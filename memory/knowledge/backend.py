@@ -16,6 +16,7 @@ ephemeral use). Contract shared by both:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
@@ -121,9 +122,24 @@ class KnowledgeBackend(Protocol):
         scored (the other passes' candidates), and only their rows are read."""
         ...
 
+    def sentence_scores(
+        self, query_vector: np.ndarray, among: Iterable[int], helper: Executor | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The sentence pass's scores before ranking: the chunks of `among` that have vectors,
+        ascending by id, and each one's best similarity; what `sentence_search` ranks. Scores of
+        two disjoint sets, merged (vector_cache.merged), rank as the scores of their union, so a
+        search can score one part while another pass is still finding the rest. `helper` as in
+        `vector_search`."""
+        ...
+
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]: ...
 
-    def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]: ...
+    def vector_search(
+        self, query_vector: np.ndarray, n: int, helper: Executor | None = None
+    ) -> list[tuple[int, float]]:
+        """The `n` chunks nearest the query, best first. `helper` is a thread that may score part
+        of the vectors when it is free (scan.py); the result is the same with or without it."""
+        ...
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]: ...
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from arreio.memory.knowledge import embedding
+from arreio.memory.knowledge import embedding, passes
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
 from arreio.memory.knowledge.embedders import (
@@ -266,29 +266,27 @@ class KnowledgeBase:
         n = max(self.fusion.per_pass, k)
         vectors = mode in ("hybrid", "vector") and self.vectors_ready(complete=mode == "hybrid")
         wanted = mode in ("hybrid", "keyword")
-        worker = self._keyword_worker_if_concurrent() if wanted and vectors else None
-        keyword = self._keyword_pass(query, n) if wanted and worker is None else None
-        passes: list[tuple[list[int], float]] = []
-        if vectors:
-            pending = worker.submit(self._keyword_pass, query, n) if worker is not None else None
-            try:
-                query_vector, nearest = self._nearest(query, n)
-            finally:  # even on an error, the keyword pass must not outlive this call
-                keyword = pending.result() if pending is not None else keyword
-            vector = nearest[:n]
-            if self.sentence_vectors and self._stored_sentences():
-                # Sentences rank only the chunks the other passes put forward (fusion.py).
-                among = None if self.fusion.sentence_pool == 0 else {*nearest, *(keyword or ())}
-                by_sentence = [i for i, _ in self.backend.sentence_search(query_vector, n, among)]
-                passes += [(vector, self.fusion.vector_weight), (by_sentence, self.fusion.sentence_weight)]
-            else:
-                passes.append((vector, self.fusion.vector_weight + self.fusion.sentence_weight))
-        if keyword is not None:
-            passes.append((keyword, self.fusion.keyword_weight))
-        if not passes:
+        found = passes.rank(
+            self.backend,
+            query,
+            n,
+            keyword=wanted,
+            embedder=self.embedder if vectors else None,
+            sentences=vectors and self.sentence_vectors and self._stored_sentences(),
+            pool=self.fusion.sentence_pool,
+            worker=self._keyword_worker_if_concurrent() if wanted and vectors else None,
+        )
+        weighted: list[tuple[list[int], float]] = []
+        if found.vector is not None and found.sentence is not None:
+            weighted += [(found.vector, self.fusion.vector_weight), (found.sentence, self.fusion.sentence_weight)]
+        elif found.vector is not None:
+            weighted.append((found.vector, self.fusion.vector_weight + self.fusion.sentence_weight))
+        if found.keyword is not None:
+            weighted.append((found.keyword, self.fusion.keyword_weight))
+        if not weighted:
             return []
-        rankings = [ranking for ranking, _ in passes]
-        weights = [weight for _, weight in passes] if len(passes) > 1 else [1.0]
+        rankings = [ranking for ranking, _ in weighted]
+        weights = [weight for _, weight in weighted] if len(weighted) > 1 else [1.0]
         candidates = {chunk_id for ranking in rankings for chunk_id in ranking}
         records = self.backend.get_chunks(list(candidates))
         fused = fuse(
@@ -308,23 +306,14 @@ class KnowledgeBase:
                 hits.append(Hit(record.path, record.start_line, record.end_line, score, record.text, chunk_id))
         return hits
 
-    def _keyword_pass(self, query: str, n: int) -> list[int]:
-        return [i for i, _ in self.backend.keyword_search(query, n)]
-
-    def _nearest(self, query: str, n: int) -> tuple[np.ndarray, list[int]]:
-        """The query vector and the chunk-vector pass: its best `n`, or the `sentence_pool`
-        best when that is more (the sentence pass's candidates)."""
-        assert self.embedder is not None
-        query_vector = self.embedder.embed_query(query)
-        return query_vector, [i for i, _ in self.backend.vector_search(query_vector, max(n, self.fusion.sentence_pool))]
-
     def _keyword_worker_if_concurrent(self) -> ThreadPoolExecutor | None:
         """The thread a hybrid search runs the keyword pass on while the query is embedded and
-        the vectors scanned, or None when the backend cannot run it alongside. SQLite and the model
-        (on one thread, embedders.py) both leave the GIL, so the two overlap instead of adding up:
-        at 100,000 chunks on 2 cores, p50 53 -> 36 ms and p95 108 -> 80 ms, and faster with the
-        other core busy too. The hits are the same: the passes are independent. The worker starts
-        on first use and lives until `close`."""
+        the vectors scanned, and that then helps with the vector passes (passes.py); None when the
+        backend cannot run it alongside. SQLite and the model (on one thread, embedders.py) both
+        leave the GIL, so the two overlap instead of adding up: at 100,000 chunks on 2 cores, p50
+        53 -> 36 ms and p95 108 -> 80 ms, and faster with the other core busy too. The hits are
+        the same: the passes are independent. The worker starts on first use and lives until
+        `close`."""
         if not getattr(self.backend, "concurrent_keyword_search", False):
             return None  # the backend cannot: the keyword pass runs first, on the calling thread
         if self._keyword_worker is None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from arreio.memory.knowledge import cjk
+from arreio.memory.knowledge import cjk, scan
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.chunking import Chunk
-from arreio.memory.knowledge.vector_cache import top_n
+from arreio.memory.knowledge.vector_cache import best_per_id, top_n
 
 if TYPE_CHECKING:
     import numpy as np
@@ -112,7 +113,9 @@ class MemoryBackend:
                 stored.vector = np.asarray(vector, dtype=np.float32)
                 stored.sentences = None if matrix is None else np.asarray(matrix, dtype=np.float32)
 
-    def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+    def vector_search(
+        self, query_vector: np.ndarray, n: int, helper: Executor | None = None
+    ) -> list[tuple[int, float]]:
         import numpy as np
 
         have = [(i, s.vector) for i, s in sorted(self._chunks.items()) if s.vector is not None]
@@ -120,23 +123,34 @@ class MemoryBackend:
         if not have:
             return []
         ids = np.array([i for i, _ in have], dtype=np.int64)
-        return top_n(ids, np.stack([v for _, v in have]), query_vector, n)
+        return top_n(ids, np.stack([v for _, v in have]), query_vector, n, helper=helper)
 
     def sentence_search(
         self, query_vector: np.ndarray, n: int, among: Iterable[int] | None = None
     ) -> list[tuple[int, float]]:
+        owners, matrix = self._sentence_rows(len(query_vector), among)
+        return top_n(owners, matrix, query_vector, n, grouped=True)
+
+    def sentence_scores(
+        self, query_vector: np.ndarray, among: Iterable[int], helper: Executor | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        owners, matrix = self._sentence_rows(len(query_vector), among)
+        return best_per_id(owners, scan.scores(matrix, query_vector, helper))
+
+    def _sentence_rows(self, dim: int, among: Iterable[int] | None) -> tuple[np.ndarray, np.ndarray]:
+        """The sentence rows of the chunks in `among` (all: None), grouped by chunk in id order."""
         import numpy as np
 
         wanted = None if among is None else set(among)
         blocks = [
             (i, s.vector[None, :] if s.sentences is None else s.sentences)
             for i, s in sorted(self._chunks.items())
-            if s.vector is not None and s.vector.shape[0] == len(query_vector) and (wanted is None or i in wanted)
+            if s.vector is not None and s.vector.shape[0] == dim and (wanted is None or i in wanted)
         ]
         if not blocks:
-            return []
+            return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
         owners = np.repeat(np.array([i for i, _ in blocks], dtype=np.int64), [len(m) for _, m in blocks])
-        return top_n(owners, np.concatenate([m for _, m in blocks]), query_vector, n, grouped=True)
+        return owners, np.concatenate([m for _, m in blocks])
 
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
         terms = cjk.query_terms(query)

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Executor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arreio.engine.errors import UsageError
-from arreio.memory.knowledge import cjk, segmenter
+from arreio.memory.knowledge import cjk, scan, segmenter
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.chunking import Chunk
-from arreio.memory.knowledge.vector_cache import VectorCache, rows_of, top_n
+from arreio.memory.knowledge.vector_cache import VectorCache, best_per_id, row_numbers, rows_of, top_n
 
 if TYPE_CHECKING:
     import numpy as np
@@ -255,12 +256,14 @@ class SqliteBackend:
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
         return owners, matrix
 
-    def vector_search(self, query_vector: np.ndarray, n: int) -> list[tuple[int, float]]:
+    def vector_search(
+        self, query_vector: np.ndarray, n: int, helper: Executor | None = None
+    ) -> list[tuple[int, float]]:
         generation = int(self._meta("vec_generation") or 0)
         ids, matrix = self._cache.get(generation, self._load_matrix)
         if matrix.size == 0 or matrix.shape[1] != len(query_vector):
             return []
-        return top_n(ids, matrix, query_vector, n)
+        return top_n(ids, matrix, query_vector, n, helper=helper)
 
     def sentence_search(
         self, query_vector: np.ndarray, n: int, among: Iterable[int] | None = None
@@ -272,6 +275,18 @@ class SqliteBackend:
         if among is not None:
             owners, matrix = rows_of(owners, matrix, among)
         return top_n(owners, matrix, query_vector, n, grouped=True)
+
+    def sentence_scores(
+        self, query_vector: np.ndarray, among: Iterable[int], helper: Executor | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        generation = int(self._meta("vec_generation") or 0)
+        owners, matrix = self._sentences.get(generation, self._load_sentence_matrix)
+        if matrix.size == 0 or matrix.shape[1] != len(query_vector):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows = row_numbers(owners, among)
+        return best_per_id(owners[rows], scan.scores(matrix, query_vector, helper, rows))
 
     # -- search -----------------------------------------------------------------------------
 

@@ -13,8 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from arreio.memory.knowledge import scan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,40 +109,71 @@ class VectorCache:
         return sorted(self._db_path.parent.glob(f"{self._db_path.name}.{self._kind}-*.npy"))
 
 
-def rows_of(owners: np.ndarray, matrix: np.ndarray, among: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
-    """The rows (and their owners) that belong to the ids in `among`. `owners` must be sorted
-    (rows grouped by id, ids ascending), as both sidecars are: two binary searches per id find its
-    rows, so only those rows of a memory-mapped matrix are ever read from disk."""
+def row_numbers(owners: np.ndarray, among: Iterable[int]) -> np.ndarray:
+    """The numbers of the rows that belong to the ids in `among`, ascending. `owners` must be
+    sorted (rows grouped by id, ids ascending), as both sidecars are: two binary searches per id
+    find its rows, so only those rows of a memory-mapped matrix are ever read from disk."""
     import numpy as np
 
     wanted = np.unique(np.fromiter(among, dtype=np.int64))
     lo = np.searchsorted(owners, wanted, "left")
     counts = np.searchsorted(owners, wanted, "right") - lo
-    if counts.sum() == 0:
-        return owners[:0], matrix[:0]
-    # row index = the start of its id's run + its place within the run
+    # row number = the start of its id's run + its place within the run
     starts = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-    rows = starts + np.arange(int(counts.sum()))
+    return starts + np.arange(int(counts.sum()))
+
+
+def rows_of(owners: np.ndarray, matrix: np.ndarray, among: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (and their owners) that belong to the ids in `among` (see `row_numbers`)."""
+    import numpy as np
+
+    rows = row_numbers(owners, among)
     return owners[rows], np.asarray(matrix[rows])
 
 
+def best_per_id(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`ids` repeat on consecutive rows (a chunk's sentences): each id once, with its best score."""
+    import numpy as np
+
+    if len(ids) <= 1:
+        return ids, scores
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    return ids[starts], np.maximum.reduceat(scores, starts)
+
+
+def merged(*parts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, scores) parts of disjoint ids, each ascending by id, as one part ascending by id:
+    the arrays one call over all the ids would have given."""
+    import numpy as np
+
+    ids = np.concatenate([part[0] for part in parts])
+    order = np.argsort(ids, kind="stable")
+    return ids[order], np.concatenate([part[1] for part in parts])[order]
+
+
+def ranked(ids: np.ndarray, scores: np.ndarray, n: int) -> list[tuple[int, float]]:
+    """The `n` best (id, score) pairs, best first (scan.best)."""
+    if len(ids) == 0 or n <= 0:
+        return []
+    order = scan.best(scores, n)
+    return list(zip(ids[order].tolist(), scores[order].tolist()))
+
+
 def top_n(
-    ids: np.ndarray, matrix: np.ndarray, query: np.ndarray, n: int, *, grouped: bool = False
+    ids: np.ndarray,
+    matrix: np.ndarray,
+    query: np.ndarray,
+    n: int,
+    *,
+    grouped: bool = False,
+    helper: Executor | None = None,
 ) -> list[tuple[int, float]]:
     """Exact nearest neighbours by dot product (vectors are normalised: cosine), best first. With
     `grouped`, `ids` repeat on consecutive rows (a chunk's sentences) and each id counts at its
-    best row."""
-    import numpy as np
-
+    best row. `helper` may score part of the matrix (scan.py); the result is the same."""
     if len(ids) == 0 or n <= 0:
         return []
-    # einsum, not `@`: a matrix-vector product is memory-bound, and BLAS would wake its thread pool,
-    # whose spinning threads then slow the embedding model's own threads down several times over.
-    scores = np.einsum("ij,j->i", matrix, np.asarray(query, dtype=np.float32))
-    if grouped and len(ids) > 1:
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        ids, scores = ids[starts], np.maximum.reduceat(scores, starts)
-    n = min(n, len(scores))
-    part = np.argpartition(-scores, n - 1)[:n]
-    order = part[np.argsort(-scores[part], kind="stable")]
-    return [(int(ids[i]), float(scores[i])) for i in order]
+    scores = scan.scores(matrix, query, helper)
+    if grouped:
+        ids, scores = best_per_id(ids, scores)
+    return ranked(ids, scores, n)

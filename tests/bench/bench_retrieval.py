@@ -2,6 +2,7 @@
 
     python tests/bench/bench_retrieval.py [DATA_DIR] [--langs en ja zh_CN] [--workdir DIR]
                                           [--scale-chunks 100000] [--no-scale] [--repeat N]
+                                          [--scale-only] [--passes] [--hits FILE]
 
 DATA_DIR (default `../shared/bench/retrieval` beside the repo) holds `<lang>.json` files:
 {"docs": [{"id", "text"}], "queries": [{"qid", "text", "rel"}]} with one relevant doc per query.
@@ -9,7 +10,9 @@ Each language is indexed through the real `KnowledgeBase` + `SqliteBackend` (doc
 under their id as path) and scored with nDCG@10 and Recall@10 for keyword-only (BM25), vector-only
 and hybrid (RRF). Also measured: indexing throughput with and without the embedder, query latency
 (p50/p95) on the largest corpus and on a synthetic index of `--scale-chunks` chunks (random text
-from the corpus vocabulary, random unit vectors: latency only, no quality).
+from the corpus vocabulary, random unit vectors: latency only, no quality). `--passes` also times
+each pass inside the synthetic index's hybrid searches; `--hits` writes their hit lists, so two
+versions of the code can be checked to return the same hits.
 
 `--workdir` keeps the databases, so a second run skips indexing (the index is incremental);
 throughput is only reported for a fresh index. Nothing here is tuned to the queries.
@@ -71,6 +74,60 @@ def timed_search(kb: KnowledgeBase, text: str, mode: str, repeat: int) -> tuple[
     return hits, best
 
 
+class PassTimer:
+    """Stands in for a backend or an embedder and adds how long each call of the methods named
+    took (ms) to `log[name]`: the per-pass figures of a hybrid search, inside the real search."""
+
+    def __init__(self, inner, names: set[str], log: dict[str, list[float]]) -> None:
+        self._inner, self._names, self._log = inner, names, log
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._inner, name)
+        if name not in self._names:
+            return attr
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self._log.setdefault(name, []).append((time.perf_counter() - start) * 1000)
+
+        return timed
+
+
+PASSES = {"keyword_search", "vector_search", "sentence_search", "sentence_scores", "get_chunks"}
+
+
+def hybrid_passes(kb: KnowledgeBase, queries: list[dict], repeat: int, hits_out: Path | None) -> dict:
+    """Hybrid latency with each pass timed inside it (the fastest of `repeat` runs per query, for
+    the whole search and for each pass); with `hits_out`, every query's hits are written there."""
+    log: dict[str, list[float]] = {}
+    timed = KnowledgeBase(
+        PassTimer(kb.backend, PASSES, log), PassTimer(kb.embedder, {"embed_query"}, log),
+        fusion=kb.fusion, sentence_vectors=kb.sentence_vectors,
+    )
+    best: dict[str, list[float]] = {}
+    hits_by_query = {}
+    for query in queries:
+        runs: dict[str, list[float]] = {}
+        for _ in range(max(1, repeat)):
+            log.clear()
+            start = time.perf_counter()
+            hits = timed.search(query["text"], k=10)
+            runs.setdefault("hybrid", []).append((time.perf_counter() - start) * 1000)
+            for name, took in log.items():
+                runs.setdefault(name, []).append(sum(took))
+        for name, took in runs.items():
+            best.setdefault(name, []).append(min(took))
+        hits_by_query[query["text"]] = [[hit.chunk_id, hit.score] for hit in hits]
+    if hits_out is not None:
+        hits_out.write_text(json.dumps(hits_by_query))
+    if timed._keyword_worker is not None:  # the backend itself stays open for `kb`
+        timed._keyword_worker.shutdown()
+    return {name: {"p50_ms": percentile(v, 50), "p95_ms": percentile(v, 95)} for name, v in best.items()}
+
+
 def evaluate(kb: KnowledgeBase, queries: list[dict], mode: str, repeat: int = 1) -> dict:
     ndcg, recall, latencies = 0.0, 0.0, []
     for query in queries:
@@ -95,6 +152,8 @@ def synthetic_scale(
     sentence_vectors: bool = True,
     fusion: FusionConfig = FusionConfig(),
     compare_full_pass: bool = False,
+    passes: bool = False,
+    hits_out: Path | None = None,
 ) -> dict:
     """Latency only. Each synthetic chunk is five 12-word lines, so with sentence vectors on it
     gets five random sentence vectors, as a real chunk of five sentences would."""
@@ -137,6 +196,8 @@ def synthetic_scale(
     for mode in ("keyword", "hybrid") if embedder else ("keyword",):
         lat = [timed_search(kb, query["text"], mode, repeat)[1] for query in queries]
         result[mode] = {"p50_ms": percentile(lat, 50), "p95_ms": percentile(lat, 95)}
+    if embedder and (passes or hits_out):
+        result["hybrid_passes"] = hybrid_passes(kb, queries, repeat, hits_out)
     if embedder and compare_full_pass:  # the pre-pool behaviour, same index, same run
         kb.fusion = replace(fusion, sentence_pool=0)
         lat = [timed_search(kb, query["text"], "hybrid", repeat)[1] for query in queries]
@@ -162,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="chunks the sentence pass scores (default: the library's; 0: all, the exact full pass)")
     parser.add_argument("--compare-full-pass", action="store_true",
                         help="also score hybrid with the full sentence pass (sentence_pool=0) on the same index")
+    parser.add_argument("--passes", action="store_true",
+                        help="also time each pass inside the scale run's hybrid searches")
+    parser.add_argument("--hits", default=None, help="write the scale run's hybrid hits of every query here (JSON)")
     args = parser.parse_args(argv)
 
     data = Path(args.data)
@@ -207,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_scale and vocabulary:
         report["scale"] = synthetic_scale(
             workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat, sentence_vectors,
-            fusion, args.compare_full_pass,
+            fusion, args.compare_full_pass, args.passes, Path(args.hits) if args.hits else None,
         )
         print(json.dumps({"scale": report["scale"]}, indent=1), flush=True)
     (workdir / "report.json").write_text(json.dumps(report, indent=1))

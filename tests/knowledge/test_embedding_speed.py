@@ -15,7 +15,7 @@ from arreio.memory.knowledge.embedders import HashingEmbedder
 from arreio.memory.knowledge.fusion import FusionConfig
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
-from arreio.memory.knowledge.vector_cache import rows_of
+from arreio.memory.knowledge.vector_cache import merged, ranked, rows_of
 from tests.knowledge.conftest import make_backend
 
 
@@ -60,6 +60,25 @@ def test_sentence_search_among_candidates_scores_only_those(kind: str, tmp_path:
     backend.replace_document("b.md", "h", 1, [Chunk("four", 1, 1), Chunk("five", 2, 2)])
     first, second = (i for i, _ in backend.pending_vectors(5))
     assert [i for i, _ in backend.pending_vectors(5, after=first)] == [second]
+    backend.close()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_sentence_scores_of_two_parts_merge_into_those_of_the_whole(kind: str, tmp_path: Path) -> None:
+    """What lets a search score the vector pass's candidates while the keyword pass still runs."""
+    backend = make_backend(kind, tmp_path)
+    backend.replace_document("a.md", "h", 1, [Chunk(str(i), i + 1, i + 1) for i in range(6)])
+    ids = [i for i, _ in backend.pending_vectors(10)]
+    rows = np.random.default_rng(3).standard_normal((6 + 3 * 6, 4)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    backend.set_vectors("m", ids, rows[:6], [rows[6 + 3 * i : 9 + 3 * i] if i % 2 else None for i in range(6)])
+    query = rows[9]  # the first sentence of ids[1]
+    whole = backend.sentence_scores(query, ids[1:] + [999])  # an id without vectors is skipped
+    parts = merged(backend.sentence_scores(query, [ids[4], ids[1]]), backend.sentence_scores(query, ids[2:4] + ids[5:]))
+    assert whole[0].tolist() == parts[0].tolist() == ids[1:]  # ascending by id
+    assert np.array_equal(whole[1], parts[1]) and whole[1][0] == pytest.approx(1.0)  # ids[1]'s sentence is the query
+    assert ranked(*whole, 3) == backend.sentence_search(query, 3, among=ids[1:])
+    assert backend.sentence_scores(query, [])[0].tolist() == []
     backend.close()
 
 

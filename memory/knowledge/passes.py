@@ -1,0 +1,76 @@
+"""The passes of one search and how they overlap on two threads.
+
+A hybrid search ranks the chunks three ways (fusion.py): the keyword index, the chunk vectors, and
+the best sentence of the chunks those two put forward. With a worker thread (a backend whose
+keyword pass has a connection of its own), the keyword pass runs there while the calling thread
+embeds the query and scans the chunk vectors; the worker then takes part of the scan (scan.py).
+If the keyword pass is still running after the scan, the sentence pass scores the chunk-vector
+pass's candidates meanwhile and the keyword pass's own afterwards. SQLite, the model and numpy all
+leave the GIL, so the passes overlap instead of adding up, and every pass ranks exactly as it would
+alone (tests/knowledge/test_search_concurrency.py and test_scan.py compare them).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from arreio.memory.knowledge.backend import KnowledgeBackend
+from arreio.memory.knowledge.embedders import Embedder
+from arreio.memory.knowledge.vector_cache import merged, ranked
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """Each pass's chunk ids, best first; None for a pass that did not run."""
+
+    keyword: list[int] | None = None
+    vector: list[int] | None = None
+    sentence: list[int] | None = None
+
+
+def _keyword(backend: KnowledgeBackend, query: str, n: int) -> list[int]:
+    return [i for i, _ in backend.keyword_search(query, n)]
+
+
+def rank(
+    backend: KnowledgeBackend,
+    query: str,
+    n: int,
+    *,
+    keyword: bool,
+    embedder: Embedder | None,
+    sentences: bool,
+    pool: int,
+    worker: Executor | None,
+) -> Rankings:
+    """The `n` best of each pass that runs: the keyword pass when `keyword`; the chunk-vector pass
+    with an `embedder`; and then the sentence pass when `sentences`, over the keyword hits and the
+    `pool` nearest chunks (0: over every chunk). `worker` runs the keyword pass and helps the
+    vector passes; without one, the keyword pass runs first on this thread."""
+    if embedder is None:
+        return Rankings(keyword=_keyword(backend, query, n) if keyword else None)
+    pending = worker.submit(_keyword, backend, query, n) if keyword and worker is not None else None
+    found = _keyword(backend, query, n) if keyword and pending is None else None
+    early: tuple[np.ndarray, np.ndarray] | None = None
+    try:
+        query_vector = embedder.embed_query(query)
+        nearest = [i for i, _ in backend.vector_search(query_vector, max(n, pool), helper=worker)]
+        if sentences and pool and pending is not None and not pending.done():
+            early = backend.sentence_scores(query_vector, nearest, helper=worker)  # while it runs
+    finally:  # even on an error, the keyword pass must not outlive this call
+        found = pending.result() if pending is not None else found
+    if not sentences:
+        return Rankings(found, nearest[:n])
+    if pool == 0:
+        by_sentence = backend.sentence_search(query_vector, n)  # the full pass
+    elif early is None:
+        by_sentence = ranked(*backend.sentence_scores(query_vector, {*nearest, *(found or ())}, worker), n)
+    else:
+        rest = set(found or ()).difference(nearest)
+        by_sentence = ranked(*merged(early, backend.sentence_scores(query_vector, rest, worker)), n)
+    return Rankings(found, nearest[:n], [i for i, _ in by_sentence])
