@@ -185,19 +185,16 @@ class Session:
         return b"".join(b"{" + self.stored_line(m)[cut:] for m in messages)
 
     def stored_line(self, message: Message) -> bytes:
-        """The message's line as the file stores it, redacted (see `redacted_json`)."""
-        form = self._forms.get(id(message))
-        if form is not None and form[0] is message and form[1] is not None:
-            return form[1]
-        return line_of_json(self.redacted_json(message))
-
-    def redacted_json(self, message: Message) -> str:
-        """The message's JSON with its secrets hidden: as stored, for a message that went through this
+        """The message's line with its secrets hidden: as stored, for a message that went through this
         session (redacted once, on its way in); any other is redacted now (and remembered)."""
         form = self._forms.get(id(message))
-        if (form is None or form[0] is not message) and self.redactor is not None:
-            self._stored(message)  # never redacted in this process: now, and remembered
-        return self.stored_json(message)
+        if form is None or form[0] is not message:
+            return self._stored(message)[1]  # never stored in this process (none kept without a redactor)
+        return form[1] if form[1] is not None else message_line(message)
+
+    def redacted_json(self, message: Message) -> str:
+        """`stored_line`'s JSON (what a compaction archives, what a rewrite writes)."""
+        return json_of_line(self.stored_line(message))
 
     def append(self, message: Message, *, sync: bool | None = None) -> None:
         """Append one message as one whole line: write, flush, fsync. A tool result is not fsynced

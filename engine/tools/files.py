@@ -127,7 +127,7 @@ class ReadFile(Tool):
                 raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text only")
             return _page(_text_lines(data, encoding.name), encoding, shown, offset, limit)
         # Anything else (large, a FIFO, a device) reads in a thread, so the chain's timeout can fire.
-        target, shown = _existing_file(ctx, args.path)
+        # `_read_small` has seen it exists and is no directory: not looked up a second time.
         return await asyncio.to_thread(self._read, target, shown, offset, limit)
 
     def _read(self, target: Path, shown: str, offset: int, limit: int) -> ToolResult:
