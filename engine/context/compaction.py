@@ -104,9 +104,9 @@ class CompactionPlan:
     tail: list[Message]
     previous: Summary | None
     meta: SummaryMeta
-    # call id -> what the call showed when it ran (the work log's record): a result pruned since is
-    # only its stub in `head`, and the record is cheaper than digesting the result again.
-    records: Mapping[str, str] = field(default_factory=dict)
+    # call id -> (the call's label, what it showed when it ran): the work log's record. A result
+    # pruned since is only its stub in `head`, and the record is cheaper than digesting it again.
+    records: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def summarised_turns(messages: list[Message]) -> int:
@@ -175,8 +175,9 @@ def fallback_summary(plan: CompactionPlan) -> Summary:
             decisions.append(m.text.strip().splitlines()[0][:200])
         for call in m.tool_calls:
             result = results.get(call.id)
-            record = plan.records.get(call.id) or (digest(call, result.content, result.is_error) if result else "no result")
-            line = f"{call_label(call)} → {record}"
+            known = plan.records.get(call.id)
+            label, record = known or (call_label(call), digest(call, result.content, result.is_error) if result else "no result")
+            line = f"{label} → {record}"
             (blocked if result is not None and result.is_error else done).append(line)
             path = call.arguments.get("path")
             if isinstance(path, str) and result is not None and not result.is_error:

@@ -28,22 +28,21 @@ from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import SessionError
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.session.digest import RollingDigest
+from arreio.engine.session.digest import RollingDigest, escaped, escaped_line
 from arreio.engine.session.format import (
     _MIGRATIONS,  # noqa: F401 - tests register a migration here
     CURRENT_VERSION,
-    RecordLines,
     SessionHeader,
     ends_with_newline,
     header_line,
     json_line,
     json_of_line,
-    line_of_json,
     message_line,
     prune_record,
 )
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, Placed, Repair, apply_prune, remap_placed
 from arreio.engine.session.reading import read_session
+from arreio.engine.session.records import RecordLines, freeze
 
 __all__ = ["CURRENT_VERSION", "Repair", "Session", "SessionHeader"]
 
@@ -85,8 +84,8 @@ class Session:
         self.version = header.version  # the format of the file on disk (a v1 file stays v1 until it must not)
         # Through a weak reference: a session must not sit in a reference cycle, so that it (and a
         # long history, frozen out of the collector's walks on load) is freed by refcounting alone.
-        stored_json = weakref.WeakMethod(self.stored_json)
-        self._digest = RollingDigest(lambda message: stored_json()(message))  # type: ignore[misc]
+        digest_form = weakref.WeakMethod(self._digest_form)
+        self._digest = RollingDigest(lambda message: digest_form()(message))  # type: ignore[misc]
 
     @property
     def id(self) -> str:
@@ -172,12 +171,12 @@ class Session:
         self._forms[id(message)] = (message, clean)
         return message, clean
 
-    def stored_json(self, message: Message) -> str:
-        """The message's JSON as the file stores it (what a reload gives back)."""
+    def _digest_form(self, message: Message) -> bytes:
+        """The message as the request digest takes it: its stored JSON, escaped (`digest.escaped`)."""
         form = self._forms.get(id(message))
-        if form is None or form[0] is not message or form[1] is None:
-            return message.model_dump_json()
-        return json_of_line(form[1])
+        if form is None or form[0] is not message:
+            return escaped(message.model_dump_json())  # loaded from the file: stored as it is
+        return escaped_line(self.stored_line(message))
 
     def stored_jsonl(self, messages: list[Message]) -> bytes:
         """The messages' JSON as stored, one a line (a compaction's archive of the head)."""
@@ -190,7 +189,9 @@ class Session:
         form = self._forms.get(id(message))
         if form is None or form[0] is not message:
             return self._stored(message)[1]  # never stored in this process (none kept without a redactor)
-        return form[1] if form[1] is not None else message_line(message)
+        if form[1] is None:  # a stub found clean in its prune line: serialised once, when first asked
+            form = self._forms[id(message)] = (message, message_line(message))
+        return form[1]
 
     def redacted_json(self, message: Message) -> str:
         """`stored_line`'s JSON (what a compaction archives, what a rewrite writes)."""
@@ -266,7 +267,7 @@ class Session:
             else:  # the stub as stored differs: keep that form for the digest
                 copy = [message.model_copy()]
                 apply_prune(copy, {"type": PRUNE, "results": [{**kept, "at": 0}]})
-                self._forms[id(message)] = (message, line_of_json(self.stored_json(copy[0])))
+                self._forms[id(message)] = (message, message_line(copy[0]))
         self._changed(min(stubs))
         if self.version < CURRENT_VERSION:
             self._write_all()
@@ -286,12 +287,14 @@ class Session:
 
     def append_record(self, record: dict[str, Any], *, sync: bool = True, redacted_by: Redactor | None = None) -> None:
         """Append a record of another type (an approval decision, a request record); it is loaded
-        back into `extra`, in place. `sync=False`: the next synced write makes it durable (a request
+        back into `extra`, in place, as a frozen copy (`records.freeze`: the dict passed in is not kept,
+        and what `extra` holds cannot change). `sync=False`: the next synced write makes it durable (a request
         record, which the reply appended right after it covers). `redacted_by`: the caller redacted
         every value that may hold a secret with that redactor (the rest are the harness's own), so
         the line is not scanned again when it is this session's."""
         if record.get("type") in ("header", "message", "run", PRUNE):
             raise ValueError(f"append_record is for other record types, not {record.get('type')!r}")
+        record = freeze(record)  # what `extra` holds is what the line says, for good (records.py)
         scanned = redacted_by is not None and redacted_by is self.redactor
         self._write(self._records.line(record, self.redactor, scanned=scanned), redact=False, sync=sync)
         self.extra.append(record)
@@ -309,6 +312,7 @@ class Session:
         self.messages = list(messages)
         alive = {id(m) for m in self.messages}
         self._forms = {k: v for k, v in self._forms.items() if k in alive}
+        self._digest.keep_only(alive)
         self._changed(0)
         self._write_all()
 

@@ -20,7 +20,7 @@ from arreio.engine.messages import Message
 from arreio.engine.providers.base import SystemBlock
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, parse_object
 
-__all__ = ["CURRENT_VERSION", "RecordLines", "SessionHeader", "ends_with_newline", "header_line", "json_line", "json_of_line", "line_of_json", "message_line",
+__all__ = ["CURRENT_VERSION", "SessionHeader", "ends_with_newline", "header_line", "json_line", "json_of_line", "message_line",
            "needs_rewrite", "parse_header", "prune_record", "upgrade"]
 
 CURRENT_VERSION = 2
@@ -88,39 +88,9 @@ def message_line(message: Message) -> bytes:
     return MESSAGE_LINE_PREFIX + message.model_dump_json().encode()[1:] + b"\n"
 
 
-class RecordLines:
-    """The redacted line of each record a session wrote, so a rewrite does not redact every record of
-    the history again (issue 23: one request record a turn). A record changed since is redone."""
-
-    def __init__(self) -> None:
-        # id -> [record, its line as written, the redacted line, a copy of what it held (made lazily)]
-        self._lines: dict[int, list[Any]] = {}
-
-    def line(self, record: dict[str, Any], redactor: Any, *, scanned: bool = False) -> bytes:
-        """`record`'s line, redacted (`scanned`: its values were redacted already, at first writing;
-        a record changed since is scanned like any other)."""
-        hit = self._lines.get(id(record))
-        if hit is not None and hit[0] is record:
-            # The record is checked against what its line holds (parsed once, then kept: a C-level
-            # walk), not by serialising every record of the run again (issue 23).
-            if hit[3] is None:
-                hit[3] = json.loads(hit[1])
-            if hit[3] == record:
-                return hit[2]
-        raw = json_line(record)
-        clean = redactor.bytes(raw) if redactor is not None and not (scanned and hit is None) else raw
-        self._lines[id(record)] = [record, raw, clean, None]
-        return clean
-
-
 def json_of_line(line: bytes) -> str:
-    """A message line's message JSON (the inverse of `line_of_json`)."""
+    """A message line's message JSON (what `message_line` wrapped)."""
     return "{" + line[len(MESSAGE_LINE_PREFIX):-1].decode("utf-8", "surrogateescape")
-
-
-def line_of_json(stored_json: str) -> bytes:
-    """The message line holding `stored_json` (what `message_line` makes of the message's JSON)."""
-    return MESSAGE_LINE_PREFIX + stored_json[1:].encode("utf-8", "surrogateescape") + b"\n"
 
 
 # Written only when set, so a header reads as it always has.

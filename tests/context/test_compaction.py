@@ -227,7 +227,10 @@ def test_the_fallback_summary_says_what_a_pruned_call_showed_not_what_its_stub_h
     plan = prepare_compaction([*head, Message.assistant([TextPart(text="done")], model="m")], 1.0, lambda m: 10.0)
     assert plan is not None and plan.head == head
     plain = fallback_summary(plan)
-    plan.records = {"c1": "ok, 27 lines / 2114 chars; defines main"}
+    plan.records = {"c1": ('read_file(path="src/app.py")', "ok, 27 lines / 2114 chars; defines main")}
     recorded = fallback_summary(plan)
     assert any("first line: [pruned" in line for line in plain.done)  # the stub, digested
     assert recorded.done == ['read_file(path="src/app.py") → ok, 27 lines / 2114 chars; defines main']
+    # The label is the work log's too (a resumed session's log holds it as written: redacted).
+    plan.records = {"c1": ('read_file(path="[REDACTED:TOKEN]")', "ok, 27 lines / 2114 chars; defines main")}
+    assert fallback_summary(plan).done == ['read_file(path="[REDACTED:TOKEN]") → ok, 27 lines / 2114 chars; defines main']

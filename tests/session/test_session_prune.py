@@ -152,3 +152,42 @@ def test_unchanged_prefix_tells_how_much_of_the_history_a_reader_can_keep(tmp_pa
         assert session.unchanged_prefix(session.revision) == 10
         with pytest.raises(ValueError, match="not a tool result"):
             session.replace_results({0: "x"})
+
+
+def test_the_digest_hashes_a_moved_tail_again_without_serialising_it_again() -> None:
+    """A compaction puts its summary in front of the kept tail: every position changes, no message
+    does (issue 23: the tail was serialised and escaped again after each compaction)."""
+    from arreio.engine.session.digest import RollingDigest, escaped
+
+    made: list[Message] = []
+
+    def form(message: Message) -> bytes:
+        made.append(message)
+        return escaped(message.model_dump_json())
+
+    history = [Message.user(f"message {i}") for i in range(100)]
+    rolling = RollingDigest(form)
+    rolling.digest(history)
+    summary = Message.user("summary of the first 60")
+    compacted = [summary, *history[60:]]
+    rolling.rewind(0)
+    made.clear()
+    full = RollingDigest()
+    assert rolling.digest(compacted) == full.digest(compacted)
+    assert made == [summary]
+
+
+def test_a_stored_line_escapes_as_its_json_does() -> None:
+    """The digest escapes a message's stored line as bytes (issue 23): the same bytes as escaping its
+    JSON text, whatever the text holds."""
+    from arreio.engine.session.digest import escaped, escaped_line
+    from arreio.engine.session.format import json_of_line, message_line
+
+    texts = ['plain', 'quote " and \\ backslash \\"', "tab\tnew\nline\r\x00\x1f bell\x07", "é — → 中文 🙂",
+             '{"json": "inside", "esc": "\\u00e9"}', "\u2028\u2029 line separators", "trailing \\"]
+    for text in texts:
+        for message in (Message.user(text), Message.tool_result(ToolResultPart(call_id="c", name="t", content=text))):
+            line = message_line(message)
+            assert escaped_line(line) == escaped(json_of_line(line)) == escaped(message.model_dump_json())
+    odd = b'{"type":"message","role":"user","parts":[{"type":"text","text":"raw\ttab"}]}\n'  # a line json.dumps would not write
+    assert escaped_line(odd) == escaped(json_of_line(odd))

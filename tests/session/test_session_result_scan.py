@@ -76,12 +76,26 @@ def test_a_record_the_caller_redacted_is_not_scanned_again_unless_another_redact
         other = Redactor({"MY_API_KEY": SECRET})
         session.append_record({"type": "request", "model": f"m-{SECRET}"}, redacted_by=other)  # not this session's
         assert CountingRedactor.lines == 1
-        mutated = {"type": "note", "text": "plain"}
-        session.append_record(mutated, redacted_by=redactor)
-        mutated["text"] = f"now {SECRET}"  # changed after it was written: a rewrite scans it
+        given = {"type": "note", "text": "plain"}
+        session.append_record(given, redacted_by=redactor)
+        given["text"] = f"now {SECRET}"  # the caller's dict changed afterwards: the session kept its copy
         session.rewrite(list(session.messages))
     data = session.path.read_text()
-    assert SECRET not in data and data.count("[REDACTED:MY_API_KEY]") == 3
+    assert SECRET not in data and data.count("[REDACTED:MY_API_KEY]") == 2
+    assert '{"type":"note","text":"plain"}' in data and session.extra[-1] == {"type": "note", "text": "plain"}
+
+
+def test_a_record_changed_after_loading_is_scanned_again_when_rewritten(tmp_path: Path) -> None:
+    session, redactor = _session(tmp_path)
+    with session:
+        session.append_record({"type": "note", "text": "plain"}, redacted_by=redactor)
+    loaded, _ = Session.open(session.path)
+    loaded.redactor = redactor
+    with loaded:
+        loaded.extra[-1]["text"] = f"now {SECRET}"  # a record read back from the file is a plain dict
+        loaded.rewrite(list(loaded.messages))
+    data = session.path.read_text()
+    assert SECRET not in data and '"text":"now [REDACTED:MY_API_KEY]"' in data
 
 
 def test_the_request_record_hides_a_secret_in_the_model_name(tmp_path: Path) -> None:

@@ -48,16 +48,16 @@ def test_a_history_loaded_unredacted_is_redacted_when_rewritten(tmp_path: Path) 
     assert [m.text for m in reloaded.messages] == ["key [REDACTED:MY_API_KEY]", "echo [REDACTED:MY_API_KEY]"]
 
 
-def test_a_record_changed_after_it_was_written_is_written_as_it_is_now(tmp_path: Path) -> None:
+def test_a_record_is_rewritten_as_it_was_appended_whatever_the_caller_does_with_its_dict(tmp_path: Path) -> None:
     with Session.create(tmp_path, header()) as session:
         session.redactor = Redactor.from_env(ENV)
-        note = {"type": "note", "text": "first"}
+        note = {"type": "note", "text": f"first {SECRET}"}
         session.append(Message.user("go"))
         session.append_record(note)
-        note["text"] = f"changed {SECRET}"  # a caller kept the dict and changed it (the rewrite writes it)
+        note["text"] = "changed"  # a caller kept the dict and changed it: the session holds its own copy
         session.rewrite(list(session.messages))
     data = session.path.read_text()
-    assert '"changed [REDACTED:MY_API_KEY]"' in data and SECRET not in data and '"first"' not in data
+    assert '"first [REDACTED:MY_API_KEY]"' in data and SECRET not in data and '"changed"' not in data
 
 
 def test_redacted_json_hides_what_the_history_holds_whichever_way_it_came(tmp_path: Path) -> None:
