@@ -142,6 +142,43 @@ def evaluate(kb: KnowledgeBase, queries: list[dict], mode: str, repeat: int = 1)
     return {"ndcg10": ndcg / n, "recall10": recall / n, "p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95)}
 
 
+def build_synthetic(kb: KnowledgeBase, vocabulary: list[str], n_chunks: int) -> float:
+    """Fill `kb` with `n_chunks` synthetic chunks, unless it holds them already (seconds taken; nan
+    when skipped). Each chunk is five 12-word lines of Zipf-like words from `vocabulary` (as real text
+    is); with an embedder, random unit vectors stand in for its chunk vectors and, with sentence
+    vectors on, five sentence vectors each, as a real chunk of five sentences would have."""
+    import numpy as np
+
+    backend = kb.backend
+    if backend.stats().chunks >= n_chunks:
+        return float("nan")
+    from arreio.memory.knowledge.chunking import Chunk
+
+    rng = random.Random(7)
+    weights = [1 / (i + 1) for i in range(len(vocabulary))]
+    start = time.perf_counter()
+    per_doc = 20
+    for d in range(n_chunks // per_doc):
+        chunks = []
+        for c in range(per_doc):
+            words = rng.choices(vocabulary, weights, k=60)
+            chunks.append(Chunk("\n".join(" ".join(words[i : i + 12]) for i in range(0, 60, 12)), c * 5 + 1, c * 5 + 5))
+        backend.replace_document(f"synthetic/{d}.txt", str(d), 0, chunks)
+    build_s = time.perf_counter() - start
+    if kb.embedder is not None:
+        gen = np.random.default_rng(7)
+
+        def unit(rows: int) -> np.ndarray:
+            vectors = gen.standard_normal((rows, kb.embedder.dim), dtype=np.float32)
+            return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+        backend.reset_vectors(kb.vector_scheme)
+        while pending := backend.pending_vectors(5000):
+            sentences = [unit(5) for _ in pending] if kb.sentence_vectors else None
+            backend.set_vectors(kb.vector_scheme, [i for i, _ in pending], unit(len(pending)), sentences)
+    return build_s
+
+
 def synthetic_scale(
     workdir: Path,
     vocabulary: list[str],
@@ -155,40 +192,11 @@ def synthetic_scale(
     passes: bool = False,
     hits_out: Path | None = None,
 ) -> dict:
-    """Latency only. Each synthetic chunk is five 12-word lines, so with sentence vectors on it
-    gets five random sentence vectors, as a real chunk of five sentences would."""
-    import numpy as np
-
+    """Latency only, on an index `build_synthetic` fills."""
     db = workdir / f"synthetic-{n_chunks}{'' if sentence_vectors else '-nosent'}.sqlite"
     backend = SqliteBackend(db)
     kb = KnowledgeBase(backend, embedder, sentence_vectors=sentence_vectors, fusion=fusion)
-    rng = random.Random(7)
-    weights = [1 / (i + 1) for i in range(len(vocabulary))]  # Zipf-like, as real text is
-    start = time.perf_counter()
-    if backend.stats().chunks < n_chunks:
-        from arreio.memory.knowledge.chunking import Chunk
-
-        per_doc = 20
-        for d in range(n_chunks // per_doc):
-            chunks = []
-            for c in range(per_doc):
-                words = rng.choices(vocabulary, weights, k=60)
-                chunks.append(Chunk("\n".join(" ".join(words[i : i + 12]) for i in range(0, 60, 12)), c * 5 + 1, c * 5 + 5))
-            backend.replace_document(f"synthetic/{d}.txt", str(d), 0, chunks)
-        build_s = time.perf_counter() - start
-        if embedder is not None:
-            gen = np.random.default_rng(7)
-
-            def unit(rows: int) -> np.ndarray:
-                vectors = gen.standard_normal((rows, embedder.dim), dtype=np.float32)
-                return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-            backend.reset_vectors(kb.vector_scheme)
-            while pending := backend.pending_vectors(5000):
-                sentences = [unit(5) for _ in pending] if sentence_vectors else None
-                backend.set_vectors(kb.vector_scheme, [i for i, _ in pending], unit(len(pending)), sentences)
-    else:
-        build_s = float("nan")
+    build_s = build_synthetic(kb, vocabulary, n_chunks)
     start = time.perf_counter()
     kb.search("warm up the vector cache", k=10)
     cold_ms = (time.perf_counter() - start) * 1000
