@@ -71,6 +71,10 @@ _EMOJI = re.compile(r"[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff]")
 _ASCII_OR_SPACE = re.compile(r"[\x00-\x7f\s]+")
 _JOINERS = re.compile(r"[\u200d\ufe0f\ufe0e]")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+# A character one of the classes above counts, or a space `_ASCII_OR_SPACE` drops: outside these
+# ranges (Latin-1, Greek, Cyrillic, … up to U+10FF; the dashes, quotes and arrows of U+2010-U+21FF)
+# every character is "other", but for the spaces among them (U+0085, U+00A0, U+2028-9, U+205F).
+_CLASSED = re.compile(r"[^\x00-\x84\x86-\x9f\xa1-\u10ff\u2010-\u2027\u2030-\u205e\u2060-\u21ff]")
 
 
 def profile_for(model: str) -> str:
@@ -122,6 +126,8 @@ def estimate_text(text: str, profile: str | Profile = DEFAULT_PROFILE) -> float:
         # over the non-ASCII characters alone gives the same numbers: a mostly-English text (a pruned
         # result's stub, with its one dash) is not scanned seven more times whole (issue 23).
         wide = "".join(_NOT_ASCII.findall(text))
+        if _CLASSED.search(wide) is None:  # dashes, arrows, accents: "other" all (one search, not 14)
+            return total + len(wide) * p.other
         total += _runs(_CJK, wide) * p.cjk + _runs(_KANA, wide) * p.kana + _runs(_HANGUL, wide) * p.hangul
         total += _runs(_CJK_PUNCT, wide) * p.cjk_punct
         emoji = len(_EMOJI.findall(wide))

@@ -51,7 +51,11 @@ def test_non_ascii_classes_counted_over_the_non_ascii_part_alone(profile: str) -
 
     p, rng = PROFILES[profile], random.Random(profile)
     alphabet = ALPHABET + "\u3000\u3001「」ｶﾞ\uff01\u00a0\u2028ΣσςКирилл\U00020001🇯🇵\ufe0f"
-    texts = ["[pruned to save context: the 2114-char result.]\nWhat it showed — ok", "日本語の文章です。", "한국어 текст"]
+    # Texts whose non-ASCII characters are all "other" (dashes, arrows, accents) take a short way.
+    dashes = ALPHABET + "—–→éü·…\u2010\u2027\u2030\u205e\u2060\u21ff\u10ff\x85\u205f\u2029\u200d\u1100\u2600"
+    texts = ["[pruned to save context: the 2114-char result.]\nWhat it showed — ok", "日本語の文章です。", "한국어 текст",
+             "showing lines 10–14 of 50", "a → b", "naïve café…", "a\u00a0b", "a\u2028b", "x\u200dy"]
+    texts += ["".join(rng.choice(dashes) for _ in range(rng.randint(1, 80))) for _ in range(2000)]
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 120))) for _ in range(3000)]
     for text in texts:
         words, extra, groups, punct = _latin_counts(text, p.short_word)
