@@ -5,8 +5,10 @@ Tables: `meta` (schema version, vector model, vector generation, full-text analy
 sentence vectors as one row-major float32 BLOB, NULL for a chunk of one sentence) and
 `chunks_fts`, an FTS5 index over the CJK-rewritten chunk text (rowid = chunk id). Every change is
 one transaction, so a process killed at any moment leaves the previous or the next consistent
-state. Vector search is exact brute force over the matrices cached by `VectorCache` (one row per
-chunk, and one per sentence): this Python cannot load SQLite extensions.
+state. The keyword pass ranks exactly as FTS5's bm25 would, computed faster by `bm25.py` from
+FTS5's own tables (FTS5 ranks what that cannot do exactly). Vector search is exact brute force over
+the matrices cached by `VectorCache` (one row per chunk, and one per sentence): this Python cannot
+load SQLite extensions.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 from arreio.engine.errors import UsageError
 from arreio.memory.knowledge import cjk, scan, segmenter
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
+from arreio.memory.knowledge.bm25 import Bm25Scorer
 from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.vector_cache import VectorCache, best_per_id, row_numbers, rows_of, top_n
 
@@ -28,8 +31,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 SCHEMA_VERSION = 2  # 2: chunks.svec (sentence vectors)
+TOKENIZE = "porter unicode61 remove_diacritics 2"  # the full-text index's; bm25.py tokenises queries alike
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
     id INTEGER PRIMARY KEY,
@@ -48,7 +52,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id);
 CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(id) WHERE vec IS NULL;
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(body, tokenize = '{TOKENIZE}');
 """
 
 
@@ -76,6 +80,8 @@ class SqliteBackend:
         # A file database can give the keyword pass a connection of its own (see `_keyword_conn`);
         # a second connection to ":memory:" would be another, empty, database.
         self.concurrent_keyword_search = self.path is not None
+        # Ranks the keyword pass as FTS5 would, only faster (bm25.py); None: FTS5 ranks every query.
+        self.bm25: Bm25Scorer | None = Bm25Scorer("chunks_fts", TOKENIZE)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -304,6 +310,16 @@ class SqliteBackend:
         return self._keyword_db
 
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
+        terms = cjk.query_terms(query)
+        if not terms:
+            return []
+        db = self._keyword_conn()
+        if self.bm25 is not None and (found := self.bm25.search(db, terms, n)) is not None:
+            return found
+        return self.fts5_keyword_search(query, n)
+
+    def fts5_keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
+        """The keyword pass ranked by FTS5 itself (what `bm25` must always agree with)."""
         match = cjk.fts_match(query)
         if match is None:
             return []
@@ -344,6 +360,8 @@ class SqliteBackend:
         return ok
 
     def close(self) -> None:
+        if self.bm25 is not None:
+            self.bm25.close()
         if self._keyword_db is not None:
             self._keyword_db.close()
             self._keyword_db = None
