@@ -131,11 +131,12 @@ def prepare_compaction(messages: list[Message], keep_tail_tokens: float, weigh: 
             if parsed:
                 previous, meta = parsed
     fresh = [m for m in head if not is_summary(m)]
+    turns = [m for m in fresh if m.role == "assistant"]  # the only messages that hold calls
     meta = SummaryMeta(
         number=meta.number + 1,
         messages=meta.messages + len(fresh),
-        turns=meta.turns + sum(1 for m in fresh if m.role == "assistant"),
-        tool_calls=meta.tool_calls + sum(len(m.tool_calls) for m in fresh),
+        turns=meta.turns + len(turns),
+        tool_calls=meta.tool_calls + sum(len(m.tool_calls) for m in turns),
     )
     return CompactionPlan(cut, head, tail, previous, meta)
 
@@ -164,15 +165,18 @@ def fallback_summary(plan: CompactionPlan) -> Summary:
     fresh = [m for m in plan.head if not is_summary(m)]
     results: dict[str, ToolResultPart] = {}
     for m in fresh:
-        part = m.tool_result_part
+        part = m.tool_result_part if m.role == "tool" else None
         if part is not None:
             results[part.call_id] = part
     goal = _goal(plan.head, plan.previous)
     constraints = [ln.strip("-* ").strip() for ln in goal.splitlines() if any(w in ln.lower() for w in _CONSTRAINT_WORDS)]
     done, blocked, files, decisions = [], [], [], []
     for m in fresh:
-        if m.role == "assistant" and m.text.strip():
-            decisions.append(m.text.strip().splitlines()[0][:200])
+        if m.role != "assistant":
+            continue  # only an assistant turn says something of its own or calls a tool
+        text = m.text.strip()
+        if text:
+            decisions.append(text.splitlines()[0][:200])
         for call in m.tool_calls:
             result = results.get(call.id)
             known = plan.records.get(call.id)

@@ -274,7 +274,8 @@ class ContextHook(RunHook):
         if plan is None:
             return events
         entries = self.worklog.entries
-        plan.records = {c.id: (e.label, e.digest) for m in plan.head for c in m.tool_calls if (e := entries.get(c.id)) is not None}
+        plan.records = {c.id: (e.label, e.digest) for m in plan.head if m.role == "assistant"
+                        for c in m.tool_calls if (e := entries.get(c.id)) is not None}
         use_model = self.skip == 0
         provider, model = turn.provider, turn.model
         if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
