@@ -25,7 +25,7 @@ from arreio.memory.knowledge import cjk, scan, segmenter
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.bm25 import Bm25Scorer
 from arreio.memory.knowledge.chunking import Chunk
-from arreio.memory.knowledge.vector_cache import VectorCache, best_per_id, row_numbers, rows_of, top_n
+from arreio.memory.knowledge.vector_cache import VectorCache, best_per_id, read_rows, row_numbers, rows_of, top_n
 
 if TYPE_CHECKING:
     import numpy as np
@@ -238,29 +238,29 @@ class SqliteBackend:
             self._bump_generation(db)
 
     def _load_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
-
-        rows = self._db.execute("SELECT id, vec FROM chunks WHERE vec IS NOT NULL ORDER BY id").fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if not rows:
-            return ids, np.zeros((0, 0), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return ids, matrix
+        return self._read_vectors("vec", "length(vec)")
 
     def _load_sentence_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """Every chunk's sentence rows (or its own vector, for a chunk of one sentence), grouped by
         chunk id in id order; ids repeat once per row."""
+        return self._read_vectors("coalesce(svec, vec)", "coalesce(length(svec), length(vec))")
+
+    def _read_vectors(self, column: str, size: str) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, matrix) of `column`'s rows of every chunk with a vector, in id order, counted first
+        (lengths only) and read in the same snapshot (`vector_cache.read_rows`)."""
         import numpy as np
 
-        rows = self._db.execute("SELECT id, vec, svec FROM chunks WHERE vec IS NOT NULL ORDER BY id").fetchall()
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        dim = len(rows[0][1]) // 4
-        blobs = [svec if svec is not None else vec for _, vec, svec in rows]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        owners = np.repeat(ids, [len(blob) // (4 * dim) for blob in blobs])
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
-        return owners, matrix
+        self._db.execute("BEGIN")
+        try:
+            chunks, total, width = self._db.execute(
+                f"SELECT count(*), total({size}), max(length(vec)) FROM chunks WHERE vec IS NOT NULL"
+            ).fetchone()
+            if not chunks:
+                return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+            rows = self._db.execute(f"SELECT id, {column} FROM chunks WHERE vec IS NOT NULL ORDER BY id")
+            return read_rows(rows, int(total) // width, width // 4)
+        finally:
+            self._db.execute("COMMIT")
 
     def vector_search(
         self, query_vector: np.ndarray, n: int, helper: Executor | None = None

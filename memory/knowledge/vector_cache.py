@@ -14,6 +14,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -107,6 +108,28 @@ class VectorCache:
         if self._db_path is None:
             return []
         return sorted(self._db_path.parent.glob(f"{self._db_path.name}.{self._kind}-*.npy"))
+
+
+def read_rows(cursor: Iterable[tuple[int, bytes]], count: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(owner of each row, matrix) from `(id, float32 BLOB of one or more rows)` pairs, `count` rows
+    in all, copied batch by batch into arrays made once: the whole index is never held twice (as
+    100,000 BLOBs and as their join: ~1.8 GB at peak for a 768 MB sentence matrix before)."""
+    import numpy as np
+
+    owners = np.empty(count, dtype=np.int64)
+    matrix = np.empty((count, dim), dtype=np.float32)
+    rows, width, at = iter(cursor), 4 * dim, 0
+    while batch := list(islice(rows, 2048)):
+        blobs = [blob for _, blob in batch]
+        part = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
+        if at + len(part) > count:
+            raise ValueError("more vector rows than counted")
+        matrix[at : at + len(part)] = part
+        owners[at : at + len(part)] = np.repeat([owner for owner, _ in batch], [len(blob) // width for blob in blobs])
+        at += len(part)
+    if at != count:
+        raise ValueError("fewer vector rows than counted")
+    return owners, matrix
 
 
 def row_numbers(owners: np.ndarray, among: Iterable[int]) -> np.ndarray:

@@ -173,3 +173,30 @@ def test_sentence_search_ranks_chunks_by_their_best_sentence(kind: str, tmp_path
     if kind == "sqlite":
         assert len(list(tmp_path.glob("state/knowledge.sqlite.sentences-*.npy"))) == 2  # owners + matrix, cached
     backend.close()
+
+
+def test_the_cached_matrices_hold_every_stored_vector_in_id_order(tmp_path: Path) -> None:
+    """Issue 23: the sidecars are filled batch by batch (2,048 chunks at a time) into arrays made
+    once; each row must still be its chunk's vector, and each sentence row its chunk's sentence."""
+    from arreio.memory.knowledge.vector_cache import read_rows
+
+    backend = SqliteBackend(tmp_path / "knowledge.sqlite")
+    backend.replace_document("a.md", "h", 1, [Chunk(f"chunk {i}", i + 1, i + 1) for i in range(5000)])
+    ids = [i for i, _ in backend.pending_vectors(5000)]
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((len(ids), 8), dtype=np.float32)
+    # a chunk of one sentence has none (its vector stands in); others 2-4 sentence rows
+    sentences = [None if i % 3 == 0 else rng.standard_normal((2 + i % 3, 8), dtype=np.float32) for i in range(len(ids))]
+    backend.set_vectors("m", ids, vectors, sentences)
+    chunk_ids, matrix = backend._load_matrix()
+    assert chunk_ids.tolist() == sorted(ids) and np.array_equal(matrix, vectors[np.argsort(ids)])
+    owners, rows = backend._load_sentence_matrix()
+    expected = [(chunk_id, row) for chunk_id, vector, own in sorted(zip(ids, vectors, sentences), key=lambda t: t[0])
+                for row in (vector[None] if own is None else own)]
+    assert owners.tolist() == [chunk_id for chunk_id, _ in expected]
+    assert np.array_equal(rows, np.stack([row for _, row in expected]))
+    with pytest.raises(ValueError, match="more vector rows"):
+        read_rows([(1, vectors[:2].tobytes())], 1, 8)
+    with pytest.raises(ValueError, match="fewer vector rows"):
+        read_rows([(1, vectors[0].tobytes())], 2, 8)
+    backend.close()
