@@ -255,13 +255,14 @@ class ContextHook(RunHook):
         compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
         events: list[ev.Event] = []
         if cfg.prune and (compact or (cfg.prune_at and tokens >= cfg.prune_at * window)):
-            # At the watermark everything prunable goes; before it, only a batch worth a broken cache.
+            # Only a batch worth a broken prompt cache is pruned, at the watermark too: results worth
+            # less would free too little to put the compaction off (it only came a turn or two later,
+            # each a broken cache: a long run pruned one or two results a turn there, seven times in
+            # a row), and the compaction drops them from the history anyway (its archive keeps them
+            # whole). So a compaction due now comes without a prune of a few results before it.
             at_watermark = compact
-            events += self._prune(turn, tokens, at_least=0.0 if compact else cfg.prune_step * window)
+            events += self._prune(turn, tokens, at_least=cfg.prune_step * window)
             freed, tokens = tokens - (after := self._context_tokens(turn)), after
-            # A prune at the watermark that frees less than a batch's worth only puts the compaction
-            # off by a turn or two, breaking the provider's cache each time (a long run pruned one or
-            # two results a turn there, seven times in a row): compact now instead.
             compact = cfg.compaction_on and (
                 should_compact(tokens, window, cfg.watermark) or (at_watermark and freed < cfg.prune_step * window))
         if compact:

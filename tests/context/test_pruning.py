@@ -171,3 +171,35 @@ def test_at_the_watermark_a_prune_that_frees_little_is_followed_by_the_compactio
         if at_watermark and small:
             follower = reductions[i + 1] if i + 1 < len(reductions) else None
             assert follower is not None and follower.kind == "summary", (i, event)
+
+
+def test_a_compaction_due_now_comes_without_a_small_prune_before_it(tmp_path: Path) -> None:
+    """Issue 23: at the watermark, results worth less than a batch were stubbed first (artifacts
+    written, a prune line appended, ~a fifth of the compaction turn's work) and then dropped from
+    the history by the compaction that followed. They are left to it now: its archive keeps them
+    whole, and nothing of the history is lost (the summary takes each call's work-log record)."""
+    import json
+
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    reads, window, batch = 120, 40_000, 0.2  # a batch bigger than what is left to prune at the watermark
+    body = "amber lattice " * 170
+    for n in range(reads):
+        (work / f"m{n}.txt").write_text(f"record {n}: {body}\n")
+    steps = [call("read_file", f"NOTE: m{n}=ok", path=f"m{n}.txt") for n in range(reads)]
+    runner, hook, events = _run(tmp_path, steps, max_steps=reads + 5, window=window, prune_step=batch)
+    assert check_pairing(runner.session.messages) == [] and unit_end(events).verdict == "success"
+    assert hook.stats.compactions >= 1 and any(e.type == "compaction" and e.kind == "prune" for e in events)
+    turn: list = []  # the reductions of the current turn
+    for event in events:
+        if event.type == "tool_end":
+            turn = []
+        elif event.type == "compaction":
+            if event.kind == "summary" and turn:
+                freed = turn[-1].tokens_before - turn[-1].tokens_after
+                assert turn[-1].kind != "prune" or freed >= batch * window, turn[-1]
+            turn.append(event)
+    archives = sorted((tmp_path / "sessions" / "s-test" / "compacted").glob("*.jsonl"))
+    archived = [json.loads(line) for path in archives for line in path.read_text().splitlines()]
+    kept = [m["parts"][0]["content"] for m in archived if m.get("role") == "tool"]
+    assert any(not c.startswith(STUB_MARKER) and "record" in c and body[:200] in c for c in kept)  # as read_file gave it
