@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine.session.healing import MESSAGE_LINE_PREFIX
+from arreio.engine.session.format import json_bytes
 
 if TYPE_CHECKING:
     from arreio.engine.messages import Message
@@ -38,7 +38,7 @@ def escaped_line(line: bytes) -> bytes:
     """`escaped` of a stored message line's JSON, from the line's bytes: JSON text holds no control
     character (a string's are escaped), so escaping it as a string body only doubles backslashes and
     escapes quotes; no decoding, no encoding (a line that holds one anyway takes the long way)."""
-    body = b"{" + line[len(MESSAGE_LINE_PREFIX):-1]
+    body = json_bytes(line)
     if len(body.translate(None, _CONTROLS)) != len(body):  # (a copy at memory speed: ~8x a regex search)
         return escaped(body.decode("utf-8", "surrogateescape"))
     return body.replace(b"\\", b"\\\\").replace(b'"', b'\\"')

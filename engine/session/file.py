@@ -35,12 +35,13 @@ from arreio.engine.session.format import (
     SessionHeader,
     ends_with_newline,
     header_line,
+    json_bytes,
     json_line,
     json_of_line,
     message_line,
     prune_record,
 )
-from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, Placed, Repair, apply_prune, remap_placed
+from arreio.engine.session.healing import PRUNE, Placed, Repair, apply_prune, remap_placed
 from arreio.engine.session.reading import read_session
 from arreio.engine.session.records import RecordLines, freeze
 
@@ -180,8 +181,7 @@ class Session:
 
     def stored_jsonl(self, messages: list[Message]) -> bytes:
         """The messages' JSON as stored, one a line (a compaction's archive of the head)."""
-        cut = len(MESSAGE_LINE_PREFIX)
-        return b"".join(b"{" + self.stored_line(m)[cut:] for m in messages)
+        return b"".join([json_bytes(self.stored_line(m)) + b"\n" for m in messages])
 
     def stored_line(self, message: Message) -> bytes:
         """The message's line with its secrets hidden: as stored, for a message that went through this

@@ -20,7 +20,7 @@ from arreio.engine.messages import Message
 from arreio.engine.providers.base import SystemBlock
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, parse_object
 
-__all__ = ["CURRENT_VERSION", "SessionHeader", "ends_with_newline", "header_line", "json_line", "json_of_line", "message_line",
+__all__ = ["CURRENT_VERSION", "SessionHeader", "ends_with_newline", "header_line", "json_bytes", "json_line", "json_of_line", "message_line",
            "needs_rewrite", "parse_header", "prune_record", "upgrade"]
 
 CURRENT_VERSION = 2
@@ -88,9 +88,14 @@ def message_line(message: Message) -> bytes:
     return MESSAGE_LINE_PREFIX + message.model_dump_json().encode()[1:] + b"\n"
 
 
+def json_bytes(line: bytes) -> bytes:
+    """A message line's message JSON, as the line's bytes (what `message_line` wrapped)."""
+    return b"{" + line[len(MESSAGE_LINE_PREFIX):-1]
+
+
 def json_of_line(line: bytes) -> str:
-    """A message line's message JSON (what `message_line` wrapped)."""
-    return "{" + line[len(MESSAGE_LINE_PREFIX):-1].decode("utf-8", "surrogateescape")
+    """A message line's message JSON, as text."""
+    return json_bytes(line).decode("utf-8", "surrogateescape")
 
 
 # Written only when set, so a header reads as it always has.

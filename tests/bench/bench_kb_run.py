@@ -55,11 +55,6 @@ def build_project(root: Path, data: Path, chunks: int, queries: int) -> Path:
     return script
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", default=str(DATA))
@@ -68,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=None, help="keep the project (and its index) here")
     args = parser.parse_args(argv)
     root = Path(args.workdir) if args.workdir else Path(os.environ.get("TMPDIR", "/tmp")) / f"arreio-kb-run-{args.chunks}"
+    from bench_retrieval import percentile
+
     script = build_project(root, Path(args.data), args.chunks, args.queries)
     exe = Path(sys.executable).with_name("arreio")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
