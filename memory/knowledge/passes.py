@@ -5,7 +5,9 @@ the best sentence of the chunks those two put forward. With a worker thread (a b
 keyword pass has a connection of its own), the keyword pass runs there while the calling thread
 embeds the query and scans the chunk vectors; the worker then takes part of the scan (scan.py).
 If the keyword pass is still running after the scan, the sentence pass scores the chunk-vector
-pass's candidates meanwhile and the keyword pass's own afterwards. SQLite, the model and numpy all
+pass's candidates meanwhile and the keyword pass's own afterwards. When two cores are idle as the
+search starts (cores.py), the query is embedded on two threads and the keyword pass starts after
+the embedding, beside the scan (before it, unless a third core is idle). SQLite, the model and numpy all
 leave the GIL, so the passes overlap instead of adding up, and every pass ranks exactly as it would
 alone (tests/knowledge/test_search_concurrency.py and test_scan.py compare them).
 """
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arreio.memory.knowledge.backend import KnowledgeBackend
+from arreio.memory.knowledge.cores import idle_cores
 from arreio.memory.knowledge.embedders import Embedder
 from arreio.memory.knowledge.vector_cache import merged, ranked
 
@@ -47,18 +50,28 @@ def rank(
     sentences: bool,
     pool: int,
     worker: Executor | None,
+    idle: int | None = None,
 ) -> Rankings:
     """The `n` best of each pass that runs: the keyword pass when `keyword`; the chunk-vector pass
     with an `embedder`; and then the sentence pass when `sentences`, over the keyword hits and the
     `pool` nearest chunks (0: over every chunk). `worker` runs the keyword pass and helps the
-    vector passes; without one, the keyword pass runs first on this thread."""
+    vector passes; without one, the keyword pass runs first on this thread. `idle`: the idle cores
+    (default: cores.idle_cores, now); with two, the query is embedded on two threads."""
     if embedder is None:
         return Rankings(keyword=_keyword(backend, query, n) if keyword else None)
-    pending = worker.submit(_keyword, backend, query, n) if keyword and worker is not None else None
-    found = _keyword(backend, query, n) if keyword and pending is None else None
+    idle = idle_cores(limit=3) if idle is None else idle
+    # Two threads embed the query when two cores are idle; the keyword pass then waits for the
+    # embedding (it would take one of those cores) and runs beside the scan instead, unless a
+    # third core is idle too.
+    threads = 2 if idle >= 2 else 1
+    keyword_now = keyword and worker is not None and (threads == 1 or idle >= 3)
+    pending = worker.submit(_keyword, backend, query, n) if keyword_now else None  # type: ignore[union-attr]
+    found = _keyword(backend, query, n) if keyword and worker is None else None
     early: tuple[np.ndarray, np.ndarray] | None = None
     try:
-        query_vector = embedder.embed_query(query)
+        query_vector = embedder.embed_query(query, threads)
+        if keyword and worker is not None and pending is None:
+            pending = worker.submit(_keyword, backend, query, n)
         nearest = [i for i, _ in backend.vector_search(query_vector, max(n, pool), helper=worker)]
         if sentences and pool and pending is not None and not pending.done():
             early = backend.sentence_scores(query_vector, nearest, helper=worker)  # while it runs

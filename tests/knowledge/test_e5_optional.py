@@ -23,3 +23,37 @@ def test_e5_is_the_default_and_finds_meaning_across_languages(docs: Path) -> Non
     # No shared words: only the vector pass can connect these.
     assert kb.search("weather forecast for Tokyo", k=1, mode="vector")[0].path.endswith("japanese.md")
     assert kb.search("insects eating my plants", k=1, mode="vector")[0].path.endswith("gardening.md")
+
+
+def test_a_query_embedded_on_two_threads_is_the_same_vector() -> None:
+    """Two threads split the model's rows, not its sums: the vector is bitwise the one-thread one,
+    so the search's hits cannot depend on how many cores were idle."""
+    import numpy as np
+
+    embedder = E5Embedder()
+    for text in ("rain tomorrow", "how are refunds reconciled in the ledger", "東京の天気", "a"):
+        assert np.array_equal(embedder.embed_query(text, 1), embedder.embed_query(text, 2))
+
+
+SPIN_PROBE = (
+    "import os\n"
+    "from arreio.memory.knowledge.embedders import E5Embedder\n"
+    "E5Embedder().embed_query('rain tomorrow', 2)\n"
+    "print(os.environ.get('GOMP_SPINCOUNT', 'unset'))\n"
+)
+
+
+@pytest.mark.parametrize(("given", "after"), [(None, "unset"), ("12345", "12345")])
+def test_the_model_s_spin_setting_stays_out_of_the_environment(given: str | None, after: str) -> None:
+    """The engine's OpenMP spin count is set while it loads and taken away after (the commands a
+    run starts must not inherit it); a value the user set is left as it was."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    if given is not None:
+        env["GOMP_SPINCOUNT"] = given
+    done = subprocess.run([sys.executable, "-c", SPIN_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == after

@@ -1,0 +1,190 @@
+"""How many cores a search may use now (cores.idle_cores) and in all (cores.usable_cores), and how a
+hybrid search uses two idle ones: the query embedded on two threads, the keyword pass after it
+beside the scan, and the same hits whatever the count."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from arreio.memory.knowledge import passes
+from arreio.memory.knowledge.cores import cgroup_quota, idle_cores, usable_cores
+from arreio.memory.knowledge.embedders import HashingEmbedder
+from arreio.memory.knowledge.index import KnowledgeBase
+from arreio.memory.knowledge.sqlite_backend import SqliteBackend
+
+
+def loadavg(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "loadavg"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("running", "usable", "limit", "expected"),
+    [
+        (1, 2, 3, 2),  # only the caller runs: both cores idle
+        (1, 8, 3, 3),  # capped by the limit
+        (2, 2, 3, 1),  # one other task on a 2-core machine
+        (3, 4, 3, 2),
+        (9, 4, 3, 1),  # oversubscribed: never below 1
+        (1, 1, 3, 1),
+    ],
+)
+def test_idle_cores_counts_the_cores_no_other_task_runs_on(
+    tmp_path: Path, running: int, usable: int, limit: int, expected: int
+) -> None:
+    path = loadavg(tmp_path, f"0.52 0.61 0.70 {running}/311 40213\n")
+    assert idle_cores(limit, usable=usable, loadavg=path) == expected
+
+
+@pytest.mark.parametrize("text", ["", "0.1 0.2 0.3", "0.1 0.2 0.3 x/12 5", "garbage"])
+def test_an_unreadable_loadavg_means_one_core(tmp_path: Path, text: str) -> None:
+    assert idle_cores(3, usable=8, loadavg=loadavg(tmp_path, text)) == 1
+    assert idle_cores(3, usable=8, loadavg=tmp_path / "missing") == 1
+
+
+@pytest.mark.skipif(not Path("/proc/loadavg").exists(), reason="Linux only")
+def test_busy_neighbours_leave_no_idle_core() -> None:
+    """Real processes spinning on every usable core: the kernel's runnable count sees them."""
+    spin = "import time\nend = time.time() + 20\nwhile time.time() < end: pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(usable_cores())]
+    try:
+        deadline = time.monotonic() + 10
+        seen = idle_cores(8)
+        while seen != 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            seen = idle_cores(8)
+        assert seen == 1
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def cgroup_tree(tmp_path: Path, own: str, files: dict[str, str]) -> tuple[Path, Path]:
+    root = tmp_path / "cgroup"
+    for name, content in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+    own_path = tmp_path / "self-cgroup"
+    own_path.write_text(own)
+    return root, own_path
+
+
+@pytest.mark.parametrize(
+    ("own", "files", "expected"),
+    [
+        ("0::/job\n", {"job/cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs: rounded up
+        ("0::/job\n", {"job/cpu.max": "100000 100000\n"}, 1),
+        ("0::/job\n", {"job/cpu.max": "max 100000\n"}, None),
+        ("0::/\n", {}, None),  # no cpu.max at the root
+        (
+            "4:memory:/m\n3:cpu,cpuacct:/box\n0::/\n",
+            {"cpu,cpuacct/box/cpu.cfs_quota_us": "300000\n", "cpu,cpuacct/box/cpu.cfs_period_us": "100000\n"},
+            3,
+        ),
+        (
+            "3:cpu,cpuacct:/box\n",
+            {"cpu,cpuacct/box/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/box/cpu.cfs_period_us": "100000\n"},
+            None,
+        ),
+        ("0::/job\n", {"job/cpu.max": "lots 0\n"}, None),
+        ("not a cgroup line\n", {}, None),
+    ],
+)
+def test_a_cgroup_quota_caps_the_cores(tmp_path: Path, own: str, files: dict[str, str], expected: int | None) -> None:
+    root, own_path = cgroup_tree(tmp_path, own, files)
+    assert cgroup_quota(root, own_path) == expected
+
+
+def test_usable_cores_is_within_the_affinity() -> None:
+    assert 1 <= usable_cores() <= len(os.sched_getaffinity(0))
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """Records the threads each query was embedded with, and when, beside the backend's log."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+        self.threads: list[int] = []
+
+    def embed_query(self, text: str, threads: int = 1):
+        self.threads.append(threads)
+        self.log.append("embed start")
+        time.sleep(0.05)  # long enough that a keyword pass started alongside would show in the log
+        vector = super().embed_query(text)
+        self.log.append("embed end")
+        return vector
+
+
+class LoggingBackend(SqliteBackend):
+    def __init__(self, path: Path, log: list[str]) -> None:
+        super().__init__(path)
+        self.log = log
+        self.lock = threading.Lock()
+
+    def keyword_search(self, query: str, n: int):
+        with self.lock:
+            self.log.append("keyword")
+        return super().keyword_search(query, n)
+
+
+@pytest.fixture
+def logged(tmp_path: Path, docs: Path):
+    log: list[str] = []
+    backend = LoggingBackend(tmp_path / "state" / "knowledge.sqlite", log)
+    embedder = RecordingEmbedder(log)
+    kb = KnowledgeBase(backend, embedder)
+    kb.add(["."], docs)
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-keyword")
+    yield backend, embedder, worker, log
+    worker.shutdown()
+    kb.close()
+
+
+@pytest.mark.parametrize(
+    ("idle", "threads", "keyword_alongside"),
+    [(1, 1, True), (2, 2, False), (3, 2, True)],
+)
+def test_idle_cores_decide_the_query_threads_and_when_the_keyword_pass_starts(
+    logged, idle: int, threads: int, keyword_alongside: bool
+) -> None:
+    backend, embedder, worker, log = logged
+    found = passes.rank(
+        backend,
+        "compost green material",
+        20,
+        keyword=True,
+        embedder=embedder,
+        sentences=True,
+        pool=500,
+        worker=worker,
+        idle=idle,
+    )
+    assert embedder.threads == [threads]
+    assert found.keyword  # the keyword pass ran either way
+    if keyword_alongside:
+        assert log.index("keyword") < log.index("embed end")
+    else:
+        assert log.index("keyword") > log.index("embed end")
+
+
+def test_the_hits_do_not_depend_on_the_idle_cores(logged) -> None:
+    backend, embedder, worker, _ = logged
+    for query in ("compost", "how do I water tomatoes", "retry with exponential backoff", "platypus"):
+        rankings = [
+            passes.rank(
+                backend, query, 20, keyword=True, embedder=embedder, sentences=True, pool=500, worker=worker, idle=idle
+            )
+            for idle in (1, 2, 3)
+        ]
+        assert rankings[0] == rankings[1] == rankings[2]
