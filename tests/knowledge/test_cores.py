@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arreio.memory.knowledge import passes
-from arreio.memory.knowledge.cores import cgroup_quota, idle_cores, usable_cores
+from arreio.memory.knowledge.cores import cgroup_quota, idle_cores, runnable_now, usable_cores
 from arreio.memory.knowledge.embedders import HashingEmbedder
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
@@ -42,13 +42,37 @@ def test_idle_cores_counts_the_cores_no_other_task_runs_on(
     tmp_path: Path, running: int, usable: int, limit: int, expected: int
 ) -> None:
     path = loadavg(tmp_path, f"0.52 0.61 0.70 {running}/311 40213\n")
-    assert idle_cores(limit, usable=usable, loadavg=path) == expected
+    assert runnable_now(path) == running
+    assert idle_cores(limit, usable=usable, runnable=lambda: runnable_now(path)) == expected
 
 
 @pytest.mark.parametrize("text", ["", "0.1 0.2 0.3", "0.1 0.2 0.3 x/12 5", "garbage"])
 def test_an_unreadable_loadavg_means_one_core(tmp_path: Path, text: str) -> None:
-    assert idle_cores(3, usable=8, loadavg=loadavg(tmp_path, text)) == 1
-    assert idle_cores(3, usable=8, loadavg=tmp_path / "missing") == 1
+    path = loadavg(tmp_path, text)
+    assert runnable_now(path) is None and runnable_now(tmp_path / "missing") is None
+    assert idle_cores(3, usable=8, runnable=lambda: runnable_now(path)) == 1
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected", "looked"),
+    [
+        ([3, 1], 2, 2),  # someone ran for a moment: gone at the second look
+        ([2, 2, 1], 2, 3),
+        ([2, 2, 2], 1, 3),  # there at every look: a job that keeps a core busy
+        ([3, 2, 2], 1, 3),
+        ([1, 3], 2, 1),  # idle at once: one look
+    ],
+)
+def test_a_task_seen_for_a_moment_does_not_count(counts: list[int], expected: int, looked: int) -> None:
+    seen = iter(counts)
+    taken: list[int] = []
+
+    def runnable() -> int:
+        taken.append(next(seen))
+        return taken[-1]
+
+    assert idle_cores(3, usable=2, runnable=runnable) == expected
+    assert taken == counts[:looked]
 
 
 @pytest.mark.skipif(not Path("/proc/loadavg").exists(), reason="Linux only")
