@@ -25,6 +25,7 @@ from arreio.memory.knowledge.embedders import (
     no_embedder_notice,
 )
 from arreio.memory.knowledge.fusion import FusionConfig, fuse
+from arreio.memory.knowledge.query_threads import QueryThreads
 from arreio.memory.knowledge.sources import SourceText, expand, read_text
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ class KnowledgeBase:
         self.batch_size = batch_size
         self.workers = workers
         self._keyword_worker: ThreadPoolExecutor | None = None  # see `_keyword_worker_if_concurrent`
+        self._query_threads = QueryThreads()
 
     # -- indexing ---------------------------------------------------------------------------
 
@@ -275,6 +277,7 @@ class KnowledgeBase:
             sentences=vectors and self.sentence_vectors and self._stored_sentences(),
             pool=self.fusion.sentence_pool,
             worker=self._keyword_worker_if_concurrent() if wanted and vectors else None,
+            threads=self._query_threads,
         )
         weighted: list[tuple[list[int], float]] = []
         if found.vector is not None and found.sentence is not None:

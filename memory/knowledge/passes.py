@@ -7,13 +7,15 @@ embeds the query and scans the chunk vectors; the worker then takes part of the 
 If the keyword pass is still running after the scan, the sentence pass scores the chunk-vector
 pass's candidates meanwhile and the keyword pass's own afterwards. When two cores are idle as the
 search starts (cores.py), the query is embedded on two threads and the keyword pass starts after
-the embedding, beside the scan (before it, unless a third core is idle). SQLite, the model and numpy all
+the embedding, beside the scan (before it, unless a third core is idle); when two threads have
+been slower lately (a VM whose second core the host takes away), one (query_threads.py). SQLite, the model and numpy all
 leave the GIL, so the passes overlap instead of adding up, and every pass ranks exactly as it would
 alone (tests/knowledge/test_search_concurrency.py and test_scan.py compare them).
 """
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 from arreio.memory.knowledge.backend import KnowledgeBackend
 from arreio.memory.knowledge.cores import idle_cores
 from arreio.memory.knowledge.embedders import Embedder
+from arreio.memory.knowledge.query_threads import QueryThreads
 from arreio.memory.knowledge.vector_cache import merged, ranked
 
 if TYPE_CHECKING:
@@ -51,25 +54,30 @@ def rank(
     pool: int,
     worker: Executor | None,
     idle: int | None = None,
+    threads: QueryThreads | None = None,
 ) -> Rankings:
     """The `n` best of each pass that runs: the keyword pass when `keyword`; the chunk-vector pass
     with an `embedder`; and then the sentence pass when `sentences`, over the keyword hits and the
     `pool` nearest chunks (0: over every chunk). `worker` runs the keyword pass and helps the
     vector passes; without one, the keyword pass runs first on this thread. `idle`: the idle cores
-    (default: cores.idle_cores, now); with two, the query is embedded on two threads."""
+    (default: cores.idle_cores, now); with two, the query is embedded on two threads, unless
+    `threads` has seen one be faster lately (query_threads.py)."""
     if embedder is None:
         return Rankings(keyword=_keyword(backend, query, n) if keyword else None)
     idle = idle_cores(limit=3) if idle is None else idle
     # Two threads embed the query when two cores are idle; the keyword pass then waits for the
     # embedding (it would take one of those cores) and runs beside the scan instead, unless a
     # third core is idle too.
-    threads = 2 if idle >= 2 else 1
-    keyword_now = keyword and worker is not None and (threads == 1 or idle >= 3)
+    count = threads.choose(idle) if threads is not None else (2 if idle >= 2 else 1)
+    keyword_now = keyword and worker is not None and (count == 1 or idle >= 3)
     pending = worker.submit(_keyword, backend, query, n) if keyword_now else None  # type: ignore[union-attr]
     found = _keyword(backend, query, n) if keyword and worker is None else None
     early: tuple[np.ndarray, np.ndarray] | None = None
     try:
-        query_vector = embedder.embed_query(query, threads)
+        started = time.perf_counter()
+        query_vector = embedder.embed_query(query, count)
+        if threads is not None:
+            threads.record(count, idle, time.perf_counter() - started, query)
         if keyword and worker is not None and pending is None:
             pending = worker.submit(_keyword, backend, query, n)
         nearest = [i for i, _ in backend.vector_search(query_vector, max(n, pool), helper=worker)]

@@ -18,6 +18,7 @@ from arreio.memory.knowledge import passes
 from arreio.memory.knowledge.cores import cgroup_quota, idle_cores, runnable_now, usable_cores
 from arreio.memory.knowledge.embedders import HashingEmbedder
 from arreio.memory.knowledge.index import KnowledgeBase
+from arreio.memory.knowledge.query_threads import QueryThreads
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
 
 
@@ -212,3 +213,25 @@ def test_the_hits_do_not_depend_on_the_idle_cores(logged) -> None:
             for idle in (1, 2, 3)
         ]
         assert rankings[0] == rankings[1] == rankings[2]
+
+
+def test_a_search_uses_one_thread_when_two_have_been_slower(logged) -> None:
+    backend, embedder, worker, log = logged
+    choice = QueryThreads(explore_every=1000)
+    choice.record(2, 2, 0.045, "compost")  # two threads waited on a core the host took
+    choice.record(1, 2, 0.021, "compost")
+    passes.rank(
+        backend,
+        "compost",
+        20,
+        keyword=True,
+        embedder=embedder,
+        sentences=True,
+        pool=500,
+        worker=worker,
+        idle=2,
+        threads=choice,
+    )
+    assert embedder.threads == [1]
+    assert log.index("keyword") < log.index("embed end")  # one thread: the keyword pass alongside
+    assert choice.costs()[1] != 0.021 / (len("compost") + 24)  # this search's time was kept too

@@ -1,0 +1,58 @@
+"""How many threads embed a search's query: two when two cores are idle and two have been faster.
+
+Idle cores (cores.py) catch a job that keeps a core busy, but not a core the machine does not get
+to run: on a shared VM the hypervisor can take the second vCPU for a while, and the model's two
+threads, which meet at a barrier after every step, then wait on it (measured in `arreio run` on
+this project's 2-core VM: two threads 12 ms a query in one run, 20–50 ms in another, where one
+thread takes ~21 ms). So each thread count's cost is kept as it is seen — a moving average of
+seconds per byte of query, taken only while the cores looked idle — and the cheaper one is used;
+every `explore_every`-th search on idle cores tries the other, so a change either way is noticed.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+# A query's fixed part: e5's "query: " prefix and its special tokens, in bytes of text.
+FIXED_BYTES = 24
+
+
+@dataclass
+class QueryThreads:
+    """The choice for one knowledge base; safe to share between threads."""
+
+    explore_every: int = 16
+    weight: float = 0.25  # of each new time in the moving average
+    _cost: dict[int, float] = field(default_factory=dict)  # threads -> seconds per byte
+    _calls: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def choose(self, idle: int) -> int:
+        """1 or 2 for a search that found `idle` idle cores (cores.idle_cores)."""
+        if idle < 2:
+            return 1
+        with self._lock:
+            self._calls += 1
+            if 2 not in self._cost:
+                return 2
+            if 1 not in self._cost:
+                return 1
+            better = 2 if self._cost[2] <= self._cost[1] else 1
+            return 3 - better if self._calls % self.explore_every == 0 else better
+
+    def record(self, threads: int, idle: int, seconds: float, query: str) -> None:
+        """What embedding `query` on `threads` threads took; kept only when the cores were idle, so
+        both costs are of the same conditions (a one-thread time on a busy machine says nothing
+        about an idle one)."""
+        if idle < 2:
+            return
+        cost = seconds / (len(query.encode("utf-8", "replace")) + FIXED_BYTES)
+        with self._lock:
+            before = self._cost.get(threads)
+            self._cost[threads] = cost if before is None else before + self.weight * (cost - before)
+
+    def costs(self) -> dict[int, float]:
+        """Seconds per byte of query for each thread count seen (for benches and tests)."""
+        with self._lock:
+            return dict(self._cost)

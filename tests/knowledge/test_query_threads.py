@@ -1,0 +1,63 @@
+"""Choosing the threads of a query's embedding from what each count has cost (query_threads.py)."""
+
+from __future__ import annotations
+
+from arreio.memory.knowledge.query_threads import FIXED_BYTES, QueryThreads
+
+QUERY = "how are refunds reconciled"  # 26 bytes
+
+
+def per_byte(ms: float) -> float:
+    return ms / 1000 / (len(QUERY) + FIXED_BYTES)
+
+
+def test_busy_cores_mean_one_thread_and_teach_nothing() -> None:
+    choice = QueryThreads()
+    assert [choice.choose(idle) for idle in (1, 1, 0)] == [1, 1, 1]
+    choice.record(1, 1, 0.050, QUERY)  # a one-thread time on a busy machine
+    assert choice.costs() == {}
+
+
+def test_each_count_is_tried_once_then_the_cheaper_is_kept() -> None:
+    choice = QueryThreads(explore_every=1000)
+    assert choice.choose(2) == 2
+    choice.record(2, 2, 0.012, QUERY)
+    assert choice.choose(2) == 1
+    choice.record(1, 2, 0.021, QUERY)
+    assert [choice.choose(2) for _ in range(20)] == [2] * 20
+    assert choice.costs() == {2: per_byte(12), 1: per_byte(21)}
+
+
+def test_a_slower_second_core_turns_the_choice_to_one_and_back() -> None:
+    choice = QueryThreads(explore_every=1000)
+    for threads, ms in ((2, 12), (1, 21)):
+        assert choice.choose(2) == threads
+        choice.record(threads, 2, ms / 1000, QUERY)
+    while choice.choose(2) == 2:  # the host takes the second core: two threads wait on it
+        choice.record(2, 2, 0.045, QUERY)
+    assert choice.costs()[2] > choice.costs()[1]
+    assert choice.choose(2) == 1
+    choice.record(1, 2, 0.021, QUERY)
+    for _ in range(20):  # the core comes back; seen when two are tried again
+        choice.record(2, 2, 0.011, QUERY)
+    assert choice.choose(2) == 2
+
+
+def test_every_nth_search_tries_the_other_count() -> None:
+    choice = QueryThreads(explore_every=4)
+    choice.choose(2)
+    choice.record(2, 2, 0.012, QUERY)
+    choice.choose(2)
+    choice.record(1, 2, 0.021, QUERY)
+    picks = [choice.choose(2) for _ in range(12)]
+    assert picks.count(1) == 3 and picks.count(2) == 9
+    assert [i for i, p in enumerate(picks, start=3) if p == 1] == [4, 8, 12]
+
+
+def test_costs_are_per_byte_of_query() -> None:
+    choice = QueryThreads()
+    choice.record(2, 2, 0.010, "a")
+    longer = QueryThreads()
+    longer.record(2, 2, 0.010, "a" * 200)
+    assert longer.costs()[2] < choice.costs()[2]
+    assert choice.costs()[2] == 0.010 / (1 + FIXED_BYTES)
