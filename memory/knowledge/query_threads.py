@@ -7,6 +7,8 @@ this project's 2-core VM: two threads 12 ms a query in one run, 20–50 ms in an
 thread takes ~21 ms). So each thread count's cost is kept as it is seen — a moving average of
 seconds per byte of query, taken only while the cores looked idle — and the cheaper one is used;
 every `explore_every`-th search on idle cores tries the other, so a change either way is noticed.
+The first time of each count is dropped: it pays for the model's first pages and threads (~100 ms
+here), which would make two threads look slow for dozens of searches.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class QueryThreads:
     explore_every: int = 16
     weight: float = 0.25  # of each new time in the moving average
     _cost: dict[int, float] = field(default_factory=dict)  # threads -> seconds per byte
+    _warm: set[int] = field(default_factory=set)  # counts whose first time was seen (and dropped)
     _calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -44,11 +47,14 @@ class QueryThreads:
     def record(self, threads: int, idle: int, seconds: float, query: str) -> None:
         """What embedding `query` on `threads` threads took; kept only when the cores were idle, so
         both costs are of the same conditions (a one-thread time on a busy machine says nothing
-        about an idle one)."""
+        about an idle one), and not the first time of each count."""
         if idle < 2:
             return
         cost = seconds / (len(query.encode("utf-8", "replace")) + FIXED_BYTES)
         with self._lock:
+            if threads not in self._warm:  # the first: the model's pages and threads start up
+                self._warm.add(threads)
+                return
             before = self._cost.get(threads)
             self._cost[threads] = cost if before is None else before + self.weight * (cost - before)
 
