@@ -3,6 +3,7 @@
     python tests/bench/bench_retrieval.py [DATA_DIR] [--langs en ja zh_CN] [--workdir DIR]
                                           [--scale-chunks 100000] [--no-scale] [--repeat N]
                                           [--scale-only] [--passes] [--hits FILE]
+                                          [--neighbour busy|bursty]
 
 DATA_DIR (default `../shared/bench/retrieval` beside the repo) holds `<lang>.json` files:
 {"docs": [{"id", "text"}], "queries": [{"qid", "text", "rel"}]} with one relevant doc per query.
@@ -12,7 +13,9 @@ and hybrid (RRF). Also measured: indexing throughput with and without the embedd
 (p50/p95) on the largest corpus and on a synthetic index of `--scale-chunks` chunks (random text
 from the corpus vocabulary, random unit vectors: latency only, no quality). `--passes` also times
 each pass inside the synthetic index's hybrid searches; `--hits` writes their hit lists, so two
-versions of the code can be checked to return the same hits.
+versions of the code can be checked to return the same hits. `--neighbour` runs another process
+beside the synthetic run: `busy` spins on one core the whole time, `bursty` spins 20 ms of every
+40 (how searches fare when the machine is not theirs alone).
 
 `--workdir` keeps the databases, so a second run skips indexing (the index is incremental);
 throughput is only reported for a fresh index. Nothing here is tuned to the queries.
@@ -21,10 +24,12 @@ throughput is only reported for a fresh index. Nothing here is tuned to the quer
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -179,6 +184,28 @@ def build_synthetic(kb: KnowledgeBase, vocabulary: list[str], n_chunks: int) -> 
     return build_s
 
 
+NEIGHBOURS = {
+    "busy": "while True: pass",
+    "bursty": "import time\nwhile True:\n    t = time.perf_counter()\n"
+    "    while time.perf_counter() - t < 0.02: pass\n    time.sleep(0.02)",
+}
+
+
+@contextlib.contextmanager
+def neighbour(kind: str | None):
+    """Another process beside the block (NEIGHBOURS), killed after it."""
+    if kind is None:
+        yield
+        return
+    process = subprocess.Popen([sys.executable, "-c", NEIGHBOURS[kind]])
+    try:
+        time.sleep(0.3)
+        yield
+    finally:
+        process.kill()
+        process.wait()
+
+
 def synthetic_scale(
     workdir: Path,
     vocabulary: list[str],
@@ -234,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passes", action="store_true",
                         help="also time each pass inside the scale run's hybrid searches")
     parser.add_argument("--hits", default=None, help="write the scale run's hybrid hits of every query here (JSON)")
+    parser.add_argument("--neighbour", choices=sorted(NEIGHBOURS), default=None,
+                        help="another process beside the synthetic run: busy (one core all the time) or bursty")
     args = parser.parse_args(argv)
 
     data = Path(args.data)
@@ -277,10 +306,12 @@ def main(argv: list[str] | None = None) -> int:
             scale_queries = corpus["queries"]
         kb.close()
     if not args.no_scale and vocabulary:
-        report["scale"] = synthetic_scale(
-            workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat, sentence_vectors,
-            fusion, args.compare_full_pass, args.passes, Path(args.hits) if args.hits else None,
-        )
+        with neighbour(args.neighbour):
+            report["scale"] = synthetic_scale(
+                workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat, sentence_vectors,
+                fusion, args.compare_full_pass, args.passes, Path(args.hits) if args.hits else None,
+            )
+        report["scale"]["neighbour"] = args.neighbour
         print(json.dumps({"scale": report["scale"]}, indent=1), flush=True)
     (workdir / "report.json").write_text(json.dumps(report, indent=1))
     print(f"report: {workdir / 'report.json'}")
