@@ -176,6 +176,14 @@ def logged(tmp_path: Path, docs: Path):
     kb.close()
 
 
+def search(logged, query: str, **how) -> passes.Rankings:
+    """One hybrid ranking through `logged`'s backend, embedder and worker."""
+    backend, embedder, worker, _ = logged
+    return passes.rank(
+        backend, query, 20, keyword=True, embedder=embedder, sentences=True, pool=500, worker=worker, **how
+    )
+
+
 @pytest.mark.parametrize(
     ("idle", "threads", "keyword_alongside"),
     [(1, 1, True), (2, 2, False), (3, 2, True)],
@@ -183,18 +191,8 @@ def logged(tmp_path: Path, docs: Path):
 def test_idle_cores_decide_the_query_threads_and_when_the_keyword_pass_starts(
     logged, idle: int, threads: int, keyword_alongside: bool
 ) -> None:
-    backend, embedder, worker, log = logged
-    found = passes.rank(
-        backend,
-        "compost green material",
-        20,
-        keyword=True,
-        embedder=embedder,
-        sentences=True,
-        pool=500,
-        worker=worker,
-        idle=idle,
-    )
+    _, embedder, _, log = logged
+    found = search(logged, "compost green material", idle=idle)
     assert embedder.threads == [threads]
     assert found.keyword  # the keyword pass ran either way
     if keyword_alongside:
@@ -204,35 +202,18 @@ def test_idle_cores_decide_the_query_threads_and_when_the_keyword_pass_starts(
 
 
 def test_the_hits_do_not_depend_on_the_idle_cores(logged) -> None:
-    backend, embedder, worker, _ = logged
     for query in ("compost", "how do I water tomatoes", "retry with exponential backoff", "platypus"):
-        rankings = [
-            passes.rank(
-                backend, query, 20, keyword=True, embedder=embedder, sentences=True, pool=500, worker=worker, idle=idle
-            )
-            for idle in (1, 2, 3)
-        ]
+        rankings = [search(logged, query, idle=idle) for idle in (1, 2, 3)]
         assert rankings[0] == rankings[1] == rankings[2]
 
 
 def test_a_search_uses_one_thread_when_two_have_been_slower(logged) -> None:
-    backend, embedder, worker, log = logged
+    _, embedder, _, log = logged
     choice = QueryThreads(explore_every=1000)
     for _ in range(2):  # the first of each is a warm-up
         choice.record(2, 2, 0.045, "compost")  # two threads waited on a core the host took
         choice.record(1, 2, 0.021, "compost")
-    passes.rank(
-        backend,
-        "compost",
-        20,
-        keyword=True,
-        embedder=embedder,
-        sentences=True,
-        pool=500,
-        worker=worker,
-        idle=2,
-        threads=choice,
-    )
+    search(logged, "compost", idle=2, threads=choice)
     assert embedder.threads == [1]
     assert log.index("keyword") < log.index("embed end")  # one thread: the keyword pass alongside
     assert choice.costs()[1] != 0.021 / (len("compost") + 24)  # this search's time was kept too
