@@ -101,9 +101,10 @@ class E5Embedder:
 
 
 # How long the model's idle OpenMP threads spin before they sleep (libgomp reads it once, when the
-# engine loads). Its default, 300,000 spins (~15 ms here), kept the second thread of a query's
-# embedding busy through the chunk-vector scan that follows, on the core the scan needed: hybrid
-# p50 28 -> 24 ms at 100,000 chunks. 10,000 (~0.5 ms) still spans the gaps inside one embedding.
+# engine loads). Its default, 300,000 spins (~7 ms of CPU after every call here), kept the second
+# thread of a query's embedding busy through the chunk-vector scan that follows, on the core the
+# scan needed: hybrid p50 28 -> 24 ms at 100,000 chunks. 10,000 still spans the gaps inside one
+# embedding (no spin at all: 28 ms a query instead of 13).
 QUERY_SPIN = "10000"
 
 

@@ -5,12 +5,13 @@ the best sentence of the chunks those two put forward. With a worker thread (a b
 keyword pass has a connection of its own), the keyword pass runs there while the calling thread
 embeds the query and scans the chunk vectors; the worker then takes part of the scan (scan.py).
 If the keyword pass is still running after the scan, the sentence pass scores the chunk-vector
-pass's candidates meanwhile and the keyword pass's own afterwards. When two cores are idle as the
-search starts (cores.py), the query is embedded on two threads and the keyword pass starts after
-the embedding, beside the scan (before it, unless a third core is idle); when two threads have
-been slower lately (a VM whose second core the host takes away), one (query_threads.py). SQLite, the model and numpy all
+pass's candidates meanwhile and the keyword pass's own afterwards. SQLite, the model and numpy all
 leave the GIL, so the passes overlap instead of adding up, and every pass ranks exactly as it would
 alone (tests/knowledge/test_search_concurrency.py and test_scan.py compare them).
+
+When two cores are idle as the search starts (cores.py), the query is embedded on two threads,
+unless two have been slower lately (a VM whose host takes the second core away: query_threads.py);
+the keyword pass then starts after the embedding, beside the scan, unless a third core is idle.
 """
 
 from __future__ import annotations
