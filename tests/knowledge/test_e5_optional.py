@@ -35,25 +35,30 @@ def test_a_query_embedded_on_two_threads_is_the_same_vector() -> None:
         assert np.array_equal(embedder.embed_query(text, 1), embedder.embed_query(text, 2))
 
 
-SPIN_PROBE = (
+SETTINGS_PROBE = (
     "import os\n"
     "from arreio.memory.knowledge.embedders import E5Embedder\n"
     "E5Embedder().embed_query('rain tomorrow', 2)\n"
-    "print(os.environ.get('GOMP_SPINCOUNT', 'unset'))\n"
+    "print(os.environ.get('GOMP_SPINCOUNT', 'unset'), os.environ.get('OMP_WAIT_POLICY', 'unset'))\n"
 )
 
 
-@pytest.mark.parametrize(("given", "after"), [(None, "unset"), ("12345", "12345")])
-def test_the_model_s_spin_setting_stays_out_of_the_environment(given: str | None, after: str) -> None:
-    """The engine's OpenMP spin count is set while it loads and taken away after (the commands a
-    run starts must not inherit it); a value the user set is left as it was."""
+@pytest.mark.parametrize(
+    ("given", "after"),
+    [
+        ({}, "unset unset"),
+        ({"GOMP_SPINCOUNT": "12345"}, "12345 unset"),
+        ({"OMP_WAIT_POLICY": "passive"}, "unset passive"),
+    ],
+)
+def test_the_model_s_openmp_settings_stay_out_of_the_environment(given: dict[str, str], after: str) -> None:
+    """The engine's OpenMP spin and wait policy are set while it loads and taken away after (the
+    commands a run starts must not inherit them); a value the user set is left as it was."""
     import os
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
-    if given is not None:
-        env["GOMP_SPINCOUNT"] = given
-    done = subprocess.run([sys.executable, "-c", SPIN_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")} | given
+    done = subprocess.run([sys.executable, "-c", SETTINGS_PROBE], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == after
