@@ -237,6 +237,19 @@ def __getattr__(name: str):  # `from arreio.cli.app import app`: the whole comma
     raise AttributeError(name)
 
 
+def _closed_pipe(done: SystemExit) -> bool:
+    """Was this exit how a closed stdout pipe ended the command? Typer (as click) and rich both
+    answer a `BrokenPipeError` with exit 1 raised while handling it, so it is the exit's context.
+    A command that exits 1 for its own reason (a failed `arreio run`, even one whose reader left:
+    its driver silences the output and returns the run's code) has no such context."""
+    seen = done.__context__
+    while seen is not None:
+        if isinstance(seen, BrokenPipeError):
+            return True
+        seen = seen.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: map expected failures to one line and an exit code, never a traceback."""
     from arreio.cli.errors import report
@@ -245,14 +258,18 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     try:
         make_app(_only(args))(args=args, prog_name="arreio", standalone_mode=True)
+    except SystemExit as done:
+        # The reader took what it wanted (`arreio kb search … | head -3`): nothing failed, so 0,
+        # as `arreio sessions list | head` and a successful `arreio run | head` exit.
+        if done.code == 1 and _closed_pipe(done):
+            sys.exit(0)
+        raise
     except ArreioError as error:
         sys.exit(report(error))
     except KeyboardInterrupt:
         print("arreio: cancelled", file=sys.stderr)
         sys.exit(130)
     except Exception as error:  # a bug: still one line, with a way to see more
-        import os
-
         if os.environ.get("ARREIO_DEBUG"):
             raise
         print(f"arreio: internal error: {type(error).__name__}: {error} (set ARREIO_DEBUG=1 for the traceback)", file=sys.stderr)
