@@ -277,7 +277,7 @@ class KnowledgeBase:
             sentences=vectors and self.sentence_vectors and self._stored_sentences(),
             pool=self.fusion.sentence_pool,
             worker=self._keyword_worker_if_concurrent() if wanted and vectors else None,
-            threads=self._query_threads,
+            query_threads=self._query_threads,
         )
         weighted: list[tuple[list[int], float]] = []
         if found.vector is not None and found.sentence is not None:

@@ -55,21 +55,21 @@ def rank(
     pool: int,
     worker: Executor | None,
     idle: int | None = None,
-    threads: QueryThreads | None = None,
+    query_threads: QueryThreads | None = None,
 ) -> Rankings:
     """The `n` best of each pass that runs: the keyword pass when `keyword`; the chunk-vector pass
     with an `embedder`; and then the sentence pass when `sentences`, over the keyword hits and the
     `pool` nearest chunks (0: over every chunk). `worker` runs the keyword pass and helps the
     vector passes; without one, the keyword pass runs first on this thread. `idle`: the idle cores
     (default: cores.idle_cores, now); with two, the query is embedded on two threads, unless
-    `threads` has seen one be faster lately (query_threads.py)."""
+    `query_threads` has seen one be faster lately (query_threads.py)."""
     if embedder is None:
         return Rankings(keyword=_keyword(backend, query, n) if keyword else None)
     idle = idle_cores(limit=3) if idle is None else idle
     # Two threads embed the query when two cores are idle; the keyword pass then waits for the
     # embedding (it would take one of those cores) and runs beside the scan instead, unless a
     # third core is idle too.
-    count = threads.choose(idle) if threads is not None else (2 if idle >= 2 else 1)
+    count = query_threads.choose(idle) if query_threads is not None else (2 if idle >= 2 else 1)
     keyword_now = keyword and worker is not None and (count == 1 or idle >= 3)
     pending = worker.submit(_keyword, backend, query, n) if keyword_now else None  # type: ignore[union-attr]
     found = _keyword(backend, query, n) if keyword and worker is None else None
@@ -77,8 +77,8 @@ def rank(
     try:
         started = time.perf_counter()
         query_vector = embedder.embed_query(query, count)
-        if threads is not None:
-            threads.record(count, idle, time.perf_counter() - started, query)
+        if query_threads is not None:
+            query_threads.record(count, idle, time.perf_counter() - started, query)
         if keyword and worker is not None and pending is None:
             pending = worker.submit(_keyword, backend, query, n)
         nearest = [i for i, _ in backend.vector_search(query_vector, max(n, pool), helper=worker)]

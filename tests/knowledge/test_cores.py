@@ -213,7 +213,7 @@ def test_a_search_uses_one_thread_when_two_have_been_slower(logged) -> None:
     for _ in range(2):  # the first of each is a warm-up
         choice.record(2, 2, 0.045, "compost")  # two threads waited on a core the host took
         choice.record(1, 2, 0.021, "compost")
-    search(logged, "compost", idle=2, threads=choice)
+    search(logged, "compost", idle=2, query_threads=choice)
     assert embedder.threads == [1]
     assert log.index("keyword") < log.index("embed end")  # one thread: the keyword pass alongside
     assert choice.costs()[1] != 0.021 / (len("compost") + 24)  # this search's time was kept too
