@@ -6,8 +6,10 @@ namespace, so nothing it starts outlives the call — not even a `setsid … &` 
 
 The process gets its own process group, so a timeout or a cancel (Ctrl-C) kills the command *and*
 everything it started (SIGTERM, a short grace, then SIGKILL). Its environment is `ctx.env`, passed
-explicitly: the harness never mutates `os.environ`. The tool enforces its own timeout (the chain's is
-off) so it can kill the group and still return what the command printed.
+explicitly: the run's copy of the environment, taken as it starts, so nothing the process puts in
+`os.environ` later reaches a command (the knowledge base sets two OpenMP settings there while its
+model loads, and takes them out again). The tool enforces its own timeout (the chain's is off) so it
+can kill the group and still return what the command printed.
 """
 
 from __future__ import annotations
