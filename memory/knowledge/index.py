@@ -290,23 +290,29 @@ class KnowledgeBase:
             return []
         rankings = [ranking for ranking, _ in weighted]
         weights = [weight for _, weight in weighted] if len(weighted) > 1 else [1.0]
-        candidates = {chunk_id for ranking in rankings for chunk_id in ranking}
-        records = self.backend.get_chunks(list(candidates))
-        fused = fuse(
-            rankings,
-            weights,
-            k=self.fusion.k,
-            identity=lambda chunk_id: (records[chunk_id].path, records[chunk_id].start_line)
-            if chunk_id in records
-            else chunk_id,
-            min_score=self.fusion.min_score,
-            top_k=k,
-        )
-        hits = []
-        for chunk_id, score in fused:
-            record = records.get(chunk_id)
-            if record is not None:
+        every = sum(len(ranking) for ranking in rankings)  # by chunk id, every candidate, best first
+        return self._hits(fuse(rankings, weights, k=self.fusion.k, min_score=self.fusion.min_score, top_k=every), k)
+
+    def _hits(self, fused: list[tuple[int, float]], k: int) -> list[Hit]:
+        """The first `k` of `fused` as hits, one per document line (fusion.dedupe's rule: the best
+        of the chunks that start on the same line), reading only the chunks it gets to, a few more
+        than `k` at a time: not every candidate of every pass (~150 rows with their text, 1.2 ms at
+        100,000 chunks). A chunk removed since the passes ran is passed over."""
+        hits: list[Hit] = []
+        seen: set[tuple[str, int]] = set()
+        start = 0
+        while len(hits) < k and start < len(fused):
+            part = fused[start : start + k + 4]
+            start += len(part)
+            records = self.backend.get_chunks([chunk_id for chunk_id, _ in part])
+            for chunk_id, score in part:
+                record = records.get(chunk_id)
+                if record is None or (record.path, record.start_line) in seen:
+                    continue
+                seen.add((record.path, record.start_line))
                 hits.append(Hit(record.path, record.start_line, record.end_line, score, record.text, chunk_id))
+                if len(hits) == k:
+                    break
         return hits
 
     def _keyword_worker_if_concurrent(self) -> ThreadPoolExecutor | None:

@@ -1,0 +1,75 @@
+"""A search reads only the chunks its hits come from (index._hits): the hits must be exactly those of
+fusing every candidate with every chunk read (fusion.fuse with its identity), also when many chunks
+start on the same line, and a chunk removed after the passes is passed over, not a missing hit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arreio.memory.knowledge.backend import Hit
+from arreio.memory.knowledge.chunking import Chunk
+from arreio.memory.knowledge.embedders import HashingEmbedder
+from arreio.memory.knowledge.fusion import fuse
+from arreio.memory.knowledge.index import KnowledgeBase
+from arreio.memory.knowledge.sqlite_backend import SqliteBackend
+
+WORDS = "compost soil water tomato aphid mulch seed root leaf rain sun frost".split()
+
+
+def every_chunk_read(kb: KnowledgeBase, query: str, k: int, top_k: int | None = None) -> list[Hit]:
+    """The reference: fuse the passes' rankings (of `k` hits' search) with every candidate's record
+    read first; `top_k` (default `k`) of them."""
+    n = max(kb.fusion.per_pass, k)
+    rankings = [[i for i, _ in kb.backend.keyword_search(query, n)]]
+    vector = kb.embedder.embed_query(query)
+    rankings.append([i for i, _ in kb.backend.vector_search(vector, n)])
+    records = kb.backend.get_chunks({i for ranking in rankings for i in ranking})
+    fused = fuse(
+        rankings,
+        [kb.fusion.keyword_weight, kb.fusion.vector_weight + kb.fusion.sentence_weight],
+        k=kb.fusion.k,
+        top_k=k if top_k is None else top_k,
+        identity=lambda i: (records[i].path, records[i].start_line) if i in records else i,
+    )
+    return [
+        Hit(records[i].path, records[i].start_line, records[i].end_line, score, records[i].text, i)
+        for i, score in fused
+    ]
+
+
+@pytest.fixture
+def kb(tmp_path: Path):
+    made = KnowledgeBase(SqliteBackend(tmp_path / "knowledge.sqlite"), HashingEmbedder(), sentence_vectors=False)
+    backend = made.backend
+    for d in range(12):
+        chunks = []
+        for c in range(25):
+            words = [WORDS[(d * 7 + c * 3 + j) % len(WORDS)] for j in range(9)]
+            start = 1 if d % 3 == 0 else c * 4 + 1  # every third document: 25 chunks on line 1
+            chunks.append(Chunk(" ".join(words), start, start + 3 + c))
+        backend.replace_document(f"doc{d}.md", str(d), 0, chunks)
+    made.embed_pending()
+    assert made.vectors_ready()
+    yield made
+    made.close()
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 40])
+def test_the_hits_are_those_of_fusing_every_candidate(kb: KnowledgeBase, k: int) -> None:
+    for query in ("compost", "soil water", "tomato aphid mulch", "rain sun frost leaf", "seed"):
+        got = kb.search(query, k=k)
+        assert got == every_chunk_read(kb, query, k)
+        assert len(got) == min(k, len(every_chunk_read(kb, query, k, top_k=10**6))) and got
+        assert len({(hit.path, hit.start_line) for hit in got}) == len(got)
+
+
+def test_a_chunk_removed_after_the_passes_is_passed_over(kb: KnowledgeBase) -> None:
+    ids = [hit.chunk_id for hit in kb.search("soil water", k=40)]
+    fused = [(chunk_id, 1.0 - rank / 100) for rank, chunk_id in enumerate(ids)]
+    first = kb._hits(fused, 5)
+    gone = first[0].chunk_id
+    kb.backend.replace_document(first[0].path, "changed", 0, [Chunk("nothing alike", 900, 901)])
+    again = kb._hits(fused, 5)
+    assert len(again) == 5 and gone not in {hit.chunk_id for hit in again}
