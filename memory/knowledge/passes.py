@@ -69,9 +69,21 @@ def rank(
     # Two threads embed the query when two cores are idle; the keyword pass then waits for the
     # embedding (it would take one of those cores) and runs beside the scan instead, unless a
     # third core is idle too.
-    count = query_threads.choose(idle) if query_threads is not None else (2 if idle >= 2 else 1)
-    keyword_now = keyword and worker is not None and (count == 1 or idle >= 3)
-    pending = worker.submit(_keyword, backend, query, n) if keyword_now else None  # type: ignore[union-attr]
+    beside = keyword and worker is not None
+    if query_threads is None:
+        count = 2 if idle >= 2 else 1
+    else:
+        count = query_threads.choose(idle, keyword_beside=beside)
+    keyword_now = beside and (count == 1 or idle >= 3)
+
+    def keyword_pass() -> list[int]:
+        started = time.perf_counter()
+        ids = _keyword(backend, query, n)
+        if query_threads is not None:
+            query_threads.record_keyword(time.perf_counter() - started)
+        return ids
+
+    pending = worker.submit(keyword_pass) if keyword_now else None  # type: ignore[union-attr]
     found = _keyword(backend, query, n) if keyword and worker is None else None
     early: tuple[np.ndarray, np.ndarray] | None = None
     try:
@@ -79,8 +91,8 @@ def rank(
         query_vector = embedder.embed_query(query, count)
         if query_threads is not None:
             query_threads.record(count, idle, time.perf_counter() - started, query)
-        if keyword and worker is not None and pending is None:
-            pending = worker.submit(_keyword, backend, query, n)
+        if beside and pending is None:
+            pending = worker.submit(keyword_pass)  # type: ignore[union-attr]
         nearest = [i for i, _ in backend.vector_search(query_vector, max(n, pool), helper=worker)]
         if sentences and pool and pending is not None and not pending.done():
             early = backend.sentence_scores(query_vector, nearest, helper=worker)  # while it runs

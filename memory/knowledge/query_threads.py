@@ -8,7 +8,10 @@ thread takes ~21 ms). So each thread count's cost is kept as it is seen — a mo
 seconds per byte of query, taken only while the cores looked idle — and the cheaper one is used;
 every `explore_every`-th search on idle cores tries the other, so a change either way is noticed.
 The first time of each count is dropped: it pays for the model's first pages and threads (~100 ms
-here), which would make two threads look slow for dozens of searches.
+here), which would make two threads look slow for dozens of searches. And on two cores a keyword
+pass that runs beside the embedding has to wait for two embedding threads (passes.py), so two are
+used only once a keyword pass has been quick: the first search of a process (all of `arreio kb
+search`) embeds on one thread with the keyword pass alongside, as before.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dataclasses import dataclass, field
 
 # A query's fixed part: e5's "query: " prefix and its special tokens, in bytes of text.
 FIXED_BYTES = 24
+# A keyword pass this quick can wait for a two-thread embedding (bm25.py's pass: ~1-3 ms).
+QUICK_KEYWORD_S = 0.005
 
 
 @dataclass
@@ -26,16 +31,22 @@ class QueryThreads:
 
     explore_every: int = 16
     weight: float = 0.25  # of each new time in the moving average
+    quick_keyword_s: float = QUICK_KEYWORD_S
     _cost: dict[int, float] = field(default_factory=dict)  # threads -> seconds per byte
     _warm: set[int] = field(default_factory=set)  # counts whose first time was seen (and dropped)
+    _keyword_quick: bool = False  # the last keyword pass took at most `quick_keyword_s`
     _calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def choose(self, idle: int) -> int:
-        """1 or 2 for a search that found `idle` idle cores (cores.idle_cores)."""
+    def choose(self, idle: int, keyword_beside: bool = False) -> int:
+        """1 or 2 for a search that found `idle` idle cores (cores.idle_cores). `keyword_beside`:
+        the search runs a keyword pass on another thread; on two idle cores two embedding threads
+        make it wait for them, which only pays while it is quick (see `record_keyword`)."""
         if idle < 2:
             return 1
         with self._lock:
+            if keyword_beside and idle < 3 and not self._keyword_quick:
+                return 1
             self._calls += 1
             if 2 not in self._cost:
                 return 2
@@ -57,6 +68,14 @@ class QueryThreads:
                 return
             before = self._cost.get(threads)
             self._cost[threads] = cost if before is None else before + self.weight * (cost - before)
+
+    def record_keyword(self, seconds: float) -> None:
+        """What the last keyword pass took. Until one was quick, a search embeds on one thread with
+        the keyword pass alongside: FTS5 ranks the first search of an index state (~40-80 ms at
+        100,000 chunks), and waiting for two threads to embed before starting it made the first
+        search of `arreio kb search` or of a run that much slower."""
+        with self._lock:
+            self._keyword_quick = seconds <= self.quick_keyword_s
 
     def costs(self) -> dict[int, float]:
         """Seconds per byte of query for each thread count seen (for benches and tests)."""

@@ -157,9 +157,12 @@ class LoggingBackend(SqliteBackend):
         self.log = log
         self.lock = threading.Lock()
 
+    keyword_delay = 0.0
+
     def keyword_search(self, query: str, n: int):
         with self.lock:
             self.log.append("keyword")
+        time.sleep(self.keyword_delay)
         return super().keyword_search(query, n)
 
 
@@ -217,3 +220,15 @@ def test_a_search_uses_one_thread_when_two_have_been_slower(logged) -> None:
     assert embedder.threads == [1]
     assert log.index("keyword") < log.index("embed end")  # one thread: the keyword pass alongside
     assert choice.costs()[1] != 0.021 / (len("compost") + 24)  # this search's time was kept too
+
+
+@pytest.mark.parametrize(("keyword_s", "counts"), [(0.0, [1, 2, 2]), (0.25, [1, 1, 1])])
+def test_two_threads_only_after_a_quick_keyword_pass(logged, keyword_s: float, counts: list[int]) -> None:
+    """The first search embeds on one thread with the keyword pass alongside; later ones on two,
+    unless the keyword pass was slow (FTS5 ranking a new index state)."""
+    backend, embedder, _, _ = logged
+    backend.keyword_delay = keyword_s
+    choice = QueryThreads(explore_every=1000, quick_keyword_s=0.1)  # a margin for a loaded machine
+    for _ in counts:
+        search(logged, "compost", idle=2, query_threads=choice)
+    assert embedder.threads == counts

@@ -68,3 +68,14 @@ def test_costs_are_per_byte_of_query() -> None:
         longer.record(2, 2, 0.010, "a" * 200)
     assert longer.costs()[2] < choice.costs()[2]
     assert choice.costs()[2] == 0.010 / (1 + FIXED_BYTES)
+
+
+def test_two_threads_wait_for_a_quick_keyword_pass_on_two_cores() -> None:
+    choice = learnt(QueryThreads(explore_every=1000))  # two threads are the cheaper
+    assert choice.choose(2, keyword_beside=True) == 1  # no keyword pass seen yet: it may be FTS5's slow one
+    choice.record_keyword(0.002)
+    assert choice.choose(2, keyword_beside=True) == 2
+    choice.record_keyword(0.060)  # the first search of a new index state
+    assert choice.choose(2, keyword_beside=True) == 1
+    assert choice.choose(3, keyword_beside=True) == 2  # a third idle core: the pass has its own
+    assert choice.choose(2) == 2  # no keyword pass beside (a vector-only search)
