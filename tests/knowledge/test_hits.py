@@ -73,3 +73,30 @@ def test_a_chunk_removed_after_the_passes_is_passed_over(kb: KnowledgeBase) -> N
     kb.backend.replace_document(first[0].path, "changed", 0, [Chunk("nothing alike", 900, 901)])
     again = kb._hits(fused, 5)
     assert len(again) == 5 and gone not in {hit.chunk_id for hit in again}
+
+
+class LengthRecordingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_lengths: list[int] = []
+
+    def embed_query(self, text: str, threads: int = 1):
+        self.query_lengths.append(len(text))
+        return super().embed_query(text)
+
+
+def test_the_model_reads_at_most_embed_max_chars_of_a_query(tmp_path: Path) -> None:
+    """A megabyte-long query (a model's runaway argument, a pasted file) is embedded as a chunk
+    would be, its first EMBED_MAX_CHARS (the model embeds every character: minutes for a megabyte);
+    the keyword pass still reads all of it."""
+    from arreio.memory.knowledge.embedding import EMBED_MAX_CHARS
+
+    embedder = LengthRecordingEmbedder()
+    made = KnowledgeBase(SqliteBackend(tmp_path / "knowledge.sqlite"), embedder, sentence_vectors=False)
+    made.backend.replace_document("notes.md", "1", 0, [Chunk("the axolotl regrows its limbs", 1, 1)])
+    made.embed_pending()
+    query = "filler " * 150_000 + "axolotl"
+    hits = made.search(query, k=3)
+    made.close()
+    assert embedder.query_lengths == [EMBED_MAX_CHARS]
+    assert [hit.path for hit in hits] == ["notes.md"]  # found by its last word, past the cap
