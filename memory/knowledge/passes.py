@@ -24,12 +24,18 @@ from typing import TYPE_CHECKING
 from arreio.memory.knowledge.backend import KnowledgeBackend
 from arreio.memory.knowledge.cores import idle_cores
 from arreio.memory.knowledge.embedders import Embedder
-from arreio.memory.knowledge.embedding import EMBED_MAX_CHARS
 from arreio.memory.knowledge.query_threads import QueryThreads
 from arreio.memory.knowledge.vector_cache import merged, ranked
 
 if TYPE_CHECKING:
     import numpy as np
+
+
+# The model reads at most this much of a query. It embeds every character it is given (a 1 MB query
+# took 9 minutes, 4,000 characters of base64 5 s: ~2,700 tokens), and e5 reads 512 tokens at a time
+# anyway; 1,000 characters is a long paragraph (~250 English tokens, ≤ ~1.3 s of dense text). The
+# keyword pass still reads the whole query.
+QUERY_EMBED_MAX_CHARS = 1_000
 
 
 @dataclass(frozen=True)
@@ -89,10 +95,7 @@ def rank(
     early: tuple[np.ndarray, np.ndarray] | None = None
     try:
         started = time.perf_counter()
-        # The model reads a query as it reads a chunk: at most EMBED_MAX_CHARS of it (it embeds
-        # every character it is given, ~0.45 ms each here: a 1 MB query took 9 minutes). The
-        # keyword pass still sees the whole query.
-        text = query[:EMBED_MAX_CHARS]
+        text = query[:QUERY_EMBED_MAX_CHARS]
         query_vector = embedder.embed_query(text, count)
         if query_threads is not None:
             query_threads.record(count, idle, time.perf_counter() - started, text)

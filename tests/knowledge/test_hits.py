@@ -85,11 +85,11 @@ class LengthRecordingEmbedder(HashingEmbedder):
         return super().embed_query(text)
 
 
-def test_the_model_reads_at_most_embed_max_chars_of_a_query(tmp_path: Path) -> None:
-    """A megabyte-long query (a model's runaway argument, a pasted file) is embedded as a chunk
-    would be, its first EMBED_MAX_CHARS (the model embeds every character: minutes for a megabyte);
-    the keyword pass still reads all of it."""
-    from arreio.memory.knowledge.embedding import EMBED_MAX_CHARS
+def test_the_model_reads_at_most_the_start_of_a_long_query(tmp_path: Path) -> None:
+    """A megabyte-long query (a model's runaway argument, a pasted file) is embedded by its first
+    QUERY_EMBED_MAX_CHARS (the model embeds every character: minutes for a megabyte); the keyword
+    pass still reads all of it."""
+    from arreio.memory.knowledge.passes import QUERY_EMBED_MAX_CHARS
 
     embedder = LengthRecordingEmbedder()
     made = KnowledgeBase(SqliteBackend(tmp_path / "knowledge.sqlite"), embedder, sentence_vectors=False)
@@ -98,5 +98,5 @@ def test_the_model_reads_at_most_embed_max_chars_of_a_query(tmp_path: Path) -> N
     query = "filler " * 150_000 + "axolotl"
     hits = made.search(query, k=3)
     made.close()
-    assert embedder.query_lengths == [EMBED_MAX_CHARS]
+    assert embedder.query_lengths == [QUERY_EMBED_MAX_CHARS]
     assert [hit.path for hit in hits] == ["notes.md"]  # found by its last word, past the cap
