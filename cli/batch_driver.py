@@ -67,7 +67,7 @@ def run_batch_command(request: BatchRequest) -> int:
     from arreio.engine.conveyor.batch.settings import batch_settings
     from arreio.engine.conveyor.batch.suite import load_suite
     from arreio.engine.errors import UsageError
-    from arreio.engine.paths import state_dir
+    from arreio.engine.paths import make_state_dir, state_dir
     from arreio.engine.providers import registry
 
     cwd = Path.cwd()
@@ -93,6 +93,7 @@ def run_batch_command(request: BatchRequest) -> int:
         if options["model"]:
             registry.check_model(options["model"])
         if folder is None:
+            make_state_dir(state)  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
             now = datetime.now(UTC)
             meta_options = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()}
             folder = BatchFolder.create(root, new_id(now), {"suite": str(suite.path.resolve()), "created_at": iso_ms(now),

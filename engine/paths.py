@@ -17,6 +17,36 @@ def state_dir(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> 
     return (cwd or Path.cwd()).resolve() / ".arreio"
 
 
+# What a state folder arreio makes holds in its `.gitignore`: sessions, runs, the audit journal and the
+# artifacts hold the project's files as the model read them and everything it said, which is not the
+# project's history; without it `git add -A` took them into the user's next commit.
+STATE_GITIGNORE = (
+    "# Made by arreio with this folder: its state (sessions, runs, audit journal, memory, checkpoints,\n"
+    "# knowledge base) stays out of `git status` and `git add -A`. To share the project's settings, add\n"
+    "# the line `!config.yaml` below; to track the whole folder, delete this file.\n"
+    "*\n"
+)
+
+
+def make_state_dir(path: Path) -> bool:
+    """Make the state folder if it is missing, with a `.gitignore` that keeps it out of git (see
+    STATE_GITIGNORE). True when this call made it. A folder that exists is left exactly as it is:
+    a user who edited or deleted its `.gitignore` keeps their choice. Raises OSError when the folder
+    cannot be made (a file in its place, no permission)."""
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+        return False
+    try:
+        with open(path / ".gitignore", "x", encoding="utf-8") as handle:
+            handle.write(STATE_GITIGNORE)
+    except OSError:  # the folder is there; a missing ignore file must not stop the command
+        pass
+    return True
+
+
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     """`~/.config/arreio/config.yaml`, honouring `XDG_CONFIG_HOME`."""
     env = os.environ if env is None else env

@@ -22,6 +22,8 @@ from prompt_toolkit.filters import is_searching
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 
+from arreio.engine.paths import make_state_dir
+
 PROMPT = "› "
 CONTINUATION = "· "
 HISTORY_FILE = "chat_history"
@@ -112,7 +114,7 @@ def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: An
     """The chat's prompt session; the history file's folder is made if it is missing. `io` may give
     prompt_toolkit's `input` and `output` (tests feed keys through a pipe)."""
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        make_state_dir(state_dir)
         history = RedactedHistory(str(state_dir / HISTORY_FILE))
     except OSError:  # a read-only state folder: the chat works, without a saved history
         from prompt_toolkit.history import InMemoryHistory

@@ -271,10 +271,14 @@ def edit(global_: GlobalFlag = False) -> None:
     import subprocess
 
     from arreio.engine.errors import UsageError
+    from arreio.engine.paths import make_state_dir
 
     cwd, env = _here()
     target = _target(cwd, env, global_)
-    target.parent.mkdir(parents=True, exist_ok=True)  # editors cannot save into a missing folder
+    if global_:
+        target.parent.mkdir(parents=True, exist_ok=True)  # editors cannot save into a missing folder
+    else:
+        make_state_dir(target.parent)  # and one made here keeps itself out of git (paths.STATE_GITIGNORE)
     editor = env.get("VISUAL") or env.get("EDITOR") or "vi"
     argv = [*shlex.split(editor), str(target)]
     try:
@@ -335,8 +339,11 @@ def _write_checked(cwd: Path, env: dict[str, str], path: Path, after: str) -> No
     from arreio.cli.config_file import load_text
     from arreio.engine.atomic import write_atomic
     from arreio.engine.errors import ConfigError
+    from arreio.engine.paths import make_state_dir
 
     data = load_text(after, error=ConfigError, what=f"config {_display(path, cwd)}")
+    if path == _target(cwd, env, user=False):
+        make_state_dir(path.parent)  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
     problem = config_problem(cwd, env, {path: data if isinstance(data, dict) else {}})
     if path.exists() and b"\r\n" in path.read_bytes():
         after = after.replace("\n", "\r\n")

@@ -120,12 +120,14 @@ def add(
     import shlex
 
     from arreio.engine.errors import UsageError
+    from arreio.engine.paths import make_state_dir, state_dir
     from arreio.memory.knowledge.sources import expand
 
     files, notices = expand(paths, Path.cwd())
     if not files:  # before the database exists: a mistyped path must not leave an empty one behind
         _notices(notices)
         raise UsageError("nothing to index: no readable text file among " + " ".join(paths))
+    make_state_dir(state_dir())  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
     kb = _open()
     try:
         report = _with_progress(lambda progress: kb.add_files(files, notices, progress), quiet=json_)

@@ -64,8 +64,10 @@ def _stores() -> Any:
 
 
 def _write(operation: Any, target: TargetName) -> None:
+    from arreio.engine.paths import make_state_dir, state_dir
     from arreio.memory.tool import success_message
 
+    make_state_dir(state_dir())  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
     stores = _stores()
     result = stores.get(target.value).apply([operation])
     typer.echo(success_message([result]))

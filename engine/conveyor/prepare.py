@@ -23,7 +23,7 @@ from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import Feature
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.ids import iso_ms, new_id
-from arreio.engine.paths import display_path, state_dir
+from arreio.engine.paths import display_path, make_state_dir, state_dir
 from arreio.engine.ports import Clock, Provider, SystemClock
 from arreio.engine.prompt import assemble_system
 from arreio.engine.providers import registry
@@ -366,7 +366,9 @@ def _new_session(
         learn=options.learn,
         plan=str((options.cwd / options.plan).resolve()) if options.plan is not None else None,
     )
-    return Session.create(state_dir(options.cwd, options.env) / "sessions", header, redactor=ctx.redactor,
+    home = state_dir(options.cwd, options.env)
+    make_state_dir(home)  # the run's first write: a folder made now keeps itself out of git
+    return Session.create(home / "sessions", header, redactor=ctx.redactor,
                           durable=ctx.settings.fsync)
 
 
