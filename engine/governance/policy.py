@@ -4,7 +4,8 @@ only I/O is resolving a path's symlinks).
 Order:
 1. a write into a protected path (`protected.py`: the state folder, `.git/`, the user config) is
    denied — by a file tool, or by a shell line that plainly writes there (a redirect, `tee`, `cp`/`mv`
-   to it, `rm` of it, `git config NAME VALUE`) — unless an `allow` rule's `path` names it;
+   to it, `rm` of it, a link to it, `git config NAME VALUE`; read from every folder the line `cd`s
+   into) — unless an `allow` rule's `path` names it;
 2. a matching `deny` rule wins, then `allow`, then `ask`;
 3. with no rule: ask when the call is sensitive (the tool declares it, `sensitive_tools` names it,
    or it writes outside `write_allow`), else allow.
@@ -156,20 +157,46 @@ def _protected_write(settings: GovernanceSettings, call: _Call, state: Path | No
         return write_refusal(call.name, call.target, call.cwd, call.env, settings.policy, state)
     if call.line is None:
         return None
+    bases = _folders_entered(call.line, call.cwd, call.env)
     for target in _shell_writes(call.line):
         if "$" in target or "`" in target:
             continue  # not known before it runs; the sandbox holds the line
-        refused = write_refusal("shell", _resolve(target, call.cwd, call.env), call.cwd, call.env, settings.policy, state)
-        if refused is not None:
-            return refused
+        for base in bases:
+            refused = write_refusal("shell", _resolve(target, base, call.env), call.cwd, call.env, settings.policy, state)
+            if refused is not None:
+                return refused
     return None
+
+
+_CHANGES_FOLDER = frozenset({"cd", "pushd"})
+_MAX_FOLDERS = 16
+
+
+def _folders_entered(line: CommandLine, cwd: Path, env: Mapping[str, str]) -> list[Path]:
+    """The working directory and every folder the line may `cd`/`pushd` into (each from each folder
+    entered before it). A write is looked at from all of them: `cd .git && printf … >> config` writes
+    .git/config. Where a subshell ends the `cd` is not tracked, so a later write is also read from
+    the folder the line left: the rare false refusal (`(cd .git && git log) > out`) is the price of
+    never missing the plain case."""
+    folders = [cwd]
+    for command in line.commands:
+        if command.program not in _CHANGES_FOLDER or len(command.words) != 1:
+            continue
+        word = command.words[0]
+        if "$" in word or "`" in word or word in ("-", "") or word.startswith(("+", "-")):
+            continue  # not known before it runs (or a pushd stack entry); the sandbox holds the line
+        for base in list(folders):
+            entered = _resolve(word, base, env)
+            if entered not in folders and len(folders) < _MAX_FOLDERS:
+                folders.append(entered)
+    return folders
 
 
 _GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "-l", "--list", "--show-origin", "--name-only"})
 
 
 def _shell_writes(line: CommandLine) -> list[str]:
-    """Paths a line plainly writes: redirects, `tee`, `cp`/`mv`/`ln`/`install` targets, `rm`, `touch`,
+    """Paths a line plainly writes: redirects, `tee`, `cp`/`mv`/`install` targets, both ends of `ln`, `rm`, `touch`,
     `sed -i`, and `git config NAME VALUE` (it writes .git/config)."""
     out: list[str] = []
     for command in line.commands:
@@ -177,7 +204,9 @@ def _shell_writes(line: CommandLine) -> list[str]:
         program, words = command.program, command.words
         if program in ("tee", "rm", "touch", "truncate", "shred") or (program == "sed" and "-i" in command.flags):
             out += words if program != "sed" else words[1:]
-        elif program in ("cp", "mv", "ln", "install") and len(words) >= 2:
+        elif program == "ln":
+            out += words  # a link to a protected file is a door into it (a hard link is the file itself)
+        elif program in ("cp", "mv", "install") and len(words) >= 2:
             out.append(words[-1])
         elif program == "git" and words[:1] == ("config",) and len(words) >= 3 and not command.flags & _GIT_CONFIG_READS:
             if not command.flags & {"--global", "--system", "--file", "-f"}:

@@ -147,6 +147,37 @@ def test_protected_paths_are_denied_before_any_rule(tmp_path: Path) -> None:
         assert shell(settings, command, tmp_path) == "allow", command
 
 
+@pytest.mark.parametrize("command", [
+    "cd .git && printf '[core]\\n\\tfsmonitor = \"touch pwned\"\\n' >> config",  # the trial's line
+    "cd .arreio && printf 'sandbox: {mode: off}\\n' > config.yaml",
+    "cd .arreio; tee config.yaml < evil.yaml",
+    "pushd .git/hooks && cp ../../evil pre-commit",
+    "cd src && cd ../.git && rm config",
+    "cd /tmp && cd {cwd}/.git && touch hooks/pre-commit",
+    "(cd .git && echo x > description)",
+    "ln -s .git gg; echo x >> gg/description",
+    "ln .git/config cfg",  # a hard link is the file itself
+    "ln -sf .arreio/config.yaml cfg.yaml",
+])
+def test_a_shell_line_that_enters_a_protected_folder_first_is_denied(tmp_path: Path, command: str) -> None:
+    """Found by a user trial with the sandbox off: the line's writes were read from the working
+    directory only, so `cd .git && … >> config` wrote .git/config (and git ran the fsmonitor)."""
+    (tmp_path / "src").mkdir()
+    settings = policy({"tool": "shell", "action": "allow"})
+    assert shell(settings, command.replace("{cwd}", str(tmp_path)), tmp_path) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "cd src && echo x > out.txt", "cd .git && git log --oneline > /dev/null", "cd .arreio && cat config.yaml",
+    "cd docs; touch index.md", "pushd build && make > log.txt", "cd \"$HOME\" && ls", "cd - && rm -f tmp.txt",
+    "ln -s ../README.md docs/readme.md", "cd .git && cd .. && echo ok",
+])
+def test_a_shell_line_that_moves_elsewhere_still_writes(tmp_path: Path, command: str) -> None:
+    (tmp_path / "src").mkdir()
+    settings = policy({"tool": "shell", "action": "allow"})
+    assert shell(settings, command, tmp_path) == "allow", command
+
+
 def test_an_explicit_path_rule_opens_one_protected_path(tmp_path: Path) -> None:
     settings = policy({"tool": "write_file", "path": ".git/hooks/pre-commit", "action": "allow"})
     assert write(settings, ".git/hooks/pre-commit", tmp_path).action == "allow"
