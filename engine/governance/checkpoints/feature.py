@@ -28,7 +28,9 @@ from arreio.engine.governance.checkpoints.plan import (
 from arreio.engine.governance.checkpoints.recorder import Checkpoint, Recorder
 from arreio.engine.governance.checkpoints.settings import CheckpointSettings, checkpoint_settings
 from arreio.engine.governance.checkpoints.store import CheckpointError, ShadowRepo, find_git
+from arreio.engine.governance.settings import governance_settings
 from arreio.engine.hooks import RunHook, Turn
+from arreio.engine.paths import resolve_below
 from arreio.engine.run_context import RunContext
 
 if TYPE_CHECKING:
@@ -59,6 +61,10 @@ class _RunCheckpoints:
         self.events: list[ev.Event] = []
         self.warnings: list[str] = []
         self.announced_skips: set[str] = set()
+        # The files this run's file tools write, relative to the working tree: one that .gitignore
+        # keeps out of the checkpoints (`.env`, `build/…`) is said, not silently left out of undo.
+        self.written: set[str] = set()
+        self.write_tools = frozenset(governance_settings(ctx.settings).write_tools)
         if git is None:
             self._warn(GIT_MISSING)
 
@@ -84,14 +90,25 @@ class _RunCheckpoints:
         if self.off:
             return None
         try:
-            return self._recorder().checkpoint(phase, step=step, **extra)
+            return self._recorder().checkpoint(phase, step=step, watch=sorted(self.written), **extra)
         except Exception as error:  # noqa: BLE001 — a checkpoint never fails the run; it says so, once
             self.off = True  # said once; the run goes on without checkpoints
             self._warn(f"checkpoints are off for the rest of this run: {error}; changes from here on cannot be undone")
             return None
 
     # -- the round ------------------------------------------------------------------------------------
+    def _watch(self, call: ToolCallPart) -> None:
+        path = call.arguments.get("path") if call.name in self.write_tools else None
+        if not isinstance(path, str) or not path.strip():
+            return
+        try:
+            target = resolve_below(self.ctx.cwd.resolve(), path)
+            self.written.add(target.relative_to(self.ctx.cwd.resolve()).as_posix())
+        except (OSError, RuntimeError, ValueError):
+            return  # outside the working tree: the file tools refuse it anyway
+
     def before_call(self, step: int, call: ToolCallPart) -> None:
+        self._watch(call)
         if self.open is not None and self.open.step != step:
             self.close_round()  # a round that ended without its hook (a resumed approval's round)
         if self.open is None:

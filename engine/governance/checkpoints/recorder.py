@@ -46,14 +46,15 @@ class Recorder:
     last: Checkpoint | None = None
 
     def checkpoint(self, phase: str, *, step: int = 0, calls: Sequence[dict[str, str]] = (),
-                   before: Checkpoint | None = None, expect_tree: str | None = None) -> Checkpoint | None:
+                   before: Checkpoint | None = None, expect_tree: str | None = None,
+                   watch: Sequence[str] = ()) -> Checkpoint | None:
         """Snapshot the tree now. Unchanged since this run's last checkpoint: that one still stands
         (nothing is written). Otherwise a new checkpoint is committed, referenced and indexed; an
         `after` one records the round it closes (`before`, `calls`, and what changed). With
         `expect_tree`, a tree that is not that one records nothing and returns None (an undo's plan
-        was made for that tree)."""
+        was made for that tree). `watch`: the files the run's file tools write (`ShadowRepo.snapshot`)."""
         with self.repo.lock():
-            snap = self.repo.snapshot(keep=False)
+            snap = self.repo.snapshot(keep=False, watch=watch)
             if expect_tree is not None and snap.tree != expect_tree:
                 self.repo.keep(snap.tree)
                 return None

@@ -167,9 +167,11 @@ class ShadowRepo:
         return "\n".join(lines) + "\n"
 
     # -- snapshots ----------------------------------------------------------------------------------
-    def snapshot(self, *, keep: bool = True) -> Snapshot:
+    def snapshot(self, *, keep: bool = True, watch: Sequence[str] = ()) -> Snapshot:
         """Write the working tree as it is now into the store; returns its tree id (call under lock).
-        `keep=False`: the caller references the tree itself (`tree_ref`), in the same `set_refs`."""
+        `keep=False`: the caller references the tree itself (`tree_ref`), in the same `set_refs`.
+        `watch`: paths (relative to the working tree) a file tool writes; one that `.gitignore`
+        keeps out of the snapshot is listed in `skipped`, so the run says undo cannot restore it."""
         self.ensure()
         try:
             snap = self._snapshot()
@@ -178,9 +180,25 @@ class ShadowRepo:
             self.index_file.unlink(missing_ok=True)
             (self.tree_dir / "tree").unlink(missing_ok=True)
             snap = self._snapshot()
+        if watch:
+            self._ignored(watch, snap.skipped)
         if keep:
             self.keep(snap.tree)
         return snap
+
+    def _ignored(self, watch: Sequence[str], skipped: dict[str, list]) -> None:
+        """Adds to `skipped` each watched file that exists but is not in the snapshot (ignored)."""
+        tracked = self.run_git("ls-files", "-z", "--", *watch, env={"GIT_LITERAL_PATHSPECS": "1"})
+        known = {os.fsdecode(p) for p in tracked.split(b"\0") if p}
+        for rel in watch:
+            if rel in known or rel in skipped:
+                continue
+            try:
+                info = os.lstat(self.worktree / rel)
+            except OSError:
+                continue  # not there (yet, or any more): nothing of it to restore
+            if stat.S_ISREG(info.st_mode):
+                skipped[rel] = [info.st_size, info.st_mtime_ns, "ignored by .gitignore"]
 
     def _snapshot(self) -> Snapshot:
         listed = self.run_git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")

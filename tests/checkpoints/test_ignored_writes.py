@@ -1,0 +1,71 @@
+"""A file tool that writes a file `.gitignore` keeps out of the checkpoints (`.env`, `build/…`) is said
+at once and in the report: undo cannot restore it. Before, the run said "changed 1 file" and undo
+restored only that one; the overwritten `.env` was gone without a word (a user trial). Real files,
+real git, scripted runs through the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.checkpoints.conftest import scripted
+
+NOT_CHECKPOINTED = "not checkpointed, so `arreio undo` cannot restore them"
+
+OVERWRITES = """\
+- tool_calls:
+  - {name: write_file, arguments: {path: .env, content: "EMPTY=1\\n"}}
+  - {name: write_file, arguments: {path: build/data.txt, content: "gone\\n"}}
+  - {name: write_file, arguments: {path: a.txt, content: "changed\\n"}}
+- tool_calls:
+  - {name: write_file, arguments: {path: build/new.txt, content: "made\\n"}}
+- text: done
+"""
+
+
+def seed(work: Path) -> None:
+    (work / ".gitignore").write_text(".env\nbuild/\n")
+    (work / ".env").write_text("DB_PASSWORD=hunter2\n")
+    (work / "build").mkdir()
+    (work / "build" / "data.txt").write_text("important\n")
+    (work / "a.txt").write_text("hi\n")
+
+
+def warnings_of(events: list[dict]) -> list[str]:
+    return [e["message"] for e in events if e["type"] == "warning"]
+
+
+def test_ignored_files_a_file_tool_writes_are_named(work: Path, cli) -> None:
+    seed(work)
+    result, events, report = scripted(cli, work, OVERWRITES)
+    assert result.exit_code == 0, result.stdout
+    assert report["changes"]["modified"] == ["a.txt"]  # what the checkpoints hold, as before
+    assert sorted(report["checkpoint_skipped"]) == [".env", "build/data.txt", "build/new.txt"]
+    said = [w for w in warnings_of(events) if NOT_CHECKPOINTED in w]
+    assert len(said) == 2  # at once, after each round that wrote such a file
+    assert ".env (ignored by .gitignore)" in said[0] and "build/data.txt" in said[0]
+    assert "build/new.txt" in said[1] and ".env" not in said[1]  # each file said once
+
+
+def test_checkpointed_writes_and_ignored_reads_say_nothing(work: Path, cli) -> None:
+    seed(work)
+    script = """\
+- tool_calls:
+  - {name: read_file, arguments: {path: .env}}
+  - {name: write_file, arguments: {path: a.txt, content: "changed\\n"}}
+  - {name: write_file, arguments: {path: src/new.py, content: "x = 1\\n"}}
+- text: done
+"""
+    result, events, report = scripted(cli, work, script)
+    assert result.exit_code == 0, result.stdout
+    assert report["checkpoint_skipped"] == []
+    assert not [w for w in warnings_of(events) if NOT_CHECKPOINTED in w]
+    assert sorted(report["changes"]["created"]) == ["src/new.py"]
+
+
+def test_undo_still_restores_what_the_checkpoints_hold(work: Path, cli) -> None:
+    seed(work)
+    assert scripted(cli, work, OVERWRITES)[0].exit_code == 0
+    undone = cli("undo", "--yes")
+    assert undone.exit_code == 0, undone.stdout
+    assert (work / "a.txt").read_text() == "hi\n"
+    assert (work / ".env").read_text() == "EMPTY=1\n"  # as the warning said: not restored
