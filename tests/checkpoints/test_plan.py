@@ -80,3 +80,16 @@ def test_pruning_keeps_each_trees_newest_run_and_the_protected_one() -> None:
     assert prune_by_age(runs, now, timedelta(days=30), protect=["r1"]) == ["r2"]
     assert prune_order(runs) == ["r1", "r2"]
     assert prune_order(runs, protect=["r2"]) == ["r1"]
+
+
+def test_to_a_checkpoint_a_hand_change_between_runs_is_a_conflict() -> None:
+    """A user trial: `undo --to` restored a file edited by hand between two runs and removed a file
+    made by hand, without a word; both are conflicts now, taken back only with --force."""
+    between = [Delta("by-run", A, B), Delta("by-hand", A, C), Delta("made-by-hand", None, B),
+               Delta("removed-by-hand", A, None)]
+    plan = plan_undo(between, [], whole_tree=True, outside={"by-hand", "made-by-hand", "removed-by-hand"})
+    assert [a.path for a in plan.actions] == ["by-run"]
+    assert [(a.path, a.op, a.why) for a in plan.conflicts] == [
+        ("by-hand", "write", "changed since, not by a run"), ("made-by-hand", "delete", "created since, not by a run"),
+        ("removed-by-hand", "write", "deleted since, not by a run")]
+    assert {a.path for a in plan.chosen(force=True)} == {"by-run", "by-hand", "made-by-hand", "removed-by-hand"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,19 @@ def left_state(index: CheckpointIndex, run: RunRecord) -> tuple[str | None, str 
     mark = max((i for i, p in enumerate(points) if p.get("run_id") == run.run_id), default=len(points))
     later = next((p for p in points[mark + 1:] if p.get("run_id") != run.run_id), None)
     return (later["tree"] if later else None), NOT_FINISHED.format(run=run.run_id)
+
+
+def changed_outside_runs(repo: ShadowRepo, index: CheckpointIndex, worktree: str, since: str) -> set[str]:
+    """Paths changed after checkpoint `since` by something other than a run's tool rounds: wherever
+    a checkpoint that opens a round or a run records another tree than the one before it (edited by
+    hand between two runs, or while one ran)."""
+    points = index.checkpoints(worktree)
+    start = next((i for i, p in enumerate(points) if p["id"] == since), len(points))
+    changed: set[str] = set()
+    for before, point in pairwise(points[start:]):
+        if point.get("phase") != "after" and point["tree"] != before["tree"]:
+            changed.update(d.path for d in repo.diff(before["tree"], point["tree"]))
+    return changed
 
 
 def latest_state(index: CheckpointIndex, worktree: str) -> str | None:

@@ -5,7 +5,7 @@ which runs a prune removes. No I/O here; the store and the index feed these and 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -93,14 +93,15 @@ def _why(expected: Entry | None, current: Entry | None) -> str:
 
 def plan_undo(
     target_to_expected: Sequence[Delta], expected_to_current: Sequence[Delta], *, whole_tree: bool,
-    skipped: Sequence[str] = (),
+    skipped: Sequence[str] = (), outside: Collection[str] = (),
 ) -> UndoPlan:
     """Take the tree back to `target` (the checkpoint before a run). `expected` is the state the run
     left (its last checkpoint); `current` the tree now. A path the run changed that is still as the
     run left it is restored; one changed again since (by hand, or by a later run) is a conflict: it is
     overwritten only with --force. With `whole_tree` (`--to`) every path that differs from the target
     counts, so a change made after the last checkpoint is a conflict too. `skipped` paths (never
-    captured) are listed and left alone."""
+    captured) are listed and left alone. `outside` paths changed between `target` and `expected`
+    outside any run (by hand, between two runs): a conflict too, never taken back unasked."""
     leave = set(skipped)
     since = {d.path: d for d in expected_to_current}
     plan = UndoPlan(skipped=sorted(leave))
@@ -113,8 +114,10 @@ def plan_undo(
         current = later.after if later is not None else d.after
         if current == d.before:
             plan.already.append(d.path)
-        elif later is None:
+        elif later is None and d.path not in outside:
             plan.actions.append(_action(d.path, d.before, current))
+        elif later is None:
+            plan.conflicts.append(_action(d.path, d.before, current, _why(d.before, d.after) + ", not by a run"))
         else:
             plan.conflicts.append(_action(d.path, d.before, current, _why(d.after, current)))
     if whole_tree:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from arreio.engine.errors import ArreioError
 from arreio.engine.governance.checkpoints.history import (
+    changed_outside_runs,
     find_checkpoint,
     find_run,
     latest_state,
@@ -67,10 +68,12 @@ def prepare_undo(repo: ShadowRepo, index: CheckpointIndex, *, run_id: str | None
     """Plan an undo of `run_id` (default: the last run here) or back to checkpoint `to`."""
     worktree = str(repo.worktree)
     notes: list[str] = []
+    outside: set[str] = set()
     if to is not None:
         point = find_checkpoint(index, worktree, to)
         target, target_id, undoing, undid = point["tree"], point["id"], f"checkpoint {point['id']}", point["id"]
         expected = latest_state(index, worktree)
+        outside = changed_outside_runs(repo, index, worktree, point["id"])
     else:
         run = find_run(index, worktree, run_id)
         target, target_id = run.first["tree"], run.first["id"]
@@ -83,7 +86,7 @@ def prepare_undo(repo: ShadowRepo, index: CheckpointIndex, *, run_id: str | None
     expected = expected or current.tree
     skipped = relevant_skipped(point.get("skipped") or {}, current.skipped) if to is not None else run_skipped(run)
     plan = plan_undo(repo.diff(target, expected), repo.diff(expected, current.tree), whole_tree=to is not None,
-                     skipped=skipped)
+                     skipped=skipped, outside=outside)
     return PreparedUndo(repo, index, undoing, undid, target_id, target, current, plan, notes)
 
 
