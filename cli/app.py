@@ -41,8 +41,11 @@ class _ArreioGroup(TyperGroup):
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except Exception as error:  # click's exceptions, vendored by Typer or not: matched by shape
             kind = type(error).__name__
-            if kind == "NoArgsIsHelpError":  # a bare `arreio` or `arreio sessions`: show the help
-                print(error.ctx.get_help())  # type: ignore[attr-defined]
+            if kind == "NoArgsIsHelpError":  # a bare `arreio` or `arreio sessions`: show the help, exit 2
+                # The error built the help when it was raised: Typer's rich help prints itself then
+                # (its text is ""), a plain help is the text. Asking again printed it twice.
+                if help_text := error.format_message():  # type: ignore[attr-defined]
+                    print(help_text)
                 sys.exit(error.exit_code)  # type: ignore[attr-defined]
             if kind == "Abort":
                 print("arreio: aborted", file=sys.stderr)
