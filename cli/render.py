@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
+from arreio.cli.inert import inert
 from arreio.cli.inert import shown as escape  # markup-safe and inert
 from arreio.engine.wording import counted
 
@@ -132,11 +133,23 @@ def final_answer(done: Any) -> str:
     return done.final_text
 
 
+def shown_answer(done: Any) -> str:
+    """The final answer as a terminal or a pipe gets it: inert, like the live view (model text is
+    untrusted: an OSC 52 in it would write the clipboard). A `--output-schema` value stays valid JSON:
+    its encoder already escapes C0 controls, and when a character inert would still change is left
+    (C1, DEL, bidi), the value is encoded ASCII-only instead, never with inert's `\\x9b`, which JSON
+    has not. `--output-last-message` and `--json` are data and keep `final_answer` as it is."""
+    text = final_answer(done)
+    if text and getattr(done, "final_json", None) is not None:
+        return text if inert(text) == text else json.dumps(done.final_json, ensure_ascii=True, indent=2)
+    return inert(text)
+
+
 class TextRenderer(_Plain):
     """`--output text`: the run's final answer, and nothing else, on stdout once the run ends."""
 
     def __call__(self, event: Any) -> None:
-        if event.type == "done" and event.agent is None and (text := final_answer(event)):
+        if event.type == "done" and event.agent is None and (text := shown_answer(event)):
             self._write(text if text.endswith("\n") else text + "\n")
 
 
