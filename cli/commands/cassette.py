@@ -33,11 +33,10 @@ def show(path: CassetteArg, json_output: JsonFlag = False) -> None:
     if json_output:
         print(json.dumps(info, ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
-
     from arreio.cli.inert import shown as escape  # markup-safe and inert
+    from arreio.cli.render import console_for
 
-    c = Console(highlight=False)
+    c = console_for()  # a pipe gets whole lines, not 80 columns
     usage = info["usage"]
     c.print(f"[bold]cassette {escape(str(path))}[/bold] · format v{info['version']} · {escape(info['model'])}"
             + (f" · recorded {info['created_at']}" if info["created_at"] else ""))
@@ -81,11 +80,10 @@ def diff(
             "calls": [{"n": r.n, "status": r.status, "changes": r.changes} for r in rows],
         }, ensure_ascii=False, indent=2))
     else:
-        from rich.console import Console
-
         from arreio.cli.inert import shown as escape  # markup-safe and inert
+        from arreio.cli.render import console_for
 
-        c = Console(highlight=False)
+        c = console_for()  # a pipe gets whole lines, not 80 columns
         style = {"same": "dim", "changed": "yellow", "added": "green", "removed": "red"}
         if model_note:
             c.print(f"[yellow]{escape(model_note)}[/yellow]")

@@ -213,11 +213,10 @@ def doctor(
 
 
 def _render(checks: list[dict[str, Any]]) -> None:
-    from rich.console import Console
-
     from arreio.cli.inert import shown
+    from arreio.cli.render import console_for
 
-    console = Console(highlight=False)
+    console = console_for()  # a pipe gets whole lines, not 80 columns
     width = max(len(c["name"]) for c in checks)
     for c in checks:
         mark = "[green]ok     [/green]" if c["status"] == "ok" else "[red]problem[/red]"

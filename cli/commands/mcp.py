@@ -86,10 +86,10 @@ def list_servers(
     if not rows:
         typer.echo("no MCP servers configured (add an `mcp_servers:` section to .arreio/config.yaml)")
         return
-    from rich.console import Console
     from rich.table import Table
 
     from arreio.cli.inert import shown as escape  # markup-safe and inert
+    from arreio.cli.render import console_for
 
     table = Table(show_header=True, header_style="bold")
     for column in ("server", "transport", "target", "state", "tools"):
@@ -102,8 +102,8 @@ def list_servers(
         tools = f"{len(offered)}: " + ", ".join(offered) if offered else "-"
         if withheld:
             tools += f"\nwithheld by tools allow/deny: {', '.join(withheld)}"
-        table.add_row(row["name"], row["transport"], escape(row["target"]), state, escape(tools))
-    Console().print(table)
+        table.add_row(escape(row["name"]), row["transport"], escape(row["target"]), state, escape(tools))
+    console_for().print(table)  # a pipe gets whole lines, not 80 columns
 
 
 @app.command("test")
@@ -122,15 +122,17 @@ def test_server(
     config = servers[name].model_copy(update={"enabled": True})
     states, tools = _connect({name: config})
     row = _state_json(states[0], describe(config), tools.get(name, []))
+    from arreio.cli.inert import inert  # what a server says is shown, never acted on by the terminal
+
     if as_json:
         typer.echo(json.dumps(row, indent=2))
     elif row["state"] == "ready":
         offered = [t for t in row["tools"] if t["offered"]]
-        typer.echo(f"{name}: ok ({config.transport}: {row['target']}) · {len(offered)} tool(s)")
+        typer.echo(inert(f"{name}: ok ({config.transport}: {row['target']}) · {len(offered)} tool(s)"))
         for tool in row["tools"]:
-            typer.echo(f"  {tool['name']}" + ("" if tool["offered"] else f"  (withheld: {tool['withheld']})"))
+            typer.echo(inert(f"  {tool['name']}" + ("" if tool["offered"] else f"  (withheld: {tool['withheld']})")))
     else:
-        typer.echo(f"{name}: {row['state']} — {row['detail']}", err=True)
+        typer.echo(inert(f"{name}: {row['state']} — {row['detail']}"), err=True)
     if row["state"] != "ready":
         raise typer.Exit(1)
 
@@ -181,31 +183,35 @@ def prompts(
     if as_json:
         typer.echo(json.dumps({**prompt.as_json(), **({"rendered": text} if text is not None else {})}, indent=2))
         return
-    typer.echo(f"{prompt.ref}" + (f" — {prompt.description}" if prompt.description else ""))
+    from arreio.cli.inert import inert  # what a server says is shown, never acted on by the terminal
+
+    typer.echo(inert(f"{prompt.ref}" + (f" — {prompt.description}" if prompt.description else "")))
     for arg in prompt.arguments:
         need = "required" if arg["required"] else "optional"
-        typer.echo(f"  --arg {arg['name']}=…  ({need})" + (f"  {arg['description']}" if arg["description"] else ""))
+        typer.echo(inert(f"  --arg {arg['name']}=…  ({need})" + (f"  {arg['description']}" if arg["description"] else "")))
     if not prompt.arguments:
         typer.echo("  (no arguments)")
     if text is not None:
-        typer.echo("\n" + text)
+        typer.echo("\n" + inert(text))
     else:
-        typer.echo(f"\nrun it: arreio run --mcp-prompt {prompt.ref}"
-                   + "".join(f" --arg {a['name']}=…" for a in prompt.arguments if a["required"]))
+        typer.echo(inert(f"\nrun it: arreio run --mcp-prompt {prompt.ref}"
+                         + "".join(f" --arg {a['name']}=…" for a in prompt.arguments if a["required"])))
 
 
 def _print_prompts(found: list[Any], problems: list[str], as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps({"prompts": [p.as_json() for p in found], "problems": problems}, indent=2))
         return
+    from arreio.cli.inert import inert  # what a server says is shown, never acted on by the terminal
+
     for line in problems:
-        typer.echo(f"arreio: {line}", err=True)
+        typer.echo(inert(f"arreio: {line}"), err=True)
     if not found:
         typer.echo("no MCP prompts offered" + ("" if problems else " (no configured server lists any)"))
         return
     width = max(len(p.ref) for p in found)
     for prompt in found:
-        typer.echo(f"{prompt.ref.ljust(width)}  {prompt.description or '-'}  [args: {prompt.signature()}]")
+        typer.echo(inert(f"{prompt.ref.ljust(width)}  {prompt.description or '-'}  [args: {prompt.signature()}]"))
 
 
 def prompt_goal(ref: str, pairs: list[str]) -> str:

@@ -84,10 +84,11 @@ def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
     if json_output:
         print(json.dumps({"models": rows, "keys": key_vars(env)}, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
+    from arreio.cli.render import console_for
+
+    console = console_for()  # a pipe gets whole lines, not 80 columns
     columns = {"  model": max(len(row["model"]) for row in rows) + 2, "window": 6, "$/M in": 6, "out": 5,
                "cache read": 10, "write": 6}  # fixed: the blocks line up under each other
     groups: dict[str | None, list[dict[str, Any]]] = {}

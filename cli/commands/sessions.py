@@ -88,13 +88,12 @@ def show(
             "repairs": [r.model_dump(mode="json") for r in repairs],
         }, ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
-
     from arreio.cli.inert import shown as escape  # markup-safe and inert
+    from arreio.cli.render import console_for
 
-    c = Console(highlight=False)
+    c = console_for()  # a pipe gets whole lines: `| grep approve` finds the command unbroken
     h = session.header
-    c.print(f"[bold]session {h.id}[/bold] · {h.model} · created {h.created_at} · {len(session.messages)} messages")
+    c.print(f"[bold]session {h.id}[/bold] · {escape(h.model)} · created {h.created_at} · {len(session.messages)} messages")
     if h.title:
         c.print(f"[dim]{escape(h.title)}[/dim]")
     from arreio.engine.governance.approvals import command_to_continue, describe_call, pending_call
@@ -114,7 +113,7 @@ def show(
                 c.print(f"[dim italic]thinking: {escape(part.thinking[:200])}[/dim italic]")
             elif part.type == "tool_call":
                 args = json.dumps(part.arguments, ensure_ascii=False)
-                c.print(f"[cyan]● {part.name}[/cyan] {escape(args[:160])}")
+                c.print(f"[cyan]● {escape(part.name)}[/cyan] {escape(args[:160])}")  # the model names the tool
             elif part.type == "tool_result":
                 first = part.content.strip().splitlines()[0] if part.content.strip() else ""
                 style = "red" if part.is_error else "dim"

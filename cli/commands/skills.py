@@ -54,10 +54,12 @@ def list_skills(
         }
         typer.echo(json.dumps(payload, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from arreio.cli.inert import shown as escape  # the agent writes skills: markup-safe and inert
+    from arreio.cli.render import console_for
+
+    console = console_for()  # a pipe gets whole lines (`arreio skills list | grep …`), not 80 columns
     if not entries:
         console.print("No skills." if state is StateFilter.all else f"No {state.value} skills.")
     else:
@@ -67,15 +69,15 @@ def list_skills(
         for entry in entries:
             row = entry.to_json()
             table.add_row(
-                entry.entry,
+                escape(entry.entry),
                 entry.state,
-                row["created_by"] or "?",
+                escape(str(row["created_by"] or "?")),
                 "yes" if row["pinned"] else "",
                 str(row["use_count"]),
                 str(row["view_count"]),
                 str(row["patch_count"]),
                 (row["last_activity"] or "")[:10],
-                row["description"] or "(invalid SKILL.md)",
+                escape(row["description"] or "(invalid SKILL.md)"),
             )
         console.print(table)
     for diagnostic in diagnostics:
@@ -85,20 +87,22 @@ def list_skills(
 @app.command("show")
 def show(name: Annotated[str, typer.Argument(help="Skill name (or archive entry).")]) -> None:
     """Print a skill's SKILL.md, its support files and its usage record."""
+    from arreio.cli.inert import inert  # the agent writes skills: shown, never acted on by the terminal
+
     entry = _library().get(name)
     row = entry.to_json()
-    typer.echo(f"# {entry.entry}  [{entry.state}]  {entry.folder}")
-    typer.echo(
+    typer.echo(inert(f"# {entry.entry}  [{entry.state}]  {entry.folder}"))
+    typer.echo(inert(
         f"# by {row['created_by'] or '?'} · uses {row['use_count']} · views {row['view_count']} · "
         f"patches {row['patch_count']} · pinned {'yes' if row['pinned'] else 'no'} · "
         f"last activity {row['last_activity'] or 'never recorded'}"
-    )
+    ))
     skill_file = entry.folder / "SKILL.md"
-    typer.echo(skill_file.read_text(encoding="utf-8") if skill_file.is_file() else "(no SKILL.md)")
+    typer.echo(inert(skill_file.read_text(encoding="utf-8")) if skill_file.is_file() else "(no SKILL.md)")
     if entry.skill is not None and entry.skill.support_files():
         typer.echo("Support files:")
         for file in entry.skill.support_files():
-            typer.echo(f"  {file}")
+            typer.echo(f"  {inert(str(file))}")
 
 
 @app.command("pin")

@@ -1,0 +1,111 @@
+"""Listings on a pipe are whole lines (README "What it prints, where": nothing cut at 80 columns), so
+`| grep` and `| cut` read what a person reads: `arreio sessions show ID | grep approve` finds the
+command unbroken, `arreio skills list | cat` keeps each description on its line. Each command is a
+real subprocess whose stdout is a pipe, with no COLUMNS to lean on."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+LONG_TITLE = "Summarise every note in the notes folder and then write a report that is long enough to be cut"
+LONG_COMMAND = "echo " + "a-rather-long-argument-" * 4 + "past-eighty-columns"
+LONG_DESCRIPTION = ("Tidy the notes folder: merge duplicate headings, sort the open items by date, "
+                    "and keep every description on one line")
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def env(arreio_env: dict) -> dict:
+    return {k: v for k, v in arreio_env.items() if k not in ("COLUMNS", "LINES")}
+
+
+def arreio(work: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def line_with(output: str, text: str) -> str:
+    found = [line for line in output.splitlines() if text in line]
+    assert found, f"no line holds {text!r}:\n{output}"
+    return found[0]
+
+
+def test_sessions_show_keeps_the_approve_command_on_one_line(work: Path, env: dict) -> None:
+    (work / "p.yaml").write_text(f'- tool_calls: [{{name: shell, arguments: {{command: "{LONG_COMMAND}"}}}}]\n'
+                                 '- text: "ok"\n')
+    paused = arreio(work, env, "run", LONG_TITLE, "--script", "p.yaml")
+    assert paused.returncode == 3, paused.stderr  # no terminal to ask: the run pauses for approval
+    (session,) = (work / ".arreio" / "sessions").glob("*.jsonl")
+    shown = arreio(work, env, "sessions", "show", session.stem)
+    assert shown.returncode == 0, shown.stderr
+    sid = session.stem
+    assert line_with(shown.stdout, "approve with").strip() == \
+        f"approve with `arreio approve {sid}` or refuse with `arreio approve {sid} --deny`"
+    assert line_with(shown.stdout, "waiting for approval").endswith(f"$ {LONG_COMMAND}")
+    assert line_with(shown.stdout, "Summarise every note") == LONG_TITLE  # the title, whole
+
+
+def test_skills_list_keeps_each_description_on_one_line(work: Path, env: dict) -> None:
+    skill = work / ".arreio" / "skills" / "tidy-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(f'---\nname: tidy-notes\ndescription: "{LONG_DESCRIPTION}"\ncreated_by: agent\n---\n\n'
+                                    "Merge, then sort.\n")
+    listed = arreio(work, env, "skills", "list")
+    assert listed.returncode == 0, listed.stderr
+    row = line_with(listed.stdout, "tidy-notes")
+    assert row.split()[:3] == ["tidy-notes", "active", "agent"] and row.rstrip().endswith(LONG_DESCRIPTION)
+    assert "description" in listed.stdout.splitlines()[0]  # the header is whole too, not "descriptio"
+
+
+def test_skills_list_and_show_keep_escapes_from_the_terminal(work: Path, env: dict) -> None:
+    """The agent writes skills: a title-setting sequence in a description (or the body) is shown."""
+    skill = work / ".arreio" / "skills" / "tidy-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text('---\nname: tidy-notes\ndescription: "Tidy notes\\e]0;PWNED\\a [bold]now[/bold]"\n'
+                                    "created_by: agent\n---\n\nBody\x1b[2J here.\n")
+    listed = arreio(work, env, "skills", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout
+    assert line_with(listed.stdout, "tidy-notes").rstrip().endswith("Tidy notes\\x1b]0;PWNED\\x07 [bold]now[/bold]")
+    shown = arreio(work, env, "skills", "show", "tidy-notes")
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout and "Body\\x1b[2J here." in shown.stdout
+
+
+def test_mcp_list_keeps_a_long_target_on_one_line(work: Path, env: dict) -> None:
+    script = "/opt/servers/a-rather-long-folder-name/another-long-folder/the-notes-mcp-server.py"
+    (work / ".arreio").mkdir()
+    (work / ".arreio" / "config.yaml").write_text(
+        f"mcp_servers:\n  notes:\n    command: /usr/bin/python3\n    args: [{script}, --root, /srv/notes/archive]\n")
+    listed = arreio(work, env, "mcp", "list", "--no-connect")
+    assert listed.returncode == 0, listed.stderr
+    assert f"/usr/bin/python3 {script} --root /srv/notes/archive" in line_with(listed.stdout, "notes")
+
+
+def test_cassette_show_keeps_a_long_path_on_one_line(work: Path, env: dict) -> None:
+    folder = work / "a-rather-long-folder-name-for-cassettes" / "recorded-on-a-tuesday"
+    folder.mkdir(parents=True)
+    shutil.copy(REPO / "fixtures" / "cassettes" / "offline-quickstart.v1.cassette.jsonl", folder)
+    path = str((folder / "offline-quickstart.v1.cassette.jsonl").relative_to(work))
+    shown = arreio(work, env, "cassette", "show", path)
+    assert shown.returncode == 0, shown.stderr
+    assert line_with(shown.stdout, "cassette ").startswith(f"cassette {path} · format v1 · offline · recorded ")
+
+
+def test_models_keeps_its_closing_note_on_one_line(work: Path, env: dict) -> None:
+    listed = arreio(work, env, "models")
+    assert listed.returncode == 0, listed.stderr
+    assert line_with(listed.stdout, "Prices in US dollars").endswith("any litellm/<vendor>/<model> works as well.")
