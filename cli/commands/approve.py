@@ -53,6 +53,7 @@ def approve(
     import os
     import sys
 
+    from arreio.cli.arguments import text
     from arreio.engine.conveyor.pipeline import RunOptions
     from arreio.engine.errors import UsageError
     from arreio.engine.governance.approvals import decide_pending, describe_call, waiting_call, who
@@ -64,6 +65,7 @@ def approve(
     from arreio.engine.session.file import Session
     from arreio.engine.session.store import SessionStore
 
+    text(reason, "the --reason")
     clock = SystemClock()
     root = state_dir()
     store = SessionStore(root / "sessions")

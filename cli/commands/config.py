@@ -215,8 +215,11 @@ def set_value(
 
     The value is checked as a run checks it: an invalid one is refused and nothing is written.
     A value starting with '-' goes after `--`: arreio config set max_steps -- -1."""
+    from arreio.cli.arguments import text as utf8
     from arreio.cli.config_file import parse_value, with_value
 
+    utf8(key, "the key")
+    utf8(value, "the value")
     cwd, env = _here()
     path = _target(cwd, env, global_)
     text = _read(path)

@@ -157,8 +157,10 @@ def search(
     json_: JsonOption = False,
 ) -> None:
     """Print the best passages for a query: path, line range, score, a snippet."""
+    from arreio.cli.arguments import text
     from arreio.engine.errors import UsageError
 
+    text(query, "the query")
     if mode not in ("hybrid", "keyword", "vector"):
         raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
     kb = _existing()

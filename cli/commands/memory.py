@@ -126,9 +126,10 @@ def add(
     target: TargetOption = TargetName.memory,
 ) -> None:
     """Add an entry (refused when unsafe, empty, or past the size limit)."""
+    from arreio.cli.arguments import text
     from arreio.memory.entries import Operation
 
-    _write(Operation("add", content=content), target)
+    _write(Operation("add", content=text(content, "the entry")), target)
 
 
 @app.command("replace")
@@ -138,9 +139,10 @@ def replace(
     target: TargetOption = TargetName.memory,
 ) -> None:
     """Overwrite the one entry containing OLD_TEXT with CONTENT."""
+    from arreio.cli.arguments import text
     from arreio.memory.entries import Operation
 
-    _write(Operation("replace", content=content, old_text=old_text), target)
+    _write(Operation("replace", content=text(content, "the new entry"), old_text=text(old_text, "OLD_TEXT")), target)
 
 
 @app.command("remove")
@@ -149,9 +151,10 @@ def remove(
     target: TargetOption = TargetName.memory,
 ) -> None:
     """Remove the one entry containing OLD_TEXT."""
+    from arreio.cli.arguments import text
     from arreio.memory.entries import Operation
 
-    _write(Operation("remove", old_text=old_text), target)
+    _write(Operation("remove", old_text=text(old_text, "OLD_TEXT")), target)
 
 
 def _substores() -> Any:

@@ -118,11 +118,15 @@ def run(
         typer.Option("--arg", metavar="KEY=VALUE", help="An argument of --mcp-prompt (repeatable).", show_default=False),
     ] = None,
 ) -> None:
+    from arreio.cli.arguments import text as utf8
     from arreio.cli.driving import OUTPUTS
     from arreio.engine.conveyor.pipeline import RunOptions
     from arreio.engine.conveyor.prepare import read_goal
     from arreio.engine.errors import UsageError
 
+    utf8(text, "the goal")
+    for arg in prompt_args or []:  # rendered into the goal
+        utf8(arg, "an --arg value")
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")
     if output is not None and output not in OUTPUTS:

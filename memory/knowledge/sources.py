@@ -39,8 +39,9 @@ def _walk(folder: Path) -> list[Path]:
 
 def expand(arguments: list[str], cwd: Path) -> tuple[list[Path], list[str]]:
     """Files named by the arguments (resolved, deduplicated, in order) and notices about
-    arguments that matched nothing."""
+    arguments that matched nothing and files whose names the index cannot keep."""
     files: dict[Path, None] = {}
+    unnamed: set[Path] = set()
     notices: list[str] = []
     for argument in arguments:
         candidate = Path(argument).expanduser()
@@ -56,8 +57,28 @@ def expand(arguments: list[str], cwd: Path) -> tuple[list[Path], list[str]]:
             notices.append(f"{argument}: no such file or folder")
         for match in matches:
             for file in _walk(match) if match.is_dir() else [match] if match.is_file() else []:
-                files.setdefault(file.resolve(), None)
+                file = file.resolve()
+                if _text_name(file):
+                    files.setdefault(file, None)
+                elif file not in unnamed:
+                    unnamed.add(file)
+                    notices.append(f"{_shown(file)}: skipped, its name is not UTF-8 (the index keeps names as text)")
     return list(files), notices
+
+
+def _text_name(path: Path) -> bool:
+    """A name the index can store: on Linux a file name may be any bytes, which Python keeps as
+    lone surrogates that neither SQLite nor JSON can hold."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: Path) -> str:
+    """The path with its bytes that are not UTF-8 written out (`\\xff`), printable anywhere."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def read_text(path: Path) -> SourceText | str:

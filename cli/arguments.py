@@ -1,0 +1,28 @@
+"""What the command line hands a command, checked where it must be.
+
+Python hands over argv bytes that are not UTF-8 as lone surrogates (`\\udcff` for the byte 0xff,
+PEP 383). For a file name that is right: on Linux a name may be any bytes, and the surrogates give
+the same bytes back when the file is opened. Free text is different: a goal, a memory entry, a
+query, a reason or a config value is stored or sent as UTF-8, and a surrogate cannot be encoded —
+it would fail deep inside a writer, after part of the work is done. Each command checks its
+free-text arguments with `text` first, so such an argument is bad input (exit 2), said in one line
+that names it, before anything is written. Path arguments are never checked here.
+"""
+
+from __future__ import annotations
+
+
+def text(value: str | None, what: str) -> str | None:
+    """`value` unchanged when it is UTF-8 text (None passes); else a UsageError naming `what`
+    ("the goal", "the memory entry") and the first byte that is not."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        from arreio.engine.errors import UsageError
+
+        bad = ord(value[error.start])
+        shown = f"the byte \\x{bad - 0xDC00:02x}" if 0xDC80 <= bad <= 0xDCFF else f"\\u{bad:04x}"
+        raise UsageError(f"{what} is not UTF-8 text ({shown} at character {error.start + 1})") from None
+    return value
