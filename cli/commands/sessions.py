@@ -126,6 +126,7 @@ def _show_requests(path, json_output: bool) -> None:
     """Every recorded model request, rebuilt from the session (engine/governance/requests.py)."""
     import json
 
+    from arreio.cli.inert import inert  # model text and tool output: shown, never acted on by the terminal
     from arreio.engine.governance.requests import reconstruct
 
     rows = reconstruct(path)
@@ -148,7 +149,7 @@ def _show_requests(path, json_output: bool) -> None:
                 label = part["type"] if part["type"] != "text" else message["role"]
                 if part["type"] == "tool_call":
                     label = f"call {part['name']}"
-                print(f"  + {label}: {' '.join(str(text).split())[:160]}")
+                print(inert(f"  + {label}: {' '.join(str(text).split())[:160]}"))
         shown = len(row["messages"])
 
 

@@ -1,6 +1,7 @@
 """Listings on a pipe are whole lines (README "What it prints, where": nothing cut at 80 columns), so
 `| grep` and `| cut` read what a person reads: `arreio sessions show ID | grep approve` finds the
-command unbroken, `arreio skills list | cat` keeps each description on its line. Each command is a
+command unbroken, `arreio skills list | cat` keeps each description on its line. And what the agent,
+the model or a tool wrote is shown escaped there, never acted on by the terminal. Each command is a
 real subprocess whose stdout is a pipe, with no COLUMNS to lean on."""
 
 from __future__ import annotations
@@ -109,3 +110,16 @@ def test_models_keeps_its_closing_note_on_one_line(work: Path, env: dict) -> Non
     listed = arreio(work, env, "models")
     assert listed.returncode == 0, listed.stderr
     assert line_with(listed.stdout, "Prices in US dollars").endswith("any litellm/<vendor>/<model> works as well.")
+
+
+def test_sessions_show_requests_keeps_escapes_from_the_terminal(work: Path, env: dict) -> None:
+    """Each request's messages are model text and tool output: shown escaped, as in the live view."""
+    (work / "evil.txt").write_text("file says \x1b]0;PWNED\x07 hi\n")
+    (work / "s.yaml").write_text('- text: "reading\\e[2J it"\n'
+                                 '  tool_calls: [{name: read_file, arguments: {path: evil.txt}}]\n- text: "done"\n')
+    assert arreio(work, env, "run", "Read evil.txt", "--script", "s.yaml").returncode == 0
+    (session,) = (work / ".arreio" / "sessions").glob("*.jsonl")
+    shown = arreio(work, env, "sessions", "show", session.stem, "--requests")
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    assert "reading\\x1b[2J it" in shown.stdout and "\\x1b]0;PWNED\\x07 hi" in shown.stdout
