@@ -14,6 +14,7 @@ import signal
 import sys
 from typing import Any, TextIO
 
+from arreio.cli.chat.echo import echoed
 from arreio.cli.inert import inert
 
 QUESTION = "Run it? [y]es [n]o [a]lways in this chat [e]xplain: "
@@ -44,20 +45,24 @@ class ChatApprovals:
         # the default handler raises KeyboardInterrupt right here instead.
         previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            while True:
-                self.stderr.write(QUESTION)
-                self.stderr.flush()
-                line = self.stdin.readline()
-                if not line:  # end of input: nobody said yes
-                    self.stderr.write("\n")
-                    return False
-                answer = line.strip().lower()
-                if answer in ("e", "explain"):
-                    self.stderr.write(inert(json.dumps(event.arguments, ensure_ascii=False, indent=2)) + "\n")
-                    continue
-                if answer in ("a", "always"):
-                    self.always.add(_key(event))
-                    return True
-                return answer in ("y", "yes")
+            with echoed(self.stdin):  # the turn turned the echo off (echo.py); the answer is typed here
+                return self._ask(event)
         finally:
             signal.signal(signal.SIGINT, previous)
+
+    def _ask(self, event: Any) -> bool:
+        while True:
+            self.stderr.write(QUESTION)
+            self.stderr.flush()
+            line = self.stdin.readline()
+            if not line:  # end of input: nobody said yes
+                self.stderr.write("\n")
+                return False
+            answer = line.strip().lower()
+            if answer in ("e", "explain"):
+                self.stderr.write(inert(json.dumps(event.arguments, ensure_ascii=False, indent=2)) + "\n")
+                continue
+            if answer in ("a", "always"):
+                self.always.add(_key(event))
+                return True
+            return answer in ("y", "yes")

@@ -9,8 +9,11 @@ session's end marker, and releases the lock — so the next message resumes a va
 from __future__ import annotations
 
 import signal
+import sys
 from dataclasses import dataclass
 from typing import Any
+
+from arreio.cli.chat.echo import unechoed
 
 
 @dataclass
@@ -58,7 +61,8 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
             loop.remove_signal_handler(signal.SIGTERM)
 
     try:
-        asyncio.run(go())
+        with unechoed(sys.stdin):  # nothing the terminal echoes lands in the live preview (echo.py)
+            asyncio.run(go())
     except (KeyboardInterrupt, asyncio.CancelledError):
         # A Ctrl-C that lands after the run ended (while the loop shuts down) cancelled nothing.
         result.cancelled = result.done is None or result.done.verdict == "cancelled"

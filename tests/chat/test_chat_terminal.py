@@ -68,6 +68,7 @@ def test_two_messages_with_tool_calls_and_an_approval_answered_always(work: Path
     term.next(r"\$ echo ran >> log\.txt")
     term.next(r"Run it\? \[y\]es \[n\]o \[a\]lways in this chat \[e\]xplain: ")
     term.type("a\r")
+    term.next(r"a\n● shell\(")  # the answer is echoed as typed, though a turn turns the echo off (chat/echo.py)
     term.next("Logged once")
     term.prompt()
     term.send("log it again")
@@ -228,3 +229,23 @@ def test_ctrl_c_at_the_question_refuses_the_call_and_stops_only_the_turn(work: P
     session = session_of(work, sid)
     assert check_pairing(session.messages) == []
     assert "not run" in next(m for m in session.messages if m.tool_result_part is not None).tool_result_part.content
+
+
+def test_ctrl_c_mid_answer_is_not_echoed_into_the_preview(work: Path, arreio_env) -> None:
+    """A user trial: Ctrl-C while an answer streamed showed the partial answer twice — the terminal's
+    `^C` echo wrapped after rich's full-width preview line and rich erased the wrong line. Keys are
+    not echoed while a turn runs (an approval echoes its typed answer: the test above)."""
+    term = chat(work, arreio_env, """\
+- text: "Let me think about this very carefully before answering, because the question has several parts."
+  chunk_chars: 4
+  delay_s: 0.2
+""")
+    term.prompt()
+    term.send("hello")
+    term.next("Let me think about")
+    term.type("zq")  # typed ahead while the answer streams
+    term.type("\x03")
+    term.next("turn cancelled — the session is intact")
+    shown = term.output
+    assert "^C" not in shown and "zq" not in shown  # nothing the terminal echoed behind rich's back
+    leave(term)  # (the keys typed ahead went with the Ctrl-C: the terminal drops its queue on a signal)
