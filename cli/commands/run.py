@@ -120,8 +120,8 @@ def run(
 ) -> None:
     from arreio.cli.arguments import text as utf8
     from arreio.cli.driving import OUTPUTS
+    from arreio.engine.conveyor.goal import read_goal
     from arreio.engine.conveyor.pipeline import RunOptions
-    from arreio.engine.conveyor.prepare import read_goal
     from arreio.engine.errors import UsageError
 
     utf8(text, "the goal")

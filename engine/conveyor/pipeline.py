@@ -18,6 +18,7 @@ from typing import Any
 
 from arreio.engine import events as ev
 from arreio.engine.conveyor.gates import GateInputs, Judge, ModelJudge, OfflineJudge, gated_outcome, run_gates
+from arreio.engine.conveyor.goal import read_waiting_goal
 from arreio.engine.conveyor.learning import run_learning
 from arreio.engine.conveyor.outcome import CANCELLED, Outcome
 from arreio.engine.conveyor.prepare import CONTINUE, PipelineDeps, PreparedRun, RunOptions, prepare, resolve_run_tools
@@ -41,6 +42,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     """Run one goal end to end, yielding every event; the last one is always `done`."""
     deps = deps or PipelineDeps()
     clock = deps.clock
+    options = await read_waiting_goal(options)  # a FIFO goal must not block the loop: a cancel could not reach it
     run = prepare(options, deps)
     ctx = run.ctx
     started_at, t0 = clock.now(), clock.monotonic()

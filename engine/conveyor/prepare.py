@@ -16,6 +16,7 @@ from arreio.engine.config import OpenAISettings, Settings, config_sources, load_
 from arreio.engine.conveyor.answer import check_schema, load_schema
 from arreio.engine.conveyor.features import engine_features
 from arreio.engine.conveyor.gates import Judge
+from arreio.engine.conveyor.goal import read_goal
 from arreio.engine.conveyor.learning import LearningPass
 from arreio.engine.conveyor.plan import Plan, PlanProgress, load_plan, single_unit_plan
 from arreio.engine.conveyor.units import goal_title
@@ -78,28 +79,6 @@ class PipelineDeps:
 
 
 # -- edge ---------------------------------------------------------------------------------------
-def read_goal(options: RunOptions) -> str | None:
-    if options.goal_text is not None:
-        text = options.goal_text
-    elif options.goal_path is not None:
-        path = options.goal_path if options.goal_path.is_absolute() else options.cwd / options.goal_path
-        if not path.exists():
-            raise UsageError(f"goal file not found: {options.goal_path}")
-        if path.is_dir():
-            raise UsageError(f"goal path is a folder, not a file: {options.goal_path}")
-        try:
-            text = path.read_text(encoding="utf-8-sig")  # a BOM some editors add is not part of the goal
-        except UnicodeDecodeError:
-            raise UsageError(f"goal file is not UTF-8 text: {options.goal_path}") from None
-        except OSError as exc:
-            raise UsageError(f"cannot read goal file {options.goal_path}: {exc.strerror}") from None
-    else:
-        return None
-    if not text.strip():
-        raise UsageError(f"goal is empty: {options.goal_path or 'text'}")
-    return text
-
-
 CONTINUE = (
     "[arreio] The previous run of this session stopped at a ceiling before the work was done. Tools are "
     "available again: continue where you left off, and finish the goal."
