@@ -7,6 +7,7 @@ the new instruction — the very options `arreio run --resume ID "message"` buil
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,10 @@ class ChatState:
         """`--continue`: the session last worked on here, or a UsageError saying there is none."""
         from arreio.engine.errors import UsageError
 
-        found = self.store().latest(self.cwd)
+        store = self.store()
+        found = store.latest(self.cwd)
+        if (notice := store.passed_over(found)) is not None:
+            print(f"arreio: warning: {notice}", file=sys.stderr)
         if found is None:
             raise UsageError(f"no session to continue in {self.cwd}: start one with `arreio chat`")
         return found

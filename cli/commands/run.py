@@ -201,7 +201,10 @@ def _latest_session(cwd: Path) -> str:
     from arreio.engine.paths import state_dir
     from arreio.engine.session.store import SessionStore
 
-    found = SessionStore(state_dir(cwd) / "sessions").latest(cwd)
+    store = SessionStore(state_dir(cwd) / "sessions")
+    found = store.latest(cwd)
+    if (notice := store.passed_over(found)) is not None:
+        print(f"arreio: warning: {notice}", file=sys.stderr)
     if found is None:
         raise UsageError(f'no session to continue in {cwd}: start one with `arreio run "…"`')
     return found

@@ -95,6 +95,37 @@ class SessionStore:
                 best = (last, session_id)
         return best[1] if best else None
 
+    def unreadable_since(self, session_id: str | None) -> list[str]:
+        """Session files whose header cannot be read, written after `session_id`'s file (any, when
+        None): `latest` passed them over, and `--continue` says so rather than go on silently with
+        an older session when the newest one is damaged (`arreio sessions doctor ID` repairs it)."""
+        try:
+            since = (self.directory / f"{session_id}.jsonl").stat().st_mtime_ns if session_id else -1
+        except OSError:
+            since = -1
+        out = []
+        for sid in self._ids():
+            path = self.directory / f"{sid}.jsonl"
+            try:
+                if "." in sid or path.stat().st_mtime_ns <= since:
+                    continue
+                with path.open("rb") as handle:
+                    header = parse_object(handle.readline().rstrip(b"\n"))
+            except OSError:
+                continue
+            if not header or header.get("type") != "header":
+                out.append(sid)
+        return sorted(out)
+
+    def passed_over(self, session_id: str | None) -> str | None:
+        """What `--continue` says when it passed over newer damaged sessions (None: it did not)."""
+        damaged = self.unreadable_since(session_id)
+        if not damaged:
+            return None
+        named = ", ".join(damaged[:3]) + (f" and {len(damaged) - 3} more" if len(damaged) > 3 else "")
+        return (f"--continue passed over {named}: newer, but the first line is not a session header "
+                f"(`arreio sessions doctor {damaged[0]}` looks at it)")
+
 
 def _summarize(path: Path) -> SessionSummary:
     """A cheap scan (no message validation) so listing many long sessions stays fast."""
