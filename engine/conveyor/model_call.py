@@ -19,6 +19,7 @@ from arreio.engine.conveyor.reply import Reply, fold, fresh_text
 from arreio.engine.errors import ArreioError
 from arreio.engine.providers.base import ModelRequest, ProviderError, TextChunk, ThinkingChunk, Usage
 from arreio.engine.providers.retry import RetryDecision, decide_retry
+from arreio.engine.surrogates import repaired
 
 if TYPE_CHECKING:
     from arreio.engine.conveyor.runner import Runner
@@ -46,9 +47,9 @@ class ModelCall:
                     text += chunk.text
                     fresh, shown = fresh_text(shown, text, chunk.text)
                     if fresh:
-                        yield ev.TextDelta(text=fresh)
+                        yield ev.TextDelta(text=repaired(fresh))  # the folded reply joins a split pair
                 elif isinstance(chunk, ThinkingChunk) and chunk.text and not chunk.redacted:
-                    yield ev.ThinkingDelta(text=chunk.text)
+                    yield ev.ThinkingDelta(text=repaired(chunk.text))
             reply = fold(chunks)
             self.usage = self.usage + reply.done.usage
             runner._turn_usage = self.usage

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from arreio.engine.messages import TextPart, ThinkingPart, ToolCallPart
 from arreio.engine.providers.base import Done, ProviderError, StreamEvent, TextChunk, ThinkingChunk, ToolCallDone
+from arreio.engine.surrogates import repaired, repaired_value
 
 INCOMPLETE = "the model's reply ended before it was complete (the stream stopped without its end marker)"
 
@@ -49,8 +50,22 @@ def fold(chunks: Iterable[StreamEvent]) -> Reply:
         done = Done(stop_reason="error", error=ProviderError(kind="retryable", message=INCOMPLETE))
     if thinking:
         blocks.append(ThinkingPart(thinking=thinking))
+    # Only text UTF-8 can write goes on (surrogates.py): a pair split over two chunks is joined here.
+    text, blocks, calls = repaired(text), [_thought(b) for b in blocks], [_call(c) for c in calls]
     parts: list = [*blocks, *([TextPart(text=text)] if text else []), *calls]
     return Reply(parts=parts, calls=calls, text=text, done=done)
+
+
+def _thought(block: ThinkingPart) -> ThinkingPart:
+    thinking = repaired(block.thinking)
+    return block if thinking is block.thinking else block.model_copy(update={"thinking": thinking})
+
+
+def _call(call: ToolCallPart) -> ToolCallPart:
+    name, arguments = repaired(call.name), repaired_value(call.arguments)
+    if name is call.name and arguments is call.arguments:
+        return call
+    return call.model_copy(update={"name": name, "arguments": arguments})
 
 
 def fresh_text(shown: str, text: str, piece: str) -> tuple[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from arreio.engine.run_context import RunContext
+from arreio.engine.surrogates import escaped
 from arreio.engine.tools.base import SETTINGS_TIMEOUT, Tool, ToolError, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -41,7 +42,25 @@ async def run_tool(
 
     `fixed` holds arguments pinned by configuration; they override what the model sent.
     `timeout_s` overrides the tool's own `timeout_s` (None on both means no chain timeout).
+    The result's text is always UTF-8 text (`surrogates.escaped`: a listing may hold a file name
+    that is not UTF-8).
     """
+    result = await _run_tool(registry, name, arguments, ctx, fixed=fixed, timeout_s=timeout_s)
+    content, full = escaped(result.content), None if result.full is None else escaped(result.full)
+    if content is not result.content or full is not result.full:
+        result = ToolResult(content=content, is_error=result.is_error, images=result.images, full=full)
+    return result
+
+
+async def _run_tool(
+    registry: ToolRegistry,
+    name: str,
+    arguments: dict,
+    ctx: RunContext,
+    *,
+    fixed: Mapping[str, Any] | None,
+    timeout_s: float | None,
+) -> ToolResult:
     tool = registry.get(name)
     if tool is None:
         return _error(_unknown_tool(name, registry.names()))
