@@ -131,6 +131,17 @@ def _check_record(options: RunOptions) -> None:
         raise UsageError(f"--record {options.record} is a folder; give a file name (e.g. run.cassette.jsonl)")
     if path.parent.exists() and not path.parent.is_dir():
         raise UsageError(f"--record {options.record}: {path.parent} is not a folder")
+    if options.replay is not None and _same_file(path, options.cwd / options.replay):
+        # the recording would replace the cassette the replay is still reading (a failed replay left
+        # a one-call cassette where a paid recording had been)
+        raise UsageError(f"--record {options.record} is the cassette --replay reads; record to another file")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
 
 
 def _stored_script(session: Session, options: RunOptions) -> Path | None:

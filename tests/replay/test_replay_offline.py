@@ -208,3 +208,22 @@ def test_bad_cassettes_are_one_line_usage_errors(project, arreio, tmp_path: Path
     assert bad.code == 2 and "not an arreio cassette" in bad.stderr and "Traceback" not in bad.stderr
     both = arreio("run", "--goal", GOAL, "--replay", str(tmp_path / "bad.jsonl"), "--offline")
     assert both.code == 2
+
+
+def test_recording_over_the_cassette_being_replayed_is_refused(recorded, project, arreio, tmp_path: Path) -> None:
+    """A user trial: `--replay C --record C` with another goal failed the replay and left a one-call
+    cassette (the fault) where the recording had been. Refused before anything runs; the cassette
+    stays as it was, also when named through a symlink."""
+    cassette, _ = recorded
+    kept = cassette.read_bytes()
+    project("again")
+    link = tmp_path / "link.cassette.jsonl"
+    link.symlink_to(cassette)
+    for record in (str(cassette), str(link)):
+        refused = arreio("run", "--goal", "G.md", "--replay", str(cassette), "--record", record)
+        assert refused.code == 2 and "is the cassette --replay reads" in refused.stderr, refused.stderr
+        assert cassette.read_bytes() == kept
+    copy = tmp_path / "re-recorded.cassette.jsonl"  # to another file: a replay re-recorded, as before
+    again = arreio("run", "--goal", GOAL, "--replay", str(cassette), "--record", str(copy))
+    assert again.code == 0, again.stderr
+    assert len(load_cassette(copy).calls) == len(load_cassette(cassette).calls)
