@@ -61,8 +61,6 @@ def chat(
 
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")
-    if offline and script is not None:
-        raise UsageError("--offline and --script both choose the model; pass one of them")
     if script is not None and model and model != "offline":
         raise UsageError(f"--script plays an offline script; it cannot be combined with --model {model}")
     if continue_ and resume is not None:

@@ -157,3 +157,14 @@ print("ran" if "arreio.engine.conveyor.pipeline" in sys.modules else "did not ru
     assert out.returncode == 0, out.stderr
     *_, loaded, ran = out.stdout.strip().splitlines()
     assert json.loads(loaded) == [] and ran == "ran"  # the piped chat did run its message
+
+
+def test_offline_and_script_together_are_accepted_as_in_run(work: Path, arreio_env, arreio_cmd) -> None:
+    """`--script` plays the offline model, so `--offline` agrees with it: `arreio run` took the pair,
+    `arreio chat` refused it (a user trial). A script with another --model is still refused."""
+    (work / "s.yaml").write_text('- text: "Scripted hello."\n')
+    done = chat(work, arreio_env, arreio_cmd, "hi\n", "--offline", "--script", "s.yaml")
+    assert done.returncode == 0, done.stderr
+    assert "Scripted hello." in done.stdout
+    refused = chat(work, arreio_env, arreio_cmd, "hi\n", "--model", "gpt-4o", "--script", "s.yaml")
+    assert refused.returncode == 2 and "cannot be combined with --model gpt-4o" in refused.stderr
