@@ -220,11 +220,16 @@ class OfflineProvider:
         return ("edit_file", {"path": path, "old": old, "new": old + ("\n" if old.endswith("\n") else "\n\n") + added})
 
     def _account(self, goal: str, files: GoalFiles, view: _View, can_list: bool) -> say.Account:
-        roots = [s for s in view.steps if s.call.name == "list_dir" and s.path == "." and s.ok]
+        # The answer says what this instruction's steps did: a resumed session's earlier work was
+        # its own run's answer ("I updated notes.md" again, for a run that only wrote a summary).
+        fresh = [s for s in view.steps if s.fresh]
+        roots = [s for s in fresh if s.call.name == "list_dir" and s.path == "." and s.ok]
         a = say.Account(entries=_entries(roots[-1].result.content) if roots else None)
-        a.read = list(dict.fromkeys(s.path for s in view.steps if s.call.name == "read_file" and s.ok))
+        a.read = list(dict.fromkeys(s.path for s in fresh if s.call.name == "read_file" and s.ok))
         for path in files.outputs:
             tried = view.attempted.get(path)
+            if tried is not None and not tried.fresh:
+                continue  # done by an earlier instruction of the session, and said then
             if tried is not None:
                 # an append target that was read existed before (an empty one is extended by write_file)
                 extended = tried.call.name == "edit_file" or (path in files.appends and path in view.read_ok)
