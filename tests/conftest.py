@@ -4,6 +4,7 @@ model (ScriptedProvider) and time (FixedClock)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -106,6 +107,14 @@ def arreio_env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def arreio_cmd() -> list[str]:
     return [sys.executable, "-m", "arreio.cli.app"]
+
+
+def run_cli(work: Path, env: dict[str, str], *args: str | bytes, text: bool = True,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    """`arreio ARGS` as a real process in `work` (stdin closed), its output captured (`text=False`:
+    as bytes); never raises for an exit code."""
+    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=text, timeout=timeout, check=False)
 
 
 def _ctrl_c_reaches_the_child() -> None:

@@ -6,17 +6,11 @@ Real sessions made by real `arreio run` processes."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from arreio.engine.session.store import SessionStore
-
-
-def arreio(work: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+from tests.conftest import run_cli as arreio
 
 
 def two_sessions(tmp_path: Path, env: dict[str, str]) -> tuple[Path, SessionStore, list[str]]:

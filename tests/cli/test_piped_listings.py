@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 
 LONG_TITLE = "Summarise every note in the notes folder and then write a report that is long enough to be cut"
 LONG_COMMAND = "echo " + "a-rather-long-argument-" * 4 + "past-eighty-columns"
@@ -34,8 +33,7 @@ def env(arreio_env: dict) -> dict:
 
 
 def arreio(work: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60, check=False)
+    return run_cli(work, env, *args, timeout=60)
 
 
 def line_with(output: str, text: str) -> str:

@@ -6,12 +6,12 @@ exists is never touched. Real subprocesses in real git repositories."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from arreio.engine.paths import STATE_GITIGNORE, make_state_dir
+from tests.conftest import run_cli as arreio
 
 
 def git(repo: Path, *args: str) -> str:
@@ -31,10 +31,6 @@ def repo(tmp_path: Path) -> Path:
     git(work, "commit", "-qm", "init")
     return work
 
-
-def arreio(work: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_a_folder_made_gets_the_ignore_file(tmp_path: Path) -> None:

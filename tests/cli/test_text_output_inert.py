@@ -16,6 +16,7 @@ import pytest
 
 from arreio.cli.render import TextRenderer
 from arreio.engine import events as ev
+from tests.conftest import run_cli
 from tests.terminal import Terminal
 
 EVIL = "before\x1b]0;TITLE-PWNED\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[Hafter-clear \u202egnp.exe \x9b2J"
@@ -39,8 +40,7 @@ def env(arreio_env: dict) -> dict:
 
 
 def arreio(work: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=60, check=False)
+    return run_cli(work, env, *args, text=False, timeout=60)
 
 
 def test_a_pipe_gets_the_answer_inert(work: Path, env: dict) -> None:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from arreio.engine.session.file import Session
 from arreio.engine.surrogates import escaped, repaired, repaired_value
+from tests.conftest import run_cli as arreio
 
 
 def test_tool_output_keeps_a_bad_byte_readable() -> None:
@@ -35,10 +34,6 @@ def test_arguments_are_repaired_all_the_way_down() -> None:
     clean = {"path": "a.md", "lines": [1, 2], "nested": {"q": "✓"}}
     assert repaired_value(clean) is clean
 
-
-def arreio(work: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
 
 
 def session_of(work: Path) -> Session:
