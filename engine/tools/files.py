@@ -7,17 +7,20 @@ Their names and argument names are public API: models and saved sessions refer t
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import re
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
-from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff, sniff_file
+from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
+from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular
 from arreio.engine.tools.workspace import (
     check_writable,
     display_path,
@@ -32,38 +35,30 @@ EDIT_SNIPPET_LINES = 20
 OPAQUE_DIRS = frozenset({".git", ".arreio"})
 
 
-def _existing_file(ctx: RunContext, path: str) -> tuple[Path, str]:
-    target = resolve_in_root(ctx.cwd, path, root_resolved=True)
-    shown = display_path(ctx.cwd, target, root_resolved=True)
-    if not target.exists():
-        raise ToolError(f"file not found: {shown}. Use list_dir to see which files exist.")
-    if target.is_dir():
-        raise ToolError(f"{shown} is a directory, not a file; use list_dir to see its entries")
-    return target, shown
-
-
-def _read_small(target: Path, shown: str) -> bytes | None:
-    """The whole file, with one open, when it is a regular file of at most INLINE_READ_BYTES (read
-    on the event loop: cheaper than a thread hand-off); None for anything else — large, a FIFO, a
-    device — which is read in a thread so the chain's timeout can fire. Opened without blocking,
-    so a FIFO is only looked at here (issue 23: a read took two opens and three stats before)."""
+def _open(target: Path, shown: str) -> tuple[int, os.stat_result]:
+    """`open_regular`, its refusals worded for the model. A FIFO, a device, a socket is refused from
+    its stat, never opened to be waited on (a thread stuck in `open()` kept the process alive)."""
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return open_regular(target)
     except FileNotFoundError:
         raise ToolError(f"file not found: {shown}. Use list_dir to see which files exist.") from None
+    except NotRegularFile as error:
+        if error.kind == "a directory":
+            raise ToolError(f"{shown} is a directory, not a file; use list_dir to see its entries") from None
+        raise ToolError(f"{error.because(shown)}; file tools read regular files only") from None
     except OSError as exc:
         raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+
+
+def _read_regular(target: Path, shown: str, cap: int | None = None) -> bytes | None:
+    """The whole of a regular file, with one open, or None when it is larger than `cap` (read_file
+    reads those in a thread; a small read is cheaper on the loop than a hand-off, issue 23)."""
+    fd, info = _open(target, shown)
     try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise ToolError(f"{shown} is a directory, not a file; use list_dir to see its entries")
-        if not stat.S_ISREG(info.st_mode) or info.st_size > INLINE_READ_BYTES:
+        if cap is not None and info.st_size > cap:
             return None
-        chunks, left = [], INLINE_READ_BYTES + 1
-        while left > 0 and (chunk := os.read(fd, left)):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        with open(fd, "rb", closefd=False) as fh:
+            return fh.read() if cap is None else fh.read(cap + 1)
     except OSError as exc:
         raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
     finally:
@@ -120,32 +115,33 @@ class ReadFile(Tool):
         # Resolving the path here is no new blocking: policy has resolved it on the loop already.
         target = resolve_in_root(ctx.cwd, args.path, root_resolved=True)
         shown = display_path(ctx.cwd, target, root_resolved=True)
-        data = _read_small(target, shown)
+        data = _read_regular(target, shown, INLINE_READ_BYTES)
         if data is not None:  # a bounded read: cheaper inline than a thread hand-off (issue 23)
             encoding = sniff(data[:SNIFF_BYTES])
             if encoding is None:
                 raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text only")
             return _page(_text_lines(data, encoding.name), encoding, shown, offset, limit)
-        # Anything else (large, a FIFO, a device) reads in a thread, so the chain's timeout can fire.
-        # `_read_small` has seen it exists and is no directory: not looked up a second time.
+        # A large regular file streams in a thread, so the chain's timeout can fire.
         return await asyncio.to_thread(self._read, target, shown, offset, limit)
 
     def _read(self, target: Path, shown: str, offset: int, limit: int) -> ToolResult:
+        fd, info = _open(target, shown)  # opened again, checked again: it may have changed since
         try:
-            return self._read_lines(target, shown, offset, limit)
+            with open(fd, "rb") as raw:
+                return self._read_lines(raw, info.st_size, shown, offset, limit)
         except OSError as exc:
             raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
 
-    def _read_lines(self, target: Path, shown: str, offset: int, limit: int) -> ToolResult:
-        encoding = sniff_file(target)
+    def _read_lines(self, raw: BinaryIO, size: int, shown: str, offset: int, limit: int) -> ToolResult:
+        encoding = sniff(raw.read(SNIFF_BYTES))
         if encoding is None:
-            size = target.stat().st_size
             raise ToolError(f"{shown} is a binary file ({size} bytes); read_file shows text only")
+        raw.seek(0)
         shown_lines: list[str] = []
         total = 0
         # Stream the file so a huge log costs only the lines we show, yet we still learn N. A byte the
         # sniffed encoding cannot decode (past the sniffed head) is replaced, not fatal.
-        with target.open("r", encoding=encoding.name, errors="replace") as fh:
+        with io.TextIOWrapper(raw, encoding=encoding.name, errors="replace") as fh:
             for total, line in enumerate(fh, start=1):
                 if offset <= total < offset + limit:
                     shown_lines.append(line.rstrip("\r\n"))
@@ -241,12 +237,10 @@ class EditFile(Tool):
     repeat = "per_target"
 
     async def execute(self, args: EditFileInput, ctx: RunContext) -> ToolResult:
-        target, shown = _existing_file(ctx, args.path)
+        target = resolve_in_root(ctx.cwd, args.path, root_resolved=True)
+        shown = display_path(ctx.cwd, target, root_resolved=True)
+        raw = _read_regular(target, shown) or b""  # no cap, so never None; a missing file or a pipe is refused
         check_writable(ctx, target, self.name)
-        try:
-            raw = target.read_bytes()
-        except OSError as exc:
-            raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
         if b"\0" in raw[:8192]:
             raise ToolError(f"{shown} is a binary file; edit_file edits text only")
         try:
@@ -373,14 +367,20 @@ class ListDir(Tool):
 
 
 def _describe_entry(entry: Path) -> str:
+    """One row, from the entry's `lstat` alone: a FIFO or a device is named, never opened."""
     try:
-        if entry.is_symlink():
+        info = entry.lstat()
+        mode = info.st_mode
+        if stat.S_ISLNK(mode):
             return f"{entry.name} -> {entry.readlink()}"
-        if entry.is_dir():
+        if stat.S_ISDIR(mode):
             if entry.name in OPAQUE_DIRS:
                 return f"{entry.name}/ (contents not listed)"
             return f"{entry.name}/"
-        return f"{entry.name}  {_human_size(entry.stat().st_size)}"
+        special = kind(mode)
+        if special is not None:
+            return f"{entry.name}  ({special.removeprefix('a ')}, not a regular file)"
+        return f"{entry.name}  {_human_size(info.st_size)}"
     except OSError:
         return f"{entry.name}  (unreadable)"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import io
 import os
 import re
 from pathlib import Path
@@ -17,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
-from arreio.engine.tools.encoding import Encoding, sniff_file
+from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
 from arreio.engine.tools.pattern import MATCH_BUDGET_S, BoundedPattern
+from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular
 from arreio.engine.tools.workspace import display_path, resolve_in_root
 
 SKIP_DIRS = frozenset({".git", ".arreio", "node_modules", "__pycache__", ".venv"})
@@ -62,8 +64,12 @@ class Grep(Tool):
 def _search(root: Path, regex: BoundedPattern, path: str, glob: str | None, cap: int) -> ToolResult:
     target = resolve_in_root(root, path)
     shown_target = display_path(root, target)
-    if not target.exists():
-        raise ToolError(f"no such file or directory: {shown_target}; use list_dir to look around")
+    try:
+        special = kind(target.stat().st_mode)
+    except OSError:
+        raise ToolError(f"no such file or directory: {shown_target}; use list_dir to look around") from None
+    if special not in (None, "a directory"):
+        raise ToolError(f"{NotRegularFile(special).because(shown_target)}; grep searches regular files")
     base = root.resolve()
     patterns = _expand_braces(glob) if glob else []
 
@@ -121,22 +127,30 @@ def _walk(target: Path, base: Path):
 
 
 def _grep_file(file: Path, regex: BoundedPattern) -> tuple[list[tuple[int, str]], Encoding]:
-    """The matching lines of a text file and the encoding it was read in (binary files: none)."""
+    """The matching lines of a text file and the encoding it was read in (binary files: none).
+    Only a regular file is opened: a FIFO in the tree would block the walk's thread in `open()`,
+    beyond the reach of the tool's timeout, and keep the process from ever exiting."""
     plain = Encoding("utf-8")
     try:
-        if file.stat().st_size > MAX_FILE_BYTES:
-            return [], plain
-        encoding = sniff_file(file)
-        if encoding is None:
-            return [], plain
-        hits = []
-        with file.open("r", encoding=encoding.name, errors="replace") as fh:
-            for number, line in enumerate(fh, start=1):
-                line = line.rstrip("\r\n")
-                if regex.search(line):
-                    hits.append((number, line))
+        fd, info = open_regular(file)
+    except (OSError, NotRegularFile):  # unreadable, vanished mid-walk, a pipe: not the model's problem
+        return [], plain
+    try:
+        with open(fd, "rb") as raw:
+            if info.st_size > MAX_FILE_BYTES:
+                return [], plain
+            encoding = sniff(raw.read(SNIFF_BYTES))
+            if encoding is None:
+                return [], plain
+            raw.seek(0)
+            hits = []
+            with io.TextIOWrapper(raw, encoding=encoding.name, errors="replace") as text:
+                for number, line in enumerate(text, start=1):
+                    line = line.rstrip("\r\n")
+                    if regex.search(line):
+                        hits.append((number, line))
         return hits, encoding
-    except OSError:  # unreadable or vanished mid-walk: not the model's problem
+    except OSError:
         return [], plain
 
 
