@@ -4,18 +4,18 @@
 
 `y` runs the call, `n` (or Enter, or end of input) refuses it, `a` runs it and allows this tool with
 these very arguments for the rest of the chat (a call with other arguments is asked about afresh),
-`e` shows the full arguments and asks again. Ctrl-C at the question refuses the call and stops the
-turn (the approvals hook turns the KeyboardInterrupt into a cancel; the call is never run)."""
+`e` shows the full arguments and asks again. Ctrl-C (or SIGTERM) at the question refuses the call and
+stops the turn (the approvals hook turns the KeyboardInterrupt into a cancel; the call is never run)."""
 
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from typing import Any, TextIO
 
 from arreio.cli.chat.echo import echoed
 from arreio.cli.inert import inert
+from arreio.cli.interrupts import question
 
 QUESTION = "Run it? [y]es [n]o [a]lways in this chat [e]xplain: "
 
@@ -41,14 +41,10 @@ class ChatApprovals:
     def __call__(self, event: Any) -> bool:
         if self.allowed(event):
             return True
-        # A blocking read is never reached by asyncio's SIGINT handler (it cancels at the next await):
-        # the default handler raises KeyboardInterrupt right here instead.
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            with echoed(self.stdin):  # the turn turned the echo off (echo.py); the answer is typed here
-                return self._ask(event)
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        # A blocking read is never reached by the loop's handlers (they cancel at the next await): Ctrl-C
+        # and SIGTERM raise KeyboardInterrupt right here instead (cli/interrupts.py).
+        with question(), echoed(self.stdin):  # the turn turned the echo off (echo.py); the answer is typed here
+            return self._ask(event)
 
     def _ask(self, event: Any) -> bool:
         while True:

@@ -21,19 +21,18 @@ HELP = (
 def ask_in_terminal(event: Any) -> bool:
     """`PipelineDeps.ask_approval` for an interactive terminal. The live view has just shown the call
     (`approval_required`: what would run), on its own line; this asks `Run it? [y/N]` (default no).
-    Ctrl-C here raises KeyboardInterrupt — the run is cancelled, the call not run — and end of input
-    is a no. asyncio's own SIGINT handler only cancels the task at its next await, which a blocking
-    read never reaches, so the default handler is in force while the question waits."""
-    import signal
+    Ctrl-C or SIGTERM here raises KeyboardInterrupt — the run is cancelled, the call not run — and
+    end of input is a no. The loop's own handlers only cancel the task at its next await, which a
+    blocking read never reaches, so the question takes both signals over while it waits
+    (cli/interrupts.py)."""
     import sys
 
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
+    from arreio.cli.interrupts import question
+
+    with question():
         sys.stderr.write("Run it? [y/N] ")
         sys.stderr.flush()
         line = sys.stdin.readline()
-    finally:
-        signal.signal(signal.SIGINT, previous)
     if not line:  # end of input: nobody said yes
         sys.stderr.write("\n")
         return False

@@ -1,0 +1,54 @@
+"""SIGTERM (CI timeouts, systemd, `docker stop`, `timeout`) cancels like Ctrl-C wherever a command waits
+outside asyncio's reach: the command's own `except KeyboardInterrupt` then runs for both, with the
+same message, the same exit code (130) and the same progress kept.
+
+Inside a running event loop, SIGTERM is the loop's (`loop.add_signal_handler(SIGTERM, task.cancel)`,
+cli/driving.py, cli/chat/turn.py): it cancels the task at its next await. A blocking read on the
+loop's thread (an approval's question) never reaches one, so `question()` takes both signals over
+for the read."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Inside, SIGTERM raises KeyboardInterrupt, as Ctrl-C does (synchronous work: `kb add`, a batch's
+    driver). Outside the main thread (where no handler can be set) it changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def question() -> Iterator[None]:
+    """A blocking read on the event loop's thread: inside, Ctrl-C and SIGTERM raise KeyboardInterrupt at
+    the read itself (the approval hook turns it into the run's cancel). The loop's wake-up pipe is set
+    aside meanwhile, so the loop does not see the same SIGTERM again afterwards and cancel the run's
+    clean-up a second time."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wakeup = signal.set_wakeup_fd(-1)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous_term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGINT, previous_int)
+        signal.set_wakeup_fd(wakeup)
