@@ -22,7 +22,7 @@ OUTPUTS = ("live", "text", "json")
 def drive(options: Any, *, json_output: bool = False, output: str | None = None, last_message: Path | None = None) -> int:
     """Run to the end; returns the exit code (DESIGN.md section 9). `output` is one of OUTPUTS (None:
     live; `json_output` is the older spelling of json); `last_message` also gets the final answer,
-    written atomically when the run ends."""
+    written atomically when the run ends (emptied when it has none: a cancel, a pause, a failure)."""
     import asyncio
 
     from arreio.cli.deps import pipeline_deps
@@ -58,6 +58,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
                 seen["run"], seen["session"], seen["cwd"] = event.run_id, event.session_id, Path(event.cwd)
             elif event.type == "done":
                 code = event.exit_code
+                seen["done"] = True
                 if last_message is not None:
                     _write_last_message(last_message, final_answer(event))
                 _tell(event)
@@ -75,6 +76,8 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
     finally:
         if spinner is not None:
             spinner.close()
+        if last_message is not None and "done" not in seen:  # cancelled or never started: no answer, and
+            _write_last_message(last_message, "")  # never an earlier run's either
 
 
 def _views(mode: str) -> tuple[Any, Any]:
