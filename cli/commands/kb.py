@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from arreio.cli.inert import shown as escape  # markup-safe and inert
+from arreio.cli.interrupts import sigterm_interrupts
 
 app = typer.Typer(
     help="The knowledge base: index your documents, then search them (the agent can too).",
@@ -130,7 +131,8 @@ def add(
     make_state_dir(state_dir())  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
     kb = _open()
     try:
-        report = _with_progress(lambda progress: kb.add_files(files, notices, progress), quiet=json_)
+        with sigterm_interrupts():  # SIGTERM stops it as Ctrl-C does: what is indexed stays, exit 130
+            report = _with_progress(lambda progress: kb.add_files(files, notices, progress), quiet=json_)
     except KeyboardInterrupt:
         _interrupted(kb, "arreio kb add " + " ".join(shlex.quote(p) for p in paths))
     finally:
@@ -248,7 +250,8 @@ def sync(json_: JsonOption = False) -> None:
     """Re-check indexed files: drop removed ones, re-index changed ones, finish embedding."""
     kb = _existing()
     try:
-        report = _with_progress(lambda progress: kb.sync(progress), quiet=json_)
+        with sigterm_interrupts():
+            report = _with_progress(lambda progress: kb.sync(progress), quiet=json_)
     except KeyboardInterrupt:
         _interrupted(kb, "arreio kb sync")
     finally:
