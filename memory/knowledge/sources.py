@@ -9,13 +9,17 @@ byte without a BOM means binary, skipped with a notice, never an error.
 
 from __future__ import annotations
 
+import errno
 import glob
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from arreio.engine.tools.encoding import SNIFF_BYTES, sniff
+from arreio.engine.tools.regular_file import NotRegularFile, open_regular
 
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", ".venv", "site-packages", "dist", "build"})
 MAX_FILE_BYTES = 10 * 1024 * 1024  # bigger "text" is a log or a dump, not knowledge
@@ -29,17 +33,36 @@ class SourceText:
     size: int
 
 
-def _walk(folder: Path) -> list[Path]:
+def _walk(folder: Path, notices: list[str]) -> list[Path]:
+    """The regular files under `folder` (a link to one counts). A FIFO, socket or device is passed
+    over: opening a FIFO waits for a writer forever. A link that loops or leads nowhere is named."""
     found = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        found.extend(Path(root) / name for name in sorted(files) if not name.startswith("."))
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            path = Path(root) / name
+            try:
+                if stat.S_ISREG(path.stat().st_mode):
+                    found.append(path)
+            except OSError as error:
+                notices.append(f"{_shown(path)}: skipped, {_unreachable(error)}")
     return found
 
 
+def _unreachable(error: OSError | RuntimeError) -> str:
+    """Why a path could not be followed (`Path.resolve` says RuntimeError for a loop)."""
+    if isinstance(error, RuntimeError) or error.errno == errno.ELOOP:
+        return "a symlink loop"
+    return f"cannot read ({error.strerror or error})"
+
+
 def expand(arguments: list[str], cwd: Path) -> tuple[list[Path], list[str]]:
-    """Files named by the arguments (resolved, deduplicated, in order) and notices about
-    arguments that matched nothing and files whose names the index cannot keep."""
+    """Files named by the arguments (resolved, deduplicated, in order) and notices about arguments
+    that matched nothing and files that are skipped (not a regular file, a symlink loop, a name the
+    index cannot keep). When none of the files can be indexed (all binary, too large, unreadable),
+    the list is empty and the notices say why of each: a caller stops before it makes a database."""
     files: dict[Path, None] = {}
     unnamed: set[Path] = set()
     notices: list[str] = []
@@ -56,14 +79,44 @@ def expand(arguments: list[str], cwd: Path) -> tuple[list[Path], list[str]]:
         if not matches:
             notices.append(f"{argument}: no such file or folder")
         for match in matches:
-            for file in _walk(match) if match.is_dir() else [match] if match.is_file() else []:
-                file = file.resolve()
+            shown = argument if match == candidate else _shown(match)
+            for file in _walk(match, notices) if match.is_dir() else _named(match, shown, notices):
+                try:
+                    file = file.resolve(strict=True)
+                except (OSError, RuntimeError) as error:  # replaced since it was looked at
+                    notices.append(f"{_shown(file)}: skipped, {_unreachable(error)}")
+                    continue
                 if _text_name(file):
                     files.setdefault(file, None)
                 elif file not in unnamed:
                     unnamed.add(file)
                     notices.append(f"{_shown(file)}: skipped, its name is not UTF-8 (the index keeps names as text)")
-    return list(files), notices
+    return _unless_none_indexable(list(files), notices)
+
+
+def _named(path: Path, shown: str, notices: list[str]) -> list[Path]:
+    """`[path]` for a file named on its own when it is a regular file; else a notice and `[]`."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        notices.append(f"{shown}: skipped, {_unreachable(error)}")
+        return []
+    if stat.S_ISREG(mode):
+        return [path]
+    notices.append(f"{shown}: skipped, not a regular file")
+    return []
+
+
+def _unless_none_indexable(files: list[Path], notices: list[str]) -> tuple[list[Path], list[str]]:
+    """`(files, notices)`, or `([], notices + why each is skipped)` when `read_text` would index none
+    of them. Looks only as far as the first indexable file (its first bytes): usually one open."""
+    reasons = []
+    for file in files:
+        reason = _skip_reason(file)
+        if reason is None:
+            return files, notices
+        reasons.append(reason)
+    return [], notices + reasons
 
 
 def _text_name(path: Path) -> bool:
@@ -81,13 +134,41 @@ def _shown(path: Path) -> str:
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def _open(path: Path) -> tuple[BinaryIO, int] | str:
+    """The open file and its size, or a one-line reason why it is not indexed. Only a regular
+    file is opened, never one that would block (`engine/tools/regular_file.py`)."""
+    try:
+        fd, info = open_regular(path)
+    except NotRegularFile:
+        return f"{path}: skipped, not a regular file"
+    except OSError as error:
+        return f"{path}: skipped, cannot read ({error.strerror or error})"
+    if info.st_size > MAX_FILE_BYTES:
+        os.close(fd)
+        return f"{path}: skipped, larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
+    return open(fd, "rb"), info.st_size
+
+
+def _skip_reason(path: Path) -> str | None:
+    """Why `read_text` would not index `path` (from its first bytes), or None when it would."""
+    opened = _open(path)
+    if isinstance(opened, str):
+        return opened
+    try:
+        with opened[0] as fh:
+            return f"{path}: skipped, binary file" if sniff(fh.read(SNIFF_BYTES)) is None else None
+    except OSError as error:
+        return f"{path}: skipped, cannot read ({error.strerror or error})"
+
+
 def read_text(path: Path) -> SourceText | str:
     """The file's text and content hash, or a one-line reason why it is not indexed."""
+    opened = _open(path)
+    if isinstance(opened, str):
+        return opened
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return f"{path}: skipped, larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
-        data = path.read_bytes()
+        with opened[0] as fh:
+            data = fh.read()
     except OSError as error:
         return f"{path}: skipped, cannot read ({error.strerror or error})"
     encoding = sniff(data[:SNIFF_BYTES])
