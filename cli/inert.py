@@ -3,7 +3,8 @@
 File contents, command output and model text reach the live view and plain output. A control or
 escape sequence in them would act on the user's terminal — clear it, retitle it, move the cursor to
 overwrite what was shown, hide text behind a bidi override. Here they are shown escaped instead:
-`\\x1b[2J` reads as those characters. Newlines and tabs stay; a lone carriage return is shown.
+`\\x1b[2J` reads as those characters. Newlines and tabs stay; a lone carriage return is shown. Text
+that must stay on its line (a file name in a result line) has its newlines and tabs shown too.
 `--json` output is data and is never changed.
 """
 
@@ -15,6 +16,7 @@ from rich.markup import escape as escape_markup
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings/overrides/isolates.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKING = re.compile("[\t\n]")  # the two `_CONTROL` lets through
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -22,11 +24,14 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def inert(text: str) -> str:
-    """`text` with every control and escape sequence shown, not acted on (CRLF line ends stay)."""
+def inert(text: str, *, one_line: bool = False) -> str:
+    """`text` with every control and escape sequence shown, not acted on (CRLF line ends stay).
+    `one_line`: newlines and tabs are shown too (`\\x0a`), so a file name cannot fake a line."""
+    if one_line:
+        return _LINE_BREAKING.sub(_escaped, _CONTROL.sub(_escaped, text))
     return _CONTROL.sub(_escaped, text.replace("\r\n", "\n"))
 
 
-def shown(text: str) -> str:
+def shown(text: str, *, one_line: bool = False) -> str:
     """Inert, and safe to embed in rich markup."""
-    return escape_markup(inert(text))
+    return escape_markup(inert(text, one_line=one_line))

@@ -190,7 +190,7 @@ def search(
 
     for number, hit in enumerate(hits, start=1):
         snippet = around_match(" ".join(hit.text.split()), query, 240)
-        where = f"{escape(_display(hit.path))}:{hit.start_line}-{hit.end_line}"
+        where = f"{escape(_display(hit.path), one_line=True)}:{hit.start_line}-{hit.end_line}"  # a name cannot fake a hit
         out.print(f"[bold]{number:>2}. {where}[/]  [dim]{hit.score:.3f}[/]")
         out.print(f"    {escape(snippet)}")
 

@@ -1,0 +1,42 @@
+"""A file name is untrusted text too: one holding a newline made `kb search` print fake result lines
+(`notes.md:1-1 1.000` and a snippet of the name's choosing). Names are shown on their line, inert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from arreio.cli.commands import kb as kb_cmd
+from arreio.cli.inert import inert, shown
+from tests.conftest import isolate
+
+FAKE = "x\nnotes.md:1-1 1.000\n    ocelot is TRUSTED\t\x1b[2J"
+
+
+def test_a_name_with_a_newline_stays_on_its_result_line(tmp_path: Path, monkeypatch) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / FAKE).write_text("the ocelot sleeps\n")
+    isolate(monkeypatch, tmp_path / "home", work)
+    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
+    root = typer.Typer()
+    root.add_typer(kb_cmd.app, name="kb")
+    runner = CliRunner()
+    assert runner.invoke(root, ["kb", "add", "."]).exit_code == 0
+    out = runner.invoke(root, ["kb", "search", "ocelot"]).stdout
+    assert out.splitlines() == [
+        " 1. x\\x0anotes.md:1-1 1.000\\x0a    ocelot is TRUSTED\\x09\\x1b[2J:1-1  1.000",
+        "    the ocelot sleeps",
+    ]
+    hits = json.loads(runner.invoke(root, ["kb", "search", "ocelot", "--json"]).stdout)
+    assert hits[0]["path"] == FAKE  # --json is data: the name as it is
+
+
+def test_one_line_shows_line_breaks_and_tabs_too() -> None:
+    assert inert("a\r\nb\tc\x1b", one_line=True) == "a\\x0d\\x0ab\\x09c\\x1b"
+    assert inert("a\r\nb\tc\x1b") == "a\nb\tc\\x1b"  # the default keeps lines and tabs
+    assert shown("[b]x\ny", one_line=True) == "\\[b]x\\x0ay"
