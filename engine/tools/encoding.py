@@ -12,7 +12,6 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 SNIFF_BYTES = 8192
 _BOMS = (
@@ -57,11 +56,6 @@ def sniff(head: bytes) -> Encoding | None:
     if not _CP1252_UNDEFINED.intersection(head):
         return Encoding("cp1252", "no valid UTF-8; assumed Windows-1252")
     return Encoding("latin-1", "no valid UTF-8 or Windows-1252; assumed latin-1")
-
-
-def sniff_file(path: Path) -> Encoding | None:
-    with path.open("rb") as fh:
-        return sniff(fh.read(SNIFF_BYTES))
 
 
 def _declared(head: bytes) -> str | None:

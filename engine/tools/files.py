@@ -194,8 +194,14 @@ class WriteFile(Tool):
         target = resolve_in_root(ctx.cwd, args.path, root_resolved=True)
         check_writable(ctx, target, self.name)
         shown = display_path(ctx.cwd, target, root_resolved=True)
-        if target.is_dir():
+        try:
+            found = kind(target.stat().st_mode)
+        except OSError:  # not there yet (or a dangling link): created
+            found = None
+        if found == "a directory":
             raise ToolError(f"{shown} is a directory; give a file path")
+        if found is not None:  # a FIFO, socket or device the user had is never replaced by a file
+            raise ToolError(f"{shown} is {found}, not a regular file; write_file replaces only regular files")
         existed = target.exists()
         data = args.content.encode("utf-8")
         blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)

@@ -85,6 +85,21 @@ def test_reading_tools_refuse_a_fifo_without_waiting(call, quick, root: Path, un
     assert stat.S_ISFIFO((root / "pipe").lstat().st_mode)  # nothing was written over it
 
 
+def test_write_file_never_replaces_a_fifo_or_a_socket(call, quick, root: Path) -> None:
+    """It replaced the user's FIFO with a regular file ("overwrote pipe"): invariant 8."""
+    os.mkfifo(root / "pipe")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(root / "sock"))
+    try:
+        for name, what in (("pipe", "a named pipe"), ("sock", "a socket")):
+            result = call("write_file", quick, path=name, content="x\n")
+            assert result.is_error and f"{name} is {what}, not a regular file" in result.content, result.content
+    finally:
+        server.close()
+    assert stat.S_ISFIFO((root / "pipe").lstat().st_mode) and stat.S_ISSOCK((root / "sock").lstat().st_mode)
+    assert not call("write_file", quick, path="new.txt", content="x\n").is_error  # a new file still is written
+
+
 def test_a_socket_is_named_as_one(call, quick, root: Path) -> None:
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(root / "sock"))
