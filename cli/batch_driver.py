@@ -110,6 +110,7 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
          settings: Any, cwd: Path, state: Path) -> int:
     from arreio.cli.batch_view import make_view
     from arreio.cli.deps import pipeline_deps
+    from arreio.cli.interrupts import sigterm_interrupts
     from arreio.engine.conveyor.batch.attempt import AttemptSpec, read_seeds
     from arreio.engine.conveyor.batch.scheduler import Attempts, Budget, Scheduler
     from arreio.engine.conveyor.batch.summary import Totals, summarize
@@ -145,10 +146,11 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
     cancelled = False
     try:
         try:
-            backend.start()  # before the live view's thread: local workers are forked from this process
-            with view:
-                for update in scheduler.run(iter(attempts)):
-                    view.update(update, scheduler.totals, backend.running())
+            with sigterm_interrupts():  # SIGTERM cancels as Ctrl-C does: workers stopped, summary kept, 130
+                backend.start()  # before the live view's thread: local workers are forked from this process
+                with view:
+                    for update in scheduler.run(iter(attempts)):
+                        view.update(update, scheduler.totals, backend.running())
         except KeyboardInterrupt:
             cancelled = True
         except BaseException:

@@ -5,11 +5,13 @@ report and events, audit, memory — seeded with the driver's config and memory,
 under the same settings, policy and lessons as a plain `arreio run` there. The workdir is copied to
 a fresh temporary folder (the suite's own copy is never touched), the task's `setup` runs in the
 copy, then the run: unattended, so an approval is decided by policy and a pause is a failed attempt
-with its reason. The copy is removed afterwards, and with it the checkpoints that described it.
+with its reason. The copy is removed afterwards, and with it the checkpoints that described it and
+whatever the setup left running (workcopy.py: also when the worker dies first).
 
 `run_attempt` never raises for what an attempt can meet (setup failing, a bad model, a timeout, a
 bug in a tool): it is a row with `verdict` and `message`. Only a worker's own death loses an attempt,
-and the scheduler retries those.
+and the scheduler retries those. A local worker told to stop (`stop_on_sigterm`: the batch is
+cancelled) ends its attempt the way Ctrl-C ends a run and raises `Stopped`: no row, nothing left.
 """
 
 from __future__ import annotations
@@ -18,16 +20,17 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
-import tempfile
+import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from arreio.engine.conveyor.batch.suite import Task
+from arreio.engine.conveyor.batch.workcopy import WorkCopy, clean, held
 from arreio.engine.errors import ArreioError, Cancelled
 from arreio.engine.ids import iso_ms
 
@@ -56,6 +59,23 @@ class AttemptSpec:
         return (self.task.id, self.attempt)
 
 
+class Stopped(BaseException):  # a signal, like KeyboardInterrupt, not an error
+    """The worker running the attempt was told to stop (SIGTERM, after `stop_on_sigterm`): the attempt
+    was cancelled, its processes killed and its copy removed; it leaves no row (a resume runs it)."""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise Stopped
+
+
+def stop_on_sigterm() -> None:
+    """For a process that only runs attempts (a local worker): from now on SIGTERM stops the attempt
+    that runs — the setup's process group killed, the run cancelled as Ctrl-C cancels one (its gate
+    commands and tool processes killed, its report landed), the copy removed — and `run_attempt`
+    (or whatever waits between attempts) raises `Stopped`."""
+    signal.signal(signal.SIGTERM, _stop)
+
+
 def read_seeds(state: Path) -> dict[str, bytes]:
     """The driver's config and memory files (the ones that exist), for every attempt to start from."""
     return {name: (state / name).read_bytes() for name in SEEDS if (state / name).is_file()}
@@ -70,26 +90,27 @@ def run_attempt(spec: AttemptSpec, deps_factory: Callable[[], Any]) -> dict[str,
     t0 = time.monotonic()
     row = blank_row(spec)
     out = spec.out_dir
-    if out.exists():  # left by a try that died, or a batch killed halfway: start clean
+    clean(out)  # a try that died, or a batch killed halfway, may have left its copy and setup running
+    if out.exists():  # start clean
         shutil.rmtree(out)
     out.mkdir(parents=True)
     for name, data in spec.seeds.items():
         (out / name).write_bytes(data)
     env = dict(os.environ if spec.env is None else spec.env)
     env["ARREIO_HOME"] = str(out)
-    work = Path(tempfile.mkdtemp(prefix=f"arreio-{spec.task.id}-"))
+    copy = WorkCopy(out, spec.task.id)
     try:
-        if spec.task.workdir is not None:
-            shutil.copytree(spec.task.workdir, work, symlinks=True, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns(".arreio"))
-        if spec.task.setup and not _setup(spec, work, out, env, row):
+        if spec.task.workdir is not None and not _fill(copy, spec.task.workdir, row):
             return _finish(row, t0)
-        asyncio.run(_run(spec, work, env, deps_factory, row))
+        if spec.task.setup and not _setup(spec, copy, out, env, row):
+            return _finish(row, t0)
+        asyncio.run(_run(spec, copy.path, env, deps_factory, row))
     except Exception as error:  # noqa: BLE001 - a bug below is this attempt's failure, not the batch's
         row.update(verdict="error", exit_code=1, message=f"internal error: {type(error).__name__}: {error}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(out / "checkpoints", ignore_errors=True)  # they described the copy just removed
+        with held():
+            copy.remove()
+            shutil.rmtree(out / "checkpoints", ignore_errors=True)  # they described the copy just removed
     return _finish(row, t0)
 
 
@@ -100,7 +121,7 @@ def blank_row(spec: AttemptSpec) -> dict[str, Any]:
         "exit_code": 1, "message": "", "gates": [], "steps": 0, "tool_calls": 0, "input_tokens": 0,
         "output_tokens": 0, "cached_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0, "cache_share": 0.0, "duration_s": 0.0,
         "setup_s": 0.0, "run_s": 0.0, "model": None, "session": None, "report": None, "run_id": None,
-        "started_at": _now(), "ended_at": None, "tries": spec.tries, "worker": None,
+        "started_at": _now(), "ended_at": None, "tries": spec.tries, "worker": None, "warnings": [],
     }
 
 
@@ -111,19 +132,29 @@ def _finish(row: dict[str, Any], t0: float) -> dict[str, Any]:
     return row
 
 
-def _setup(spec: AttemptSpec, work: Path, out: Path, env: dict[str, str], row: dict[str, Any]) -> bool:
+def _fill(copy: WorkCopy, workdir: Path, row: dict[str, Any]) -> bool:
+    """The workdir into the copy; what could not be copied is in the row's `warnings` (a named pipe) or
+    fails the attempt with the reason (a file that cannot be read)."""
+    try:
+        copy.fill(workdir)
+    except shutil.Error as error:
+        failures = error.args[0] if error.args and isinstance(error.args[0], list) else []
+        first = failures[0][2] if failures and len(failures[0]) == 3 else str(error)
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        row.update(verdict="error", exit_code=1, message=f"the workdir could not be copied: {first}{more}")
+        return False
+    finally:
+        row["warnings"] += [f"workdir: {skipped}" for skipped in copy.skipped]
+    return True
+
+
+def _setup(spec: AttemptSpec, copy: WorkCopy, out: Path, env: dict[str, str], row: dict[str, Any]) -> bool:
     """The task's `setup` in the copy; its output goes to `setup.log`. False (and the row says why) when it failed."""
     t0 = time.monotonic()
     log = out / "setup.log"
     setup_env = {k: v for k, v in env.items() if k != "ARREIO_HOME"}
-    try:
-        with open(log, "wb") as sink:
-            done = subprocess.run(["/bin/sh", "-c", spec.task.setup or ""], cwd=work, env=setup_env, stdout=sink,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  timeout=spec.task.setup_timeout_s, start_new_session=True, check=False)
-        code, why = done.returncode, f"exit {done.returncode}"
-    except subprocess.TimeoutExpired:
-        code, why = -1, f"timed out after {spec.task.setup_timeout_s:g} s"
+    code = copy.run(spec.task.setup or "", env=setup_env, log=log, timeout=spec.task.setup_timeout_s)
+    why = f"timed out after {spec.task.setup_timeout_s:g} s" if code is None else f"exit {code}"
     row["setup_s"] = round(time.monotonic() - t0, 3)
     if code == 0:
         return True
@@ -159,22 +190,23 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
     gates: list[dict[str, Any]] = row["gates"]
     done: Any = None
     timer: Any = None
-    try:
-        async with asyncio.timeout(spec.task.timeout_s) as timer:
-            async for event in run_pipeline(options, deps_factory()):
-                if event.type == "run_start":
-                    row.update(run_id=event.run_id, model=event.model,
-                               session=f"{spec.rel}/sessions/{event.session_id}.jsonl")
-                elif event.type == "gate_result" and event.agent is None:
-                    gates.append({"gate": event.gate, "passed": event.passed, "detail": event.detail})
-                elif event.type == "done" and event.agent is None:
-                    done = event
-    except (TimeoutError, Cancelled, asyncio.CancelledError):
-        if timer is None or not timer.expired():
-            raise
-        row.update(verdict="timeout", exit_code=1, message=f"timed out after {spec.task.timeout_s:g} s")
-    except ArreioError as error:  # bad input met at the edge (an unknown model, a bad plan): this attempt's
-        row.update(verdict="error", exit_code=error.exit_code, message=error.message)
+    with _sigterm_cancels():
+        try:
+            async with asyncio.timeout(spec.task.timeout_s) as timer:
+                async for event in run_pipeline(options, deps_factory()):
+                    if event.type == "run_start":
+                        row.update(run_id=event.run_id, model=event.model,
+                                   session=f"{spec.rel}/sessions/{event.session_id}.jsonl")
+                    elif event.type == "gate_result" and event.agent is None:
+                        gates.append({"gate": event.gate, "passed": event.passed, "detail": event.detail})
+                    elif event.type == "done" and event.agent is None:
+                        done = event
+        except (TimeoutError, Cancelled, asyncio.CancelledError):
+            if timer is None or not timer.expired():
+                raise
+            row.update(verdict="timeout", exit_code=1, message=f"timed out after {spec.task.timeout_s:g} s")
+        except ArreioError as error:  # bad input met at the edge (an unknown model, a bad plan): this attempt's
+            row.update(verdict="error", exit_code=error.exit_code, message=error.message)
     row["run_s"] = round(time.monotonic() - t0, 3)
     report = _report(spec, row)
     if done is not None:
@@ -187,6 +219,37 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
         if done is None:  # a timeout: the report the pipeline landed on its way out has the counters
             for key in ("steps", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "cache_share"):
                 row[key] = report.get(key, row[key])
+
+
+@contextmanager
+def _sigterm_cancels() -> Iterator[None]:
+    """Inside a stoppable worker's run (`stop_on_sigterm`), SIGTERM cancels the run's task — a cancel is
+    what a run cleans up after (a raise in the middle of the loop is not) — and `Stopped` comes out
+    of it instead of the cancel. Elsewhere (a Ray worker) it changes nothing."""
+    if signal.getsignal(signal.SIGTERM) is not _stop:
+        yield
+        return
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None
+    told: list[bool] = []
+
+    def cancel() -> None:
+        told.append(True)
+        task.cancel()
+
+    with held():
+        loop.add_signal_handler(signal.SIGTERM, cancel)
+    try:
+        yield
+    except (Cancelled, asyncio.CancelledError):
+        if not told:
+            raise
+    finally:
+        with held():  # a SIGTERM from here on is `_stop`'s again (the loop's removal would make it fatal)
+            loop.remove_signal_handler(signal.SIGTERM)
+            signal.signal(signal.SIGTERM, _stop)
+    if told:  # (also when the run took the cancel and ended on its own)
+        raise Stopped
 
 
 def _report(spec: AttemptSpec, row: dict[str, Any]) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.atomic import write_atomic
+from arreio.engine.conveyor.batch.workcopy import LEDGER, clean
 from arreio.engine.errors import UsageError
 
 BATCH_VERSION = 1
@@ -65,6 +66,8 @@ class BatchFolder:
             raise UsageError(f"batch id {batch_id} is ambiguous: {', '.join(p.name for p in found[:5])}")
         folder = cls(found[0])
         folder._hold()
+        for ledger in folder.path.glob(f"attempts/*/*/{LEDGER}"):  # a driver killed outright left them
+            clean(ledger.parent)
         return folder
 
     def _hold(self) -> None:

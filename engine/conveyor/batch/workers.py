@@ -10,6 +10,12 @@ A worker that dies mid-attempt (killed, out of memory) loses only that try: the 
 again by a fresh worker, up to `retries` more times, and its row says how many tries it took. An
 attempt that outlives its own timeout by `GRACE_S` (a run stuck where asyncio cannot cancel it) is
 killed with its worker and recorded as a timeout.
+
+A cancelled batch (`close(kill=True)`) tells each busy worker to stop (SIGTERM): its attempt ends the
+way Ctrl-C ends a run — the setup's processes and the run's gate commands killed, the copy of the
+workdir removed (attempt.stop_on_sigterm) — and the worker exits. One that has not within
+`STOP_GRACE_S` is killed, and the driver removes what its attempt left (workcopy.clean), as it does
+for a worker that died or was killed for its timeout.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from arreio.engine.conveyor.batch.attempt import AttemptSpec, blank_row, run_attempt
+from arreio.engine.conveyor.batch.attempt import AttemptSpec, Stopped, blank_row, run_attempt, stop_on_sigterm
+from arreio.engine.conveyor.batch.workcopy import clean
 
 GRACE_S = 60.0
+STOP_GRACE_S = 5.0  # how long a cancelled batch waits for a busy worker to stop its attempt itself
 # What a run imports late; `warm` imports it (and the deps factory's own modules) before forking.
 PRELOAD = ["arreio.engine.conveyor.pipeline", "arreio.engine.providers.scripted", "arreio.engine.tools.builtin",
            "arreio.engine.providers.replay", "arreio.engine.providers.recorder"]
@@ -48,22 +56,26 @@ def warm(deps_factory: Callable[[], Any]) -> None:
 
 
 def _serve(conn: Connection, deps_factory: Callable[[], Any]) -> None:
-    """A worker's loop: an attempt in, its row out, until the driver closes the pipe."""
+    """A worker's loop: an attempt in, its row out, until the driver closes the pipe or says stop."""
+    stop_on_sigterm()  # first: a fork inherits the driver's own SIGTERM handler
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle (it stops the workers)
     _die_with_parent()
-    while True:
-        try:
-            spec = conn.recv()
-        except (EOFError, OSError):
-            return
-        if spec is None:
-            return
-        row = run_attempt(spec, deps_factory)
-        row["worker"] = f"local:{os.getpid()}"
-        try:
-            conn.send(row)
-        except (BrokenPipeError, OSError):
-            return
+    try:
+        while True:
+            try:
+                spec = conn.recv()
+            except (EOFError, OSError):
+                return
+            if spec is None:
+                return
+            row = run_attempt(spec, deps_factory)
+            row["worker"] = f"local:{os.getpid()}"
+            try:
+                conn.send(row)
+            except (BrokenPipeError, OSError):
+                return
+    except Stopped:
+        return
 
 
 def _die_with_parent() -> None:
@@ -179,6 +191,7 @@ class LocalWorkers:
                     worker.process.kill()
                     worker.process.join(5)
                     self._drop(worker)
+                    clean(spec.out_dir)
                     row = blank_row(spec)
                     row.update(verdict="timeout", message=f"timed out after {spec.task.timeout_s:g} s (killed)")
                     rows.append(row)
@@ -186,6 +199,7 @@ class LocalWorkers:
             worker.process.join(5)
             code = worker.process.exitcode
             self._drop(worker)
+            clean(spec.out_dir)  # before a retry starts: what it left must not run on beside it
             rows += self._lost(spec, code)
         return rows
 
@@ -203,18 +217,34 @@ class LocalWorkers:
         self._workers.remove(worker)
 
     def close(self, *, kill: bool = False) -> None:
+        """Stop the workers: idle ones are told to leave (`kill`: killed); busy ones finish their attempt,
+        or with `kill` (a cancel) stop it now — see the module's docstring."""
+        busy = [w for w in self._workers if w.spec is not None]
         for worker in list(self._workers):
-            if kill:
+            if kill and worker.spec is not None:
+                worker.process.terminate()  # SIGTERM: stop the attempt, clean up, leave
+            elif kill:
                 worker.process.kill()
             else:
                 try:
                     worker.conn.send(None)
                 except (BrokenPipeError, OSError):
                     pass
+        if kill:
+            deadline = time.monotonic() + STOP_GRACE_S
+            try:
+                for worker in busy:
+                    worker.process.join(max(0.0, deadline - time.monotonic()))
+            except KeyboardInterrupt:
+                pass  # a second Ctrl-C while they stop: no more waiting (below, they are killed)
         for worker in list(self._workers):
+            if kill and worker.process.is_alive():
+                worker.process.kill()
             worker.process.join(5)
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join(5)
             worker.conn.close()
+            if kill and worker.spec is not None:
+                clean(worker.spec.out_dir)  # what a worker killed mid-attempt could not remove itself
         self._workers.clear()
