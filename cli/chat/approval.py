@@ -44,7 +44,11 @@ class ChatApprovals:
         # A blocking read is never reached by the loop's handlers (they cancel at the next await): Ctrl-C
         # and SIGTERM raise KeyboardInterrupt right here instead (cli/interrupts.py).
         with question(), echoed(self.stdin):  # the turn turned the echo off (echo.py); the answer is typed here
-            return self._ask(event)
+            try:
+                return self._ask(event)
+            except KeyboardInterrupt:
+                self.stderr.write("\n")  # what follows (the cancelled turn) starts a line of its own
+                raise
 
     def _ask(self, event: Any) -> bool:
         while True:

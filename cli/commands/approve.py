@@ -32,7 +32,11 @@ def ask_in_terminal(event: Any) -> bool:
     with question():
         sys.stderr.write("Run it? [y/N] ")
         sys.stderr.flush()
-        line = sys.stdin.readline()
+        try:
+            line = sys.stdin.readline()
+        except KeyboardInterrupt:
+            sys.stderr.write("\n")  # what follows (the cancelled line) starts a line of its own
+            raise
     if not line:  # end of input: nobody said yes
         sys.stderr.write("\n")
         return False

@@ -30,7 +30,7 @@ def test_sigterm_at_the_question_cancels_the_run_and_the_call_never_runs(work: P
         if term.proc.poll() is None:  # the old way: still asking; a `y` would have run the call
             term.type("y\r")
             term.wait()
-    assert "arreio: cancelled; continue with `arreio run --resume" in term.plain
+    assert "Run it? [y/N] \narreio: cancelled; continue with `arreio run --resume" in term.plain  # on a line of its own
     assert "Traceback" not in term.plain
     assert not (work / "log.txt").exists()
     run = next((work / ".arreio" / "runs").iterdir())
