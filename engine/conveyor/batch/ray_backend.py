@@ -30,6 +30,7 @@ from typing import Any
 
 from arreio.engine.conveyor.batch.attempt import AttemptSpec, blank_row, run_attempt
 from arreio.engine.conveyor.batch.settings import RaySettings
+from arreio.engine.conveyor.batch.workcopy import LEDGER, clean, orphaned
 from arreio.engine.errors import ConfigError, UsageError
 
 MAX_BUNDLE_MB = 512  # a workdir bigger than this is not shipped: the message says to slim it down
@@ -58,6 +59,7 @@ def _ray_attempt(spec: AttemptSpec, bundle: bytes, deps_factory: Callable[[], An
     import ray
 
     try_no = ray.get(tries.started.remote(f"{spec.task.id}#{spec.attempt}")) if tries is not None else 1
+    _clean_orphans()
     root = Path(tempfile.mkdtemp(prefix="arreio-ray-"))
     try:
         _unpack(bundle, root / "in")
@@ -73,6 +75,15 @@ def _ray_attempt(spec: AttemptSpec, bundle: bytes, deps_factory: Callable[[], An
         return row, _pack({".": local.out_dir}, skip=("checkpoints",))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _clean_orphans() -> None:
+    """What attempts of a killed Ray worker on this node left (their folder here, the workdir's copy,
+    the setup's processes: workcopy.py) — nobody else is left to remove it."""
+    for ledger in Path(tempfile.gettempdir()).glob(f"arreio-ray-*/out/{LEDGER}"):
+        if orphaned(ledger.parent):
+            clean(ledger.parent)
+            shutil.rmtree(ledger.parent.parent, ignore_errors=True)
 
 
 class _Tries:

@@ -6,7 +6,8 @@ A worker can die mid-attempt (SIGKILLed after a cancel it did not answer in time
 timeout), and then it cleans nothing. So what the attempt has out there is written down as it comes
 into being, in `<attempt folder>/LEDGER` (the copy's path, the setup's process groups), and whoever
 outlives the worker finishes the job with `clean(attempt folder)`: the batch's driver as soon as it
-sees the worker gone, and the attempt's next try (a retry, a `--resume`) before it starts. The ledger
+sees the worker gone, and the attempt's next try (a retry, a `--resume`) before it starts; on a Ray
+node, where the driver cannot reach, the next attempt there cleans up after a dead owner (`orphaned`). The ledger
 sits in the attempt's folder rather than the copy being made there because the copy is the agent's
 working directory, and the state folder is never writable by the agent's tools (DESIGN.md invariant 10).
 
@@ -59,7 +60,8 @@ class WorkCopy:
     def _write(self) -> None:
         from arreio.engine.atomic import write_atomic
 
-        write_atomic(self.ledger, json.dumps({"copy": str(self.path), "groups": self.groups}), durable=False)
+        write_atomic(self.ledger, json.dumps({"copy": str(self.path), "groups": self.groups, "owner": os.getpid()}),
+                     durable=False)
 
     def fill(self, workdir: Path) -> None:
         """Copy `workdir` (not its `.arreio` state folder) into the copy; what cannot be copied is
@@ -133,6 +135,20 @@ def clean(attempt_dir: Path) -> None:
         return
     _clean(copy, groups)
     ledger.unlink(missing_ok=True)
+
+
+def orphaned(attempt_dir: Path) -> bool:
+    """The attempt has a ledger and the process that wrote it is gone (a Ray worker killed mid-attempt:
+    nobody but a later attempt on the same machine can clean up after it). A live owner — or a pid
+    taken again since — keeps it: doubt leaves things alone."""
+    try:
+        owner = int(json.loads((attempt_dir / LEDGER).read_text(encoding="utf-8"))["owner"])
+        os.kill(owner, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return False
 
 
 def _clean(copy: Path, groups: list[int]) -> None:
