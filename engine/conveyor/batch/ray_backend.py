@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.conveyor.batch.attempt import AttemptSpec, blank_row, run_attempt
+from arreio.engine.conveyor.batch.ray_address import check_answers
 from arreio.engine.conveyor.batch.settings import RaySettings
 from arreio.engine.conveyor.batch.workcopy import LEDGER, clean, orphaned
 from arreio.engine.errors import ConfigError, UsageError
@@ -124,6 +125,7 @@ class RayBackend:
                     ray.init(include_dashboard=False, object_store_memory=self.settings.object_store_mb * 1024 * 1024,
                              **quiet)
                 else:
+                    check_answers(self.address)  # Ray itself retries for ~10 minutes (ray_address.py)
                     ray.init(address=self.address, **quiet)
                 self._connected = True  # ours to shut down (a local runtime) or disconnect from (a cluster)
             except (ConnectionError, RuntimeError, ValueError) as error:
