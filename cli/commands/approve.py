@@ -30,9 +30,9 @@ def ask_in_terminal(event: Any) -> bool:
     from arreio.cli.interrupts import question
 
     with question():
-        sys.stderr.write("Run it? [y/N] ")
-        sys.stderr.flush()
-        try:
+        try:  # the signal may land as soon as the question shows, before the read starts
+            sys.stderr.write("Run it? [y/N] ")
+            sys.stderr.flush()
             line = sys.stdin.readline()
         except KeyboardInterrupt:
             sys.stderr.write("\n")  # what follows (the cancelled line) starts a line of its own
