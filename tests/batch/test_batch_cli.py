@@ -61,6 +61,8 @@ def test_failures_are_rows_with_their_reason(project: Project) -> None:
     paused = rows["paused"]
     assert (paused["verdict"], paused["exit_code"], paused["passed"]) == ("paused", 3, False)
     assert "shell needs approval" in paused["message"]
+    # not the `arreio approve ID` of a lone run: that session lives in the batch folder, its copy is gone
+    assert "arreio approve" not in paused["message"] and "governance.policy" in paused["message"]
     assert (rows["slow"]["verdict"], rows["slow"]["message"]) == ("timeout", "timed out after 1 s")
     assert rows["slow"]["report"]  # the run landed its report on the way out
     summary = project.summary()

@@ -210,7 +210,8 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
     row["run_s"] = round(time.monotonic() - t0, 3)
     report = _report(spec, row)
     if done is not None:
-        row.update(verdict=done.verdict, exit_code=done.exit_code, message=done.message, steps=done.steps,
+        message = _unanswerable(done.message) if done.verdict == "paused" else done.message
+        row.update(verdict=done.verdict, exit_code=done.exit_code, message=message, steps=done.steps,
                    tool_calls=done.tool_calls, input_tokens=done.input_tokens, output_tokens=done.output_tokens,
                    cost_usd=done.cost_usd, cache_share=done.cache_share or 0.0)
     if report:
@@ -219,6 +220,16 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
         if done is None:  # a timeout: the report the pipeline landed on its way out has the counters
             for key in ("steps", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "cache_share"):
                 row[key] = report.get(key, row[key])
+
+
+# What a paused attempt's row says instead of the run's `arreio approve ID`: the attempt's session lives
+# in the batch folder and its workdir copy is gone, so that command could not work (a user trial).
+BATCH_PAUSE = ("nobody can approve it inside a batch: allow it in the config's `governance.policy`, or run "
+               "this task on its own with `arreio run`")
+
+
+def _unanswerable(message: str) -> str:
+    return message.split(" — approve with ", 1)[0] + " — " + BATCH_PAUSE
 
 
 @contextmanager
