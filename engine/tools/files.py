@@ -21,11 +21,7 @@ from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
 from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular
-from arreio.engine.tools.workspace import (
-    check_writable,
-    display_path,
-    resolve_in_root,
-)
+from arreio.engine.tools.workspace import check_writable, display_path, resolve_in_root, shown_name
 
 MAX_LINE_CHARS = 2000
 LIST_DIR_CAP = 500
@@ -374,21 +370,20 @@ class ListDir(Tool):
 
 def _describe_entry(entry: Path) -> str:
     """One row, from the entry's `lstat` alone: a FIFO or a device is named, never opened."""
+    name = shown_name(entry.name)  # one row, whatever the name holds
     try:
         info = entry.lstat()
         mode = info.st_mode
         if stat.S_ISLNK(mode):
-            return f"{entry.name} -> {entry.readlink()}"
+            return f"{name} -> {shown_name(str(entry.readlink()))}"
         if stat.S_ISDIR(mode):
-            if entry.name in OPAQUE_DIRS:
-                return f"{entry.name}/ (contents not listed)"
-            return f"{entry.name}/"
+            return f"{name}/ (contents not listed)" if entry.name in OPAQUE_DIRS else f"{name}/"
         special = kind(mode)
         if special is not None:
-            return f"{entry.name}  ({special.removeprefix('a ')}, not a regular file)"
-        return f"{entry.name}  {_human_size(info.st_size)}"
+            return f"{name}  ({special.removeprefix('a ')}, not a regular file)"
+        return f"{name}  {_human_size(info.st_size)}"
     except OSError:
-        return f"{entry.name}  (unreadable)"
+        return f"{name}  (unreadable)"
 
 
 def _human_size(size: int) -> str:

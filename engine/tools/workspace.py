@@ -52,10 +52,21 @@ def check_writable(ctx: RunContext, target: Path, tool: str) -> None:
 
 
 def display_path(root: Path, path: Path, *, root_resolved: bool = False) -> str:
-    """`path` as the model should see it: relative to the root, POSIX separators, '.' for root."""
+    """`path` as the model should see it: relative to the root, POSIX separators, '.' for root,
+    control characters written out (`shown_name`)."""
     try:
         rel = path.relative_to(root if root_resolved else root.resolve())
     except ValueError:
-        return str(path)
+        return shown_name(str(path))
     text = rel.as_posix()
-    return text if text else "."
+    return shown_name(text) if text else "."
+
+
+def shown_name(name: str) -> str:
+    """A file name as one line of a tool's output: a newline, tab, escape or other control character
+    in it is written out (`\\x0a`). A name may hold any of them, and a raw newline let a file's name
+    fake more lines of a listing or more search hits for the model (a user trial)."""
+    if name.isprintable():
+        return name
+    return "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" if ord(ch) < 0x100
+                   else f"\\u{ord(ch):04x}" for ch in name)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.workspace import shown_name
 from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
 from arreio.memory.knowledge.settings import KnowledgeSettings
 from arreio.memory.knowledge.snippet import around_match
@@ -30,9 +31,9 @@ class KbSearchInput(BaseModel):
 
 def _display(path: str, root: Path) -> str:
     try:
-        return str(Path(path).relative_to(root.resolve()))
+        return shown_name(str(Path(path).relative_to(root.resolve())))
     except ValueError:
-        return path
+        return shown_name(path)
 
 
 class KbSearchTool(Tool):
