@@ -73,7 +73,7 @@ def _print_json(payload: Any) -> None:
 def _notices(notices: list[str]) -> None:
     err = _console(stderr=True)
     for notice in notices:
-        err.print(f"[yellow]note:[/] {escape(notice)}")
+        err.print(f"[yellow]note:[/] {escape(notice, one_line=True)}")  # a file name in it cannot start a line
 
 
 def _with_progress(action, quiet: bool):

@@ -40,3 +40,20 @@ def test_one_line_shows_line_breaks_and_tabs_too() -> None:
     assert inert("a\r\nb\tc\x1b", one_line=True) == "a\\x0d\\x0ab\\x09c\\x1b"
     assert inert("a\r\nb\tc\x1b") == "a\nb\tc\\x1b"  # the default keeps lines and tabs
     assert shown("[b]x\ny", one_line=True) == "\\[b]x\\x0ay"
+
+
+def test_a_notice_naming_such_a_file_stays_on_its_line(tmp_path: Path, monkeypatch) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / FAKE).write_bytes(b"\x00\x01binary\x00")  # not indexable: a notice names it
+    (work / "ok.md").write_text("the ocelot sleeps\n")
+    isolate(monkeypatch, tmp_path / "home", work)
+    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
+    root = typer.Typer()
+    root.add_typer(kb_cmd.app, name="kb")
+    done = CliRunner().invoke(root, ["kb", "add", "."])
+    assert done.exit_code == 0, done.output
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note:") and "binary" in line]
+    assert len(notes) == 1 and "x\\x0anotes.md:1-1 1.000\\x0a" in notes[0], done.stderr
+    assert not any(line.lstrip().startswith(("notes.md", "ocelot")) for line in done.stderr.splitlines())
