@@ -97,13 +97,26 @@ def run_batch_command(request: BatchRequest) -> int:
             now = datetime.now(UTC)
             meta_options = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()}
             folder = BatchFolder.create(root, new_id(now), {"suite": str(suite.path.resolve()), "created_at": iso_ms(now),
-                                                            "options": meta_options})
+                                                            "options": meta_options, "suite_sha256": _digest(suite.path)})
         else:
+            if stored.get("suite_sha256") not in (None, _digest(suite.path)):
+                print(f"arreio: warning: {suite_path} changed since batch {request.resume} started; the attempts "
+                      f"still to run use it as it is now", file=sys.stderr)
             folder.update_meta(resumed_at=iso_ms(datetime.now(UTC)))
         return _run(folder, suite, tasks, options, request, config, settings, cwd, state)
     finally:
         if folder is not None:
             folder.close()
+
+
+def _digest(path: Path) -> str | None:
+    """The suite file's sha256, so a resume can say when the suite changed since the batch began."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], request: BatchRequest, config: Any,

@@ -177,3 +177,17 @@ def test_a_zero_given_on_resume_is_a_value(project: Project) -> None:
     request = BatchRequest(suite=None, min_pass_rate=0.0, max_cost=0.0)
     merged = _merged(request, stored)
     assert (merged["min_pass_rate"], merged["max_cost"], merged["repeat"], merged["learn"]) == (0.0, 0.0, 3, True)
+
+
+def test_a_resume_says_when_the_suite_changed_since_the_batch_began(project: Project) -> None:
+    """`--resume` reads the suite again: an edit since the start silently changed the attempts still to
+    run (a user trial). The batch keeps the suite's sha256 and a resume says so when it differs."""
+    suite = project.suite([fix_add_task("a")])
+    assert project.batch(str(suite)).returncode == 0
+    (batch,) = project.batches()
+    same = project.batch("--resume", batch.name)
+    assert same.returncode == 0 and "changed since" not in same.stderr
+    project.suite([fix_add_task("a", goal="Make add() in calc.py add, and say so.")])
+    changed = project.batch("--resume", batch.name)
+    assert changed.returncode == 0, changed.stderr
+    assert f"suite.yaml changed since batch {batch.name} started" in changed.stderr
