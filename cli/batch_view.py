@@ -45,7 +45,10 @@ def row_line(row: dict[str, Any]) -> str:
     if int(row.get("tries") or 1) > 1:
         extra += f"  (try {row['tries']})"
     why = "" if row.get("passed") else f" — {' '.join(str(row.get('message') or '').split())[:200]}"
-    return head + extra + why
+    warned = row.get("warnings") or []  # what the attempt left out (a FIFO in the workdir): said, not only stored
+    said = f"  (warning: {' '.join(str(warned[0]).split())[:160]}{f'; +{len(warned) - 1} more' if len(warned) > 1 else ''})" \
+        if warned else ""
+    return head + extra + why + said
 
 
 def summary_lines(summary: dict[str, Any], path: Path | None) -> list[str]:

@@ -156,3 +156,5 @@ def test_a_named_pipe_in_the_workdir_is_skipped_with_a_warning(project: Project,
     assert attempt["type"] == "attempt" and attempt["warnings"] == row["warnings"]
     assert "return a - b" in (workdir / "calc.py").read_text()  # the suite's own copy is never touched
     assert rows_in(project) == 1 and list(tmp.iterdir()) == []
+    shown = project.batch(str(suite)).stdout  # and the plain view says it on the row's line
+    assert "✓ p #1" in shown and "(warning: workdir: pipe is a named pipe: not copied" in shown and "+1 more" in shown
