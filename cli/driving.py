@@ -45,7 +45,11 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         if task is not None:  # SIGTERM (CI timeouts, systemd, docker stop) cancels like Ctrl-C
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            stop = _cancel_once(task)
+            loop.add_signal_handler(signal.SIGTERM, stop)
+            # Ctrl-C too, once: asyncio's own handler raised KeyboardInterrupt at a second one, wherever
+            # the run's clean-up was, and a third within ~10 ms ended the process with no report
+            loop.add_signal_handler(signal.SIGINT, stop)
         code = 1
         async for event in run_pipeline(options, deps):
             if spinner is not None:
@@ -67,6 +71,9 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
     try:
         return asyncio.run(go())
     except (KeyboardInterrupt, asyncio.CancelledError):
+        # The run has stopped and cleaned up; one more Ctrl-C (impatient keys come in bursts) must not
+        # end the process by the signal before it says so and exits 130.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if spinner is not None:
             spinner.clear()
         _cancelled(seen, render, mode == "json")
@@ -78,6 +85,20 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
             spinner.close()
         if last_message is not None and "done" not in seen:  # cancelled or never started: no answer, and
             _write_last_message(last_message, "")  # never an earlier run's either
+
+
+def _cancel_once(task: Any) -> Any:
+    """A signal handler that cancels `task` the first time and lets its clean-up finish after that
+    (each further cancel would cut it at its next await)."""
+    asked = False
+
+    def stop() -> None:
+        nonlocal asked
+        if not asked:
+            asked = True
+            task.cancel()
+
+    return stop
 
 
 def _views(mode: str) -> tuple[Any, Any]:
