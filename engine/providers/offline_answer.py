@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from arreio.engine.wording import counted
+
 APPEND_MARK = "<!-- arreio offline: appended -->"
 _DEFINITION = re.compile(r"^\s*(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 
@@ -37,7 +39,7 @@ def describe(name: str, text: str) -> list[str]:
     words = len(text.split())
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     headings = [ln.lstrip("#").strip() for ln in lines if ln.startswith("#")]
-    out = [f"## {name}", "", f"- {len(lines)} lines, {words} words"]
+    out = [f"## {name}", "", f"- {counted(len(lines), 'line')}, {counted(words, 'word')}"]
     if first:
         out.append(f"- First line: {first[:120]}")
     if headings:
@@ -102,7 +104,7 @@ def answer(a: Account) -> str:
     declined = a.kept or a.not_text or a.inexact or a.unknown or a.failed or a.changes or a.no_target
     sentences = ["Done."] if did and not declined else []
     if a.entries is not None:
-        listed = f"I listed the working directory ({a.entries} entries)"
+        listed = f"I listed the working directory ({counted(a.entries, 'entry', 'entries')})"
         sentences.append(listed + (f" and read {_names(a.read)}." if a.read else "."))
     elif a.read:
         sentences.append(f"I read {_names(a.read)}.")
@@ -143,7 +145,7 @@ def fact(name: str, text: str | None) -> str:
     if text is None:
         return f"I could not read {quoted(name)}."
     lines, words = text.splitlines(), len(text.split())
-    out = f"{quoted(name)} has {len(lines)} lines and {words} words"
+    out = f"{quoted(name)} has {counted(len(lines), 'line')} and {counted(words, 'word')}"
     defined = [d.split()[1] for d in definitions(name, text)]
     if defined:
         out += f"; it defines {', '.join(defined[:20])}" + (" and more" if len(defined) > 20 else "")

@@ -22,6 +22,7 @@ from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
 from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular
 from arreio.engine.tools.workspace import check_writable, display_path, resolve_in_root, shown_name
+from arreio.engine.wording import counted
 
 MAX_LINE_CHARS = 2000
 LIST_DIR_CAP = 500
@@ -211,7 +212,7 @@ class WriteFile(Tool):
             raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
         verb = "overwrote" if existed else "created"
         lines = _count_lines(args.content)
-        return ToolResult(f"{verb} {shown} ({len(data)} bytes, {lines} lines)")
+        return ToolResult(f"{verb} {shown} ({counted(len(data), 'byte')}, {counted(lines, 'line')})")
 
 
 # ── edit_file ───────────────────────────────────────────────────────────────────────────────
@@ -360,7 +361,7 @@ class ListDir(Tool):
         except OSError as exc:
             raise ToolError(f"cannot list {shown}: {exc.strerror or exc}") from None
         rows = [_describe_entry(p) for p in entries[:LIST_DIR_CAP]]
-        header = f"{shown}/ ({len(entries)} entries)"
+        header = f"{shown}/ ({counted(len(entries), 'entry', 'entries')})"
         if not entries:
             return ToolResult(f"{header}\n[empty directory]")
         if len(entries) > LIST_DIR_CAP:

@@ -95,7 +95,7 @@ def test_write_creates_parents_and_reports(call, root: Path) -> None:
 def test_write_overwrites_atomically_leaving_no_temp(call, root: Path) -> None:
     (root / "f.txt").write_text("old content")
     result = call("write_file", path="f.txt", content="né")
-    assert result.content == "overwrote f.txt (3 bytes, 1 lines)"
+    assert result.content == "overwrote f.txt (3 bytes, 1 line)"
     assert (root / "f.txt").read_text(encoding="utf-8") == "né"
     assert sorted(p.name for p in root.iterdir()) == ["f.txt"]
 
@@ -223,3 +223,12 @@ def test_list_dir_errors(call, root: Path) -> None:
     assert "use read_file" in call("list_dir", path="f.txt").content
     missing = call("list_dir", path="nope")
     assert missing.is_error and "no such directory: nope" in missing.content
+
+
+def test_counts_read_in_the_singular_when_there_is_one(call, root: Path) -> None:
+    """"1 entries", "1 lines" (a user trial): one of a thing is said as one."""
+    (root / "only").mkdir()
+    (root / "only" / "x.txt").write_text("a")
+    assert call("list_dir", path="only").content.splitlines()[0] == "only/ (1 entry)"
+    assert call("write_file", path="one.txt", content="x").content == "created one.txt (1 byte, 1 line)"
+    assert call("write_file", path="two.txt", content="a\nb\n").content == "created two.txt (4 bytes, 2 lines)"
