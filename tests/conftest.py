@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -127,3 +130,27 @@ def _ctrl_c_reaches_the_child() -> None:
 # as a CI runner may) with SIGINT ignored, children inherit that, and Python then never turns Ctrl-C
 # into KeyboardInterrupt; the child must start with the default disposition, as from a terminal.
 INTERRUPTIBLE = {"preexec_fn": _ctrl_c_reaches_the_child}
+
+
+@contextmanager
+def fifos_unblocked(root: Path, every_s: float = 0.3) -> Iterator[None]:
+    """Inside, every FIFO under `root` is opened and closed for writing every `every_s` seconds, so a
+    read that old code blocked on returns (the test then fails on what it got) instead of hanging
+    the suite."""
+    done = threading.Event()
+
+    def loop() -> None:
+        while not done.wait(every_s):
+            for fifo in (p for p in root.rglob("*") if p.is_fifo()):
+                try:
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:  # no reader at this instant
+                    pass
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()

@@ -5,7 +5,6 @@ nothing can be indexed (they left an empty database behind). Real FIFOs, links a
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from arreio.engine.errors import UsageError
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.memory_backend import MemoryBackend
 from arreio.memory.knowledge.sources import MAX_FILE_BYTES, expand, read_text
-from tests.conftest import isolate
+from tests.conftest import fifos_unblocked, isolate
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
@@ -34,23 +33,9 @@ def work(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def unblocker(work: Path) -> Iterator[None]:
-    """Opens and closes every FIFO under `work` for writing until the test ends, so a read the old
-    code blocked on returns (the test then fails on what it got) instead of hanging the suite."""
-    done = threading.Event()
-
-    def loop() -> None:
-        while not done.wait(0.3):
-            for fifo in (p for p in work.rglob("*") if p.is_fifo()):
-                try:
-                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-                except OSError:  # no reader at this instant
-                    pass
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    done.set()
-    thread.join()
+    """A read the old code blocked on returns instead of hanging the suite (conftest.fifos_unblocked)."""
+    with fifos_unblocked(work):
+        yield
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import signal
 import socket
 import stat
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from arreio.engine.config import Settings
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools import regular_file
 from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular
+from tests.conftest import fifos_unblocked
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
@@ -35,23 +35,9 @@ def quick(root: Path) -> RunContext:
 
 @pytest.fixture
 def unblocker(root: Path) -> Iterator[None]:
-    """Opens and closes every FIFO under `root` for writing until the test ends, so a read the old
-    code blocked on returns (the test then fails on what it got) instead of hanging the suite."""
-    done = threading.Event()
-
-    def loop() -> None:
-        while not done.wait(0.5):
-            for fifo in (p for p in root.rglob("*") if p.is_fifo()):
-                try:
-                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-                except OSError:  # no reader at this instant
-                    pass
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    done.set()
-    thread.join()
+    """A read the old code blocked on returns instead of hanging the suite (conftest.fifos_unblocked)."""
+    with fifos_unblocked(root):
+        yield
 
 
 def test_grep_skips_a_fifo_and_finds_the_rest_at_once(call, quick, root: Path, unblocker) -> None:
