@@ -68,5 +68,6 @@ def shown_name(name: str) -> str:
     fake more lines of a listing or more search hits for the model (a user trial)."""
     if name.isprintable():
         return name
-    return "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" if ord(ch) < 0x100
-                   else f"\\u{ord(ch):04x}" for ch in name)
+    # a lone surrogate (a byte that is not UTF-8) is the chain's to write out, as the byte (surrogates.py)
+    return "".join(ch if ch.isprintable() or ch == " " or "\ud800" <= ch <= "\udfff" else f"\\x{ord(ch):02x}"
+                   if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in name)

@@ -25,6 +25,7 @@ def make(root: Path) -> None:
 def test_the_name_function() -> None:
     assert shown_name("a\nb") == "a\\x0ab" and shown_name("x\x1b[2J") == "x\\x1b[2J"
     assert shown_name("line\u2028sep") == "line\\u2028sep"
+    assert shown_name("n\udcffame\n") == "n\udcffame\\x0a"  # a byte that is not UTF-8: the chain writes it as \xff
     for name in HONEST:
         assert shown_name(name) is name
 
