@@ -15,7 +15,6 @@ import typer
 from rich.console import Console
 
 from arreio.cli.inert import shown as escape  # markup-safe and inert
-from arreio.cli.interrupts import sigterm_interrupts
 
 app = typer.Typer(
     help="The knowledge base: index your documents, then search them (the agent can too).",
@@ -120,6 +119,7 @@ def add(
     """Index files incrementally: unchanged files are skipped, changed ones re-indexed."""
     import shlex
 
+    from arreio.cli.interrupts import sigterm_interrupts
     from arreio.engine.errors import UsageError
     from arreio.engine.paths import make_state_dir, state_dir
     from arreio.memory.knowledge.sources import expand
@@ -248,6 +248,8 @@ def remove(
 @app.command()
 def sync(json_: JsonOption = False) -> None:
     """Re-check indexed files: drop removed ones, re-index changed ones, finish embedding."""
+    from arreio.cli.interrupts import sigterm_interrupts
+
     kb = _existing()
     try:
         with sigterm_interrupts():
