@@ -21,8 +21,9 @@ def text(value: str | None, what: str) -> str | None:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
         from arreio.engine.errors import UsageError
+        from arreio.engine.surrogates import escaped  # the one way a lone surrogate is written out
 
-        bad = ord(value[error.start])
-        shown = f"the byte \\x{bad - 0xDC00:02x}" if 0xDC80 <= bad <= 0xDCFF else f"\\u{bad:04x}"
+        bad = escaped(value[error.start])
+        shown = f"the byte {bad}" if bad.startswith("\\x") else bad
         raise UsageError(f"{what} is not UTF-8 text ({shown} at character {error.start + 1})") from None
     return value
