@@ -104,6 +104,7 @@ class ShadowRepo:
         self.index_file = self.tree_dir / "index"
         self.exclude_file = self.tree_dir / "exclude"
         self.calls = 0  # git processes started (the read-only-round test counts them)
+        self._tracked: set[str] = set()  # watched paths the index holds (`_ignored`)
         self._env = {
             "PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath),
             "HOME": str(self.state_dir), "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.worktree),
@@ -187,11 +188,14 @@ class ShadowRepo:
         return snap
 
     def _ignored(self, watch: Sequence[str], skipped: dict[str, list]) -> None:
-        """Adds to `skipped` each watched file that exists but is not in the snapshot (ignored)."""
-        tracked = self.run_git("ls-files", "-z", "--", *watch, env={"GIT_LITERAL_PATHSPECS": "1"})
-        known = {os.fsdecode(p) for p in tracked.split(b"\0") if p}
+        """Adds to `skipped` each watched file that exists but is not in the snapshot (ignored). A path
+        once tracked is asked about again only after a snapshot removed it: no git call per round."""
+        ask = [rel for rel in watch if rel not in self._tracked]
+        if ask:
+            tracked = self.run_git("ls-files", "-z", "--", *ask, env={"GIT_LITERAL_PATHSPECS": "1"})
+            self._tracked.update(os.fsdecode(p) for p in tracked.split(b"\0") if p)
         for rel in watch:
-            if rel in known or rel in skipped:
+            if rel in self._tracked or rel in skipped:
                 continue
             try:
                 info = os.lstat(self.worktree / rel)
@@ -231,6 +235,7 @@ class ShadowRepo:
                 add.append(raw)
         if remove:
             self.run_git("update-index", "--force-remove", "-z", "--stdin", stdin=b"\0".join(remove) + b"\0")
+            self._tracked.difference_update(os.fsdecode(raw) for raw in remove)
         if add:
             self._add(add, skipped)
         tree = None if add or remove else self._cached_tree()
