@@ -3,6 +3,7 @@ tree, taking it back, and the checkpoints kept for that (engine/governance/check
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -97,7 +98,12 @@ def diff(
             for path in c[kind]:
                 print(f"  {kind:<9} {shown(path)}")
         print()
-    print(result.patch, end="" if result.patch.endswith("\n") else "\n")
+    patch = result.patch
+    if sys.stdout.isatty():  # the agent wrote these bytes: a terminal gets them inert; a pipe gets the patch
+        from arreio.cli.inert import inert
+
+        patch = inert(patch)
+    print(patch, end="" if patch.endswith("\n") else "\n")
 
 
 # -- undo ---------------------------------------------------------------------------------------------
@@ -140,7 +146,6 @@ def undo(
     json_output: JsonFlag = False,
 ) -> None:
     import os
-    import sys
 
     from arreio.engine.errors import ArreioError, UsageError
     from arreio.engine.governance.audit import AuditJournal
