@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.conftest import INTERRUPTIBLE
+
 ARREIO = [sys.executable, "-c", "from arreio.cli.app import main; main()"]
 # Prose of many sentences: every chunk carries a passage and several sentence embeddings.
 PARAGRAPH = (
@@ -55,7 +57,7 @@ def interrupt_kb_add(root: Path, env: dict[str, str], pin: list[str], after_s: f
     """Start `kb add docs`, wait until embedding is under way (a vector is stored), let it run
     `after_s` more (in the middle of a model call), send SIGINT and time the exit."""
     proc = subprocess.Popen([*pin, *ARREIO, "kb", "add", "docs", "--json"], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **INTERRUPTIBLE)
     deadline = time.monotonic() + 240
     while vectors(root)[1] == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
