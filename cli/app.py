@@ -169,61 +169,81 @@ def _root(
     """A terminal agent harness: turns a model into an agent you can trust every day."""
 
 
-def _command(module: str, function: str, help_attr: str = "HELP", **extra):
-    def register(app: typer.Typer, name: str) -> None:
+def _listed() -> None:
+    """What a command of a root-help listing runs: nothing (the listing only shows its name and help)."""
+
+
+class _Command:
+    """A command of the root, from `arreio.cli.commands.<module>`: registered whole to run, or only
+    as its name and help for root help (`listing`), which then skips Typer's look at every
+    parameter of every command (~40% of `arreio --help`; a test checks both helps are the same)."""
+
+    def __init__(self, module: str, function: str, help_attr: str = "HELP", **extra: object) -> None:
+        self.module, self.function, self.help_attr, self.extra = module, function, help_attr, extra
+
+    def register(self, app: typer.Typer, name: str, *, listing: bool = False) -> None:
         from importlib import import_module
 
-        mod = import_module(f"arreio.cli.commands.{module}")
-        options = dict(extra)
+        mod = import_module(f"arreio.cli.commands.{self.module}")
+        if listing:
+            app.command(name=name, help=getattr(mod, self.help_attr))(_listed)
+            return
+        options = dict(self.extra)
         if "cls" in options:
-            options["cls"] = getattr(mod, options["cls"])
-        app.command(name=name, help=getattr(mod, help_attr), **options)(getattr(mod, function))
-
-    return register
+            options["cls"] = getattr(mod, str(options["cls"]))
+        app.command(name=name, help=getattr(mod, self.help_attr), **options)(getattr(mod, self.function))
 
 
-def _group(module: str):
-    def register(app: typer.Typer, name: str) -> None:
+class _Group:
+    """A command group of the root (`arreio.cli.commands.<module>.app`); in a listing, its help alone."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def register(self, app: typer.Typer, name: str, *, listing: bool = False) -> None:
         from importlib import import_module
 
-        app.add_typer(import_module(f"arreio.cli.commands.{module}").app, name=name)
-
-    return register
+        group = import_module(f"arreio.cli.commands.{self.module}").app
+        app.add_typer(typer.Typer(help=group.info.help, no_args_is_help=True) if listing else group, name=name)
 
 
 # name -> how it is registered, in the order root help lists them
 COMMANDS = {
-    "run": _command("run", "run", no_args_is_help=False),
-    "chat": _command("chat", "chat"),  # typer only: prompt_toolkit loads when a chat starts
-    "learn": _command("learn", "learn"),
-    "batch": _command("batch", "batch", cls="BatchCommand"),
-    "sessions": _group("sessions"),
-    "memory": _group("memory"),
-    "skills": _group("skills"),
-    "curator": _group("curator"),
-    "kb": _group("kb"),
-    "cassette": _group("cassette"),
-    "mcp": _group("mcp"),
-    "sandbox": _group("sandbox"),
-    "approve": _command("approve", "approve"),
-    "audit": _group("audit"),
-    "diff": _command("checkpoints", "diff", "DIFF_HELP"),
-    "undo": _command("checkpoints", "undo", "UNDO_HELP"),
-    "checkpoints": _group("checkpoints"),
-    "config": _group("config"),
-    "models": _command("models", "models"),
-    "doctor": _command("doctor", "doctor"),
+    "run": _Command("run", "run", no_args_is_help=False),
+    "chat": _Command("chat", "chat"),  # typer only: prompt_toolkit loads when a chat starts
+    "learn": _Command("learn", "learn"),
+    "batch": _Command("batch", "batch", cls="BatchCommand"),
+    "sessions": _Group("sessions"),
+    "memory": _Group("memory"),
+    "skills": _Group("skills"),
+    "curator": _Group("curator"),
+    "kb": _Group("kb"),
+    "cassette": _Group("cassette"),
+    "mcp": _Group("mcp"),
+    "sandbox": _Group("sandbox"),
+    "approve": _Command("approve", "approve"),
+    "audit": _Group("audit"),
+    "diff": _Command("checkpoints", "diff", "DIFF_HELP"),
+    "undo": _Command("checkpoints", "undo", "UNDO_HELP"),
+    "checkpoints": _Group("checkpoints"),
+    "config": _Group("config"),
+    "models": _Command("models", "models"),
+    "doctor": _Command("doctor", "doctor"),
 }
 
 
-def make_app(only: str | None = None) -> typer.Typer:
-    """The command line: every command, or only `only` (a name of COMMANDS)."""
+def make_app(only: str | None = None, *, listing: bool = False) -> typer.Typer:
+    """The command line: every command, or only `only` (a name of COMMANDS); with `listing`, every
+    command as its name and help only, enough for root help and nothing else."""
     app = _new_app()
     app.callback()(_root)
-    for name, register in COMMANDS.items():
+    for name, entry in COMMANDS.items():
         if only is None or name == only:
-            register(app, name)
+            entry.register(app, name, listing=listing)
     return app
+
+
+ROOT_HELP = ([], ["--help"], ["-h"])  # the command lines that only show root help (bare: exit 2)
 
 
 def _only(args: list[str]) -> str | None:
@@ -260,7 +280,8 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        make_app(_only(args))(args=args, prog_name="arreio", standalone_mode=True)
+        listing = args in ROOT_HELP and COMPLETE_VAR not in os.environ
+        make_app(_only(args), listing=listing)(args=args, prog_name="arreio", standalone_mode=True)
     except SystemExit as done:
         # The reader took what it wanted (`arreio kb search … | head -3`): nothing failed, so 0,
         # as `arreio sessions list | head` and a successful `arreio run | head` exit.

@@ -4,6 +4,7 @@ without markdown-it and pygments (help_style.load_help_renderer). Real processes
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,43 @@ def test_the_real_rich_markdown_still_loads_after_help(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["type", "True"]
+
+
+FULL_TREE = """
+import sys
+from arreio.cli.app import make_app
+try:
+    make_app()(args=sys.argv[1:], prog_name="arreio")
+except SystemExit as done:
+    sys.exit(done.code)
+"""
+
+
+def _help(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_root_help_from_the_listing_is_the_whole_trees_help() -> None:
+    """`arreio --help` builds every command as its name and help only (no look at their parameters);
+    what it prints must be what the whole command tree prints: plain, styled, narrow and wide, and a
+    bare `arreio` (help, exit 2)."""
+    import os
+
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
+    styles = [{"COLUMNS": "60"}, {"COLUMNS": "100"}, {"COLUMNS": "180", "FORCE_COLOR": "1", "TERM": "xterm-256color"}]
+    for style in styles:
+        env = {**base, **style}
+        for args in (["--help"], ["-h"], []):
+            listed = _help([sys.executable, "-c", "from arreio.cli.launch import main; main()", *args], env)
+            whole = _help([sys.executable, "-c", FULL_TREE, *args], env)
+            assert (listed.returncode, listed.stdout, listed.stderr) == (whole.returncode, whole.stdout, whole.stderr), (style, args)
+            assert listed.returncode == (2 if not args else 0)
+            shown = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout)
+            assert "sessions" in shown and "--version" in shown
+
+
+def test_a_command_still_gets_its_whole_help_and_runs() -> None:
+    out = subprocess.run([sys.executable, "-c", "from arreio.cli.launch import main; main()", "sessions", "list", "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "arreio sessions list" in out.stdout and "--json" in out.stdout
