@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from arreio.engine.wording import counted
+
 app = typer.Typer(
     help="Inspect and compare recorded runs (cassettes from `arreio run --record FILE`; replay with --replay FILE).",
     no_args_is_help=True,
@@ -40,7 +42,7 @@ def show(path: CassetteArg, json_output: JsonFlag = False) -> None:
     usage = info["usage"]
     c.print(f"[bold]cassette {escape(str(path))}[/bold] · format v{info['version']} · {escape(info['model'])}"
             + (f" · recorded {info['created_at']}" if info["created_at"] else ""))
-    c.print(f"calls: {info['calls']}" + (f" ({len(info['faults'])} fault(s), replayed as faults)" if info["faults"] else ""))
+    c.print(f"calls: {info['calls']}" + (f" ({counted(len(info['faults']), 'fault')}, replayed as faults)" if info["faults"] else ""))
     for fault in info["faults"]:
         c.print(f"  [yellow]{escape(fault)}[/yellow]")
     used = ", ".join(f"{name} ×{count}" for name, count in sorted(info["tools_used"].items())) or "none"

@@ -17,6 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
+from arreio.engine.wording import counted
+
 HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embedder, MCP servers."
 MCP_TIMEOUT_S = 5.0  # a server slower than this to start is reported; a run gives it its own timeout
 
@@ -185,7 +187,7 @@ def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list
         if state is None:
             out.append(_check(f"mcp {name}", True, "disabled (enabled: false)"))
         elif state.state in ("ready", "closed"):
-            out.append(_check(f"mcp {name}", True, f"reachable, {len(state.tools)} tool(s)"))
+            out.append(_check(f"mcp {name}", True, f"reachable, {counted(len(state.tools), 'tool')}"))
         else:
             out.append(_check(f"mcp {name}", False, f"{state.state}: {state.detail}",
                               f"arreio mcp test {name}; check mcp_servers.{name} in the config"))

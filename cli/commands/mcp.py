@@ -11,6 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
+from arreio.engine.wording import counted
+
 app = typer.Typer(help="MCP servers from config: list them with their state and tools, test one, list their prompts.",
                   no_args_is_help=True)
 
@@ -128,7 +130,7 @@ def test_server(
         typer.echo(json.dumps(row, indent=2))
     elif row["state"] == "ready":
         offered = [t for t in row["tools"] if t["offered"]]
-        typer.echo(inert(f"{name}: ok ({config.transport}: {row['target']}) · {len(offered)} tool(s)"))
+        typer.echo(inert(f"{name}: ok ({config.transport}: {row['target']}) · {counted(len(offered), 'tool')}"))
         for tool in row["tools"]:
             typer.echo(inert(f"  {tool['name']}" + ("" if tool["offered"] else f"  (withheld: {tool['withheld']})")))
     else:

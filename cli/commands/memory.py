@@ -15,6 +15,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from arreio.engine.wording import counted
+
 # Mirrors arreio.memory.substores.SUBSTORES (a test keeps them equal); not imported here so that
 # loading the CLI does not load pydantic.
 SUBSTORE_NAMES = ("episodic", "semantic", "procedural", "decision", "transcript")
@@ -199,7 +201,7 @@ def _substore_app(name: str) -> typer.Typer:
             }
             typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
             return
-        typer.echo(f"memory {name}: {total} record(s) under {path}")
+        typer.echo(f"memory {name}: {counted(total, 'record')} under {path}")
         for record in records:
             line = f"  {record.id} [agent {record.agent}] at {record.at}"  # scripts parse this: keep it as is
             if long:

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from arreio.engine.wording import counted
+
 app = typer.Typer(help="Inspect and repair saved sessions.", no_args_is_help=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -119,7 +121,7 @@ def show(
                 style = "red" if part.is_error else "dim"
                 c.print(f"  [{style}]⎿ [{part.status}] {escape(first[:160])}[/{style}]")
     if repairs:
-        c.print(f"[yellow]{len(repairs)} repair(s) would be made on load — see `arreio sessions doctor {h.id}`[/yellow]")
+        c.print(f"[yellow]{counted(len(repairs), 'repair')} would be made on load — see `arreio sessions doctor {h.id}`[/yellow]")
 
 
 def _show_requests(path, json_output: bool) -> None:
@@ -165,7 +167,6 @@ def doctor(
 
     from arreio.engine.session.file import Session
     from arreio.engine.session.lock import SessionLock
-    from arreio.engine.wording import counted
 
     store = _store()
     sid = store.resolve(session_id)

@@ -52,7 +52,7 @@ def test_show_prices_a_vendor_cassette_and_lists_faults(project, arreio, tmp_pat
     assert info["faults"] == ["call 1: retryable (HTTP 529): overloaded"]
     assert info["cost_saved_usd"] == 3.0 + 1.5  # 1M in at $3, 100k out at $15
     text = arreio("cassette", "show", str(cassette)).stdout
-    assert "1 fault(s)" in text and "$4.5000" in text
+    assert "1 fault," in text and "$4.5000" in text
 
 
 def test_diff_same_changed_added_removed(project, arreio, tmp_path: Path) -> None:
