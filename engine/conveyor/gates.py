@@ -25,6 +25,7 @@ from arreio.engine.messages import Message
 from arreio.engine.providers.base import ModelRequest
 from arreio.engine.providers.offline import goal_files
 from arreio.engine.providers.oneshot import ask
+from arreio.engine.wording import counted
 
 
 @dataclass
@@ -162,7 +163,7 @@ def _promise(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
         return GateOutcome(spec.label, True, "no checkable claims in the final answer")
     broken = [c for c in claims if not c.kept]
     if not broken:
-        return GateOutcome(spec.label, True, f"{len(claims)} claim(s) checked: " + ", ".join(c.subject for c in claims))
+        return GateOutcome(spec.label, True, f"{counted(len(claims), 'claim')} checked: " + ", ".join(c.subject for c in claims))
     listed = "; ".join(f"{c.subject} {c.why}" for c in broken)
     return GateOutcome(spec.label, False, f"the answer claims what is not so: {listed}")
 

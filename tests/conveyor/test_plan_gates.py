@@ -79,7 +79,7 @@ def shell_history(command: str, code: int) -> list[Message]:
 def test_promise_gate_checks_files_and_commands(tmp_path: Path) -> None:
     (tmp_path / "out.md").write_text("x")
     kept = gate("promise", tmp_path, "I read notes.md and wrote out.md; `pytest -q` passes.", shell_history("pytest -q", 0))
-    assert kept.passed and "2 claim(s)" in kept.detail
+    assert kept.passed and "2 claims checked" in kept.detail
     broken = gate("promise", tmp_path, "I created report.pdf and `pytest -q` passes.", shell_history("pytest -q", 1))
     assert not broken.passed
     assert "report.pdf does not exist" in broken.detail and "pytest -q last exited 1" in broken.detail
