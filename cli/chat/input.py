@@ -54,11 +54,18 @@ class ChatCompleter(Completer):
                 if name.startswith(before[1:]):
                     yield Completion("/" + name, start_position=-len(before))
             return
+        quoted = before.rfind('@"')
+        if quoted != -1 and (quoted == 0 or before[quoted - 1].isspace()) and '"' not in before[quoted + 2:]:
+            yield from self._paths(before[quoted + 2:], len(before) - quoted)  # `@"my no` (a name with spaces)
+            return
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):
-            yield from self._paths(word[1:])
+            yield from self._paths(word[1:], len(word))
 
-    def _paths(self, typed: str) -> Iterable[Completion]:
+    def _paths(self, typed: str, replaced: int) -> Iterable[Completion]:
+        """Entries under the folder `typed` names; each completion replaces the `replaced` characters
+        before the cursor (the mention so far). A name with a space is completed quoted, `@"a b.md"`,
+        the form cli/chat/mentions.py reads as one name."""
         folder, _, stem = typed.rpartition("/")
         base = (self.cwd / folder) if folder else self.cwd
         try:
@@ -71,8 +78,9 @@ class ChatCompleter(Completer):
                 continue
             name = f"{folder}/{entry.name}" if folder else entry.name
             is_dir = entry.is_dir(follow_symlinks=True)
-            yield Completion("@" + name + ("/" if is_dir else ""), start_position=-len(typed) - 1,
-                             display=entry.name + ("/" if is_dir else ""))
+            name += "/" if is_dir else ""
+            mention = f'@"{name}' + ("" if is_dir else '"') if any(c.isspace() for c in name) else "@" + name
+            yield Completion(mention, start_position=-replaced, display=entry.name + ("/" if is_dir else ""))
             shown += 1
             if shown >= _MAX_PATHS:
                 return

@@ -9,9 +9,11 @@ context for that message only (the model sees it in the message; nothing is read
                                      ~~~
 
 A mention is a word starting with `@` (so `me@example.com` is not one); a trailing `.,;:!?)` is not
-part of the path when the path without it names a file. A name that is no file is sent as written,
-and said; a file over MENTION_CAP is cut (on a line end when one is near) and the cut is said, to the
-user and to the model; a binary file is not attached."""
+part of the path when the path without it names a file. A name with spaces is quoted, `@"my notes.md"`
+(what Tab completes), or written with `\\ ` as a shell does (`@my\\ notes.md`, what a terminal pastes
+for a dropped file). A name that is no file is sent as written, and said (a folder too: the agent can
+look in it, nothing is attached); a file over MENTION_CAP is cut (on a line end when one is near) and the
+cut is said, to the user and to the model; a binary file is not attached."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MENTION_CAP = 50 * 1024  # bytes of one file's text attached
-_MENTION = re.compile(r"(?<!\S)@(\S+)")
+_MENTION = re.compile(r'(?<!\S)@(?:"([^"\n]+)"|((?:\\ |\S)+))')
 _TRAILING = ".,;:!?)"
 
 
@@ -31,13 +33,24 @@ class Mentions:
     notes: list[str] = field(default_factory=list)  # what the user should know (not found, cut, binary)
 
 
-def _resolve(word: str, cwd: Path) -> tuple[str, Path] | None:
+def _candidates(word: str) -> list[str]:
     candidates = [word]
     stripped = word
     while stripped and stripped[-1] in _TRAILING:
         stripped = stripped[:-1]
         candidates.append(stripped)
-    for name in candidates:
+    return candidates
+
+
+def _is_dir(name: str, cwd: Path) -> bool:
+    try:
+        return (cwd / Path(name).expanduser()).is_dir()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def _resolve(word: str, cwd: Path, *, quoted: bool = False) -> tuple[str, Path] | None:
+    for name in [word] if quoted else _candidates(word):
         if not name:
             continue
         try:
@@ -58,11 +71,15 @@ def expand(message: str, cwd: Path, *, cap: int = MENTION_CAP) -> Mentions:
     out = Mentions(message)
     blocks: list[str] = []
     for match in _MENTION.finditer(message):
-        word = match.group(1)
-        found = _resolve(word, cwd)
+        quoted = match.group(1) is not None
+        word = match.group(1) if quoted else match.group(2).replace("\\ ", " ")
+        found = _resolve(word, cwd, quoted=quoted)
         if found is None:
-            if "/" in word or "." in word.rstrip(_TRAILING):  # looks like a path (`@alice` is a name)
-                out.notes.append(f"@{word}: no such file here, sent as written")
+            shown = match.group(0)
+            if any(_is_dir(name, cwd) for name in ([word] if quoted else _candidates(word))):
+                out.notes.append(f"{shown}: a folder; nothing attached, sent as written (the agent can look in it)")
+            elif quoted or "/" in word or "." in word.rstrip(_TRAILING):  # looks like a path (`@alice` is a name)
+                out.notes.append(f"{shown}: no such file here, sent as written")
             continue
         name, path = found
         if name in out.attached:

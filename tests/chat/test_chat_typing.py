@@ -1,0 +1,69 @@
+"""`arreio chat` in a real pseudo-terminal, as a person types at it: mentions of awkward names, answers
+to an approval that are neither yes nor no, slash commands given the wrong arguments. Each test
+began as something a user trial saw go wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arreio.engine.session.file import Session
+from tests.chat.chatterm import ChatTerminal
+
+pytestmark = pytest.mark.slow
+
+SESSION = r"session (\d{8}-\d{6}-[0-9a-f]+)"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+def chat(work: Path, env: dict, script: str, *args: str) -> ChatTerminal:
+    (work / "s.yaml").write_text(script)
+    return ChatTerminal(work, env, "--script", "s.yaml", *args)
+
+
+def leave(term: ChatTerminal) -> str:
+    term.prompt()
+    term.type("\x04")
+    found = term.next(SESSION + r" · continue with")
+    assert term.wait() == 0, term.plain
+    return found.group(1)
+
+
+def user_messages(work: Path, sid: str) -> list[str]:
+    session, _ = Session.open(work / ".arreio" / "sessions" / f"{sid}.jsonl", repair=False)
+    session.close()
+    return [m.text for m in session.messages if m.role == "user"]
+
+
+def test_a_name_with_spaces_is_attached_as_tab_completes_it_and_a_folder_is_said(work: Path, arreio_env) -> None:
+    """Tab completed `@my notes.md` bare, which then attached nothing, silently (`@my` is no file); a
+    folder that Tab completed as `@notes/` was said to be 'no such file here'."""
+    (work / "my notes.md").write_text("buy milk\n")
+    (work / "notes").mkdir()
+    (work / "notes" / "a.md").write_text("a\n")
+    term = chat(work, arreio_env, '- text: "Seen."\n- text: "Seen again."\n')
+    term.prompt()
+    term.type("read @my")
+    term.type("\t")  # completes the name, quoted: @"my notes.md"
+    term.next('@"my notes.md"')
+    term.type(" and @no\t")
+    term.next("@notes/")
+    term.type("\r")
+    term.next(r"@notes/: a folder; nothing attached, sent as written")
+    term.next(r"attached: my notes\.md")
+    term.next("Seen.")
+    term.prompt()
+    term.send(r"and as a terminal pastes a dropped file: @my\ notes.md")
+    term.next(r"attached: my notes\.md")
+    term.next("Seen again.")
+    sid = leave(term)
+    first, second = user_messages(work, sid)
+    assert "~~~ my notes.md (9 bytes)\nbuy milk\n~~~" in first
+    assert "~~~ my notes.md (9 bytes)\nbuy milk\n~~~" in second
