@@ -2,7 +2,7 @@
 
     Run it? [y]es [n]o [a]lways in this chat [e]xplain:
 
-`y` runs the call, `n` (or Enter, or end of input) refuses it, `a` runs it and allows this tool with
+`y` runs the call, `n` (or Enter, or end of input) refuses it, anything else asks again, `a` runs it and allows this tool with
 these very arguments for the rest of the chat (a call with other arguments is asked about afresh),
 `e` shows the full arguments and asks again. Ctrl-C (or SIGTERM) at the question refuses the call and
 stops the turn (the approvals hook turns the KeyboardInterrupt into a cancel; the call is never run)."""
@@ -65,4 +65,9 @@ class ChatApprovals:
             if answer in ("a", "always"):
                 self.always.add(_key(event))
                 return True
-            return answer in ("y", "yes")
+            if answer in ("y", "yes"):
+                return True
+            if answer in ("", "n", "no"):
+                return False
+            # A typo or a sentence ("yes please", "ok") was a silent refusal: the person meant an answer.
+            self.stderr.write("answer y, n, a or e (Enter alone is no)\n")

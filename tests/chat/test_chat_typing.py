@@ -67,3 +67,21 @@ def test_a_name_with_spaces_is_attached_as_tab_completes_it_and_a_folder_is_said
     first, second = user_messages(work, sid)
     assert "~~~ my notes.md (9 bytes)\nbuy milk\n~~~" in first
     assert "~~~ my notes.md (9 bytes)\nbuy milk\n~~~" in second
+
+
+def test_an_answer_to_the_question_that_is_neither_yes_nor_no_asks_again(work: Path, arreio_env) -> None:
+    """'yes please' at the approval question refused the call without a word (only y/yes ran it)."""
+    term = chat(work, arreio_env, """\
+- tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
+- text: "Logged."
+""")
+    term.prompt()
+    term.send("log it")
+    term.next(r"Run it\? \[y\]es")
+    term.type("yes please\r")
+    term.next(r"answer y, n, a or e \(Enter alone is no\)")
+    term.next(r"Run it\? \[y\]es")
+    term.type("y\r")
+    term.next("Logged.")
+    leave(term)
+    assert (work / "log.txt").read_text() == "ran\n"
