@@ -28,6 +28,7 @@ from arreio.engine.messages import (
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
+    ProviderError,
     StopReason,
     StreamEvent,
     TextChunk,
@@ -35,11 +36,13 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.providers.sse_tap import SseTap, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
+    classify,
     classify_exception,
     images_message,
     stream_cut,
@@ -176,6 +179,7 @@ class ChatStreamReader:
         self._slots: dict[int, tuple[int, str]] = {}  # stream index -> (assembler slot, call id)
         self._next_slot = 0
         self._finish: str | None = None
+        self._received = False  # any text, reasoning or tool call came
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         if (raw := getattr(chunk, "usage", None)) is not None:
@@ -195,22 +199,27 @@ class ChatStreamReader:
                     out.append(TextChunk(text=delta.content))
                 for position, tc in enumerate(getattr(delta, "tool_calls", None) or []):
                     self._read_tool_delta(tc, position)
+                self._received = self._received or bool(out) or bool(self._calls)
             if getattr(choice, "finish_reason", None):
                 self._finish = choice.finish_reason
         return out
 
     def _read_tool_delta(self, tc: Any, position: int) -> None:
-        index = tc.index if isinstance(getattr(tc, "index", None), int) else position
+        indexed = isinstance(getattr(tc, "index", None), int)
+        index = tc.index if indexed else position
         call_id = getattr(tc, "id", None) or ""
+        fn = getattr(tc, "function", None)
         slot = self._slots.get(index)
-        # some servers send every call at index 0, told apart only by a new id
-        if slot is None or (call_id and slot[1] and call_id != slot[1]):
+        # some servers send every call at index 0, told apart only by a new id; some (Gemini's
+        # endpoint, proxies) send whole calls with neither index nor id, told apart by a new name
+        # after arguments that are already complete
+        named_again = not indexed and not call_id and getattr(fn, "name", None) and slot and self._calls.whole(slot[0])
+        if slot is None or (call_id and slot[1] and call_id != slot[1]) or named_again:
             slot = (self._next_slot, call_id)
             self._next_slot += 1
             self._slots[index] = slot
         elif call_id and not slot[1]:
             self._slots[index] = slot = (slot[0], call_id)
-        fn = getattr(tc, "function", None)
         self._calls.add(
             slot[0],
             id=call_id or None,
@@ -230,16 +239,45 @@ class ChatStreamReader:
             cache_write_tokens=written,
         )
 
-    def end(self) -> list[StreamEvent]:
-        if self._finish is None:
+    def end(self, tap: SseTap | None = None) -> list[StreamEvent]:
+        """The calls and the `Done`. `tap` (when the stream had one) tells what the SDK dropped: an
+        `error:` line is the reply's real end; `data: [DONE]` without a `finish_reason` is a reply
+        the server finished without saying why, not a cut one."""
+        if tap is not None and tap.errors:
+            return [Done(stop_reason="error", usage=self.usage, error=_error_line(tap.errors[0], self.provider))]
+        finish = self._finish
+        if finish is None and tap is not None and tap.done and self._received:
+            finish = "stop"
+        if finish is None:
             return [Done(stop_reason="error", usage=self.usage, error=stream_cut(self.provider, "no finish_reason"))]
-        reason = _STOP.get(self._finish, "end_turn")
+        reason = _STOP.get(finish, "end_turn")
         calls: list[ToolCallDone] = self._calls.finish(truncated=reason == "max_tokens")
         if calls and reason == "end_turn":
             reason = "tool_use"  # several servers finish a tool-calling reply with "stop"
         elif reason == "tool_use" and not calls:
             reason = "end_turn"
         return [*calls, Done(stop_reason=reason, usage=self.usage)]
+
+
+def _error_line(text: str, provider: str) -> ProviderError:
+    """An SSE `error:` line's payload, classified like any error body (a context overflow is one)."""
+    try:
+        body: Any = json.loads(text)
+    except ValueError:
+        body = text
+    err = classify(None, body, message=text)
+    return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
+
+
+OPTIONAL_FIELDS = ("prompt_cache_key", "stream_options")  # the run works without them, only cheaper or counted
+
+
+def _refused_field(exc: Exception, params: dict[str, Any]) -> str | None:
+    """The optional field a 400/422 names as the reason the request was refused, or None."""
+    if getattr(exc, "status_code", None) not in (400, 422):
+        return None
+    said = f"{getattr(exc, 'message', '')} {getattr(exc, 'body', '')}"
+    return next((name for name in OPTIONAL_FIELDS if name in params and name in said), None)
 
 
 # -- the adapter -------------------------------------------------------------------------------
@@ -265,11 +303,14 @@ class OpenAIProvider(VendorProvider):
         super().__init__(model, **kwargs)
         self.api = api
         self._responses_options = responses  # openai_responses.ResponsesOptions, or None for defaults
+        self._refused: set[str] = set()  # optional request fields this server refused (see _create)
 
     def _make_client(self) -> Any:
         import openai  # lazy: ~1 s of import that `arreio --help` must not pay
 
-        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0)
+        # the tap sees what the SDK's SSE decoder drops (sse_tap.py)
+        http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [tap_response]})
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0, http_client=http)
 
     def speaks_responses(self, client: Any) -> bool:
         return self.api == "responses" or (self.api == "auto" and is_openai_host(client))
@@ -304,6 +345,23 @@ class OpenAIProvider(VendorProvider):
             params["response_format"] = openai_response_format(request.output_schema)
         return params
 
+    async def _create(self, client: Any, params: dict[str, Any]) -> Any:
+        """The Chat Completions stream, without the optional fields this server refused: Groq and
+        Cerebras answer `prompt_cache_key` with a 400/422 ("property 'prompt_cache_key' is
+        unsupported"), Mistral every unknown field, older Azure versions `stream_options`. Such a
+        refusal drops the field and asks again at once, and the provider remembers it."""
+        for name in self._refused:
+            params.pop(name, None)
+        try:
+            return await client.chat.completions.create(**params)
+        except Exception as exc:
+            name = _refused_field(exc, params)
+            if name is None:
+                raise
+            self._refused.add(name)
+            params.pop(name)
+            return await self._create(client, params)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         reader = ChatStreamReader(self.name)
         try:
@@ -314,12 +372,12 @@ class OpenAIProvider(VendorProvider):
                 async for event in stream_responses(client, self.build_responses_params(request), self.name):
                     yield event
                 return
-            stream = await client.chat.completions.create(**self.build_params(request, client))
+            stream = await self._create(client, self.build_params(request, client))
             async with stream:
                 async for chunk in stream:
                     for event in reader.feed(chunk):
                         yield event
-            for event in reader.end():
+            for event in reader.end(tap_of(getattr(stream, "response", None))):
                 yield event
         except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
             yield Done(stop_reason="error", usage=reader.usage, error=classify_exception(exc, provider=self.name))

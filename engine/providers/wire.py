@@ -57,14 +57,24 @@ class ToolCallAssembler:
     def __bool__(self) -> bool:
         return bool(self._calls)
 
-    def add(self, index: int, *, id: str | None = None, name: str | None = None, args: str | None = None) -> None:
+    def add(self, index: int, *, id: str | None = None, name: str | None = None, args: Any = None) -> None:
         call = self._calls.setdefault(index, _PendingCall())
         if id and not call.id:
             call.id = id
         if name and not call.name:
             call.name = name
+        if args is not None and not isinstance(args, str):
+            # a server that sends the arguments as a JSON object, not its text (llama.cpp's server
+            # did in early 2026): the object is the arguments
+            args = json.dumps(args, ensure_ascii=False)
         if args:
             call.chunks.append(args)
+
+    def whole(self, index: int) -> bool:
+        """The call at `index` has its name and arguments that already parse as an object: a
+        delta that names a tool again, with no index or id to tell, starts another call."""
+        call = self._calls.get(index)
+        return call is not None and bool(call.name) and bool(call.chunks) and parse_arguments("".join(call.chunks)) is not None
 
     def pop(self, index: int, *, truncated: bool = False) -> ToolCallDone | None:
         """The finished call at `index`, or None when its arguments were cut off by `truncated`."""
@@ -97,7 +107,12 @@ _RETRY_TYPES = {
     "rate_limit_exceeded",
     "service_unavailable",
 }
-_OVERFLOW_CODES = {"context_length_exceeded", "string_above_max_length", "model_context_window_exceeded"}
+_OVERFLOW_CODES = {
+    "context_length_exceeded",
+    "string_above_max_length",
+    "model_context_window_exceeded",
+    "exceed_context_size_error",  # llama.cpp's server, as the error's type
+}
 _OVERFLOW_PHRASES = (
     "prompt is too long",  # Anthropic invalid_request_error
     "maximum context length",  # OpenAI and most OpenAI-compatible servers (vLLM)
@@ -105,6 +120,9 @@ _OVERFLOW_PHRASES = (
     "context_length_exceeded",
     "context window",
     "exceed context limit",  # Anthropic: input length and max_tokens exceed context limit
+    "exceeds the available context size",  # llama.cpp's server
+    "context length of only",  # LM Studio: "...the model is loaded with context length of only 4096 tokens"
+    "reached context length of",  # LM Studio, when the reply runs out of room mid-generation
 )
 _CONNECTION_CLASSES = {
     "APIConnectionError",
@@ -188,7 +206,7 @@ def classify(
     kind: ErrorKind
     # the phrases are read only on a refused request: a 429 "tokens per minute" or a 5xx is not an overflow
     refused = status is None or status == 200 or (400 <= status < 500 and status != 429)
-    if code in _OVERFLOW_CODES or status == 413 or (refused and any(p in haystack for p in _OVERFLOW_PHRASES)):
+    if code in _OVERFLOW_CODES or etype in _OVERFLOW_CODES or status == 413 or (refused and any(p in haystack for p in _OVERFLOW_PHRASES)):
         kind = "context_overflow"
     elif status in (401, 403) or etype in _AUTH_TYPES or code in _AUTH_TYPES:
         kind = "auth"

@@ -33,6 +33,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "text/event-stream"
     cut_after: int | None = None  # bytes of body sent before the connection is dropped
+    chunk_bytes: int | None = None  # send the body in pieces of this many bytes (a UTF-8 character split too)
 
     @classmethod
     def stream(cls, provider: str, quirk: str) -> Reply:
@@ -86,6 +87,12 @@ class FakeServer:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 body_bytes = reply.body if reply.cut_after is None else reply.body[: reply.cut_after]
+                if reply.chunk_bytes:
+                    step = reply.chunk_bytes
+                    for start in range(0, len(body_bytes), step):
+                        self._chunk(body_bytes[start:start + step])
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
                 for event in body_bytes.split(b"\n\n")[:-1]:  # one chunk per event
                     self._chunk(event + b"\n\n")
                 if tail := body_bytes.split(b"\n\n")[-1]:

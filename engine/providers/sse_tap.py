@@ -1,0 +1,87 @@
+"""What an OpenAI-compatible SSE stream said that the openai SDK's decoder does not pass on.
+
+The SDK hands over `data:` events only. Two things the adapter needs are lost on the way:
+
+- an `error:` line: llama.cpp's server (builds through most of 2025) reports a failure after the
+  200 as `error: {"code":400,"message":"the request exceeds the available context size…"}` and
+  then `data: [DONE]`. The SDK drops the line, so the real cause never reached the user: the reply
+  looked cut and was retried six times with "no finish_reason".
+- `data: [DONE]` itself: with it, a stream that never sent a `finish_reason` still ended as the
+  server meant (it was not cut), so its reply is taken instead of asked for again.
+
+`SseTap` wraps the response's byte stream (an httpx response hook puts it there), passes every
+byte on unchanged and notes both. It reads lines only up to a bound, so a long data line costs
+nothing. A content-encoded body (gzip) shows it nothing: then the adapter knows what it knew before.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+LINE_BOUND = 8192  # the start of a line is all the tap needs; an error line is short
+MAX_ERRORS = 3
+
+
+class SseTap:
+    """An httpx `AsyncByteStream` in front of another: `errors` holds the payloads of `error:` lines,
+    `done` says whether `data: [DONE]` came."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._line = bytearray()
+        self.errors: list[str] = []
+        self.done = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self.feed(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            self._take(chunk[start:end])
+            self._line_done()
+            start = end + 1
+        self._take(chunk[start:])
+
+    def _take(self, piece: bytes) -> None:
+        room = LINE_BOUND - len(self._line)
+        if room > 0:
+            self._line += piece[:room]
+
+    def _line_done(self) -> None:
+        line = bytes(self._line).rstrip(b"\r")
+        self._line.clear()
+        if line.startswith(b"error:") and len(self.errors) < MAX_ERRORS:
+            self.errors.append(line[len(b"error:"):].strip().decode("utf-8", "replace"))
+        elif line.startswith(b"data:") and line[len(b"data:"):].strip() == b"[DONE]":
+            self.done = True
+
+
+@functools.cache
+def _stream_class(base: type) -> type:
+    class TappedStream(SseTap, base):  # the response reads only its own library's AsyncByteStream
+        pass
+
+    return TappedStream
+
+
+async def tap_response(response: Any) -> None:
+    """httpx response hook: puts an `SseTap` in front of an event stream's body. The base class
+    comes from the response's own library (the openai SDK runs on httpx or on httpx2)."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        library = sys.modules[type(response).__module__.split(".")[0]]
+        response.stream = _stream_class(library.AsyncByteStream)(response.stream)
+
+
+def tap_of(response: Any) -> SseTap | None:
+    """The tap on a response the SDK streamed, or None (a client that was handed in has none)."""
+    stream = getattr(response, "stream", None)
+    return stream if isinstance(stream, SseTap) else None

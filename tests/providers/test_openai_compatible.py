@@ -1,0 +1,156 @@
+"""OpenAI-compatible servers (llama.cpp, LM Studio, Ollama, vLLM, Groq, OpenRouter) and the ways their
+Chat Completions streams differ from OpenAI's: raw SSE fixtures replayed through the real `openai`
+SDK into the adapter, and whole `arreio run`s (a real process) against the local server."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from provider_fakes import Reply, collect, sse
+
+from arreio.engine.messages import Message
+from arreio.engine.providers.base import Done, ModelRequest, TextChunk, ThinkingChunk, ToolCallDone
+from arreio.engine.providers.openai import OpenAIProvider
+from arreio.engine.providers.wire import INVALID_ARGS_KEY
+from tests.conftest import run_cli
+
+REQUEST = ModelRequest(model="openai/local", messages=[Message.user("hi")])
+CONTEXT_FULL = "the request exceeds the available context size"
+
+
+def provider(server) -> OpenAIProvider:
+    return OpenAIProvider("local", api_key="test-key", base_url=f"{server.url}/v1", session_id="sess-1")
+
+
+def replay(server, *replies: Reply) -> list:
+    server.push(*replies)
+    return collect(provider(server), REQUEST)
+
+
+def calls(events: list) -> list[tuple[str, str, dict]]:
+    return [(e.id, e.name, e.arguments) for e in events if isinstance(e, ToolCallDone)]
+
+
+# -- the stream --------------------------------------------------------------------------------
+
+
+def test_llamacpp_error_line_is_the_replys_end_not_a_cut(server):
+    # llama.cpp's server (2025 builds) says `error: {...}` then `data: [DONE]`; the SDK drops the line
+    events = replay(server, Reply.stream("openai", "llamacpp_error_line"))
+    done = events[-1]
+    assert done.stop_reason == "error" and done.error.kind == "context_overflow"
+    assert CONTEXT_FULL in done.error.message and "no finish_reason" not in done.error.message
+
+
+def test_done_without_finish_reason_is_a_whole_reply(server):
+    events = replay(server, Reply.stream("openai", "no_finish_reason_done"))
+    assert calls(events) == [("call_nf", "read_file", {"path": "README.md"})]
+    assert events[-1] == Done(stop_reason="tool_use")
+
+
+def test_no_finish_reason_and_no_done_is_still_a_cut(server):
+    events = replay(server, Reply.stream("openai", "stream_cut_no_finish"))
+    assert events[-1].stop_reason == "error" and events[-1].error.kind == "retryable"
+
+
+def test_whole_calls_with_neither_index_nor_id_stay_apart(server):
+    events = replay(server, Reply.stream("openai", "calls_without_index_or_id"))
+    assert [(name, args) for _, name, args in calls(events)] == [("read_file", {"path": "a.txt"}), ("list_dir", {})]
+    assert len({call_id for call_id, _, _ in calls(events)}) == 2
+
+
+def test_arguments_sent_as_an_object_are_the_arguments(server):
+    events = replay(server, Reply.stream("openai", "tool_args_as_object"))
+    assert calls(events) == [("call_obj", "read_file", {"path": "café.md"})]
+
+
+def test_truncated_arguments_are_kept_for_the_model_to_see(server):
+    events = replay(server, Reply.stream("openai", "truncated_tool_args"))
+    assert calls(events) == [("call_bad", "read_file", {INVALID_ARGS_KEY: '{"path": "READ'})]
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 1, 7])
+def test_keepalives_reasoning_and_ids_on_every_delta_split_anywhere(server, chunk_bytes):
+    # OpenRouter's comment lines, a `reasoning` delta, the id repeated on every delta with no index,
+    # arguments split inside a \\u escape, "stop" after a call, usage only on the last chunk; and the
+    # same bytes cut into pieces that split UTF-8 characters
+    body = sse("openai", "keepalive_reasoning_id_every_delta")
+    events = replay(server, Reply(body=body, chunk_bytes=chunk_bytes))
+    assert [e.text for e in events if isinstance(e, ThinkingChunk)] == ["Look first. "]
+    assert calls(events) == [("call_r1", "read_file", {"path": "café ☕.md"})]
+    assert events[-1].stop_reason == "tool_use" and events[-1].usage.input_tokens == 40
+
+
+def test_openrouter_error_chunk_inside_a_200_is_retryable(server):
+    events = replay(server, Reply.stream("openai", "openrouter_error_chunk"))
+    assert [e.text for e in events if isinstance(e, TextChunk)] == ["Partial"]
+    assert events[-1].error.kind == "retryable" and "Provider disconnected" in events[-1].error.message
+
+
+@pytest.mark.parametrize("body", [
+    {"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)",
+               "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}},  # llama.cpp
+    {"error": "Trying to keep the first 5012 tokens when context the overflows. However, the model is loaded with "
+              "context length of only 4096 tokens, which is not enough."},  # LM Studio
+])
+def test_local_servers_context_full_is_an_overflow(server, body):
+    events = replay(server, Reply.error(400, body))
+    assert events[-1].error.kind == "context_overflow"
+
+
+@pytest.mark.parametrize("status, body", [
+    (400, {"error": {"message": "property 'prompt_cache_key' is unsupported", "type": "invalid_request_error"}}),  # Groq
+    (422, {"message": "body.prompt_cache_key: property 'body.prompt_cache_key' is unsupported",
+           "type": "invalid_request_error", "param": "validation_error", "code": "wrong_api_format"}),  # Cerebras
+])
+def test_a_refused_cache_key_is_dropped_and_the_call_made_again(server, status, body):
+    server.push(Reply.error(status, body), Reply.stream("openai", "text_only"), Reply.stream("openai", "text_only"))
+    model = provider(server)
+    events = collect(model, REQUEST)
+    assert events[-1].stop_reason == "end_turn"
+    assert [("prompt_cache_key" in s.body) for s in server.seen] == [True, False]
+    collect(model, REQUEST)  # remembered: the next call does not ask to be refused again
+    assert len(server.seen) == 3 and "prompt_cache_key" not in server.seen[2].body
+
+
+def test_a_refusal_that_names_no_optional_field_is_not_repeated(server):
+    events = replay(server, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}}))
+    assert events[-1].error.kind == "fatal" and len(server.seen) == 1
+
+
+# -- whole runs ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path: Path, server) -> tuple[Path, dict[str, str]]:
+    (tmp_path / "README.md").write_text("# Demo\n\nA tiny project.\n")
+    (tmp_path / ".arreio").mkdir()
+    (tmp_path / ".arreio" / "config.yaml").write_text("retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "ARREIO_"))}
+    env.update(HOME=str(tmp_path / "home"), OPENAI_API_KEY="test", OPENAI_BASE_URL=f"{server.url}/v1")
+    return tmp_path, env
+
+
+def arreio_run(project: tuple[Path, dict[str, str]]) -> tuple[int, list[dict], str]:
+    work, env = project
+    done = run_cli(work, env, "run", "--model", "openai/qwen2.5-coder:7b", "--json", "Read README.md and say what it is.")
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")], done.stderr
+
+
+def test_run_llamacpp_context_full_says_so_at_once(project, server):
+    server.push(Reply.stream("openai", "tool_call"), *[Reply.stream("openai", "llamacpp_error_line")] * 6)
+    code, events, stderr = arreio_run(project)
+    assert code == 1 and CONTEXT_FULL in stderr and "context window" in stderr
+    assert not [e for e in events if e["type"] == "retry"]  # one refusal, not six retries of a "cut"
+
+
+def test_run_with_groq_refusing_the_cache_key(project, server):
+    refusal = Reply.error(400, {"error": {"message": "property 'prompt_cache_key' is unsupported", "type": "invalid_request_error"}})
+    server.push(refusal, Reply.stream("openai", "tool_call"), Reply.stream("openai", "text_only"))
+    code, events, stderr = arreio_run(project)
+    assert code == 0, stderr
+    assert events[-1]["final_text"] == "Hello, world." and len(server.seen) == 3
+
