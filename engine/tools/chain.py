@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from arreio.engine.providers.wire import INVALID_ARGS_KEY
 from arreio.engine.run_context import RunContext
 from arreio.engine.surrogates import escaped
 from arreio.engine.tools.base import SETTINGS_TIMEOUT, Tool, ToolError, ToolResult
@@ -69,6 +70,13 @@ async def _run_tool(
         arguments = {}
     if not isinstance(arguments, Mapping):
         return _error(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+    if set(arguments) == {INVALID_ARGS_KEY}:
+        # what the adapter kept of arguments that did not parse (wire.py); without this the model
+        # read "'path' is required; '_invalid_json_arguments' is not an argument" and no word of JSON
+        raw = str(arguments[INVALID_ARGS_KEY])
+        return _error(f"{name}: the arguments sent are not a valid JSON object (got {_short_repr(raw)}, "
+                      f"{len(raw)} chars), so the tool did not run; call it again with the arguments as "
+                      "one complete JSON object")
     merged = {**arguments, **(fixed or {})}
 
     try:

@@ -154,3 +154,11 @@ def test_run_with_groq_refusing_the_cache_key(project, server):
     assert code == 0, stderr
     assert events[-1]["final_text"] == "Hello, world." and len(server.seen) == 3
 
+
+def test_run_model_is_told_its_arguments_were_not_json(project, server):
+    server.push(Reply.stream("openai", "truncated_tool_args"), Reply.stream("openai", "text_only"))
+    code, _, stderr = arreio_run(project)
+    assert code == 0, stderr
+    result = [m for m in server.seen[1].body["messages"] if m["role"] == "tool"][0]["content"]
+    assert "not a valid JSON object" in result and '{"path": "READ' in result
+    assert INVALID_ARGS_KEY not in result
