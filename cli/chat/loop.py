@@ -171,7 +171,7 @@ def interactive(state: Any) -> int:
         if not text.strip():
             continue
         try:
-            if text.startswith("/") and not text.startswith("//"):
+            if slash.is_command(text):
                 if slash.dispatch(chat, text) == slash.LEAVE:
                     break
                 continue

@@ -55,7 +55,7 @@ def piped(state: Any, stdin: TextIO | None) -> int:
     chat = Chat(state, interactive=False)
     code = 0
     for message in messages:
-        if message.startswith("/") and not message.startswith("//"):
+        if slash.is_command(message):
             if slash.dispatch(chat, message) == slash.LEAVE:
                 break
             continue

@@ -1,5 +1,8 @@
 """Slash commands: what a chat does besides sending a message. Each takes the chat and the text after
-its name; a command that leaves the chat returns `LEAVE`. An unknown name gets a did-you-mean.
+its name; a command that leaves the chat returns `LEAVE`. An unknown name gets a did-you-mean; an
+argument given to a command that takes none is refused (it was ignored: `/diff --stat` showed the
+whole patch). A first word that is a path (`/etc/hosts what is this?`, what a terminal pastes for a
+dropped file) is no command: the line is a message.
 
 The inspection commands (/memory, /skills, /sessions, /diff, /undo) are the CLI's own commands,
 called in-process, so the chat shows exactly what `arreio memory show` & co. show."""
@@ -17,15 +20,27 @@ LEAVE = "leave"
 
 Handler = Callable[[Any, str], Any]
 COMMANDS: dict[str, tuple[Handler, str]] = {}
+TAKES_ARGUMENTS: set[str] = set()  # the others refuse any
 ALIASES = {"quit": "exit", "q": "exit", "?": "help"}
 
 
-def command(name: str, usage: str) -> Callable[[Handler], Handler]:
+def command(name: str, usage: str, *, arguments: bool = False) -> Callable[[Handler], Handler]:
     def register(handler: Handler) -> Handler:
         COMMANDS[name] = (handler, usage)
+        if arguments:
+            TAKES_ARGUMENTS.add(name)
         return handler
 
     return register
+
+
+def is_command(text: str) -> bool:
+    """`text` is a slash command (not `//…`, the escape for a message starting with `/`, and not a
+    path such as `/etc/hosts …`, which is a message)."""
+    if not text.startswith("/") or text.startswith("//"):
+        return False
+    words = text[1:].split(maxsplit=1)
+    return not words or "/" not in words[0]
 
 
 def names() -> list[str]:
@@ -41,6 +56,9 @@ def dispatch(chat: Any, line: str) -> Any:
         close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.5)
         hint = f"; did you mean /{close[0]}?" if close else ""
         chat.say(f"[yellow]unknown command /{escape(name)}{hint}[/yellow] (/help lists them)")
+        return None
+    if arg.strip() and name not in TAKES_ARGUMENTS:
+        chat.say(f"[yellow]/{name} takes no argument[/yellow] (usage: {escape(found[1])})")
         return None
     return found[0](chat, arg.strip())
 
@@ -71,11 +89,14 @@ def _help(chat: Any, arg: str) -> None:
              "@path attaches a file · Ctrl-C stops a turn · Ctrl-D leaves[/dim]")
 
 
-@command("model", "/model [NAME] — show the model, or use NAME from the next message on")
+@command("model", "/model [NAME] — show the model, or use NAME from the next message on", arguments=True)
 def _model(chat: Any, arg: str) -> None:
     state = chat.state
     if not arg:
         chat.say(f"model: {escape(state.session_model())}")
+        return
+    if len(arg.split()) > 1:  # `/model gpt-4o please` was taken whole, and every later message failed on it
+        chat.say("[yellow]give one model name: /model NAME[/yellow]")
         return
     from arreio.engine.errors import ArreioError
     from arreio.engine.providers import registry
@@ -130,10 +151,13 @@ def _diff(chat: Any, arg: str) -> None:
     _call(chat, lambda: checkpoints.diff(run=chat.state.last_run(), step=None, stat=False, json_output=False))
 
 
-@command("undo", "/undo — take back what the last turn changed (it is checkpointed too)")
+@command("undo", "/undo [--force] — take back what the last turn changed (it is checkpointed too)", arguments=True)
 def _undo(chat: Any, arg: str) -> None:
     from arreio.cli.commands import checkpoints
 
+    if arg not in ("", "--force"):
+        chat.say("[yellow]/undo takes no argument but --force (undo over files changed since)[/yellow]")
+        return
     chat.flush_output()
     if _call(chat, lambda: checkpoints.undo(run=chat.state.last_run(), to=None, dry_run=False, yes=True,
                                             force=arg == "--force", json_output=False)):
@@ -156,7 +180,7 @@ def _call(chat: Any, run: Callable[[], None]) -> bool:
     return True
 
 
-@command("memory", "/memory — MEMORY.md and USER.md as they are now")
+@command("memory", "/memory — MEMORY.md and USER.md as they are now", arguments=True)
 def _memory(chat: Any, arg: str) -> None:
     from arreio.cli.commands import memory
 
@@ -166,7 +190,7 @@ def _memory(chat: Any, arg: str) -> None:
              "the next session (/new)[/dim]")
 
 
-@command("skills", "/skills — the skills the agent can use")
+@command("skills", "/skills — the skills the agent can use", arguments=True)
 def _skills(chat: Any, arg: str) -> None:
     from arreio.cli.commands import skills
 
@@ -174,15 +198,15 @@ def _skills(chat: Any, arg: str) -> None:
     _cli(chat, skills.app, ["list", *arg.split()])
 
 
-@command("sessions", "/sessions — saved sessions, newest first")
+@command("sessions", "/sessions — saved sessions, newest first", arguments=True)
 def _sessions(chat: Any, arg: str) -> None:
     from arreio.cli.commands import sessions
 
     chat.flush_output()
-    _cli(chat, sessions.app, ["list"])
+    _cli(chat, sessions.app, ["list", *arg.split()])
 
 
-@command("resume", "/resume ID — go on with a saved session")
+@command("resume", "/resume ID — go on with a saved session", arguments=True)
 def _resume(chat: Any, arg: str) -> None:
     from arreio.engine.errors import ArreioError
 

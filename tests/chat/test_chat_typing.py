@@ -85,3 +85,29 @@ def test_an_answer_to_the_question_that_is_neither_yes_nor_no_asks_again(work: P
     term.next("Logged.")
     leave(term)
     assert (work / "log.txt").read_text() == "ran\n"
+
+
+def test_wrong_arguments_to_slash_commands_are_refused_and_a_path_is_a_message(work: Path, arreio_env) -> None:
+    """`/model gpt-4o please` set the model to 'gpt-4o please' (every later message failed on it);
+    `/diff --stat` and `/undo bogus` ignored the argument; `/etc/hosts what is this?` (a dropped file's
+    path) was an unknown command, 'did you mean /cost?'."""
+    (work / "hosts").write_text("127.0.0.1 localhost\n")
+    term = chat(work, arreio_env, '- text: "That is a hosts file."\n')
+    term.prompt()
+    term.send("/model offline please")
+    term.next(r"give one model name: /model NAME")
+    term.prompt()
+    term.send("/model")
+    term.next(r"model: offline \(script\)")
+    term.prompt()
+    term.send("/diff --stat")
+    term.next(r"/diff takes no argument \(usage: /diff — ")
+    term.prompt()
+    term.send("/undo bogus")
+    term.next(r"/undo takes no argument but --force")
+    term.prompt()
+    term.send(f"{work}/hosts what is this?")
+    term.next("That is a hosts file.")
+    sid = leave(term)
+    assert user_messages(work, sid) == [f"{work}/hosts what is this?"]
+    assert "unknown command" not in term.plain
