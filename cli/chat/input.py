@@ -118,6 +118,12 @@ def _bindings() -> KeyBindings:
     return keys
 
 
+def _continuation(width: int, line: int, wraps: int) -> str:
+    """The margin of a line after the first: `· ` where the message goes on to a new line; blank where a
+    long line only wraps (the same mark made a wrapped line look like a new one)."""
+    return (" " if wraps else CONTINUATION).rjust(width)
+
+
 def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: Any) -> PromptSession:
     """The chat's prompt session; the history file's folder is made if it is missing. `io` may give
     prompt_toolkit's `input` and `output` (tests feed keys through a pipe)."""
@@ -131,6 +137,6 @@ def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: An
     return PromptSession(
         message=PROMPT, multiline=True, key_bindings=_bindings(), history=history,
         completer=ChatCompleter(commands, cwd), complete_while_typing=False,
-        prompt_continuation=lambda width, line, wrapped: CONTINUATION.rjust(width),
+        prompt_continuation=_continuation,
         enable_history_search=False, search_ignore_case=True, **io,
     )

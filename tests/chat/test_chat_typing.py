@@ -111,3 +111,19 @@ def test_wrong_arguments_to_slash_commands_are_refused_and_a_path_is_a_message(w
     sid = leave(term)
     assert user_messages(work, sid) == [f"{work}/hosts what is this?"]
     assert "unknown command" not in term.plain
+
+
+def test_a_long_line_wraps_without_the_new_line_mark(work: Path, arreio_env) -> None:
+    """A line longer than the terminal wrapped with `· ` at the start of each screen row, the mark of
+    a new line in the message (Esc-Enter): a wrap and a new line looked the same."""
+    term = chat(work, arreio_env, '- text: "Read it."\n')
+    term.prompt()
+    term.type("w" * 150)
+    term.next(r"\n\S? +w{20}")  # the wrap has been drawn
+    term.type("\x1b\rsecond line")  # Esc-Enter: a real new line
+    term.next("second line")
+    shown = term.plain[term.plain.index("›"):]
+    assert shown.count("·") == 1, shown  # the new line is marked, the wrap is not
+    term.type("\r")
+    term.next("Read it.")
+    leave(term)
