@@ -36,6 +36,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.providers.refusal import refused_field, wants_reasoning_back
 from arreio.engine.providers.sse_tap import SseTap, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
@@ -93,7 +94,7 @@ def _thinking_blocks(msg: Message) -> list[dict[str, Any]]:
     return [wire_block(p) for p in msg.parts if isinstance(p, ThinkingPart) and (p.redacted or p.signature)]
 
 
-def _assistant(msg: Message) -> dict[str, Any] | None:
+def _assistant(msg: Message, reasoning: bool = False) -> dict[str, Any] | None:
     calls = [
         {
             "id": c.id,
@@ -111,6 +112,8 @@ def _assistant(msg: Message) -> dict[str, Any] | None:
         out["tool_calls"] = calls
     if thinking := _thinking_blocks(msg):
         out["thinking_blocks"] = thinking
+    if reasoning:  # present on every assistant turn: DeepSeek refuses a tool-call turn without the field
+        out["reasoning_content"] = "".join(p.thinking for p in msg.parts if isinstance(p, ThinkingPart) and not p.redacted)
     return out
 
 
@@ -124,19 +127,22 @@ def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
     return out + [images] if images else out
 
 
-def to_chat_messages(request: ModelRequest, model: str, *, replay_thinking: bool = False) -> list[dict[str, Any]]:
+def to_chat_messages(request: ModelRequest, model: str, *, replay_thinking: bool = False,
+                     reasoning: bool = False) -> list[dict[str, Any]]:
     """The request as Chat Completions messages: system first (stable blocks before volatile ones),
     then the history. Thinking is downgraded (this wire format has no slot to replay reasoning),
     except with `replay_thinking` (Claude through litellm): the model's own signed and redacted
-    blocks then ride along as `thinking_blocks`, which litellm hands back to Claude."""
+    blocks then ride along as `thinking_blocks`, which litellm hands back to Claude; and with
+    `reasoning` (a server that asked for it, DeepSeek in thinking mode): the model's own reasoning
+    goes back as each assistant turn's `reasoning_content`."""
     blocks = [b for b in request.system if b.stable] + [b for b in request.system if not b.stable]
     system = "\n\n".join(b.text for b in blocks if b.text)
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for kind, item in turns(prepare_thinking(request.messages, model, can_replay=replay_thinking)):
+    for kind, item in turns(prepare_thinking(request.messages, model, can_replay=replay_thinking, keep_own=reasoning)):
         if kind == "tool_round":
             wire.extend(_tool_round(item))
             continue
-        message = user_message(item) if item.role == "user" else _assistant(item)
+        message = user_message(item) if item.role == "user" else _assistant(item, reasoning)
         if message is not None:
             wire.append(message)
     return wire
@@ -230,7 +236,8 @@ class ChatStreamReader:
     def _read_usage(self, raw: Any) -> None:
         prompt = getattr(raw, "prompt_tokens", None) or 0
         details = getattr(raw, "prompt_tokens_details", None)
-        cached = getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None) or 0
+        cached = (getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None)
+                  or getattr(raw, "prompt_cache_hit_tokens", None) or 0)  # the last is DeepSeek's name
         written = getattr(raw, "cache_creation_input_tokens", None) or 0
         self.usage = Usage(
             input_tokens=max(0, prompt - cached - written),
@@ -269,17 +276,6 @@ def _error_line(text: str, provider: str) -> ProviderError:
     return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
 
 
-OPTIONAL_FIELDS = ("prompt_cache_key", "stream_options")  # the run works without them, only cheaper or counted
-
-
-def _refused_field(exc: Exception, params: dict[str, Any]) -> str | None:
-    """The optional field a 400/422 names as the reason the request was refused, or None."""
-    if getattr(exc, "status_code", None) not in (400, 422):
-        return None
-    said = f"{getattr(exc, 'message', '')} {getattr(exc, 'body', '')}"
-    return next((name for name in OPTIONAL_FIELDS if name in params and name in said), None)
-
-
 # -- the adapter -------------------------------------------------------------------------------
 
 
@@ -304,6 +300,7 @@ class OpenAIProvider(VendorProvider):
         self.api = api
         self._responses_options = responses  # openai_responses.ResponsesOptions, or None for defaults
         self._refused: set[str] = set()  # optional request fields this server refused (see _create)
+        self._echo_reasoning = False  # the server asked for the model's reasoning back (see _create)
 
     def _make_client(self) -> Any:
         import openai  # lazy: ~1 s of import that `arreio --help` must not pay
@@ -328,7 +325,7 @@ class OpenAIProvider(VendorProvider):
     def build_params(self, request: ModelRequest, client: Any) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": to_chat_messages(request, self.model),
+            "messages": to_chat_messages(request, self.model, reasoning=self._echo_reasoning),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -345,22 +342,26 @@ class OpenAIProvider(VendorProvider):
             params["response_format"] = openai_response_format(request.output_schema)
         return params
 
-    async def _create(self, client: Any, params: dict[str, Any]) -> Any:
-        """The Chat Completions stream, without the optional fields this server refused: Groq and
-        Cerebras answer `prompt_cache_key` with a 400/422 ("property 'prompt_cache_key' is
-        unsupported"), Mistral every unknown field, older Azure versions `stream_options`. Such a
-        refusal drops the field and asks again at once, and the provider remembers it."""
+    async def _create(self, client: Any, request: ModelRequest) -> Any:
+        """The Chat Completions stream, shaped by what this server refused before. Groq and Cerebras
+        answer `prompt_cache_key` with a 400/422 ("property 'prompt_cache_key' is unsupported"),
+        Mistral every unknown field, older Azure versions `stream_options`: the field is dropped.
+        DeepSeek in thinking mode refuses a tool-call turn without its `reasoning_content` ("Missing
+        `reasoning_content` field", "must be passed back"): the model's reasoning goes back. Either
+        way the call is made again at once, and the provider remembers."""
+        params = self.build_params(request, client)
         for name in self._refused:
             params.pop(name, None)
         try:
             return await client.chat.completions.create(**params)
         except Exception as exc:
-            name = _refused_field(exc, params)
-            if name is None:
+            if (name := refused_field(exc, params)) is not None:
+                self._refused.add(name)
+            elif not self._echo_reasoning and wants_reasoning_back(exc):
+                self._echo_reasoning = True
+            else:
                 raise
-            self._refused.add(name)
-            params.pop(name)
-            return await self._create(client, params)
+            return await self._create(client, request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         reader = ChatStreamReader(self.name)
@@ -372,7 +373,7 @@ class OpenAIProvider(VendorProvider):
                 async for event in stream_responses(client, self.build_responses_params(request), self.name):
                     yield event
                 return
-            stream = await self._create(client, self.build_params(request, client))
+            stream = await self._create(client, request)
             async with stream:
                 async for chunk in stream:
                     for event in reader.feed(chunk):

@@ -42,8 +42,11 @@ def same_model(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and canonical_model(a) == canonical_model(b)
 
 
-def prepare_thinking(messages: list[Message], target_model: str, *, can_replay: bool) -> list[Message]:
-    """The history as `target_model` may receive it, thinking blocks replayed or downgraded."""
+def prepare_thinking(messages: list[Message], target_model: str, *, can_replay: bool,
+                     keep_own: bool = False) -> list[Message]:
+    """The history as `target_model` may receive it, thinking blocks replayed or downgraded.
+    `keep_own`: the model's own unsigned blocks are kept too, for a wire format that has a slot for
+    them the server asked to be filled (DeepSeek's `reasoning_content`)."""
     out: list[Message] = []
     for msg in messages:
         if msg.role != "assistant" or not any(isinstance(p, ThinkingPart) for p in msg.parts):
@@ -55,7 +58,7 @@ def prepare_thinking(messages: list[Message], target_model: str, *, can_replay: 
             if not isinstance(part, ThinkingPart):
                 parts.append(part)
             elif mine:
-                if can_replay and (part.signature or part.redacted):
+                if (can_replay and (part.signature or part.redacted)) or (keep_own and part.thinking):
                     parts.append(part)
             elif part.thinking.strip():
                 parts.append(TextPart(text=f"<thinking>\n{part.thinking}\n</thinking>"))

@@ -12,7 +12,7 @@ import pytest
 from provider_fakes import Reply, collect, sse
 
 from arreio.engine.messages import Message
-from arreio.engine.providers.base import Done, ModelRequest, TextChunk, ThinkingChunk, ToolCallDone
+from arreio.engine.providers.base import Done, ModelRequest, TextChunk, ThinkingChunk, ToolCallDone, Usage
 from arreio.engine.providers.openai import OpenAIProvider
 from arreio.engine.providers.wire import INVALID_ARGS_KEY
 from tests.conftest import run_cli
@@ -65,6 +65,13 @@ def test_whole_calls_with_neither_index_nor_id_stay_apart(server):
 def test_arguments_sent_as_an_object_are_the_arguments(server):
     events = replay(server, Reply.stream("openai", "tool_args_as_object"))
     assert calls(events) == [("call_obj", "read_file", {"path": "café.md"})]
+
+
+def test_deepseek_reasoning_and_its_cache_hits(server):
+    events = replay(server, Reply.stream("openai", "deepseek_reasoning_tool_call"))
+    assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "The README says what it is."
+    assert calls(events) == [("call_00_ds", "read_file", {"path": "README.md"})]
+    assert events[-1].usage == Usage(input_tokens=44, output_tokens=40, cache_read_tokens=256)
 
 
 def test_truncated_arguments_are_kept_for_the_model_to_see(server):
@@ -162,3 +169,18 @@ def test_run_model_is_told_its_arguments_were_not_json(project, server):
     result = [m for m in server.seen[1].body["messages"] if m["role"] == "tool"][0]["content"]
     assert "not a valid JSON object" in result and '{"path": "READ' in result
     assert INVALID_ARGS_KEY not in result
+
+
+DEEPSEEK_REFUSAL = {"error": {"message": "Missing `reasoning_content` field in the assistant message at message index 2. "
+                              "For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+                              "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}
+
+
+def test_run_deepseek_thinking_gets_its_reasoning_back_when_it_asks(project, server):
+    server.push(Reply.stream("openai", "deepseek_reasoning_tool_call"), Reply.error(400, DEEPSEEK_REFUSAL),
+                Reply.stream("openai", "text_only"))
+    code, events, stderr = arreio_run(project)
+    assert code == 0, stderr
+    first, again = ([m for m in server.seen[i].body["messages"] if m["role"] == "assistant"] for i in (1, 2))
+    assert "reasoning_content" not in first[0]  # nothing extra is sent to a server that did not ask
+    assert again[0]["reasoning_content"] == "The README says what it is." and again[0]["tool_calls"]
