@@ -28,7 +28,6 @@ from arreio.engine.messages import (
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
-    ProviderError,
     StopReason,
     StreamEvent,
     TextChunk,
@@ -37,13 +36,12 @@ from arreio.engine.providers.base import (
     Usage,
 )
 from arreio.engine.providers.refusal import refused_field, wants_reasoning_back
-from arreio.engine.providers.sse_tap import SseTap, tap_of, tap_response
+from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
-    classify,
     classify_exception,
     images_message,
     stream_cut,
@@ -251,7 +249,9 @@ class ChatStreamReader:
         `error:` line is the reply's real end; `data: [DONE]` without a `finish_reason` is a reply
         the server finished without saying why, not a cut one."""
         if tap is not None and tap.errors:
-            return [Done(stop_reason="error", usage=self.usage, error=_error_line(tap.errors[0], self.provider))]
+            return [Done(stop_reason="error", usage=self.usage, error=line_error(tap.errors[0], self.provider))]
+        if tap is not None and not tap.event_stream and self._finish is None:
+            return [Done(stop_reason="error", usage=self.usage, error=not_a_stream(tap, self.provider))]
         finish = self._finish
         if finish is None and tap is not None and tap.done and self._received:
             finish = "stop"
@@ -264,16 +264,6 @@ class ChatStreamReader:
         elif reason == "tool_use" and not calls:
             reason = "end_turn"
         return [*calls, Done(stop_reason=reason, usage=self.usage)]
-
-
-def _error_line(text: str, provider: str) -> ProviderError:
-    """An SSE `error:` line's payload, classified like any error body (a context overflow is one)."""
-    try:
-        body: Any = json.loads(text)
-    except ValueError:
-        body = text
-    err = classify(None, body, message=text)
-    return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
 
 
 # -- the adapter -------------------------------------------------------------------------------

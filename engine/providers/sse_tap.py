@@ -9,31 +9,47 @@ The SDK hands over `data:` events only. Two things the adapter needs are lost on
 - `data: [DONE]` itself: with it, a stream that never sent a `finish_reason` still ended as the
   server meant (it was not cut), so its reply is taken instead of asked for again.
 
+And a 200 that is no event stream at all (a gateway that ignores `stream`, a `base_url` that hits a
+web page, an error sent as JSON with a 200) looked like a stream that said nothing: the tap keeps
+the start of such a body so the user reads what came.
+
 `SseTap` wraps the response's byte stream (an httpx response hook puts it there), passes every
-byte on unchanged and notes both. It reads lines only up to a bound, so a long data line costs
+byte on unchanged and notes all three. It reads lines only up to a bound, so a long data line costs
 nothing. A content-encoded body (gzip) shows it nothing: then the adapter knows what it knew before.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+from arreio.engine.providers.base import ProviderError
+from arreio.engine.providers.wire import classify
+
 LINE_BOUND = 8192  # the start of a line is all the tap needs; an error line is short
 MAX_ERRORS = 3
+HEAD_BOUND = 2048  # what is kept of a body that is not an event stream
 
 
 class SseTap:
     """An httpx `AsyncByteStream` in front of another: `errors` holds the payloads of `error:` lines,
-    `done` says whether `data: [DONE]` came."""
+    `done` says whether `data: [DONE]` came; for a body that is not an event stream, `content_type`
+    and `head` (its first bytes) say what it was."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, content_type: str = "text/event-stream") -> None:
         self._inner = inner
         self._line = bytearray()
         self.errors: list[str] = []
         self.done = False
+        self.content_type = content_type
+        self.head = bytearray()
+
+    @property
+    def event_stream(self) -> bool:
+        return self.content_type.startswith("text/event-stream")
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
@@ -44,6 +60,9 @@ class SseTap:
         await self._inner.aclose()
 
     def feed(self, chunk: bytes) -> None:
+        if not self.event_stream:
+            self.head += chunk[: max(0, HEAD_BOUND - len(self.head))]
+            return
         start = 0
         while (end := chunk.find(b"\n", start)) != -1:
             self._take(chunk[start:end])
@@ -74,14 +93,43 @@ def _stream_class(base: type) -> type:
 
 
 async def tap_response(response: Any) -> None:
-    """httpx response hook: puts an `SseTap` in front of an event stream's body. The base class
+    """httpx response hook: puts an `SseTap` in front of a successful response's body. The base class
     comes from the response's own library (the openai SDK runs on httpx or on httpx2)."""
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
+    if 200 <= response.status_code < 300:
         library = sys.modules[type(response).__module__.split(".")[0]]
-        response.stream = _stream_class(library.AsyncByteStream)(response.stream)
+        content_type = response.headers.get("content-type", "")
+        response.stream = _stream_class(library.AsyncByteStream)(response.stream, content_type)
 
 
 def tap_of(response: Any) -> SseTap | None:
     """The tap on a response the SDK streamed, or None (a client that was handed in has none)."""
     stream = getattr(response, "stream", None)
     return stream if isinstance(stream, SseTap) else None
+
+
+# -- what the tap saw, as the reply's end ----------------------------------------------------------
+
+
+def line_error(text: str, provider: str) -> ProviderError:
+    """An SSE `error:` line's payload, classified like any error body (a context overflow is one)."""
+    try:
+        body: Any = json.loads(text)
+    except ValueError:
+        body = text
+    err = classify(None, body, message=text)
+    return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
+
+
+def not_a_stream(tap: SseTap, provider: str) -> ProviderError:
+    """A 200 whose body was not an event stream: an error sent as JSON is classified like any error
+    body; anything else is named, with its start (a web page where the API was meant to be)."""
+    text = bytes(tap.head).decode("utf-8", "replace").strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and body.get("error"):
+        return line_error(text, provider)
+    shown = " ".join(text.split())[:200] or "an empty body"
+    return ProviderError(kind="fatal", message=f"{provider}: the server answered {tap.content_type or 'a body'} instead "
+                         f"of an event stream (is base_url the API's, often ending in /v1?): {shown}")

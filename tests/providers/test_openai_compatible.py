@@ -97,6 +97,18 @@ def test_openrouter_error_chunk_inside_a_200_is_retryable(server):
     assert events[-1].error.kind == "retryable" and "Provider disconnected" in events[-1].error.message
 
 
+@pytest.mark.parametrize("content_type, body, kind, said", [
+    ("application/json", b'{"id": "c", "object": "chat.completion", "choices": []}', "fatal", "instead of an event stream"),
+    ("text/html", b"<!doctype html><html><title>Open WebUI</title></html>", "fatal", "<!doctype html>"),
+    ("application/json", b'{"error": {"message": "model is loading", "type": "server_error"}}', "retryable", "model is loading"),
+])
+def test_a_200_that_is_no_event_stream_says_what_came(server, content_type, body, kind, said):
+    # was: "stream ended before the reply was complete (no finish_reason)", six times
+    events = replay(server, Reply(body=body, content_type=content_type))
+    assert events[-1].error.kind == kind and said in events[-1].error.message
+    assert "no finish_reason" not in events[-1].error.message
+
+
 @pytest.mark.parametrize("body", [
     {"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)",
                "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}},  # llama.cpp
