@@ -30,7 +30,6 @@ from arreio.engine.providers.base import (
     ModelRequest,
     StopReason,
     StreamEvent,
-    TextChunk,
     ThinkingChunk,
     ToolCallDone,
     Usage,
@@ -38,6 +37,7 @@ from arreio.engine.providers.base import (
 from arreio.engine.providers.refusal import refused_field, wants_reasoning_back
 from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
+from arreio.engine.providers.think_tags import ThinkTags
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
@@ -184,6 +184,7 @@ class ChatStreamReader:
         self._next_slot = 0
         self._finish: str | None = None
         self._received = False  # any text, reasoning or tool call came
+        self._tags = ThinkTags()  # a leading <think> block in the content is reasoning (think_tags.py)
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         if (raw := getattr(chunk, "usage", None)) is not None:
@@ -200,7 +201,7 @@ class ChatStreamReader:
                     out.append(ThinkingChunk(text=reasoning))
                 out.extend(_block_ends(getattr(delta, "thinking_blocks", None)))
                 if getattr(delta, "content", None):
-                    out.append(TextChunk(text=delta.content))
+                    out.extend(self._tags.feed(delta.content))
                 for position, tc in enumerate(getattr(delta, "tool_calls", None) or []):
                     self._read_tool_delta(tc, position)
                 self._received = self._received or bool(out) or bool(self._calls)
@@ -263,7 +264,7 @@ class ChatStreamReader:
             reason = "tool_use"  # several servers finish a tool-calling reply with "stop"
         elif reason == "tool_use" and not calls:
             reason = "end_turn"
-        return [*calls, Done(stop_reason=reason, usage=self.usage)]
+        return [*self._tags.end(), *calls, Done(stop_reason=reason, usage=self.usage)]
 
 
 # -- the adapter -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from provider_fakes import Reply, collect, sse
 from arreio.engine.messages import Message
 from arreio.engine.providers.base import Done, ModelRequest, TextChunk, ThinkingChunk, ToolCallDone, Usage
 from arreio.engine.providers.openai import OpenAIProvider
+from arreio.engine.providers.think_tags import ThinkTags
 from arreio.engine.providers.wire import INVALID_ARGS_KEY
 from tests.conftest import run_cli
 
@@ -72,6 +73,38 @@ def test_deepseek_reasoning_and_its_cache_hits(server):
     assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "The README says what it is."
     assert calls(events) == [("call_00_ds", "read_file", {"path": "README.md"})]
     assert events[-1].usage == Usage(input_tokens=44, output_tokens=40, cache_read_tokens=256)
+
+
+def test_think_tags_opening_the_content_are_thinking(server):
+    events = replay(server, Reply.stream("openai", "think_tags_in_content"))
+    assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "\nI have written summary.md and the tests pass."
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world. A <think> tag later is text."
+
+
+@pytest.mark.parametrize("content", [
+    "<think>a thought</think>\n\nThe answer.",
+    "\n<think>\na thought\n</think>The answer.",
+    "The answer, <think>not a thought</think>.",
+    "  The answer.",
+    "<think>a thought cut off",
+    "<thi",
+])
+def test_think_tags_split_anywhere(content):
+    def run(pieces: list[str]) -> tuple[str, str]:
+        tags, events = ThinkTags(), []
+        for piece in pieces:
+            events += tags.feed(piece)
+        events += tags.end()
+        return ("".join(e.text for e in events if isinstance(e, ThinkingChunk)),
+                "".join(e.text for e in events if isinstance(e, TextChunk)))
+
+    whole = run([content])
+    assert all(run([content[:i], content[i:j], content[j:]]) == whole
+               for i in range(len(content) + 1) for j in range(i, len(content) + 1))
+    if content.lstrip().startswith("<think>"):
+        assert "a thought" in whole[0] and "<think>" not in whole[1] and "thought" not in whole[1]
+    else:
+        assert whole == ("", content)
 
 
 def test_truncated_arguments_are_kept_for_the_model_to_see(server):
@@ -196,3 +229,11 @@ def test_run_deepseek_thinking_gets_its_reasoning_back_when_it_asks(project, ser
     first, again = ([m for m in server.seen[i].body["messages"] if m["role"] == "assistant"] for i in (1, 2))
     assert "reasoning_content" not in first[0]  # nothing extra is sent to a server that did not ask
     assert again[0]["reasoning_content"] == "The README says what it is." and again[0]["tool_calls"]
+
+
+def test_run_a_thought_in_think_tags_is_not_the_answer(project, server):
+    # the promise gate read "I have written summary.md" in the thought and failed the run (exit 1)
+    server.push(Reply.stream("openai", "think_tags_in_content"))
+    code, events, stderr = arreio_run(project)
+    assert code == 0, stderr
+    assert events[-1]["final_text"] == "Hello, world. A <think> tag later is text."
