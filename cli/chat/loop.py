@@ -7,7 +7,11 @@ slash commands' view of the chat. At a terminal:
 - Ctrl-C while the agent works stops that turn at once (the pipeline heals the session and writes the
   report on its way out) and the prompt comes back with a note; the next message goes on;
 - Ctrl-C with a message typed clears it; on an empty prompt twice in a row, or Ctrl-D, leaves,
-  printing the session id and how to continue.
+  printing the session id and how to continue;
+- with stdout piped (`arreio chat | tee chat.log`) the chat is still a chat: the prompt, the banner and
+  the goodbye are drawn on stderr (the terminal), the turns go to the pipe as plain lines; when the
+  pipe's reader leaves (`| head -1`) the chat ends after that turn, saying so. (It was taken for a
+  scripted chat: no prompt, the typed lines read up to Ctrl-D, the answers gone into the pipe.)
 
 The engine is imported behind the first prompt (a background thread warms it up), so the prompt
 is ready as soon as prompt_toolkit is."""
@@ -25,10 +29,10 @@ from arreio.engine.wording import counted
 
 
 class Chat:
-    def __init__(self, state: Any, *, interactive: bool) -> None:
+    def __init__(self, state: Any, *, interactive: bool, stream: Any = None) -> None:
         self.state = state
         self.interactive = interactive
-        self.console = console_for(sys.stdout)
+        self.console = console_for(stream or sys.stdout)
         self.approvals: Any = None
         if interactive and not state.yes:
             from arreio.cli.chat.approval import ChatApprovals
@@ -147,16 +151,26 @@ def interactive(state: Any) -> int:
     from arreio.engine.paths import state_dir
 
     chat = Chat(state, interactive=True)
-    prompt = prompt_session(state_dir(state.cwd, state.env), slash.names(), state.cwd)
+    screen: Any = None if isatty(sys.stdout) else sys.stderr  # stdout is a pipe: the person sees stderr
+    io: dict[str, Any] = {}
+    if screen is not None:
+        from prompt_toolkit.output import create_output
+
+        io["output"] = create_output(stdout=screen)
+    prompt = prompt_session(state_dir(state.cwd, state.env), slash.names(), state.cwd, **io)
     where = f"session {state.session_id}" if state.session_id else "new session"
-    chat.say(f"[dim]arreio chat · {where} · /help for commands · Ctrl-D leaves[/dim]")
+    greeter = chat if screen is None else Chat(state, interactive=False, stream=screen)
+    greeter.say(f"[dim]arreio chat · {where} · /help for commands · Ctrl-D leaves[/dim]")
     if state.session_id:
-        chat.show_history()
+        greeter.show_history()
     warm = threading.Timer(0.2, _warm_up)  # after the prompt is drawn: it competes for the interpreter
     warm.daemon = True
     warm.start()
     interrupts = 0
     while True:
+        if chat.console.quiet:  # stdout's reader left (render.py silenced it): nobody reads the answers
+            print("arreio: stdout was closed (its reader left); the chat ends here", file=sys.stderr, flush=True)
+            break
         try:
             text = prompt.prompt()
         except KeyboardInterrupt:
@@ -178,5 +192,5 @@ def interactive(state: Any) -> int:
             chat.send(text.removeprefix("/") if text.startswith("//") else text)
         except KeyboardInterrupt:  # a Ctrl-C between turns (a slash command, a note): back to the prompt
             chat.say("[yellow]interrupted[/yellow]")
-    chat.goodbye()
+    chat.goodbye(screen)
     return 0

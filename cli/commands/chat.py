@@ -82,7 +82,13 @@ def chat(
         state.session_id = state.latest()
     elif resume is not None:
         state.session_id = state.store().resolve(resume)
-    if sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty():
+    # A person at the terminal: stdin is it, and stdout or (with stdout piped: `| tee log`) stderr shows it.
+    from arreio.cli.render import isatty
+
+    if isatty(sys.stdin) and (isatty(sys.stdout) or isatty(sys.stderr)):
+        if sys.stdout is None:  # `>&-`: the turns would go nowhere while the prompt asks for more
+            raise UsageError("arreio chat: stdout is closed, so the chat's answers would go nowhere; "
+                             "send it to a file (`> chat.log`) or a pipe instead")
         from arreio.cli.chat.loop import interactive
 
         raise typer.Exit(interactive(state))

@@ -15,10 +15,10 @@ PROMPT = "›"
 
 
 class ChatTerminal(Terminal):
-    def __init__(self, cwd: Path, env: dict[str, str], *args: str) -> None:
+    def __init__(self, cwd: Path, env: dict[str, str], *args: str, stdout: int | None = None) -> None:
         # prompt_toolkit asks the terminal where its cursor is (CPR); this pty never answers
         env = {**env, "PROMPT_TOOLKIT_NO_CPR": "1"}
-        super().__init__([sys.executable, "-m", "arreio.cli.app", "chat", *args], cwd=cwd, env=env)
+        super().__init__([sys.executable, "-m", "arreio.cli.app", "chat", *args], cwd=cwd, env=env, stdout=stdout)
         self.seen = 0
 
     def next(self, pattern: str, timeout: float = 30.0) -> re.Match[str]:

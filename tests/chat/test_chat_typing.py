@@ -4,12 +4,20 @@ began as something a user trial saw go wrong."""
 
 from __future__ import annotations
 
+import os
+import re
+import select
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arreio.engine.session.file import Session
 from tests.chat.chatterm import ChatTerminal
+from tests.terminal import Terminal
 
 pytestmark = pytest.mark.slow
 
@@ -127,3 +135,59 @@ def test_a_long_line_wraps_without_the_new_line_mark(work: Path, arreio_env) -> 
     term.type("\r")
     term.next("Read it.")
     leave(term)
+
+
+def _read_until(pipe: Any, pattern: str, timeout: float = 30.0) -> str:
+    """What the child wrote to its stdout pipe, read until `pattern` shows (AssertionError if never)."""
+    got, deadline = b"", time.monotonic() + timeout
+    while not re.search(pattern, got.decode(errors="replace")):
+        left = deadline - time.monotonic()
+        assert left > 0, f"{pattern!r} never reached stdout; it holds:\n{got.decode(errors='replace')}"
+        if select.select([pipe], [], [], min(left, 0.2))[0]:
+            chunk = os.read(pipe.fileno(), 65536)
+            assert chunk, f"stdout closed before {pattern!r}; it held:\n{got.decode(errors='replace')}"
+            got += chunk
+    return got.decode()
+
+
+def test_with_stdout_piped_the_chat_prompts_on_the_terminal_and_the_turns_go_to_the_pipe(work: Path,
+                                                                                         arreio_env) -> None:
+    """`arreio chat | tee chat.log` was taken for a scripted chat: no prompt, the typed lines read up to
+    Ctrl-D, every answer gone into the pipe."""
+    (work / "s.yaml").write_text('- text: "The first answer."\n- text: "The second answer."\n')
+    term = ChatTerminal(work, arreio_env, "--script", "s.yaml", stdout=subprocess.PIPE)
+    term.next(r"arreio chat · new session")  # the banner and the prompt are on the terminal (stderr)
+    term.prompt()
+    term.send("first")
+    log = _read_until(term.proc.stdout, r"1 step · 0 tool calls")
+    assert "The first answer." in log and "›" not in log and "\x1b" not in log  # plain lines, no prompt
+    term.next(r"first\s*\n›")
+    term.send("second")
+    _read_until(term.proc.stdout, "The second answer.")
+    term.next(r"second\s*\n›")  # the prompt after the turn (the line typed was drawn again as sent)
+    term.type("\x04")
+    term.next(SESSION + r" · continue with")  # the goodbye is said where the person looks
+    assert term.wait() == 0, term.plain
+    assert "The first answer" not in term.plain  # the answers went to the pipe only
+
+
+def test_when_the_pipes_reader_leaves_the_chat_says_so_and_ends(work: Path, arreio_env) -> None:
+    """`arreio chat | head -1`: after head took its line, the chat ends with a word, exit 0 (it was a
+    scripted chat reading the terminal, with no prompt)."""
+    (work / "s.yaml").write_text('- text: "The answer, late."\n  delay_s: 1\n')
+    term = ChatTerminal(work, arreio_env, "--script", "s.yaml", stdout=subprocess.PIPE)
+    term.prompt()
+    term.send("first")
+    _read_until(term.proc.stdout, r"arreio · offline · session")
+    term.proc.stdout.close()  # as head -1 does after its line
+    term.next(r"stdout was closed \(its reader left\); the chat ends here")
+    term.next(SESSION + r" · continue with")
+    assert term.wait() == 0, term.plain
+
+
+def test_with_stdout_closed_at_a_terminal_the_chat_refuses_to_start(work: Path, arreio_env) -> None:
+    """`arreio chat >&-` took messages at the prompt and showed nothing of the answers."""
+    env = {**arreio_env, "PROMPT_TOOLKIT_NO_CPR": "1"}
+    closed = Terminal(["sh", "-c", 'exec "$0" -m arreio.cli.app chat --offline >&-', sys.executable], cwd=work, env=env)
+    closed.expect(r"stdout is closed, so the chat's answers would go nowhere")
+    assert closed.wait() == 2
