@@ -7,7 +7,9 @@ slash commands' view of the chat. At a terminal:
 - Ctrl-C while the agent works stops that turn at once (the pipeline heals the session and writes the
   report on its way out) and the prompt comes back with a note; the next message goes on;
 - Ctrl-C with a message typed clears it; on an empty prompt twice in a row, or Ctrl-D, leaves,
-  printing the session id and how to continue;
+  printing the session id and how to continue. A Ctrl-C within BURST_S of a cancelled turn's prompt
+  is the rest of the burst that stopped it (people press it several times): it does not count towards
+  leaving (four presses 0.15 s apart stopped a tool and then left the chat);
 - with stdout piped (`arreio chat | tee chat.log`) the chat is still a chat: the prompt, the banner and
   the goodbye are drawn on stderr (the terminal), the turns go to the pipe as plain lines; when the
   pipe's reader leaves (`| head -1`) the chat ends after that turn, saying so. (It was taken for a
@@ -21,11 +23,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from typing import Any
 
 from arreio.cli.inert import shown as escape
 from arreio.cli.render import console_for, isatty
 from arreio.engine.wording import counted
+
+BURST_S = 0.7  # Ctrl-C this soon after a cancelled turn's prompt came back was meant for the turn
 
 
 class Chat:
@@ -41,6 +46,7 @@ class Chat:
             self.approvals = ChatApprovals(stderr=sys.stderr if isatty(sys.stderr) else sys.stdout)
         self.note = ""  # said to the model before the next message (e.g. after /undo)
         self.failed_code = 0  # the exit code of the last message that could not even start
+        self.cancelled_at = float("-inf")  # time.monotonic() when the last cancelled turn gave the prompt back
 
     def say(self, markup: str) -> None:
         self.console.print(markup, soft_wrap=True, highlight=False)
@@ -120,6 +126,7 @@ class Chat:
         self.note = ""
         if result.cancelled and self.interactive:
             self.say("[yellow]turn cancelled — the session is intact; send a message to go on[/yellow]")
+            self.cancelled_at = time.monotonic()
         return result
 
     def goodbye(self, stream: Any = None) -> None:
@@ -174,6 +181,8 @@ def interactive(state: Any) -> int:
         try:
             text = prompt.prompt()
         except KeyboardInterrupt:
+            if time.monotonic() - chat.cancelled_at < BURST_S:
+                continue
             interrupts += 1
             if interrupts >= 2:
                 break

@@ -191,3 +191,27 @@ def test_with_stdout_closed_at_a_terminal_the_chat_refuses_to_start(work: Path, 
     closed = Terminal(["sh", "-c", 'exec "$0" -m arreio.cli.app chat --offline >&-', sys.executable], cwd=work, env=env)
     closed.expect(r"stdout is closed, so the chat's answers would go nowhere")
     assert closed.wait() == 2
+
+
+def test_a_burst_of_ctrl_c_that_stops_a_turn_does_not_leave_the_chat(work: Path, arreio_env) -> None:
+    """Ctrl-C pressed four times 0.15 s apart while a tool ran stopped the turn, and the presses that
+    came after the prompt was back (two, on an empty prompt) left the chat."""
+    term = chat(work, arreio_env, """\
+- text: "Sleeping."
+  tool_calls: [{name: shell, arguments: {command: "sleep 30"}}]
+- text: "Still here."
+""", "--yes")
+    term.prompt()
+    term.send("sleep")
+    term.next(r"● shell\(command='sleep 30'\)")
+    term.type("\x03")
+    term.next("turn cancelled — the session is intact")
+    term.next("›")
+    term.type("\x03")  # the rest of the burst, as the prompt comes back
+    time.sleep(0.1)
+    term.type("\x03")
+    time.sleep(1)
+    assert term.proc.poll() is None, term.plain  # still chatting
+    term.send("go on")
+    term.next("Still here.")
+    leave(term)
