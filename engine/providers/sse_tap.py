@@ -1,4 +1,5 @@
-"""What an OpenAI-compatible SSE stream said that the openai SDK's decoder does not pass on.
+"""What an OpenAI-compatible SSE stream said that the openai SDK's decoder does not pass on, and
+what it must not be handed.
 
 The SDK hands over `data:` events only. Two things the adapter needs are lost on the way:
 
@@ -9,13 +10,18 @@ The SDK hands over `data:` events only. Two things the adapter needs are lost on
 - `data: [DONE]` itself: with it, a stream that never sent a `finish_reason` still ended as the
   server meant (it was not cut), so its reply is taken instead of asked for again.
 
-And a 200 that is no event stream at all (a gateway that ignores `stream`, a `base_url` that hits a
+And one thing it chokes on: an event with no data (a gateway's `retry: 3000`, an `id:` alone, an
+`event: ping`, an empty `data:` keep-alive) makes the SDK parse "" as JSON and end the stream, so
+every request failed as "malformed stream data". Such events carry nothing for the reply and are
+not passed on.
+
+A 200 that is no event stream at all (a gateway that ignores `stream`, a `base_url` that hits a
 web page, an error sent as JSON with a 200) looked like a stream that said nothing: the tap keeps
 the start of such a body so the user reads what came.
 
-`SseTap` wraps the response's byte stream (an httpx response hook puts it there), passes every
-byte on unchanged and notes all three. It reads lines only up to a bound, so a long data line costs
-nothing. A content-encoded body (gzip) shows it nothing: then the adapter knows what it knew before.
+`SseTap` wraps the response's byte stream (an httpx response hook puts it there) and passes each
+event on whole, as the SDK would dispatch it anyway (no added delay). A content-encoded body (gzip)
+is not tapped: the adapter then knows what it knew before.
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ from typing import Any
 from arreio.engine.providers.base import ProviderError
 from arreio.engine.providers.wire import classify
 
-LINE_BOUND = 8192  # the start of a line is all the tap needs; an error line is short
 MAX_ERRORS = 3
 HEAD_BOUND = 2048  # what is kept of a body that is not an event stream
 
@@ -41,7 +46,9 @@ class SseTap:
 
     def __init__(self, inner: Any, content_type: str = "text/event-stream") -> None:
         self._inner = inner
-        self._line = bytearray()
+        self._event = bytearray()  # the event being read, as it came
+        self._has_data = False  # it has a data line with something in it
+        self._line_at = 0  # where in it the line being read begins
         self.errors: list[str] = []
         self.done = False
         self.content_type = content_type
@@ -53,35 +60,44 @@ class SseTap:
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
-            self.feed(chunk)
-            yield chunk
+            if passed := self.feed(chunk):
+                yield passed
+        if self._event:  # a last event with no blank line after it: the SDK decides
+            yield bytes(self._event)
+            self._event.clear()
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes) -> bytes:
+        """The bytes to pass on for this chunk: the events it completed that carry data."""
         if not self.event_stream:
             self.head += chunk[: max(0, HEAD_BOUND - len(self.head))]
-            return
+            return chunk
+        out = bytearray()
         start = 0
         while (end := chunk.find(b"\n", start)) != -1:
-            self._take(chunk[start:end])
-            self._line_done()
+            self._event += chunk[start:end + 1]
             start = end + 1
-        self._take(chunk[start:])
+            line = bytes(self._event[self._line_at:]).rstrip(b"\r\n")  # the line may have begun in an earlier chunk
+            self._line_at = len(self._event)
+            if line:
+                self._read(line)
+                continue
+            if self._has_data:
+                out += self._event
+            self._event.clear()
+            self._line_at, self._has_data = 0, False
+        self._event += chunk[start:]
+        return bytes(out)
 
-    def _take(self, piece: bytes) -> None:
-        room = LINE_BOUND - len(self._line)
-        if room > 0:
-            self._line += piece[:room]
-
-    def _line_done(self) -> None:
-        line = bytes(self._line).rstrip(b"\r")
-        self._line.clear()
+    def _read(self, line: bytes) -> None:
         if line.startswith(b"error:") and len(self.errors) < MAX_ERRORS:
             self.errors.append(line[len(b"error:"):].strip().decode("utf-8", "replace"))
-        elif line.startswith(b"data:") and line[len(b"data:"):].strip() == b"[DONE]":
-            self.done = True
+        elif line.startswith(b"data:"):
+            payload = line[len(b"data:"):].strip()
+            self._has_data = self._has_data or bool(payload)
+            self.done = self.done or payload == b"[DONE]"
 
 
 @functools.cache
@@ -95,7 +111,7 @@ def _stream_class(base: type) -> type:
 async def tap_response(response: Any) -> None:
     """httpx response hook: puts an `SseTap` in front of a successful response's body. The base class
     comes from the response's own library (the openai SDK runs on httpx or on httpx2)."""
-    if 200 <= response.status_code < 300:
+    if 200 <= response.status_code < 300 and response.headers.get("content-encoding", "identity") == "identity":
         library = sys.modules[type(response).__module__.split(".")[0]]
         content_type = response.headers.get("content-type", "")
         response.stream = _stream_class(library.AsyncByteStream)(response.stream, content_type)

@@ -124,6 +124,15 @@ def test_keepalives_reasoning_and_ids_on_every_delta_split_anywhere(server, chun
     assert events[-1].stop_reason == "tool_use" and events[-1].usage.input_tokens == 40
 
 
+@pytest.mark.parametrize("chunk_bytes", [None, 1, 5])
+def test_events_without_data_do_not_end_the_stream(server, chunk_bytes):
+    # a gateway's `retry:` directive, an `id:` or `event: ping` alone, an empty `data:`: the SDK parsed
+    # "" as JSON and every request failed as "malformed stream data"
+    events = replay(server, Reply(body=sse("openai", "meta_only_events"), chunk_bytes=chunk_bytes))
+    assert [e.text for e in events if isinstance(e, TextChunk)] == ["Hello", ", world."]
+    assert events[-1] == Done(stop_reason="end_turn")
+
+
 def test_openrouter_error_chunk_inside_a_200_is_retryable(server):
     events = replay(server, Reply.stream("openai", "openrouter_error_chunk"))
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Partial"]
