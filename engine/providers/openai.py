@@ -57,6 +57,7 @@ _STOP: dict[str, StopReason] = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
+_BROKEN = {"abort", "error"}  # the server stopped the reply itself (vLLM, SGLang; OpenRouter's mid-stream error)
 
 
 def prompt_cache_key(session_id: str) -> str:
@@ -258,6 +259,8 @@ class ChatStreamReader:
             finish = "stop"
         if finish is None:
             return [Done(stop_reason="error", usage=self.usage, error=stream_cut(self.provider, "no finish_reason"))]
+        if finish in _BROKEN:  # vLLM ends an aborted request with "abort" and [DONE]: half a reply
+            return [Done(stop_reason="error", usage=self.usage, error=stream_cut(self.provider, f"finish_reason {finish!r}"))]
         reason = _STOP.get(finish, "end_turn")
         calls: list[ToolCallDone] = self._calls.finish(truncated=reason == "max_tokens")
         if calls and reason == "end_turn":

@@ -57,6 +57,13 @@ def test_no_finish_reason_and_no_done_is_still_a_cut(server):
     assert events[-1].stop_reason == "error" and events[-1].error.kind == "retryable"
 
 
+def test_an_aborted_reply_is_not_a_whole_one(server):
+    # vLLM: finish_reason "abort" then data: [DONE]; the half answer was taken as the run's answer
+    events = replay(server, Reply.stream("openai", "vllm_abort"))
+    assert events[-1].stop_reason == "error" and events[-1].error.kind == "retryable"
+    assert "'abort'" in events[-1].error.message
+
+
 def test_whole_calls_with_neither_index_nor_id_stay_apart(server):
     events = replay(server, Reply.stream("openai", "calls_without_index_or_id"))
     assert [(name, args) for _, name, args in calls(events)] == [("read_file", {"path": "a.txt"}), ("list_dir", {})]
