@@ -75,13 +75,21 @@ class Chat:
         sid = self.state.session_id
         session, _ = Session.open(self.state.store().path_for(sid), repair=False)
         session.close()
-        users = [m for m in session.messages if m.role == "user" and m.text.strip()]
-        self.say(f"[dim]session {sid} · {counted(len(session.messages), 'message')} · "
+        from arreio.engine.context.summary import is_summary
+
+        messages = session.messages
+        asked = max((i for i, m in enumerate(messages) if m.role == "user" and m.text.strip() and not is_summary(m)),
+                    default=None)
+        self.say(f"[dim]session {sid} · {counted(len(messages), 'message')} · "
                  f"{escape(session.header.title)}[/dim]")
-        if users:
-            self.say(f"[dim]last message: {escape(_short(users[-1].text))}[/dim]")
-        if answer := session.last_text():
-            self.say(f"[dim]last answer: {escape(_short(answer))}[/dim]")
+        if asked is None:  # nothing asked since the last summary: the newest answer is all there is
+            if answer := session.last_text():
+                self.say(f"[dim]last answer: {escape(_short(answer))}[/dim]")
+            return
+        self.say(f"[dim]last message: {escape(_short(messages[asked].text))}[/dim]")
+        # The answer to that message, never an older one (a failed last turn showed the turn before's).
+        answer = next((m.text for m in reversed(messages[asked:]) if m.role == "assistant" and m.text), "")
+        self.say(f"[dim]last answer: {escape(_short(answer)) if answer else '(none: that turn ended without one)'}[/dim]")
 
     def renderer(self) -> Any:
         if self.interactive:
