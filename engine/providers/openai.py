@@ -34,7 +34,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
-from arreio.engine.providers.refusal import refused_field, wants_reasoning_back
+from arreio.engine.providers.refusal import refused_field, room_left, wants_reasoning_back
 from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
 from arreio.engine.providers.think_tags import ThinkTags
@@ -336,16 +336,17 @@ class OpenAIProvider(VendorProvider):
             params["response_format"] = openai_response_format(request.output_schema)
         return params
 
-    async def _create(self, client: Any, request: ModelRequest) -> Any:
-        """The Chat Completions stream, shaped by what this server refused before. Groq and Cerebras
-        answer `prompt_cache_key` with a 400/422 ("property 'prompt_cache_key' is unsupported"),
-        Mistral every unknown field, older Azure versions `stream_options`: the field is dropped.
-        DeepSeek in thinking mode refuses a tool-call turn without its `reasoning_content` ("Missing
-        `reasoning_content` field", "must be passed back"): the model's reasoning goes back. Either
-        way the call is made again at once, and the provider remembers."""
+    async def _create(self, client: Any, request: ModelRequest, cap: int | None = None) -> Any:
+        """The Chat Completions stream, shaped by what this server refused (refusal.py): an optional
+        field it does not take is dropped (Groq, Cerebras, Mistral, older Azure); the model's reasoning
+        goes back when it asks (DeepSeek); a reply cap larger than the room its window leaves is cut
+        to fit, this call only (vLLM with a small max_model_len refused every call: "4096 tokens ...
+        150 in the messages, 8192 in the completion"). The call is then made again at once."""
         params = self.build_params(request, client)
         for name in self._refused:
             params.pop(name, None)
+        if cap is not None:
+            params["max_completion_tokens" if "max_completion_tokens" in params else "max_tokens"] = cap
         try:
             return await client.chat.completions.create(**params)
         except Exception as exc:
@@ -353,9 +354,11 @@ class OpenAIProvider(VendorProvider):
                 self._refused.add(name)
             elif not self._echo_reasoning and wants_reasoning_back(exc):
                 self._echo_reasoning = True
+            elif cap is None and (room := room_left(exc)) is not None:
+                cap = room
             else:
                 raise
-            return await self._create(client, request)
+            return await self._create(client, request, cap)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         reader = ChatStreamReader(self.name)

@@ -3,7 +3,14 @@ shape the next request the way that server takes it (`OpenAIProvider._create`)."
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+MIN_ROOM = 256  # less room than this for the reply: the conversation itself is too long (compact)
+# OpenAI's wording, kept by vLLM, DeepSeek and others: "This model's maximum context length is 4096
+# tokens. However, you requested 8342 tokens (150 in the messages, 8192 in the completion)."
+_WINDOW = re.compile(r"maximum context length is (\d+) tokens")
+_ASKED = re.compile(r"\((\d+) in the messages,? (\d+) in the completion")
 
 OPTIONAL_FIELDS = ("prompt_cache_key", "stream_options")  # the run works without them, only cheaper or counted
 
@@ -25,3 +32,14 @@ def wants_reasoning_back(exc: Exception) -> bool:
     """A 400 saying the model's reasoning must come back with its turns (DeepSeek in thinking mode)."""
     said = _refusal(exc).lower()
     return "reasoning_content" in said and ("passed back" in said or "missing" in said)
+
+
+def room_left(exc: Exception) -> int | None:
+    """The reply cap that fits, when a refusal says the messages fit the window and only the asked-for
+    reply does not; None when it says nothing of the kind or the messages alone nearly fill it."""
+    said = _refusal(exc)
+    window, asked = _WINDOW.search(said), _ASKED.search(said)
+    if not window or not asked:
+        return None
+    room = int(window.group(1)) - int(asked.group(1))
+    return room if MIN_ROOM <= room < int(asked.group(2)) else None

@@ -184,6 +184,25 @@ def test_a_refused_cache_key_is_dropped_and_the_call_made_again(server, status, 
     assert len(server.seen) == 3 and "prompt_cache_key" not in server.seen[2].body
 
 
+def _vllm_too_long(messages: int) -> Reply:
+    return Reply.error(400, {"object": "error", "type": "BadRequestError", "param": None, "code": 400, "message":
+                             f"This model's maximum context length is 4096 tokens. However, you requested {messages + 8192} "
+                             f"tokens ({messages} in the messages, 8192 in the completion). Please reduce the length of "
+                             "the messages or completion."})
+
+
+def test_a_reply_cap_larger_than_the_window_leaves_is_cut_to_fit(server):
+    # vLLM with max_model_len 4096 refused every call (max_tokens 8192) as a context overflow
+    events = replay(server, _vllm_too_long(150), Reply.stream("openai", "text_only"))
+    assert events[-1].stop_reason == "end_turn"
+    assert [s.body["max_tokens"] for s in server.seen] == [8192, 4096 - 150]
+
+
+def test_messages_that_fill_the_window_are_still_an_overflow(server):
+    events = replay(server, _vllm_too_long(4000), Reply.stream("openai", "text_only"))
+    assert events[-1].error.kind == "context_overflow" and len(server.seen) == 1
+
+
 def test_a_refusal_that_names_no_optional_field_is_not_repeated(server):
     events = replay(server, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}}))
     assert events[-1].error.kind == "fatal" and len(server.seen) == 1
