@@ -86,7 +86,9 @@ class Chat:
             if answer := session.last_text():
                 self.say(f"[dim]last answer: {escape(_short(answer))}[/dim]")
             return
-        self.say(f"[dim]last message: {escape(_short(messages[asked].text))}[/dim]")
+        from arreio.cli.chat.mentions import as_typed
+
+        self.say(f"[dim]last message: {escape(_short(as_typed(messages[asked].text)))}[/dim]")
         # The answer to that message, never an older one (a failed last turn showed the turn before's).
         answer = next((m.text for m in reversed(messages[asked:]) if m.role == "assistant" and m.text), "")
         self.say(f"[dim]last answer: {escape(_short(answer)) if answer else '(none: that turn ended without one)'}[/dim]")

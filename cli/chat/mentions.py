@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MENTION_CAP = 50 * 1024  # bytes of one file's text attached
+ATTACHED = "\n\n[arreio: attached by the user as context for the message above]\n\n"
 _MENTION = re.compile(r'(?<!\S)@(?:"([^"\n]+)"|((?:\\ |\S)+))')
 _TRAILING = ".,;:!?)"
 
@@ -110,6 +111,14 @@ def expand(message: str, cwd: Path, *, cap: int = MENTION_CAP) -> Mentions:
         blocks.append(f"{fence} {name} ({_size(len(data))})\n{body}{fence}\n{note}")
         out.attached.append(name)
     if blocks:
-        out.text = (f"{message.rstrip()}\n\n[arreio: attached by the user as context for the message above]\n\n"
-                    + "\n".join(blocks))
+        out.text = message.rstrip() + ATTACHED + "\n".join(blocks)
     return out
+
+
+def as_typed(sent: str) -> str:
+    """A sent message as the person typed it: without the files attached below it, or a note for the
+    model above it (`[arreio: …]` and a blank line: cli/chat/loop.py's `note`)."""
+    typed = sent.split(ATTACHED, 1)[0]
+    if typed.startswith("[arreio: ") and "]\n\n" in typed:
+        typed = typed.split("]\n\n", 1)[1]
+    return typed

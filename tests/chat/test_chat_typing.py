@@ -220,17 +220,18 @@ def test_a_burst_of_ctrl_c_that_stops_a_turn_does_not_leave_the_chat(work: Path,
 def test_continue_shows_the_answer_to_the_last_message_not_an_older_one(work: Path, arreio_env) -> None:
     """The last message's turn failed (the script ran out); `--continue` showed it with the answer of
     the turn before as its 'last answer'."""
+    (work / "notes.md").write_text("secret ingredient\n")
     term = chat(work, arreio_env, '- text: "The only answer."\n')
     term.prompt()
     term.send("first")
     term.next("The only answer.")
     term.prompt()
-    term.send("second")
+    term.send("second, with @notes.md")
     term.next("failed: the model call failed: the offline script ran out")
     sid = leave(term)
     again = ChatTerminal(work, arreio_env, "--continue")
     again.next(rf"session {sid} · 3 messages")
-    again.next("last message: second")
+    again.next(r"last message: second, with @notes\.md\n")  # as typed: the attached file is not shown
     again.next(r"last answer: \(none: that turn ended without one\)")
     leave(again)
-    assert "The only answer" not in again.plain
+    assert "The only answer" not in again.plain and "secret ingredient" not in again.plain
