@@ -28,6 +28,7 @@ from arreio.engine.messages import (
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
+    ProviderError,
     StopReason,
     StreamEvent,
     ThinkingChunk,
@@ -270,6 +271,17 @@ class ChatStreamReader:
         return [*self._tags.end(), *calls, Done(stop_reason=reason, usage=self.usage)]
 
 
+def _wrong_address(exc: Exception, err: ProviderError) -> ProviderError:
+    """A 404 that is no API's error body (a router's "404 page not found"): the address is wrong, not
+    the model, so it is named (a base_url without its /v1 is the usual cause)."""
+    if err.status != 404 or isinstance(getattr(exc, "body", None), dict):
+        return err
+    url = getattr(getattr(getattr(exc, "response", None), "request", None), "url", None)
+    where = f"POST {url}: " if url else ""
+    return err.model_copy(update={"message": f"{err.message} ({where}is base_url the API's? OpenAI-compatible "
+                                             "servers usually serve it under /v1)"[:500]})
+
+
 # -- the adapter -------------------------------------------------------------------------------
 
 
@@ -378,4 +390,4 @@ class OpenAIProvider(VendorProvider):
             for event in reader.end(tap_of(getattr(stream, "response", None))):
                 yield event
         except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
-            yield Done(stop_reason="error", usage=reader.usage, error=classify_exception(exc, provider=self.name))
+            yield Done(stop_reason="error", usage=reader.usage, error=_wrong_address(exc, classify_exception(exc, provider=self.name)))

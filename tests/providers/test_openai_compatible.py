@@ -203,6 +203,19 @@ def test_messages_that_fill_the_window_are_still_an_overflow(server):
     assert events[-1].error.kind == "context_overflow" and len(server.seen) == 1
 
 
+def test_a_404_that_is_no_api_error_names_the_address(server):
+    # OPENAI_BASE_URL=http://localhost:11434 (no /v1): Ollama's router says "404 page not found"
+    events = replay(server, Reply(status=404, body=b"404 page not found", content_type="text/plain"))
+    assert events[-1].error.kind == "fatal"
+    assert f"POST {server.url}/v1/chat/completions" in events[-1].error.message and "/v1" in events[-1].error.message
+
+
+def test_a_404_from_the_api_is_left_as_it_said(server):
+    body = {"error": {"message": 'model "qwen3" not found, try pulling it first', "type": "not_found_error"}}
+    events = replay(server, Reply.error(404, body))
+    assert "try pulling it first" in events[-1].error.message and "base_url" not in events[-1].error.message
+
+
 def test_a_refusal_that_names_no_optional_field_is_not_repeated(server):
     events = replay(server, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}}))
     assert events[-1].error.kind == "fatal" and len(server.seen) == 1
