@@ -49,7 +49,8 @@ def names() -> list[str]:
 
 def dispatch(chat: Any, line: str) -> Any:
     """Run the slash command on `line` (which starts with `/`)."""
-    name, _, arg = line[1:].strip().partition(" ")
+    words = line[1:].split(maxsplit=1)  # any white space ends the name: `/new` then Esc-Enter and more
+    name, arg = (words + ["", ""])[:2]
     name = ALIASES.get(name.lower(), name.lower())
     found = COMMANDS.get(name)
     if found is None:

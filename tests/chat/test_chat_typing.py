@@ -235,3 +235,17 @@ def test_continue_shows_the_answer_to_the_last_message_not_an_older_one(work: Pa
     again.next(r"last answer: \(none: that turn ended without one\)")
     leave(again)
     assert "The only answer" not in again.plain and "secret ingredient" not in again.plain
+
+
+def test_a_command_followed_by_a_new_line_is_that_command(work: Path, arreio_env) -> None:
+    """`/new`, Esc-Enter, `more` was 'unknown command /new<newline>more; did you mean /new?' (only a
+    space ended the name)."""
+    term = chat(work, arreio_env, '- text: "unused"\n')
+    term.prompt()
+    term.type("/model\x1b\roffline\r")
+    term.next(r"model: offline from the next message on")
+    term.prompt()
+    term.send("/exit")
+    term.next("no session was started")
+    assert term.wait() == 0
+    assert "unknown command" not in term.plain
