@@ -35,7 +35,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
-from arreio.engine.providers.refusal import refused_field, room_left, wants_reasoning_back
+from arreio.engine.providers.refusal import refused_field, room_left, wants_completion_tokens, wants_reasoning_back
 from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
 from arreio.engine.providers.think_tags import ThinkTags
@@ -307,6 +307,7 @@ class OpenAIProvider(VendorProvider):
         self._responses_options = responses  # openai_responses.ResponsesOptions, or None for defaults
         self._refused: set[str] = set()  # optional request fields this server refused (see _create)
         self._echo_reasoning = False  # the server asked for the model's reasoning back (see _create)
+        self._cap_name = "max_tokens"  # or max_completion_tokens, when the server refused max_tokens
 
     def _make_client(self) -> Any:
         import openai  # lazy: ~1 s of import that `arreio --help` must not pay
@@ -337,9 +338,10 @@ class OpenAIProvider(VendorProvider):
         }
         if request.tools:
             params["tools"] = to_chat_tools(request)
-        # OpenAI itself wants max_completion_tokens (reasoning models refuse max_tokens);
-        # compatible servers know max_tokens best
-        params["max_completion_tokens" if is_openai_host(client) else "max_tokens"] = request.max_tokens
+        # OpenAI itself wants max_completion_tokens (reasoning models refuse max_tokens); compatible
+        # servers know max_tokens best, unless one said otherwise (Azure with a reasoning model)
+        newer = is_openai_host(client) or self._cap_name == "max_completion_tokens"
+        params["max_completion_tokens" if newer else "max_tokens"] = request.max_tokens
         if request.temperature is not None:
             params["temperature"] = request.temperature
         if session := (self._session_id or request.session_id):
@@ -351,7 +353,8 @@ class OpenAIProvider(VendorProvider):
     async def _create(self, client: Any, request: ModelRequest, cap: int | None = None) -> Any:
         """The Chat Completions stream, shaped by what this server refused (refusal.py): an optional
         field it does not take is dropped (Groq, Cerebras, Mistral, older Azure); the model's reasoning
-        goes back when it asks (DeepSeek); a reply cap larger than the room its window leaves is cut
+        goes back when it asks (DeepSeek); max_tokens becomes max_completion_tokens when it says so
+        (Azure with a reasoning model); a reply cap larger than the room its window leaves is cut
         to fit, this call only (vLLM with a small max_model_len refused every call: "4096 tokens ...
         150 in the messages, 8192 in the completion"). The call is then made again at once."""
         params = self.build_params(request, client)
@@ -366,6 +369,8 @@ class OpenAIProvider(VendorProvider):
                 self._refused.add(name)
             elif not self._echo_reasoning and wants_reasoning_back(exc):
                 self._echo_reasoning = True
+            elif "max_tokens" in params and wants_completion_tokens(exc):
+                self._cap_name = "max_completion_tokens"
             elif cap is None and (room := room_left(exc)) is not None:
                 cap = room
             else:

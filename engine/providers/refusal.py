@@ -43,3 +43,10 @@ def room_left(exc: Exception) -> int | None:
         return None
     room = int(window.group(1)) - int(asked.group(1))
     return room if MIN_ROOM <= room < int(asked.group(2)) else None
+
+
+def wants_completion_tokens(exc: Exception) -> bool:
+    """A 400 saying `max_tokens` is not taken, `max_completion_tokens` is (OpenAI's reasoning models
+    behind Azure or a proxy: "Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens'")."""
+    said = _refusal(exc)
+    return "max_completion_tokens" in said and "max_tokens" in said.replace("max_completion_tokens", "")

@@ -216,6 +216,16 @@ def test_a_404_from_the_api_is_left_as_it_said(server):
     assert "try pulling it first" in events[-1].error.message and "base_url" not in events[-1].error.message
 
 
+def test_max_tokens_refused_for_max_completion_tokens(server):
+    # Azure (not OpenAI's host, so max_tokens was sent) with a reasoning model
+    said = {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                 "'max_completion_tokens' instead.", "type": "invalid_request_error",
+                      "param": "max_tokens", "code": "unsupported_parameter"}}
+    events = replay(server, Reply.error(400, said), Reply.stream("openai", "text_only"))
+    assert events[-1].stop_reason == "end_turn"
+    assert [("max_tokens" in s.body, s.body.get("max_completion_tokens")) for s in server.seen] == [(True, None), (False, 8192)]
+
+
 def test_a_refusal_that_names_no_optional_field_is_not_repeated(server):
     events = replay(server, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}}))
     assert events[-1].error.kind == "fatal" and len(server.seen) == 1
