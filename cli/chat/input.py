@@ -5,7 +5,7 @@ readline does not give without a fight). Imported only when an interactive chat 
 - history persists in `<state>/chat_history` (per project, like the sessions it leads to), redacted;
 - Enter sends; Esc-Enter, or Enter after a trailing `\\`, starts a new line; a paste is taken whole
   (bracketed paste: its newlines never send);
-- Ctrl-R searches the history backwards (the emacs binding);
+- Ctrl-R searches the history backwards (the emacs binding); Ctrl-Z suspends the chat (`fg` brings it back);
 - Tab completes `/commands` at the start of the message and `@path` mentions anywhere."""
 
 from __future__ import annotations
@@ -138,5 +138,7 @@ def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: An
         message=PROMPT, multiline=True, key_bindings=_bindings(), history=history,
         completer=ChatCompleter(commands, cwd), complete_while_typing=False,
         prompt_continuation=_continuation,
-        enable_history_search=False, search_ignore_case=True, **io,
+        enable_history_search=False, search_ignore_case=True,
+        enable_suspend=True,  # Ctrl-Z suspends, as in a shell (it typed a literal ^Z into the message)
+        **io,
     )

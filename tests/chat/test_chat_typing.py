@@ -249,3 +249,16 @@ def test_a_command_followed_by_a_new_line_is_that_command(work: Path, arreio_env
     term.next("no session was started")
     assert term.wait() == 0
     assert "unknown command" not in term.plain
+
+
+def test_ctrl_z_at_the_prompt_does_not_type_into_the_message(work: Path, arreio_env) -> None:
+    """Ctrl-Z at the prompt put a literal ^Z (0x1a) into the message; it suspends the chat, as in a
+    shell (here, a session leader with no shell to return to, the kernel discards the stop)."""
+    term = chat(work, arreio_env, '- text: "Got it."\n')
+    term.prompt()
+    term.type("ab\x1a")
+    time.sleep(0.5)
+    term.type("cd\r")
+    term.next("Got it.")
+    sid = leave(term)
+    assert user_messages(work, sid) == ["abcd"]
