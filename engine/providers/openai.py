@@ -28,17 +28,22 @@ from arreio.engine.messages import (
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
-    ProviderError,
     StopReason,
     StreamEvent,
     ThinkingChunk,
     ToolCallDone,
     Usage,
 )
-from arreio.engine.providers.refusal import refused_field, room_left, wants_completion_tokens, wants_reasoning_back
+from arreio.engine.providers.refusal import (
+    refused_field,
+    room_left,
+    wants_completion_tokens,
+    wants_reasoning_back,
+    wrong_address,
+)
 from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
-from arreio.engine.providers.think_tags import ThinkTags
+from arreio.engine.providers.think_tags import ThinkTags, content_chunks
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import (
@@ -202,8 +207,11 @@ class ChatStreamReader:
                 if isinstance(reasoning, str) and reasoning:
                     out.append(ThinkingChunk(text=reasoning))
                 out.extend(_block_ends(getattr(delta, "thinking_blocks", None)))
-                if getattr(delta, "content", None):
-                    out.extend(self._tags.feed(delta.content))
+                content = getattr(delta, "content", None)
+                if isinstance(content, list):  # Mistral's magistral: typed chunks, thinking among them
+                    out.extend(content_chunks(content, self._tags))
+                elif content:
+                    out.extend(self._tags.feed(content))
                 for position, tc in enumerate(getattr(delta, "tool_calls", None) or []):
                     self._read_tool_delta(tc, position)
                 self._received = self._received or bool(out) or bool(self._calls)
@@ -269,17 +277,6 @@ class ChatStreamReader:
         elif reason == "tool_use" and not calls:
             reason = "end_turn"
         return [*self._tags.end(), *calls, Done(stop_reason=reason, usage=self.usage)]
-
-
-def _wrong_address(exc: Exception, err: ProviderError) -> ProviderError:
-    """A 404 that is no API's error body (a router's "404 page not found"): the address is wrong, not
-    the model, so it is named (a base_url without its /v1 is the usual cause)."""
-    if err.status != 404 or isinstance(getattr(exc, "body", None), dict):
-        return err
-    url = getattr(getattr(getattr(exc, "response", None), "request", None), "url", None)
-    where = f"POST {url}: " if url else ""
-    return err.model_copy(update={"message": f"{err.message} ({where}is base_url the API's? OpenAI-compatible "
-                                             "servers usually serve it under /v1)"[:500]})
 
 
 # -- the adapter -------------------------------------------------------------------------------
@@ -395,4 +392,4 @@ class OpenAIProvider(VendorProvider):
             for event in reader.end(tap_of(getattr(stream, "response", None))):
                 yield event
         except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
-            yield Done(stop_reason="error", usage=reader.usage, error=_wrong_address(exc, classify_exception(exc, provider=self.name)))
+            yield Done(stop_reason="error", usage=reader.usage, error=wrong_address(exc, classify_exception(exc, provider=self.name)))

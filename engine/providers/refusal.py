@@ -1,10 +1,13 @@
 """What an OpenAI-compatible server refused in a request, read from its 400/422, so the adapter can
-shape the next request the way that server takes it (`OpenAIProvider._create`)."""
+shape the next request the way that server takes it (`OpenAIProvider._create`), or name what was
+wrong when nothing can be reshaped (a 404 from no API at all)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from arreio.engine.providers.base import ProviderError
 
 MIN_ROOM = 256  # less room than this for the reply: the conversation itself is too long (compact)
 # OpenAI's wording, kept by vLLM, DeepSeek and others: "This model's maximum context length is 4096
@@ -50,3 +53,14 @@ def wants_completion_tokens(exc: Exception) -> bool:
     behind Azure or a proxy: "Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens'")."""
     said = _refusal(exc)
     return "max_completion_tokens" in said and "max_tokens" in said.replace("max_completion_tokens", "")
+
+
+def wrong_address(exc: Exception, err: ProviderError) -> ProviderError:
+    """A 404 that is no API's error body (a router's "404 page not found"): the address is wrong, not
+    the model, so it is named (a base_url without its /v1 is the usual cause)."""
+    if err.status != 404 or isinstance(getattr(exc, "body", None), dict):
+        return err
+    url = getattr(getattr(getattr(exc, "response", None), "request", None), "url", None)
+    where = f"POST {url}: " if url else ""
+    return err.model_copy(update={"message": f"{err.message} ({where}is base_url the API's? OpenAI-compatible "
+                                             "servers usually serve it under /v1)"[:500]})

@@ -1,4 +1,5 @@
-"""Reasoning sent inside the answer: `<think>…</think>` at the start of the content.
+"""Reasoning sent inside the answer: `<think>…</think>` at the start of the content, or typed
+content chunks (`content_chunks`).
 
 A reasoning model served without a reasoning parser (vLLM without `--reasoning-parser`, llama.cpp
 with `--reasoning-format none`, older Ollama and LM Studio builds with Qwen3, QwQ or the DeepSeek-R1
@@ -71,3 +72,26 @@ class ThinkTags:
         if self._state == "thinking":  # a thought cut off (max_tokens): still a thought
             return [ThinkingChunk(text=held)]
         return [TextChunk(text=held)]
+
+
+def _field(chunk: object, key: str) -> object:
+    return chunk.get(key) if isinstance(chunk, dict) else getattr(chunk, key, None)
+
+
+def content_chunks(chunks: list, tags: ThinkTags) -> list[StreamEvent]:
+    """Content sent as typed chunks instead of a string (Mistral's reasoning models stream
+    `[{"type": "thinking", "thinking": [{"type": "text", "text": …}]}]`, then `[{"type": "text", …}]`):
+    thinking chunks are thinking, text chunks go the way string content goes. The string join was a
+    TypeError that failed every call."""
+    out: list[StreamEvent] = []
+    for chunk in chunks:
+        kind, text = _field(chunk, "type"), _field(chunk, "text")
+        if kind == "thinking":
+            inner = _field(chunk, "thinking")
+            parts = inner if isinstance(inner, list) else [{"text": inner}]
+            thought = "".join(t for p in parts if isinstance(t := _field(p, "text"), str))
+            if thought:
+                out.append(ThinkingChunk(text=thought))
+        elif kind == "text" and isinstance(text, str) and text:
+            out.extend(tags.feed(text))
+    return out

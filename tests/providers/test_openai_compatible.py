@@ -114,6 +114,14 @@ def test_think_tags_split_anywhere(content):
         assert whole == ("", content)
 
 
+def test_magistral_content_chunks_thinking_then_text(server):
+    # Mistral's reasoning models stream content as typed chunks; the str join failed every call
+    events = replay(server, Reply.stream("openai", "magistral_content_chunks"))
+    assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "It's a greeting, I should return one."
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world."
+    assert events[-1] == Done(stop_reason="end_turn", usage=Usage(input_tokens=12, output_tokens=28))
+
+
 def test_truncated_arguments_are_kept_for_the_model_to_see(server):
     events = replay(server, Reply.stream("openai", "truncated_tool_args"))
     assert calls(events) == [("call_bad", "read_file", {INVALID_ARGS_KEY: '{"path": "READ'})]
