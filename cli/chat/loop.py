@@ -85,13 +85,28 @@ class Chat:
         if asked is None:  # nothing asked since the last summary: the newest answer is all there is
             if answer := session.last_text():
                 self.say(f"[dim]last answer: {escape(_short(answer))}[/dim]")
-            return
-        from arreio.cli.chat.mentions import as_typed
+        else:
+            from arreio.cli.chat.mentions import as_typed
 
-        self.say(f"[dim]last message: {escape(_short(as_typed(messages[asked].text)))}[/dim]")
-        # The answer to that message, never an older one (a failed last turn showed the turn before's).
-        answer = next((m.text for m in reversed(messages[asked:]) if m.role == "assistant" and m.text), "")
-        self.say(f"[dim]last answer: {escape(_short(answer)) if answer else '(none: that turn ended without one)'}[/dim]")
+            self.say(f"[dim]last message: {escape(_short(as_typed(messages[asked].text)))}[/dim]")
+            # The answer to that message, never an older one (a failed last turn showed the turn before's).
+            answer = next((m.text for m in reversed(messages[asked:]) if m.role == "assistant" and m.text), "")
+            self.say(f"[dim]last answer: {escape(_short(answer)) if answer else '(none: that turn ended without one)'}"
+                     "[/dim]")
+        if session.runs and session.runs[-1].get("verdict") == "paused":
+            self._say_waiting(session)
+
+    def _say_waiting(self, session: Any) -> None:
+        """A session left paused at an approval (a piped chat, `arreio run`): what waits, and what to do.
+        Nothing said it: the next message silently dropped the call ('not run: … a new instruction came')."""
+        from arreio.engine.governance.approvals import describe_call
+
+        sid = self.state.session_id
+        for call in session.pending_calls():
+            self.say(f"[yellow]waiting for approval: {escape(_short(describe_call(call.name, call.arguments)))}[/yellow]")
+        if session.pending_calls():
+            self.say(f"[yellow]`arreio approve {sid}` runs it (`--deny` refuses it); a message sent here goes on "
+                     "without it[/yellow]")
 
     def renderer(self) -> Any:
         if self.interactive:

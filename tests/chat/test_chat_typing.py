@@ -262,3 +262,21 @@ def test_ctrl_z_at_the_prompt_does_not_type_into_the_message(work: Path, arreio_
     term.next("Got it.")
     sid = leave(term)
     assert user_messages(work, sid) == ["abcd"]
+
+
+def test_resuming_a_session_paused_at_an_approval_says_what_waits(work: Path, arreio_env) -> None:
+    """A piped chat paused at an approval (exit 3); `arreio chat --continue` showed the last exchange
+    only, and the next message dropped the waiting call without a word."""
+    (work / "s.yaml").write_text("""\
+- text: "Logging."
+  tool_calls: [{name: shell, arguments: {command: "echo p >> log.txt"}}]
+- text: "Went on."
+""")
+    piped = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--script", "s.yaml"], cwd=work,
+                           env=arreio_env, input="log it\n", capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 3, piped.stderr
+    again = ChatTerminal(work, arreio_env, "--continue")
+    again.next(r"waiting for approval: \$ echo p >> log\.txt")
+    found = again.next(r"`arreio approve (\S+)` runs it \(`--deny` refuses it\); a message sent here goes on without it")
+    sid = leave(again)
+    assert found.group(1) == sid
