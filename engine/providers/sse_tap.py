@@ -62,7 +62,9 @@ class SseTap:
         async for chunk in self._inner:
             if passed := self.feed(chunk):
                 yield passed
-        if self._event:  # a last event with no blank line after it: the SDK decides
+        if self._event:  # a last event with no blank line (llama.cpp's `data: [DONE]`): the SDK decides
+            if line := bytes(self._event[self._line_at:]).rstrip(b"\r\n"):
+                self._read(line)
             yield bytes(self._event)
             self._event.clear()
 

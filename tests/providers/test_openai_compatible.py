@@ -52,6 +52,12 @@ def test_done_without_finish_reason_is_a_whole_reply(server):
     assert events[-1] == Done(stop_reason="tool_use")
 
 
+def test_done_with_no_newline_after_it_still_counts(server):
+    body = sse("openai", "no_finish_reason_done").rstrip(b"\n")
+    events = replay(server, Reply(body=body))
+    assert events[-1] == Done(stop_reason="tool_use")
+
+
 def test_no_finish_reason_and_no_done_is_still_a_cut(server):
     events = replay(server, Reply.stream("openai", "stream_cut_no_finish"))
     assert events[-1].stop_reason == "error" and events[-1].error.kind == "retryable"
