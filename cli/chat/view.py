@@ -55,6 +55,7 @@ class ChatRenderer(LiveRenderer):
         self._buffer = ""
         self._live: Any = None  # the preview of the block being written (a terminal only)
         self._shown_at = 0.0
+        self._running: dict[str, str] = {}  # call id → tool name: started, no result shown yet
 
     @property
     def at_line_start(self) -> bool:
@@ -124,6 +125,10 @@ class ChatRenderer(LiveRenderer):
             self.console.print(f"[dim]● {escape(event.name)} allowed for this chat: {escape(event.summary or event.name)}[/dim]",
                                soft_wrap=True)
             return
+        if kind == "tool_start":
+            self._running[event.call_id] = event.name
+        elif kind == "tool_end":
+            self._running.pop(event.call_id, None)
         if kind == "done":
             self._done(event)
             return
@@ -132,6 +137,9 @@ class ChatRenderer(LiveRenderer):
     def _done(self, event: Any) -> None:
         self._end_text()
         c = self.console
+        for name in self._running.values():  # a cancel stopped it: its line had no result under it
+            c.print(f"  [yellow]✗ {escape(name)}: interrupted, stopped with the turn[/yellow]", soft_wrap=True)
+        self._running.clear()
         if event.verdict == "success":
             c.print(f"[dim]{escape(stats_line(event))}[/dim]", soft_wrap=True)
         else:

@@ -280,3 +280,18 @@ def test_resuming_a_session_paused_at_an_approval_says_what_waits(work: Path, ar
     found = again.next(r"`arreio approve (\S+)` runs it \(`--deny` refuses it\); a message sent here goes on without it")
     sid = leave(again)
     assert found.group(1) == sid
+
+
+def test_a_call_stopped_by_ctrl_c_says_so_under_its_line(work: Path, arreio_env) -> None:
+    """Ctrl-C while a tool ran left its `● shell(…)` line with no result under it: had it run?"""
+    term = chat(work, arreio_env, """\
+- text: "Sleeping."
+  tool_calls: [{name: shell, arguments: {command: "sleep 30"}}]
+""", "--yes")
+    term.prompt()
+    term.send("sleep")
+    term.next(r"● shell\(command='sleep 30'\)")
+    term.type("\x03")
+    term.next(r"\n  ✗ shell: interrupted, stopped with the turn\n")
+    term.next("turn cancelled — the session is intact")
+    leave(term)
