@@ -135,14 +135,13 @@ class Chat:
         try:
             result = run_turn(self.state, text, self.deps(), self.renderer(), spinner=spinner)
         except ArreioError as error:  # the run could not start (bad model, locked session): one line
-            self.say(f"[red]error: {escape(' '.join(error.message.split()))}[/red]")
+            self._failed(f"error: {' '.join(error.message.split())}")
             self.failed_code = error.exit_code
             return None
         except Exception as error:  # a bug: one line, and the chat (and its session) goes on
             if os.environ.get("ARREIO_DEBUG"):
                 raise
-            self.say(f"[red]internal error: {escape(type(error).__name__)}: {escape(str(error))} "
-                     "(set ARREIO_DEBUG=1 for the traceback)[/red]")
+            self._failed(f"internal error: {type(error).__name__}: {error} (set ARREIO_DEBUG=1 for the traceback)")
             self.failed_code = 1
             return None
         finally:
@@ -153,6 +152,16 @@ class Chat:
             self.say("[yellow]turn cancelled — the session is intact; send a message to go on[/yellow]")
             self.cancelled_at = time.monotonic()
         return result
+
+    def _failed(self, line: str) -> None:
+        """A message that could not start: in red in the chat; a scripted chat says it on stderr as
+        `arreio run` does (it went to stdout, among the answers a script reads)."""
+        if self.interactive:
+            self.say(f"[red]{escape(line)}[/red]")
+        else:
+            from arreio.cli.inert import inert
+
+            print(f"arreio: {' '.join(inert(line).split())}", file=sys.stderr, flush=True)
 
     def goodbye(self, stream: Any = None) -> None:
         sid = self.state.session_id

@@ -295,3 +295,19 @@ def test_a_call_stopped_by_ctrl_c_says_so_under_its_line(work: Path, arreio_env)
     term.next(r"\n  ✗ shell: interrupted, stopped with the turn\n")
     term.next("turn cancelled — the session is intact")
     leave(term)
+
+
+def test_a_piped_message_that_cannot_start_says_why_on_stderr(work: Path, arreio_env) -> None:
+    """`echo again | arreio chat --continue` on a session whose --script is gone printed 'error: …' on
+    stdout, among the answers a script reads; `arreio run` says it on stderr."""
+    (work / "s.yaml").write_text('- text: "First."\n')
+    first = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--script", "s.yaml"], cwd=work,
+                           env=arreio_env, input="hi\n", capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    (work / "s.yaml").unlink()
+    again = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--continue"], cwd=work,
+                           env=arreio_env, input="again\n", capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2
+    assert re.search(r"^arreio: error: session \S+ was run with --script .*s\.yaml, which no longer exists",
+                     again.stderr, re.MULTILINE), again.stderr
+    assert "error" not in again.stdout
