@@ -74,8 +74,22 @@ class ChatState:
         return turn
 
     def last_run(self) -> str | None:
-        """The run of this chat's last message (what /diff and /undo work on)."""
-        return self.turns[-1].run_id if self.turns else None
+        """The run of this chat's last message (what /diff and /undo work on); in a chat that has sent
+        none yet, the session's last run (a resumed one); None with no session. (None went on to
+        `arreio undo`'s own default, the folder's latest run: /undo in a new chat took back another
+        session's changes.)"""
+        if self.turns:
+            return self.turns[-1].run_id
+        if not self.session_id:
+            return None
+        from arreio.engine.session.file import Session
+
+        try:
+            session, _ = Session.open(self.store().path_for(self.session_id), repair=False)
+        except Exception:  # noqa: BLE001 - unreadable: nothing of this session to act on
+            return None
+        session.close()
+        return next((r["run_id"] for r in reversed(session.runs) if r.get("run_id")), None)
 
     def session_model(self) -> str:
         """The model the next message will use."""

@@ -148,8 +148,12 @@ def _cost(chat: Any, arg: str) -> None:
 def _diff(chat: Any, arg: str) -> None:
     from arreio.cli.commands import checkpoints
 
+    run = chat.state.last_run()
+    if run is None:
+        chat.say("nothing to show: no message has been sent in this session yet")
+        return
     chat.flush_output()
-    _call(chat, lambda: checkpoints.diff(run=chat.state.last_run(), step=None, stat=False, json_output=False))
+    _call(chat, lambda: checkpoints.diff(run=run, step=None, stat=False, json_output=False))
 
 
 @command("undo", "/undo [--force] — take back what the last turn changed (it is checkpointed too)", arguments=True)
@@ -159,8 +163,12 @@ def _undo(chat: Any, arg: str) -> None:
     if arg not in ("", "--force"):
         chat.say("[yellow]/undo takes no argument but --force (undo over files changed since)[/yellow]")
         return
+    run = chat.state.last_run()
+    if run is None:
+        chat.say("nothing to undo: no message has been sent in this session yet")
+        return
     chat.flush_output()
-    if _call(chat, lambda: checkpoints.undo(run=chat.state.last_run(), to=None, dry_run=False, yes=True,
+    if _call(chat, lambda: checkpoints.undo(run=run, to=None, dry_run=False, yes=True,
                                             force=arg == "--force", json_output=False)):
         # The model's history still says it made those changes: the next message tells it they are gone.
         chat.note = "[arreio: the user took back (undid) the file changes your previous turn made.]"

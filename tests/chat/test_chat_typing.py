@@ -311,3 +311,32 @@ def test_a_piped_message_that_cannot_start_says_why_on_stderr(work: Path, arreio
     assert re.search(r"^arreio: error: session \S+ was run with --script .*s\.yaml, which no longer exists",
                      again.stderr, re.MULTILINE), again.stderr
     assert "error" not in again.stdout
+
+
+def test_undo_in_a_new_chat_does_not_take_back_another_sessions_changes(work: Path, arreio_env) -> None:
+    """/undo in a chat that had sent nothing undid the folder's latest run — another session's — and
+    deleted the file it had written; /diff showed that run. They act on this session's last run only."""
+    (work / "s.yaml").write_text("""\
+- tool_calls: [{name: write_file, arguments: {path: kept.md, content: "kept\\n"}}]
+- text: "Wrote kept.md."
+""")
+    other = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--script", "s.yaml"], cwd=work,
+                           env=arreio_env, input="write it\n", capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0, other.stderr
+    assert (work / "kept.md").read_text() == "kept\n"
+    term = ChatTerminal(work, arreio_env, "--offline")
+    term.prompt()
+    term.send("/undo")
+    term.next("nothing to undo: no message has been sent in this session yet")
+    term.prompt()
+    term.send("/diff")
+    term.next("nothing to show: no message has been sent in this session yet")
+    term.prompt()
+    term.send("/exit")
+    assert term.wait() == 0
+    assert (work / "kept.md").read_text() == "kept\n"
+    again = ChatTerminal(work, arreio_env, "--continue")  # the session that wrote it: its last run
+    again.prompt()
+    again.send("/diff")
+    again.next(r"\+kept")
+    leave(again)
