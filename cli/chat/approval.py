@@ -29,9 +29,12 @@ def _key(event: Any) -> tuple[str, str]:
 class ChatApprovals:
     """Asks at the terminal; remembers what `a` allowed for the rest of the chat."""
 
-    def __init__(self, stdin: TextIO | None = None, stderr: TextIO | None = None) -> None:
+    def __init__(self, stdin: TextIO | None = None, stderr: TextIO | None = None, *, show_call: bool = False) -> None:
+        """`show_call`: the turn's own '⏸ … needs approval: $ cmd' line goes where the person does not look
+        (stdout to a file or a pipe), so the question says what would run itself."""
         self.stdin = stdin or sys.stdin
         self.stderr = stderr or sys.stderr
+        self.show_call = show_call
         self.always: set[tuple[str, str]] = set()
 
     def allowed(self, event: Any) -> bool:
@@ -51,6 +54,10 @@ class ChatApprovals:
                 raise
 
     def _ask(self, event: Any) -> bool:
+        if self.show_call:
+            why = f" ({event.reason})" if event.reason else ""
+            self.stderr.write(inert(" ".join(f"⏸ {event.name} needs approval{why}: {event.summary or event.name}"
+                                             .split())) + "\n")
         while True:
             self.stderr.write(QUESTION)
             self.stderr.flush()

@@ -43,7 +43,8 @@ class Chat:
             from arreio.cli.chat.approval import ChatApprovals
 
             # The question goes where the person looks: stderr, unless that is redirected (`2>log`).
-            self.approvals = ChatApprovals(stderr=sys.stderr if isatty(sys.stderr) else sys.stdout)
+            self.approvals = ChatApprovals(stderr=sys.stderr if isatty(sys.stderr) else sys.stdout,
+                                           show_call=not isatty(sys.stdout))
         self.note = ""  # said to the model before the next message (e.g. after /undo)
         self.failed_code = 0  # the exit code of the last message that could not even start
         self.cancelled_at = float("-inf")  # time.monotonic() when the last cancelled turn gave the prompt back
