@@ -10,8 +10,9 @@ slash commands' view of the chat. At a terminal:
   printing the session id and how to continue. A Ctrl-C within BURST_S of a cancelled turn's prompt
   is the rest of the burst that stopped it (people press it several times): it does not count towards
   leaving (four presses 0.15 s apart stopped a tool and then left the chat);
-- with stdout piped (`arreio chat | tee chat.log`) the chat is still a chat: the prompt, the banner and
-  the goodbye are drawn on stderr (the terminal), the turns go to the pipe as plain lines; when the
+- with stdout piped (`arreio chat | tee chat.log`) the chat is still a chat: the prompt and all the
+  chat says itself (banner, notes, slash commands, goodbye) are on stderr (the terminal), the turns go
+  to the pipe as plain lines; when the
   pipe's reader leaves (`| head -1`) the chat ends after that turn, saying so. (It was taken for a
   scripted chat: no prompt, the typed lines read up to Ctrl-D, the answers gone into the pipe.)
 
@@ -34,10 +35,14 @@ BURST_S = 0.7  # Ctrl-C this soon after a cancelled turn's prompt came back was 
 
 
 class Chat:
-    def __init__(self, state: Any, *, interactive: bool, stream: Any = None) -> None:
+    def __init__(self, state: Any, *, interactive: bool) -> None:
         self.state = state
         self.interactive = interactive
-        self.console = console_for(stream or sys.stdout)
+        self.console = console_for(sys.stdout)  # the turns
+        # What the chat itself says (banner, notes, slash commands' output) goes where the person looks:
+        # stderr when stdout is a file or a pipe (`> chat.log`: /help answered into the file).
+        screen = interactive and not isatty(sys.stdout) and isatty(sys.stderr)
+        self.screen = console_for(sys.stderr) if screen else self.console
         self.approvals: Any = None
         if interactive and not state.yes:
             from arreio.cli.chat.approval import ChatApprovals
@@ -50,10 +55,17 @@ class Chat:
         self.cancelled_at = float("-inf")  # time.monotonic() when the last cancelled turn gave the prompt back
 
     def say(self, markup: str) -> None:
-        self.console.print(markup, soft_wrap=True, highlight=False)
+        self.screen.print(markup, soft_wrap=True, highlight=False)
 
     def flush_output(self) -> None:
         self.console.file.flush()
+        self.screen.file.flush()
+
+    def to_screen(self) -> Any:
+        """Inside, what prints to stdout (an arreio command run in-process) goes where `say` does."""
+        import contextlib
+
+        return contextlib.nullcontext() if self.screen is self.console else contextlib.redirect_stdout(self.screen.file)
 
     def deps(self) -> Any:
         """A turn's dependencies, as `arreio run` wires them, with the chat's approvals."""
@@ -193,7 +205,7 @@ def interactive(state: Any) -> int:
     from arreio.engine.paths import state_dir
 
     chat = Chat(state, interactive=True)
-    screen: Any = None if isatty(sys.stdout) else sys.stderr  # stdout is a pipe: the person sees stderr
+    screen: Any = None if chat.screen is chat.console else chat.screen.file  # stdout is not the terminal
     io: dict[str, Any] = {}
     if screen is not None:
         from prompt_toolkit.output import create_output
@@ -201,10 +213,9 @@ def interactive(state: Any) -> int:
         io["output"] = create_output(stdout=screen)
     prompt = prompt_session(state_dir(state.cwd, state.env), slash.names(), state.cwd, **io)
     where = f"session {state.session_id}" if state.session_id else "new session"
-    greeter = chat if screen is None else Chat(state, interactive=False, stream=screen)
-    greeter.say(f"[dim]arreio chat · {where} · /help for commands · Ctrl-D leaves[/dim]")
+    chat.say(f"[dim]arreio chat · {where} · /help for commands · Ctrl-D leaves[/dim]")
     if state.session_id:
-        greeter.show_history()
+        chat.show_history()
     warm = threading.Timer(0.2, _warm_up)  # after the prompt is drawn: it competes for the interpreter
     warm.daemon = True
     warm.start()

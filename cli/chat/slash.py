@@ -71,7 +71,8 @@ def _cli(chat: Any, group: Any, args: list[str]) -> None:
     from arreio.engine.errors import ArreioError
 
     try:
-        typer.main.get_command(group).main(args=args, prog_name="arreio", standalone_mode=False)
+        with chat.to_screen():
+            typer.main.get_command(group).main(args=args, prog_name="arreio", standalone_mode=False)
     except ArreioError as error:
         chat.say(f"[red]{escape(' '.join(error.message.split()))}[/red]")
     except SystemExit:
@@ -180,7 +181,8 @@ def _call(chat: Any, run: Callable[[], None]) -> bool:
     from arreio.engine.errors import ArreioError
 
     try:
-        run()
+        with chat.to_screen():
+            run()
     except ArreioError as error:
         chat.say(f"[red]{escape(' '.join(error.message.split()))}[/red]")
         return False
@@ -239,7 +241,7 @@ def _new(chat: Any, arg: str) -> None:
 
 @command("clear", "/clear — clear the screen (the session goes on)")
 def _clear(chat: Any, arg: str) -> None:
-    chat.console.clear()
+    chat.screen.clear()
 
 
 @command("exit", "/exit — leave (Ctrl-D does too)")

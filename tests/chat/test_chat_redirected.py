@@ -33,3 +33,33 @@ def test_an_approval_asked_with_stdout_redirected_says_what_would_run(tmp_path: 
         assert term.wait() == 0, term.plain
     assert (work / "log.txt").read_text() == "ran\n"
     assert "Logged." in (tmp_path / "chat.log").read_text()
+
+
+def test_slash_commands_and_notes_answer_at_the_terminal_not_into_the_file(tmp_path: Path, arreio_env) -> None:
+    """`arreio chat > chat.log`: /help, /cost, /sessions and the notes on a message (a missing @file)
+    were written into the file; the person typing them saw nothing."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "s.yaml").write_text('- text: "The answer."\n')
+    with (tmp_path / "chat.log").open("wb") as log:
+        term = ChatTerminal(work, arreio_env, "--script", "s.yaml", stdout=log.fileno())
+        term.prompt()
+        term.send("/help")
+        term.next(r"/exit — leave")
+        term.prompt()
+        term.send("look at @missing.md")
+        term.next(r"@missing\.md: no such file here, sent as written")
+        term.prompt()
+        term.send("/sessions")
+        term.next(r"id\s+created\s+model")
+        term.prompt()
+        term.send("/cost")
+        term.next(r"1 turn · 1 step · 0 tool calls")
+        term.prompt()
+        term.type("\x04")
+        term.next(r"session \S+ · continue with")
+        assert term.wait() == 0, term.plain
+    written = (tmp_path / "chat.log").read_text()
+    assert "The answer." in written  # the turn went to the file
+    assert "/exit — leave" not in written and "no such file" not in written and "1 turn ·" not in written
+    assert "The answer." not in term.plain
