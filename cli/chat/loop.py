@@ -52,7 +52,7 @@ class Chat:
                                            show_call=not isatty(sys.stdout))
         self.note = ""  # said to the model before the next message (e.g. after /undo)
         self.failed_code = 0  # the exit code of the last message that could not even start
-        self.cancelled_at = float("-inf")  # time.monotonic() when the last cancelled turn gave the prompt back
+        self.cancelled = False  # the last turn was cancelled (the prompt that follows guards against a burst)
 
     def say(self, markup: str) -> None:
         self.screen.print(markup, soft_wrap=True, highlight=False)
@@ -163,7 +163,7 @@ class Chat:
         self.note = ""
         if result.cancelled and self.interactive:
             self.say("[yellow]turn cancelled — the session is intact; send a message to go on[/yellow]")
-            self.cancelled_at = time.monotonic()
+            self.cancelled = True
         return result
 
     def _failed(self, line: str) -> None:
@@ -220,14 +220,17 @@ def interactive(state: Any) -> int:
     warm.daemon = True
     warm.start()
     interrupts = 0
+    burst_end = 0.0
     while True:
         if chat.console.quiet:  # stdout's reader left (render.py silenced it): nobody reads the answers
             print("arreio: stdout was closed (its reader left); the chat ends here", file=sys.stderr, flush=True)
             break
+        if chat.cancelled:  # timed from here, the prompt's drawing: a slow clean-up does not eat the window
+            chat.cancelled, burst_end = False, time.monotonic() + BURST_S
         try:
             text = prompt.prompt()
         except KeyboardInterrupt:
-            if time.monotonic() - chat.cancelled_at < BURST_S:
+            if time.monotonic() < burst_end:
                 continue
             interrupts += 1
             if interrupts >= 2:
