@@ -64,15 +64,17 @@ def dispatch(chat: Any, line: str) -> Any:
     return found[0](chat, arg.strip())
 
 
-def _cli(chat: Any, group: Any, args: list[str]) -> None:
-    """An arreio sub-command run in-process; its failure is one line, as at the shell."""
+def _cli(chat: Any, group: Any, command: str, args: list[str], *, slash: str) -> None:
+    """`arreio GROUP COMMAND ARGS` run in-process as `/slash ARGS`; its failure is one line, as at the
+    shell. (Run through the group, its --help said 'Usage: arreio show [OPTIONS]', no command there is.)"""
     import typer.main
 
     from arreio.engine.errors import ArreioError
 
     try:
         with chat.to_screen():
-            typer.main.get_command(group).main(args=args, prog_name="arreio", standalone_mode=False)
+            typer.main.get_command(group).commands[command].main(args=args, prog_name=f"/{slash}",
+                                                                  standalone_mode=False)
     except ArreioError as error:
         chat.say(f"[red]{escape(' '.join(error.message.split()))}[/red]")
     except SystemExit:
@@ -196,7 +198,7 @@ def _memory(chat: Any, arg: str) -> None:
     from arreio.cli.commands import memory
 
     chat.flush_output()
-    _cli(chat, memory.app, ["show", *arg.split()])
+    _cli(chat, memory.app, "show", arg.split(), slash="memory")
     chat.say("[dim]this session's prompt holds the snapshot taken when it started; changes since reach "
              "the next session (/new)[/dim]")
 
@@ -206,7 +208,7 @@ def _skills(chat: Any, arg: str) -> None:
     from arreio.cli.commands import skills
 
     chat.flush_output()
-    _cli(chat, skills.app, ["list", *arg.split()])
+    _cli(chat, skills.app, "list", arg.split(), slash="skills")
 
 
 @command("sessions", "/sessions — saved sessions, newest first", arguments=True)
@@ -214,7 +216,7 @@ def _sessions(chat: Any, arg: str) -> None:
     from arreio.cli.commands import sessions
 
     chat.flush_output()
-    _cli(chat, sessions.app, ["list", *arg.split()])
+    _cli(chat, sessions.app, "list", arg.split(), slash="sessions")
 
 
 @command("resume", "/resume ID — go on with a saved session", arguments=True)

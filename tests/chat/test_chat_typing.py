@@ -340,3 +340,18 @@ def test_undo_in_a_new_chat_does_not_take_back_another_sessions_changes(work: Pa
     again.send("/diff")
     again.next(r"\+kept")
     leave(again)
+
+
+def test_help_of_a_slash_command_names_the_slash_command(work: Path, arreio_env) -> None:
+    """`/memory --help` said 'Usage: arreio show [OPTIONS]', a command that exists nowhere."""
+    term = chat(work, arreio_env, '- text: "unused"\n')
+    term.prompt()
+    term.send("/memory --help")
+    term.next(r"Usage: /memory \[OPTIONS\]")
+    term.prompt()
+    term.send("/sessions --help")
+    term.next(r"Usage: /sessions \[OPTIONS\]")
+    term.prompt()
+    term.send("/exit")
+    assert term.wait() == 0
+    assert "arreio show" not in term.plain and "arreio list" not in term.plain
