@@ -136,11 +136,18 @@ class Shell(Tool):
             "stderr": write_fd,
             "start_new_session": True,  # its own process group: one killpg reaches every child
         }
+        if plan is None:
+            start = asyncio.create_subprocess_shell(args.command, executable=bash, **spawn)
+        else:  # bwrap leads the group; killing it ends the PID namespace and all inside
+            start = asyncio.create_subprocess_exec(*plan.argv(bash, args.command), **spawn)
+        spawning = asyncio.ensure_future(start)
         try:
-            if plan is None:
-                proc = await asyncio.create_subprocess_shell(args.command, executable=bash, **spawn)
-            else:  # bwrap leads the group; killing it ends the PID namespace and all inside
-                proc = await asyncio.create_subprocess_exec(*plan.argv(bash, args.command), **spawn)
+            proc = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            # Ctrl-C while the process starts: asyncio alone kills only the group's leader, which
+            # left the command's children (or a sandbox's inner bwrap, parented to init) running.
+            await _kill_once_started(spawning)
+            raise
         except OSError as exc:
             os.close(read_fd)
             raise ToolError(f"cannot start bash: {exc.strerror or exc}") from None
@@ -207,6 +214,16 @@ def _signal_group(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None
         os.killpg(proc.pid, sig)  # start_new_session made pid the group id
     except (ProcessLookupError, PermissionError):
         pass
+
+
+async def _kill_once_started(spawning: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """See a cancelled start through, then kill the whole group it made and reap it."""
+    try:
+        proc = await spawning
+    except (OSError, asyncio.CancelledError):
+        return
+    _signal_group(proc, signal.SIGKILL)
+    await _reap(proc)
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

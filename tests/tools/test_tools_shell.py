@@ -215,3 +215,50 @@ def test_background_child_holding_pipe_does_not_hang(call) -> None:
     assert time.monotonic() - started < 4
     assert result.content.startswith("parent done")
     assert result.content.endswith("exit code: 0")
+
+
+def _processes_running(marker: str) -> list[int]:
+    """Live (not zombie) pids whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(") ", 1)[1][0]
+        except (OSError, IndexError):
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_cancel_while_the_process_starts_kills_what_it_started(root: Path) -> None:
+    """Ctrl-C landing while the shell is being spawned (the turn shows `● shell`, the process exists,
+    asyncio is still connecting its pipes): asyncio killed only the leader, so the command's child
+    ran on, parented to init (a sandbox's inner bwrap likewise). The whole group dies now."""
+    registry = ToolRegistry([Shell()])
+    ctx = RunContext(cwd=root, env={}, settings=UNSANDBOXED)
+    marker = f"{os.getpid() % 1000 + 41}.{time.monotonic_ns() % 100000}"  # `sleep 1041.12345`: ours alone
+
+    async def scenario() -> None:
+        task = asyncio.create_task(run_tool(registry, "shell", {"command": f"sleep {marker}; true"}, ctx))
+        for _ in range(200):  # one loop step at a time, until the spawn has forked bash
+            await asyncio.sleep(0)
+            if _processes_running(marker):
+                break
+        # Not yielding to the loop: the task is still inside the spawn. Wait (blocking) for bash to
+        # start its child, so there is a child to leak.
+        deadline = time.monotonic() + 5
+        while len(_processes_running(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(_processes_running(marker)) == 2, "bash and its sleep did not both start"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    deadline = time.monotonic() + 3
+    while _processes_running(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_running(marker) == []
