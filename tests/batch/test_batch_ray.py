@@ -18,8 +18,10 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
 MB = 1024 * 1024
-SLOW_FIX = [  # about 6 s: long enough for the five fast tasks to finish first
-    {"text": "slowly", "chunk_chars": 1, "delay_s": 1.0, "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+# About 12 s: long enough for the five fast tasks to finish first even when the whole suite loads the
+# machine (at 6 s the slow one once finished among them, and no lone attempt was there to kill).
+SLOW_FIX = [
+    {"text": "slowly, slowly", "chunk_chars": 1, "delay_s": 0.85, "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
     {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
     {"text": "Fixed `calc.py`."},
 ]
