@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 
-from arreio.engine.session.file import Session
 from tests.chat.chatterm import ChatTerminal
+from tests.chat.test_chat_terminal import SESSION, chat, leave, session_of
 from tests.terminal import Terminal
 
 pytestmark = pytest.mark.slow
 
-SESSION = r"session (\d{8}-\d{6}-[0-9a-f]+)"
 
 
 @pytest.fixture
@@ -31,23 +30,8 @@ def work(tmp_path: Path) -> Path:
     return folder
 
 
-def chat(work: Path, env: dict, script: str, *args: str) -> ChatTerminal:
-    (work / "s.yaml").write_text(script)
-    return ChatTerminal(work, env, "--script", "s.yaml", *args)
-
-
-def leave(term: ChatTerminal) -> str:
-    term.prompt()
-    term.type("\x04")
-    found = term.next(SESSION + r" · continue with")
-    assert term.wait() == 0, term.plain
-    return found.group(1)
-
-
 def user_messages(work: Path, sid: str) -> list[str]:
-    session, _ = Session.open(work / ".arreio" / "sessions" / f"{sid}.jsonl", repair=False)
-    session.close()
-    return [m.text for m in session.messages if m.role == "user"]
+    return [m.text for m in session_of(work, sid).messages if m.role == "user"]
 
 
 def test_a_name_with_spaces_is_attached_as_tab_completes_it_and_a_folder_is_said(work: Path, arreio_env) -> None:
