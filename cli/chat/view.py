@@ -22,13 +22,14 @@ from arreio.engine.wording import counted
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 
-def stats_line(done: Any) -> str:
-    """`2 steps · 1 tool call · 1,234 tokens · $0.012 · 62% cached` (offline: `$0 (offline)`)."""
+def stats_line(done: Any, *, interrupted: int = 0) -> str:
+    """`2 steps · 1 tool call · 1,234 tokens · $0.012 · 62% cached` (offline: `$0 (offline)`);
+    `interrupted` calls (stopped by a cancel) are said among the calls: `2 tool calls (1 interrupted)`."""
     cost = "$0 (offline)" if done.free else money(done.cost_usd)
     cache = f"{round((done.cache_share or 0) * 100)}% cached"
     tokens = done.input_tokens + done.output_tokens
-    return (f"{counted(done.steps, 'step')} · {counted(done.tool_calls, 'tool call')} · {tokens:,} tokens · "
-            f"{cost} · {cache}")
+    calls = counted(max(done.tool_calls, interrupted), "tool call") + (f" ({interrupted} interrupted)" if interrupted else "")
+    return f"{counted(done.steps, 'step')} · {calls} · {tokens:,} tokens · {cost} · {cache}"
 
 
 def _cut(text: str) -> int:
@@ -46,12 +47,16 @@ def _cut(text: str) -> int:
 
 class ChatRenderer(LiveRenderer):
     """The live view for a chat: Markdown answers at a terminal, the stats line instead of the run's
-    end line. `allowed(event)` tells an approval already granted for this chat (`a`), shown as such."""
+    end line. `allowed(event)` tells an approval already granted for this chat (`a`), shown as such.
+    `asked_with_call`: the approval's question says itself what would run (cli/chat/approval.py, when
+    stdout is not the terminal), so the turn's '⏸ … needs approval' line is not written too: through
+    `| tee` the person saw it twice, once from the pipe and once from the question."""
 
-    def __init__(self, console: Any, *, markdown: bool, allowed: Any = None) -> None:
+    def __init__(self, console: Any, *, markdown: bool, allowed: Any = None, asked_with_call: bool = False) -> None:
         super().__init__(console)
         self.markdown = markdown
         self.allowed = allowed or (lambda event: False)
+        self.asked_with_call = asked_with_call
         self._buffer = ""
         self._live: Any = None  # the preview of the block being written (a terminal only)
         self._shown_at = 0.0
@@ -107,6 +112,9 @@ class ChatRenderer(LiveRenderer):
 
     def __call__(self, event: Any) -> None:
         kind = event.type
+        if kind == "approval_required" and self.asked_with_call and not self.allowed(event):
+            self.flush()  # the question, on the terminal, says it (and the call's own line follows if it runs)
+            return
         if getattr(event, "agent", None):
             self.flush()
             super().__call__(event)
@@ -139,9 +147,12 @@ class ChatRenderer(LiveRenderer):
         c = self.console
         for name in self._running.values():  # a cancel stopped it: its line had no result under it
             c.print(f"  [yellow]✗ {escape(name)}: interrupted, stopped with the turn[/yellow]", soft_wrap=True)
-        self._running.clear()
+        interrupted, self._running = len(self._running), {}
         if event.verdict == "success":
             c.print(f"[dim]{escape(stats_line(event))}[/dim]", soft_wrap=True)
+        elif event.verdict == "cancelled":  # one line: stopped, and what ran until then
+            c.print(f"[yellow]interrupted[/yellow] [dim]· {escape(stats_line(event, interrupted=interrupted))}[/dim]",
+                    soft_wrap=True)
         else:
             colour = "yellow" if event.verdict in ("partial", "paused", "cancelled") else "red"
             told = " ".join(inert(event.message).split()).removeprefix(f"{event.verdict}: ")

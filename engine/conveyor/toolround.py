@@ -119,6 +119,9 @@ class ToolRound:
             for task in self.tasks.values():
                 task.cancel()
             rest = self.calls[self.done:]
+            for call in rest:  # a call under way ran (in part): it counts (a cancelled turn said '0 tool calls')
+                if call.id in self.started:
+                    self._count(call)
             runner.session.append_many([
                 interrupted_result(c, "cancelled before it finished") if c.id in self.started
                 else not_run_result(c, "not run: the run was cancelled before this call started") for c in rest

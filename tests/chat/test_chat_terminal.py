@@ -83,6 +83,8 @@ def test_two_messages_with_tool_calls_and_an_approval_answered_always(work: Path
 
 def test_ctrl_c_mid_turn_cancels_it_and_the_next_message_continues_the_same_session(work: Path, arreio_env) -> None:
     term = chat(work, arreio_env, """\
+- text: "Looking first."
+  tool_calls: [{name: list_dir, arguments: {path: "."}}]
 - text: "Waiting a while."
   tool_calls: [{name: shell, arguments: {command: "sleep 30 && echo late > late.txt"}}]
 - text: "Back, and the session goes on."
@@ -92,7 +94,12 @@ def test_ctrl_c_mid_turn_cancels_it_and_the_next_message_continues_the_same_sess
     first = term.next(r"arreio · offline · " + SESSION).group(1)
     term.next(r"● shell\(command='sleep 30")
     term.type("\x03")
-    term.next("turn cancelled — the session is intact; send a message to go on", timeout=20)
+    # What ran is counted, the interrupted call among them (the line said 'cancelled', then '1 tool call').
+    term.next(r"\ninterrupted · 2 steps · 2 tool calls \(1 interrupted\) · ", timeout=20)
+    term.next("turn cancelled — the session is intact; send a message to go on")
+    term.prompt()
+    term.send("/cost")
+    term.next(r"1 turn · 2 steps · 2 tool calls")
     term.prompt()
     term.send("go on")
     assert term.next(r"arreio · offline · resuming (\S+)").group(1) == first
@@ -100,8 +107,8 @@ def test_ctrl_c_mid_turn_cancels_it_and_the_next_message_continues_the_same_sess
     assert leave(term) == first
     session = session_of(work, first)
     assert check_pairing(session.messages) == []
-    result = next(m for m in session.messages if m.tool_result_part is not None).tool_result_part
-    assert result.status == "interrupted"
+    results = [m.tool_result_part for m in session.messages if m.tool_result_part is not None]
+    assert [r.status for r in results] == ["ok", "interrupted"]
     assert not (work / "late.txt").exists()  # the call was stopped, not left running
     assert [m.role for m in session.messages][-2:] == ["user", "assistant"]
 
@@ -249,3 +256,35 @@ def test_ctrl_c_mid_answer_is_not_echoed_into_the_preview(work: Path, arreio_env
     shown = term.output
     assert "^C" not in shown and "zq" not in shown  # nothing the terminal echoed behind rich's back
     leave(term)  # (the keys typed ahead went with the Ctrl-C: the terminal drops its queue on a signal)
+
+
+def test_model_in_a_scripted_chat_keeps_the_script(work: Path, arreio_env) -> None:
+    """`/model NAME` in a `--script` chat dropped the script: the next message went to NAME (and failed
+    for want of its API key); `/model offline/…` dropped it too (the offline model answered instead)."""
+    env = {k: v for k, v in arreio_env.items() if not k.endswith("_API_KEY")}
+    term = chat(work, env, """\
+- text: "First."
+- text: "Second."
+- text: "Third."
+""")
+    term.prompt()
+    term.send("one")
+    term.next("First")
+    term.prompt()
+    term.send("/model claude-sonnet-4-5")
+    term.next(r"this chat plays the script s\.yaml: its replies come from the script, which only the offline "
+              r"model plays; the model stays offline \(script\); `arreio chat --continue --model claude-sonnet-4-5`")
+    term.prompt()
+    term.send("two")
+    term.next(r"arreio · offline · resuming")
+    term.next("Second")
+    term.prompt()
+    term.send("/model offline/other")
+    term.next(r"model: offline/other from the next message on \(still playing the script s\.yaml\)")
+    term.prompt()
+    term.send("three")
+    term.next(r"arreio · offline/other · resuming")
+    term.next("Third")
+    sid = leave(term)
+    assert "needs an API key" not in term.plain
+    assert [m.text for m in session_of(work, sid).messages if m.role == "assistant"] == ["First.", "Second.", "Third."]
