@@ -91,6 +91,22 @@ class ChatState:
         session.close()
         return next((r["run_id"] for r in reversed(session.runs) if r.get("run_id")), None)
 
+    def played_script(self) -> Path | None:
+        """The script the next message plays: the chat's `--script`, or the one its session was started
+        with (a scripted session resumes with its script while no other model is named)."""
+        from arreio.engine.providers.registry import is_offline
+
+        if self.script is not None or not self.session_id or (self.model and not is_offline(self.model)):
+            return self.script
+        from arreio.engine.session.file import Session
+
+        try:
+            session, _ = Session.open(self.store().path_for(self.session_id), repair=False)
+        except Exception:  # noqa: BLE001 - unreadable: the next message says what is wrong with it
+            return None
+        session.close()
+        return Path(session.header.script) if session.header.script else None
+
     def session_model(self) -> str:
         """The model the next message will use."""
         if self.model:

@@ -110,10 +110,18 @@ def _model(chat: Any, arg: str) -> None:
     except ArreioError as error:
         chat.say(f"[red]{escape(error.message)}[/red]")
         return
-    state.model = arg
-    if arg != registry.OFFLINE:
-        state.script = None  # a script plays the offline family only
-    chat.say(f"model: {escape(arg)} from the next message on")
+    script = state.played_script()
+    if script is not None and not registry.is_offline(arg):
+        # The script was dropped: the next message went to the named model (and failed without its key).
+        away = (f"; `arreio chat --continue --model {arg}` goes on with this session on {arg}"
+                if state.session_id else f"; `arreio chat --model {arg}` talks to {arg}")
+        chat.say(f"[yellow]this chat plays the script {escape(script.name)}: its replies come from the script, "
+                 f"which only the offline model plays; the model stays {escape(state.session_model())}"
+                 f"{escape(away)}[/yellow]")
+        return
+    state.model, state.script = arg, script  # an offline model plays on with the script
+    chat.say(f"model: {escape(arg)} from the next message on"
+             + (f" [dim](still playing the script {escape(script.name)})[/dim]" if script is not None else ""))
 
 
 @command("compact", "/compact — summarise the conversation so far now (the last turn stays verbatim)")
