@@ -125,8 +125,10 @@ class Chat:
         if self.interactive:
             from arreio.cli.chat.view import ChatRenderer
 
-            allowed = self.approvals.allowed if self.approvals is not None else None
-            return ChatRenderer(self.console, markdown=isatty(sys.stdout), allowed=allowed)
+            approvals = self.approvals
+            return ChatRenderer(self.console, markdown=isatty(sys.stdout),
+                                allowed=approvals.allowed if approvals is not None else None,
+                                asked_with_call=approvals is not None and approvals.show_call)
         from arreio.cli.render import LiveRenderer
 
         return LiveRenderer(self.console)

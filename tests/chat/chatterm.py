@@ -15,10 +15,16 @@ PROMPT = "›"
 
 
 class ChatTerminal(Terminal):
-    def __init__(self, cwd: Path, env: dict[str, str], *args: str, stdout: int | None = None) -> None:
+    def __init__(self, cwd: Path, env: dict[str, str], *args: str, stdout: int | None = None,
+                 through: str | None = None) -> None:
+        """`through`: a shell command the chat's stdout is piped into, itself writing to the terminal
+        (`through="tee chat.log"` is `arreio chat | tee chat.log`)."""
         # prompt_toolkit asks the terminal where its cursor is (CPR); this pty never answers
         env = {**env, "PROMPT_TOOLKIT_NO_CPR": "1"}
-        super().__init__([sys.executable, "-m", "arreio.cli.app", "chat", *args], cwd=cwd, env=env, stdout=stdout)
+        argv = [sys.executable, "-m", "arreio.cli.app", "chat", *args]
+        if through is not None:
+            argv = ["sh", "-c", f'"$@" | {through}', "sh", *argv]
+        super().__init__(argv, cwd=cwd, env=env, stdout=stdout)
         self.seen = 0
 
     def next(self, pattern: str, timeout: float = 30.0) -> re.Match[str]:
