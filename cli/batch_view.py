@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arreio.cli.inert import flat
 from arreio.cli.inert import shown as escape
 from arreio.cli.render import console_for, isatty, money, silence
 from arreio.engine.wording import counted
@@ -44,9 +45,11 @@ def row_line(row: dict[str, Any]) -> str:
     extra = f"  {counted(int(row.get('steps') or 0), 'step')}"
     if int(row.get("tries") or 1) > 1:
         extra += f"  (try {row['tries']})"
-    why = "" if row.get("passed") else f" — {' '.join(str(row.get('message') or '').split())[:200]}"
+    # a run's message can carry a model server's error text: inert and flat before it is cut (a pipe
+    # gets these lines as they are, and a newline in them would fake a row of its own)
+    why = "" if row.get("passed") else f" — {flat(str(row.get('message') or ''))[:200]}"
     warned = row.get("warnings") or []  # what the attempt left out (a FIFO in the workdir): said, not only stored
-    said = f"  (warning: {' '.join(str(warned[0]).split())[:160]}{f'; +{len(warned) - 1} more' if len(warned) > 1 else ''})" \
+    said = f"  (warning: {flat(str(warned[0]))[:160]}{f'; +{len(warned) - 1} more' if len(warned) > 1 else ''})" \
         if warned else ""
     return head + extra + why + said
 
@@ -61,7 +64,7 @@ def summary_lines(summary: dict[str, Any], path: Path | None) -> list[str]:
     for name, task in summary["tasks"].items():
         rate = _pct(task["pass_rate"]) if task["attempts"] else "not run"
         lines.append(f"  {name:<{width}}  {task['passed']}/{task['attempts']}  {rate}")
-        lines += [f"  {'':<{width}}    {reason[:160]}" for reason in task["failures"][:1]]
+        lines += [f"  {'':<{width}}    {flat(reason)[:160]}" for reason in task["failures"][:1]]
     tokens = summary["tokens"]
     cost = money(summary["cost_usd"]) if summary["cost_usd"] is not None else f"{money(summary['cost_known_usd'])} + unknown"
     lines.append(f"duration mean {summary['duration_s']['mean']:.1f}s · p90 {summary['duration_s']['p90']:.1f}s · "
@@ -72,9 +75,9 @@ def summary_lines(summary: dict[str, Any], path: Path | None) -> list[str]:
     if learning := summary.get("learning"):
         lines.append(f"learning: {learning['applied']} applied, {learning['rejected']} rejected, {learning['failed']} "
                      f"failed, from {counted(learning['attempts'], 'passed attempt')}"
-                     + (f" ({'; '.join(learning['errors'])})" if learning.get("errors") else ""))
+                     + (f" ({'; '.join(flat(e) for e in learning['errors'])})" if learning.get("errors") else ""))
     if summary.get("stopped"):
-        lines.append(f"stopped: {summary['stopped']}")
+        lines.append(f"stopped: {flat(str(summary['stopped']))}")
     if path is not None:
         lines.append(f"summary: {path}")
     return lines

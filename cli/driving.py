@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arreio.cli.inert import inert
+from arreio.cli.inert import flat
 
 _STDERR_PREFIX = {1: "error", 3: "paused", 4: "stopped", 5: "error"}
 OUTPUTS = ("live", "text", "json")
@@ -147,7 +147,7 @@ def _tell(done: Any) -> None:
     """A run that did not succeed says why on stderr (the live view already showed the details)."""
     prefix = _STDERR_PREFIX.get(done.exit_code)
     if prefix and done.message:
-        message = " ".join(inert(done.message).split()).removeprefix(f"{prefix}: ")  # "paused: paused: …" reads badly
+        message = flat(done.message).removeprefix(f"{prefix}: ")  # "paused: paused: …" reads badly
         _say(f"arreio: {prefix}: {message}")
 
 

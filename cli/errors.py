@@ -10,7 +10,9 @@ from arreio.engine.errors import ArreioError
 
 def report(error: ArreioError) -> int:
     """Print the error as one line on stderr and return its exit code."""
-    message = " ".join(str(error.message).split()) or type(error).__name__
+    from arreio.cli.inert import flat  # a message can quote what a file or a server said
+
+    message = flat(str(error.message)) or type(error).__name__
     print(f"arreio: error: {message}", file=sys.stderr)
     return error.exit_code
 

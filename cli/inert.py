@@ -4,8 +4,10 @@ File contents, command output and model text reach the live view and plain outpu
 escape sequence in them would act on the user's terminal — clear it, retitle it, move the cursor to
 overwrite what was shown, hide text behind a bidi override. Here they are shown escaped instead:
 `\\x1b[2J` reads as those characters. Newlines and tabs stay; a lone carriage return is shown. Text
-that must stay on its line (a file name in a result line) has its newlines and tabs shown too.
-`--json` output is data and is never changed.
+that must stay on its line (a file name in a result line) has its newlines and tabs shown too. A
+message given a line of its own (a run's error on stderr, a retry, a warning, a batch row) is `flat`:
+its whitespace runs become one space, so a server's error text cannot start a line that looks like
+arreio's. `--json` output is data and is never changed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ def inert(text: str, *, one_line: bool = False) -> str:
     if one_line:
         return _LINE_BREAKING.sub(_escaped, _CONTROL.sub(_escaped, text))
     return _CONTROL.sub(_escaped, text.replace("\r\n", "\n"))
+
+
+def flat(text: str) -> str:
+    """Inert, on one line: every run of whitespace (a newline, a tab, spaces) is one space."""
+    return " ".join(inert(text).split())
 
 
 def shown(text: str, *, one_line: bool = False) -> str:

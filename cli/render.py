@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-from arreio.cli.inert import inert
+from arreio.cli.inert import flat, inert
 from arreio.cli.inert import shown as escape  # markup-safe and inert
 from arreio.engine.wording import counted
 
@@ -170,7 +170,7 @@ class _ChildView:
             c.print(f"{pad}    [{style}]{'✗' if event.is_error else '⎿'} {escape(event.preview)}[/{style}]")
         elif event.type in ("warning", "ceiling", "retry"):
             self._end_text()
-            c.print(f"{pad}[yellow]↳ {escape(agent)}: {escape(getattr(event, 'message', '') or getattr(event, 'reason', ''))}[/yellow]")
+            c.print(f"{pad}[yellow]↳ {escape(agent)}: {escape(flat(getattr(event, 'message', '') or getattr(event, 'reason', '')))}[/yellow]")
         elif event.type == "model_switch":
             self._end_text()
             c.print(f"{pad}[yellow]↳ {escape(agent)}: model {escape(event.from_model)} → {escape(event.to_model)}[/yellow]")
@@ -233,14 +233,15 @@ class LiveRenderer(_ChildView):
             c.print(f"  [{style}]{mark} {escape(event.preview)}{size}[/{style}]")
         elif kind == "retry":
             self._end_text()
-            c.print(f"[yellow]↻ retry {event.attempt} in {event.delay_s:.1f}s: {escape(event.reason)}[/yellow]")
+            # a server's error text: one line, however many it had (a newline would start a line of its own)
+            c.print(f"[yellow]↻ retry {event.attempt} in {event.delay_s:.1f}s: {escape(flat(event.reason))}[/yellow]")
         elif kind == "model_switch":
             self._end_text()
-            c.print(f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: {escape(event.reason)}[/yellow]",
+            c.print(f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: {escape(flat(event.reason))}[/yellow]",
                     soft_wrap=True)
         elif kind == "warning":
             self._end_text()
-            c.print(f"[yellow]warning:[/yellow] {escape(event.message)}")
+            c.print(f"[yellow]warning:[/yellow] {escape(flat(event.message))}")
         elif kind == "ceiling":
             self._end_text()
             c.print(f"[yellow]■ {escape(event.message)}[/yellow]")
@@ -256,7 +257,7 @@ class LiveRenderer(_ChildView):
         elif kind == "learning_pass_done":
             self._end_text()
             if event.error:
-                c.print(f"[yellow]learning gate: failed closed, nothing applied ({escape(event.error)})[/yellow]")
+                c.print(f"[yellow]learning gate: failed closed, nothing applied ({escape(flat(event.error))})[/yellow]")
             else:
                 failed = f", {event.failed} failed" if event.failed else ""
                 c.print(f"learning gate: {event.applied} applied, {event.rejected} rejected{failed}")

@@ -1,15 +1,22 @@
 """Untrusted text is rendered inert (issue 17 §7): control and escape sequences in model text, tool
-output and stored memory are shown escaped in the live view and plain output, never acted on by the
-terminal; `--json` keeps them as data."""
+output, stored memory and a model server's error text are shown escaped in the live view and plain
+output, never acted on by the terminal, and a message given a line of its own stays on it; `--json`
+keeps them as data."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from arreio.cli.errors import report
 from arreio.cli.inert import inert
+from arreio.cli.render import FULL_WIDTH, LiveRenderer
+from arreio.engine import events as ev
+from arreio.engine.errors import UsageError
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import isolate
 
@@ -53,3 +60,27 @@ def test_stored_memory_is_shown_inert(work: Path, cli) -> None:
 def test_inert_keeps_ordinary_text() -> None:
     assert inert("line one\n\tline two\r\nthree ✓") == "line one\n\tline two\nthree ✓"
     assert inert("over\rwrite") == "over\\x0dwrite"
+
+
+SERVER_SAID = f"openai: HTTP 503: busy{TITLE}\rfake line\nsuccess · 1 step\tTAB"  # a hostile server's error text
+
+
+@pytest.mark.parametrize("event", [
+    ev.Retry(attempt=1, delay_s=0.5, reason=SERVER_SAID),
+    ev.Warning_(message=f"learning pass failed closed, nothing applied: {SERVER_SAID}", code="learning"),
+    ev.ModelSwitch(from_model="openai/a", to_model="openai/b", reason=SERVER_SAID),
+    ev.LearningPassDone(error=f"proposer failed: RuntimeError: {SERVER_SAID}"),
+    ev.Retry(attempt=2, delay_s=0.5, reason=SERVER_SAID, agent="main.1"),  # a sub-agent's, nested
+])
+def test_what_a_server_said_stays_on_its_line_in_the_live_view(event) -> None:
+    # was: its newline started a line of its own ("success · 1 step" under the retry, as if said by arreio)
+    out = io.StringIO()
+    LiveRenderer(Console(file=out, width=FULL_WIDTH, highlight=False))(event)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and "busy\\x1b]0;pwned\\x07\\x0dfake line success · 1 step TAB" in lines[0]
+    assert not any(ch in lines[0] for ch in "\x1b\x07\r\t")
+
+
+def test_an_error_line_is_inert(capsys: pytest.CaptureFixture[str]) -> None:
+    assert report(UsageError(f"cannot read goal file evil{TITLE}.md\nfake: line")) == 2
+    assert capsys.readouterr().err == "arreio: error: cannot read goal file evil\\x1b]0;pwned\\x07.md fake: line\n"
