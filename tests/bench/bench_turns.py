@@ -1,6 +1,6 @@
 """Benchmark (not a test): the harness's own cost per turn over a long run (issue 23's headline).
 
-    python tests/bench/bench_turns.py [N ...] [--cli] [--fsync] [--profile FILE]
+    python tests/bench/bench_turns.py [N ...] [--cli] [--fsync] [--write] [--profile FILE]
 
 A scripted model (free, instant) makes N turns, each reading one 2 KB file (`src/f<i>.txt`), then
 answers. It runs through the real pipeline with every feature the CLI wires: the library
@@ -35,8 +35,10 @@ sys.path.insert(0, str(REPO))
 FILE_BYTES = 2048
 
 
-def make_workspace(root: Path, turns: int, fsync: bool) -> tuple[Path, Path]:
-    """The repo (N files of 2 KB), GOAL.md, the script, and the project config. Returns (goal, script)."""
+def make_workspace(root: Path, turns: int, fsync: bool, tool: str = "read") -> tuple[Path, Path]:
+    """The repo (N files of 2 KB), GOAL.md, the script, and the project config. Returns (goal, script).
+    `tool`: "read" (each turn reads one file) or "write" (each turn writes a new 2 KB file, approved
+    with --yes: the path a sensitive call takes, through the policy, approvals and checkpoints)."""
     src = root / "src"
     src.mkdir(parents=True)
     for i in range(turns):
@@ -46,8 +48,12 @@ def make_workspace(root: Path, turns: int, fsync: bool) -> tuple[Path, Path]:
     goal = root / "GOAL.md"
     goal.write_text("# Read every file\n\nRead each file under src/ and say what it holds.\n")
     # JSON (a YAML list is read the same way, but ruamel takes seconds over 1,000 replies).
-    replies = [{"text": f"Reading file {i}.", "tool_calls": [{"name": "read_file", "arguments": {"path": f"src/f{i}.txt"}}]}
-               for i in range(turns)]
+    if tool == "write":
+        replies = [{"text": f"Writing file {i}.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": f"out/o{i}.txt", "content": (src / f"f{i}.txt").read_text()}}]} for i in range(turns)]
+    else:
+        replies = [{"text": f"Reading file {i}.", "tool_calls": [{"name": "read_file", "arguments": {"path": f"src/f{i}.txt"}}]}
+                   for i in range(turns)]
     replies.append({"text": "Every file holds the same sentence."})
     script = root / "script.json"
     script.write_text(json.dumps({"replies": replies}, indent=1) + "\n")
@@ -102,15 +108,15 @@ class FsyncCounter:
         os.fsync = self._real
 
 
-def run_library(turns: int, fsync: bool) -> dict[str, float]:
+def run_library(turns: int, fsync: bool, tool: str = "read") -> dict[str, float]:
     from arreio.cli.deps import pipeline_deps
     from arreio.engine.conveyor.pipeline import RunOptions, run_pipeline
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        goal, script = make_workspace(root, turns, fsync)
+        goal, script = make_workspace(root, turns, fsync, tool)
         env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-        options = RunOptions(goal_path=goal, script=script, cwd=root, env=env)
+        options = RunOptions(goal_path=goal, script=script, cwd=root, env=env, yes=tool == "write")
         stamps: list[float] = []
         ends: list[int] = []
         verdict = ""
@@ -142,15 +148,15 @@ def run_library(turns: int, fsync: bool) -> dict[str, float]:
         return out
 
 
-def run_cli(turns: int, fsync: bool) -> dict[str, float]:
+def run_cli(turns: int, fsync: bool, tool: str = "read") -> dict[str, float]:
     exe = Path(sys.executable).with_name("arreio")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        goal, script = make_workspace(root, turns, fsync)
+        goal, script = make_workspace(root, turns, fsync, tool)
         env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
         stamps: list[float] = []
         t0 = time.perf_counter()
-        with subprocess.Popen([str(exe), "run", "--goal", str(goal), "--script", str(script), "--json"], cwd=root,
+        with subprocess.Popen([str(exe), "run", "--goal", str(goal), "--script", str(script), "--json", *(["--yes"] if tool == "write" else [])], cwd=root,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:
             assert process.stdout is not None
             for line in iter(process.stdout.readline, b""):  # each event stamped as it arrives (flushed per event)
@@ -163,15 +169,16 @@ def run_cli(turns: int, fsync: bool) -> dict[str, float]:
 
 def main(argv: list[str]) -> None:
     cli, fsync = "--cli" in argv, "--fsync" in argv
+    tool = "write" if "--write" in argv else "read"
     profile = argv[argv.index("--profile") + 1] if "--profile" in argv else None
     sizes = [int(a) for a in argv if a.isdigit()] or [10, 200, 1000]
     for turns in sizes:
         if profile:
             import cProfile
 
-            cProfile.runctx("run_library(turns, fsync)", globals(), {"turns": turns, "fsync": fsync}, profile)
+            cProfile.runctx("run_library(turns, fsync, tool)", globals(), {"turns": turns, "fsync": fsync, "tool": tool}, profile)
         else:
-            (run_cli if cli else run_library)(turns, fsync)
+            (run_cli if cli else run_library)(turns, fsync, tool)
 
 
 if __name__ == "__main__":
