@@ -324,7 +324,9 @@ class Spinner:
         self._thread.start()
 
     def wait(self, label: str | None) -> None:
-        """Show `label` while waiting (None: show nothing). The same label keeps counting."""
+        """Show `label` while waiting (None: show nothing). The same label keeps counting. It is drawn
+        with the spinner's own escapes, so it is made flat first: a tool's name is the model's."""
+        label = flat(label) if label is not None else None
         with self._lock:
             if label != self._label:
                 self._erase()

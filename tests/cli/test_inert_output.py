@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from rich.console import Console
 
 from arreio.cli.errors import report
 from arreio.cli.inert import inert
-from arreio.cli.render import FULL_WIDTH, LiveRenderer
+from arreio.cli.render import FULL_WIDTH, LiveRenderer, Spinner
 from arreio.engine import events as ev
 from arreio.engine.errors import UsageError
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
@@ -84,3 +85,19 @@ def test_what_a_server_said_stays_on_its_line_in_the_live_view(event) -> None:
 def test_an_error_line_is_inert(capsys: pytest.CaptureFixture[str]) -> None:
     assert report(UsageError(f"cannot read goal file evil{TITLE}.md\nfake: line")) == 2
     assert capsys.readouterr().err == "arreio: error: cannot read goal file evil\\x1b]0;pwned\\x07.md fake: line\n"
+
+
+def test_the_spinner_draws_a_label_inert() -> None:
+    # the label names the tool the model called (`running <name>`, an unknown tool's name is whatever the
+    # model said) and was written raw between the spinner's own escapes; only its 0.3 s delay, outlasting
+    # an unknown tool's instant refusal, kept such a name off the terminal
+    out = io.StringIO()
+    spinner = Spinner(out, delay_s=0, tick_s=0.01)
+    spinner.wait(f"running evil{TITLE}\nfake")
+    for _ in range(200):
+        if "running" in out.getvalue():
+            break
+        time.sleep(0.01)
+    spinner.close()
+    drawn = out.getvalue()
+    assert "running evil\\x1b]0;pwned\\x07 fake" in drawn and "\x07" not in drawn and "\x1b]" not in drawn
