@@ -46,7 +46,9 @@ def list_sessions(json_output: JsonFlag = False) -> None:
     for r in rows:
         cells = _cells(r)
         verdict = f"[red]{cells['last run']}[/red]" if r.error else cells["last run"]
-        table.add_row(cells["id"], cells["created"], cells["model"], cells["msgs"], verdict, cells["cost"], r.title)
+        # the title is the goal's first line, which a file or an MCP server's prompt may have written
+        table.add_row(cells["id"], cells["created"], escape(cells["model"]), cells["msgs"], verdict, cells["cost"],
+                      escape(r.title, one_line=True))
     console.print(table)
     for r in rows:  # a damaged file is listed, and what is wrong with it is said below the table
         if r.error:

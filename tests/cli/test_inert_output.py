@@ -101,3 +101,12 @@ def test_the_spinner_draws_a_label_inert() -> None:
     spinner.close()
     drawn = out.getvalue()
     assert "running evil\\x1b]0;pwned\\x07 fake" in drawn and "\x07" not in drawn and "\x1b]" not in drawn
+
+
+def test_a_sessions_title_is_listed_inert(work: Path, cli) -> None:
+    # the title is the goal's first line (a goal file, an MCP server's prompt): it reached the table raw,
+    # its ESC and bidi override as they came and its [red] read as markup
+    assert cli("run", f"hi{TITLE} {CLEAR} [red]x{BIDI}", "--script", "s.yaml").exit_code == 0
+    listed = cli("sessions", "list").stdout
+    assert "\x1b" not in listed and BIDI not in listed
+    assert "hi\\x1b]0;pwned\\x07 \\x1b[2J [red]x\\u202e" in listed
