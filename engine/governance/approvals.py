@@ -51,6 +51,28 @@ def latest_decisions(extra: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+class DecisionsRead:
+    """`latest_decisions` of each session's records, kept as records are appended: each look reads
+    only the records appended since the last one (issue 23: a run with `--yes` looks once per
+    sensitive call, and reading every record of a long session each time made that O(history)).
+    A session's `extra` only grows, and what it holds never changes (`records.freeze`)."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, tuple[list[dict[str, Any]], int, dict[str, dict[str, Any]]]] = {}
+
+    def of(self, session: Session) -> dict[str, dict[str, Any]]:
+        extra = session.extra
+        known = self._read.get(session.id)
+        if known is None or known[0] is not extra or known[1] > len(extra):
+            known = (extra, 0, {})  # another session object (reloaded), or a list replaced: read it whole
+        decisions = known[2]
+        for record in extra[known[1]:]:
+            if record.get("type") == RECORD and isinstance(record.get("call_id"), str):
+                decisions[record["call_id"]] = record
+        self._read[session.id] = (extra, len(extra), decisions)
+        return decisions
+
+
 def record(call_id: str, name: str, status: str, by: str, at: str, reason: str = "", *, args_digest: str = "") -> dict[str, Any]:
     """One decision line. `args_digest` binds it to the call's arguments: a decision is about exactly
     the call that was shown, so a call whose arguments changed since is not covered by it."""
@@ -167,6 +189,7 @@ class ApprovalHook(RunHook):
         self.decisions: list[dict[str, Any]] = []  # what this run decided or applied (for the report)
         self._audit_error = audit_error
         self._checked_history = False
+        self._recorded = DecisionsRead()
 
     async def before_model(self, turn: Turn, request: ModelRequest) -> None:
         if not self._checked_history:
@@ -198,7 +221,7 @@ class ApprovalHook(RunHook):
         at = iso_ms(self.ctx.clock.now())
         if verdict.action == "deny":
             return self._deny(turn, call, "policy", at, verdict.reason, f"denied by {verdict.reason}")
-        recorded = latest_decisions(turn.session.extra).get(call.id)
+        recorded = self._recorded.of(turn.session).get(call.id)
         status = recorded.get("status") if recorded else None
         args_digest = digest(call.arguments)
         if status == "approved" and recorded.get("args_digest", args_digest) != args_digest:
