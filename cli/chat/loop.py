@@ -82,41 +82,29 @@ class Chat:
         self.note = ""
 
     def show_history(self) -> None:
-        """Where a continued chat stands: the session, and its last exchange."""
+        """Where a continued chat stands: the session, and its last few exchanges (cli/chat/recap.py)."""
+        from arreio.cli.chat.recap import lines, recap
         from arreio.engine.session.file import Session
 
         sid = self.state.session_id
         session, _ = Session.open(self.state.store().path_for(sid), repair=False)
         session.close()
-        from arreio.engine.context.summary import is_summary
-
-        messages = session.messages
-        asked = max((i for i, m in enumerate(messages) if m.role == "user" and m.text.strip() and not is_summary(m)),
-                    default=None)
-        self.say(f"[dim]session {sid} · {counted(len(messages), 'message')} · "
+        self.say(f"[dim]session {sid} · {counted(len(session.messages), 'message')} · "
                  f"{escape(session.header.title)}[/dim]")
-        if asked is None:  # nothing asked since the last summary: the newest answer is all there is
-            if answer := session.last_text():
-                self.say(f"[dim]last answer: {escape(_short(answer))}[/dim]")
-        else:
-            from arreio.cli.chat.mentions import as_typed
-
-            self.say(f"[dim]last message: {escape(_short(as_typed(messages[asked].text)))}[/dim]")
-            # The answer to that message, never an older one (a failed last turn showed the turn before's).
-            answer = next((m.text for m in reversed(messages[asked:]) if m.role == "assistant" and m.text), "")
-            self.say(f"[dim]last answer: {escape(_short(answer)) if answer else '(none: that turn ended without one)'}"
-                     "[/dim]")
+        for line in lines(recap(session.messages)):
+            self.say(line)
         if session.runs and session.runs[-1].get("verdict") == "paused":
             self._say_waiting(session)
 
     def _say_waiting(self, session: Any) -> None:
         """A session left paused at an approval (a piped chat, `arreio run`): what waits, and what to do.
         Nothing said it: the next message silently dropped the call ('not run: … a new instruction came')."""
+        from arreio.cli.chat.recap import short
         from arreio.engine.governance.approvals import describe_call
 
         sid = self.state.session_id
         for call in session.pending_calls():
-            self.say(f"[yellow]waiting for approval: {escape(_short(describe_call(call.name, call.arguments)))}[/yellow]")
+            self.say(f"[yellow]waiting for approval: {escape(short(describe_call(call.name, call.arguments)))}[/yellow]")
         if session.pending_calls():
             self.say(f"[yellow]`arreio approve {sid}` runs it (`--deny` refuses it); a message sent here goes on "
                      "without it[/yellow]")
@@ -183,11 +171,6 @@ class Chat:
         line = (f"session {sid} · continue with `arreio chat --continue` (or `arreio chat --resume {sid}`)"
                 if sid else "no session was started")
         print(line, file=stream or sys.stdout, flush=True)
-
-
-def _short(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _warm_up() -> None:

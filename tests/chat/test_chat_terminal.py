@@ -171,7 +171,7 @@ def test_ctrl_d_leaves_and_continue_picks_up_the_history(work: Path, arreio_env)
     (work / ".arreio" / "MEMORY.md").write_text("The user drinks coffee.\n")  # written between the chats
     again = ChatTerminal(work, arreio_env, "--continue")  # the session remembers its script
     again.next(rf"session {sid} · 2 messages")
-    again.next("last answer: The first answer.")
+    again.next(r"> first\n  The first answer\.\n")
     again.prompt()
     again.send("second")
     again.next(rf"resuming {sid}")

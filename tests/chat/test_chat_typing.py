@@ -216,10 +216,11 @@ def test_continue_shows_the_answer_to_the_last_message_not_an_older_one(work: Pa
     sid = leave(term)
     again = ChatTerminal(work, arreio_env, "--continue")
     again.next(rf"session {sid} · 3 messages")
-    again.next(r"last message: second, with @notes\.md\n")  # as typed: the attached file is not shown
-    again.next(r"last answer: \(none: that turn ended without one\)")
+    again.next(r"> first\n  The only answer\.\n")
+    # as typed (the attached file is not shown), and answered by nothing (not by the answer before)
+    again.next(r"> second, with @notes\.md\n  \(no answer: that turn ended without one\)\n")
     leave(again)
-    assert "The only answer" not in again.plain and "secret ingredient" not in again.plain
+    assert again.plain.count("The only answer") == 1 and "secret ingredient" not in again.plain
 
 
 def test_a_command_followed_by_a_new_line_is_that_command(work: Path, arreio_env) -> None:
