@@ -8,9 +8,17 @@ from pathlib import Path
 import pytest
 
 from tests.chat.chatterm import ChatTerminal
-from tests.chat.test_chat_terminal import chat, leave, work  # noqa: F401 - `work` is a fixture
+from tests.chat.test_chat_terminal import chat, leave
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
 
 SCRIPT = """\
 - text: "Answer one."
