@@ -6,7 +6,9 @@ readline does not give without a fight). Imported only when an interactive chat 
 - Enter sends; Esc-Enter, or Enter after a trailing `\\`, starts a new line; a paste is taken whole
   (bracketed paste: its newlines never send);
 - Ctrl-R searches the history backwards (the emacs binding); Ctrl-Z suspends the chat (`fg` brings it back);
-- Tab completes `/commands` at the start of the message and `@path` mentions anywhere."""
+- Tab completes `/commands` at the start of the message and `@path` mentions anywhere;
+- a message sent with a big paste in it is echoed with the paste collapsed (`[pasted 40 lines]`,
+  cli/chat/paste.py): `ChatPrompt.read` gives the echo to print where prompt_toolkit erased its own."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.filters import is_searching
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
 
+from arreio.cli.chat.paste import collapsed, normalised
 from arreio.engine.paths import make_state_dir
 
 PROMPT = "› "
@@ -86,7 +90,21 @@ class ChatCompleter(Completer):
                 return
 
 
-def _bindings() -> KeyBindings:
+class ChatPrompt(PromptSession):
+    """The prompt, remembering what was pasted into the message being typed."""
+
+    pastes: list[str]
+
+    def read(self) -> tuple[str, str | None]:
+        """The message typed, and (when a big paste in it was collapsed) the echo to print in place of
+        prompt_toolkit's own, which it erased."""
+        self.pastes.clear()
+        self.app.erase_when_done = False
+        text = self.prompt()
+        return text, (collapsed(text, self.pastes) if self.app.erase_when_done else None)
+
+
+def _bindings(pastes: list[str]) -> KeyBindings:
     keys = KeyBindings()
     editing = ~is_searching  # during Ctrl-R the search's own keys apply (Enter accepts the match)
 
@@ -101,7 +119,15 @@ def _bindings() -> KeyBindings:
             buffer.delete_before_cursor(1)
             buffer.insert_text("\n")
             return
+        # A big paste: the echo left on the screen is the chat's, with the paste collapsed (paste.py).
+        event.app.erase_when_done = collapsed(buffer.text, pastes) is not None
         buffer.validate_and_handle()
+
+    @keys.add(Keys.BracketedPaste)
+    def _paste(event) -> None:
+        data = normalised(event.data)
+        pastes.append(data)
+        event.current_buffer.insert_text(data)
 
     @keys.add("c-c", filter=editing)
     def _interrupt(event) -> None:
@@ -124,7 +150,7 @@ def _continuation(width: int, line: int, wraps: int) -> str:
     return (" " if wraps else CONTINUATION).rjust(width)
 
 
-def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: Any) -> PromptSession:
+def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: Any) -> ChatPrompt:
     """The chat's prompt session; the history file's folder is made if it is missing. `io` may give
     prompt_toolkit's `input` and `output` (tests feed keys through a pipe)."""
     try:
@@ -134,11 +160,14 @@ def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: An
         from prompt_toolkit.history import InMemoryHistory
 
         history = InMemoryHistory()
-    return PromptSession(
-        message=PROMPT, multiline=True, key_bindings=_bindings(), history=history,
+    pastes: list[str] = []
+    session = ChatPrompt(
+        message=PROMPT, multiline=True, key_bindings=_bindings(pastes), history=history,
         completer=ChatCompleter(commands, cwd), complete_while_typing=False,
         prompt_continuation=_continuation,
         enable_history_search=False, search_ignore_case=True,
         enable_suspend=True,  # Ctrl-Z suspends, as in a shell (it typed a literal ^Z into the message)
         **io,
     )
+    session.pastes = pastes
+    return session

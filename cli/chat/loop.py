@@ -186,7 +186,7 @@ def _warm_up() -> None:
 def interactive(state: Any) -> int:
     """The chat at a terminal; returns the exit code (0: left by the person)."""
     from arreio.cli.chat import slash
-    from arreio.cli.chat.input import prompt_session
+    from arreio.cli.chat.input import CONTINUATION, PROMPT, prompt_session
     from arreio.engine.paths import state_dir
 
     chat = Chat(state, interactive=True)
@@ -213,7 +213,7 @@ def interactive(state: Any) -> int:
         if chat.cancelled:  # timed from here, the prompt's drawing: a slow clean-up does not eat the window
             chat.cancelled, burst_end = False, time.monotonic() + BURST_S
         try:
-            text = prompt.prompt()
+            text, echo = prompt.read()
         except KeyboardInterrupt:
             if time.monotonic() < burst_end:
                 continue
@@ -225,6 +225,8 @@ def interactive(state: Any) -> int:
         except EOFError:
             break
         interrupts = 0
+        if echo is not None:  # a big paste: prompt_toolkit erased its echo, this one collapses the paste
+            chat.say(escape(PROMPT + echo.replace("\n", "\n" + CONTINUATION)))
         if not text.strip():
             continue
         try:
