@@ -22,16 +22,40 @@ import bisect
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from arreio.memory.decoding import invisible_payloads, payloads
-from arreio.memory.normalise import fold, hidden_characters, prepare, variants
-from arreio.memory.scan_conduct import CONDUCT_RULES
-from arreio.memory.scan_recipes import RECIPE_RULES
 from arreio.memory.scan_rules import CATEGORIES, Rule, negated
 
-__all__ = ["ScanFinding", "scan_text", "scan_store", "CATEGORIES", "RULES"]
+__all__ = ["ScanFinding", "scan_text", "scan_store", "CATEGORIES"]  # and `RULES`, made when first read
 
-RULES: tuple[Rule, ...] = CONDUCT_RULES + RECIPE_RULES
+# The rules and the normaliser load with the first text scanned (issue 23): ~100 ms of patterns
+# and tables that a run with no memory entry and no agent skill never needs, at every start.
+
+
+def _rules() -> tuple[Rule, ...]:
+    """`RULES`, compiled the first time they are asked for (a test may replace the global)."""
+    rules = globals().get("RULES")
+    if rules is None:
+        from arreio.memory.scan_conduct import CONDUCT_RULES
+        from arreio.memory.scan_recipes import RECIPE_RULES
+
+        rules = globals()["RULES"] = CONDUCT_RULES + RECIPE_RULES
+    return rules
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RULES":
+        return _rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _fold(text: str) -> str:
+    """`normalise.fold`, its module loaded with the first scan."""
+    from arreio.memory.normalise import fold as folding
+
+    return folding(text)
+
+
 _MAX_DEPTH = 2  # base64 of hex of an instruction is read; deeper nesting is not worth the time
 
 
@@ -102,7 +126,7 @@ def _hits(folded: _Folded, rule: Rule) -> Iterator[_Hit]:
 
 def _first(flat: str) -> _Hit | None:
     folded = _Folded(flat)
-    for rule in RULES:
+    for rule in _rules():
         for hit in _hits(folded, rule):
             return hit
     return None
@@ -114,7 +138,10 @@ def scan_text(text: str, *, _depth: int = 0) -> ScanFinding | None:
     What the text *says* is reported before how it hides it: an instruction smuggled in tag
     characters is refused as the instruction it is, and the invisible characters are the finding
     only when what they carry is not readable (or not hostile)."""
-    flat = fold(text)
+    from arreio.memory.decoding import invisible_payloads, payloads
+    from arreio.memory.normalise import hidden_characters, prepare, variants
+
+    flat = _fold(text)
     hit = _first(flat)
     if hit is not None and hit.rule.category != "hardcoded_secret":
         return ScanFinding(hit.rule.category, hit.rule.name, hit.text)
@@ -162,7 +189,7 @@ def _meeting(entries: Sequence[str], ats: Sequence[int]) -> list[ScanFinding]:
     boundaries: list[tuple[int, bool]] = []  # (position of the joining space, first entry ended its sentence)
     offset, hard, watched = 0, False, set[int]()
     for index in range(low, high):
-        flat = fold(entries[index])
+        flat = _fold(entries[index])
         ending = _TERMINAL.search(flat)
         if ending:
             flat = flat[: ending.start()]
@@ -177,7 +204,7 @@ def _meeting(entries: Sequence[str], ats: Sequence[int]) -> list[ScanFinding]:
     folded = _Folded(" ".join(parts))
     positions = [position for position, _ in boundaries]
     found: list[ScanFinding] = []
-    for rule in RULES:
+    for rule in _rules():
         for hit in _hits(folded, rule):
             first = bisect.bisect_right(positions, hit.start)
             last = bisect.bisect_left(positions, hit.end)

@@ -45,3 +45,23 @@ def test_offline_run_does_not_import_sdks(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
     assert (tmp_path / "out.md").exists()
+
+
+SCAN = ("arreio.memory.scan_conduct", "arreio.memory.scan_recipes", "arreio.memory.normalise")
+
+
+@pytest.mark.slow
+def test_a_run_with_nothing_to_scan_does_not_compile_the_scan(tmp_path) -> None:
+    """The memory scan's rules and normaliser (~100 ms of patterns and tables at every start) load
+    with the first text scanned: a run with no memory entry and no agent skill never needs them, and
+    one with an entry still has it scanned (a hostile one is blocked in the prompt)."""
+    (tmp_path / "G.md").write_text("# g\n\nRead `G.md` and write `out.md`.\n")
+    code = PROBE.format(commands=[["run", "--goal", "G.md", "--offline"]], heavy=SCAN)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    (tmp_path / ".arreio").mkdir(exist_ok=True)
+    (tmp_path / ".arreio" / "MEMORY.md").write_text("The tests run with `pytest -q`.\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == sorted(SCAN)
