@@ -1,6 +1,6 @@
 """Benchmark (not a test): `bench_turns`' workload counted in CPU instructions, tenth by tenth.
 
-    python tests/bench/bench_turns_instructions.py [N] [--per-turn]
+    python tests/bench/bench_turns_instructions.py [N] [--per-turn] [--keep DIR]
 
 The development VM's speed swings by ±40% within minutes, so wall-clock ratios between two tenths of
 one run (or two runs of two versions) say as much about the machine as about the code. Instructions
@@ -8,7 +8,9 @@ do not: this runs `bench_turns`' library workload (N scripted turns, default 1,0
 fsync off) under valgrind's callgrind, counting only between the first `tool_end` and the last, and
 dumping the count every tenth. Printed: millions of instructions per turn for each tenth, their mean,
 and the worst tenth over the first. `--per-turn` dumps at every turn instead and also lists the turns
-over 3x the median with what happened in them (a prune, a compaction, a full collection). Needs
+over 3x the median with what happened in them (a prune, a compaction, a full collection); `--keep
+DIR` keeps callgrind's dumps there (`cg.<pid>.<k>`: the k-th turn or tenth), for `callgrind_annotate`
+to say where one turn's instructions went. Needs
 valgrind and a C compiler (for the five-line shim that lets Python switch callgrind's counting on
 and off); takes a few minutes. Valgrind runs SHA-256 in software: a digest costs more here than on
 a CPU with SHA instructions.
@@ -81,10 +83,12 @@ def run_counted(turns: int, shim: str, per_turn: bool, notes_path: str) -> None:
 
 def main(argv: list[str]) -> None:
     per_turn = "--per-turn" in argv
+    keep = argv[argv.index("--keep") + 1] if "--keep" in argv else None
     numbers = [a for a in argv if a.isdigit()]
     turns = int(numbers[0]) if numbers else 1000
     with tempfile.TemporaryDirectory() as folder:
-        work = Path(folder)
+        work = Path(keep) if keep else Path(folder)
+        work.mkdir(parents=True, exist_ok=True)
         (work / "shim.c").write_text(SHIM)
         subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(work / "shim.so"), str(work / "shim.c")], check=True)
         notes_path = work / "notes.json"
