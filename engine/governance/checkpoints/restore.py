@@ -9,7 +9,10 @@ restored path against the target afterwards, and journals the undo in the audit 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from arreio.engine.errors import ArreioError
@@ -100,8 +103,8 @@ def apply_undo(prepared: PreparedUndo, *, force: bool, clock: Clock, journal: Jo
         raise TreeChanged("the working tree changed while undo was asking; nothing was changed — run it again")
     try:
         with repo.lock():
-            failed = repo.restore(prepared.target, [a.path for a in chosen if a.op == "write"],
-                                  [a.path for a in chosen if a.op == "delete"])
+            failed = write_back(repo, prepared.target, [a.path for a in chosen if a.op == "write"],
+                                [a.path for a in chosen if a.op == "delete"])
     except CheckpointError:
         failed = []  # git wrote what it could; the check against the target below names the rest
     after = recorder.checkpoint("after", calls=[{"id": "undo", "name": "undo"}], before=before)
@@ -122,3 +125,42 @@ def apply_undo(prepared: PreparedUndo, *, force: bool, clock: Clock, journal: Jo
         except OSError as error:
             result.warnings.append(f"audit journal not written: {type(error).__name__}: {error}")
     return result
+
+
+def write_back(repo: ShadowRepo, tree: str, write: Sequence[str], delete: Sequence[str]) -> list[str]:
+    """Make `write` paths of `repo`'s working tree as `tree` holds them (bytes and mode) and remove
+    `delete` paths (then the folders that removal left empty, as git itself does). Returns the paths that could not be done."""
+    failed = []
+    for rel in delete:  # first: a created file may stand where a restored folder goes
+        if not _remove(repo.worktree, rel):
+            failed.append(rel)
+    if write:
+        scratch = {"GIT_INDEX_FILE": str(repo.tree_dir / "restore.index")}
+        try:
+            repo.run_git("read-tree", tree, env=scratch)
+            repo.run_git("checkout-index", "-f", "-z", "--stdin", env=scratch,
+                         stdin=b"\0".join(os.fsencode(p) for p in write) + b"\0")
+        finally:
+            Path(scratch["GIT_INDEX_FILE"]).unlink(missing_ok=True)
+    return failed
+
+
+def _remove(worktree: Path, rel: str) -> bool:
+    path = worktree / rel
+    parent = Path(os.path.realpath(path.parent))
+    if parent != worktree and not parent.is_relative_to(worktree):
+        return False  # a folder on the way is a symlink out of the tree: never delete through it
+    try:
+        if path.is_dir() and not path.is_symlink():
+            return False
+        path.unlink(missing_ok=True)
+    except OSError:
+        return False
+    folder = path.parent
+    while folder != worktree and folder.is_relative_to(worktree):
+        try:
+            folder.rmdir()  # only succeeds when empty
+        except OSError:
+            break
+        folder = folder.parent
+    return True

@@ -49,6 +49,15 @@ GIT_TIMEOUT_S = 300  # a hung git (a dead network mount) must not hang the run: 
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
 
 
+def _regular(path: Path) -> os.stat_result | None:
+    """`lstat` of a regular file; None for anything else, or nothing."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
 class CheckpointError(ArreioError):
     """A git command failed (its stderr, one line); exit 1 when a command meets it."""
 
@@ -189,23 +198,12 @@ class ShadowRepo:
 
     def _ignored(self, watch: Sequence[str], skipped: dict[str, list]) -> None:
         """Adds to `skipped` each watched file that exists but is not in the snapshot (ignored). Git is
-        asked only about a regular file the index is not known to hold: one a snapshot added is known
-        (`_snapshot`), one that does not exist is not asked about (a file tool's new file, before the
-        call that makes it) — a write round asked twice before, ~3 ms a git process (issue 23)."""
-        present: dict[str, os.stat_result] = {}
-        for rel in watch:
-            if rel in self._tracked or rel in skipped:
-                continue
-            try:
-                info = os.lstat(self.worktree / rel)
-            except OSError:
-                continue  # not there (yet, or any more): nothing of it to restore
-            if stat.S_ISREG(info.st_mode):
-                present[rel] = info
-        if not present:
-            return
-        tracked = self.run_git("ls-files", "-z", "--", *present, env={"GIT_LITERAL_PATHSPECS": "1"})
-        self._tracked.update(os.fsdecode(p) for p in tracked.split(b"\0") if p)
+        asked only about an existing file the index is not known to hold (issue 23)."""
+        present = {rel: info for rel in watch if rel not in self._tracked and rel not in skipped
+                   and (info := _regular(self.worktree / rel)) is not None}  # one not there has nothing to restore
+        if present:
+            tracked = self.run_git("ls-files", "-z", "--", *present, env={"GIT_LITERAL_PATHSPECS": "1"})
+            self._tracked.update(os.fsdecode(p) for p in tracked.split(b"\0") if p)
         for rel, info in present.items():
             if rel not in self._tracked:
                 skipped[rel] = [info.st_size, info.st_mtime_ns, "ignored by .gitignore"]
@@ -244,7 +242,6 @@ class ShadowRepo:
             self._tracked.difference_update(os.fsdecode(raw) for raw in remove)
         if add:
             self._add(add, skipped)
-            # In the index now (but a path `_add` could not take): `_ignored` need not ask git about them.
             self._tracked.update(rel for rel in map(os.fsdecode, add) if rel not in skipped)
         tree = None if add or remove else self._cached_tree()
         if tree is None:
@@ -362,44 +359,6 @@ class ShadowRepo:
                 added, removed = (None if p == b"-" else int(p) for p in parts[:2])
                 result[os.fsdecode(parts[2])] = (added, removed)
         return result
-
-    # -- restoring ----------------------------------------------------------------------------------
-    def restore(self, tree: str, write: Sequence[str], delete: Sequence[str]) -> list[str]:
-        """Make `write` paths as `tree` holds them (bytes and mode) and remove `delete` paths (then the
-        folders that removal left empty, as git itself does). Returns the paths that could not be done."""
-        failed = []
-        for rel in delete:  # first: a created file may stand where a restored folder goes
-            if not self._remove(rel):
-                failed.append(rel)
-        if write:
-            scratch = {"GIT_INDEX_FILE": str(self.tree_dir / "restore.index")}
-            try:
-                self.run_git("read-tree", tree, env=scratch)
-                self.run_git("checkout-index", "-f", "-z", "--stdin", env=scratch,
-                             stdin=b"\0".join(os.fsencode(p) for p in write) + b"\0")
-            finally:
-                Path(scratch["GIT_INDEX_FILE"]).unlink(missing_ok=True)
-        return failed
-
-    def _remove(self, rel: str) -> bool:
-        path = self.worktree / rel
-        parent = Path(os.path.realpath(path.parent))
-        if parent != self.worktree and not parent.is_relative_to(self.worktree):
-            return False  # a folder on the way is a symlink out of the tree: never delete through it
-        try:
-            if path.is_dir() and not path.is_symlink():
-                return False
-            path.unlink(missing_ok=True)
-        except OSError:
-            return False
-        folder = path.parent
-        while folder != self.worktree and folder.is_relative_to(self.worktree):
-            try:
-                folder.rmdir()  # only succeeds when empty
-            except OSError:
-                break
-            folder = folder.parent
-        return True
 
 
 def _escape(text: str) -> str:
