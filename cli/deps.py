@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import gc
-
+from arreio.cli import heap
 from arreio.engine.conveyor.pipeline import PipelineDeps
-
-_heap_frozen = False
 
 
 def pipeline_deps() -> PipelineDeps:
@@ -19,18 +16,5 @@ def pipeline_deps() -> PipelineDeps:
     from arreio.memory.knowledge.feature import KnowledgeFeature
 
     features = engine_features(MemoryFeature(), SkillsFeature(), KnowledgeFeature())
-    _freeze_startup_heap()
+    heap.settle()  # the start-up's objects frozen, the collector's usual thresholds back
     return PipelineDeps(features=features, learning=LearningStage())
-
-
-def _freeze_startup_heap() -> None:
-    """Once per process, with every layer imported: move what exists now (modules, classes,
-    functions — ~44,000 objects, alive until exit) out of the cyclic collector's reach, so each full
-    collection of a long run walks only the run's own objects (issue 23: those pauses were a third
-    of what a 1,000-turn run's last tenth spent beyond its first). What is frozen is still freed by
-    refcounting; only a cycle that is garbage at this moment would outlive its use, and there is
-    none to speak of right after the imports."""
-    global _heap_frozen
-    if not _heap_frozen:
-        _heap_frozen = True
-        gc.freeze()

@@ -43,6 +43,9 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(version_line())
         return
+    from arreio.cli import heap
+
+    heap.hold()  # the imports below and the command's own are not walked by the collector again and again
     from arreio.cli.app import main as app_main
 
     app_main()
