@@ -65,7 +65,7 @@ def test_texts_a_reader_would_count_differently_get_a_file_of_their_own(tmp_path
     assert cr.path.name == "call_1.txt" and cr.first is None and cr.path.read_bytes() == b"progress\r50%\r100%\n"
     assert nul.path.name == "call2.txt" and nul.path.read_bytes() == b"a\0b"
     assert plain.path.name == "pruned.txt" and (plain.first, plain.last) == (2, 2)
-    assert cr.where("x") == "x" and plain.where("p") == "p, lines 2–2 (read_file offset=2, limit=1)"
+    assert cr.where("x") == "x" and plain.where("p") == "p, lines 2-2 (read_file offset=2, limit=1)"
     # A result an older arreio saved as its own file stays there (the stub points at it): the next
     # process's store (the folder is listed once, not looked up per result) and the next pass's.
     old = folder / "old.txt"

@@ -49,7 +49,7 @@ def test_old_bulky_results_become_stubs_that_point_at_the_record_first(tmp_path:
     lines = artifact.read_text().splitlines()
     for stub_text in stubs:
         where = stub_text.split("saved at ", 1)[1]
-        first, last = (int(x) for x in where.split(", lines ", 1)[1].split(" ", 1)[0].split("–"))
+        first, last = (int(x) for x in where.split(", lines ", 1)[1].split(" ", 1)[0].split("-"))
         assert f"offset={first}, limit={last - first + 1})" in where
         block = lines[first - 1:last]
         n = int(block[0].split("def h", 1)[1].split("_", 1)[0])  # which file this result showed
