@@ -28,6 +28,7 @@ from arreio.engine.context.pruning import (
     call_of,
     plan_pruning,
     read_key,
+    sample_stub,
 )
 from arreio.engine.context.resultsets import ResultStore
 from arreio.engine.context.settings import ContextSettings, context_settings
@@ -84,6 +85,7 @@ class ContextHook(RunHook):
         self._profile = "claude"
         self._model = ""
         self._pending_events: list[ev.Event] = []  # from a compaction in before_model, which cannot yield events
+        self._stub_weight = 0.0  # the mean weight of the last prune's stubs (`_prune`)
 
     # -- measuring ------------------------------------------------------------------------------
     def _tokens(self, message: Message) -> float:
@@ -329,7 +331,9 @@ class ContextHook(RunHook):
         if not indices:
             self._pruned_upto[session.id] = (max(start, protected), session.revision)
             return []
-        if at_least and sum(self.weigh(messages[i]) for i in indices) < at_least:
+        # What it frees: the results less their stubs (weighing the results alone, half of `at_least`)
+        if at_least and sum(self.weigh(messages[i]) for i in indices) - len(indices) * (
+                self._stub_weight or self._guess_stub_weight(messages, indices[0])) < at_least:
             return []  # the mark stays: these candidates are counted again next turn
         calls = {c.id: c for c in (call_of(messages, i) for i in indices) if c is not None}
         self.artifacts.redactor = session.redactor  # every writer redacts: the history holds what the model saw
@@ -337,11 +341,19 @@ class ContextHook(RunHook):
                                       durable=turn.settings.fsync)
         # One appended `prune` line, not a rewrite of the whole file (issue 23).
         turn.session.replace_results(stubs)
+        self._stub_weight = sum(self.weigh(session.messages[i]) for i in stubs) / len(stubs)
         self._pruned_upto[session.id] = (protected, session.revision)
         self.stats.pruned_results += len(pruned)
         self.pruned_paths |= {read_key(c) for c in pruned if c.name in READ_TOOLS}
         after = self._context_tokens(turn)
         return [ev.Compaction(tokens_before=before, tokens_after=after, messages_removed=0, kind="prune")]
+
+    def _guess_stub_weight(self, messages: list[Message], index: int) -> float:
+        """A stub's weight before a prune measured some: one rendered for `messages[index]`, kept."""
+        path = self.artifacts.path
+        stub = sample_stub(messages[index], call_of(messages, index), self.worklog, path, self._shown(path))
+        self._stub_weight = estimate_message(stub, self._profile) * self.calibrator.factor(self._model)
+        return self._stub_weight
 
     def _shown(self, path: Path) -> str:
         """An artifact's path as the stub shows it, worked out once per path (the shared file's is

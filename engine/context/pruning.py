@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.context.artifacts import ArtifactFile
+from arreio.engine.context.artifacts import ArtifactFile, Saved
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 
 STUB_MARKER = "[pruned to save context:"
@@ -166,6 +166,24 @@ def render_stub(part: ToolResultPart, record: str, covered_by: str, artifact: st
     return "\n".join(line for line in lines if line)
 
 
+COVERED = "Your notes after this call, below, carry what you concluded from it."
+
+
+def sample_stub(message: Message, call: ToolCallPart | None, worklog: WorkLog, path: Path, shown: str) -> Message:
+    """The result `message` as `apply_pruning` would leave it, its text in the shared artifacts file
+    `path` (`shown` as the stub names it) at made-up lines: what a prune would leave behind, known
+    before anything is written (nothing is recorded)."""
+    part = message.tool_result_part
+    assert part is not None
+    place = Saved(path, 1000, 1000 + part.content.count("\n")).where(shown)
+    entry = worklog.entries.get(part.call_id)
+    if entry is None:
+        call = call or ToolCallPart(id=part.call_id, name=part.name)
+        entry = LogEntry(len(worklog.entries) + 1, part.call_id, call_label(call), digest(call, part.content, part.is_error))
+    stub = part.model_copy(update={"content": render_stub(part, entry.render(), COVERED, place)})
+    return message.model_copy(update={"parts": [stub]})
+
+
 def apply_pruning(
     messages: list[Message],
     indices: list[int],
@@ -187,8 +205,7 @@ def apply_pruning(
             saved = artifacts.save(part.call_id, part.name, part.content, durable=durable)
             call = calls.get(part.call_id) or ToolCallPart(id=part.call_id, name=part.name)
             entry = worklog.entries.get(part.call_id) or worklog.record(call, part.content, part.is_error)
-            covered = "Your notes after this call, below, carry what you concluded from it."
-            stubs[i] = render_stub(part, entry.render(), covered, saved.where(shown_path(saved.path)))
+            stubs[i] = render_stub(part, entry.render(), COVERED, saved.where(shown_path(saved.path)))
             pruned.append(call)
     finally:
         artifacts.sync(durable)  # one fsync for every text appended above (and the folder, if new)

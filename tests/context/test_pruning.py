@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from arreio.engine.config import Settings
 from arreio.engine.context.feature import ContextHook
 from arreio.engine.context.pruning import STUB_MARKER
@@ -183,7 +185,7 @@ def test_a_compaction_due_now_comes_without_a_small_prune_before_it(tmp_path: Pa
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
     reads, window, batch = 120, 40_000, 0.2  # a batch bigger than what is left to prune at the watermark
-    body = "amber lattice " * 170
+    body = ("amber lattice " * 12 + "\n") * 36  # ~1,300 tokens a result: a stub frees ~1,000 of them
     for n in range(reads):
         (work / f"m{n}.txt").write_text(f"record {n}: {body}\n")
     steps = [call("read_file", f"NOTE: m{n}=ok", path=f"m{n}.txt") for n in range(reads)]
@@ -202,4 +204,26 @@ def test_a_compaction_due_now_comes_without_a_small_prune_before_it(tmp_path: Pa
     archives = sorted((tmp_path / "sessions" / "s-test" / "compacted").glob("*.jsonl"))
     archived = [json.loads(line) for path in archives for line in path.read_text().splitlines()]
     kept = [m["parts"][0]["content"] for m in archived if m.get("role") == "tool"]
-    assert any(not c.startswith(STUB_MARKER) and "record" in c and body[:200] in c for c in kept)  # as read_file gave it
+    assert any(not c.startswith(STUB_MARKER) and "record" in c and body.splitlines()[0] in c for c in kept)  # as read_file gave it
+
+
+@pytest.mark.parametrize("depth", [0, 3])
+def test_a_batch_prune_frees_its_batch_whatever_its_stubs_weigh(tmp_path: Path, depth: int) -> None:
+    """A prune waits for candidates worth `prune_step` of the window: what they free is their weight
+    less their stubs'. Weighing the results alone, ~500-token results whose ~250-token stubs name a
+    long artifacts path freed half a batch at the watermark, and the compaction followed in the same
+    turn (the full suite's deeper temporary folders showed it). In a shallow folder and a deep one,
+    every prune frees its batch."""
+    for level in range(depth):
+        tmp_path = tmp_path / f"a-folder-whose-name-makes-every-stub-longer-{level}"
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    reads, window, batch = 120, 40_000, 0.2
+    for n in range(reads):
+        (work / f"m{n}.txt").write_text(f"record {n}: " + "amber lattice " * 170 + "\n")
+    steps = [call("read_file", f"NOTE: m{n}=ok", path=f"m{n}.txt") for n in range(reads)]
+    runner, hook, events = _run(tmp_path, steps, max_steps=reads + 5, window=window, prune_step=batch)
+    assert check_pairing(runner.session.messages) == [] and unit_end(events).verdict == "success"
+    assert hook.stats.compactions >= 1
+    prunes = [e for e in events if e.type == "compaction" and e.kind == "prune"]
+    assert all(e.tokens_before - e.tokens_after >= batch * window for e in prunes), prunes
