@@ -146,14 +146,28 @@ class GateResult(BaseModel):
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
+class Lesson(BaseModel):
+    """One proposal the learning gate decided on: `bucket` applied / rejected / failed, where it was
+    to go (`target` memory or user, `action` add / replace / remove; empty for a malformed one), what
+    it says (`preview`, cut to 80 characters) and `reason`, the gate's or the store's."""
+
+    bucket: Literal["applied", "rejected", "failed"]
+    target: str = ""
+    action: str = ""
+    preview: str = ""
+    reason: str = ""
+
+
 class LearningPassDone(BaseModel):
-    """The post-run learning pass finished (or failed closed, then `error` says why)."""
+    """The post-run learning pass finished (or failed closed, then `error` says why); `lessons`
+    lists each proposal it decided on."""
 
     type: Literal["learning_pass_done"] = "learning_pass_done"
     applied: int = 0
     rejected: int = 0
     failed: int = 0
     error: str | None = None
+    lessons: list[Lesson] = Field(default_factory=list)
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 

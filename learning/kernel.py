@@ -12,6 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from arreio.engine.events import Lesson
 from arreio.learning.gate import Gate
 from arreio.learning.proposals import Proposal, validate
 from arreio.learning.proposers import Proposer
@@ -65,6 +66,12 @@ class LearningOutcome:
     @property
     def failed(self) -> int:
         return self._count("failed")
+
+    def lessons(self) -> list[Lesson]:
+        """Each decision as the run's `learning_pass_done` event lists it."""
+        return [Lesson(bucket=d.bucket, target=d.proposal.target if d.proposal else "",
+                       action=d.proposal.action if d.proposal else "", preview=d.preview, reason=d.reason)
+                for d in self.decisions]
 
     def line(self) -> str:
         """The one line a run prints."""

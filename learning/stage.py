@@ -116,4 +116,4 @@ class LearningStage:
                   config: Mapping[str, Any] | None = None) -> ev.LearningPassDone:
         outcome = await learn(ctx, events=events, messages=messages, goal=goal, model=model, config=config)
         return ev.LearningPassDone(applied=outcome.applied, rejected=outcome.rejected, failed=outcome.failed,
-                                   error=outcome.error)
+                                   error=outcome.error, lessons=outcome.lessons())

@@ -38,6 +38,7 @@ def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> N
     import json
     import os
 
+    from arreio.cli.lessons import lesson_line
     from arreio.engine.config import load_settings
     from arreio.engine.events import event_from_json
     from arreio.engine.ports import SystemClock
@@ -80,9 +81,7 @@ def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> N
     else:
         if outcome.note and not outcome.decisions and not outcome.error:
             print(f"learning: {outcome.note}")
-        for d in outcome.decisions:
-            mark = {"applied": "would apply" if dry_run else "applied", "rejected": "rejected", "failed": "failed"}[d.bucket]
-            target = f"[{d.proposal.target} {d.proposal.action}] " if d.proposal else ""
-            print(f"  {mark:11} {target}{d.preview} — {d.reason}")
+        for lesson in outcome.lessons():  # the model's words: inert (cli/lessons.py)
+            print(f"  {lesson_line(lesson, dry_run=dry_run)}")
         print(outcome.line())
     raise typer.Exit(1 if outcome.error else 0)

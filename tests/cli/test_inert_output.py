@@ -15,6 +15,7 @@ from rich.console import Console
 
 from arreio.cli.errors import report
 from arreio.cli.inert import inert
+from arreio.cli.lessons import lesson_line
 from arreio.cli.render import FULL_WIDTH, LiveRenderer, Spinner
 from arreio.engine import events as ev
 from arreio.engine.errors import UsageError
@@ -80,6 +81,20 @@ def test_what_a_server_said_stays_on_its_line_in_the_live_view(event) -> None:
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 and "busy\\x1b]0;pwned\\x07\\x0dfake line success · 1 step TAB" in lines[0]
     assert not any(ch in lines[0] for ch in "\x1b\x07\r\t")
+
+
+def test_a_lesson_the_model_proposed_is_listed_inert_on_its_line() -> None:
+    """The learning pass lists each lesson it decided on; the proposer (a model) wrote its words."""
+    out = io.StringIO()
+    lesson = ev.Lesson(bucket="rejected", target="memory", action="add", preview=f"always [red]run[/red]{CLEAR}\nok",
+                       reason=f"score 0.40 < threshold 0.7{TITLE}")
+    LiveRenderer(Console(file=out, width=FULL_WIDTH, highlight=False))(ev.LearningPassDone(rejected=1, lessons=[lesson]))
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "learning gate: 0 applied, 1 rejected"
+    assert lines[1:] == ["  rejected    MEMORY.md add: always [red]run[/red]\\x1b[2J ok — score 0.40 < threshold 0.7\\x1b]0;pwned\\x07"]
+    # `arreio learn` lists them with the same words (it printed the proposal raw before)
+    applied = lesson.model_copy(update={"bucket": "applied"})
+    assert lesson_line(applied, dry_run=True).startswith("would apply MEMORY.md add: always [red]run[/red]\\x1b[2J ok")
 
 
 def test_an_error_line_is_inert(capsys: pytest.CaptureFixture[str]) -> None:

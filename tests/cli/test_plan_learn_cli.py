@@ -28,8 +28,15 @@ def test_plan_gates_and_learning_end_to_end(workdir: Path, cli) -> None:
     copy_plans(workdir)
     result = cli("run", "--goal", GOAL, "--plan", PLAN, "--learn", "--offline", "--yes")
     assert result.exit_code == 0, result.output
-    learning_lines = [ln for ln in result.stdout.splitlines() if ln.startswith("learning gate:")]
+    out = result.stdout.splitlines()
+    learning_lines = [ln for ln in out if ln.startswith("learning gate:")]
     assert learning_lines == ["learning gate: 1 applied, 1 rejected"]
+    # Which lesson, where it went, and why the other did not (it said only the counts before).
+    after = out[out.index(learning_lines[0]) + 1:][:2]
+    applied = next(ln for ln in after if ln.lstrip().startswith("applied"))
+    rejected = next(ln for ln in after if ln.lstrip().startswith("rejected"))
+    assert "MEMORY.md add: A run that succeeded here" in applied and "score 0.82 ≥ threshold 0.7" in applied
+    assert "MEMORY.md add:" in rejected and "< threshold 0.7" in rejected
     assert result.stdout.count("✓ gate") == 4
     lesson = Path(".arreio/MEMORY.md").read_text()
     assert "wrote build/quickstart-summary.md" in lesson and "Quickstart" not in lesson  # from the run, not the goal
