@@ -25,7 +25,7 @@ from arreio.engine.providers.openai import (
 )
 from arreio.engine.providers.structured import openai_response_format
 from arreio.engine.providers.vendor import VendorProvider
-from arreio.engine.providers.wire import classify_exception
+from arreio.engine.providers.wire import classify_exception, stream_cut
 
 
 def import_litellm() -> Any:
@@ -95,6 +95,13 @@ class LiteLLMProvider(VendorProvider):
             async for chunk in stream:
                 for event in reader.feed(chunk):
                     yield event
+            if reader.empty:
+                # litellm ends a 200 that was no event stream (a server's error page, `{"error": …}`
+                # while a model loads) as a finished reply: the run "succeeded" with no answer. A
+                # model's reply, even an empty one, comes with its token count (asked for above).
+                yield Done(stop_reason="error", usage=reader.usage, error=stream_cut(
+                    self.name, "nothing came: no text, no tool call, no token count — not a model's reply"))
+                return
             for event in reader.end():
                 yield event
         except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done

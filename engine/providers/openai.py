@@ -255,6 +255,11 @@ class ChatStreamReader:
             cache_write_tokens=written,
         )
 
+    @property
+    def empty(self) -> bool:
+        """Nothing a model sends came: no text, reasoning or tool call, and no token count."""
+        return not self._received and not self._calls and self.usage == Usage()
+
     def end(self, tap: SseTap | None = None) -> list[StreamEvent]:
         """The calls and the `Done`. `tap` (when the stream had one) tells what the SDK dropped: an
         `error:` line is the reply's real end; `data: [DONE]` without a `finish_reason` is a reply

@@ -151,3 +151,14 @@ def test_a_piped_chat_shows_the_retry_and_the_failure_inert(project, server):
     one_line_each(done.stderr)
     assert SHOWN in error_of(done.stderr)
     assert next(line for line in done.stdout.decode().splitlines() if "boom" in line).startswith("↻ retry 1")
+
+
+def test_through_litellm_a_200_that_is_no_reply_fails_the_run_instead_of_an_empty_success(project, server):
+    """litellm reads an error page sent with 200 as a finished, empty reply: `arreio run` exited 0 with
+    no answer. It is retried, then the run fails (exit 1), saying why on one inert line."""
+    work, env = project
+    server.push(*[Reply(body=f"<html>{EVIL}</html>".encode(), content_type="text/html")] * 2)
+    done = arreio((work, {**env, "ARREIO_BASE_URL": f"{server.url}/v1"}), "run", "--model", "litellm/openai/x", "Say hi")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert_inert(done.stdout, done.stderr)
+    assert "not a model's reply" in error_of(done.stderr) and len(server.seen) == 2

@@ -128,3 +128,21 @@ def test_claude_thinking_through_litellm_keeps_signed_and_redacted_blocks(server
     assistant = server.seen[1].body["messages"][1]
     assert [b["type"] for b in assistant["content"]] == ["thinking", "redacted_thinking", "tool_use"]
     assert assistant["content"][0]["signature"] == closing[0][0]
+
+
+def test_a_200_that_is_no_model_reply_is_a_retryable_failure_not_an_empty_answer(server):
+    """litellm ends a 200 that holds no event stream (an error page; `{"error": …}` while a model
+    loads) as a finished reply, with nothing in it: the run exited 0 with an empty answer. A model's
+    reply comes with its token count (usage is asked for); nothing at all is not a reply."""
+    server.push(Reply(body=b"<html>502 Bad Gateway</html>", content_type="text/html"),
+                Reply(body=b'{"error": {"message": "model is loading", "type": "server_error"}}',
+                      content_type="application/json"),
+                Reply.stream("openai", "text_only"))
+    request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])
+    for _ in range(2):
+        done = collect(provider(server), request)[-1]
+        assert done.stop_reason == "error" and done.error.kind == "retryable", done
+        assert "not a model's reply" in done.error.message
+    events = collect(provider(server), request)  # a real reply after them is read as before
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world."
+    assert events[-1].stop_reason == "end_turn" and events[-1].error is None
