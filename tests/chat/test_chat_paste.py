@@ -9,14 +9,6 @@ import pytest
 from arreio.cli.chat.paste import collapsed
 from tests.chat.test_chat_terminal import chat, leave, session_of
 
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
 BLOCK = "\n".join(f"line {i} of the log" for i in range(1, 41))
 
 

@@ -13,13 +13,6 @@ from tests.chat.test_chat_terminal import chat, leave
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
 SCRIPT = """\
 - text: "Answer one."
 - text: "Looking."

@@ -15,13 +15,6 @@ from tests.chat.test_chat_terminal import chat, leave, session_of
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
 def test_sigterm_at_the_question_refuses_the_call_and_stops_only_the_turn(work: Path, arreio_env) -> None:
     term = chat(work, arreio_env, """\
 - text: "I will log it."

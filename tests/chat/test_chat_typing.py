@@ -22,14 +22,6 @@ from tests.terminal import Terminal
 pytestmark = pytest.mark.slow
 
 
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
 def user_messages(work: Path, sid: str) -> list[str]:
     return [m.text for m in session_of(work, sid).messages if m.role == "user"]
 
