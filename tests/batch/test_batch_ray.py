@@ -18,8 +18,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
 MB = 1024 * 1024
-# About 12 s: long enough for the five fast tasks to finish first even when the whole suite loads the
-# machine (at 6 s the slow one once finished among them, and no lone attempt was there to kill).
+# About 12 s: time enough to be seen running and killed mid-reply.
 SLOW_FIX = [
     {"text": "slowly, slowly", "chunk_chars": 1, "delay_s": 0.85, "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
     {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
@@ -46,15 +45,33 @@ def cluster(tmp_path_factory):
             os.environ["HOME"] = old_home
 
 
+SLOW_GOAL = "Make add() in calc.py add (the slow task)."
+
+
 def attempt_processes() -> list[int]:
     """Ray worker processes running an attempt right now (Ray titles them `ray::<function>`)."""
     out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
     return [int(line.split()[0]) for line in out.splitlines() if "ray::_ray_attempt" in line]
 
 
+def running(goal: str) -> int | None:
+    """The attempt process whose open session file's header carries `goal` (its title), if any."""
+    for pid in attempt_processes():
+        try:
+            targets = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+            for target in targets:
+                if "/sessions/" in target and target.endswith(".jsonl"):
+                    with open(target, encoding="utf-8") as handle:
+                        if goal in handle.readline():
+                            return pid
+        except OSError:
+            continue  # it ended meanwhile
+    return None
+
+
 def test_a_suite_across_a_cluster_survives_a_killed_worker(project: Project, cluster) -> None:
     slow = project.script("slow.yaml", SLOW_FIX)
-    suite = project.suite([fix_add_task("slow", script=slow)] + [fix_add_task(f"t{i}") for i in range(5)])
+    suite = project.suite([fix_add_task("slow", script=slow, goal=SLOW_GOAL)] + [fix_add_task(f"t{i}") for i in range(5)])
     env = {**project.env, "HOME": os.environ["HOME"]}
     driver = subprocess.Popen(project.argv(str(suite), "--ray", cluster.address, "--json"), cwd=project.root,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -62,12 +79,10 @@ def test_a_suite_across_a_cluster_survives_a_killed_worker(project: Project, clu
     killed = None
     deadline = time.monotonic() + 150
     while killed is None and time.monotonic() < deadline and driver.poll() is None:
-        # every fast task has its row and the slow one still runs: the one attempt running is the slow one
-        results = list((project.root / ".arreio").glob("batches/*/results.jsonl"))
-        done = len(results[0].read_text().splitlines()) if results else 0
-        running = attempt_processes()
-        if done == 5 and len(running) == 1:
-            killed = running[0]
+        # The slow task's attempt, told by the session it writes (its title is its goal), killed
+        # mid-reply: waiting for the fast ones to finish first raced them under the suite's load.
+        killed = running(SLOW_GOAL)
+        if killed is not None:
             os.kill(killed, signal.SIGKILL)
         time.sleep(0.05)
     stdout, stderr = driver.communicate(timeout=180)
