@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from arreio.cli.inert import flat
-from arreio.engine.events import Lesson
+
+if TYPE_CHECKING:
+    from arreio.engine.events import Lesson
 
 _TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
 

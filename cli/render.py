@@ -18,11 +18,9 @@ import time
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.markup import escape as escape_markup
 
 from arreio.cli.inert import flat, inert
 from arreio.cli.inert import shown as escape  # markup-safe and inert
-from arreio.cli.lessons import lesson_line
 from arreio.engine.wording import counted
 
 _ARG_PREVIEW = 60
@@ -263,8 +261,10 @@ class LiveRenderer(_ChildView):
             else:
                 failed = f", {event.failed} failed" if event.failed else ""
                 c.print(f"learning gate: {event.applied} applied, {event.rejected} rejected{failed}")
+                from arreio.cli.lessons import lesson_line
+
                 for lesson in event.lessons:  # which lesson, and where it went (or why not)
-                    c.print(f"  {escape_markup(lesson_line(lesson))}", soft_wrap=True)
+                    c.print(f"  {escape(lesson_line(lesson))}", soft_wrap=True)
         elif kind == "approval_required":
             self._end_text()
             why = f" ({escape(event.reason)})" if event.reason else ""

@@ -42,9 +42,9 @@ RECORD = "approval"
 STARTED = "call_started"  # an approved call began: killed now, it is closed as interrupted, not re-run
 
 
-def latest_decisions(extra: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """call id → its latest approval record."""
-    out: dict[str, dict[str, Any]] = {}
+def latest_decisions(extra: list[dict[str, Any]], out: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """call id → its latest approval record (`out`: the decisions of the records before these)."""
+    out = {} if out is None else out
     for record in extra:
         if record.get("type") == RECORD and isinstance(record.get("call_id"), str):
             out[record["call_id"]] = record
@@ -65,10 +65,7 @@ class DecisionsRead:
         known = self._read.get(session.id)
         if known is None or known[0] is not extra or known[1] > len(extra):
             known = (extra, 0, {})  # another session object (reloaded), or a list replaced: read it whole
-        decisions = known[2]
-        for record in extra[known[1]:]:
-            if record.get("type") == RECORD and isinstance(record.get("call_id"), str):
-                decisions[record["call_id"]] = record
+        decisions = latest_decisions(extra[known[1]:], known[2])
         self._read[session.id] = (extra, len(extra), decisions)
         return decisions
 
