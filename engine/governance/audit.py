@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,11 @@ _TAIL_CHUNK = 65536
 
 def canonical(value: Any) -> str:
     """The one JSON spelling hashed and digested: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    if c_make_encoder is None:  # an interpreter without the C accelerator
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    # What `json.dumps` with these options runs, without building a JSONEncoder for every call
+    # (five a turn; issue 23): the same output, a fresh circular-reference guard each time.
+    return "".join(c_make_encoder({}, str, encode_basestring, None, ":", ",", True, False, True)(value, 0))
 
 
 def digest(value: Any) -> str:

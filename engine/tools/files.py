@@ -54,8 +54,18 @@ def _read_regular(target: Path, shown: str, cap: int | None = None) -> bytes | N
     try:
         if cap is not None and info.st_size > cap:
             return None
-        with open(fd, "rb", closefd=False) as fh:
-            return fh.read() if cap is None else fh.read(cap + 1)
+        # Read to the end (or `cap` + 1 bytes) with os.read: a buffered file object on the descriptor
+        # asks for three more system calls (fstat, isatty, lseek) every read (issue 23).
+        limit = None if cap is None else cap + 1
+        parts, got = [], 0
+        while limit is None or got < limit:
+            want = max(info.st_size - got + 1, 4096)  # the whole file and its end, in the usual case
+            part = os.read(fd, want if limit is None else min(want, limit - got))
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
     except OSError as exc:
         raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
     finally:

@@ -126,3 +126,32 @@ def test_the_v1_journal_fixture_still_verifies(tmp_path: Path) -> None:
     result = AuditJournal(tmp_path, redactor=Redactor()).verify()
     assert result.ok and result.entries == 4
     assert [e["kind"] for e in AuditJournal(tmp_path, redactor=Redactor()).entries()] == ["run_start", "tool_call", "approval", "run_end"]
+
+
+def test_canonical_is_the_spelling_json_dumps_gives() -> None:
+    """`canonical` skips `json.dumps`' per-call encoder set-up; every hash in every journal depends on
+    it spelling values exactly as before."""
+    import json
+    from pathlib import PurePosixPath
+
+    import pytest
+
+    from arreio.engine.governance.audit import canonical
+
+    values = [
+        {"b": 1, "a": [1, 2.5, -0.0, 1e300], "é": "naïve — ✓", "z": {"y": None, "x": True}},
+        ["tuple", (1, 2), {"nested": {"k": "v\n\t\"q\""}}],
+        "just a string with \u2028 and \x00",
+        {"path": PurePosixPath("/tmp/x"), "n": float("nan"), "inf": float("inf")},
+        {"k1": 1, "k0": [{"b": 2, "a": 1}]},
+        [],
+        {},
+        42,
+    ]
+    for value in values:
+        assert canonical(value) == json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    loop: list[object] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        canonical(loop)
