@@ -83,7 +83,8 @@ class DeltaGuard:
         while True:
             match = next((m for at in pending if (m := self._partial.match(text, at)) is not None), None)
             if match is None:
-                partial = next((m for at in pending if (m := self._partial.match(text, at, partial=True)) is not None), None)
+                tries = (self._partial.match(text, at, partial=True) for at in pending)
+                partial = next((m for m in tries if m is not None), None)
                 return found if partial is None else [*found, partial]
             found.append(match)
             pending = [at for at in pending if at >= match.end()]
