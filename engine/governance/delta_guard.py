@@ -6,8 +6,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import regex
-
 from arreio.engine.governance.redact import _ASCII_ALIKE, _PEM_END, Redactor
 
 __all__ = ["DeltaGuard"]
@@ -16,7 +14,11 @@ __all__ = ["DeltaGuard"]
 @lru_cache(maxsize=8)
 def _partial(pattern: str) -> Any:
     """The same pattern in the `regex` module, which can tell a match cut short by the end of the
-    text (a secret still arriving) from no match; there a private key lasts until its END line."""
+    text (a secret still arriving) from no match; there a private key lasts until its END line.
+    Compiled when a text first holds a lead (~60-80 ms, the `regex` module's import included): a
+    run whose streamed text never does — and every run's start — does not pay for it."""
+    import regex  # noqa: PLC0415 - see above
+
     return regex.compile(pattern.replace(_PEM_END + "?", _PEM_END))
 
 
@@ -31,8 +33,8 @@ class DeltaGuard:
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
-        self._partial = _partial(redactor._pattern.pattern)
         self._held: dict[str, Any] = {}  # stream type -> last event of it, carrying the held text
+        self._compiled: Any = None  # the partial pattern, when a text first needs it (`_partial`)
         self._leads = redactor._leads
         # What the end of a text can hold of a lead still arriving (`Bear`, `-----BE`).
         self._lead_starts = frozenset(lead[:n] for lead in self._leads for n in range(1, len(lead) + 1))
@@ -62,6 +64,12 @@ class DeltaGuard:
             self._held[kind] = event.model_copy(update={"text": text[cut:]})
         return out
 
+    @property
+    def _partial(self) -> Any:
+        if self._compiled is None:
+            self._compiled = _partial(self.redactor._pattern.pattern)
+        return self._compiled
+
     def _matches(self, text: str) -> list[Any]:
         """What `finditer(text, partial=True)` gives, tried only where a match can begin: where a
         lead of the redactor's pattern is (`Redactor.text` does the same), or where the text ends in
@@ -77,6 +85,8 @@ class DeltaGuard:
                 at = lowered.find(lead, at + 1)
         end = len(text)
         starts.update(at for at in range(max(0, end - self._longest), end) if lowered[at:] in self._lead_starts)
+        if not starts:
+            return []
         # A scan's search returns the first complete match after the last one, and only when there
         # is none the first partial one (which runs to the end: the scan stops there).
         pending, found = sorted(starts), []

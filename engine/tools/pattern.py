@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import time
 
-import regex
-
 from arreio.engine.tools.base import ToolError
 
 MATCH_BUDGET_S = 10.0  # all the matching one tool call may do
@@ -24,6 +22,8 @@ class BoundedPattern:
 
     def __init__(self, pattern: str, *, tool: str, budget_s: float = MATCH_BUDGET_S) -> None:
         self.pattern, self.tool, self.budget_s = pattern, tool, budget_s
+        import regex  # noqa: PLC0415 - ~7 ms, paid by the first grep, not by every run's start (issue 23)
+
         try:
             self._compiled = regex.compile(pattern, flags=regex.VERSION0)  # `re` syntax and semantics
         except regex.error as exc:
