@@ -82,8 +82,18 @@ class _Call:
     arguments: dict[str, Any]
     cwd: Path
     env: Mapping[str, str]
-    target: Path | None = None  # the resolved `path` argument
     line: CommandLine | None = None  # shell: the parsed command
+    _target: Path | None | bool = False  # False: not resolved yet (`target`)
+
+    @property
+    def target(self) -> Path | None:
+        """The `path` argument resolved (None without one), when a check first asks for it: a call
+        that no path rule and no write check looks at — every read, by default — is not resolved
+        here (issue 23: two `lstat`s and a Path a read, and the tool resolves it again to open it)."""
+        if self._target is False:
+            path = self.arguments.get("path")
+            self._target = _resolve(path, self.cwd, self.env) if isinstance(path, str) and path.strip() else None
+        return self._target  # type: ignore[return-value]
 
     @property
     def path_subject(self) -> str | None:
@@ -107,9 +117,6 @@ def decide(
     `cwd_resolved`: `cwd` is resolved already (a `RunContext.cwd` is), so it is not walked again."""
     call = _Call(name, arguments, Path(cwd or Path.cwd()).resolve() if not cwd_resolved else cwd,
                  os.environ if env is None else env)
-    path = arguments.get("path")
-    if isinstance(path, str) and path.strip():
-        call.target = _resolve(path, call.cwd, call.env)
     command = arguments.get("command")
     if name == "shell" and isinstance(command, str):
         call.line = parse(command)
@@ -153,7 +160,7 @@ def _resolve(path: str, cwd: Path, env: Mapping[str, str]) -> Path:
 
 # -- protected paths ----------------------------------------------------------------------------
 def _protected_write(settings: GovernanceSettings, call: _Call, state: Path | None) -> str | None:
-    if call.target is not None and call.name in settings.write_tools:
+    if call.name in settings.write_tools and call.target is not None:
         return write_refusal(call.name, call.target, call.cwd, call.env, settings.policy, state)
     if call.line is None:
         return None

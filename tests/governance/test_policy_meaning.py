@@ -135,6 +135,19 @@ def test_path_rules_and_path_regexes_see_the_resolved_path(tmp_path: Path) -> No
         assert write(settings, "docs/a", tmp_path).action == "allow"
 
 
+def test_a_read_rule_by_path_sees_the_resolved_path_though_reads_resolve_lazily(tmp_path: Path) -> None:
+    # Issue 23: a read no rule looks at is not resolved by the policy; one a rule names still is.
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "s").symlink_to("secrets")
+    settings = policy({"tool": "read_file", "path": "secrets/**", "action": "deny"})
+    for path in ("secrets/a", "s/a", "docs/../s/a", str(tmp_path / "s" / "a")):
+        decision = decide(settings, "read_file", {"path": path}, tool_sensitive=False, cwd=tmp_path, env={})
+        assert decision.action == "deny", path
+    assert decide(settings, "read_file", {"path": "docs/a"}, tool_sensitive=False, cwd=tmp_path, env={}).action == "allow"
+    plain = decide(GovernanceSettings(), "read_file", {"path": "s/a"}, tool_sensitive=False, cwd=tmp_path, env={})
+    assert plain.action == "allow" and plain.reason == "not sensitive"
+
+
 def test_protected_paths_are_denied_before_any_rule(tmp_path: Path) -> None:
     settings = policy({"tool": "write_file", "action": "allow"}, {"tool": "shell", "action": "allow"})
     decision = write(settings, "./.arreio/config.yaml", tmp_path)
