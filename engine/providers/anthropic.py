@@ -28,6 +28,7 @@ from arreio.engine.providers.base import (
     ThinkingChunk,
     Usage,
 )
+from arreio.engine.providers.sse_tap import not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import anthropic_output_config, claude_has_native_output
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
@@ -187,7 +188,9 @@ class AnthropicProvider(VendorProvider):
     def _make_client(self) -> Any:
         import anthropic  # lazy: ~2 s of import that `arreio --help` must not pay
 
-        return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0)
+        # The tap keeps the start of a 200 that is no event stream (a proxy's page), to name it (sse_tap.py).
+        http = anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [tap_response]})
+        return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0, http_client=http)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         usage = Usage()
@@ -233,7 +236,12 @@ class AnthropicProvider(VendorProvider):
                         stop = event.delta.stop_reason or stop
                         usage = _usage(event.usage, usage)
             if stop is None:
-                yield Done(stop_reason="error", usage=usage, error=stream_cut(self.name, "no stop reason"))
+                tap = tap_of(getattr(stream, "response", None))
+                if tap is not None and not tap.event_stream:  # a page or a JSON error, not a cut stream
+                    error = not_a_stream(tap, self.name, hint="is base_url the API's root, without /v1?")
+                else:
+                    error = stream_cut(self.name, "no stop reason")
+                yield Done(stop_reason="error", usage=usage, error=error)
                 return
             reason = _STOP.get(stop, "end_turn")
             finished = calls.finish(truncated=reason == "max_tokens")

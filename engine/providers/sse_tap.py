@@ -138,9 +138,10 @@ def line_error(text: str, provider: str) -> ProviderError:
     return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
 
 
-def not_a_stream(tap: SseTap, provider: str) -> ProviderError:
+def not_a_stream(tap: SseTap, provider: str, hint: str = "is base_url the API's, often ending in /v1?") -> ProviderError:
     """A 200 whose body was not an event stream: an error sent as JSON is classified like any error
-    body; anything else is named, with its start (a web page where the API was meant to be)."""
+    body; anything else is named, with its start (a web page where the API was meant to be) and
+    `hint` (where the user's base_url may be wrong for this provider)."""
     text = bytes(tap.head).decode("utf-8", "replace").strip()
     try:
         body = json.loads(text)
@@ -150,4 +151,4 @@ def not_a_stream(tap: SseTap, provider: str) -> ProviderError:
         return line_error(text, provider)
     shown = " ".join(text.split())[:200] or "an empty body"
     return ProviderError(kind="fatal", message=f"{provider}: the server answered {tap.content_type or 'a body'} instead "
-                         f"of an event stream (is base_url the API's, often ending in /v1?): {shown}")
+                         f"of an event stream ({hint}): {shown}")

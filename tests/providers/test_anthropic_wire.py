@@ -198,3 +198,26 @@ def test_redacted_thinking_goes_back_only_to_the_model_that_wrote_it(server):
     msgs = server.seen[0].body["messages"]
     assert msgs[1]["content"][0] == {"type": "redacted_thinking", "data": REDACTED}
     assert [b["type"] for b in msgs[3]["content"]] == ["text"]  # nothing readable to carry over
+
+
+def test_a_200_that_is_no_event_stream_says_what_came_and_is_not_retried(server):
+    # A proxy's or portal's page where the API was meant to be: it used to end as "stream ended before
+    # the reply was complete (no stop reason)", retried, the page never named.
+    server.push(Reply(body=b"<!doctype html><html><title>Sign in to the Wi-Fi</title></html>", content_type="text/html"))
+    events = collect(provider(server), request())
+    done = events[-1]
+    assert isinstance(done, Done) and done.error is not None
+    assert done.error.kind == "fatal"
+    assert "text/html instead of an event stream" in done.error.message
+    assert "Sign in to the Wi-Fi" in done.error.message
+    assert done.error.message.startswith("anthropic: ")
+    # The OpenAI hint ("often ending in /v1") would mislead: the SDK adds /v1/messages to Anthropic's base_url.
+    assert "often ending in /v1" not in done.error.message and "without /v1" in done.error.message
+
+
+def test_an_error_sent_as_json_with_a_200_is_classified_as_the_error(server):
+    body = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    server.push(Reply(body=body, content_type="application/json"))
+    done = collect(provider(server), request())[-1]
+    assert done.error is not None and "Overloaded" in done.error.message
+    assert done.error.kind == "retryable"
