@@ -20,7 +20,7 @@ from arreio.engine.atomic import write_atomic
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
-from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular
+from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular, read_to_end
 from arreio.engine.tools.workspace import check_writable, display_path, resolve_in_root, shown_name
 from arreio.engine.wording import counted
 
@@ -54,18 +54,7 @@ def _read_regular(target: Path, shown: str, cap: int | None = None) -> bytes | N
     try:
         if cap is not None and info.st_size > cap:
             return None
-        # Read to the end (or `cap` + 1 bytes) with os.read: a buffered file object on the descriptor
-        # asks for three more system calls (fstat, isatty, lseek) every read (issue 23).
-        limit = None if cap is None else cap + 1
-        parts, got = [], 0
-        while limit is None or got < limit:
-            want = max(info.st_size - got + 1, 4096)  # the whole file and its end, in the usual case
-            part = os.read(fd, want if limit is None else min(want, limit - got))
-            if not part:
-                break
-            parts.append(part)
-            got += len(part)
-        return b"".join(parts)
+        return read_to_end(fd, info.st_size, None if cap is None else cap + 1)
     except OSError as exc:
         raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
     finally:

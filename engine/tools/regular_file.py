@@ -59,3 +59,18 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
         os.close(fd)
         raise
     return fd, info
+
+
+def read_to_end(fd: int, size: int, limit: int | None = None) -> bytes:
+    """What is left of the file open on `fd`, or its first `limit` bytes; `size` (its `fstat`) sizes
+    the reads, so a file read whole takes one read and one for the end. Plain `os.read`: a buffered
+    file object on the descriptor asks for three more system calls (fstat, isatty, lseek; issue 23)."""
+    parts, got = [], 0
+    while limit is None or got < limit:
+        want = max(size - got + 1, 4096)
+        part = os.read(fd, want if limit is None else min(want, limit - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)

@@ -160,3 +160,27 @@ def test_a_run_whose_grep_meets_a_fifo_ends(tmp_path: Path, arreio_cmd, arreio_e
         pytest.fail("arreio run never exited after grep met a FIFO")
     assert proc.returncode == 0, err
     assert "a.txt:1: needle" in out and "timed out" not in out
+
+
+def test_read_to_end_reads_what_is_there_up_to_the_limit(tmp_path: Path) -> None:
+    from arreio.engine.tools.regular_file import read_to_end
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x" * 10_000)
+    fd, info = open_regular(path)
+    try:
+        assert read_to_end(fd, info.st_size) == b"x" * 10_000
+    finally:
+        os.close(fd)
+    fd, info = open_regular(path)
+    try:
+        assert read_to_end(fd, info.st_size, limit=4097) == b"x" * 4097  # a capped read stops at the cap
+    finally:
+        os.close(fd)
+    fd, info = open_regular(path)
+    try:
+        with path.open("ab") as grow:  # the file grew after its fstat: the read goes on to the new end
+            grow.write(b"y" * 20_000)
+        assert read_to_end(fd, info.st_size) == b"x" * 10_000 + b"y" * 20_000
+    finally:
+        os.close(fd)
