@@ -65,11 +65,13 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
 
         open_calls: dict[str, str] = {}  # tool_start without tool_end yet (a cancel closes them below)
 
-        def emit(event: Any) -> Any:
+        def emit(event: Any, redacted: bool = False) -> Any:
             # `redactor.model` and `event_to_json` inlined: the event is serialised once, not twice,
-            # when the redactor changes nothing (nearly always; issue 23).
+            # when the redactor changes nothing (nearly always; issue 23). `redacted`: a streamed
+            # delta the guard released, its text redacted there; its line is not scanned again
+            # (escaping a clean text as JSON adds no secret: the corpus tests redaction JSON-safe).
             line = ev.event_to_json(event)
-            clean = redactor.text(line)
+            clean = line if redacted else redactor.text(line)
             if clean != line:
                 event = type(event).model_validate_json(clean)
                 line = ev.event_to_json(event)
@@ -100,7 +102,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 if event.type == "unit_end" and event.agent is None:
                     last_end = event
                 for part in guard.feed(event):  # a secret split across text deltas is redacted whole
-                    part = emit(part)
+                    part = emit(part, redacted=part.type in guard.STREAMS)
                     if learns:
                         seen.append(part)
                     yield part

@@ -26,7 +26,9 @@ class DeltaGuard:
     """Streamed text arrives in pieces, and a secret can straddle two of them. The guard holds back
     the unfinished last word of the text and thinking streams, and anything that may be the start of
     a secret (`Bearer `, `password: "`, an open private-key block: a partial match of the redactor's
-    pattern), and releases it, redacted, once it is complete or any other event arrives."""
+    pattern), and releases it, redacted, once it is complete or any other event arrives. Every
+    `text_delta` and `thinking_delta` that `feed` and `flush` return carries redacted text (the
+    pipeline does not scan their lines again)."""
 
     STREAMS = ("text_delta", "thinking_delta")
     MAX_HELD = 8192  # a run this long is released anyway (a pathological stream)
