@@ -10,6 +10,8 @@ from arreio.engine.governance.redact import _ASCII_ALIKE, _PEM_END, Redactor
 
 __all__ = ["DeltaGuard"]
 
+_HEAD = 32  # the starts of leads kept whole in a set; a longer lead is found by its first this many
+
 
 @lru_cache(maxsize=8)
 def _partial(pattern: str) -> Any:
@@ -38,8 +40,14 @@ class DeltaGuard:
         self._held: dict[str, Any] = {}  # stream type -> last event of it, carrying the held text
         self._compiled: Any = None  # the partial pattern, when a text first needs it (`_partial`)
         self._leads = redactor._leads
-        # What the end of a text can hold of a lead still arriving (`Bear`, `-----BE`).
-        self._lead_starts = frozenset(lead[:n] for lead in self._leads for n in range(1, len(lead) + 1))
+        # What the end of a text can hold of a lead still arriving (`Bear`, `-----BE`, an API key's
+        # first letters): every start up to `_HEAD` characters; a longer one (of a long environment
+        # secret: a private key's) is looked up by its first `_HEAD` and then compared whole.
+        self._lead_starts = frozenset(lead[:n] for lead in self._leads for n in range(1, min(len(lead), _HEAD) + 1))
+        self._long_leads: dict[str, list[str]] = {}
+        for lead in self._leads:
+            if len(lead) > _HEAD:
+                self._long_leads.setdefault(lead[:_HEAD], []).append(lead)
         self._longest = max(map(len, self._leads))
 
     def feed(self, event: Any) -> list[Any]:
@@ -86,7 +94,13 @@ class DeltaGuard:
                 starts.add(at)
                 at = lowered.find(lead, at + 1)
         end = len(text)
-        starts.update(at for at in range(max(0, end - self._longest), end) if lowered[at:] in self._lead_starts)
+        for at in range(max(0, end - self._longest), end):
+            if end - at <= _HEAD:
+                if lowered[at:] in self._lead_starts:
+                    starts.add(at)
+            elif (longer := self._long_leads.get(lowered[at:at + _HEAD])) and any(
+                    lead.startswith(lowered[at:]) for lead in longer):
+                starts.add(at)
         if not starts:
             return []
         # A scan's search returns the first complete match after the last one, and only when there

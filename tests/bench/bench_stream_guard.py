@@ -22,14 +22,14 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
-def _held_texts(text: str, chunk: int) -> list[str]:
+def _held_texts(text: str, chunk: int, env: dict[str, str]) -> list[str]:
     """The texts the guard looks at, delta by delta (what it held plus the new delta), recorded
     from a real guard as the reply streams through it."""
     from arreio.engine import events as ev
     from arreio.engine.governance.delta_guard import DeltaGuard
     from arreio.engine.governance.redact import Redactor
 
-    guard = DeltaGuard(Redactor({}))
+    guard = DeltaGuard(Redactor(env))
     seen: list[str] = []
     original = guard._matches
 
@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, default=32_000)
     parser.add_argument("--chunk", type=int, default=16)
+    parser.add_argument("--env-keys", action="store_true",
+                        help="an environment holding two API keys (108 and 164 characters), as many users' does")
     args = parser.parse_args(argv)
 
     from arreio.engine.governance.delta_guard import DeltaGuard
@@ -67,10 +69,13 @@ def main(argv: list[str] | None = None) -> int:
 
     prose = (REPO / "README.md").read_text(encoding="utf-8")
     text = (prose * (args.chars // len(prose) + 1))[: args.chars]
-    guard = DeltaGuard(Redactor({}))
+    keys = {"ANTHROPIC_API_KEY": "sk-ant-api03-" + "Ab9" * 31 + "xQ", "OPENAI_API_KEY": "sk-proj-" + "Zx7" * 52}
+    env = keys if args.env_keys else {}
+    guard = DeltaGuard(Redactor(env))
     scan = lambda held: list(guard._partial.finditer(held, partial=True))  # noqa: E731 - the scan it made before
     for label, texts in (
-        (f"{args.chars:,} chars in {args.chunk}-char deltas", _held_texts(text, args.chunk)),
+        (f"{args.chars:,} chars in {args.chunk}-char deltas", _held_texts(text, args.chunk, env)),
+        (f"{args.chars:,} chars in 200-char deltas", _held_texts(text, 200, env)),
         ("one 2,000-char delta", [text[:2000]]),
     ):
         print(f"{label}: {len(texts)} texts looked at, {sum(map(len, texts)):,} chars in all")

@@ -17,13 +17,16 @@ from arreio.engine.governance.redact import Redactor
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")
 CASES: list[dict] = _yaml.load((CORPUS / "hostile.yaml").read_text()) + _yaml.load((CORPUS / "benign.yaml").read_text())
-ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery"}
+LONG_KEY = "sk-proj-" + "Zx7Qw" * 30  # 158 characters: longer than the starts the guard keeps whole
+ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery",
+       "OPENAI_API_KEY": LONG_KEY}
 PIECES = [
     "Bearer ", "bearer", "Authorization: ", "password: \"", "passwd=", "api_key=", "token ", "ghp_", "sk-",
     "AKIA", "https://", "http://user:", "@host/db", "-----BEGIN RSA PRIVATE KEY-----\n", "MIIEow", "\n-----END",
     "xoxb-", "eyJ", "hooks.slack.com/services/", "curl -u ", "secret", "login ", "ſecret", "İ", "K", "é — ✓",
     "日本語", " ", "\n", "abc", "0123456789", "Zq8vN3xL0pR7tY2wK9mB4cD6", "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6",
     "hunter2-correct-horse-battery", "\"", "'", ":", "=",
+    LONG_KEY, LONG_KEY[:40], LONG_KEY[:33], LONG_KEY[:31], LONG_KEY[:120], LONG_KEY[5:60],
 ]
 
 
