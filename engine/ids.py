@@ -4,7 +4,7 @@ ISO-8601 UTC text in and out."""
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 
 from arreio.engine.errors import UsageError
 
@@ -31,5 +31,5 @@ def parse_utc(value: str, *, what: str = "time") -> datetime:
     except ValueError:
         raise UsageError(f"{what} {value!r} is not an ISO-8601 time (e.g. 2026-06-27T16:00:00Z or 2026-06-27)") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from arreio.engine.ports import Provider
@@ -31,7 +31,7 @@ class FixedClock:
     def __init__(self, start: datetime | str = "2026-06-27T16:00:00+00:00") -> None:
         self._now = datetime.fromisoformat(start) if isinstance(start, str) else start
         if self._now.tzinfo is None:
-            self._now = self._now.replace(tzinfo=timezone.utc)
+            self._now = self._now.replace(tzinfo=UTC)
         self._mono = 1000.0
         self.slept: list[float] = []
 

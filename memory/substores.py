@@ -15,7 +15,7 @@ import fcntl
 import json
 import logging
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +202,7 @@ def _record_time(record: SubstoreRecord) -> datetime:
     try:
         return parse_since(record.at)
     except UsageError:  # a hand-written odd timestamp sorts as oldest rather than failing the listing
-        return datetime.min.replace(tzinfo=timezone.utc)
+        return datetime.min.replace(tzinfo=UTC)
 
 
 def _write_all(fd: int, data: bytes) -> None:

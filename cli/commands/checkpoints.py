@@ -4,6 +4,7 @@ tree, taking it back, and the checkpoints kept for that (engine/governance/check
 from __future__ import annotations
 
 import sys
+from datetime import UTC
 from typing import Annotated
 
 import typer
@@ -259,7 +260,7 @@ def prune_checkpoints(
     if not index.path.exists():
         result = None
     else:
-        result = prune(repo, index, now=datetime.now(timezone.utc), keep=keep, max_bytes=settings.max_total_bytes)
+        result = prune(repo, index, now=datetime.now(UTC), keep=keep, max_bytes=settings.max_total_bytes)
     removed = result.removed if result else []
     if json_output:
         _dump({"removed": removed, "size_bytes": result.size_after if result else 0})

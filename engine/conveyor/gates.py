@@ -124,7 +124,7 @@ async def _command(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
     )
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout=spec.timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         _kill_group(proc.pid)
         await proc.wait()
         return GateOutcome(spec.label, False, f"timed out after {spec.timeout_s:g}s")

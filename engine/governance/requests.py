@@ -28,7 +28,6 @@ from arreio.engine.session.file import Session
 from arreio.engine.session.healing import PRUNE, apply_prune
 
 if TYPE_CHECKING:
-    from arreio.engine.messages import Message
     from arreio.engine.ports import Clock
     from arreio.engine.providers.base import Usage
 

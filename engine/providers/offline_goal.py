@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from arreio.engine.prompt import PIPED_INPUT
 from arreio.engine.conveyor.promises import paths_in
+from arreio.engine.prompt import PIPED_INPUT
 from arreio.engine.providers.offline_phrasing import (
     AUXILIARIES,
     DESTINATIONS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from arreio.engine.governance.checkpoints.plan import (
     READ_ONLY_TOOLS,
@@ -72,7 +72,7 @@ def test_an_empty_plan() -> None:
 
 
 def test_pruning_keeps_each_trees_newest_run_and_the_protected_one() -> None:
-    now = datetime(2026, 6, 27, tzinfo=timezone.utc)
+    now = datetime(2026, 6, 27, tzinfo=UTC)
     old = now - timedelta(days=40)
     runs = [RunAge("r1", "/a", old), RunAge("r2", "/a", old + timedelta(hours=1)), RunAge("r3", "/b", old),
             RunAge("r4", "/a", now - timedelta(days=1)), RunAge("r5", "/c", old)]

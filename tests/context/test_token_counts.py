@@ -47,7 +47,7 @@ def _wide_by_whole_scan(text: str, p) -> float:
 def test_non_ascii_classes_counted_over_the_non_ascii_part_alone(profile: str) -> None:
     """Issue 23: the script classes are counted over the text's non-ASCII characters only (a stub with
     one dash is not scanned seven times whole); the estimate must equal the whole-text scan's."""
-    from arreio.engine.context.tokens import PROFILES, _NEWLINES, estimate_text
+    from arreio.engine.context.tokens import _NEWLINES, PROFILES, estimate_text
 
     p, rng = PROFILES[profile], random.Random(profile)
     alphabet = ALPHABET + "\u3000\u3001「」ｶﾞ\uff01\u00a0\u2028ΣσςКирилл\U00020001🇯🇵\ufe0f"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -103,16 +104,16 @@ def test_usage_sidecar_version_1_fixture_still_loads(tmp_path: Path) -> None:
 
     skills_dir = tmp_path / "skills"
     shutil.copytree(FIXTURES / "valid", skills_dir)
-    clock = clock_at(datetime(2026, 3, 10, tzinfo=timezone.utc))
+    clock = clock_at(datetime(2026, 3, 10, tzinfo=UTC))
     data = UsageStore(skills_dir / USAGE_FILE, clock).load()
     deploy = data.records["deploy-checklist"]
     assert (deploy.state, deploy.use_count, deploy.view_count, deploy.patch_count) == ("stale", 4, 7, 2)
-    assert deploy.last_activity() == datetime(2026, 1, 20, 10, tzinfo=timezone.utc)
+    assert deploy.last_activity() == datetime(2026, 1, 20, 10, tzinfo=UTC)
     assert data.records["code-review"].last_restored_at is None
-    assert data.last_run_at == datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
+    assert data.last_run_at == datetime(2026, 3, 1, 9, tzinfo=UTC)
     plan = Curator(skills_dir, clock).status().next_run
     assert plan.changes == []  # stale for 49 days: not yet archived; the user skill is never touched
-    clock.set(datetime(2026, 4, 25, tzinfo=timezone.utc))  # 95 days idle
+    clock.set(datetime(2026, 4, 25, tzinfo=UTC))  # 95 days idle
     assert [c.transition.kind for c in Curator(skills_dir, clock).status().next_run.changes] == ["archive"]
 
 

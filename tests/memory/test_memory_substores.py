@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 
 import pytest
 
@@ -23,7 +23,7 @@ ULID = re.compile(rf"^[{CROCKFORD}]{{26}}$")
 
 class TestRecordId:
     def test_shape_and_embedded_time(self):
-        now = datetime(2026, 6, 27, 16, 0, 0, 123000, tzinfo=timezone.utc)
+        now = datetime(2026, 6, 27, 16, 0, 0, 123000, tzinfo=UTC)
         record_id = new_record_id("dec", now)
         prefix, ulid = record_id.split("-")
         assert prefix == "dec" and ULID.match(ulid)
@@ -31,22 +31,22 @@ class TestRecordId:
 
     def test_monotonic_within_the_same_millisecond(self):
         generator = UlidGenerator()
-        now = datetime(2026, 6, 27, 16, 0, tzinfo=timezone.utc)
+        now = datetime(2026, 6, 27, 16, 0, tzinfo=UTC)
         ids = [generator.new(now) for _ in range(500)]
         assert ids == sorted(ids) and len(set(ids)) == 500
 
     def test_a_clock_stepping_back_gets_ids_at_its_own_time(self):
         generator = UlidGenerator()
-        earlier_time = datetime(2026, 6, 27, 16, 0, 0, tzinfo=timezone.utc)
-        later = generator.new(datetime(2026, 6, 27, 16, 0, 1, tzinfo=timezone.utc))
+        earlier_time = datetime(2026, 6, 27, 16, 0, 0, tzinfo=UTC)
+        later = generator.new(datetime(2026, 6, 27, 16, 0, 1, tzinfo=UTC))
         earlier = generator.new(earlier_time)
         assert earlier < later
         assert decode_time_ms(earlier) == 1782576000000
 
     def test_sorts_by_time_across_milliseconds(self):
         generator = UlidGenerator()
-        a = generator.new(datetime(2026, 1, 1, tzinfo=timezone.utc))
-        b = UlidGenerator().new(datetime(2026, 1, 2, tzinfo=timezone.utc))
+        a = generator.new(datetime(2026, 1, 1, tzinfo=UTC))
+        b = UlidGenerator().new(datetime(2026, 1, 2, tzinfo=UTC))
         assert a < b
 
 

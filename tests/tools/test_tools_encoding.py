@@ -14,7 +14,7 @@ CP1252 = "Café “quoted” – 5 €\nsecond line\n"  # smart quotes, dash and
 
 
 @pytest.mark.parametrize("data,expected", [
-    ("plain ascii\n".encode(), "utf-8"),
+    (b"plain ascii\n", "utf-8"),
     ("déjà vu ✓\n".encode(), "utf-8"),
     ("\ufeffwith a bom\n".encode("utf-8"), "utf-8-sig"),
     ("utf-16 text\n".encode("utf-16"), "utf-16"),
