@@ -23,6 +23,7 @@ from arreio.engine.providers.openai import (
     to_chat_messages,
     to_chat_tools,
 )
+from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.wire import classify_exception, stream_cut
@@ -53,9 +54,31 @@ class LiteLLMProvider(VendorProvider):
     coroutine function (the litellm module itself by default)."""
 
     name = "litellm"
+    _tapped: Any = None  # the AsyncOpenAI handed to litellm's OpenAI route (`_openai_client`)
+    _tap: SseTap | None = None  # what the last response's stream held that litellm drops
 
     def _make_client(self) -> Any:
         return import_litellm()
+
+    def _openai_client(self) -> Any:
+        """For litellm's OpenAI route to a server of the user's (`openai/<model>` with a base_url: a
+        llama.cpp or vLLM server): an AsyncOpenAI whose responses pass an SSE tap, so what litellm
+        drops — llama.cpp's `error:` line, the page a 200 brought — reaches the user (sse_tap.py).
+        None where it cannot be built (no key anywhere): litellm then makes its own, as before."""
+        if self._tapped is None:
+            import openai
+
+            async def note(response: Any) -> None:
+                await tap_response(response)
+                self._tap = tap_of(response)
+
+            try:
+                http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [note]})
+                self._tapped = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0,
+                                                  http_client=http)
+            except openai.OpenAIError:
+                self._tapped = False
+        return self._tapped or None
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         claude = is_claude(self.model)
@@ -84,17 +107,27 @@ class LiteLLMProvider(VendorProvider):
             params["api_key"] = self._api_key
         if self._base_url:
             params["api_base"] = self._base_url
+            if self.model.startswith("openai/") and (client := self._openai_client()) is not None:
+                params["client"] = client
         return params
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         reader = ChatStreamReader(self.name)
         stream: Any = None
+        self._tap = None
         try:
             client = self._get_client()
             stream = await client.acompletion(**self.build_params(request))
             async for chunk in stream:
                 for event in reader.feed(chunk):
                     yield event
+            tap = self._tap
+            if tap is not None and (tap.errors or not tap.event_stream):
+                # What litellm made of it is no reply: the server's own error line, or what came instead
+                # of an event stream (an error page; `{"error": …}` while a model loads), named.
+                error = line_error(tap.errors[0], self.name) if tap.errors else not_a_stream(tap, self.name)
+                yield Done(stop_reason="error", usage=reader.usage, error=error)
+                return
             if reader.empty:
                 # litellm ends a 200 that was no event stream (a server's error page, `{"error": …}`
                 # while a model loads) as a finished reply: the run "succeeded" with no answer. A
@@ -105,7 +138,11 @@ class LiteLLMProvider(VendorProvider):
             for event in reader.end():
                 yield event
         except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
-            yield Done(stop_reason="error", usage=reader.usage, error=classify_exception(exc, provider=self.name))
+            # litellm ends a stream that stopped at an `error:` line as its own "stream ended" error:
+            # the line says why (a context overflow is then compacted, not retried blind).
+            said = self._tap.errors if self._tap is not None else []
+            error = line_error(said[0], self.name) if said else classify_exception(exc, provider=self.name)
+            yield Done(stop_reason="error", usage=reader.usage, error=error)
         finally:
             if stream is not None and hasattr(stream, "aclose"):
                 try:

@@ -155,10 +155,13 @@ def test_a_piped_chat_shows_the_retry_and_the_failure_inert(project, server):
 
 def test_through_litellm_a_200_that_is_no_reply_fails_the_run_instead_of_an_empty_success(project, server):
     """litellm reads an error page sent with 200 as a finished, empty reply: `arreio run` exited 0 with
-    no answer. It is retried, then the run fails (exit 1), saying why on one inert line."""
+    no answer. The run fails (exit 1) at once, naming what came on one inert line (the OpenAI route's
+    tap keeps the page's start)."""
     work, env = project
     server.push(*[Reply(body=f"<html>{EVIL}</html>".encode(), content_type="text/html")] * 2)
     done = arreio((work, {**env, "ARREIO_BASE_URL": f"{server.url}/v1"}), "run", "--model", "litellm/openai/x", "Say hi")
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert_inert(done.stdout, done.stderr)
-    assert "not a model's reply" in error_of(done.stderr) and len(server.seen) == 2
+    said = error_of(done.stderr)
+    assert "text/html instead of an event stream" in said and SHOWN[:40] in said, said
+    assert len(server.seen) == 1  # a page where the API was meant to be is not asked again

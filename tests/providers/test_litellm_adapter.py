@@ -132,17 +132,55 @@ def test_claude_thinking_through_litellm_keeps_signed_and_redacted_blocks(server
 
 def test_a_200_that_is_no_model_reply_is_a_retryable_failure_not_an_empty_answer(server):
     """litellm ends a 200 that holds no event stream (an error page; `{"error": …}` while a model
-    loads) as a finished reply, with nothing in it: the run exited 0 with an empty answer. A model's
-    reply comes with its token count (usage is asked for); nothing at all is not a reply."""
+    loads) as a finished reply, with nothing in it: the run exited 0 with an empty answer. On the
+    OpenAI route the tap sees what came and names it; elsewhere nothing at all (no text, no token
+    count: usage is asked for) is a retryable failure (the next test)."""
     server.push(Reply(body=b"<html>502 Bad Gateway</html>", content_type="text/html"),
                 Reply(body=b'{"error": {"message": "model is loading", "type": "server_error"}}',
                       content_type="application/json"),
                 Reply.stream("openai", "text_only"))
     request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])
-    for _ in range(2):
-        done = collect(provider(server), request)[-1]
-        assert done.stop_reason == "error" and done.error.kind == "retryable", done
-        assert "not a model's reply" in done.error.message
+    page = collect(provider(server), request)[-1]  # named, with its start; not retried (as the OpenAI adapter)
+    assert page.stop_reason == "error" and page.error.kind == "fatal", page
+    assert "text/html instead of an event stream" in page.error.message and "502 Bad Gateway" in page.error.message
+    loading = collect(provider(server), request)[-1]  # the server's error, classified: a model loading is retried
+    assert loading.stop_reason == "error" and loading.error.kind == "retryable", loading
+    assert "model is loading" in loading.error.message
     events = collect(provider(server), request)  # a real reply after them is read as before
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world."
     assert events[-1].stop_reason == "end_turn" and events[-1].error is None
+
+
+def test_an_sse_error_line_reaches_the_user_through_litellm(server):
+    # llama.cpp's server reports a failure after the 200 as `error: {...}` then `data: [DONE]`. litellm
+    # (and the SDK under it) drop the line: the reply looked cut, was retried, and the cause was never shown.
+    start = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,'
+             b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n')
+    said = (b'{"code":400,"message":"the request exceeds the available context size, try increasing it",'
+            b'"type":"exceed_context_size_error"}')
+    server.push(Reply(body=start + b"error: " + said + b"\n\ndata: [DONE]\n\n"))
+    request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])
+    done = collect(provider(server), request)[-1]
+    assert done.error is not None
+    assert "exceeds the available context size" in done.error.message
+    assert done.error.kind == "context_overflow"  # compact and retry once, not six blind retries
+    assert done.error.message.startswith("litellm: ")
+
+
+class _NothingCame:
+    """litellm on a route with no tap (ollama, a hosted vendor) as it answers a 200 page: a finished
+    stream with no chunk in it."""
+
+    async def acompletion(self, **_: object):
+        async def chunks():
+            return
+            yield  # an async generator that yields nothing
+
+        return chunks()
+
+
+def test_elsewhere_nothing_at_all_is_a_retryable_failure_not_an_empty_answer():
+    provider = LiteLLMProvider("ollama/qwen3", api_key=None, base_url=None, client=_NothingCame())
+    done = collect(provider, ModelRequest(model="litellm/ollama/qwen3", messages=[Message.user("hi")]))[-1]
+    assert done.stop_reason == "error" and done.error.kind == "retryable", done
+    assert "not a model's reply" in done.error.message
