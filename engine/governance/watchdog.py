@@ -78,9 +78,14 @@ class Silence:
         return self._task.uncancel() <= self._cancelling
 
     def close(self) -> None:
+        """The stream is over: the timer is dropped, and a cancel of ours that the stream turned into
+        some other error is taken back (as `asyncio.timeout` does), so the task is not left cancelling."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        if self._fired:
+            self._fired = False
+            self._task.uncancel()
 
     def _check(self) -> None:
         self._handle = None

@@ -88,3 +88,26 @@ def test_the_task_is_not_left_cancelling_after_a_stall() -> None:
 def test_no_bound_passes_everything_through() -> None:
     watchdog = Watchdog(stall_s=None)
     assert asyncio.run(_read(watchdog, _chunks([0.0, 0.02]))) == ["c0", "c1"]
+
+
+def test_a_stream_that_turns_the_cut_into_its_own_error_leaves_no_stale_cancel() -> None:
+    # A provider that catches the cancel and raises something else: the error goes on, and the task
+    # the run goes on in is not left cancelling (its next await would be cut for nothing).
+    watchdog = Watchdog(stall_s=0.05)
+
+    async def converting() -> AsyncIterator[str]:
+        try:
+            await asyncio.sleep(1.0)
+        except asyncio.CancelledError:
+            raise ConnectionError("stream closed") from None
+        yield "never"
+
+    async def main() -> int:
+        with pytest.raises(ConnectionError):
+            await _read(watchdog, converting())
+        await asyncio.sleep(0.01)  # would raise CancelledError with a stale cancel
+        task = asyncio.current_task()
+        assert task is not None
+        return task.cancelling()
+
+    assert asyncio.run(main()) == 0
