@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from typing import Any
 
 from arreio.engine.providers.anthropic import thinking_param
@@ -49,13 +50,23 @@ def is_claude(model: str) -> bool:
     return "claude" in model.lower()
 
 
+# Where the response hook leaves the tap of the response the current stream got: per task (the hook
+# runs inside the request's own await), so two streams on one provider never read each other's.
+_TAP: ContextVar[list[SseTap | None] | None] = ContextVar("litellm_tap", default=None)
+
+
+async def _note_tap(response: Any) -> None:
+    await tap_response(response)
+    if (seen := _TAP.get()) is not None:
+        seen[0] = tap_of(response)
+
+
 class LiteLLMProvider(VendorProvider):
     """`Provider` over `litellm.acompletion`. `client` may be any object with an `acompletion`
     coroutine function (the litellm module itself by default)."""
 
     name = "litellm"
     _tapped: Any = None  # the AsyncOpenAI handed to litellm's OpenAI route (`_openai_client`)
-    _tap: SseTap | None = None  # what the last response's stream held that litellm drops
 
     def _make_client(self) -> Any:
         return import_litellm()
@@ -68,12 +79,8 @@ class LiteLLMProvider(VendorProvider):
         if self._tapped is None:
             import openai
 
-            async def note(response: Any) -> None:
-                await tap_response(response)
-                self._tap = tap_of(response)
-
             try:
-                http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [note]})
+                http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [_note_tap]})
                 self._tapped = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0,
                                                   http_client=http)
             except openai.OpenAIError:
@@ -114,14 +121,15 @@ class LiteLLMProvider(VendorProvider):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         reader = ChatStreamReader(self.name)
         stream: Any = None
-        self._tap = None
+        seen: list[SseTap | None] = [None]
+        _TAP.set(seen)  # this task's: a sub-agent streaming beside it on this provider has its own
         try:
             client = self._get_client()
             stream = await client.acompletion(**self.build_params(request))
             async for chunk in stream:
                 for event in reader.feed(chunk):
                     yield event
-            tap = self._tap
+            tap = seen[0]
             if tap is not None and (tap.errors or not tap.event_stream):
                 # What litellm made of it is no reply: the server's own error line, or what came instead
                 # of an event stream (an error page; `{"error": …}` while a model loads), named.
@@ -140,7 +148,7 @@ class LiteLLMProvider(VendorProvider):
         except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
             # litellm ends a stream that stopped at an `error:` line as its own "stream ended" error:
             # the line says why (a context overflow is then compacted, not retried blind).
-            said = self._tap.errors if self._tap is not None else []
+            said = seen[0].errors if seen[0] is not None else []
             error = line_error(said[0], self.name) if said else classify_exception(exc, provider=self.name)
             yield Done(stop_reason="error", usage=reader.usage, error=error)
         finally:

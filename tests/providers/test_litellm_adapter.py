@@ -184,3 +184,26 @@ def test_elsewhere_nothing_at_all_is_a_retryable_failure_not_an_empty_answer():
     done = collect(provider, ModelRequest(model="litellm/ollama/qwen3", messages=[Message.user("hi")]))[-1]
     assert done.stop_reason == "error" and done.error.kind == "retryable", done
     assert "not a model's reply" in done.error.message
+
+
+def test_two_streams_on_one_provider_read_their_own_error_lines(server):
+    # A sub-agent on the same model shares its parent's provider, and may stream beside it: the error
+    # line one server reply held must end that stream, not the other one.
+    import asyncio
+
+    said = b'{"code":500,"message":"the slot crashed","type":"server_error"}'
+    start = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,'
+             b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n')
+    server.push(Reply(body=start + b"error: " + said + b"\n\ndata: [DONE]\n\n"), Reply.stream("openai", "text_only"))
+    shared = provider(server)
+    request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])
+
+    async def both() -> list[list]:
+        async def one() -> list:
+            return [event async for event in shared.stream(request)]
+
+        return list(await asyncio.gather(one(), one()))
+
+    ends = sorted((events[-1] for events in asyncio.run(both())), key=lambda done: done.error is None)
+    assert ends[0].error is not None and "the slot crashed" in ends[0].error.message
+    assert ends[1].error is None and ends[1].stop_reason == "end_turn"
