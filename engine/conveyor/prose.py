@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_FILE = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w][\w.-]*(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+_FILE = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?\.?[\w][\w.-]*(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
 _TICKED = re.compile(r"`([^`\n]+)`")
 _NOT_FILES = {"e.g", "i.e", "etc", "vs"}
 # Bare names that look like files but are products ("Created a Next.js app").

@@ -89,6 +89,7 @@ class Account:
     not_text: list[str] = field(default_factory=list)  # existing files to extend that are not documents
     inexact: list[str] = field(default_factory=list)  # existing files whose whole text could not be matched
     unknown: list[str] = field(default_factory=list)  # targets whose existence could not be told
+    protected: list[str] = field(default_factory=list)  # targets inside .arreio/ or .git/: never written
     failed: list[str] = field(default_factory=list)  # writes the tools refused
     changes: list[str] = field(default_factory=list)  # files the goal asks to edit/move/delete
     no_target: bool = False  # the goal asks for output but names no file to write
@@ -101,7 +102,7 @@ def _them(paths: list[str], one: str, many: str) -> str:
 
 def answer(a: Account) -> str:
     did = bool(a.written or a.appended)
-    declined = a.kept or a.not_text or a.inexact or a.unknown or a.failed or a.changes or a.no_target
+    declined = a.kept or a.not_text or a.inexact or a.unknown or a.protected or a.failed or a.changes or a.no_target
     sentences = ["Done."] if did and not declined else []
     if a.entries is not None:
         listed = f"I listed the working directory ({counted(a.entries, 'entry', 'entries')})"
@@ -127,6 +128,12 @@ def answer(a: Account) -> str:
     if a.unknown:
         sentences.append(f"I could not tell whether {_names(a.unknown)} already "
                          f"{_them(a.unknown, 'exists', 'exist')}, so I left {_them(a.unknown, 'it', 'them')} alone.")
+    if a.protected:
+        tops = {p.removeprefix("./").split("/", 1)[0] for p in a.protected}
+        places = ((".arreio", "arreio's own state folder"), (".git", "the repository's .git/"))
+        where = " and ".join(place for top, place in places if top in tops)
+        sentences.append(f"{_names(a.protected)} {_them(a.protected, 'is', 'are')} inside {where}, which the agent "
+                         f"may not write, so I left {_them(a.protected, 'it', 'them')} alone.")
     if a.failed:
         sentences.append(f"I could not write {_names(a.failed)}.")
     if a.changes:

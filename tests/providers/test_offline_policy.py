@@ -56,6 +56,9 @@ CASES: dict[str, Case] = {
     "summarise-into": Case("Summarise notes.md into summary.md.", reads=("notes.md",), writes=("summary.md",)),
     "generate-from": Case("Generate b.md from notes.md.", reads=("notes.md",), writes=("b.md",)),
     "question": Case("What does src/app.py do?", reads=("src/app.py",), says=("it defines load, serve, App, run",)),
+    # a dot-folder is a folder like any other (a path under one used to go unseen: "names no file to write")
+    "into-a-dot-folder": Case("Summarise notes.md into .github/SUMMARY.md.", reads=("notes.md",),
+                              writes=(".github/SUMMARY.md",)),
     # passive forms
     "passive-created": Case("`status.md` should be created from todo.md.", reads=("todo.md",), writes=("status.md",)),
     "passive-written-to": Case("The summary of notes.md should be written to out/summary.md.",
@@ -353,3 +356,18 @@ def test_a_plan_of_many_units_stays_within_the_repetition_guard(tmp_path: Path) 
     assert events[-1].exit_code == 0, events[-1].message
     assert not any(e.type == "ceiling" for e in events)
     assert all((work / f"unit{i}.md").is_file() for i in range(5))
+
+
+@pytest.mark.parametrize(("target", "where"), [(".arreio/x.md", "arreio's own state folder"),
+                                               (".git/notes.md", "the repository's .git/")])
+def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_path: Path, target: str,
+                                                                          where: str) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(PROJECT, work)
+    (work / ".git").mkdir()
+    events, done = run(f"Write a summary of notes.md to {target}.", work)
+    assert done.exit_code == 0, done.message
+    assert not any(e.type == "tool_start" and e.name in ("write_file", "edit_file") for e in events)  # not even tried
+    assert not (work / target).exists()
+    assert f"{target} is inside {where}, which the agent may not write" in done.final_text
+    assert "I wrote nothing" in done.final_text and "names no file" not in done.final_text
