@@ -161,44 +161,60 @@ class Hooks:
 
     def __init__(self, hooks: Sequence[RunHook] = ()) -> None:
         self.hooks = list(hooks)
+        # For each moment, only the hooks that do something then, in order: a run's ten or so hooks
+        # each override a few of the eight methods, and asking every hook every time (an await of a
+        # no-op coroutine for the async ones) was ~50 calls a turn for nothing (issue 23).
+        self._asked = {name: [hook for hook in self.hooks if _overrides(hook, name)] for name in _MOMENTS}
 
     def at_unit_start(self, turn: Turn) -> list[ev.Event]:
-        return [e for hook in self.hooks for e in hook.at_unit_start(turn)]
+        return [e for hook in self._asked["at_unit_start"] for e in hook.at_unit_start(turn)]
 
     async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | Land | None:
-        for hook in self.hooks:
+        for hook in self._asked["before_model"]:
             decision = await hook.before_model(turn, request)
             if decision is not None:
                 return decision
         return None
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
-        return [e for hook in self.hooks for e in hook.after_model(turn, usage)]
+        return [e for hook in self._asked["after_model"] for e in hook.after_model(turn, usage)]
 
     async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
-        for hook in self.hooks:
+        for hook in self._asked["before_tool"]:
             verdict = await hook.before_tool(turn, call)
             if verdict is not None:
                 return verdict
         return None
 
     def transform_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
-        for hook in self.hooks:
+        for hook in self._asked["transform_result"]:
             result = hook.transform_result(turn, call, result)
         return result
 
     def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
-        return [e for hook in self.hooks for e in hook.after_tool(turn, call, result)]
+        return [e for hook in self._asked["after_tool"] for e in hook.after_tool(turn, call, result)]
 
     async def on_context_overflow(self, turn: Turn) -> list[ev.Event] | None:
-        for hook in self.hooks:
+        for hook in self._asked["on_context_overflow"]:
             events = await hook.on_context_overflow(turn)
             if events is not None:
                 return events
         return None
 
     async def after_tool_round(self, turn: Turn) -> list[ev.Event]:
-        return [e for hook in self.hooks for e in await hook.after_tool_round(turn)]
+        return [e for hook in self._asked["after_tool_round"] for e in await hook.after_tool_round(turn)]
+
+
+_MOMENTS = ("at_unit_start", "before_model", "after_model", "before_tool", "transform_result", "after_tool",
+            "on_context_overflow", "after_tool_round")
+
+
+def _overrides(hook: Any, name: str) -> bool:
+    """Whether `hook` does anything at `name`: its class (or the object itself) defines the method
+    other than `RunHook`'s no-op. A hook that is no `RunHook` (a duck-typed one) is always asked."""
+    if not isinstance(hook, RunHook):
+        return True
+    return name in vars(hook) or getattr(type(hook), name) is not getattr(RunHook, name)
 
 
 class WarningsHook(RunHook):

@@ -147,3 +147,35 @@ def test_context_overflow_twice_fails_clearly(tmp_path: Path) -> None:
     events = asyncio.run(drain(runner))
     assert hook.calls == 1 and unit_end(events).exit_code == 1
     assert "no longer fits the model's context window" in unit_end(events).message
+
+
+def test_each_moment_asks_the_hooks_that_act_then_in_their_order(tmp_path: Path) -> None:
+    """Hooks asks, at each moment, only the hooks whose class (or the object itself) defines that
+    method; the order and "the first decision wins" stay as they were."""
+    from arreio.engine.hooks import Hooks
+
+    asked: list[str] = []
+
+    class Tags(RunHook):
+        def __init__(self, tag: str) -> None:
+            self.tag = tag
+
+        def transform_result(self, turn, call, result):
+            asked.append(self.tag)
+            return ToolResult(result.content + f"+{self.tag}", result.is_error)
+
+    class DenyAll(RunHook):
+        async def before_tool(self, turn, call):
+            asked.append("deny")
+            return Deny("no")
+
+    by_hand = RunHook()  # a method set on the object itself counts as well
+    by_hand.after_tool = lambda turn, call, result: [ev.Warning_(message="seen", code="t")]  # type: ignore[method-assign]
+    hooks = Hooks([Tags("a"), RunHook(), DenyAll(), Tags("b"), by_hand])
+    assert [type(h).__name__ for h in hooks._asked["transform_result"]] == ["Tags", "Tags"]
+    assert hooks._asked["before_tool"] == [hooks.hooks[2]] and hooks._asked["after_tool"] == [by_hand]
+    assert hooks._asked["after_tool_round"] == []
+    assert hooks.transform_result(None, None, ToolResult("x")).content == "x+a+b"  # type: ignore[arg-type]
+    assert isinstance(asyncio.run(hooks.before_tool(None, None)), Deny)  # type: ignore[arg-type]
+    assert [e.message for e in hooks.after_tool(None, None, None)] == ["seen"]  # type: ignore[arg-type]
+    assert asked == ["a", "b", "deny"]
