@@ -28,6 +28,7 @@ from arreio.engine.conveyor.runner import Runner
 from arreio.engine.conveyor.totals import Totals
 from arreio.engine.conveyor.units import UnitRunner, goal_title
 from arreio.engine.errors import ArreioError, Cancelled
+from arreio.engine.feature import Feature
 from arreio.engine.governance.delta_guard import DeltaGuard
 from arreio.engine.ids import iso_ms
 from arreio.engine.paths import display_path
@@ -59,6 +60,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     system=session.header.system, totals=totals,
                     hooks=[hook for feature in deps.features for hook in feature.hooks(ctx)])
     outcome = CANCELLED
+    # The features that look at events (most do not: their `on_event` is Feature's no-op).
+    observers = [f for f in deps.features
+                 if not isinstance(f, Feature) or "on_event" in vars(f) or type(f).on_event is not Feature.on_event]
     learns = bool(options.learn or run.learn)
     seen: list[Any] = []  # the run's events, for the learning pass (kept only when it may run: a long run's events add up)
     with open(events_path, "w", encoding="utf-8") as sink:
@@ -80,7 +84,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             elif event.type == "tool_end" and event.agent is None:
                 open_calls.pop(event.call_id, None)
             sink.write(line + "\n")
-            for feature in deps.features:
+            for feature in observers:
                 feature.on_event(ctx, event)
             return event
 
