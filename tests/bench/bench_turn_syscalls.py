@@ -34,13 +34,10 @@ def child(turns: int, mark: int) -> None:
     import bench_turns
 
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import RunOptions, run_pipeline
+    from arreio.engine.conveyor.pipeline import run_pipeline
 
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        goal, script = bench_turns.make_workspace(root, turns, fsync=False)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-        options = RunOptions(goal_path=goal, script=script, cwd=root, env=env)
+        options = bench_turns.library_options(Path(folder), turns)
 
         async def go() -> None:
             ends = 0

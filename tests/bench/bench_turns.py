@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -108,15 +108,23 @@ class FsyncCounter:
         os.fsync = self._real
 
 
+def library_options(root: Path, turns: int, fsync: bool = False, tool: str = "read") -> Any:
+    """The workspace made in `root` and the `RunOptions` of its run through `run_pipeline` (the other
+    library benchmarks run this same workload)."""
+    from arreio.engine.conveyor.pipeline import RunOptions
+
+    goal, script = make_workspace(root, turns, fsync, tool)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
+    return RunOptions(goal_path=goal, script=script, cwd=root, env=env, yes=tool == "write")
+
+
 def run_library(turns: int, fsync: bool, tool: str = "read") -> dict[str, float]:
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import RunOptions, run_pipeline
+    from arreio.engine.conveyor.pipeline import run_pipeline
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        goal, script = make_workspace(root, turns, fsync, tool)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-        options = RunOptions(goal_path=goal, script=script, cwd=root, env=env, yes=tool == "write")
+        options = library_options(root, turns, fsync, tool)
         stamps: list[float] = []
         ends: list[int] = []
         verdict = ""

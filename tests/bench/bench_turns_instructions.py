@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -46,7 +45,7 @@ def run_counted(turns: int, shim: str, per_turn: bool, notes_path: str) -> None:
     import bench_turns
 
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import RunOptions, run_pipeline
+    from arreio.engine.conveyor.pipeline import run_pipeline
 
     cg = ctypes.CDLL(shim)
     every = 1 if per_turn else turns // 10
@@ -54,10 +53,7 @@ def run_counted(turns: int, shim: str, per_turn: bool, notes_path: str) -> None:
     collected: list[int] = []
     gc.callbacks.append(lambda phase, info: collected.append(info["generation"]) if phase == "stop" else None)
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        goal, script = bench_turns.make_workspace(root, turns, fsync=False)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-        options = RunOptions(goal_path=goal, script=script, cwd=root, env=env)
+        options = bench_turns.library_options(Path(folder), turns)
 
         async def go() -> None:
             ends = 0
