@@ -307,7 +307,14 @@ def scenarios(draw):
             filled[slot] = f"`{name}`" if " " in name or (seed >> 8 + i) & 1 else name
             roles.append((name, slots[slot]))
         parts.append(template.format(**filled))
-    return existing, draw(st.sampled_from([" ", "\n\n"])).join(parts), roles
+    # Joined by a space or a blank line; after a list item always a blank line: text that follows a
+    # list item on its own line continues that item ("- notes.txt notes.md should be created" makes
+    # notes.txt a subject of "created", as a person would read it too).
+    goal = parts[0]
+    for part in parts[1:]:
+        ends_in_item = goal.rsplit("\n", 1)[-1].startswith("- ")
+        goal += ("\n\n" if ends_in_item else draw(st.sampled_from([" ", "\n\n"]))) + part
+    return existing, goal, roles
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
