@@ -21,7 +21,8 @@ def two_sessions(tmp_path: Path, env: dict[str, str]) -> tuple[Path, SessionStor
         assert arreio(work, env, "run", "--offline", goal).returncode == 0
         time.sleep(0.05)  # distinct file times
     store = SessionStore(work / ".arreio" / "sessions")
-    ids = sorted(p.stem for p in store.directory.glob("*.jsonl"))
+    # In the order they were made: two runs within one second have ids that sort by their random part.
+    ids = [p.stem for p in sorted(store.directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)]
     assert len(ids) == 2
     return work, store, ids
 
