@@ -164,7 +164,7 @@ class Hooks:
         # For each moment, only the hooks that do something then, in order: a run's ten or so hooks
         # each override a few of the eight methods, and asking every hook every time (an await of a
         # no-op coroutine for the async ones) was ~50 calls a turn for nothing (issue 23).
-        self._asked = {name: [hook for hook in self.hooks if _overrides(hook, name)] for name in _MOMENTS}
+        self._asked = {name: [hook for hook in self.hooks if overrides(hook, RunHook, name)] for name in _MOMENTS}
 
     def at_unit_start(self, turn: Turn) -> list[ev.Event]:
         return [e for hook in self._asked["at_unit_start"] for e in hook.at_unit_start(turn)]
@@ -209,12 +209,13 @@ _MOMENTS = ("at_unit_start", "before_model", "after_model", "before_tool", "tran
             "on_context_overflow", "after_tool_round")
 
 
-def _overrides(hook: Any, name: str) -> bool:
-    """Whether `hook` does anything at `name`: its class (or the object itself) defines the method
-    other than `RunHook`'s no-op. A hook that is no `RunHook` (a duck-typed one) is always asked."""
-    if not isinstance(hook, RunHook):
+def overrides(obj: Any, base: type, name: str) -> bool:
+    """Whether `obj` does anything at `name`: its class (or the object itself) defines the method
+    other than `base`'s no-op. An object that is no `base` (a duck-typed one) always counts. Hooks
+    and the pipeline's event observers ask it once, so a turn does not call no-ops (issue 23)."""
+    if not isinstance(obj, base):
         return True
-    return name in vars(hook) or getattr(type(hook), name) is not getattr(RunHook, name)
+    return name in vars(obj) or getattr(type(obj), name) is not getattr(base, name)
 
 
 class WarningsHook(RunHook):

@@ -30,6 +30,7 @@ from arreio.engine.conveyor.units import UnitRunner, goal_title
 from arreio.engine.errors import ArreioError, Cancelled
 from arreio.engine.feature import Feature
 from arreio.engine.governance.delta_guard import DeltaGuard
+from arreio.engine.hooks import overrides
 from arreio.engine.ids import iso_ms
 from arreio.engine.paths import display_path
 from arreio.engine.ports import Provider
@@ -61,8 +62,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     hooks=[hook for feature in deps.features for hook in feature.hooks(ctx)])
     outcome = CANCELLED
     # The features that look at events (most do not: their `on_event` is Feature's no-op).
-    observers = [f for f in deps.features
-                 if not isinstance(f, Feature) or "on_event" in vars(f) or type(f).on_event is not Feature.on_event]
+    observers = [f for f in deps.features if overrides(f, Feature, "on_event")]
     learns = bool(options.learn or run.learn)
     seen: list[Any] = []  # the run's events, for the learning pass (kept only when it may run: a long run's events add up)
     with open(events_path, "w", encoding="utf-8") as sink:

@@ -14,7 +14,7 @@ _HEAD = 32  # the starts of leads kept whole in a set; a longer lead is found by
 
 
 @lru_cache(maxsize=8)
-def _partial(pattern: str) -> Any:
+def _compile_partial(pattern: str) -> Any:
     """The same pattern in the `regex` module, which can tell a match cut short by the end of the
     text (a secret still arriving) from no match; there a private key lasts until its END line.
     Compiled when a text first holds a lead (~60-80 ms, the `regex` module's import included): a
@@ -77,7 +77,7 @@ class DeltaGuard:
     @property
     def _partial(self) -> Any:
         if self._compiled is None:
-            self._compiled = _partial(self.redactor._pattern.pattern)
+            self._compiled = _compile_partial(self.redactor._pattern.pattern)
         return self._compiled
 
     def _matches(self, text: str) -> list[Any]:

@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch, fnmatchcase
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -83,17 +83,14 @@ class _Call:
     cwd: Path
     env: Mapping[str, str]
     line: CommandLine | None = None  # shell: the parsed command
-    _target: Path | None | bool = False  # False: not resolved yet (`target`)
 
-    @property
+    @cached_property
     def target(self) -> Path | None:
         """The `path` argument resolved (None without one), when a check first asks for it: a call
         that no path rule and no write check looks at — every read, by default — is not resolved
         here (issue 23: two `lstat`s and a Path a read, and the tool resolves it again to open it)."""
-        if self._target is False:
-            path = self.arguments.get("path")
-            self._target = _resolve(path, self.cwd, self.env) if isinstance(path, str) and path.strip() else None
-        return self._target  # type: ignore[return-value]
+        path = self.arguments.get("path")
+        return _resolve(path, self.cwd, self.env) if isinstance(path, str) and path.strip() else None
 
     @property
     def path_subject(self) -> str | None:
