@@ -159,7 +159,7 @@ class OfflineProvider:
             return say.answer(self._account(goal, files, view, can_list)), []
         if can_list and "." not in view.listings and view.may_list("."):
             return "I'll start by looking at the working directory.", [call(0, "list_dir", path=".")]
-        targets = [p for p in files.outputs if p not in view.attempted and not _protected(p)]
+        targets = [p for p in files.outputs if p not in view.attempted and not say.protected_place(p)]
         states = {p: view.state(p, can_list) for p in targets}
         folders = list(dict.fromkeys(s for s in states.values() if s not in ("new", "exists", "unknown", "probe")))
         if folders:
@@ -238,7 +238,7 @@ class OfflineProvider:
                 else:
                     (a.appended if extended else a.written).append(path)
                 continue
-            if _protected(path):
+            if say.protected_place(path):
                 a.protected.append(path)
                 continue
             state = view.state(path, can_list)
@@ -272,10 +272,3 @@ def _entries(content: str) -> int:
     head = content.splitlines()[0] if content else ""
     digits = head.rsplit("(", 1)[-1].split(" ", 1)[0]
     return int(digits) if digits.isdigit() else len(content.splitlines())
-
-
-def _protected(path: str) -> bool:
-    """A goal's output inside arreio's own state folder or `.git/`: the tools refuse every write there
-    (DESIGN.md invariant 10), so the offline model does not try, and its answer says why."""
-    first = PurePosixPath(path.removeprefix("./")).parts[:1]
-    return first in ((".arreio",), (".git",))

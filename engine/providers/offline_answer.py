@@ -7,6 +7,7 @@ write verb only next to files that were written; files left alone are named with
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -96,6 +97,16 @@ class Account:
     facts: list[str] = field(default_factory=list)  # sentences answering a read-only goal
 
 
+_PROTECTED = {".arreio": "arreio's own state folder", ".git": "the repository's .git/"}
+
+
+def protected_place(path: str) -> str | None:
+    """How the answer names the place a goal's output is in when the tools refuse every write there
+    (`.arreio/`, `.git/`; DESIGN.md invariant 10), after `..` and `./` are worked out; else None."""
+    top = PurePosixPath(posixpath.normpath(path)).parts[:1]
+    return _PROTECTED.get(top[0]) if top else None
+
+
 def _them(paths: list[str], one: str, many: str) -> str:
     return one if len(paths) == 1 else many
 
@@ -129,9 +140,7 @@ def answer(a: Account) -> str:
         sentences.append(f"I could not tell whether {_names(a.unknown)} already "
                          f"{_them(a.unknown, 'exists', 'exist')}, so I left {_them(a.unknown, 'it', 'them')} alone.")
     if a.protected:
-        tops = {p.removeprefix("./").split("/", 1)[0] for p in a.protected}
-        places = ((".arreio", "arreio's own state folder"), (".git", "the repository's .git/"))
-        where = " and ".join(place for top, place in places if top in tops)
+        where = " and ".join(dict.fromkeys(place for p in a.protected if (place := protected_place(p))))
         sentences.append(f"{_names(a.protected)} {_them(a.protected, 'is', 'are')} inside {where}, which the agent "
                          f"may not write, so I left {_them(a.protected, 'it', 'them')} alone.")
     if a.failed:

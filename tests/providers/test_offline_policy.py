@@ -366,7 +366,8 @@ def test_a_plan_of_many_units_stays_within_the_repetition_guard(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("target", "where"), [(".arreio/x.md", "arreio's own state folder"),
-                                               (".git/notes.md", "the repository's .git/")])
+                                               (".git/notes.md", "the repository's .git/"),
+                                               ("src/../.git/notes.md", "the repository's .git/")])
 def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_path: Path, target: str,
                                                                           where: str) -> None:
     work = tmp_path / "work"
