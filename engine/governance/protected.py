@@ -34,7 +34,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from pathlib import Path
+from functools import cache
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from arreio.engine.paths import state_dir, user_config_path
@@ -57,9 +58,13 @@ class Protected:
     what: str
 
 
-def protected_areas(cwd: Path, env: Mapping[str, str], state: Path | None = None) -> list[Protected]:
-    """Every protected place for a run in `cwd` (see the module docstring), resolved, without repeats."""
-    cwd = Path(cwd).resolve()
+def protected_areas(
+    cwd: Path, env: Mapping[str, str], state: Path | None = None, *, cwd_resolved: bool = False,
+) -> list[Protected]:
+    """Every protected place for a run in `cwd` (see the module docstring), resolved, without repeats.
+    `cwd_resolved`: the caller resolved `cwd` a moment ago for this same check."""
+    cwd = Path(cwd) if cwd_resolved else Path(cwd).resolve()
+    resolved = cache(_resolved)  # each place is resolved once a call, not once for each use
     found: list[tuple[Path, str]] = [(state_dir(cwd, env), STATE), (cwd / ".arreio", STATE)]
     if state is not None:
         found.append((Path(state), STATE))
@@ -72,10 +77,10 @@ def protected_areas(cwd: Path, env: Mapping[str, str], state: Path | None = None
     # A state folder that holds the working directory itself (`ARREIO_HOME` set to a parent of the
     # project) cannot be protected whole — every write would be refused — so its own entries are.
     found = [(entry, what) for place, what in found
-             for entry in (_state_entries(place) if what == STATE and _within(cwd, _resolved(place)) else [place])]
+             for entry in (_state_entries(place) if what == STATE and _within(cwd, resolved(place)) else [place])]
     out: list[Protected] = []
     for place, what in found:
-        for variant in (Path(os.path.abspath(place)), _resolved(place)):
+        for variant in (Path(os.path.abspath(place)), resolved(place)):
             if not any(_same(variant, p.root) for p in out):
                 out.append(Protected(variant, _shown(variant, cwd, env), what))
     return out
@@ -90,7 +95,7 @@ def protected_paths(cwd: Path, env: Mapping[str, str], state: Path | None = None
 def protecting(target: Path, cwd: Path, env: Mapping[str, str], state: Path | None = None) -> Protected | None:
     """The protected place `target` (absolute, resolved) is in, or None."""
     cwd = Path(cwd).resolve()
-    for area in protected_areas(cwd, env, state):
+    for area in protected_areas(cwd, env, state, cwd_resolved=True):
         if _within(target, area.root):
             return area
     if _within(target, cwd):
@@ -201,7 +206,7 @@ def _glob_regex(glob: str, below: bool) -> re.Pattern[str]:
         else:
             out.append(re.escape(glob[i]))
             i += 1
-    return re.compile("".join(out) + ("(?:/.*)?" if below else ""), re.S)
+    return re.compile("".join(out) + ("(?:/.*)?" if below else ""), re.DOTALL)
 
 
 def _gitdir(git: Path) -> Path | None:
@@ -237,17 +242,28 @@ def _resolved(path: Path) -> Path:
 
 def _within(path: Path, root: Path) -> bool:
     """`path` is `root` or below it, comparing names without regard to case."""
-    a, b = [p.casefold() for p in Path(path).parts], [p.casefold() for p in Path(root).parts]
-    return a[:len(b)] == b
+    path, root = _pure(path), _pure(root)
+    if not (path.is_absolute() and root.is_absolute()):
+        return [p.casefold() for p in path.parts[:len(root.parts)]] == [p.casefold() for p in root.parts]
+    # pathlib writes an absolute path with single separators and no trailing one (but the root), and
+    # case-folding never makes or takes a "/", so a string prefix on a "/" boundary is a parts prefix.
+    # Strings, not parts: this runs ~30 times for every write the agent makes.
+    a, b = str(path).casefold(), str(root).casefold()
+    return a == b or a.startswith(b if b.endswith("/") else b + "/")
 
 
 def _below(path: Path, root: Path) -> tuple[str, ...]:
     """The names of `path` under `root` (which `_within` said holds it)."""
-    return Path(path).parts[len(Path(root).parts):]
+    return _pure(path).parts[len(_pure(root).parts):]
 
 
 def _same(a: Path, b: Path) -> bool:
-    return _within(a, b) and len(a.parts) == len(b.parts)
+    return _within(a, b) and len(_pure(a).parts) == len(_pure(b).parts)
+
+
+def _pure(path: Path | str) -> PurePath:
+    # A Path keeps its parts once worked out; wrapping it again would parse it again.
+    return path if isinstance(path, PurePath) else Path(path)
 
 
 def _shown(place: Path, cwd: Path, env: Mapping[str, str]) -> str:
