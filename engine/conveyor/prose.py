@@ -12,7 +12,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_FILE = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?\.?[\w][\w.-]*(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+# A doubled "/" between names (`.//.arreio/x`) is one separator, as the file system reads it; at the
+# start only after dots, so the "//" of a URL's scheme never begins a path.
+_FILE = re.compile(r"(?<![\w/.-])((?:\.{1,2}/+|/)?\.?[\w][\w.-]*(?:/+[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+_SLASHES = re.compile(r"/{2,}")
 _TICKED = re.compile(r"`([^`\n]+)`")
 _NOT_FILES = {"e.g", "i.e", "etc", "vs"}
 # Bare names that look like files but are products ("Created a Next.js app").
@@ -21,22 +24,32 @@ _PRODUCTS = {"node.js", "next.js", "nuxt.js", "vue.js", "react.js", "express.js"
              "ado.net", "vb.net", "math.js", "moment.js", "day.js", "solid.js", "preact.js", "deno.land", "bun.sh"}
 
 
-def _path_spans(text: str) -> list[tuple[int, int, int, str]]:
-    """(start as `paths_in` reports it, span start, span end, path) of every path in `text`."""
-    found: list[tuple[int, int, int, str]] = []
+def _path_spans(text: str) -> list[tuple[int, int, int, int, str]]:
+    """(start, end) of the path's own text, (start, end) of its span (with backticks), and the path,
+    for every path in `text`."""
+    found: list[tuple[int, int, int, int, str]] = []
     for m in _TICKED.finditer(text):
-        if _FILE.fullmatch(m.group(1).strip().replace(" ", "_")):
-            found.append((m.start(1), m.start(0), m.end(0), m.group(1).strip()))
+        inner = m.group(1).strip()
+        if _FILE.fullmatch(inner.replace(" ", "_")):
+            at = m.start(1) + m.group(1).index(inner)
+            found.append((at, at + len(inner), m.start(0), m.end(0), inner))
     blanked = _TICKED.sub(lambda m: " " * len(m.group(0)), text)  # keep offsets
-    found += [(m.start(1), m.start(1), m.end(1), m.group(1)) for m in _FILE.finditer(blanked)]
-    out = [(at, s, e, p.removeprefix("./")) for at, s, e, p in sorted(found)]
-    return [(at, s, e, p) for at, s, e, p in out if p.lower() not in _NOT_FILES]
+    found += [(m.start(1), m.end(1), m.start(1), m.end(1), m.group(1)) for m in _FILE.finditer(blanked)]
+    out = [(at, end, s, e, _SLASHES.sub("/", p).removeprefix("./")) for at, end, s, e, p in sorted(found)]
+    return [span for span in out if span[-1].lower() not in _NOT_FILES]
 
 
 def paths_in(text: str) -> list[tuple[int, str]]:
     """File paths named in `text`, with where each starts, in order. A backticked path may hold spaces
-    (`notes/my file.md`); a bare one ends at whitespace. `./a.md` is given as `a.md`."""
-    return [(at, path) for at, _, _, path in _path_spans(text)]
+    (`notes/my file.md`); a bare one ends at whitespace. `./a.md` is given as `a.md`, `a//b.md` as
+    `a/b.md`."""
+    return [(at, path) for at, _, _, _, path in _path_spans(text)]
+
+
+def path_mentions(text: str) -> list[tuple[int, int, str]]:
+    """As `paths_in`, with where each path's own text ends (it may be longer than the path given:
+    `./a.md`, `a//b.md`)."""
+    return [(at, end, path) for at, end, _, _, path in _path_spans(text)]
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,7 @@ def tokens(text: str) -> list[Token]:
     text = text.replace("’", "'")
     out: list[Token] = []
     at = 0
-    spans = [(s, e, p) for _, s, e, p in _path_spans(text)]
+    spans = [(s, e, p) for _, _, s, e, p in _path_spans(text)]
     spans += [(m.start(), m.end(), "") for m in _TICKED.finditer(text)
               if not any(s <= m.start() < e for s, e, _ in spans)]
     for start, end, path in sorted(spans):
@@ -90,7 +103,7 @@ def blank_code(text: str) -> str:
     """`text` with backticked spans and paths blanked, so words inside them (`pytest -k "not slow"`,
     no-op.md) are never read as the speaker's."""
     chars = list(_TICKED.sub(lambda m: " " * len(m.group(0)), text))
-    for _, start, end, _path in _path_spans(text):
+    for _, _, start, end, _path in _path_spans(text):
         chars[start:end] = " " * (end - start)
     return "".join(chars)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from arreio.engine.conveyor.promises import paths_in
+from arreio.engine.conveyor.prose import path_mentions
 from arreio.engine.prompt import PIPED_INPUT
 from arreio.engine.providers.offline_phrasing import (
     AUXILIARIES,
@@ -204,11 +204,9 @@ def _classify(phrase: str, words: list[tuple[int, str]], i: int, seen: list[_Mar
 def _sentence(sentence: str, default: Role | None) -> tuple[list[tuple[str, str]], bool]:
     """Each named file with its role here ("protect" = read, and must never be written), and whether
     the sentence asks for output at all."""
-    found = paths_in(sentence)
-    spans = []
-    for at, path in found:
-        start = sentence.find(path, at)
-        spans.append((start, start + len(path)))
+    named = path_mentions(sentence)
+    found = [(at, path) for at, _, path in named]
+    spans = [(at, end) for at, end, _ in named]
     markers = [m for m in _markers(sentence, spans) if m.kind != "aux"]
     wants = any(m.kind == "verb" and not m.negated and m.verb.object in ("write", "append", "change") for m in markers)
     mentions: list[tuple[str, str, int | None, bool]] = []  # path, role, governing verb's offset, weak

@@ -9,6 +9,7 @@ pipeline over `fixtures/offline/project/`. A property test then throws random go
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -367,7 +368,10 @@ def test_a_plan_of_many_units_stays_within_the_repetition_guard(tmp_path: Path) 
 
 @pytest.mark.parametrize(("target", "where"), [(".arreio/x.md", "arreio's own state folder"),
                                                (".git/notes.md", "the repository's .git/"),
-                                               ("src/../.git/notes.md", "the repository's .git/")])
+                                               ("src/../.git/notes.md", "the repository's .git/"),
+                                               # a doubled slash is one: named as the file system reads it
+                                               (".//.arreio/x.md", "arreio's own state folder"),
+                                               ("src//..//.git/notes.md", "the repository's .git/")])
 def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_path: Path, target: str,
                                                                           where: str) -> None:
     work = tmp_path / "work"
@@ -377,5 +381,6 @@ def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_pat
     assert done.exit_code == 0, done.message
     assert not any(e.type == "tool_start" and e.name in ("write_file", "edit_file") for e in events)  # not even tried
     assert not (work / target).exists()
-    assert f"{target} is inside {where}, which the agent may not write" in done.final_text
+    named = re.sub("/+", "/", target).removeprefix("./")
+    assert f"{named} is inside {where}, which the agent may not write" in done.final_text
     assert "I wrote nothing" in done.final_text and "names no file" not in done.final_text
