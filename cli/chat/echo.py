@@ -5,7 +5,8 @@ of a key typed meanwhile — `^C` for Ctrl-C, or a message typed ahead — lands
 and moves the cursor down one: rich then erased the wrong line and a cancelled answer showed twice (a
 user trial). With echo off nothing is drawn behind rich's back; Ctrl-C still interrupts (the line
 discipline's signals stay on) and keys typed ahead wait in the terminal's queue for the next prompt.
-An inline approval reads a typed line, so it turns the echo back on while it asks (`echoed`).
+An inline approval reads a typed line, so it turns the echo and line editing back on while it asks
+(`echoed`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def _echo(stream: Any, on: bool) -> Iterator[None]:
     except termios.error:
         yield
         return
-    flags = termios.ECHO | termios.ECHOCTL
+    # A question read as a line gets the line editing back too (typeahead.py turns it off in a turn).
+    flags = termios.ECHO | termios.ECHOCTL | (termios.ICANON if on else 0)
     changed = list(saved)
     changed[3] = saved[3] | flags if on else saved[3] & ~flags
     if changed[3] == saved[3]:
@@ -59,5 +61,6 @@ def unechoed(stream: Any) -> Any:
 
 
 def echoed(stream: Any) -> Any:
-    """Keys typed on `stream` are echoed inside (a question read as a line), whatever was set around it."""
+    """Keys typed on `stream` are echoed and line-edited inside (a question read as a line), whatever
+    was set around it."""
     return _echo(stream, on=True)

@@ -95,13 +95,25 @@ class ChatPrompt(PromptSession):
 
     pastes: list[str]
 
-    def read(self) -> tuple[str, str | None]:
+    def read(self, typed: str = "") -> tuple[str, str | None]:
         """The message typed, and (when a big paste in it was collapsed) the echo to print in place of
-        prompt_toolkit's own, which it erased."""
+        prompt_toolkit's own, which it erased. `typed`: keys typed while the last turn ran, as the
+        terminal sent them (typeahead.py), replayed first, as if typed here."""
         self.pastes.clear()
         self.app.erase_when_done = False
-        text = self.prompt()
+        text = self.prompt(pre_run=(lambda: _replay(self.app, typed)) if typed else None)
         return text, (collapsed(text, self.pastes) if self.app.erase_when_done else None)
+
+
+def _replay(app: Any, typed: str) -> None:
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+
+    presses: list[Any] = []
+    parser = Vt100Parser(presses.append)
+    parser.feed(typed)
+    parser.flush()
+    app.key_processor.feed_multiple(presses)
+    app.key_processor.process_keys()
 
 
 def _bindings(pastes: list[str]) -> KeyBindings:

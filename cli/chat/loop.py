@@ -53,6 +53,7 @@ class Chat:
         self.note = ""  # said to the model before the next message (e.g. after /undo)
         self.failed_code = 0  # the exit code of the last message that could not even start
         self.cancelled = False  # the last turn was cancelled (the prompt that follows guards against a burst)
+        self.typed = ""  # keys typed while the last turn ran, replayed at the next prompt (typeahead.py)
 
     def say(self, markup: str) -> None:
         self.screen.print(markup, soft_wrap=True, highlight=False)
@@ -151,6 +152,7 @@ class Chat:
             if spinner is not None:
                 spinner.close()
         self.note = ""
+        self.typed = result.typed
         if result.cancelled and self.interactive:
             self.say("[yellow]turn cancelled — the session is intact; send a message to go on[/yellow]")
             self.cancelled = True
@@ -212,8 +214,9 @@ def interactive(state: Any) -> int:
             break
         if chat.cancelled:  # timed from here, the prompt's drawing: a slow clean-up does not eat the window
             chat.cancelled, burst_end = False, time.monotonic() + BURST_S
+        typed, chat.typed = chat.typed, ""
         try:
-            text, echo = prompt.read()
+            text, echo = prompt.read(typed)
         except KeyboardInterrupt:
             if time.monotonic() < burst_end:
                 continue

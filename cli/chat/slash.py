@@ -90,7 +90,7 @@ def _help(chat: Any, arg: str) -> None:
     for _, usage in COMMANDS.values():
         chat.say(f"  {escape(usage)}")
     chat.say("[dim]Enter sends · Esc-Enter or a trailing \\ adds a line · Ctrl-R searches the history · "
-             "@path attaches a file · Ctrl-C stops a turn · Ctrl-D leaves[/dim]")
+             "@path attaches a file · Esc or Ctrl-C stops a turn · Ctrl-D leaves[/dim]")
 
 
 @command("model", "/model [NAME] — show the model, or use NAME from the next message on", arguments=True)

@@ -1,6 +1,6 @@
 """One chat message, driven through the one conveyor: `run_pipeline(state.options(message), deps)`,
-each event rendered as it comes, a spinner on a terminal while nothing else moves, SIGTERM and
-Ctrl-C turned into a clean cancel of this turn only.
+each event rendered as it comes, a spinner on a terminal while nothing else moves, SIGTERM, Ctrl-C
+and Esc (typeahead.py) turned into a clean cancel of this turn only.
 
 A cancelled turn ends the way a cancelled `arreio run` does: the pipeline's own `finally` closes the
 interrupted calls with `interrupted` results (pairing stays whole), writes the report and the
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arreio.cli.chat.echo import unechoed
+from arreio.cli.chat.typeahead import TypeAhead
 
 
 @dataclass
@@ -25,6 +26,7 @@ class TurnResult:
     cancelled: bool = False
     session_id: str | None = None
     run_id: str | None = None
+    typed: str = ""  # keys typed during the turn, for the next prompt (typeahead.py)
 
 
 def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any = None) -> TurnResult:
@@ -35,6 +37,7 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
     from arreio.engine.conveyor.pipeline import run_pipeline
 
     result = TurnResult()
+    keys = TypeAhead(sys.stdin)
 
     async def go() -> None:
         loop = asyncio.get_running_loop()
@@ -42,31 +45,38 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
         if task is not None:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         try:
-            async for event in run_pipeline(state.options(message), deps):
-                if spinner is not None:
-                    spinner.clear()
-                render(event)
-                if event.type == "run_start" and event.agent is None:
-                    result.session_id, result.run_id = event.session_id, event.run_id
-                    state.session_id = event.session_id  # from here on, every message resumes it
-                elif event.type == "done" and event.agent is None:
-                    result.done = event
-                    continue
-                if spinner is not None:
-                    label = waiting_for(event, answer_shown=True)
-                    if label is None and getattr(render, "writing", False):
-                        label = "writing the answer"
-                    spinner.wait(label if render.at_line_start or label == "writing the answer" else None)
+            with keys.watching(task.cancel if task is not None else lambda: None):
+                await drive()
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
+
+    async def drive() -> None:
+        async for event in run_pipeline(state.options(message), deps):
+            if spinner is not None:
+                spinner.clear()
+            render(event)
+            if event.type == "run_start" and event.agent is None:
+                result.session_id, result.run_id = event.session_id, event.run_id
+                state.session_id = event.session_id  # from here on, every message resumes it
+            elif event.type == "done" and event.agent is None:
+                result.done = event
+                continue
+            if spinner is not None:
+                label = waiting_for(event, answer_shown=True)
+                if label is None and getattr(render, "writing", False):
+                    label = "writing the answer"
+                spinner.wait(label if render.at_line_start or label == "writing the answer" else None)
 
     try:
         with unechoed(sys.stdin):  # nothing the terminal echoes lands in the live preview (echo.py)
             asyncio.run(go())
-    except (KeyboardInterrupt, asyncio.CancelledError):
+    except (KeyboardInterrupt, asyncio.CancelledError) as stop:
         # A Ctrl-C that lands after the run ended (while the loop shuts down) cancelled nothing.
         result.cancelled = result.done is None or result.done.verdict == "cancelled"
+        if isinstance(stop, KeyboardInterrupt):  # Ctrl-C drops the keys typed ahead, as a terminal does
+            keys.drop()
     finally:
+        result.typed = keys.text
         if spinner is not None:
             spinner.clear()
         if hasattr(render, "flush"):  # a cancel mid-answer: the preview ends, the cursor shows again

@@ -17,7 +17,7 @@ HELP = (
     "compaction, checkpoints and audit exactly as `arreio run`).\n\n"
     "Enter sends; Esc-Enter or a trailing \\ starts a new line; Ctrl-R searches the history; Tab completes "
     "/commands and @paths (an @path attaches that file's text to the message). /help lists the commands.\n\n"
-    "Ctrl-C stops the turn the agent is working on; Ctrl-C twice on an empty prompt, or Ctrl-D, leaves "
+    "Esc or Ctrl-C stops the turn the agent is working on; Ctrl-C twice on an empty prompt, or Ctrl-D, leaves "
     "(`arreio chat --continue` picks it up again).\n\n"
     "Not at a terminal (stdin piped), every line is a message (or, when the input has blank lines, every "
     "block between them), run in turn and printed as `arreio run` prints; the exit code is the last "
