@@ -8,7 +8,8 @@ reads the terminal unbuffered (canonical mode off; Ctrl-C still signals) and kee
 - an Esc on its own — nothing follows it within ESC_ALONE_S, which an arrow key's or Alt-<key>'s
   sequence always does (a terminal writes a sequence at once) — cancels the turn, as Ctrl-C does;
 - any other key is kept, in order, and `TypeAhead.text` hands it to the next prompt, which replays it
-  as if typed there: a message typed ahead with Enter is sent when the turn ends, as before.
+  as if typed there: a message typed ahead with Enter is sent when the turn ends, as before; a paste
+  (bracketed, as at the prompt) lands there whole, its newlines never sending.
 
 An inline approval reads its answer as a line (echo.py's `echoed` turns canonical mode back on while
 it asks), so a key typed before the question never answers it.
@@ -24,6 +25,9 @@ from contextlib import contextmanager
 from typing import Any
 
 ESC = 0x1B
+# Bracketed paste on while the turn runs: a paste comes wrapped, is kept whole and lands in the next
+# prompt as one paste (its lines were typed Enters: each went out as a message of its own).
+PASTE_ON, PASTE_OFF = b"\x1b[?2004h", b"\x1b[?2004l"
 ESC_ALONE_S = 0.05  # a terminal sends an escape sequence in one write; a person's next key comes later
 
 
@@ -64,11 +68,13 @@ class TypeAhead:
         raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
         loop = asyncio.get_running_loop()
         termios.tcsetattr(fd, termios.TCSANOW, raw)
+        _tell(fd, PASTE_ON)
         loop.add_reader(fd, self._read, loop, on_escape)
         try:
             yield
         finally:
             loop.remove_reader(fd)
+            _tell(fd, PASTE_OFF)
             try:
                 termios.tcsetattr(fd, termios.TCSANOW, saved)
             except termios.error:
@@ -93,6 +99,15 @@ class TypeAhead:
             if not self.escaped:
                 self.escaped = True
                 on_escape()
+
+
+def _tell(fd: int, sequence: bytes) -> None:
+    # The terminal is one file open for reading and writing (the shell's fds 0, 1 and 2 share it);
+    # where this one is read-only, pastes are typed keys, as before.
+    try:
+        os.write(fd, sequence)
+    except OSError:
+        pass
 
 
 def _tty_fd(stream: Any) -> int | None:

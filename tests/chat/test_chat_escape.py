@@ -96,3 +96,33 @@ def test_a_key_typed_before_an_approval_question_does_not_answer_it(work: Path, 
     term.next("You said y.")  # the line typed ahead went out as the next message, once the turn ended
     leave(term)
     assert not (work / "log.txt").exists()
+
+
+def test_a_paste_during_a_turn_lands_whole_in_the_next_prompt(work: Path, arreio_env) -> None:
+    """A user trial: three lines pasted while the agent worked went out as three messages, three
+    model calls. The turn asks the terminal for bracketed paste, as the prompt does."""
+    term = chat(work, arreio_env, """\
+- text: "Waiting a moment."
+  tool_calls: [{name: shell, arguments: {command: "sleep 2"}}]
+- text: "Done waiting."
+- text: "One message came."
+- text: "A second message came."
+""", "--yes")
+    term.prompt()
+    term.send("wait")
+    term.next(r"● shell\(command='sleep 2")
+    time.sleep(0.3)
+    off = term.output.find("\x1b[?2004l")  # the prompt turns bracketed paste off as the message is sent
+    assert off != -1 and term.output.find("\x1b[?2004h", off) != -1, "the turn did not ask for bracketed paste"
+    term.type("\x1b[200~line one\nline two\nline three\x1b[201~")  # what the terminal sends for a paste
+    term.next("Done waiting.", timeout=20)
+    for line in ("› line one", "· line two", "· line three"):  # in the prompt, not sent
+        term.next(line)
+    time.sleep(0.5)
+    assert "One message came." not in term.plain
+    term.type("\r")
+    term.next("One message came.")
+    sid = leave(term)
+    assert "A second message came." not in term.plain
+    user = [m.text for m in session_of(work, sid).messages if m.role == "user"]
+    assert user[-1].endswith("line one\nline two\nline three")
