@@ -32,6 +32,7 @@ from arreio.engine.conveyor.batch.attempt import AttemptSpec, blank_row, run_att
 from arreio.engine.conveyor.batch.ray_address import check_answers
 from arreio.engine.conveyor.batch.settings import RaySettings
 from arreio.engine.conveyor.batch.workcopy import LEDGER, clean, orphaned
+from arreio.engine.conveyor.batch.workers import STOP_GRACE_S
 from arreio.engine.errors import ConfigError, UsageError
 
 MAX_BUNDLE_MB = 512  # a workdir bigger than this is not shipped: the message says to slim it down
@@ -87,6 +88,19 @@ def _clean_orphans() -> None:
             shutil.rmtree(ledger.parent.parent, ignore_errors=True)
 
 
+def _sweep_after_local_runtime(wait_s: float = 5.0) -> None:
+    """After a cancelled batch's local runtime is shut down, its workers die shortly after: clean what
+    their attempts left as soon as each owner is gone. Another live process's attempts are left alone
+    (`orphaned` says no while the owner lives), so a second batch on this machine is never touched."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        _clean_orphans()
+        waiting = list(Path(tempfile.gettempdir()).glob(f"arreio-ray-*/out/{LEDGER}"))
+        if not waiting or time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
+
+
 class _Tries:
     """How many times each attempt has started (a Ray retry starts it again)."""
 
@@ -122,8 +136,10 @@ class RayBackend:
             quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
             try:
                 if self.address is None:
-                    ray.init(include_dashboard=False, object_store_memory=self.settings.object_store_mb * 1024 * 1024,
-                             **quiet)
+                    # "local": a runtime of our own even where RAY_ADDRESS names a cluster (Ray would
+                    # join it, and refuse the object store size: "must not be provided").
+                    ray.init(address="local", include_dashboard=False,
+                             object_store_memory=self.settings.object_store_mb * 1024 * 1024, **quiet)
                 else:
                     check_answers(self.address)  # Ray itself retries for ~10 minutes (ray_address.py)
                     ray.init(address=self.address, **quiet)
@@ -197,15 +213,30 @@ class RayBackend:
         return rows
 
     def close(self, *, kill: bool = False) -> None:
+        """End the batch's use of Ray. `kill` (a cancel): each running attempt is interrupted where it
+        runs, so it kills its setup's processes and removes its copy itself (`run_attempt`'s own
+        clean-up), for up to STOP_GRACE_S; what is still running then is killed outright. A local
+        runtime, ours alone, is then swept for what a killed attempt left (`_clean_orphans`)."""
         if self._remote is None:
             return
         import ray
 
-        if kill:
-            for ref in list(self._pending):
+        left = list(self._pending)
+        if kill and left:
+            # force=True kills the worker process at once: its attempt cleaned nothing up, and the
+            # setup's processes (a group of their own) outlived the batch, holding files and ports.
+            for ref in left:
+                ray.cancel(ref, force=False)
+            try:
+                _, left = ray.wait(left, num_returns=len(left), timeout=STOP_GRACE_S, fetch_local=False)
+            except KeyboardInterrupt:
+                pass  # a second Ctrl-C: no more waiting
+            for ref in left:
                 ray.cancel(ref, force=True)
         self._pending.clear()
         self._bundles.clear()
         self._remote = None
         if self._connected:
             ray.shutdown()
+            if kill and self.address is None:
+                _sweep_after_local_runtime()
