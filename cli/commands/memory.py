@@ -184,7 +184,7 @@ def _substore_app(name: str) -> typer.Typer:
         as_json: JsonOption = False,
         long: Annotated[bool, typer.Option("--long", "-l", help="Add each record's kind, subject and verdict.")] = False,
     ) -> None:
-        """List records, newest first."""
+        """List records, newest first (`--long`: what each one says: kind · subject · verdict)."""
         from arreio.cli.inert import inert
         from arreio.engine.paths import display_path
 
