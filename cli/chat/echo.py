@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 
-def _fd(stream: Any) -> int | None:
+def tty_fd(stream: Any) -> int | None:
+    """The file descriptor of `stream` when it is a terminal, else None."""
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # a test's in-memory stream
@@ -27,7 +28,7 @@ def _fd(stream: Any) -> int | None:
 
 @contextmanager
 def _echo(stream: Any, on: bool) -> Iterator[None]:
-    fd = _fd(stream)
+    fd = tty_fd(stream)
     if fd is None:
         yield
         return

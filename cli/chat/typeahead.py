@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from arreio.cli.chat.echo import tty_fd
+
 ESC = 0x1B
 # Bracketed paste on while the turn runs: a paste comes wrapped, is kept whole and lands in the next
 # prompt as one paste (its lines were typed Enters: each went out as a message of its own).
@@ -35,7 +37,7 @@ class TypeAhead:
     """What was typed during one turn on `stream` (a terminal; anything else is never read)."""
 
     def __init__(self, stream: Any) -> None:
-        self.fd = _tty_fd(stream)
+        self.fd = tty_fd(stream)
         self._kept = bytearray()
         self.escaped = False  # an Esc stopped the turn (once: more presses must not cut its clean-up)
 
@@ -109,10 +111,3 @@ def _tell(fd: int, sequence: bytes) -> None:
     except OSError:
         pass
 
-
-def _tty_fd(stream: Any) -> int | None:
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):  # a test's in-memory stream
-        return None
-    return fd if os.isatty(fd) else None
