@@ -88,6 +88,8 @@ class TypeAhead:
         except (BlockingIOError, InterruptedError):
             return
         except OSError:  # the terminal is gone: stop reading it, the turn goes on
+            data = b""
+        if not data:  # end of input (a hang-up): a reader left on it would be called again at once, forever
             loop.remove_reader(self.fd)  # type: ignore[arg-type]
             return
         start = len(self._kept)
