@@ -92,10 +92,12 @@ class TypeAhead:
         if not data:  # end of input (a hang-up): a reader left on it would be called again at once, forever
             loop.remove_reader(self.fd)  # type: ignore[arg-type]
             return
-        start = len(self._kept)
         self._kept += data
-        if data and all(byte == ESC for byte in data):
-            loop.call_later(ESC_ALONE_S, self._escape_if_alone, start, on_escape)
+        # Esc at the end of what came (alone, or after keys read together with it when the loop was
+        # busy): it stops the turn if nothing follows it soon — a sequence would have come with it.
+        escapes = len(data) - len(data.rstrip(bytes([ESC])))
+        if escapes:
+            loop.call_later(ESC_ALONE_S, self._escape_if_alone, len(self._kept) - escapes, on_escape)
 
     def _escape_if_alone(self, start: int, on_escape: Callable[[], None]) -> None:
         if len(self._kept) > start and all(byte == ESC for byte in self._kept[start:]):

@@ -64,6 +64,16 @@ def test_keys_are_kept_in_order_and_a_lone_esc_fires_once_and_is_not_kept() -> N
         tty.close()
 
 
+def test_an_esc_read_together_with_the_keys_before_it_still_fires() -> None:
+    """The loop was busy: the keys and the Esc after them come in one read."""
+    tty = Tty()
+    try:
+        keys, fired = watch(tty, lambda: os.write(tty.master, b"go on\x1b"))
+        assert fired == 1 and keys.text == "go on"
+    finally:
+        tty.close()
+
+
 def test_an_escape_sequence_is_a_key_not_an_esc() -> None:
     tty = Tty()
     try:
