@@ -111,7 +111,11 @@ class Curator:
 
     def run(self, *, dry_run: bool = False) -> CuratorReport:
         """One pass. The first pass in a never-curated store only seeds records. The usage sidecar
-        stays locked for the pass, so a run counting a skill's use meanwhile waits, and loses nothing."""
+        stays locked for the pass, so a run counting a skill's use meanwhile waits, and loses nothing.
+        A dry run where there is no skills folder writes nothing at all (not even the lock, whose
+        folders would have made a state folder without its `.gitignore`)."""
+        if dry_run and not self.skills_dir.is_dir():
+            return self._pass(dry_run)
         with self.usage.locked():
             return self._pass(dry_run)
 

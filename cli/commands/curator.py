@@ -126,7 +126,12 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
 ) -> None:
     """Apply the lifecycle once: seed new skills, mark idle ones stale, archive long-idle ones."""
-    report = build_curator(now, stale_days, archive_days).run(dry_run=dry_run)
+    curator = build_curator(now, stale_days, archive_days)
+    if not dry_run:
+        from arreio.engine.paths import make_state_dir, state_dir
+
+        make_state_dir(state_dir())  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
+    report = curator.run(dry_run=dry_run)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
