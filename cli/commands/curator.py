@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,14 +21,14 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Keep the skill library tidy: stale, archive, reactivate — never delete.", no_args_is_help=True)
 
 NowOption = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--now", help="Pretend the time is this ISO-8601 instant (e.g. 2026-07-01T09:00:00Z)."),
 ]
 StaleOption = Annotated[
-    Optional[float], typer.Option("--stale-days", help="Days without activity before a skill is stale (default 30).")
+    float | None, typer.Option("--stale-days", help="Days without activity before a skill is stale (default 30).")
 ]
 ArchiveOption = Annotated[
-    Optional[float], typer.Option("--archive-days", help="Days without activity before it is archived (default 90).")
+    float | None, typer.Option("--archive-days", help="Days without activity before it is archived (default 90).")
 ]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 def arreio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
     env.update(HOME=str(cwd.parent / "home"), XDG_CONFIG_HOME=str(cwd.parent / "home" / ".config"))
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], check=False, cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
