@@ -34,9 +34,13 @@ class SourceText:
 
 
 def _walk(folder: Path, notices: list[str]) -> list[Path]:
-    """The regular files under `folder` (a link to one counts). A FIFO, socket or device is passed
-    over: opening a FIFO waits for a writer forever. A link that loops or leads nowhere is named."""
+    """The regular files under `folder` (a link to one inside `folder` counts). A FIFO, socket or
+    device is passed over: opening a FIFO waits for a writer forever. A link that loops or leads
+    nowhere is named; so is a link to a file outside `folder`, which is not followed (as a link to a
+    folder is not): a cloned repository's `docs/keys.md -> ~/.aws/credentials` would have put the
+    user's keys in the index, where `kb_search` gives the model what `read_file` refuses."""
     found = []
+    inside = folder.resolve()
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         for name in sorted(files):
@@ -44,9 +48,14 @@ def _walk(folder: Path, notices: list[str]) -> list[Path]:
                 continue
             path = Path(root) / name
             try:
-                if stat.S_ISREG(path.stat().st_mode):
-                    found.append(path)
-            except OSError as error:
+                if not stat.S_ISREG(path.stat().st_mode):
+                    continue
+                if path.is_symlink() and not path.resolve().is_relative_to(inside):
+                    notices.append(f"{_shown(path)}: skipped, a link to a file outside {_shown(folder)} "
+                                   "(name the file itself to index it)")
+                    continue
+                found.append(path)
+            except (OSError, RuntimeError) as error:
                 notices.append(f"{_shown(path)}: skipped, {_unreachable(error)}")
     return found
 

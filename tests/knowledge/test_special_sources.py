@@ -92,6 +92,21 @@ def test_a_symlink_loop_in_a_folder_is_skipped_and_the_rest_indexed(work: Path) 
     ]
 
 
+def test_a_link_out_of_the_folder_is_not_followed_and_one_inside_is(work: Path, tmp_path: Path) -> None:
+    """A user trial: `docs/passwd.md -> /etc/passwd` was indexed, and kb_search gave the model what
+    read_file refuses. A file link leading out of the folder is passed over, as a folder link is."""
+    secret = tmp_path / "home" / ".aws" / "credentials"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("aws_secret_access_key = not-for-the-index\n")
+    os.symlink(secret, work / "d" / "keys.md")
+    os.symlink("a.md", work / "d" / "alias.md")  # inside: the same file, indexed once
+    files, notices = expand(["d"], work)
+    assert files == [(work / "d" / "a.md").resolve()]
+    assert notices == [(f"{work / 'd' / 'keys.md'}: skipped, a link to a file outside {work / 'd'} "
+                        "(name the file itself to index it)")]
+    assert expand(["d/keys.md"], work) == ([secret.resolve()], [])  # named on its own: the person chose it
+
+
 @pytest.mark.parametrize("make", ["binary", "too-large", "pipe"])
 def test_nothing_indexable_fails_before_the_database_is_made(cli, work: Path, tmp_path: Path, make: str) -> None:
     name = {"binary": "bin.dat", "too-large": "huge.log", "pipe": "pipe"}[make]
