@@ -61,8 +61,8 @@ def console_for(stream: TextIO | None = None) -> Console:
     """A console for `stream` (stdout by default): rich at a terminal, plain full-width lines elsewhere."""
     stream = stream or sys.stdout
     if isatty(stream):
-        return _Console(file=stream, highlight=False)
-    return _Console(file=stream, highlight=False, width=FULL_WIDTH)
+        return _Console(file=stream, highlight=False, emoji=False)
+    return _Console(file=stream, highlight=False, emoji=False, width=FULL_WIDTH)
 
 
 def money(cost: float | None) -> str:

@@ -55,3 +55,18 @@ def test_a_mistyped_tools_flag_is_bad_usage_with_a_suggestion(cli) -> None:
     Path(".arreio/config.yaml").write_text("tools_disabled: [shel]\n")
     configured = cli("run", "--goal", "g.md", "--offline")
     assert configured.exit_code == 5 and "shel (did you mean 'shell'?)" in configured.stderr  # config: exit 5
+
+
+def test_emoji_codes_in_model_text_and_files_are_shown_as_written(cli) -> None:
+    """A user trial: rich turned `:x:` into ❌ in the live view, `sessions show` and `kb search`
+    (`root:x:0:0` in /etc/passwd read `root❌0:0`). Text is shown exactly as written."""
+    Path("r.yaml").write_text('- text: "Status :x: failed :smile:"\n')
+    run = cli("run", "x", "--script", "r.yaml")
+    assert run.exit_code == 0 and "Status :x: failed :smile:" in run.stdout and "❌" not in run.stdout
+    session = re.search(r"session (\S+)", run.stdout).group(1)
+    shown = cli("sessions", "show", session)
+    assert "Status :x: failed :smile:" in shown.stdout and "❌" not in shown.stdout
+    Path("s.md").write_text("# S\nroot:x:0:0 and :warning: here\n")
+    assert cli("kb", "add", "s.md").exit_code == 0
+    found = cli("kb", "search", "root")
+    assert "root:x:0:0 and :warning: here" in found.stdout and "⚠" not in found.stdout
