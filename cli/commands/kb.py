@@ -124,6 +124,8 @@ def add(
     from arreio.engine.paths import make_state_dir, state_dir
     from arreio.memory.knowledge.sources import expand
 
+    if any(not p.strip() for p in paths):  # Path("") is ".": the whole folder, which nobody typed
+        raise UsageError("an empty path names no file; to index this folder, say `.`")
     files, notices = expand(paths, Path.cwd())
     if not files:  # before the database exists: a mistyped path must not leave an empty one behind
         _notices(notices)
@@ -232,6 +234,8 @@ def remove(
     """Drop a document (or a folder's documents) from the index; the files are not touched."""
     from arreio.engine.errors import UsageError
 
+    if not path.strip():
+        raise UsageError("an empty path names no document; to drop every document under this folder, say `.`")
     kb = _existing()
     try:
         removed = kb.remove(path, Path.cwd())

@@ -71,6 +71,18 @@ def test_bad_input_is_a_usage_error(cli) -> None:
     assert isinstance(cli("search", "x", "--mode", "vector").exception, UsageError)  # no vectors
 
 
+def test_an_empty_path_is_bad_input_and_removes_nothing(cli) -> None:
+    """A user trial: `kb remove ""` dropped every document (an empty path is `.`), and `kb add ""`
+    indexed the whole folder — neither what anybody typing nothing meant."""
+    empty_add = cli("add", "")
+    assert isinstance(empty_add.exception, UsageError) and "say `.`" in empty_add.exception.message
+    cli("add", ".")
+    for blank in ("", " "):
+        result = cli("remove", blank)
+        assert isinstance(result.exception, UsageError) and "empty path" in result.exception.message
+    assert json.loads(cli("stats", "--json").stdout)["documents"] == 5
+
+
 def test_unknown_embedder_setting_is_a_config_error(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARREIO_KB_EMBEDDER", "bert")
     assert isinstance(cli("search", "anything").exception, ConfigError)
