@@ -26,6 +26,7 @@ from typing import Any
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.ids import iso_ms
 from arreio.engine.ports import Clock, SystemClock
+from arreio.engine.wording import counted
 
 FORMAT_VERSION = 1
 GENESIS = "0" * 64
@@ -129,7 +130,8 @@ class AuditJournal:
         return out
 
     def tail(self, n: int = 20, run_id: str | None = None) -> list[dict[str, Any]]:
-        rows = self.entries()
+        """The last `n` entries (of `run_id`), those that are entries at all (`verify` names the rest)."""
+        rows = [r for r in self.entries() if _is_entry(r)]
         if run_id:
             rows = [r for r in rows if str((r.get("payload") or {}).get("run_id", "")).startswith(run_id)]
         return rows[-n:] if n > 0 else rows
@@ -142,12 +144,14 @@ class AuditJournal:
             return result
         hashes = {r.get("seq"): r.get("hash") for r in self.entries()}
         for where, seq, digest_ in anchors:
+            if seq not in hashes and not self.path.exists():
+                return Verification(False, 0, 1, f"the journal file is gone, and {where} recorded entry {seq}")
             if seq not in hashes:
                 return Verification(False, result.entries, result.entries + 1,
                                     f"{where} recorded entry {seq}, but the journal ends at entry {result.entries}: "
                                     "entries were removed from its end")
-            if hashes[seq] != digest_:
-                return Verification(False, result.entries, seq, f"entry {seq} is not the one {where} recorded")
+            if hashes[seq] != digest_:  # the entries before it are a chain of their own, and check out
+                return Verification(False, seq - 1, seq, f"entry {seq} is not the one {where} recorded")
         return result
 
     def _walk(self) -> Verification:
@@ -158,27 +162,46 @@ class AuditJournal:
         if lines and lines[-1] == b"":
             lines.pop()
         prev, seq = GENESIS, 0
+        # A line that is not JSON (a write a crash cut short) is not part of the chain: the next
+        # append chains onto the last whole entry (`_last_entry`). It is reported, but the walk goes
+        # on past it, so a crash does not hide an entry changed or deleted later on.
+        unreadable: tuple[int, int, str] | None = None  # (line, entries before it, why)
         for number, line in enumerate(lines, start=1):
             try:
                 record = json.loads(line)
             except ValueError:
-                torn = number == len(lines) and not data.endswith(b"\n")
-                why = "last line is cut short (a write was interrupted)" if torn else "line is not valid JSON"
-                return Verification(False, number - 1, number, why)
-            if not isinstance(record, dict) or not {"seq", "hash", "prev", "kind"} <= record.keys():
-                return Verification(False, number - 1, number, "line is not an audit entry")
+                if unreadable is None:
+                    torn = number == len(lines) and not data.endswith(b"\n")
+                    why = "last line is cut short (a write was interrupted)" if torn else "line is not valid JSON"
+                    unreadable = (number, seq, why)
+                continue
+            if not _is_entry(record):
+                return Verification(False, seq, number, "line is not an audit entry")
             body = {k: record.get(k) for k in ("v", "seq", "at", "kind", "payload")}
             if entry_hash(record["prev"], body) != record["hash"]:
-                return Verification(False, number - 1, number, f"entry {record['seq']} was changed after it was written")
+                return Verification(False, seq, number, f"entry {record['seq']} was changed after it was written")
             if record["prev"] != prev:
                 return Verification(
-                    False, number - 1, number,
+                    False, seq, number,
                     f"entry {record['seq']} does not follow the entry before it (an entry was deleted or inserted)",
                 )
             if record["seq"] != seq + 1:
-                return Verification(False, number - 1, number, f"entry {record['seq']} follows entry {seq}: entries are missing")
+                return Verification(False, seq, number, f"entry {record['seq']} follows entry {seq}: entries are missing")
             prev, seq = record["hash"], record["seq"]
-        return Verification(True, len(lines))
+        if unreadable is not None:
+            number, before, why = unreadable
+            after = f"; the {counted(seq - before, 'entry', 'entries')} after it check out" if seq > before else ""
+            return Verification(False, before, number, why + after)
+        return Verification(True, seq)
+
+
+def _is_entry(record: Any) -> bool:
+    """The fields the chain is checked on, with their types: a tampered `"prev": 5` is reported, not
+    a crash of the command that exists to report it."""
+    return (isinstance(record, dict) and {"seq", "hash", "prev", "kind"} <= record.keys()
+            and isinstance(record["seq"], int) and not isinstance(record["seq"], bool)
+            and isinstance(record["hash"], str) and isinstance(record["prev"], str)
+            and isinstance(record["kind"], str) and isinstance(record.get("payload", {}), dict | None))
 
 
 def _ends_with_newline(fd: int) -> bool:

@@ -46,6 +46,50 @@ def test_a_deleted_line_is_caught_at_the_entry_after_it(tmp_path: Path) -> None:
     assert not result.ok and result.broken_line == 2 and "deleted or inserted" in result.reason
 
 
+def test_an_entry_with_fields_of_the_wrong_type_is_reported_not_a_crash(tmp_path: Path) -> None:
+    """A user trial: `"prev": 5` made `audit verify` an internal error (TypeError), and a payload
+    that is a string made `audit tail` one — the commands that exist to inspect a tampered journal."""
+    journal = journal_with(tmp_path, 3)
+    lines = journal.path.read_text().splitlines()
+    record = json.loads(lines[1])
+    for field, value in (("prev", 5), ("seq", "2"), ("hash", None), ("seq", True), ("payload", "str")):
+        lines[1] = json.dumps({**record, field: value})
+        journal.path.write_text("\n".join(lines) + "\n")
+        result = journal.verify()
+        assert not result.ok and result.broken_line == 2 and result.reason == "line is not an audit entry", field
+        assert [e["seq"] for e in journal.tail()] == [1, 3]
+
+
+def test_a_torn_line_does_not_hide_an_entry_changed_after_it(tmp_path: Path) -> None:
+    """A user trial: after one write cut short, verify stopped at that line for good, so an entry
+    edited later was never seen. The appender chains past a torn line; verify now walks past it."""
+    journal = journal_with(tmp_path, 3)
+    with journal.path.open("ab") as handle:
+        handle.write(b'{"seq": 4, "to')  # a crash mid-write
+    for i in range(3):
+        journal.append("tool_call", {"run_id": "run-9", "name": "grep", "i": 10 + i})
+    result = journal.verify()
+    assert not result.ok and result.broken_line == 4
+    assert result.reason == "line is not valid JSON; the 3 entries after it check out" and result.entries == 3
+    lines = journal.path.read_text().splitlines()
+    lines[5] = lines[5].replace('"i":11', '"i":99')  # entry 5, after the torn line
+    journal.path.write_text("\n".join(lines) + "\n")
+    result = journal.verify()
+    assert not result.ok and result.broken_line == 6 and "entry 5 was changed" in result.reason
+    assert result.entries == 4  # entries 1-4 check out (the torn line is not one)
+
+
+def test_an_anchor_mismatch_counts_the_entries_before_it_and_a_missing_journal_says_so(tmp_path: Path) -> None:
+    journal = journal_with(tmp_path, 6)
+    entries = journal.entries()
+    result = journal.verify([("run run-x", 6, "0" * 64)])
+    assert not result.ok and result.broken_line == 6 and result.entries == 5
+    assert journal.verify([("run run-x", 6, entries[5]["hash"])]).ok
+    journal.path.unlink()
+    gone = journal.verify([("run run-x", 6, entries[5]["hash"])])
+    assert not gone.ok and gone.reason == "the journal file is gone, and run run-x recorded entry 6"
+
+
 def test_a_rehashed_forgery_still_breaks_the_next_link(tmp_path: Path) -> None:
     from arreio.engine.governance.audit import canonical, entry_hash
 
