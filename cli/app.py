@@ -296,6 +296,11 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as error:  # a bug: still one line, with a way to see more
         if os.environ.get("ARREIO_DEBUG"):
             raise
+        if isinstance(error, OSError):
+            from arreio.cli.errors import report_os_error
+
+            if (code := report_os_error(error)) is not None:
+                sys.exit(code)
         print(f"arreio: internal error: {type(error).__name__}: {error} (set ARREIO_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(1)
 

@@ -1,0 +1,58 @@
+"""A state folder arreio may not write (a user trial): `memory add`, `curator status`, `config set`,
+`undo --yes` and others ended in `internal error: PermissionError … (set ARREIO_DEBUG=1 …)`, exit 1.
+A file-system refusal is one line naming the path, with the exit code for bad input (as `run` says
+for the same folder). Real files: an immutable folder (`chattr +i`, which binds root too)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arreio.cli.errors import report_os_error
+
+
+def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
+    cases = [(errno.EACCES, 2, "permission denied"), (errno.EPERM, 2, "not permitted"),
+             (errno.EROFS, 2, "the file system is read-only"), (errno.ENOSPC, 1, "no space left on the device")]
+    for number, code, said in cases:
+        assert report_os_error(OSError(number, os.strerror(number), "/p/.arreio/MEMORY.md")) == code
+        line = capsys.readouterr().err
+        assert line.startswith(f"arreio: error: cannot write /p/.arreio/MEMORY.md: {said}") and line.count("\n") == 1
+    assert report_os_error(OSError(errno.EBADF, "Bad file descriptor")) is None  # not the disk's refusal: a bug
+    assert capsys.readouterr().err == ""
+
+
+def _arreio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
+    env.update(HOME=str(cwd.parent / "home"), XDG_CONFIG_HOME=str(cwd.parent / "home" / ".config"))
+    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], check=False, cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def frozen(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    assert _arreio(work, "memory", "add", "a first fact").returncode == 0
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "-R", "+i", str(work / ".arreio")], check=False,
+                                         capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available on this file system")
+    yield work
+    subprocess.run([chattr, "-R", "-i", str(work / ".arreio")], check=True)
+
+
+@pytest.mark.parametrize("args", [["memory", "add", "a second fact"], ["config", "set", "max_steps", "5"],
+                                  ["curator", "run"]])
+def test_a_state_folder_that_cannot_be_written_is_one_line_and_exit_2(frozen: Path, args: list[str]) -> None:
+    done = _arreio(frozen, *args)
+    assert done.returncode == 2, done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and line.startswith("arreio: error: cannot write ") and str(frozen / ".arreio") in line
