@@ -165,6 +165,9 @@ def undo(
     if plan.empty:
         if json_output:
             _dump({"plan": _plan_json(prepared), "result": None})
+        elif plan.skipped:  # it changed files, but none a checkpoint holds: "already as before" was untrue
+            print(f"nothing undo can restore: what {prepared.undoing} changed was not checkpointed, so it is "
+                  f"left as it is: {', '.join(map(shown, plan.skipped))}")
         else:
             print(f"nothing to undo: the files {prepared.undoing} changed are already as before")
         return

@@ -69,3 +69,24 @@ def test_undo_still_restores_what_the_checkpoints_hold(work: Path, cli) -> None:
     assert undone.exit_code == 0, undone.stdout
     assert (work / "a.txt").read_text() == "hi\n"
     assert (work / ".env").read_text() == "EMPTY=1\n"  # as the warning said: not restored
+
+
+def test_a_run_whose_only_change_is_an_ignored_new_file_says_so_and_undo_does_not_deny_it(work: Path, cli) -> None:
+    """A user trial: a run that made only `secret.md` (ignored) said nothing, reported no skipped
+    file, and `undo` answered "the files … changed are already as before". The tree did not change,
+    so the run's one checkpoint was reused — and its list of files left out was overwritten with the
+    new one, so the first and last looked alike."""
+    (work / ".gitignore").write_text("secret.md\n")
+    only_ignored = """\
+- tool_calls:
+  - {name: write_file, arguments: {path: secret.md, content: "made\\n"}}
+- text: done
+"""
+    result, events, report = scripted(cli, work, only_ignored)
+    assert result.exit_code == 0, result.stdout
+    assert report["checkpoint_skipped"] == ["secret.md"]
+    assert any(NOT_CHECKPOINTED in w and "secret.md (ignored by .gitignore)" in w for w in warnings_of(events))
+    undo = cli("undo", "--dry-run")
+    assert undo.exit_code == 0 and "already as before" not in undo.stdout
+    assert "was not checkpointed, so it is left as it is: secret.md" in undo.stdout
+    assert (work / "secret.md").read_text() == "made\n"

@@ -6,7 +6,7 @@ its own, so it can be undone too)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arreio.engine.governance.checkpoints.index import CheckpointIndex
@@ -60,7 +60,9 @@ class Recorder:
                 return None
             if self.last is not None and snap.tree == self.last.tree:
                 self.repo.keep(snap.tree)
-                self.last.skipped = snap.skipped
+                # A new object: `first` may be this very checkpoint, and what it left out must stay as
+                # it was then (a file the run made under a .gitignore'd path changes no tree, only this).
+                self.last = replace(self.last, skipped=snap.skipped)
                 return self.last
             parent = self.last.commit if self.last is not None else None
             commit = self.repo.commit(snap.tree, parent, f"{self.run_id} step {step} {phase}")
