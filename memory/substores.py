@@ -60,12 +60,16 @@ class Substores:
     """The five append-only substores of a state folder. `diagnostics` collects read warnings
     (torn tails repaired, unreadable lines skipped) for the caller to show. The redactor is
     required: every payload is redacted before it is written (the run's one redactor, or the
-    environment's outside a run); `redactor=None` opens the substores for reading only."""
+    environment's outside a run); `redactor=None` opens the substores for reading only. `logged`:
+    each diagnostic also goes to the log (a run's only way to say it); a caller that prints the
+    diagnostics itself says False, or each is said twice."""
 
-    def __init__(self, state_dir: Path, clock: Clock | None = None, *, redactor: Redactor | None) -> None:
+    def __init__(self, state_dir: Path, clock: Clock | None = None, *, redactor: Redactor | None,
+                 logged: bool = True) -> None:
         self.folder = Path(state_dir) / "memory"
         self.clock = clock or SystemClock()
         self.redactor = redactor
+        self.logged = logged
         self.diagnostics: list[str] = []
         self.durable = True  # fsync each record; a run with config `fsync: false` turns it off
 
@@ -195,7 +199,8 @@ class Substores:
 
     def _warn(self, message: str) -> None:
         self.diagnostics.append(message)
-        log.warning(message)
+        if self.logged:
+            log.warning(message)
 
 
 def _record_time(record: SubstoreRecord) -> datetime:

@@ -163,7 +163,7 @@ def _substores() -> Any:
     from arreio.engine.paths import state_dir
     from arreio.memory.substores import Substores
 
-    return Substores(state_dir(), redactor=None)  # reading only
+    return Substores(state_dir(), redactor=None, logged=False)  # reading only; _print_diagnostics says them
 
 
 def _print_diagnostics(substores: Any) -> None:
