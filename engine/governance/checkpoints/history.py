@@ -6,7 +6,8 @@ an id that names nothing, so the CLI stays a thin layer of parsing and printing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -17,7 +18,7 @@ from arreio.engine.errors import UsageError
 from arreio.engine.governance.checkpoints.index import CheckpointIndex, RunRecord
 from arreio.engine.governance.checkpoints.plan import RunAge, prune_by_age, prune_order, relevant_skipped, summarise
 from arreio.engine.governance.checkpoints.recorder import RUN_REF
-from arreio.engine.governance.checkpoints.store import ShadowRepo, find_git
+from arreio.engine.governance.checkpoints.store import CheckpointError, ShadowRepo, find_git
 from arreio.engine.ids import parse_utc
 
 NOT_FINISHED = ("run {run} did not finish (killed?): it has no checkpoint after its last round, so every change "
@@ -32,6 +33,20 @@ def open_store(state_dir: Path, cwd: Path, env: Mapping[str, str], max_file_byte
         raise UsageError("git is not installed (or not on PATH): checkpoints need it — install git")
     return (ShadowRepo(state_dir, cwd, git=git, max_file_bytes=max_file_bytes, path_env=env.get("PATH")),
             CheckpointIndex(state_dir))
+
+
+@contextmanager
+def gone_from_store(run_id: str) -> Iterator[None]:
+    """A run the index lists whose checkpoints the store no longer holds (its folder deleted or
+    pruned by hand) is bad input, said plainly — not git's 'bad object' and exit 1."""
+    try:
+        yield
+    except CheckpointError as error:
+        if not any(sign in error.message for sign in ("bad object", "not a valid object", "not a git repository")):
+            raise
+        raise UsageError(f"the checkpoints of {run_id} are no longer in the store (.arreio/checkpoints/ was "
+                         "deleted or pruned by hand): they cannot be shown or restored; runs from now on are "
+                         "checkpointed afresh") from None
 
 
 def find_run(index: CheckpointIndex, worktree: str, run_id: str | None, *, source: str | None = "run") -> RunRecord:
@@ -146,7 +161,8 @@ def diff_run(repo: ShadowRepo, index: CheckpointIndex, run_id: str | None, step:
         if b_tree is None:
             with repo.lock():
                 b_tree = repo.snapshot().tree
-    deltas = repo.diff(a_tree, b_tree)
+    with gone_from_store(run.run_id):
+        deltas = repo.diff(a_tree, b_tree)
     return RunDiff(run.run_id, before["id"], b_id, summarise(deltas), repo.numstat(a_tree, b_tree) if deltas else {},
                    repo.patch(a_tree, b_tree, stat_only=stat_only) if deltas else "", notes, run_skipped(run))
 

@@ -20,6 +20,7 @@ from arreio.engine.governance.checkpoints.history import (
     changed_outside_runs,
     find_checkpoint,
     find_run,
+    gone_from_store,
     latest_state,
     left_state,
     run_skipped,
@@ -88,8 +89,9 @@ def prepare_undo(repo: ShadowRepo, index: CheckpointIndex, *, run_id: str | None
         current = repo.snapshot()
     expected = expected or current.tree
     skipped = relevant_skipped(point.get("skipped") or {}, current.skipped) if to is not None else run_skipped(run)
-    plan = plan_undo(repo.diff(target, expected), repo.diff(expected, current.tree), whole_tree=to is not None,
-                     skipped=skipped, outside=outside)
+    with gone_from_store(undid):
+        plan = plan_undo(repo.diff(target, expected), repo.diff(expected, current.tree), whole_tree=to is not None,
+                         skipped=skipped, outside=outside)
     return PreparedUndo(repo, index, undoing, undid, target_id, target, current, plan, notes)
 
 

@@ -155,6 +155,9 @@ class ShadowRepo:
         if self._ready:
             return
         if not (self.git_dir / "HEAD").exists():
+            # A store made afresh (the first, or one deleted by hand): the trees' stat caches name
+            # objects of a store that is gone, and a commit of their tree failed for every later run.
+            shutil.rmtree(self.root / "trees", ignore_errors=True)
             self.root.mkdir(parents=True, exist_ok=True)
             # Init without a work tree (that would write core.worktree, and trees share the store).
             self.run_git("init", "--bare", "--quiet", "--template=", str(self.git_dir),
