@@ -153,7 +153,11 @@ def test_config_typos_are_named_with_a_suggestion(workdir: Path, cli) -> None:
                          ("knowledge: {keyword_weigth: 1}\n", "(did you mean 'knowledge.keyword_weight'?) "
                                                                "(in .arreio/config.yaml)"),
                          ("thinking: 100\n", "invalid setting 'thinking' from .arreio/config.yaml: thinking budget "
-                                             "100 must be at least 1024")):
+                                             "100 must be at least 1024"),
+                         # every typo of the file at once (a user trial: only one was named, another first)
+                         ("max_steps: 80\nbogus_key: 1\ntools: {shell_timeout: 5}\n",
+                          ("unknown settings in .arreio/config.yaml: 'tools.shell_timeout' (did you mean "
+                           "'tools.shell_timeout_s'?), 'bogus_key'"))):
         Path(".arreio/config.yaml").write_text(text)
         result = cli("run", "--goal", GOAL, "--offline")
         assert result.exit_code == 5 and needle in result.stderr
