@@ -145,4 +145,8 @@ def exact_text(content: str) -> Text | None:
 def strip_numbers(content: str) -> str:
     """A `read_file` result as plain text, for describing it (not for rewriting it)."""
     body = re.sub(r"\n?\[showing lines [^\]]*\]\s*$", "", content)
+    body = _ENCODING_NOTE.sub("", body)  # the tool's own first line, not the file's (encoding.Encoding.note)
     return re.sub(r"^\s*\d+\t", "", body, flags=re.MULTILINE)
+
+
+_ENCODING_NOTE = re.compile(r"\A\[[^\n]* is not UTF-8: [^\n]*; decoded as [^\n]*\]\n")

@@ -384,3 +384,16 @@ def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_pat
     named = re.sub("/+", "/", target).removeprefix("./")
     assert f"{named} is inside {where}, which the agent may not write" in done.final_text
     assert "I wrote nothing" in done.final_text and "names no file" not in done.final_text
+
+
+def test_a_file_that_is_not_utf8_is_described_by_its_own_text_not_the_tools_note(tmp_path: Path) -> None:
+    """A user trial: a one-line cp1252 file was summarised as '2 lines, 14 words; First line: [latin.txt
+    is not UTF-8: …]' — read_file's note about the encoding counted as the file's first line."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "latin.txt").write_bytes("café crème\n".encode("cp1252"))
+    _, done = run("Summarise latin.txt into s.md.", work)
+    assert done.exit_code == 0, done.message
+    summary = (work / "s.md").read_text()
+    assert "- 1 line, 2 words" in summary and "- First line: café crème" in summary
+    assert "not UTF-8" not in summary
