@@ -95,7 +95,8 @@ class SkillLibrary:
             return Entry(live.name, live.name, state, live, record, live.folder)
         if not any(entry.name == key or entry.entry == key for entry in list_archived(self.skills_dir)):
             folder = self.skills_dir / key
-            if (folder / "SKILL.md").is_file() or folder.is_dir():  # there, but the loader refused it
+            one_folder = key.strip() not in ("", ".", "..") and "/" not in key  # "" or "." is skills/ itself
+            if one_folder and ((folder / "SKILL.md").is_file() or folder.is_dir()):  # there, but the loader refused it
                 _, diagnostics = load_skills(self.skills_dir)
                 why = next((d.message for d in diagnostics if d.path.parent == folder or d.path == folder), None)
                 raise UsageError(f"skill {key!r} is not loaded: {why or 'it is not a valid skill'} — fix "

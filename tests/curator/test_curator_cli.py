@@ -222,3 +222,12 @@ def test_show_on_a_broken_skill_says_what_is_wrong_with_it(in_project) -> None:
     assert result.exit_code == 2
     assert f"skill '{name}' is not loaded: invalid YAML in frontmatter at line" in result.stderr
     assert "<unicode string>" not in result.stderr
+
+
+def test_show_with_an_empty_or_dot_name_is_no_skill_not_a_broken_one(home: Path) -> None:
+    """A user trial: `skills show ""` (or `.`) said the skill was not loaded and to fix
+    skills/SKILL.md, a file that is not there: the name was taken for the skills folder itself."""
+    write_skill(home / "skills", "real-one")
+    for name in ("", ".", " "):
+        assert usage_error(skills_cmd.app, home, "show", name) == (
+            f"no skill named {name!r}; see `arreio skills list --state all`")
