@@ -108,7 +108,7 @@ def diff(
 
 
 # -- undo ---------------------------------------------------------------------------------------------
-def _show_plan(prepared) -> None:
+def _show_plan(prepared, *, force: bool = False) -> None:
     from arreio.engine.governance.checkpoints.plan import shown
 
     plan = prepared.plan
@@ -118,7 +118,8 @@ def _show_plan(prepared) -> None:
     for action in sorted(plan.actions, key=lambda a: (_KIND_ORDER.index(a.kind), a.path)):
         print(f"  {action.kind:<10}  {shown(action.path)}")
     if plan.conflicts:
-        print("conflicts — changed since, so not overwritten without --force:")
+        print("conflicts — changed since, overwritten too (--force):" if force
+              else "conflicts — changed since, so not overwritten without --force:")
         for action in plan.conflicts:
             print(f"  {action.kind:<10}  {shown(action.path)}  ({action.why})")
     if plan.already:
@@ -161,7 +162,7 @@ def undo(
     repo, index, _ = _where()
     prepared = prepare_undo(repo, index, run_id=run, to=to)
     plan = prepared.plan
-    show = (lambda: _dump({"plan": _plan_json(prepared)})) if json_output else (lambda: _show_plan(prepared))
+    show = (lambda: _dump({"plan": _plan_json(prepared)})) if json_output else (lambda: _show_plan(prepared, force=force))
     if plan.empty:
         if json_output:
             _dump({"plan": _plan_json(prepared), "result": None})
@@ -194,7 +195,7 @@ def undo(
             "undo_id": result.undo_id, "before": result.before, "after": result.after, "done": result.done,
             "forced": result.forced, "failed": result.failed, "warnings": result.warnings}})
     else:
-        print(f"undone {prepared.undoing}: {counted(len(result.done), 'file')} restored to checkpoint "
+        print(f"undone {prepared.undoing}: {counted(len(result.done), 'file')} put back as at checkpoint "
               f"{prepared.target_id}" + (f" ({len(result.forced)} forced)" if result.forced else ""))
         print(f"recorded as {result.undo_id}; take it back with `arreio undo --run {result.undo_id}`")
     for warning in result.warnings:

@@ -135,7 +135,7 @@ def test_diff_undo_compact_and_cost(work: Path, arreio_env) -> None:
     term.next(r"\+overwritten")
     term.prompt()
     term.send("/undo")
-    term.next(r"undone run run-\S+: 1 file restored")
+    term.next(r"undone run run-\S+: 1 file put back as at checkpoint")
     term.prompt()
     assert (work / "notes.md").read_text() == "original\n"
     term.send("/compact")

@@ -92,6 +92,9 @@ def test_a_file_changed_by_hand_after_the_run_is_a_conflict(work: Path, cli) -> 
     forced = cli("undo", "--yes", "--force")
     assert forced.exit_code == 0, forced.output
     assert tree_state(work) == before and "2 forced" in forced.stdout
+    # the plan it shows says what --force does (it said "not overwritten without --force")
+    assert "conflicts — changed since, overwritten too (--force):" in forced.stdout
+    assert "not overwritten without --force" not in forced.stdout
 
 
 def test_an_undo_is_checkpointed_and_can_be_undone(work: Path, cli) -> None:
