@@ -21,6 +21,11 @@ def _one_line_usage_error(error) -> None:
     ctx = getattr(error, "ctx", None)
     where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
     message = " ".join(error.format_message().split())
+    option = getattr(error, "option_name", "") or ""
+    if type(error).__name__ == "NoSuchOption" and option[1:].replace(".", "", 1).isdigit():
+        # `config set max_steps -5`: a negative number is read as a flag unless `--` ends the flags
+        where = f" (a negative number is read as an option: put `--` before the arguments, as in " \
+                f"`{ctx.command_path if ctx else 'arreio'} -- KEY {option}`)"
     print(f"arreio: error: {message}{where}", file=sys.stderr)
 
 

@@ -98,6 +98,15 @@ def test_usage_mistakes_exit_2(cli) -> None:
     assert project_file().read_text() == "model: offline\n"
 
 
+def test_a_negative_number_says_how_to_give_it(cli) -> None:
+    """A user trial: `config set max_steps -5` said only "No such option: -5"."""
+    result = cli("config", "set", "governance.max_tool_calls", "-5")
+    assert result.exit_code == 2
+    assert "put `--` before the arguments, as in `arreio config set -- KEY -5`" in result.stderr
+    given = cli("config", "set", "--", "governance.max_tool_calls", "-5")  # reaches the check of the value
+    assert given.exit_code == 5 and "governance.max_tool_calls" in given.stderr and not project_file().exists()
+
+
 def test_get_unknown_key_says_did_you_mean(cli) -> None:
     result = cli("config", "get", "retry.max_attempt")
     assert result.exit_code == 5
