@@ -114,7 +114,7 @@ def render_report(report: CuratorReport, title: str | None = None) -> None:
         moved = f"; moved to {row['archived_to']}" if "archived_to" in row else ""
         typer.echo(f"  {row['kind']:<10} {row['name']}: {row['from'] or 'new'} → {row['to']}; {row['reason']}{moved}")
     for diagnostic in report.diagnostics:
-        typer.echo(f"warning: skipped invalid skill: {diagnostic.line()}", err=True)
+        typer.echo(f"arreio: warning: skipped invalid skill: {diagnostic.line()}", err=True)
 
 
 @app.command("run")

@@ -81,7 +81,7 @@ def list_skills(
             )
         console.print(table)
     for diagnostic in diagnostics:
-        typer.echo(f"warning: {diagnostic.line()}", err=True)
+        typer.echo(f"arreio: warning: {diagnostic.line()}", err=True)
 
 
 @app.command("show")

@@ -142,7 +142,10 @@ def test_skills_list_shows_stale_and_reports_invalid_skills(home: Path) -> None:
     ok(curator_cmd.app, home, "run", "--now", "2026-02-15T00:00:00Z")
     assert set(listed(home, "stale")) == {"idle"}
     result = invoke(skills_cmd.app, home, "list")
-    assert "warning:" in result.stderr and "missing-skill-file" in result.stderr
+    # every warning of arreio's starts the same way (a script greps for it; these lacked the prefix)
+    assert result.stderr.startswith("arreio: warning: ") and "missing-skill-file" in result.stderr
+    curated = invoke(curator_cmd.app, home, "run")
+    assert curated.stderr.startswith("arreio: warning: skipped invalid skill: ")
     payload = json.loads(ok(skills_cmd.app, home, "list", "--json"))
     assert [d["code"] for d in payload["diagnostics"]] == ["missing-skill-file"]
 
