@@ -40,6 +40,7 @@ from arreio.engine.config import parse_section
 from arreio.engine.feature import Feature
 from arreio.engine.governance.protected import protected_paths
 from arreio.engine.hooks import RunHook
+from arreio.engine.tools.nested_git import find_nested_git, nested_git_dirs
 
 if TYPE_CHECKING:
     from arreio.engine.conveyor.report import RunReport
@@ -206,8 +207,10 @@ def sandbox_plan(ctx: RunContext, probe: Probe | None = None) -> SandboxPlan | N
         # a config.yaml the next run obeys (`sandbox: {mode: off}`): make it exist first.
         ctx.state_dir.mkdir(parents=True, exist_ok=True)
     writable = [root for root in (_expand(r, ctx.env) for r in settings.writable_roots) if root.is_dir()]
-    return SandboxPlan(found.bwrap, bwrap_args(ctx.cwd, settings, protected(ctx.cwd, ctx.env, ctx.state_dir), writable),
-                       settings)
+    # A nested repository's .git is protected as the file tools protect it (nested_git.py).
+    nested = [p for p in nested_git_dirs(str(ctx.cwd), ctx.run_id) if p.exists()]
+    return SandboxPlan(found.bwrap, bwrap_args(ctx.cwd, settings, protected(ctx.cwd, ctx.env, ctx.state_dir) + nested,
+                                               writable), settings)
 
 
 def protected(cwd: Path, env: Mapping[str, str], state: Path | None = None) -> list[Path]:
@@ -321,5 +324,5 @@ def status(cwd: Path, env: Mapping[str, str], settings: SandboxSettings, state: 
         "mode": settings.mode, "active": active, "network": settings.network,
         "bwrap": found.bwrap, "version": found.version, "unavailable": None if settings.mode == "off" else found.reason,
         "writable_roots": settings.writable_roots,
-        "protected": [str(p) for p in protected_paths(cwd, env, state)],
+        "protected": [str(p) for p in [*protected_paths(cwd, env, state), *find_nested_git(cwd.resolve())]],
     }
