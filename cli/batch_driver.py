@@ -185,7 +185,12 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
     finally:
         sys.stdout = out
     if cancelled:
-        print(f"arreio: cancelled; finish it with `arreio batch --resume {folder.id}`", file=sys.stderr)
+        try:
+            print(f"arreio: cancelled; finish it with `arreio batch --resume {folder.id}`", file=sys.stderr)
+        except BrokenPipeError:  # the Ctrl-C took the reader too (`… 2>&1 | cat`): the code must still be 130
+            from arreio.cli.render import silence
+
+            silence(sys.stderr)
     return int(summary["exit_code"])
 
 
