@@ -27,6 +27,7 @@ SKIP_DIRS = frozenset({".git", ".arreio", "node_modules", "__pycache__", ".venv"
 MAX_MATCH_LINE_CHARS = 500
 # Past this size a file is most likely data or a build artifact, not something to grep.
 MAX_FILE_BYTES = 10 * 1024 * 1024
+TOO_BIG, BINARY = "too big", "binary"  # why a file was not searched
 
 
 class GrepInput(BaseModel):
@@ -44,7 +45,8 @@ class Grep(Tool):
     description = (
         "Search file contents with a Python regular expression (use (?i) for case-insensitive). "
         "Prints matching lines as path:line: text. Searches text files under `path` (default: "
-        "the working directory), skipping binary files and .git, .arreio, node_modules, "
+        "the working directory), skipping binary files, files over 10 MB (named in the result) and "
+        ".git, .arreio, node_modules, "
         "__pycache__, .venv. `glob` filters file names ('*.py'; with a '/', the relative path). "
         "At most 200 matches are shown; the total is reported."
     )
@@ -77,11 +79,18 @@ def _search(root: Path, regex: BoundedPattern, path: str, glob: str | None, cap:
     total = 0
     files_with_hits = 0
     not_utf8: dict[str, list[str]] = {}  # encoding assumed → files with hits decoded that way
+    too_big: list[str] = []
     for file in _walk(target, base):
         rel = display_path(root, file)
         if patterns and not _glob_match(rel, patterns):
             continue
         hits, encoding = _grep_file(file, regex)
+        if isinstance(encoding, str):  # not searched: a big file is said, so "no matches" is not read as absence
+            if encoding == TOO_BIG:
+                too_big.append(rel)
+            elif target.is_file():  # a binary file named on its own (in a folder, skipping them is the rule)
+                raise ToolError(f"{rel} is a binary file; grep searches text files")
+            continue
         if hits:
             files_with_hits += 1
             if encoding.why:
@@ -94,9 +103,11 @@ def _search(root: Path, regex: BoundedPattern, path: str, glob: str | None, cap:
                 shown.append(f"{rel}:{number}: {line}")
 
     where = shown_target + (f" (glob {glob})" if glob else "")
+    unsearched = (f"\n[not searched, larger than {MAX_FILE_BYTES >> 20} MB: {', '.join(too_big[:10])}"
+                  f"{' …' if len(too_big) > 10 else ''}; read_file pages through one]") if too_big else ""
     if total == 0:
-        return ToolResult(f"no matches for /{regex.pattern}/ in {where}")
-    body = "\n".join(shown)
+        return ToolResult(f"no matches for /{regex.pattern}/ in {where}{unsearched}")
+    body = "\n".join(shown) + unsearched
     for name, files in not_utf8.items():  # say what was assumed, never silent U+FFFD
         body += f"\n[not UTF-8, decoded as {name}: {', '.join(files[:10])}{' …' if len(files) > 10 else ''}]"
     if total > cap:
@@ -126,10 +137,11 @@ def _walk(target: Path, base: Path):
             yield file
 
 
-def _grep_file(file: Path, regex: BoundedPattern) -> tuple[list[tuple[int, str]], Encoding]:
-    """The matching lines of a text file and the encoding it was read in (binary files: none).
-    Only a regular file is opened: a FIFO in the tree would block the walk's thread in `open()`,
-    beyond the reach of the tool's timeout, and keep the process from ever exiting."""
+def _grep_file(file: Path, regex: BoundedPattern) -> tuple[list[tuple[int, str]], Encoding | str]:
+    """The matching lines of a text file and the encoding it was read in; for a file not searched,
+    why (`TOO_BIG`, `BINARY`). Only a regular file is opened: a FIFO in the tree would block the
+    walk's thread in `open()`, beyond the reach of the tool's timeout, and keep the process from
+    ever exiting."""
     plain = Encoding("utf-8")
     try:
         fd, info = open_regular(file)
@@ -138,10 +150,10 @@ def _grep_file(file: Path, regex: BoundedPattern) -> tuple[list[tuple[int, str]]
     try:
         with open(fd, "rb") as raw:
             if info.st_size > MAX_FILE_BYTES:
-                return [], plain
+                return [], TOO_BIG
             encoding = sniff(raw.read(SNIFF_BYTES))
             if encoding is None:
-                return [], plain
+                return [], BINARY
             raw.seek(0)
             hits = []
             with io.TextIOWrapper(raw, encoding=encoding.name, errors="replace") as text:

@@ -77,3 +77,24 @@ def test_grep_skips_symlinks_leading_outside(call, root: Path, tmp_path: Path) -
     (root / "inside.txt").write_text("password=ok\n")
     result = call("grep", pattern="password")
     assert result.content == "inside.txt:1: password=ok"
+
+
+def test_a_file_grep_did_not_search_is_said_not_read_as_no_match(call, root: Path) -> None:
+    """A user trial: a 10 MB log and a binary file named on its own both answered "no matches", while
+    read_file showed the line: the model took a skip for absence."""
+    from arreio.engine.tools.search import MAX_FILE_BYTES
+
+    with open(root / "big.log", "w") as handle:
+        handle.write("ERROR here\n")
+        handle.truncate(MAX_FILE_BYTES + 1)  # sparse: no 10 MB written
+    (root / "small.log").write_text("all quiet\n")
+    (root / "bin.dat").write_bytes(b"ERROR\0\0\x89")
+    named = call("grep", pattern="ERROR", path="big.log")
+    assert not named.is_error and named.content == (
+        "no matches for /ERROR/ in big.log\n[not searched, larger than 10 MB: big.log; read_file pages through one]")
+    folder = call("grep", pattern="quiet")
+    assert folder.content == ("small.log:1: all quiet\n"
+                              "[not searched, larger than 10 MB: big.log; read_file pages through one]")
+    binary = call("grep", pattern="ERROR", path="bin.dat")
+    assert binary.is_error and "bin.dat is a binary file; grep searches text files" in binary.content
+    assert call("grep", pattern="ERROR", glob="*.dat").content == "no matches for /ERROR/ in . (glob *.dat)"
