@@ -217,7 +217,9 @@ class ApprovalHook(RunHook):
             return None
         at = iso_ms(self.ctx.clock.now())
         if verdict.action == "deny":
-            return self._deny(turn, call, "policy", at, verdict.reason, f"denied by {verdict.reason}")
+            # A protected path's refusal says itself ("refused: .git/ is …"); a rule's says which rule.
+            said = verdict.reason if verdict.reason.startswith("refused: ") else f"denied by {verdict.reason}"
+            return self._deny(turn, call, "policy", at, verdict.reason, said)
         recorded = self._recorded.of(turn.session).get(call.id)
         status = recorded.get("status") if recorded else None
         args_digest = digest(call.arguments)

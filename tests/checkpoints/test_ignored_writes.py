@@ -90,3 +90,23 @@ def test_a_run_whose_only_change_is_an_ignored_new_file_says_so_and_undo_does_no
     assert undo.exit_code == 0 and "already as before" not in undo.stdout
     assert "was not checkpointed, so it is left as it is: secret.md" in undo.stdout
     assert (work / "secret.md").read_text() == "made\n"
+
+
+def test_a_refused_write_into_git_is_not_called_ignored_nor_denied_by_refused(work: Path, cli) -> None:
+    """A user trial: after `write_file .git/config` was refused, a warning said .git/config was 'not
+    checkpointed … (ignored by .gitignore)' (nothing was written, and no .gitignore names it), and the
+    refusal read 'denied by refused: .git/ is …'."""
+    (work / ".git").mkdir()
+    (work / ".git" / "config").write_text("[core]\n")
+    script = """\
+- tool_calls:
+  - {name: write_file, arguments: {path: ok.txt, content: "x\\n"}}
+  - {name: write_file, arguments: {path: .git/config, content: "x\\n"}}
+- text: done
+"""
+    result, events, report = scripted(cli, work, script)
+    assert result.exit_code == 0, result.stdout
+    assert not [w for w in warnings_of(events) if NOT_CHECKPOINTED in w] and report["checkpoint_skipped"] == []
+    refused = [e for e in events if e["type"] == "tool_end" and e.get("is_error")]
+    assert len(refused) == 1 and refused[0]["preview"].startswith("refused: .git/ is version control")
+    assert (work / ".git" / "config").read_text() == "[core]\n"

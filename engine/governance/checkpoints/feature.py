@@ -103,9 +103,12 @@ class _RunCheckpoints:
             return
         try:
             target = resolve_below(self.ctx.cwd.resolve(), path)
-            self.written.add(target.relative_to(self.ctx.cwd.resolve()).as_posix())
+            rel = target.relative_to(self.ctx.cwd.resolve())
         except (OSError, RuntimeError, ValueError):
             return  # outside the working tree: the file tools refuse it anyway
+        if any(part.casefold() in (".git", ".arreio") for part in rel.parts):
+            return  # never written by the agent (refused) and never checkpointed: not "ignored by .gitignore"
+        self.written.add(rel.as_posix())
 
     def before_call(self, step: int, call: ToolCallPart) -> None:
         self._watch(call)
