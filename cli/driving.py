@@ -64,7 +64,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
                 code = event.exit_code
                 seen["done"] = True
                 if last_message is not None:
-                    _write_last_message(last_message, final_answer(event))
+                    write_last_message(last_message, final_answer(event))
                 _tell(event)
         return code
 
@@ -84,7 +84,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
         if spinner is not None:
             spinner.close()
         if last_message is not None and "done" not in seen:  # cancelled or never started: no answer, and
-            _write_last_message(last_message, "")  # never an earlier run's either
+            write_last_message(last_message, "")  # never an earlier run's either
 
 
 def _cancel_once(task: Any) -> Any:
@@ -122,7 +122,7 @@ def _views(mode: str) -> tuple[Any, Any]:
     return both, progress
 
 
-def _write_last_message(path: Path, text: str) -> None:
+def write_last_message(path: Path, text: str) -> None:
     """`--output-last-message`: the final answer (empty when the run has none), replacing the file
     whole. A file that cannot be written is said on stderr; the run's exit code stays the run's."""
     from arreio.engine.atomic import write_atomic

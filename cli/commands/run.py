@@ -124,71 +124,81 @@ def run(
     from arreio.engine.conveyor.pipeline import RunOptions
     from arreio.engine.errors import UsageError
 
-    utf8(text, "the goal")
-    for arg in prompt_args or []:  # rendered into the goal
-        utf8(arg, "an --arg value")
-    if offline and model and model != "offline":
-        raise UsageError(f"--offline and --model {model} disagree; pass one of them")
-    if output is not None and output not in OUTPUTS:
-        raise UsageError(f"--output must be one of {', '.join(OUTPUTS)}, not {output!r}")
-    if json_output and output not in (None, "json"):
-        raise UsageError(f"--json and --output {output} disagree; pass one of them")
-    if replay_mode not in ("strict", "lenient"):
-        raise UsageError(f"--replay-mode must be strict or lenient, not {replay_mode!r}")
-    if replay is not None and (script is not None or offline or model):
-        raise UsageError("--replay serves the model from a cassette; drop --script/--offline/--model")
-    if text is not None and goal is not None:
-        raise UsageError("the goal is given twice: pass it as text or as --goal FILE, not both")
-    if continue_ and resume is not None:
-        raise UsageError("--continue picks the latest session here; --resume names one: pass one of them")
-    if mcp_prompt is not None and (text is not None or goal is not None or plan is not None):
-        raise UsageError("--mcp-prompt is the goal: drop the goal text, --goal and --plan")
-    if prompt_args and mcp_prompt is None:
-        raise UsageError("--arg is an argument of --mcp-prompt: name the prompt with --mcp-prompt SERVER/NAME")
-    if cd is not None:  # like `git -C`: from here on everything happens in DIR
-        if not cd.is_dir():
-            raise UsageError(f"--cd {cd}: no such folder")
-        os.chdir(cd)
-    cwd = Path.cwd()
-    if continue_:
-        resume = _latest_session(cwd)
-    continuing = resume is not None
-    if mcp_prompt is not None:  # rendered by its server; from here on it is the goal text
-        from arreio.cli.commands.mcp import prompt_goal
+    try:
+        utf8(text, "the goal")
+        for arg in prompt_args or []:  # rendered into the goal
+            utf8(arg, "an --arg value")
+        if offline and model and model != "offline":
+            raise UsageError(f"--offline and --model {model} disagree; pass one of them")
+        if output is not None and output not in OUTPUTS:
+            raise UsageError(f"--output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+        if json_output and output not in (None, "json"):
+            raise UsageError(f"--json and --output {output} disagree; pass one of them")
+        if replay_mode not in ("strict", "lenient"):
+            raise UsageError(f"--replay-mode must be strict or lenient, not {replay_mode!r}")
+        if replay is not None and (script is not None or offline or model):
+            raise UsageError("--replay serves the model from a cassette; drop --script/--offline/--model")
+        if text is not None and goal is not None:
+            raise UsageError("the goal is given twice: pass it as text or as --goal FILE, not both")
+        if continue_ and resume is not None:
+            raise UsageError("--continue picks the latest session here; --resume names one: pass one of them")
+        if mcp_prompt is not None and (text is not None or goal is not None or plan is not None):
+            raise UsageError("--mcp-prompt is the goal: drop the goal text, --goal and --plan")
+        if prompt_args and mcp_prompt is None:
+            raise UsageError("--arg is an argument of --mcp-prompt: name the prompt with --mcp-prompt SERVER/NAME")
+        if cd is not None:  # like `git -C`: from here on everything happens in DIR
+            if not cd.is_dir():
+                raise UsageError(f"--cd {cd}: no such folder")
+            os.chdir(cd)
+        cwd = Path.cwd()
+        if continue_:
+            resume = _latest_session(cwd)
+        continuing = resume is not None
+        if mcp_prompt is not None:  # rendered by its server; from here on it is the goal text
+            from arreio.cli.commands.mcp import prompt_goal
 
-        text = prompt_goal(mcp_prompt, prompt_args or [])
+            text = prompt_goal(mcp_prompt, prompt_args or [])
 
-    from_stdin = goal is not None and str(goal) == "-"
-    goal_text, piped_goal = text, False
-    if from_stdin:
-        goal, goal_text = None, _stdin_goal()
-    elif goal_text is None and goal is None:
-        if plan is None:  # no goal given: piped stdin is the goal (or, continuing, the new instruction)
-            goal_text, _ = _piped(wait_s=STDIN_WAIT_S, cap=None)
-            piped_goal = goal_text is not None
-    else:  # a goal given, and piped stdin too: that is context for it
-        context, cut = _piped(wait_s=STDIN_WAIT_S, cap=STDIN_CAP)
-        if context is not None:
-            base = goal_text if goal_text is not None else read_goal(RunOptions(goal_path=goal, cwd=cwd))
-            goal, goal_text = None, attach(base or "", context, cut)
-    if goal_text is not None and not goal_text.strip():
-        raise UsageError("the goal is empty" + (" (stdin gave only blank lines)" if from_stdin or piped_goal else ""))
-    if goal_text is None and goal is None and not continuing and plan is None:
-        raise UsageError('nothing to run: pass the goal as text (`arreio run "…"`), --goal FILE or --plan FILE, '
-                         "or --continue / --resume ID to continue a session")
-    if last_message is not None and last_message.is_dir():
-        raise UsageError(f"--output-last-message {last_message} is a folder; give a file name")
+        from_stdin = goal is not None and str(goal) == "-"
+        goal_text, piped_goal = text, False
+        if from_stdin:
+            goal, goal_text = None, _stdin_goal()
+        elif goal_text is None and goal is None:
+            if plan is None:  # no goal given: piped stdin is the goal (or, continuing, the new instruction)
+                goal_text, _ = _piped(wait_s=STDIN_WAIT_S, cap=None)
+                piped_goal = goal_text is not None
+        else:  # a goal given, and piped stdin too: that is context for it
+            context, cut = _piped(wait_s=STDIN_WAIT_S, cap=STDIN_CAP)
+            if context is not None:
+                base = goal_text if goal_text is not None else read_goal(RunOptions(goal_path=goal, cwd=cwd))
+                goal, goal_text = None, attach(base or "", context, cut)
+        if goal_text is not None and not goal_text.strip():
+            raise UsageError("the goal is empty" + (" (stdin gave only blank lines)" if from_stdin or piped_goal else ""))
+        if goal_text is None and goal is None and not continuing and plan is None:
+            raise UsageError('nothing to run: pass the goal as text (`arreio run "…"`), --goal FILE or --plan FILE, '
+                             "or --continue / --resume ID to continue a session")
+        if last_message is not None and last_message.is_dir():
+            raise UsageError(f"--output-last-message {last_message} is a folder; give a file name")
 
-    def names(value: str | None) -> list[str]:
-        return [n.strip() for n in (value or "").split(",") if n.strip()]
+        def names(value: str | None) -> list[str]:
+            return [n.strip() for n in (value or "").split(",") if n.strip()]
 
-    options = RunOptions(
-        goal_path=goal, goal_text=goal_text, model="offline" if offline else model, script=script, resume=resume,
-        max_steps=max_steps, yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools),
-        record=record, replay=replay, replay_mode=replay_mode, plan=plan, learn=learn, cwd=cwd,
-        output_schema=output_schema,
-        fallback_models=[m.strip() for m in fallback_model if m.strip()] if fallback_model else None,
-    )
+        options = RunOptions(
+            goal_path=goal, goal_text=goal_text, model="offline" if offline else model, script=script, resume=resume,
+            max_steps=max_steps, yes=yes, tools=names(tools) if tools is not None else None, no_tools=names(no_tools),
+            record=record, replay=replay, replay_mode=replay_mode, plan=plan, learn=learn, cwd=cwd,
+            output_schema=output_schema,
+            fallback_models=[m.strip() for m in fallback_model if m.strip()] if fallback_model else None,
+        )
+    except UsageError:
+        # Bad input ends the run before it starts: the file gets no answer, and never keeps an
+        # earlier run's (README; a missing --goal file left it holding the last answer).
+        if last_message is not None and not (Path.cwd() / last_message).is_dir():
+            from arreio.cli.driving import write_last_message
+
+            write_last_message(Path.cwd() / last_message, "")
+        raise
+
     from arreio.cli.driving import drive
 
     raise typer.Exit(drive(options, json_output=json_output, output=output,
