@@ -19,7 +19,7 @@ from arreio.engine.conveyor.gates import Judge
 from arreio.engine.conveyor.goal import read_goal
 from arreio.engine.conveyor.learning import LearningPass
 from arreio.engine.conveyor.plan import Plan, PlanProgress, load_plan, single_unit_plan
-from arreio.engine.conveyor.units import goal_title
+from arreio.engine.conveyor.units import check_units, goal_title
 from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import Feature
 from arreio.engine.governance.redact import Redactor
@@ -261,6 +261,8 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     if session is None:
         title_text = goal or (plan.units[0].goal if plan else "")
         tools = resolve_run_tools(ctx, deps, options)
+        if plan is not None and plan.from_file:  # a plan that cannot run makes no session
+            check_units(plan, plan.ordered(), tools, Path(plan.source).parent)
         session = _new_session(options, deps, ctx, tools, model, title_text)
         lock = SessionLock(session.path).acquire(session.id)
         locks.append(lock)

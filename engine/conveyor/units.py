@@ -33,6 +33,23 @@ def unit_message(plan: Plan, unit: Unit, goal: str | None, first: bool) -> str:
     return text
 
 
+def check_units(plan: Plan, units: list[Unit], tools: ToolRegistry, plan_dir: Path) -> None:
+    """Every unit's tools, model and script: a typo in the last unit must not surface after the
+    first ones did their work — nor after a session was made for a plan that cannot run (prepare
+    calls this before it makes one; `--continue` then picked that empty session)."""
+    for unit in units:
+        unknown = [n for n in unit.tools or [] if n not in tools]
+        if unknown:
+            raise UsageError(f"{plan.source}: unit '{unit.id}' names unknown tool(s) {', '.join(unknown)}")
+        if unit.script and not (plan_dir / unit.script).is_file():
+            raise UsageError(f"{plan.source}: unit '{unit.id}' names a missing script: {unit.script}")
+        if unit.model:
+            try:
+                check_model(unit.model)
+            except ConfigError as error:
+                raise ConfigError(f"{plan.source}: unit '{unit.id}': {error.message}") from None
+
+
 @dataclass
 class UnitRunner:
     """Runs a plan's units in order on one runner; per-unit tools, model and script. Each unit's
@@ -104,19 +121,8 @@ class UnitRunner:
         return unit_message(self.plan, unit, self.goal if index == 0 else None, index == 0)
 
     def check(self, units: list[Unit]) -> None:
-        """Every unit's tools, model and script, before the first unit runs: a typo in the last unit
-        must not surface after the first ones did their work."""
-        for unit in units:
-            unknown = [n for n in unit.tools or [] if n not in self.tools]
-            if unknown:
-                raise UsageError(f"{self.plan.source}: unit '{unit.id}' names unknown tool(s) {', '.join(unknown)}")
-            if unit.script and not (self.plan_dir / unit.script).is_file():
-                raise UsageError(f"{self.plan.source}: unit '{unit.id}' names a missing script: {unit.script}")
-            if unit.model:
-                try:
-                    check_model(unit.model)
-                except ConfigError as error:
-                    raise ConfigError(f"{self.plan.source}: unit '{unit.id}': {error.message}") from None
+        """Every unit's tools, model and script, before the first unit runs (`check_units`)."""
+        check_units(self.plan, units, self.tools, self.plan_dir)
 
     def _turns(self) -> int:
         messages = self.runner.session.messages
