@@ -35,6 +35,7 @@ from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
 from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.wording import counted
 
 NOT_RUN_LATE = "not run: {name} was waiting for approval when a new instruction came; call it again if it is still needed"
 
@@ -111,7 +112,7 @@ class Runner:
             # call piled up unpurged in the loop (issue 23: ~7 a turn, the heap the collector walks).
             await asyncio.sleep(0)
             if self.unit_steps >= self.unit_limit and landing is None:
-                message = f"stopped after {self.unit_steps} model turns (max_steps {self.unit_limit})"
+                message = f"stopped after {counted(self.unit_steps, 'model turn')} (max_steps {self.unit_limit})"
                 if not self.session.header.parent:  # a sub-agent's parent decides
                     message += (f"; the session is saved — continue with "
                                 f"`arreio run --resume {self.session.id} --max-steps N`")

@@ -30,6 +30,7 @@ from arreio.engine.governance.checkpoints.plan import may_change
 from arreio.engine.governance.settings import DEFAULT_REPEAT_LIMITS, GovernanceSettings
 from arreio.engine.hooks import Deny, Land, RunHook, Turn
 from arreio.engine.providers import registry
+from arreio.engine.wording import counted
 
 if TYPE_CHECKING:
     from arreio.engine.messages import ToolCallPart
@@ -102,7 +103,7 @@ class CeilingsHook(RunHook):
             return Hit("tool_calls", s.max_tool_calls, calls, f"{calls} tool calls")
         limit, unit_steps = turn.unit_limit, turn.unit_steps
         if limit >= 2 and unit_steps >= limit - 1:
-            return Hit("steps", limit, unit_steps + 1, f"{unit_steps + 1} model turns (max_steps {limit})")
+            return Hit("steps", limit, unit_steps + 1, f"{counted(unit_steps + 1, 'model turn')} (max_steps {limit})")
         total = turn.totals.usage.input_tokens + turn.totals.usage.output_tokens
         if s.max_total_tokens is not None and total and total + self._last_turn_tokens >= s.max_total_tokens:
             return Hit("tokens", s.max_total_tokens, total, f"{total:,} tokens of a {s.max_total_tokens:,} budget")

@@ -67,7 +67,7 @@ def test_failures_are_rows_with_their_reason(project: Project) -> None:
     assert rows["slow"]["report"]  # the run landed its report on the way out
     summary = project.summary()
     assert summary["verdicts"] == {"success": 1, "failed": 1, "error": 1, "paused": 1, "timeout": 1}
-    assert summary["tasks"]["paused"]["failures"][0].startswith("#1 paused: paused: shell needs approval")
+    assert summary["tasks"]["paused"]["failures"][0].startswith("#1 paused: shell needs approval")  # said once
     assert "✗ bad-setup #1  error" in out.stdout
 
     # --min-pass-rate: the same batch passes when a fifth of the attempts is enough

@@ -190,3 +190,12 @@ def test_bad_governance_config_names_the_field() -> None:
         governance_settings(Settings(governance={"policy": [{"tool": "shell", "match": "([", "action": "deny"}]}))
     with pytest.raises(ConfigError, match="governance.repeat_limits"):
         governance_settings(Settings(governance={"repeat_limits": {"often": 2}}))
+
+
+def test_one_model_turn_is_said_in_the_singular(tmp_path: Path) -> None:
+    """A user trial: 'stopped after 1 model turns'."""
+    work = tmp_path / "w"
+    write_config(work, "max_steps: 1\n")
+    (work / "d0").mkdir(parents=True, exist_ok=True)
+    events, _ = run(work, ScriptedProvider([*listing(1), {"text": LANDED}]))
+    assert "stopped after 1 model turn (max_steps 1)" in events[-1].message

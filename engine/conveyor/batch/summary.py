@@ -105,7 +105,9 @@ def summarize(rows: Iterable[dict[str, Any]], *, batch_id: str, suite: str, task
         task.attempts += 1
         task.passed += bool(row.get("passed"))
         if not row.get("passed") and len(task.reasons) < 3:
-            task.reasons.append(f"#{row['attempt']} {row.get('verdict')}: {row.get('message') or ''}".strip())
+            verdict = row.get("verdict")  # a message may start with its verdict ("paused: …"): said once
+            said = (row.get("message") or "").removeprefix(f"{verdict}: ")
+            task.reasons.append(f"#{row['attempt']} {verdict}: {said}".strip())
         durations.append(float(row.get("duration_s") or 0.0))
         verdicts[str(row.get("verdict"))] = verdicts.get(str(row.get("verdict")), 0) + 1
     ks = sorted({1, repeat})
