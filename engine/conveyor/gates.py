@@ -117,21 +117,56 @@ async def evaluate_gate(spec: GateSpec, inputs: GateInputs, judge: Judge | None 
     return await _validator(spec, inputs, judge or OfflineJudge())
 
 
+TAIL_BYTES = 64 * 1024  # what a command gate keeps of its output: the verdict quotes its last lines
+READ_GRACE_S = 1.0  # after the command exits, how long what it printed may take to be read
+
+
 async def _command(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
+    """The command's exit code judges. Its output is read as it comes, keeping only the tail (a gate
+    printing 400 MB held it all: 1.7 GB of memory); the gate ends when the command exits — a
+    background child it left (`server & echo started`) kept the output open, and the gate waited
+    for it until 'timed out' — and that child goes with the command's process group."""
     proc = await asyncio.create_subprocess_shell(
         spec.command or "", cwd=inputs.cwd, env=dict(inputs.env) or None, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
     )
+    kept = bytearray()
+
+    async def read() -> None:
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(65536):
+            kept.extend(chunk)
+            if len(kept) > TAIL_BYTES:
+                del kept[:-TAIL_BYTES]
+
+    async def exited() -> None:
+        # Not `proc.wait()`: on Python 3.11 it returns only once the output is closed as well, which
+        # a background child holds open; the return code is there as soon as the command exits.
+        while proc.returncode is None:
+            await asyncio.sleep(0.02)
+
+    reader = asyncio.ensure_future(read())
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout=spec.timeout_s)
+        await asyncio.wait_for(exited(), timeout=spec.timeout_s)
     except TimeoutError:
         _kill_group(proc.pid)
+        reader.cancel()
         await proc.wait()
         return GateOutcome(spec.label, False, f"timed out after {spec.timeout_s:g}s")
     except asyncio.CancelledError:
         _kill_group(proc.pid)
+        reader.cancel()
         raise
-    tail = " | ".join(out.decode("utf-8", "replace").strip().splitlines()[-3:])
+    try:
+        await asyncio.wait_for(asyncio.shield(reader), timeout=READ_GRACE_S)
+    except TimeoutError:  # a child of the command still holds the output: the command is done
+        _kill_group(proc.pid)
+        try:
+            await asyncio.wait_for(reader, timeout=READ_GRACE_S)
+        except TimeoutError:
+            pass
+    _kill_group(proc.pid)  # nothing the gate started outlives it
+    tail = " | ".join(kept.decode("utf-8", "replace").strip().splitlines()[-3:])
     detail = f"exit {proc.returncode}" + (f": {tail[:300]}" if tail and proc.returncode else "")
     return GateOutcome(spec.label, proc.returncode == 0, detail)
 

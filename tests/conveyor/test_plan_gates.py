@@ -155,3 +155,42 @@ def test_negated_writes_are_not_claims() -> None:
 
 def test_backticked_paths_with_spaces_are_one_claim() -> None:
     assert file_claims("Done. I read `my notes/a b.md` and wrote `out put/summary.md`.") == ["out put/summary.md"]
+
+
+def _tagged_alive(tag: str) -> bool:
+    """A live (not zombie) process whose command line holds `tag`."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and tag.encode() in (entry / "cmdline").read_bytes() \
+                    and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_command_gate_ends_when_its_command_does_not_when_a_child_lets_go(tmp_path: Path) -> None:
+    """A user trial: `sleep 30 & echo started` exited 0 at once, but the child kept the output open and
+    the gate waited for it until 'timed out after 5s' (a failure). The command's exit judges; the
+    child goes with the command's process group."""
+    import time
+
+    tag = "sleep 47.125"
+    started = time.monotonic()
+    outcome = asyncio.run(evaluate_gate(GateSpec(kind="command", command=f"{tag} & echo started", timeout_s=20),
+                                        GateInputs(cwd=tmp_path, goal="g", final_text="")))
+    assert outcome.passed and outcome.detail == "exit 0"
+    assert time.monotonic() - started < 5
+    deadline = time.monotonic() + 3
+    while _tagged_alive(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _tagged_alive(tag)
+
+
+def test_a_command_gate_quotes_the_end_of_a_long_output(tmp_path: Path) -> None:
+    """The output is read as it comes and only its tail kept (400 MB of it held 1.7 GB of memory)."""
+    command = "yes 0123456789abcdefghij | head -c 20000000; echo; echo the very last line; exit 3"
+    outcome = asyncio.run(evaluate_gate(GateSpec(kind="command", command=command, timeout_s=60),
+                                        GateInputs(cwd=tmp_path, goal="g", final_text="")))
+    assert not outcome.passed and outcome.detail.startswith("exit 3: ")
+    assert outcome.detail.endswith("| the very last line")
