@@ -35,11 +35,15 @@ class ToolResult:
     # The whole output when `content` had to be cut for the model (never sent as is): a hook that
     # stores large results as a queryable set stores this, so the set is complete.
     full: str | None = None
+    # What the `tool_end` line says instead of the content's first line, when that line would hide
+    # what happened (a shell call that timed out showed only "(no output)").
+    headline: str | None = None
 
     @property
     def preview(self) -> str:
-        """The first line, cut at PREVIEW_CHARS, for a `tool_end` event."""
-        line = self.content.strip().splitlines()[0] if self.content.strip() else ""
+        """The first line (or `headline`), cut at PREVIEW_CHARS, for a `tool_end` event."""
+        text = self.headline if self.headline is not None else self.content
+        line = text.strip().splitlines()[0] if text.strip() else ""
         return line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else "")
 
 

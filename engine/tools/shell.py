@@ -274,7 +274,9 @@ def _result(
             f"[timed out after {timeout:g} s; the command and its child processes were killed; "
             "output above is what it printed before]"
         )
-        return ToolResult("\n".join([body, *notes]), is_error=True)
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        said = f"timed out after {timeout:g} s" + (f": {first}" if first else " (no output)")
+        return ToolResult("\n".join([body, *notes]), is_error=True, headline=said)
     exit_line = f"exit code: {code}"
     if code is not None and code < 0:
         exit_line += f" (killed by signal {_signal_name(-code)})"

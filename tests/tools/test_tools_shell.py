@@ -85,6 +85,7 @@ def test_timeout_kills_the_process_group(call, root: Path) -> None:
     assert result.is_error
     assert "started" in result.content
     assert "timed out after 1 s" in result.content
+    assert result.preview == "timed out after 1 s: started"  # the tool_end line says it (it said "started")
     child = int((root / "child.pid").read_text())
     deadline = time.monotonic() + 3
     while pid_alive(child) and time.monotonic() < deadline:
@@ -98,6 +99,7 @@ def test_timeout_default_from_settings(call, root: Path) -> None:
     ctx = RunContext(cwd=root, env={}, settings=Settings(tools={"shell_timeout_s": 0.5}))
     result = call("shell", ctx, command="sleep 30")
     assert result.is_error and "timed out after 0.5 s" in result.content
+    assert result.preview == "timed out after 0.5 s (no output)"  # a user trial: it read "(no output)"
 
 
 def test_cancel_kills_the_process_group(root: Path) -> None:
