@@ -77,3 +77,23 @@ def test_goal_file_is_read_relative_to_the_suite(tmp_path: Path) -> None:
     (tmp_path / "GOAL.md").write_text("# Do the thing\n")
     suite = load_suite(write(tmp_path, "tasks:\n  - {id: a, goal_file: GOAL.md, workdir: w}\n"))
     assert suite.tasks[0].goal == "# Do the thing\n" and suite.tasks[0].workdir == (tmp_path / "w").resolve()
+
+
+def test_a_workdir_too_big_to_copy_per_attempt_is_refused_at_once(tmp_path: Path) -> None:
+    """A user trial: `workdir: ../..` made each attempt copy everything below it (the whole disk),
+    with no output for ten minutes."""
+    from arreio.engine.conveyor.batch.suite import _too_big_to_copy
+
+    message = error_of(write(tmp_path, "tasks:\n  - {id: a, goal: x, workdir: /}\n"))
+    assert ":2: task 'a': workdir / (/) holds more than " in message
+    assert message.endswith("every attempt copies it whole; point workdir at the task's own folder")
+    folder = tmp_path / "task"
+    (folder / "src").mkdir(parents=True)
+    for i in range(6):
+        (folder / "src" / f"f{i}.txt").write_text("x" * 100)
+    (folder / ".arreio").mkdir()  # not copied: not counted
+    for i in range(50):
+        (folder / ".arreio" / f"s{i}").write_text("")
+    assert _too_big_to_copy(folder, max_files=6) is None
+    assert _too_big_to_copy(folder, max_files=5) == "more than 5 files"
+    assert _too_big_to_copy(folder, max_bytes=550) == "more than 550 bytes"

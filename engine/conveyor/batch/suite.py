@@ -18,8 +18,10 @@ recorded model). Every problem is one `UsageError` naming the file, the line and
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -166,11 +168,50 @@ def _resolve(entry: TaskEntry, defaults: Defaults, base: Path, where: Any) -> Ta
     script, cassette = existing("script", entry.script), existing("cassette", entry.cassette)
     model = None if script or cassette else entry.model or defaults.model
     tools = entry.tools if entry.tools is not None else defaults.tools
+    workdir = existing("workdir", entry.workdir, folder=True)
+    if workdir is not None and (too_big := _too_big_to_copy(workdir)):
+        raise UsageError(f"{where('workdir')}: task '{entry.id}': workdir {entry.workdir} ({workdir}) holds {too_big}: "
+                         "every attempt copies it whole; point workdir at the task's own folder")
     return Task(
-        id=entry.id, goal=str(goal), workdir=existing("workdir", entry.workdir, folder=True),
+        id=entry.id, goal=str(goal), workdir=workdir,
         setup=entry.setup if entry.setup is not None else defaults.setup,
         setup_timeout_s=entry.setup_timeout_s or defaults.setup_timeout_s,
         gates=tuple(g.model_dump(exclude_none=True) for g in gates), script=script, cassette=cassette, model=model,
         max_steps=entry.max_steps or defaults.max_steps, timeout_s=entry.timeout_s or defaults.timeout_s,
         tools=tuple(tools) if tools is not None else None,
     )
+
+
+MAX_WORKDIR_FILES = 100_000  # a task's workdir is copied per attempt: past this it is not a task's folder
+MAX_WORKDIR_BYTES = 2 << 30
+
+
+@lru_cache(maxsize=64)
+def _too_big_to_copy(folder: Path, max_files: int = MAX_WORKDIR_FILES, max_bytes: int = MAX_WORKDIR_BYTES) -> str | None:
+    """What makes `folder` too big to copy per attempt ("more than 100,000 files"), or None. A user
+    trial: `workdir: ../..` made every attempt copy the whole disk, silently, until killed. Walks no
+    further than the limits (links not followed; `.arreio/` is not copied, so not counted)."""
+    files = size = 0
+    stack = [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if entry.name == ".arreio":
+                        continue
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(Path(entry.path))
+                            continue
+                        files += 1
+                        if entry.is_file(follow_symlinks=False):
+                            size += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+                    if files > max_files:
+                        return f"more than {max_files:,} files"
+                    if size > max_bytes:
+                        return f"more than {max_bytes:,} bytes"
+        except OSError:
+            continue
+    return None
