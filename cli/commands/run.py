@@ -268,7 +268,8 @@ def _stdin_goal() -> str:
         print("arreio: reading the goal from stdin; end it with Ctrl-D", file=sys.stderr)
     elif fd is not None and not _ready(fd, STDIN_WAIT_S):
         print("arreio: waiting for the goal on stdin (--goal -)…", file=sys.stderr)
-    return _decode(sys.stdin.buffer.read())
+    data = sys.stdin.buffer.read()
+    return _decode(data, len(data), as_goal=True) or ""
 
 
 def _piped(*, wait_s: float, cap: int | None) -> tuple[str | None, int | None]:
@@ -304,12 +305,24 @@ def _piped(*, wait_s: float, cap: int | None) -> tuple[str | None, int | None]:
         newline = data.rfind(b"\n")
         if newline > cap // 2:  # end on a whole line when one is near
             data = data[: newline + 1]
-    text = _decode(data)
-    return (text, cut) if text.strip() else (None, None)
+    text = _decode(data, cut or len(data), as_goal=cap is None)
+    return (text, cut) if text and text.strip() else (None, None)
 
 
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+def _decode(data: bytes, size: int, *, as_goal: bool) -> str | None:
+    """Piped bytes as text, read the way read_file reads a file (UTF-8, a BOM's encoding, cp1252).
+    Binary input is not text for a model: as the goal it is bad input; as context it is left out with
+    a warning (a user trial: 3,000 random bytes were attached as '5 KB' of mojibake and NULs)."""
+    from arreio.engine.errors import UsageError
+    from arreio.engine.tools.encoding import SNIFF_BYTES, sniff
+
+    encoding = sniff(data[:SNIFF_BYTES])
+    if encoding is None:
+        if as_goal:
+            raise UsageError(f"stdin is binary ({size:,} bytes), not a goal: pipe text, or give the goal as an argument")
+        print(f"arreio: warning: stdin is binary ({size:,} bytes); it is not attached to the goal", file=sys.stderr)
+        return None
+    return data.decode(encoding.name, errors="replace").removeprefix("\ufeff")
 
 
 def _size(n: int) -> str:

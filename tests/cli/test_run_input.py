@@ -217,3 +217,29 @@ def test_a_pipe_nobody_writes_to_does_not_hang_the_run(work: Path, arreio_env: d
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+BINARY = bytes(range(256)) * 12  # 3,072 bytes with NULs: binary by read_file's rule
+
+
+def test_binary_piped_next_to_a_goal_is_left_out_with_a_warning(work: Path) -> None:
+    """A user trial: 3,000 random bytes were attached as 'Piped input (…, 5 KB)' of mojibake and NULs."""
+    result = CliRunner().invoke(app, ["run", "Say hello", "--script", "reply.yaml"], input=BINARY,
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "arreio: warning: stdin is binary (3,072 bytes); it is not attached to the goal" in result.stderr
+    assert user_texts(sessions(work)[0]) == ["Say hello"]
+
+
+def test_binary_piped_as_the_goal_is_bad_input(work: Path) -> None:
+    for args in (["run", "--script", "reply.yaml"], ["run", "--goal", "-", "--script", "reply.yaml"]):
+        result = CliRunner().invoke(app, args, input=BINARY, catch_exceptions=False)
+        assert result.exit_code == 2 and "stdin is binary (3,072 bytes), not a goal" in result.stderr
+    assert sessions(work) == []
+
+
+def test_piped_text_in_another_encoding_is_read_as_read_file_reads_it(work: Path) -> None:
+    result = CliRunner().invoke(app, ["run", "--script", "reply.yaml"], input="Résumé the café notes.\n".encode("cp1252"),
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert user_texts(sessions(work)[0]) == ["Résumé the café notes.\n"]
