@@ -39,6 +39,15 @@ def _spend(totals: Any) -> str:
     return f"{cost} · {totals.tokens:,} tokens"
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` up to `limit` characters; a longer one is cut at a word and says so with '…' (a user
+    trial: rows ended mid-word, 'run this task on its o', and read as whole)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head[limit // 2:] else head) + "…"
+
+
 def row_line(row: dict[str, Any]) -> str:
     mark = "✓" if row.get("passed") else "✗"
     head = f"{mark} {row['task']} #{row['attempt']}  {row.get('verdict')}  {row.get('duration_s', 0):.1f}s"
@@ -47,9 +56,9 @@ def row_line(row: dict[str, Any]) -> str:
         extra += f"  (try {row['tries']})"
     # a run's message can carry a model server's error text: inert and flat before it is cut (a pipe
     # gets these lines as they are, and a newline in them would fake a row of its own)
-    why = "" if row.get("passed") else f" — {flat(str(row.get('message') or ''))[:200]}"
+    why = "" if row.get("passed") else f" — {clip(flat(str(row.get('message') or '')), 200)}"
     warned = row.get("warnings") or []  # what the attempt left out (a FIFO in the workdir): said, not only stored
-    said = f"  (warning: {flat(str(warned[0]))[:160]}{f'; +{len(warned) - 1} more' if len(warned) > 1 else ''})" \
+    said = f"  (warning: {clip(flat(str(warned[0])), 160)}{f'; +{len(warned) - 1} more' if len(warned) > 1 else ''})" \
         if warned else ""
     return head + extra + why + said
 
@@ -64,7 +73,7 @@ def summary_lines(summary: dict[str, Any], path: Path | None) -> list[str]:
     for name, task in summary["tasks"].items():
         rate = _pct(task["pass_rate"]) if task["attempts"] else "not run"
         lines.append(f"  {name:<{width}}  {task['passed']}/{task['attempts']}  {rate}")
-        lines += [f"  {'':<{width}}    {flat(reason)[:160]}" for reason in task["failures"][:1]]
+        lines += [f"  {'':<{width}}    {clip(flat(reason), 160)}" for reason in task["failures"][:1]]
     tokens = summary["tokens"]
     cost = money(summary["cost_usd"]) if summary["cost_usd"] is not None else f"{money(summary['cost_known_usd'])} + unknown"
     lines.append(f"duration mean {summary['duration_s']['mean']:.1f}s · p90 {summary['duration_s']['p90']:.1f}s · "

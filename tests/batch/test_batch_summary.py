@@ -69,3 +69,15 @@ def test_budget() -> None:
     assert Budget(max_cost_usd=1.0).reached(totals) is None
     assert "of --max-cost $0.5" in Budget(max_cost_usd=0.5).reached(totals)
     assert "1,000 tokens of --max-tokens 1,000" in Budget(max_tokens=1000).reached(totals)
+
+
+def test_a_long_reason_is_cut_at_a_word_and_says_so() -> None:
+    """A user trial: piped rows ended mid-word ('… or run this task on its o') and read as whole."""
+    from arreio.cli.batch_view import clip, row_line
+
+    advice = "the shell call needs approval; allow it in the config's `governance.policy`, or run this task " * 3
+    line = row_line({"task": "t", "attempt": 1, "verdict": "paused", "passed": False, "message": advice})
+    why = line.split(" — ", 1)[1]
+    assert why.endswith("…") and len(why) <= 200 and advice.startswith(why[:-1])
+    assert advice[len(why) - 1] == " "  # cut between words, not inside one
+    assert clip("short enough", 200) == "short enough"
