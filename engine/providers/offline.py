@@ -23,13 +23,15 @@ approval). With `--script FILE` the `ScriptedProvider` plays the file instead.
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from arreio.engine.context.compaction import offline_summary
-from arreio.engine.context.summary import SUMMARY_MARKER
+from arreio.engine.context.summary import SUMMARY_MARKER, parse_summary_message
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 from arreio.engine.providers import offline_answer as say
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
@@ -79,6 +81,22 @@ def _goal_text(messages: list[Message]) -> str:
     return "\n".join(texts)
 
 
+_SUMMARISED_WRITE = re.compile(r'^(?:write_file|edit_file) \{"path": "((?:[^"\\]|\\.)+)"')
+
+
+def _summarised_writes(messages: list[Message]) -> set[str]:
+    """Files a compaction summary says were written: their calls left the history with the summary
+    (the offline summariser lists every call as done), and without this the goal kept in the summary
+    was carried out again — a file the user had just undone came back (a user trial)."""
+    found: set[str] = set()
+    for m in messages:
+        parsed = parse_summary_message(m) if m.role == "user" else None
+        for item in parsed[0].done if parsed else []:
+            if hit := _SUMMARISED_WRITE.match(item):
+                found.add(json.loads(f'"{hit.group(1)}"'))
+    return found
+
+
 def _steps(messages: list[Message]) -> list[_Step]:
     last = max((i for i, m in enumerate(messages) if _instruction(m)), default=-1)
     # An `interrupted` result (crash, cancel) does not count: the offline model repeats that call.
@@ -95,6 +113,7 @@ class _View:
 
     def __init__(self, steps: list[_Step]) -> None:
         self.steps = steps
+        self.summarised: set[str] = set()  # written before a compaction (`_summarised_writes`)
         self.listings: dict[str, Listing] = {}
         for s in steps:
             if s.call.name == "list_dir" and s.fresh and s.result is not None:
@@ -149,6 +168,7 @@ class OfflineProvider:
         tools = {t.name for t in request.tools}
         files = read_goal(goal)
         view = _View(_steps(messages))
+        view.summarised = _summarised_writes(messages)
         step = sum(1 for m in messages if m.role == "assistant")
         can_list = "list_dir" in tools
 
@@ -159,7 +179,8 @@ class OfflineProvider:
             return say.answer(self._account(goal, files, view, can_list)), []
         if can_list and "." not in view.listings and view.may_list("."):
             return "I'll start by looking at the working directory.", [call(0, "list_dir", path=".")]
-        targets = [p for p in files.outputs if p not in view.attempted and not say.protected_place(p)]
+        targets = [p for p in files.outputs
+                   if p not in view.attempted and p not in view.summarised and not say.protected_place(p)]
         states = {p: view.state(p, can_list) for p in targets}
         folders = list(dict.fromkeys(s for s in states.values() if s not in ("new", "exists", "unknown", "probe")))
         if folders:
@@ -228,8 +249,8 @@ class OfflineProvider:
         a.read = list(dict.fromkeys(s.path for s in fresh if s.call.name == "read_file" and s.ok))
         for path in files.outputs:
             tried = view.attempted.get(path)
-            if tried is not None and not tried.fresh:
-                continue  # done by an earlier instruction of the session, and said then
+            if (tried is not None and not tried.fresh) or (tried is None and path in view.summarised):
+                continue  # done by an earlier instruction of the session (or before a compaction), and said then
             if tried is not None:
                 # an append target that was read existed before (an empty one is extended by write_file)
                 extended = tried.call.name == "edit_file" or (path in files.appends and path in view.read_ok)

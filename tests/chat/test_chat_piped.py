@@ -168,3 +168,16 @@ def test_offline_and_script_together_are_accepted_as_in_run(work: Path, arreio_e
     assert "Scripted hello." in done.stdout
     refused = chat(work, arreio_env, arreio_cmd, "hi\n", "--model", "gpt-4o", "--script", "s.yaml")
     assert refused.returncode == 2 and "cannot be combined with --model gpt-4o" in refused.stderr
+
+
+def test_after_compact_and_undo_the_offline_model_does_not_carry_out_the_old_goal_again(work, arreio_env,
+                                                                                        arreio_cmd) -> None:
+    """A user trial: after /compact, the goal the summary kept was read as still to do, and a file
+    the user had just undone came back with the next message ('thanks, that is all')."""
+    (work / "notes.md").write_text("# N\nhello\n")
+    done = chat(work, arreio_env, arreio_cmd,
+                "Read notes.md and write a summary to o.md\n/compact\n/undo\nthanks, that is all\n", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert "created o.md" in done.stdout  # the first message wrote it; /undo took it back
+    assert not (work / "o.md").exists()
+    assert "could not write o.md" not in done.stdout
