@@ -71,7 +71,8 @@ def summary_lines(summary: dict[str, Any], path: Path | None) -> list[str]:
              + (f" · {pass_at}" if summary["repeat"] > 1 else "")]
     width = max((len(t) for t in summary["tasks"]), default=4)
     for name, task in summary["tasks"].items():
-        rate = _pct(task["pass_rate"]) if task["attempts"] else "not run"
+        # a stopped batch's task with no attempt landed may have been running: "not run" was untrue
+        rate = _pct(task["pass_rate"]) if task["attempts"] else ("not finished" if summary.get("stopped") else "not run")
         lines.append(f"  {name:<{width}}  {task['passed']}/{task['attempts']}  {rate}")
         lines += [f"  {'':<{width}}    {clip(flat(reason), 160)}" for reason in task["failures"][:1]]
     tokens = summary["tokens"]

@@ -81,3 +81,14 @@ def test_a_long_reason_is_cut_at_a_word_and_says_so() -> None:
     assert why.endswith("…") and len(why) <= 200 and advice.startswith(why[:-1])
     assert advice[len(why) - 1] == " "  # cut between words, not inside one
     assert clip("short enough", 200) == "short enough"
+
+
+def test_a_task_of_a_stopped_batch_with_no_attempt_landed_is_not_finished_not_not_run() -> None:
+    """A user trial: after Ctrl-C, attempts that were running read 'slow-2  0/0  not run'."""
+    from arreio.cli.batch_view import summary_lines
+
+    rows = [row("a", 1, True)]
+    for stopped, said in ((None, "not run"), ("cancelled", "not finished")):
+        s = summarize(rows, batch_id="x", suite="s.yaml", tasks=["a", "b"], repeat=1, planned=2, stopped=stopped)
+        (line,) = [ln for ln in summary_lines(s, None) if ln.strip().startswith("b ")]
+        assert line.split() == ["b", "0/0", *said.split()]
