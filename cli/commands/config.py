@@ -217,9 +217,12 @@ def set_value(
     A value starting with '-' goes after `--`: arreio config set max_steps -- -1."""
     from arreio.cli.arguments import text as utf8
     from arreio.cli.config_file import parse_value, with_value
+    from arreio.engine.errors import UsageError
 
     utf8(key, "the key")
     utf8(value, "the value")
+    if not value.strip():  # YAML reads it as null: "Input should be a valid string" said nothing useful
+        raise UsageError(f"an empty value sets nothing; to remove {key}, use `arreio config unset {key}`")
     cwd, env = _here()
     path = _target(cwd, env, global_)
     text = _read(path)

@@ -107,6 +107,14 @@ def test_a_negative_number_says_how_to_give_it(cli) -> None:
     assert given.exit_code == 5 and "governance.max_tool_calls" in given.stderr and not project_file().exists()
 
 
+def test_an_empty_value_says_to_unset_instead(cli) -> None:
+    """A user trial: `config set model ""` said "Input should be a valid string" (YAML read it as null)."""
+    result = cli("config", "set", "model", "")
+    assert result.exit_code == 2 and "an empty value sets nothing; to remove model, use `arreio config unset model`" \
+        in result.stderr
+    assert not project_file().exists()
+
+
 def test_get_unknown_key_says_did_you_mean(cli) -> None:
     result = cli("config", "get", "retry.max_attempt")
     assert result.exit_code == 5
