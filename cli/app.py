@@ -20,7 +20,8 @@ def _one_line_usage_error(error) -> None:
     section 9), naming the problem and where to look."""
     ctx = getattr(error, "ctx", None)
     where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-    message = " ".join(error.format_message().split())
+    # pydantic's "Value error, " inside click's message is how a validator's text arrived, not ours to show
+    message = " ".join(error.format_message().split()).replace(": Value error, ", ": ")
     option = getattr(error, "option_name", "") or ""
     if type(error).__name__ == "NoSuchOption" and option[1:].replace(".", "", 1).isdigit():
         # `config set max_steps -5`: a negative number is read as a flag unless `--` ends the flags

@@ -70,3 +70,10 @@ def test_emoji_codes_in_model_text_and_files_are_shown_as_written(cli) -> None:
     assert cli("kb", "add", "s.md").exit_code == 0
     found = cli("kb", "search", "root")
     assert "root:x:0:0 and :warning: here" in found.stdout and "⚠" not in found.stdout
+
+
+def test_a_validator_s_refusal_of_an_option_reads_as_ours(cli) -> None:
+    """A user trial: 'Invalid value for '--target' / '-t': Value error, 'bogus' is not one of …'."""
+    result = cli("memory", "add", "x", "--target", "bogus")
+    assert result.exit_code == 2 and "'--target' / '-t': 'bogus' is not one of 'memory', 'user'" in result.stderr
+    assert "Value error" not in result.stderr
