@@ -17,6 +17,7 @@ from dataclasses import dataclass
 _FILE = re.compile(r"(?<![\w/.-])((?:\.{1,2}/+|/)?\.?[\w][\w.-]*(?:/+[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
 _SLASHES = re.compile(r"/{2,}")
 _TICKED = re.compile(r"`([^`\n]+)`")
+_DOUBLE_QUOTED = re.compile('"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d')
 _NOT_FILES = {"e.g", "i.e", "etc", "vs"}
 # Bare names that look like files but are products ("Created a Next.js app").
 _PRODUCTS = {"node.js", "next.js", "nuxt.js", "vue.js", "react.js", "express.js", "three.js", "d3.js", "chart.js",
@@ -24,9 +25,11 @@ _PRODUCTS = {"node.js", "next.js", "nuxt.js", "vue.js", "react.js", "express.js"
              "ado.net", "vb.net", "math.js", "moment.js", "day.js", "solid.js", "preact.js", "deno.land", "bun.sh"}
 
 
-def _path_spans(text: str) -> list[tuple[int, int, int, int, str]]:
+def _path_spans(text: str, quoted: bool = False) -> list[tuple[int, int, int, int, str]]:
     """(start, end) of the path's own text, (start, end) of its span (with backticks), and the path,
-    for every path in `text`."""
+    for every path in `text`. `quoted`: a double-quoted name with a space ("my notes.md") is a path
+    too — for the goal reader only: in an answer, a quoted commit message ("Update README.md") would
+    become a claim the promise gate checks (a false alarm costs more than a miss)."""
     found: list[tuple[int, int, int, int, str]] = []
     for m in _TICKED.finditer(text):
         inner = m.group(1).strip()
@@ -34,6 +37,13 @@ def _path_spans(text: str) -> list[tuple[int, int, int, int, str]]:
             at = m.start(1) + m.group(1).index(inner)
             found.append((at, at + len(inner), m.start(0), m.end(0), inner))
     blanked = _TICKED.sub(lambda m: " " * len(m.group(0)), text)  # keep offsets
+    for m in _DOUBLE_QUOTED.finditer(blanked) if quoted else ():
+        raw = m.group(1) if m.group(1) is not None else m.group(2)
+        inner = raw.strip()
+        if " " in inner and _FILE.fullmatch(inner.replace(" ", "_")):
+            at = m.start(0) + 1 + raw.index(inner)
+            found.append((at, at + len(inner), m.start(0), m.end(0), inner))
+            blanked = blanked[:m.start(0)] + " " * (m.end(0) - m.start(0)) + blanked[m.end(0):]
     found += [(m.start(1), m.end(1), m.start(1), m.end(1), m.group(1)) for m in _FILE.finditer(blanked)]
     out = [(at, end, s, e, _SLASHES.sub("/", p).removeprefix("./")) for at, end, s, e, p in sorted(found)]
     return [span for span in out if span[-1].lower() not in _NOT_FILES]
@@ -46,10 +56,10 @@ def paths_in(text: str) -> list[tuple[int, str]]:
     return [(at, path) for at, _, _, _, path in _path_spans(text)]
 
 
-def path_mentions(text: str) -> list[tuple[int, int, str]]:
+def path_mentions(text: str, *, quoted: bool = False) -> list[tuple[int, int, str]]:
     """As `paths_in`, with where each path's own text ends (it may be longer than the path given:
-    `./a.md`, `a//b.md`)."""
-    return [(at, end, path) for at, end, _, _, path in _path_spans(text)]
+    `./a.md`, `a//b.md`); `quoted`: see `_path_spans`."""
+    return [(at, end, path) for at, end, _, _, path in _path_spans(text, quoted)]
 
 
 @dataclass(frozen=True)

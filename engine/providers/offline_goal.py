@@ -204,7 +204,7 @@ def _classify(phrase: str, words: list[tuple[int, str]], i: int, seen: list[_Mar
 def _sentence(sentence: str, default: Role | None) -> tuple[list[tuple[str, str]], bool]:
     """Each named file with its role here ("protect" = read, and must never be written), and whether
     the sentence asks for output at all."""
-    named = path_mentions(sentence)
+    named = path_mentions(sentence, quoted=True)  # a goal may quote a name with a space: "my notes.md"
     found = [(at, path) for at, _, path in named]
     spans = [(at, end) for at, end, _ in named]
     markers = [m for m in _markers(sentence, spans) if m.kind != "aux"]

@@ -397,3 +397,20 @@ def test_a_file_that_is_not_utf8_is_described_by_its_own_text_not_the_tools_note
     summary = (work / "s.md").read_text()
     assert "- 1 line, 2 words" in summary and "- First line: café crème" in summary
     assert "not UTF-8" not in summary
+
+
+def test_a_double_quoted_name_with_a_space_is_the_file_read(tmp_path: Path) -> None:
+    """A user trial: 'Read "my notes.md"' read notes.md, another file (the bare reader took the name's
+    tail). The goal reader takes a double-quoted name with a space whole; the promise gate does not
+    (a quoted commit message in an answer must not become a claim)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "my notes.md").write_text("# Mine\nthe right one\n")
+    (work / "notes.md").write_text("# Other\nthe wrong one\n")
+    events, done = run('Read "my notes.md" and write a summary to out.md.', work)
+    assert done.exit_code == 0, done.message
+    read = [e.arguments["path"] for e in events if e.type == "tool_start" and e.name == "read_file"]
+    assert read == ["my notes.md"]
+    assert "- First line: # Mine" in (work / "out.md").read_text()
+    # the promise gate's reader is unchanged: a quoted name is no claim of its own
+    assert file_claims('Committed with the message "Update README.md".') == []
