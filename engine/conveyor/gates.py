@@ -8,6 +8,7 @@ deterministically; a real model can be asked through the provider layer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -157,15 +158,15 @@ async def _command(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
         _kill_group(proc.pid)
         reader.cancel()
         raise
-    try:
-        await asyncio.wait_for(asyncio.shield(reader), timeout=READ_GRACE_S)
-    except TimeoutError:  # a child of the command still holds the output: the command is done
+    # What it printed gets a moment to be read; a child still holding the output open then goes
+    # with the command's group (nothing the gate started outlives it), which ends the output.
+    for _ in range(2):
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), timeout=READ_GRACE_S)
         _kill_group(proc.pid)
-        try:
-            await asyncio.wait_for(reader, timeout=READ_GRACE_S)
-        except TimeoutError:
-            pass
-    _kill_group(proc.pid)  # nothing the gate started outlives it
+        if reader.done():
+            break
+    reader.cancel()
     tail = " | ".join(kept.decode("utf-8", "replace").strip().splitlines()[-3:])
     detail = f"exit {proc.returncode}" + (f": {tail[:300]}" if tail and proc.returncode else "")
     return GateOutcome(spec.label, proc.returncode == 0, detail)

@@ -111,9 +111,9 @@ def _steps(messages: list[Message]) -> list[_Step]:
 class _View:
     """The history as the policy needs it: listings, reads and write attempts."""
 
-    def __init__(self, steps: list[_Step]) -> None:
+    def __init__(self, steps: list[_Step], summarised: set[str] | None = None) -> None:
         self.steps = steps
-        self.summarised: set[str] = set()  # written before a compaction (`_summarised_writes`)
+        self.summarised = summarised or set()  # written before a compaction (`_summarised_writes`)
         self.listings: dict[str, Listing] = {}
         for s in steps:
             if s.call.name == "list_dir" and s.fresh and s.result is not None:
@@ -167,8 +167,7 @@ class OfflineProvider:
         goal = _goal_text(messages)
         tools = {t.name for t in request.tools}
         files = read_goal(goal)
-        view = _View(_steps(messages))
-        view.summarised = _summarised_writes(messages)
+        view = _View(_steps(messages), _summarised_writes(messages))
         step = sum(1 for m in messages if m.role == "assistant")
         can_list = "list_dir" in tools
 

@@ -88,7 +88,7 @@ def _search(root: Path, regex: BoundedPattern, path: str, glob: str | None, cap:
         if isinstance(encoding, str):  # not searched: a big file is said, so "no matches" is not read as absence
             if encoding == TOO_BIG:
                 too_big.append(rel)
-            elif target.is_file():  # a binary file named on its own (in a folder, skipping them is the rule)
+            elif special is None:  # a binary file named on its own (in a folder, skipping them is the rule)
                 raise ToolError(f"{rel} is a binary file; grep searches text files")
             continue
         if hits:
