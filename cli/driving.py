@@ -16,6 +16,9 @@ from typing import Any
 from arreio.cli.inert import flat
 
 _STDERR_PREFIX = {1: "error", 3: "paused", 4: "stopped", 5: "error"}
+# Warnings that the agent's commands run outside the sandbox reach a person in every output mode:
+# on stderr, unless the view already puts them on a terminal.
+_WALL_WARNINGS = frozenset({"sandbox", "sandbox_off", "gate_sandbox"})
 OUTPUTS = ("live", "text", "json")
 
 
@@ -39,6 +42,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
         deps.ask_approval = ask_in_terminal
     render, view = _views(mode)
     spinner = Spinner(sys.stderr) if view is not None and isatty(sys.stderr) else None
+    shown_on_terminal = (mode == "live" and isatty(sys.stdout)) or (mode == "text" and isatty(sys.stderr))
     seen: dict[str, Any] = {"printed": 0}
 
     async def go() -> int:
@@ -56,6 +60,8 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
                 spinner.clear()
             render(event)
             seen["printed"] += 1
+            if event.type == "warning" and event.code in _WALL_WARNINGS and not shown_on_terminal:
+                _say(f"arreio: warning: {flat(event.message)}")
             if spinner is not None and event.type != "done":
                 spinner.wait(waiting_for(event, answer_shown=mode == "live") if view.at_line_start else None)
             if event.type == "run_start":

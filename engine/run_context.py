@@ -65,6 +65,13 @@ class RunContext:
             self._sections[parse] = parse(self.settings)
         return self._sections[parse]
 
+    def per_run(self, key: Any, make: Callable[[], Section]) -> Section:
+        """An object made once per run and shared by every call of it (sub-agents included), e.g. the
+        run's sandbox: `make()` on first use, keyed by `key`."""
+        if key not in self._sections:
+            self._sections[key] = make()
+        return self._sections[key]
+
     def for_call(self, **changes: Any) -> RunContext:
         """A copy for one tool call — `turn`, `emit`, `runner` — sharing the parsed sections. A plain
         copy: this context is complete already (cwd resolved, redactor built), so `__post_init__`

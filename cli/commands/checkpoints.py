@@ -36,9 +36,14 @@ def _where():
     from arreio.engine.governance.checkpoints.settings import checkpoint_settings
     from arreio.engine.paths import state_dir
 
+    from arreio.engine.programs import agent_writable
+    from arreio.engine.tools.sandbox import sandbox_settings
+
     cwd = Path.cwd().resolve()
-    settings = checkpoint_settings(load_settings(cwd, os.environ))
-    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes)
+    loaded = load_settings(cwd, os.environ)
+    settings = checkpoint_settings(loaded)
+    untrusted = agent_writable(cwd, os.environ, sandbox_settings(loaded).writable_roots)
+    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes, untrusted)
     return repo, index, settings
 
 

@@ -118,7 +118,9 @@ def _git(env: dict[str, str], settings: Any) -> dict[str, Any]:
         enabled = checkpoint_settings(settings).enabled
     except ConfigError:
         enabled = True
-    git = find_git(env)
+    from pathlib import Path
+
+    git = find_git(env, [Path.cwd().resolve()])  # doctor runs it: never one the agent could have written
     if git is None:
         if not enabled:
             return _check("git", True, "not found; checkpoints are off (checkpoints.enabled: false)")
@@ -174,7 +176,10 @@ def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list
     if live:
         from arreio.engine.tools.mcp.hub import McpHub
 
-        hub = McpHub(live, cwd=cwd, env=env, log_dir=state_dir(cwd, env) / "logs")
+        from arreio.engine.tools.mcp.feature import start_place_for
+
+        hub = McpHub(live, cwd=cwd, env=env, log_dir=state_dir(cwd, env) / "logs",
+                     start=start_place_for(cwd, env, settings, state_dir(cwd, env)))
         try:
             hub.start()
             hub.tools()  # fills each ready server's offered names

@@ -38,8 +38,13 @@ def _connect(servers: dict[str, Any]) -> tuple[list[Any], dict[str, list[dict[st
     from arreio.engine.tools.mcp.feature import terminal_status
     from arreio.engine.tools.mcp.hub import McpHub
 
+    from arreio.engine.config import load_settings
+    from arreio.engine.tools.mcp.feature import start_place_for
+
     cwd = Path.cwd()
-    hub = McpHub(servers, cwd=cwd, env=dict(os.environ), log_dir=state_dir(cwd) / "logs")
+    env = dict(os.environ)
+    start = start_place_for(cwd, env, load_settings(cwd, env), state_dir(cwd, env))
+    hub = McpHub(servers, cwd=cwd, env=env, log_dir=state_dir(cwd, env) / "logs", start=start)
     try:
         live = sum(1 for c in servers.values() if c.enabled)
         with terminal_status(f"connecting to {live} MCP server{'s' if live != 1 else ''}…") if live else nullcontext():

@@ -56,4 +56,13 @@ def _lines(shown: dict, cwd: str) -> list[str]:
         lines.append(f"writable: {', '.join(writable) or 'nothing'} (and a private /tmp)")
     lines.append("protected (read-only even inside the working directory):")
     lines += [f"  {path}" for path in shown["protected"]]
+    if shown["mode"] != "off":
+        limits, how = shown["limits"], shown.get("limits_enforced") or {}
+        lines.append("limits of one call (sandbox.limits):")
+        for key, label, unit in (("processes", "processes", ""), ("memory_mb", "memory", " MB"),
+                                 ("file_mb", "file_size", " MB"), ("tmp_mb", "tmp", " MB")):
+            enforced = f" — {how[label]}" if label in how else ""
+            lines.append(f"  {label.replace('_', ' ')}: {limits[key]}{unit}{enforced}")
+    withheld = shown.get("env_withheld") or []
+    lines.append("environment withheld from shell and command gates: " + (", ".join(withheld) or "nothing"))
     return lines

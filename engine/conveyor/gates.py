@@ -16,17 +16,23 @@ import signal
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arreio.engine import events as ev
 from arreio.engine.conveyor.outcome import Outcome
 from arreio.engine.conveyor.plan import GateSpec, Plan
 from arreio.engine.conveyor.promises import check_promises
+from arreio.engine.governance.agent_env import agent_env
+from arreio.engine.governance.checkpoints.plan import may_change
 from arreio.engine.messages import Message
+from arreio.engine.programs import trusted_which
 from arreio.engine.providers.base import ModelRequest
 from arreio.engine.providers.offline import goal_files
 from arreio.engine.providers.oneshot import ask
 from arreio.engine.wording import counted
+
+if TYPE_CHECKING:
+    from arreio.engine.tools.sandbox import RunSandbox
 
 
 @dataclass
@@ -37,6 +43,12 @@ class GateInputs:
     messages: list[Message] = field(default_factory=list)
     env: Mapping[str, str] = field(default_factory=dict)
     since: float | None = None  # the run's start (wall clock): files changed after it count as written
+    # The run's sandbox (`tools/sandbox`): command gates run in it, as `shell` does. None: no sandbox
+    # was asked for (a gate evaluated on its own, outside a run).
+    sandbox: RunSandbox | None = None
+    # Where no sandbox can run and the run may have changed files: "refuse" fails the gate, "warn" runs it.
+    unsandboxed: str = "warn"
+    warnings: list[str] = field(default_factory=list)  # said by the gates, for the run's events
 
 
 @dataclass(frozen=True)
@@ -123,14 +135,53 @@ READ_GRACE_S = 1.0  # after the command exits, how long what it printed may take
 
 
 async def _command(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
-    """The command's exit code judges. Its output is read as it comes, keeping only the tail (a gate
-    printing 400 MB held it all: 1.7 GB of memory); the gate ends when the command exits — a
-    background child it left (`server & echo started`) kept the output open, and the gate waited
-    for it until 'timed out' — and that child goes with the command's process group."""
-    proc = await asyncio.create_subprocess_shell(
-        spec.command or "", cwd=inputs.cwd, env=dict(inputs.env) or None, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-    )
+    """The command's exit code judges. It runs in the run's sandbox, as `shell` does — a gate like
+    `pytest` or `python3 -c 'import calc'` executes what the agent wrote — with the agent's
+    environment (no credentials), the call's limits, and its own timeout. Where no sandbox can run
+    and the run may have changed files, the gate says so loudly, or fails when it must not run
+    unsandboxed (`sandbox.unsandboxed_gates`; batch by default).
+
+    Its output is read as it comes, keeping only the tail (a gate printing 400 MB held it all: 1.7 GB
+    of memory); the gate ends when the command exits — a background child it left (`server & echo
+    started`) kept the output open, and the gate waited for it until 'timed out' — and that child goes
+    with the command's process group."""
+    sandbox = inputs.sandbox
+    call = sandbox.start() if sandbox is not None else None
+    env = call.env if call is not None else agent_env(inputs.env)
+    if call is None or call.plan is None:
+        if sandbox is not None and _may_have_changed(inputs.messages) and sandbox.settings.mode != "off":
+            why = sandbox.found.reason or "the sandbox cannot run here"
+            if inputs.unsandboxed == "refuse":
+                return GateOutcome(spec.label, False, f"refused: the gate would run the agent's changes UNSANDBOXED "
+                                                      f"({why}); set sandbox.unsandboxed_gates: warn to allow it")
+            inputs.warnings.append(f"command gate '{spec.label}' runs UNSANDBOXED on files the agent changed ({why})")
+    try:
+        return await _run_command(spec, inputs, call, env)
+    finally:
+        if sandbox is not None and call is not None:
+            for note in sandbox.finish(call):
+                inputs.warnings.append(f"command gate '{spec.label}': {note}")
+
+
+def _may_have_changed(messages: list[Message]) -> bool:
+    return any(may_change(c.name) for m in messages if m.role == "assistant" for c in m.tool_calls)
+
+
+async def _run_command(spec: GateSpec, inputs: GateInputs, call: Any, env: dict[str, str]) -> GateOutcome:
+    command = spec.command or ""
+    argv = None
+    if call is not None and call.plan is not None:
+        bash = trusted_which("bash", inputs.env, inputs.sandbox.writable if inputs.sandbox else ()) or "/bin/bash"
+        argv = call.argv(bash, command)
+    spawn: dict[str, Any] = {
+        "cwd": inputs.cwd, "env": env or None, "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.STDOUT, "start_new_session": True,
+        "preexec_fn": call.preexec if call is not None else None,
+    }
+    if argv is None:
+        proc = await asyncio.create_subprocess_shell(command, **spawn)
+    else:
+        proc = await asyncio.create_subprocess_exec(*argv, **spawn)
     kept = bytearray()
 
     async def read() -> None:
@@ -222,6 +273,9 @@ async def run_gates(plan: Plan, inputs: GateInputs, judge: Judge | None, failure
     by a third event repeating the same reason."""
     for spec in plan.gates:
         outcome = await evaluate_gate(spec, inputs, judge)
+        for warning in inputs.warnings:
+            yield ev.Warning_(message=warning, code="gate_sandbox")
+        inputs.warnings.clear()
         yield ev.GateResult(gate=outcome.gate, passed=outcome.passed, detail=outcome.detail)
         if not outcome.passed:
             failures.append(f"{outcome.gate} — {outcome.detail}")

@@ -35,6 +35,7 @@ from arreio.engine.ids import iso_ms
 from arreio.engine.paths import display_path
 from arreio.engine.ports import Provider
 from arreio.engine.providers import registry
+from arreio.engine.tools.sandbox import run_sandbox
 
 __all__ = ["PipelineDeps", "RunOptions", "run_pipeline", "run_sync", "run_to_end"]
 
@@ -118,9 +119,12 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     yield emit(ev.Warning_(message=warning, code="replay"))
             if outcome.verdict == "success" and run.plan.gates:
                 failures: list[str] = []
+                sandbox = run_sandbox(ctx)
                 inputs = GateInputs(cwd=options.cwd, goal=_original_goal(run) or run.plan.units[0].goal,
                                     final_text=outcome.final_text, messages=session.messages, env=dict(options.env),
-                                    since=wall_start)
+                                    since=wall_start, sandbox=sandbox,
+                                    unsandboxed=sandbox.settings.unsandboxed_gates
+                                    or ("refuse" if options.unattended else "warn"))
                 async for event in run_gates(run.plan, inputs, deps.judge or _judge(run), failures):
                     event = emit(event)
                     if learns:

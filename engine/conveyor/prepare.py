@@ -63,6 +63,9 @@ class RunOptions:
     fallback_models: list[str] | None = None  # --fallback-model (repeatable): replaces config's fallback_models
     cwd: Path = field(default_factory=Path.cwd)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # Nobody watches this run as it happens (a batch attempt): a check that would only warn a person
+    # fails closed instead (a command gate with no sandbox to run in).
+    unattended: bool = False
 
 
 @dataclass

@@ -7,7 +7,8 @@ Protected:
 - `.git` in the working directory, whether a folder or a file, and the folder a `.git` file points
   to (worktrees, submodules): git runs `core.fsmonitor`, hooks and aliases from there, so writing it
   is writing code; a `.git` component anywhere below the working directory (a nested repository) too;
-- arreio's user config folder, `user_config_path(env).parent` (`~/.config/arreio/`).
+- arreio's user config folder, `user_config_path(env).parent` (`$XDG_CONFIG_HOME/arreio/`), and
+  `~/.config/arreio/` too (a later run without XDG_CONFIG_HOME reads that one).
 
 Each is protected as written and as resolved (a symlinked `.arreio` protects its target too). A target
 is compared after resolution — symlinks followed, `..` folded (`workspace.resolve_in_root`) — and
@@ -74,6 +75,8 @@ def protected_areas(
     if pointed is not None:
         found.append((pointed, GIT))
     found.append((user_config_path(env).parent, USER_CONFIG))
+    # A later run may not set XDG_CONFIG_HOME as this one does: ~/.config/arreio/ is read then.
+    found.append((user_config_path({"HOME": env.get("HOME", str(Path.home()))}).parent, USER_CONFIG))
     # A state folder that holds the working directory itself (`ARREIO_HOME` set to a parent of the
     # project) cannot be protected whole — every write would be refused — so its own entries are.
     found = [(entry, what) for place, what in found

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
-import shutil
 import signal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from arreio.engine.governance.blocklist import blocked_by
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
-from arreio.engine.tools.sandbox import Probe, refusal_hint, sandbox_plan
+from arreio.engine.programs import trusted_which
+from arreio.engine.tools.sandbox import Probe, refusal_hint, run_sandbox
 
 MAX_TIMEOUT_S = 600.0
 KILL_GRACE_S = 2.0
@@ -123,23 +123,38 @@ class Shell(Tool):
         cap = settings.shell_output_cap
 
         output = HeadTail(cap)
-        bash = shutil.which("bash") or "/bin/bash"
-        plan = sandbox_plan(ctx, self.probe)
+        sandbox = run_sandbox(ctx, self.probe)
+        bash = trusted_which("bash", ctx.env, sandbox.writable) or "/bin/bash"
+        call = sandbox.start()
+        plan = call.plan
+        try:
+            result = await self._run(args.command, bash, call, ctx, output, timeout, capped)
+        finally:
+            notes = sandbox.finish(call)
+        if notes:
+            result.content = "\n".join([result.content, *notes])
+            result.is_error = result.is_error or any(note.startswith("refused:") for note in notes)
+        return result
+
+    async def _run(self, command: str, bash: str, call, ctx: RunContext, output: HeadTail,  # noqa: ANN001
+                   timeout: float, capped: bool) -> ToolResult:
+        plan = call.plan
         # Our own pipe rather than asyncio's: Process.wait() waits for its pipes to close, which a
         # background child (`server &`) can hold open forever; this one we can stop reading.
         read_fd, write_fd = os.pipe()
         spawn: dict = {
             "cwd": str(ctx.cwd),
-            "env": dict(ctx.env),
+            "env": call.env,  # the run's environment without arreio's credentials (agent_env.py)
+            "preexec_fn": call.preexec,  # the call's limits (sandbox/limits.py)
             "stdin": asyncio.subprocess.DEVNULL,
             "stdout": write_fd,
             "stderr": write_fd,
             "start_new_session": True,  # its own process group: one killpg reaches every child
         }
         if plan is None:
-            start = asyncio.create_subprocess_shell(args.command, executable=bash, **spawn)
+            start = asyncio.create_subprocess_shell(command, executable=bash, **spawn)
         else:  # bwrap leads the group; killing it ends the PID namespace and all inside
-            start = asyncio.create_subprocess_exec(*plan.argv(bash, args.command), **spawn)
+            start = asyncio.create_subprocess_exec(*plan.argv(bash, command), **spawn)
         spawning = asyncio.ensure_future(start)
         try:
             proc = await asyncio.shield(spawning)

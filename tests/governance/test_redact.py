@@ -53,6 +53,9 @@ def test_a_secret_split_across_streamed_deltas_is_redacted_whole() -> None:
 def test_no_secret_reaches_any_file_or_event(work: Path, cli, monkeypatch) -> None:
     monkeypatch.setenv("MY_API_KEY", SECRET)
     monkeypatch.setenv("DB_PASSWORD", PLAIN_SECRET)
+    # passed to shell on purpose (by default it never gets them): what it prints must still be redacted
+    (work / ".arreio").mkdir(exist_ok=True)
+    (work / ".arreio" / "config.yaml").write_text("sandbox:\n  env_passthrough: [MY_API_KEY, DB_PASSWORD]\n")
     (work / "s.yaml").write_text(
         "- text: \"I will check the key " + SECRET + " now.\"\n"
         "  chunk_chars: 5\n"

@@ -178,7 +178,9 @@ def test_no_secret_reaches_any_file_or_event_whatever_the_path(work: Path, cli, 
     # Small thresholds, so the big shell output becomes a result set and old results are pruned to artifacts.
     (work / ".arreio" / "config.yaml").write_text(
         "context:\n  watermark: 0\n  window: 4000\n  prune_at: 0.05\n  prune_min_chars: 200\n"
-        "  keep_tail_tokens: 100\n  resultset_threshold_chars: 500\n")
+        "  keep_tail_tokens: 100\n  resultset_threshold_chars: 500\n"
+        # passed to shell on purpose (by default it never gets them): what it prints must still be redacted
+        "sandbox:\n  env_passthrough: [PGPASSWORD, DATABASE_URL]\n")
     (work / "s.json").write_text(json.dumps(_script()))
     cassette = work / ".arreio" / "cassettes" / "run.jsonl"
     result = cli("run", "--goal", "GOAL.md", "--script", "s.json", "--json", "--yes", "--record", str(cassette))

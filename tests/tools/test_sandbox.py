@@ -88,7 +88,8 @@ def test_the_bwrap_argument_list(tmp_path: Path) -> None:
     outside = Path("/home/someone/.config/arreio")
     args = bwrap_args(cwd, SandboxSettings(), [state, git, outside], [])
     assert args == [
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", str(1024 << 20), "--tmpfs", "/tmp",
+        "--tmpfs", "/run",
         "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--unshare-net",
         "--bind", str(cwd), str(cwd), "--ro-bind", str(state), str(state), "--ro-bind", str(git), str(git),
         "--chdir", str(cwd),

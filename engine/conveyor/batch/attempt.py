@@ -178,6 +178,7 @@ def _options(spec: AttemptSpec, work: Path, env: dict[str, str]) -> Any:
         goal_text=None if plan else task.goal, plan=plan, model=None if scripted else (spec.model or task.model),
         script=None if replay else task.script, replay=replay, record=spec.out_dir / "cassette.jsonl" if spec.record else None,
         max_steps=task.max_steps, tools=list(task.tools) if task.tools is not None else None, cwd=work, env=env,
+        unattended=True,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine import events as ev
@@ -31,6 +32,7 @@ from arreio.engine.governance.checkpoints.store import CheckpointError, ShadowRe
 from arreio.engine.governance.settings import governance_settings
 from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.paths import resolve_below
+from arreio.engine.programs import agent_writable
 from arreio.engine.run_context import RunContext
 
 if TYPE_CHECKING:
@@ -53,8 +55,10 @@ class _Round:
 class _RunCheckpoints:
     """One run's checkpoints. The store is opened lazily, at the first round that may change files."""
 
-    def __init__(self, ctx: RunContext, settings: CheckpointSettings, git: str | None) -> None:
+    def __init__(self, ctx: RunContext, settings: CheckpointSettings, git: str | None,
+                 untrusted: list[Path] | None = None) -> None:
         self.ctx, self.settings, self.git = ctx, settings, git
+        self.untrusted = untrusted or []
         self.recorder: Recorder | None = None
         self.open: _Round | None = None
         self.off = git is None
@@ -81,7 +85,7 @@ class _RunCheckpoints:
             assert self.git is not None and self.ctx.state_dir is not None
             durable = self.ctx.settings.fsync
             repo = ShadowRepo(self.ctx.state_dir, self.ctx.cwd, git=self.git, max_file_bytes=self.settings.max_file_bytes,
-                              path_env=self.ctx.env.get("PATH"), durable=durable)
+                              path_env=self.ctx.env.get("PATH"), durable=durable, untrusted=self.untrusted)
             self.recorder = Recorder(repo, CheckpointIndex(self.ctx.state_dir, durable=durable), self.ctx.clock,
                                      run_id=self.ctx.run_id, session_id=self.ctx.session_id)
         return self.recorder
@@ -209,6 +213,13 @@ class CheckpointHook(RunHook):
         return self.state.drain()
 
 
+def _writable_roots(ctx: RunContext) -> list[str]:
+    """`sandbox.writable_roots` as configured (the sandbox feature validates the section)."""
+    section = getattr(ctx.settings, "sandbox", None) or {}
+    roots = section.get("writable_roots") if isinstance(section, dict) else None
+    return [r for r in roots or [] if isinstance(r, str)]
+
+
 class CheckpointFeature(Feature):
     """Checkpoints around tool rounds (config `checkpoints:`); first in the engine's features, because
     a `before_tool` decision (an approval asked at the terminal) ends the asking: the checkpoint must
@@ -226,7 +237,8 @@ class CheckpointFeature(Feature):
         settings = ctx.section(checkpoint_settings)
         if not settings.enabled:
             return []
-        state = _RunCheckpoints(ctx, settings, find_git(ctx.env))
+        untrusted = agent_writable(ctx.cwd, ctx.env, _writable_roots(ctx))
+        state = _RunCheckpoints(ctx, settings, find_git(ctx.env, untrusted), untrusted)
         self._runs[ctx.run_id] = state
         return [CheckpointHook(state)]
 

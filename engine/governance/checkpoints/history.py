@@ -26,12 +26,15 @@ NOT_FINISHED = ("run {run} did not finish (killed?): it has no checkpoint after 
 
 
 def open_store(state_dir: Path, cwd: Path, env: Mapping[str, str], max_file_bytes: int = 10 << 20,
-               ) -> tuple[ShadowRepo, CheckpointIndex]:
-    """The store and index of `cwd`; without git a `UsageError` saying so."""
-    git = find_git(env)
+               untrusted: Sequence[Path] = ()) -> tuple[ShadowRepo, CheckpointIndex]:
+    """The store and index of `cwd`; without git a `UsageError` saying so. git is found outside the
+    working directory and `untrusted` (the sandbox's writable roots)."""
+    untrusted = [Path(cwd).resolve(), *untrusted]
+    git = find_git(env, untrusted)
     if git is None:
         raise UsageError("git is not installed (or not on PATH): checkpoints need it — install git")
-    return (ShadowRepo(state_dir, cwd, git=git, max_file_bytes=max_file_bytes, path_env=env.get("PATH")),
+    return (ShadowRepo(state_dir, cwd, git=git, max_file_bytes=max_file_bytes, path_env=env.get("PATH"),
+                       untrusted=untrusted),
             CheckpointIndex(state_dir))
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from arreio.engine.errors import ArreioError
 from arreio.engine.file_lock import exclusive
+from arreio.engine.programs import trusted_path, trusted_which
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ROOT = "checkpoints"
@@ -62,9 +63,13 @@ class CheckpointError(ArreioError):
     """A git command failed (its stderr, one line); exit 1 when a command meets it."""
 
 
-def find_git(env: Mapping[str, str]) -> str | None:
-    """The git executable on the run's PATH, or None (checkpoints are then off, with a warning)."""
-    return shutil.which("git", path=env.get("PATH", os.defpath))
+def find_git(env: Mapping[str, str], untrusted: Sequence[Path] = ()) -> str | None:
+    """The git executable on the run's PATH, in an entry the agent cannot write (`untrusted`: the
+    working directory and the sandbox's writable roots; `engine/programs.py`), or None (checkpoints
+    are then off, with a warning). A `.venv/bin/git` the agent wrote never runs on the host."""
+    if env.get("PATH") is None:
+        env = {**env, "PATH": os.defpath}
+    return trusted_which("git", env, untrusted)
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ class ShadowRepo:
     lock for the whole store: a prune must never run while a snapshot's objects are unreferenced)."""
 
     def __init__(self, state_dir: Path, worktree: Path, *, git: str, max_file_bytes: int,
-                 path_env: str | None = None, durable: bool = True) -> None:
+                 path_env: str | None = None, durable: bool = True, untrusted: Sequence[Path] = ()) -> None:
         self.state_dir, self.worktree, self.git = state_dir.resolve(), worktree.resolve(), git
         # `fsync: false` reaches git too (`core.fsync=none`; an older git ignores the key).
         self._fsync_flags = () if durable else ("-c", "core.fsync=none")
@@ -115,7 +120,9 @@ class ShadowRepo:
         self.calls = 0  # git processes started (the read-only-round test counts them)
         self._tracked: set[str] = set()  # watched paths the index holds (`_ignored`)
         self._env = {
-            "PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath),
+            # git looks up its helpers on PATH: only the entries the agent cannot write
+            "PATH": trusted_path({"PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath)},
+                                 [self.worktree, *untrusted]),
             "HOME": str(self.state_dir), "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.worktree),
             "GIT_INDEX_FILE": str(self.index_file), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0", "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C",

@@ -81,7 +81,10 @@ class StdioServer(_Common):
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment; ${VAR} reads the run's env.")
-    cwd: str | None = Field(None, description="Working directory for the server (default: the run's).")
+    cwd: str | None = Field(None, description="Folder the server starts in, relative to the working directory "
+                            "(default: a folder of arreio's own; `.` for the working directory, which the agent "
+                            "can write).")
+    sandbox: bool = Field(False, description="Start the server inside the run's OS sandbox (as shell runs).")
 
 
 class HttpServer(_Common):

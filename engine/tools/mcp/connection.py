@@ -20,9 +20,20 @@ from typing import Any
 
 from arreio.engine.tools.mcp import logs
 from arreio.engine.tools.mcp.config import HttpServer, McpServerConfig, StdioServer, expand_vars
+from arreio.engine.tools.mcp.launch import SandboxWrap, launch
 
-_SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
-RESTARTS_PER_RUN = 1  # a stdio server that dies is started again this many times, then withdrawn
+RESTARTS_PER_RUN = 1
+
+
+@dataclass(frozen=True)
+class StartPlace:
+    """Where a run's stdio servers start and what they may not be found in (`launch.py`): `home` is
+    arreio's own folder for them, `untrusted` the places the agent can write, `wrap` the run's sandbox."""
+
+    home: Path
+    untrusted: tuple[Path, ...]
+    wrap: SandboxWrap | None = None
+  # a stdio server that dies is started again this many times, then withdrawn
 
 
 @dataclass
@@ -67,21 +78,18 @@ class Connection:
             self.changed = True
 
 
-async def transport(conn: Connection, stack: contextlib.AsyncExitStack, *, cwd: Path, env: Mapping[str, str]) -> Any:
-    """The SDK transport for `conn` (stdio: its stderr goes to the server's log; http: its headers,
-    with a hook that keeps the last 401/403, which the SDK would otherwise hide)."""
+async def transport(conn: Connection, stack: contextlib.AsyncExitStack, *, cwd: Path, env: Mapping[str, str],
+                    start: StartPlace | None = None) -> Any:
+    """The SDK transport for `conn` (stdio: started as `launch.py` says, its stderr into the server's
+    log; http: its headers, with a hook that keeps the last 401/403, which the SDK would otherwise hide)."""
     cfg = conn.config
     where = f"mcp_servers.{conn.name}"
     if isinstance(cfg, StdioServer):
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        try:
-            extra = expand_vars(cfg.env, env, where + ".env")
-        except KeyError as exc:
-            raise RuntimeError(exc.args[0]) from None
-        full = {k: env[k] for k in _SAFE_ENV if k in env} | extra
-        folder = Path(cfg.cwd) if cfg.cwd else cwd
-        params = StdioServerParameters(command=cfg.command, args=cfg.args, env=full, cwd=str(cwd / folder))
+        start = start or StartPlace(home=cwd / ".arreio" / "mcp", untrusted=(cwd.resolve(),))
+        how = launch(cfg, name=conn.name, cwd=cwd, env=env, home=start.home, untrusted=start.untrusted, wrap=start.wrap)
+        params = StdioServerParameters(command=how.command, args=how.args, env=how.env, cwd=how.cwd)
         assert conn.log is not None
         return stdio_client(params, errlog=conn.log.stream)
     assert isinstance(cfg, HttpServer)

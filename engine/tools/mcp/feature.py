@@ -18,7 +18,8 @@ import atexit
 import contextlib
 import sys
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from arreio.engine.feature import Feature
@@ -26,6 +27,7 @@ from arreio.engine.hooks import RunHook, Turn, WarningsHook
 from arreio.engine.ports import SystemPromptBlockSource
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.mcp.config import mcp_servers
+from arreio.engine.tools.mcp.connection import StartPlace
 from arreio.engine.tools.mcp.tool import SEP
 
 if TYPE_CHECKING:
@@ -144,7 +146,8 @@ class McpFeature(Feature):
         if self._hub is None:
             from arreio.engine.tools.mcp.hub import McpHub
 
-            self._hub = McpHub(servers, cwd=ctx.cwd, env=ctx.env, log_dir=ctx.state_dir / "logs")
+            self._hub = McpHub(servers, cwd=ctx.cwd, env=ctx.env, log_dir=ctx.state_dir / "logs",
+                               start=start_place(ctx))
             _OPEN_HUBS.add(self._hub)
             with terminal_status(f"connecting to {enabled} MCP server{'s' if enabled > 1 else ''}…"):
                 self._hub.start()
@@ -183,3 +186,27 @@ class McpFeature(Feature):
         hub, self._hub = self._hub, None
         if hub is not None:
             hub.close()
+
+
+def start_place(ctx: RunContext) -> StartPlace:
+    """Where the run's stdio servers start (`launch.py`): arreio's own `mcp/` folder in the state
+    folder, never a program from a place the agent can write, and the run's sandbox for `sandbox: true`."""
+    from arreio.engine.tools.sandbox import run_sandbox
+
+    sandbox = run_sandbox(ctx)
+
+    def wrap(argv: list[str]) -> tuple[list[str] | None, str | None]:
+        plan = sandbox.plan()
+        if plan is None:
+            return None, sandbox.found.reason or "the sandbox is off"
+        return [plan.bwrap, *plan.args, "--", *argv], None
+
+    state = ctx.state_dir or ctx.cwd / ".arreio"
+    return StartPlace(home=state / "mcp", untrusted=tuple(sandbox.writable), wrap=wrap)
+
+
+def start_place_for(cwd: Path, env: Mapping[str, str], settings: Any, state: Path) -> StartPlace:
+    """`start_place` for a command outside a run (`arreio mcp list`, `doctor`, prompts)."""
+    from arreio.engine.run_context import RunContext as Context
+
+    return start_place(Context(cwd=cwd, env=env, settings=settings, state_dir=state, run_id="mcp"))

@@ -36,6 +36,7 @@ from arreio.engine.tools.mcp.config import McpServerConfig, filter_warnings
 from arreio.engine.tools.mcp.connection import (
     Connection,
     ServerState,
+    StartPlace,
     auth_failed,
     describe_error,
     exited,
@@ -59,11 +60,15 @@ class McpHub:
     its tools; `tools()` offers them; `close()` shuts everything down (idempotent, also at exit)."""
 
     def __init__(
-        self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str], log_dir: Path | None = None
+        self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str], log_dir: Path | None = None,
+        start: StartPlace | None = None,
     ) -> None:
         self.cwd = cwd
         self.env = dict(env)
         self.log_dir = log_dir
+        # Where stdio servers start (launch.py): arreio's own folder next to the logs, never the agent's.
+        self.start_place = start or StartPlace(
+            home=(log_dir.parent if log_dir else Path(cwd) / ".arreio") / "mcp", untrusted=(Path(cwd).resolve(),))
         self._conns = {name: Connection(name, cfg) for name, cfg in servers.items()}
         logs.route_sdk_logging()
         self._loop = asyncio.new_event_loop()
@@ -163,7 +168,7 @@ class McpHub:
         logs.bind(log)  # this task's context: every task the SDK starts for the connection inherits it
         try:
             async with contextlib.AsyncExitStack() as stack:
-                link = await transport(conn, stack, cwd=self.cwd, env=self.env)
+                link = await transport(conn, stack, cwd=self.cwd, env=self.env, start=self.start_place)
                 client = Client(link, client_info=Implementation(name="arreio", version="0.1"),
                                 message_handler=conn.on_message)
                 await stack.enter_async_context(client)
