@@ -8,7 +8,10 @@ Protected:
   to (worktrees, submodules): git runs `core.fsmonitor`, hooks and aliases from there, so writing it
   is writing code; a `.git` component anywhere below the working directory (a nested repository) too;
 - arreio's user config folder, `user_config_path(env).parent` (`$XDG_CONFIG_HOME/arreio/`), and
-  `~/.config/arreio/` too (a later run without XDG_CONFIG_HOME reads that one).
+  `~/.config/arreio/` too (a later run without XDG_CONFIG_HOME reads that one);
+- the Python environment arreio runs from (`runtime_places`): its virtualenv and the user's
+  site-packages, whose `.pth` files Python runs at every start — a project's `.venv` that holds arreio
+  lies in the working directory.
 
 Each is protected as written and as resolved (a symlinked `.arreio` protects its target too). A target
 is compared after resolution — symlinks followed, `..` folded (`workspace.resolve_in_root`) — and
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 STATE = "arreio's own state"
 GIT = "version control (git runs its config and hooks as code)"
 USER_CONFIG = "arreio's user config"
+RUNTIME = "the Python environment arreio runs from (what is there runs at arreio's next start)"
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -77,6 +81,9 @@ def protected_areas(
     found.append((user_config_path(env).parent, USER_CONFIG))
     # A later run may not set XDG_CONFIG_HOME as this one does: ~/.config/arreio/ is read then.
     found.append((user_config_path({"HOME": env.get("HOME", str(Path.home()))}).parent, USER_CONFIG))
+    # The Python environment arreio runs from: a `.pth` file or a changed module there would run on
+    # the host at arreio's next start (a project's `.venv` holding arreio is inside the working directory).
+    found += [(place, RUNTIME) for place in runtime_places() if not _within(cwd, resolved(place))]
     # A state folder that holds the working directory itself (`ARREIO_HOME` set to a parent of the
     # project) cannot be protected whole — every write would be refused — so its own entries are.
     found = [(entry, what) for place, what in found
@@ -87,6 +94,21 @@ def protected_areas(
             if not any(_same(variant, p.root) for p in out):
                 out.append(Protected(variant, _shown(variant, cwd, env), what))
     return out
+
+
+@cache
+def runtime_places() -> tuple[Path, ...]:
+    """The virtualenv arreio runs in (none for a system install) and the user's site-packages, where
+    Python runs `.pth` files at every start."""
+    import site
+    import sys
+
+    places = [Path(sys.prefix)] if sys.prefix != sys.base_prefix else []
+    try:
+        places.append(Path(site.getusersitepackages()))
+    except (AttributeError, OSError):  # a Python built without user site support
+        pass
+    return tuple(places)
 
 
 def protected_paths(cwd: Path, env: Mapping[str, str], state: Path | None = None) -> list[Path]:

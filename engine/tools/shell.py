@@ -145,7 +145,6 @@ class Shell(Tool):
         spawn: dict = {
             "cwd": str(ctx.cwd),
             "env": call.env,  # the run's environment without arreio's credentials (agent_env.py)
-            "preexec_fn": call.preexec,  # the call's limits (sandbox/limits.py)
             "stdin": asyncio.subprocess.DEVNULL,
             "stdout": write_fd,
             "stderr": write_fd,
@@ -153,8 +152,8 @@ class Shell(Tool):
         }
         if plan is None:
             start = asyncio.create_subprocess_shell(command, executable=bash, **spawn)
-        else:  # bwrap leads the group; killing it ends the PID namespace and all inside
-            start = asyncio.create_subprocess_exec(*plan.argv(bash, command), **spawn)
+        else:  # bwrap leads the group (after the limits' prologue execs it); killing it ends the PID namespace
+            start = asyncio.create_subprocess_exec(*call.argv(bash, command), **spawn)
         spawning = asyncio.ensure_future(start)
         try:
             proc = await asyncio.shield(spawning)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -243,3 +245,22 @@ def test_a_config_that_turns_the_sandbox_off_says_so_on_every_run(tmp_path: Path
         done = run_cli(work, arreio_env, "run", "Say hi", "--script", "script.json", "--yes", "--output", "text")
         assert done.returncode == 0, done.stderr
         assert "arreio: warning: sandbox.mode: off (set in config)" in done.stderr
+
+
+# -- arreio's own Python environment ---------------------------------------------------------------
+@requires_sandbox
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="arreio does not run from a virtualenv here")
+def test_the_virtualenv_arreio_runs_from_is_read_only(tmp_path: Path) -> None:
+    """A project's `.venv` holding arreio lies in the working directory; a `.pth` file there would run
+    at arreio's next start, on the host."""
+    venv = Path(sys.prefix)
+    planted = venv / f"arreio-test-{uuid.uuid4().hex[:8]}.pth"
+    try:
+        result = shell(venv.parent, f"echo 'import os' > {planted}; echo done", state=tmp_path / "state")
+        assert "done" in result.content and not planted.exists()
+        from arreio.engine.governance.protected import write_refusal
+
+        said = write_refusal("write_file", planted, venv.parent, {"HOME": str(tmp_path)}, [])
+        assert said is not None and "the Python environment arreio runs from" in said
+    finally:
+        planted.unlink(missing_ok=True)

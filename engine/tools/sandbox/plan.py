@@ -68,8 +68,8 @@ class SandboxPlan:
 
 @dataclass
 class Call:
-    """One sandboxed call: `argv` to execute (None: unsandboxed, run the command as it is), `env`,
-    `preexec` for the child, and the notes `RunSandbox.finish` adds for the model."""
+    """One sandboxed call: `argv` to execute (None: unsandboxed, run the command as it is) — the
+    sandbox inside the call's limits —, `env`, and the notes `RunSandbox.finish` adds for the model."""
 
     plan: SandboxPlan | None
     env: dict[str, str]
@@ -78,11 +78,10 @@ class Call:
     notes: list[str] = field(default_factory=list)
 
     def argv(self, bash: str, command: str) -> list[str] | None:
-        return self.plan.argv(bash, command) if self.plan is not None else None
-
-    @property
-    def preexec(self):  # noqa: ANN201 - a callable or None, as subprocess takes it
-        return self.box.enter if self.box is not None else None
+        if self.plan is None:
+            return None
+        argv = self.plan.argv(bash, command)
+        return self.box.wrap(argv) if self.box is not None else argv
 
 
 class RunSandbox:
