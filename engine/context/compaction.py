@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 
 from arreio.engine.context.pruning import call_label, digest
 from arreio.engine.context.summary import (
+    SECTION_ITEMS,
     SUMMARY_MARKER,
     Summary,
     SummaryMeta,
+    instructions_of,
+    is_instruction,
     is_summary,
     merge,
     parse_summary,
@@ -107,6 +110,16 @@ class CompactionPlan:
     # call id -> (the call's label, what it showed when it ran): the work log's record. A result
     # pruned since is only its stub in `head`, and the record is cheaper than digesting it again.
     records: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # The user's words, from the messages (never from a summariser): the session's first goal, the
+    # newest instruction when the cut folds it away ("" when the tail still holds one), and those between.
+    goal: str = ""
+    current_task: str = ""
+    instructions: list[str] = field(default_factory=list)
+
+    def with_instructions(self, summary: Summary) -> Summary:
+        """`summary` carrying the plan's record of the user's instructions, whatever it said of them."""
+        return summary.model_copy(update={"goal": self.goal or summary.goal, "current_task": self.current_task,
+                                          "instructions": self.instructions[-SECTION_ITEMS:]})
 
 
 def summarised_turns(messages: list[Message]) -> int:
@@ -138,7 +151,25 @@ def prepare_compaction(messages: list[Message], keep_tail_tokens: float, weigh: 
         turns=meta.turns + len(turns),
         tool_calls=meta.tool_calls + sum(len(m.tool_calls) for m in turns),
     )
-    return CompactionPlan(cut, head, tail, previous, meta)
+    plan = CompactionPlan(cut, head, tail, previous, meta)
+    plan.goal, plan.current_task, plan.instructions = _instructions(previous, fresh, tail)
+    return plan
+
+
+def _instructions(previous: Summary | None, fresh: list[Message], tail: list[Message]) -> tuple[str, str, list[str]]:
+    """(goal, current task, earlier instructions) after a cut: the newest instruction stays in the
+    request verbatim — in the tail, or as the summary's current task."""
+    said = instructions_of(fresh)
+    history = [*(previous.instructions if previous else []),
+               *([previous.current_task] if previous and previous.current_task else []), *said]
+    goal = previous.goal if previous and previous.goal else (said[0] if said else "")
+    if not (previous and previous.goal) and said:
+        history.remove(said[0])  # the first instruction is the goal
+    if any(is_instruction(m) for m in tail):
+        return goal, "", history
+    if history:
+        return goal, history[-1], history[:-1]
+    return goal, goal, []
 
 
 def summariser_backoff(failures: int) -> int:
@@ -192,13 +223,15 @@ def fallback_summary(plan: CompactionPlan) -> Summary:
         blocked=blocked[-10:], decisions=decisions, files_touched=list(dict.fromkeys(files)),
         next_steps=["continue from the verbatim messages after this summary"],
     )
-    return merge(plan.previous, ours)
+    return plan.with_instructions(merge(plan.previous, ours))
 
 
 # -- the model summary --------------------------------------------------------------------------
 def transcript(plan: CompactionPlan) -> str:
     """The head as plain text for the summariser (plain text: no tool pairing for it to break)."""
     out = [f"GOAL:\n{_goal(plan.head, plan.previous)}\n"]
+    if plan.current_task and plan.current_task != plan.goal:
+        out.append(f"CURRENT TASK (the user's latest instruction):\n{plan.current_task}\n")
     if plan.previous is not None:
         out.append("EARLIER SUMMARY:\n" + render_summary(plan.previous, plan.meta).text.split("\n", 2)[-1] + "\n")
     for m in plan.head:
@@ -246,7 +279,7 @@ async def summarise(
         return fallback_summary(plan), f"fallback: {error or 'the reply was not a JSON summary'}", usage
     ours = summary if summary.goal else summary.model_copy(update={"goal": _goal(plan.head, plan.previous)})
     # The earlier summary's items are carried even if the model dropped some: losing facts costs re-reads.
-    return merge(plan.previous, ours), "model", usage
+    return plan.with_instructions(merge(plan.previous, ours)), "model", usage
 
 
 def offline_summary(request: ModelRequest) -> str:

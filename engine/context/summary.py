@@ -4,10 +4,18 @@ In the session it is an ordinary `user` message (every provider can send it) who
 marker, so the harness recognises it after a resume:
 
     [arreio:context-summary #2 · replaces 57 messages · 21 turns · 40 tool calls]
+    ## Current task (the user's latest instruction, verbatim)
+    ...
     ## Goal
     ...
+    ## Earlier instructions
+    - ...
     ## Done
     - ...
+
+The instructions in it — the current task, the session's first goal, the ones between — are the
+harness's record of what the user said (`instructions_of`), never the summariser's retelling: after a
+compaction the newest instruction is still in the request, word for word, marked as the task at hand.
 """
 
 from __future__ import annotations
@@ -29,9 +37,13 @@ GOAL_CHARS = 6_000
 
 
 class Summary(BaseModel):
-    """What the agent needs to carry on: the structured state of the work."""
+    """What the agent needs to carry on: the structured state of the work. `current_task` is the
+    user's newest instruction when the compaction folded it away (empty when it is still verbatim
+    after the summary); `instructions` are the ones between the first goal and it."""
 
     goal: str = ""
+    current_task: str = ""
+    instructions: list[str] = []
     constraints: list[str] = []
     done: list[str] = []
     in_progress: list[str] = []
@@ -51,6 +63,7 @@ class SummaryMeta(BaseModel):
 
 
 _SECTIONS = [
+    ("instructions", "Earlier instructions"),
     ("constraints", "Constraints"),
     ("done", "Progress: done"),
     ("in_progress", "Progress: in progress"),
@@ -65,21 +78,47 @@ def is_summary(message: Message) -> bool:
     return message.role == "user" and message.text.startswith(SUMMARY_MARKER)
 
 
+HARNESS_NOTE = "[arreio]"  # a user message the harness wrote (a continuation note), not the user
+
+
+def is_instruction(message: Message) -> bool:
+    """A user message holding the user's words: not a compaction summary, not a harness note, not
+    only tool results or images."""
+    return (message.role == "user" and bool(message.text.strip()) and not is_summary(message)
+            and not message.text.startswith(HARNESS_NOTE))
+
+
+def instructions_of(messages: list[Message]) -> list[str]:
+    """The user's instructions among `messages`, oldest first."""
+    return [m.text.strip() for m in messages if is_instruction(m)]
+
+
 def render_summary(summary: Summary, meta: SummaryMeta) -> Message:
     lines = [
         (f"{SUMMARY_MARKER} #{meta.number} · replaces {meta.messages} messages · {meta.turns} turns · "
          f"{meta.tool_calls} tool calls]"),
         ("The earlier part of this conversation was compacted into this summary; the messages after it are "
          "verbatim. What it lists as done was done; its records were taken from the real outputs."),
-        "",
-        "## Goal",
-        summary.goal[:GOAL_CHARS].strip() or "(not stated)",
     ]
+    task = summary.current_task.strip()
+    if task:
+        lines += ["", CURRENT_TASK, _capped(task)]
+    same = task and task == summary.goal.strip()
+    lines += ["", "## Goal", SAME_AS_TASK if same else (_capped(summary.goal) or "(not stated)")]
     for key, title in _SECTIONS:
         items = getattr(summary, key)
         if items:
             lines += ["", f"## {title}"] + [f"- {_one_line(item)}" for item in items]
     return Message.user("\n".join(lines) + "\n")
+
+
+CURRENT_TASK = "## Current task (the user's latest instruction, verbatim)"
+SAME_AS_TASK = "(the current task above)"
+
+
+def _capped(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= GOAL_CHARS else text[:GOAL_CHARS] + f"\n[… {len(text) - GOAL_CHARS} more characters]"
 
 
 def _one_line(item: str) -> str:
@@ -96,16 +135,21 @@ def parse_summary_message(message: Message) -> tuple[Summary, SummaryMeta] | Non
     meta = SummaryMeta(**dict(zip(("number", "messages", "turns", "tool_calls"), map(int, head.groups())))) if head else SummaryMeta()
     titles = {title: key for key, title in _SECTIONS}
     data: dict[str, object] = {}
-    current, goal_lines = None, []
+    current: str | None = None
+    blocks: dict[str, list[str]] = {"goal": [], "current_task": []}
     for line in text.splitlines()[1:]:
         if line.startswith("## "):
-            current = "goal" if line[3:] == "Goal" else titles.get(line[3:])
+            current = ("goal" if line[3:] == "Goal" else "current_task" if line == CURRENT_TASK
+                       else titles.get(line[3:]))
             continue
-        if current == "goal":
-            goal_lines.append(line)
+        if current in blocks:
+            blocks[current].append(line)
         elif current and line.startswith("- "):
             data.setdefault(current, []).append(line[2:])  # type: ignore[union-attr]
-    data["goal"] = "\n".join(goal_lines).strip()
+    for key, lines in blocks.items():
+        data[key] = "\n".join(lines).strip()
+    if data["goal"] == SAME_AS_TASK:
+        data["goal"] = data["current_task"]
     return Summary.model_validate(data), meta
 
 
@@ -113,7 +157,7 @@ def merge(previous: Summary | None, ours: Summary) -> Summary:
     """Carry an earlier summary forward: its lists first, then ours, without repeats, newest kept."""
     if previous is None:
         return _bounded(ours)
-    merged = {"goal": previous.goal or ours.goal}
+    merged = {"goal": previous.goal or ours.goal, "current_task": ours.current_task}
     for key, _ in _SECTIONS:
         seen = list(dict.fromkeys([*getattr(previous, key), *getattr(ours, key)]))
         merged[key] = seen

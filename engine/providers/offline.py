@@ -74,8 +74,13 @@ def _goal_text(messages: list[Message]) -> str:
     for m in messages:
         if m.role != "user":
             continue
-        if m.text.startswith(SUMMARY_MARKER):  # only its goal: its records quote file contents
-            texts.append(m.text.split("\n## Goal\n", 1)[-1].split("\n## ", 1)[0] if "\n## Goal\n" in m.text else "")
+        if m.text.startswith(SUMMARY_MARKER):  # only the user's words: its records quote file contents
+            parsed = parse_summary_message(m)
+            if parsed:
+                kept = parsed[0]
+                texts += [kept.goal, *kept.instructions]
+                if kept.current_task and kept.current_task != kept.goal:
+                    texts.append(kept.current_task)
         elif not m.text.startswith("[arreio]"):
             texts.append(m.text)
     return "\n".join(texts)
