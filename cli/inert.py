@@ -42,3 +42,17 @@ def flat(text: str) -> str:
 def shown(text: str, *, one_line: bool = False) -> str:
     """Inert, and safe to embed in rich markup."""
     return escape_markup(inert(text, one_line=one_line))
+
+
+GUTTER = "  │ "
+
+
+def call_text(summary: str, *, markup: bool = False) -> str:
+    """A call as a person deciding on it reads it: all of it, inert (`markup`: also safe in rich
+    markup). A call of several lines starts on a line of its own and each of its lines sits behind a
+    gutter, so no line of it can pass for one of arreio's (`⏸ …`, `Run it?`)."""
+    make = shown if markup else inert
+    lines = summary.split("\n")
+    if len(lines) == 1:
+        return make(summary)
+    return "\n" + "\n".join(GUTTER + make(line) for line in lines)

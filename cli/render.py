@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-from arreio.cli.inert import flat, inert
+from arreio.cli.inert import call_text, flat, inert
 from arreio.cli.inert import shown as escape  # markup-safe and inert
 from arreio.engine.wording import counted
 
@@ -268,8 +268,8 @@ class LiveRenderer(_ChildView):
         elif kind == "approval_required":
             self._end_text()
             why = f" ({escape(event.reason)})" if event.reason else ""
-            c.print(f"[yellow]⏸ {escape(event.name)} needs approval{why}:[/yellow] {escape(event.summary or event.name)}",
-                    soft_wrap=True)
+            c.print(f"[yellow]⏸ {escape(event.name)} needs approval{why}:[/yellow] "
+                    f"{call_text(event.summary or event.name, markup=True)}", soft_wrap=True)
         elif kind == "done":
             self._end_text()
             told = " ".join((event.message or "").split())

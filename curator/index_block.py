@@ -5,8 +5,9 @@ session start, and sits in the cached prefix), lists only skills under `skills/`
 in `skills/.archive/` and never appear — and is capped so a large library cannot crowd the prompt.
 Full content loads on demand through the `skill_view` tool.
 
-Every skill passes the security scan (`skills.scan_skill`: name, description and body) before it
-is listed. One that fails is left out — never silently: the block says how many were left out (not
+Every skill passes the security scan (`skills.scan_skill_folder`: name, description, body and every
+other file of its folder) before it is listed. One that fails is left out — never silently: the
+block says how many were left out (not
 their names, which may be the problem), and `notices` tells the user which and why. It stays on
 disk untouched; the curator never deletes.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.curator.skills import load_skills, scan_skill_file
+from arreio.curator.skills import load_skills, scan_skill_folder
 
 HEADER = (
     "## Skills\n"
@@ -41,12 +42,13 @@ class SkillsIndexBlock:
         loaded, _ = load_skills(self.skills_dir)
         skills, self.notices = [], []
         for skill in loaded:
-            blocked = scan_skill_file(skill)
+            blocked = scan_skill_folder(skill)
             if blocked is None:
                 skills.append(skill)
             else:
                 self.notices.append(
-                    f"skill {skill.name!r} is left out of the skills index: {blocked.describe()}. It stays on disk "
+                    f"skill {skill.name!r} is left out of the skills index: {blocked.describe(quote=False)}. "
+                    f"It stays on disk "
                     f"({skill.path}); fix or archive it (`arreio skills show {skill.name}`)"
                 )
         left_out = (

@@ -1,7 +1,7 @@
 """Skills on disk: the model and the loader.
 
 A skill is a folder `skills/<name>/SKILL.md` (frontmatter + markdown body) with optional support
-files under `references/`, `templates/` and `scripts/`. The loader never raises on one bad skill: it
+files under `references/`, `templates/`, `scripts/` and `assets/`. The loader never raises on one bad skill: it
 returns `(skills, diagnostics)` so one broken folder cannot hide the others.
 """
 
@@ -19,7 +19,7 @@ from arreio.memory.scan import ScanFinding, scan_text
 SKILL_FILE = "SKILL.md"
 ARCHIVE_DIR = ".archive"
 USAGE_FILE = ".usage.json"
-SUPPORT_DIRS = ("references", "templates", "scripts")
+SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1_024
 MAX_BODY = 100_000
@@ -192,7 +192,12 @@ class SkillScan:
     part: str
     finding: ScanFinding
 
-    def describe(self) -> str:
+    def describe(self, *, quote: bool = True) -> str:
+        """Why, in one line. `quote=False` names the part, the category and the rule but never the
+        matched text: a refusal the model reads must not hand it the words that were refused."""
+        if not quote:
+            return (f"its {self.part} failed the security scan ({self.finding.category.replace('_', ' ')}, "
+                    f"rule {self.finding.pattern!r})")
         return f"its {self.part} failed the security scan: {self.finding.describe()}"
 
 
@@ -229,6 +234,57 @@ def scan_skill_file(skill: Skill) -> SkillScan | None:
             _SCANNED.clear()
         _SCANNED[key] = scan_skill(skill.name, skill.description, skill.body)
     return _SCANNED[key]
+
+
+MAX_SCANNED_FILE = 1_000_000  # characters; a longer file of a skill is not scanned, so not shown or listed
+_FILES: dict[tuple[Path, int, int], ScanFinding | None] = {}
+
+
+def scan_skill_text(relative: str, text: str) -> SkillScan | None:
+    """The scan over one file of a skill other than SKILL.md, as it would be stored or shown: its
+    name (the model reads the list of files) and its text — a script, a reference, a template, an
+    asset (the same scan as memory: arreio.memory.scan)."""
+    if len(text) > MAX_SCANNED_FILE:
+        return SkillScan(relative, ScanFinding("unscannable", f"longer than {MAX_SCANNED_FILE:,} characters", ""))
+    finding = scan_text(relative) or scan_text(text)
+    return None if finding is None else SkillScan(relative, finding)
+
+
+def scan_skill_folder(skill: Skill) -> SkillScan | None:
+    """Every file of a skill on disk, before any of it is shown: SKILL.md (`scan_skill_file`) and
+    every other file in its folder — support files, and one placed there by hand or by an older run —
+    each remembered by identity (path, size, mtime). A file that is not UTF-8 text is never shown
+    (`skill_view` refuses it) and is passed over, except under scripts/: code nobody can read is not
+    run unread. Symlinks are not followed (`skill_view` refuses one that leads outside)."""
+    blocked = scan_skill_file(skill)
+    if blocked is not None:
+        return blocked
+    files = sorted(p for p in skill.folder.rglob("*") if p.is_file() and not p.is_symlink() and p != skill.path)
+    for path in files:
+        relative = path.relative_to(skill.folder).as_posix()
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        key = (path, stat.st_size, stat.st_mtime_ns)
+        if key not in _FILES:
+            if len(_FILES) > 4096:
+                _FILES.clear()
+            _FILES[key] = _scan_file(path, relative)
+        if _FILES[key] is not None:
+            return SkillScan(relative, _FILES[key])
+    return None
+
+
+def _scan_file(path: Path, relative: str) -> ScanFinding | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return ScanFinding("unscannable", "not UTF-8 text", "") if relative.startswith("scripts/") else None
+    except OSError:
+        return ScanFinding("unscannable", "unreadable", "")
+    found = scan_skill_text(relative, text)
+    return None if found is None else found.finding
 
 
 def skills_root(state_dir: Path) -> Path:

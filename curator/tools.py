@@ -1,5 +1,9 @@
 """Model-facing tools: `skill_view` (load a skill on demand) and `skill_manage` (the agent's own skills).
 
+Every file of a skill passes the security scan (the memory scan, curator/skills.py) before
+`skill_manage` stores it and again, with every other file of the skill, before `skill_view` shows any
+of it; a refusal names the file, the category and the rule, never the text it refused.
+
 `skill_manage` writes only skills whose frontmatter says `created_by: agent`, and stamps that on
 everything it writes; user and bundled skills are read-only to it. Every view, use and patch is
 recorded in the usage telemetry through the same clock the curator uses.
@@ -28,7 +32,8 @@ from arreio.curator.skills import (
     parse_skill_text,
     read_skill,
     scan_skill,
-    scan_skill_file,
+    scan_skill_folder,
+    scan_skill_text,
     skills_root,
 )
 from arreio.curator.usage import UsageRecord, UsageStore
@@ -112,11 +117,13 @@ class SkillViewTool(_SkillTool):
     async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         args = self._validate_args(args)
         skill = self._load(args.name)
-        blocked = scan_skill_file(skill)
-        if blocked is not None:  # its text must not reach the model; the user can still read it
+        # Every file of the skill, not only the one asked for: SKILL.md may send the agent to run a
+        # script it never views. Nothing of it reaches the model — not even the words that failed.
+        blocked = scan_skill_folder(skill)
+        if blocked is not None:  # the user can still read it
             raise ToolError(
-                f"skill {skill.name!r} is not shown: {blocked.describe()}. It stays on disk; a user can "
-                f"inspect it with `arreio skills show {skill.name}`"
+                f"skill {skill.name!r} is not shown: {blocked.describe(quote=False)}. Do not use it or run its "
+                f"files. It stays on disk; a user can inspect it with `arreio skills show {skill.name}`"
             )
         if args.file is None or args.file == SKILL_FILE:
             text = skill.path.read_text(encoding="utf-8")
@@ -199,6 +206,8 @@ class SkillManageTool(_SkillTool):
             patched = _check(updated, skill.folder, skill.name)
             if patched.created_by != "agent":
                 raise ToolError("a patch may not change created_by; skill_manage only keeps agent skills")
+        else:
+            _check_file(path.relative_to(skill.folder).as_posix(), updated)
         write_atomic(path, updated)
         note = self._track("record_patch", skill.name, "agent")
         return ToolResult(f"patched {skill.name}/{path.relative_to(skill.folder).as_posix()}{note}")
@@ -216,6 +225,8 @@ class SkillManageTool(_SkillTool):
             meta["created_by"] = "agent"  # stamped, whatever the content claimed
             content = frontmatter.render(meta, body)
             _check(content, skill.folder, skill.name)
+        else:
+            _check_file(path.relative_to(skill.folder).as_posix(), content)
         write_atomic(path, content)
         note = self._track("record_patch", skill.name, "agent")
         return ToolResult(f"wrote {skill.name}/{path.relative_to(skill.folder).as_posix()}{note}")
@@ -238,10 +249,21 @@ def _check(text: str, folder: Path, name: str) -> Skill:
     blocked = scan_skill(skill.name, skill.description, skill.body)
     if blocked is not None:
         raise ToolError(
-            f"SKILL.md refused: {blocked.describe()}. Skills reach every future system prompt, so "
+            f"SKILL.md refused: {blocked.describe(quote=False)}. Skills reach every future system prompt, so "
             "instructions aimed at the agent, secrets and hidden characters are never stored; nothing was written."
         )
     return skill
+
+
+def _check_file(relative: str, text: str) -> None:
+    """`ToolError` when a script, reference, template or asset fails the security scan: later
+    sessions read and run a skill's files as they read its body."""
+    blocked = scan_skill_text(relative, text)
+    if blocked is not None:
+        raise ToolError(
+            f"{relative} refused: {blocked.describe(quote=False)}. A skill's files are read and run by every "
+            "later session, so they pass the same scan as its body; nothing was written."
+        )
 
 
 def _inside(folder: Path, file: str, *, writable: bool) -> Path:

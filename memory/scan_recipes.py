@@ -147,7 +147,9 @@ _rule("exfiltration", "file uploaded", rf"""
 """, tight=False)
 _rule("exfiltration", "read a credential file", rf"""
     \b(?:cat|less|more|head|tail|type|read|open|print|upload|send|copy|cp|scp|rsync|base64|xxd|grep|dump|display|show|output|paste
-      |include|attach|exfiltrate|post|email|mail)\s+(?:(?:the|my|your|a|all|contents\s+of|-\S+)\s+)*(?:file\s+)?['"]?(?:{_HOME_CREDENTIAL})
+      |include|attach|exfiltrate|post|email|mail)\s+(?:(?:the|my|your|a|all|contents\s+of|-i\s+\S+|-(?!i\s)\S+)\s+)*
+      (?:file\s+)?['"]?
+      (?:{_HOME_CREDENTIAL})  # `scp -i ~/.ssh/key` signs in with the key: it is not what is sent
 """, tight=False, negatable=True)
 _rule("exfiltration", "reveal a secrets file", rf"""
     \b(?:cat|print|base64|xxd|dump|display|show|output|paste|exfiltrate|post|email|mail|upload|send)\s+
@@ -160,9 +162,31 @@ _rule("exfiltration", "send secrets or context out", rf"""
 _rule("exfiltration", "secrets into replies", r"""
     \b(?:include|put|paste|embed|append|add|insert|print|output|echo|reveal|show|display|list|leak)\s+(?:the\s+)?(?:contents?\s+of\s+)?
       (?:your\s+|the\s+|all\s+|any\s+)?(?:api\s+keys?|secrets?|tokens?|credentials|passwords?|env(?:ironment)?\s+variables|\.env(?:\s+file)?|private\s+keys?|ssh\s+keys?)
-      \s+(?:in|into|at\s+the\s+(?:end|start)\s+of|to)\s+(?:every|each|all|your)\s+(?:repl(?:y|ies)|answers?|responses?|messages?|outputs?|commits?
+      (?:\s+(?:file|contents?|values?))?
+      \s+(?:in|into|at\s+the\s+(?:end|start)\s+of|to)\s+(?:every|each|all|your)\s+(?:final\s+)?
+      (?:repl(?:y|ies)|answers?|responses?|messages?|outputs?|commits?
       |commit\s+messages?|prs?|pull\s+requests?|issues?|comments?|reports?)
 """, tight=False, negatable=True)
+# A skill's scripts and notes: a secrets file, keys or the whole environment read and sent out in code,
+# or through the agent's own fetch tool. Reading a key (to sign, to connect) or calling a fetch is not
+# a finding on its own: only the two together, a few lines apart (code has no sentences: `;` ends lines).
+_NET_SEND = (r"\b(?:requests\.(?:post|put|patch)|urlopen|urllib\.request|http\.client|https?\.request|fetch\s*\("
+             r"|axios\.(?:post|put)|socket\.|smtplib|curl|wget|nc|ncat|netcat|socat|scp|rsync|invoke-webrequest|iwr)\b")
+_SECRET_READ = (rf"\b(?:open|read_text|read_bytes|readfile(?:sync)?|file_get_contents|io\.open)\s*\(\s*[^)]{{0,80}}?"
+                rf"{_HOME_CREDENTIAL}"
+                r"|\b(?:tar|zip|7z|gzip|cat|base64|xxd)\b[^|;]{0,40}~?/?\.(?:ssh|aws|gnupg|kube)\b")
+_ENV_DUMP = (r"\b(?:json\.dumps|urlencode|str)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b"
+             r"|\b(?:data|json|body)\s*=\s*dict\s*\(\s*os\.environ\s*\)"
+             r"|\bjson\.stringify\s*\(\s*process\.env\s*\)|\bobject\.(?:entries|keys)\s*\(\s*process\.env\s*\)")
+_rule("exfiltration", "secrets file read in code and sent",
+      rf"(?:{_SECRET_READ}).{{0,400}}?{_NET_SEND}|{_NET_SEND}.{{0,400}}?(?:{_SECRET_READ})", tight=False)
+_rule("exfiltration", "environment sent in code",
+      rf"(?:{_ENV_DUMP}).{{0,400}}?{_NET_SEND}|{_NET_SEND}.{{0,400}}?(?:{_ENV_DUMP})", tight=False)
+_FETCH_TOOL = r"\bweb[_ ]?fetch\b|\bfetch\s+tool\b|\bhttp[_ ]request\b"
+_rule("exfiltration", "secrets through the fetch tool", _FETCH_TOOL, needs=rf"""
+    (?:{_PROJECT_SECRET}|{_HOME_CREDENTIAL})\b | ~/\.ssh\b | \benv(?:ironment)?\s+variables\b | \bthe\s+environment\b
+  | \b(?:api|private|ssh|secret)\s+keys\b | \bcredentials\b | \bpasswords\b
+""", tight=False, negatable=True, check=lambda sentence: re.search(URL, sentence) is not None)
 
 # -- hardcoded_secret ---------------------------------------------------------------------------------
 _LOCAL_HOSTS = r"(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]|host\.docker\.internal|db|postgres|mysql|redis|example\.(?:com|org))"
@@ -173,7 +197,7 @@ _rule("hardcoded_secret", "provider api key", r"""
     |xox[abprs]-[a-z0-9\-]{10,}|aiza[0-9a-z_\-]{30,}|glpat-[a-z0-9_\-]{20,}|hf_[a-z0-9]{30,})
 """)
 _rule("hardcoded_secret", "secret assignment", rf"""
-    \b{_SECRET_NAME}\s*[:=]\s*['"]?(?=[a-z0-9/+_\-.]*\d)[a-z0-9/+_\-.]{{16,}}
+    \b{_SECRET_NAME}\s*[:=]\s*['"]?(?=[a-z0-9/+_\-.]*\d)(?![a-z0-9/+_\-.]*\()[a-z0-9/+_\-.]{{16,}}
 """)
 _rule("hardcoded_secret", "credentials in url", rf"""
     \b[a-z][a-z0-9+.\-]*://[^\s/:@]+:(?!{_PLACEHOLDER}@)[^\s/@]{{6,}}@(?!{_LOCAL_HOSTS}(?:[:/\s]|$))
@@ -198,6 +222,10 @@ _GATES = {
     "reveal a secrets file": r"\.env|credentials\.json|secrets\.y",
     "send secrets or context out": r"send|post|upload|exfiltrate|forward|transmit|leak|submit|mail|beam|pipe|paste|dump|ship|sync",
     "secrets into replies": r"key|secret|token|credential|password|env",
+    "secrets file read in code and sent": r"netrc|pypirc|npmrc|git-credentials|\.aws|\.docker|\.kube|\.ssh|id_|gnupg"
+                                          r"|shadow|hosts\.yml",
+    "environment sent in code": r"environ|process\.env",
+    "secrets through the fetch tool": r"fetch|http.request",
     "private key block": r"-----begin",
     "provider api key": r"sk-|akia|ghp_|gho_|github_pat_|xox|aiza|glpat-|hf_",
     "secret assignment": r"[:=]",

@@ -14,7 +14,7 @@ import sys
 from typing import Any, TextIO
 
 from arreio.cli.chat.echo import echoed
-from arreio.cli.inert import inert
+from arreio.cli.inert import call_text, flat, inert
 from arreio.cli.interrupts import question
 
 QUESTION = "Run it? [y]es [n]o [a]lways in this chat [e]xplain: "
@@ -54,10 +54,10 @@ class ChatApprovals:
                 raise
 
     def _ask(self, event: Any) -> bool:
-        if self.show_call:
+        if self.show_call:  # all of the call, its lines kept (one flattened line hid where a command ended)
             why = f" ({event.reason})" if event.reason else ""
-            self.stderr.write(inert(" ".join(f"⏸ {event.name} needs approval{why}: {event.summary or event.name}"
-                                             .split())) + "\n")
+            header = flat(f"{event.name} needs approval{why}:")
+            self.stderr.write(f"⏸ {header} {call_text(event.summary or event.name)}\n")
         while True:
             self.stderr.write(QUESTION)
             self.stderr.flush()

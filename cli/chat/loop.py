@@ -100,12 +100,13 @@ class Chat:
     def _say_waiting(self, session: Any) -> None:
         """A session left paused at an approval (a piped chat, `arreio run`): what waits, and what to do.
         Nothing said it: the next message silently dropped the call ('not run: … a new instruction came')."""
-        from arreio.cli.chat.recap import short
+        from arreio.cli.inert import call_text
         from arreio.engine.governance.approvals import describe_call
 
         sid = self.state.session_id
-        for call in session.pending_calls():
-            self.say(f"[yellow]waiting for approval: {escape(short(describe_call(call.name, call.arguments)))}[/yellow]")
+        for call in session.pending_calls():  # all of it: `arreio approve` runs exactly this
+            shown = call_text(describe_call(call.name, call.arguments), markup=True)
+            self.say(f"[yellow]waiting for approval:[/yellow] {shown}")
         if session.pending_calls():
             self.say(f"[yellow]`arreio approve {sid}` runs it (`--deny` refuses it); a message sent here goes on "
                      "without it[/yellow]")

@@ -59,7 +59,8 @@ def approve(
     from arreio.cli.arguments import text
     from arreio.engine.conveyor.pipeline import RunOptions
     from arreio.engine.errors import UsageError
-    from arreio.engine.governance.approvals import decide_pending, describe_call, waiting_call, who
+    from arreio.cli.inert import call_text
+    from arreio.engine.governance.approvals import ASK_LIMIT, decide_pending, describe_call, waiting_call, who
     from arreio.engine.governance.audit import AuditJournal, digest
     from arreio.engine.governance.redact import Redactor
     from arreio.engine.ids import iso_ms
@@ -78,7 +79,10 @@ def approve(
     looked.close()
     if parent := looked.header.parent:  # its parent went on without it
         raise UsageError(f"{sid} is a sub-agent's session: the sub-agent already ended; its parent session is {parent}")
-    waiting_call(looked)  # nothing waiting (or already decided): say so first
+    waiting = waiting_call(looked)  # nothing waiting (or already decided): say so first
+    if not deny and len(describe_call(waiting.name, waiting.arguments)) > ASK_LIMIT:
+        raise UsageError(f"session {sid}: the waiting {waiting.name} call is too long to have been shown whole "
+                         f"(over {ASK_LIMIT:,} characters); refuse it with `arreio approve {sid} --deny`")
     _check_resumable(options)  # before the decision is written: a run that cannot go on keeps its approval
     redactor = Redactor.from_env(os.environ)
     session, _ = Session.open(store.path_for(sid), repair=True)
@@ -93,8 +97,9 @@ def approve(
         "session_id": sid, "call_id": pending.call_id, "name": pending.name, "status": status, "by": by, "at": at,
         "reason": reason or "", "args_digest": digest(pending.arguments),
     })
-    shown = describe_call(pending.name, pending.arguments)
-    print(f"arreio: {status} {pending.name} ({pending.call_id}): {shown}; resuming session {sid}", file=sys.stderr)
+    shown = call_text(describe_call(pending.name, pending.arguments))  # all of it: exactly what runs
+    print(f"arreio: {status} {pending.name} ({pending.call_id}): {shown}", file=sys.stderr)
+    print(f"arreio: resuming session {sid}", file=sys.stderr)
     from arreio.cli.driving import drive
 
     raise typer.Exit(drive(options, json_output=json_output))

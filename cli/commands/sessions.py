@@ -31,6 +31,7 @@ def list_sessions(json_output: JsonFlag = False) -> None:
         return
     from rich.table import Table
 
+    from arreio.cli.inert import call_text
     from arreio.cli.inert import shown as escape  # markup-safe and inert
     from arreio.cli.render import console_for
 
@@ -92,6 +93,7 @@ def show(
             "repairs": [r.model_dump(mode="json") for r in repairs],
         }, ensure_ascii=False, indent=2))
         return
+    from arreio.cli.inert import call_text
     from arreio.cli.inert import shown as escape  # markup-safe and inert
     from arreio.cli.render import console_for
 
@@ -104,8 +106,8 @@ def show(
 
     waiting = pending_call(session)
     if waiting is not None:  # what would run, first: the person deciding needs to see it
-        c.print(f"[yellow]⏸ waiting for approval: {escape(describe_call(waiting.name, waiting.arguments))}[/yellow]",
-                soft_wrap=True)
+        shown = call_text(describe_call(waiting.name, waiting.arguments), markup=True)
+        c.print(f"[yellow]⏸ waiting for approval:[/yellow] {shown}", soft_wrap=True)
         c.print(f"[yellow]  approve with `{command_to_continue(h.id)}` or refuse with "
                 f"`{command_to_continue(h.id)} --deny`[/yellow]")
     for message in session.messages:

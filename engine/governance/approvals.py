@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -79,26 +81,32 @@ def record(call_id: str, name: str, status: str, by: str, at: str, reason: str =
     return out
 
 
-SHOWN_CHARS = 2000  # a call's arguments are shown whole up to this, so a person sees what would run
+# A call is shown whole, never cut: what a person approves is exactly what they saw. One longer than
+# this is not put to a person at all (denied, and the model told to split it): nobody reads it all.
+ASK_LIMIT = 50_000
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def describe_call(name: str, arguments: dict[str, Any]) -> str:
-    """What a call would do, as a person deciding on it needs to see it: the command line of a shell
-    call, the path (and size) of a write or an edit, else the tool's arguments."""
-    import json
-
-    def cut(text: str) -> str:
-        return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f" … [{len(text) - SHOWN_CHARS} more chars]"
-
+    """What a call would do, as a person deciding on it needs to see it — all of it: the command line
+    of a shell call (its line breaks kept), the path (and size) of a write or an edit, else the tool's
+    arguments. For a line of its own, see `one_line`."""
     command, path = arguments.get("command"), arguments.get("path")
     if name == "shell" and isinstance(command, str):
-        return cut(f"$ {command}")
+        return f"$ {command}"
     if name == "write_file" and isinstance(path, str):
-        return f"write {path} ({len(str(arguments.get('content', '')))} chars)"
+        return f"write {one_line(path)} ({len(str(arguments.get('content', '')))} chars)"
     if name == "edit_file" and isinstance(path, str):
-        return cut(f"edit {path}: replace {json.dumps(arguments.get('old', ''), ensure_ascii=False)} "
-                   f"with {json.dumps(arguments.get('new', ''), ensure_ascii=False)}")
-    return cut(f"{name} {json.dumps(arguments, ensure_ascii=False, sort_keys=True)}")
+        return (f"edit {one_line(path)}: replace {json.dumps(arguments.get('old', ''), ensure_ascii=False)} "
+                f"with {json.dumps(arguments.get('new', ''), ensure_ascii=False)}")
+    return f"{name} {json.dumps(arguments, ensure_ascii=False, sort_keys=True)}"
+
+
+def one_line(text: str) -> str:
+    """`text` on one line and still faithful: with a line break or another control character in it,
+    every one is escaped as JSON escapes it (a backslash doubled too), so a command of two lines reads
+    `echo a\\nrm -rf x`, never `echo a rm -rf x`; a text without any is left as it is."""
+    return text if _CONTROL.search(text) is None else json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def who(env: dict[str, str] | None = None) -> str:
@@ -246,6 +254,10 @@ class ApprovalHook(RunHook):
                               "for; say in your answer what you would have run, so the agent that called you "
                               "can do it")
         shown = describe_call(call.name, call.arguments)
+        if len(shown) > ASK_LIMIT:
+            return self._deny(turn, call, "arreio", at, "too long to show a person",
+                              f"not run: this {call.name} call is {len(shown):,} characters long, more than a person "
+                              f"can read to approve it (at most {ASK_LIMIT:,}); split it into shorter calls")
         event = ev.ApprovalRequired(
             session_id=turn.session.id, call_id=call.id, name=call.name, arguments=dict(call.arguments),
             command=command_to_continue(turn.session.id), summary=shown, reason=verdict.reason,
@@ -257,8 +269,10 @@ class ApprovalHook(RunHook):
                                               args_digest=args_digest))
             self._note(turn, call, "pending", "arreio", at, verdict.reason)
         sid = turn.session.id
+        line = one_line(shown)
+        escaped = " (written on one line: \\n is a line break)" if line != shown else ""
         message = (
-            f"paused: {call.name} needs approval ({verdict.reason}): {shown} — approve with "
+            f"paused: {call.name} needs approval ({verdict.reason}): {line}{escaped} — approve with "
             f"`{command_to_continue(sid)}` or refuse with `{command_to_continue(sid)} --deny`"
         )
         return Pause(event=event, message=message)

@@ -74,6 +74,10 @@ class Command:
     redirects: tuple[Redirect, ...] = ()
     implied: str = ""
     substitutions: tuple[str, ...] = ()  # the code of every $(…), `…`, <(…) in its words
+    assignments: tuple[str, ...] = ()  # `NAME=value` words before the program: its environment changed
+    # indexes into `argv` of words only known when the line runs: an unset variable, `$(…)`, arithmetic,
+    # an unquoted glob or brace expansion — any of them may turn into an option (or several words)
+    open_words: tuple[int, ...] = ()
 
     @cached_property
     def program(self) -> str:
@@ -126,9 +130,13 @@ class CommandLine:
     pipelines: list[list[Command]] = field(default_factory=list)
     functions: dict[str, list[Command]] = field(default_factory=dict)
     complete: bool = True
+    # `NAME=value` alone on a command (no program): a shell variable set, which changes the
+    # environment of every later command when NAME is exported already (PATH, GIT_*, LD_PRELOAD)
+    assignments: list[str] = field(default_factory=list)
 
     def extend(self, other: CommandLine) -> None:
         self.commands += other.commands
         self.pipelines += other.pipelines
         self.functions.update(other.functions)
+        self.assignments += other.assignments
         self.complete = self.complete and other.complete

@@ -94,6 +94,7 @@ def _imply(out: CommandLine, depth: int, *, budget: int) -> None:
             out.commands.extend(fresh)
             out.pipelines.extend(p for p in line.pipelines if any(c in fresh for c in p))
             out.functions.update(line.functions)
+            out.assignments += line.assignments
             out.complete = out.complete and line.complete
         queue.extend((c, level) for c in fresh)
         for pipeline in line.pipelines:

@@ -18,10 +18,14 @@ Rules are read for what a call does, not how it is spelled:
     program (a glob), the rule's flags among its flags, the rule's words in order among its words.
     `rm -rf` stops `rm -r -f x`, `rm -fr`, `sudo rm --recursive --force x`, `find . -delete`,
     `python -c 'shutil.rmtree("x")'` and `echo cm0gLXJmIHg= | base64 -d | sh`.
-  * allow — allow-lists first: a line is allowed only when EVERY command it spells is covered by
-    some allow rule (same program, the rule's flags among its flags, its words beginning with the
-    rule's words), none writes a file by redirect, and the whole line was understood. `git status`
-    covers `git status --short`, not `git status; curl x | sh`, nor `git -C /elsewhere status`.
+  * allow — allow-lists first: a line is allowed only when EVERY command it runs (behind wrappers
+    too) is covered by some allow rule (same program, the rule's flags among its flags, its words
+    beginning with the rule's words), the whole line was understood, and no command has a side door
+    (`side_doors.py`): an environment variable set, a redirect that writes, `$(…)`, a word only known
+    when it runs, a wrapper like `sudo`/`xargs`, a program named by its path, or an option or script
+    that runs or writes (`git -c`, `git diff --output`, `find -exec`, `sed -i`). `git status` covers
+    `git status --short`, not `git status; curl x | sh`, `git -C /elsewhere status`,
+    `GIT_CONFIG_PARAMETERS=… git status` nor `git -c core.fsmonitor=… status`.
   * a rule with several commands (`curl | sh`) holds when they occur in that order; for allow, each
     of its commands is allowed on its own.
   * a `match` written as a regex (`settings.reads_as_regex`) is searched in each command's words (for
@@ -48,10 +52,11 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.governance.commands import Command, CommandLine
-from arreio.engine.governance.equivalents import parse
+from arreio.engine.governance.equivalents import core, parse
 from arreio.engine.governance.protected import path_matches, relative_or_absolute, write_refusal
 from arreio.engine.governance.settings import Action, GovernanceSettings, PolicyRule, reads_as_regex
 from arreio.engine.governance.shell_syntax import parse_structure
+from arreio.engine.governance.side_doors import line_side_door, planted_git_dir, side_door
 from arreio.engine.paths import resolve_below
 
 _SUBJECT_ARGS = ("command", "path", "url", "query")
@@ -124,14 +129,14 @@ def decide(
     deny = next((r for r in rules if r.action == "deny" and _holds(r, call)), None)
     if deny is not None:
         return Decision("deny", _because(deny))
-    allow = _allowed(rules, call)
+    allow, passed_over = _allowed(rules, call)
     if allow is not None:
         return Decision("allow", _because(allow))
     ask = next((r for r in rules if r.action == "ask" and _holds(r, call)), None)
     if ask is not None:
         return Decision("ask", _because(ask))
     if tool_sensitive:
-        return Decision("ask", f"{name} is a sensitive tool")
+        return Decision("ask", f"{name} is a sensitive tool{passed_over}")
     if name in settings.sensitive_tools:
         return Decision("ask", f"{name} is listed in governance.sensitive_tools")
     shown = call.path_subject if settings.write_allow and name in settings.write_tools else None
@@ -234,30 +239,65 @@ def _holds(rule: PolicyRule, call: _Call) -> bool:
     return _regex(rule.match).search(call.text(rule.arg)) is not None
 
 
-def _allowed(rules: list[PolicyRule], call: _Call) -> PolicyRule | None:
-    """The allow rule that covers the call; for shell, only when every spelled command is covered."""
+def _allowed(rules: list[PolicyRule], call: _Call) -> tuple[PolicyRule | None, str]:
+    """The allow rule that covers the call, or None and why a rule that names its commands does not
+    (", and …": said after the reason the call is asked about). A shell line is covered only when
+    every command it runs is covered by a rule and has no side door (`side_doors.py`): a variable or
+    option, redirect, substitution or wrapper that makes it run or write more than its words say."""
     allows = [r for r in rules if r.action == "allow"]
     if call.line is None:
-        return next((r for r in allows if _holds(r, call)), None)
+        return next((r for r in allows if _holds(r, call)), None), ""
     whole = next((r for r in allows if r.match is None and r.path is None), None)
     if whole is not None:
-        return whole
+        return whole, ""
     line = call.line
-    spelled = [c for c in line.commands if not c.implied]
-    if not line.complete or not spelled:
-        return None
+    if not line.complete or not any(not c.implied for c in line.commands):
+        return None, ""
     used: PolicyRule | None = None
-    for command in spelled:
-        if any(r.writes for r in command.redirects):
-            return None  # `echo x > ~/.bashrc` is not what an allow for `echo` meant
-        if not command.argv:
-            continue  # `done < list.txt`: a redirect alone reads, runs nothing
-        rule = next((r for r in allows if r.match is not None and r.arg in (None, "command") and _covers(r.match, command)),
-                    None)
-        if rule is None:
-            return None
-        used = used or rule
-    return used
+    passed: tuple[PolicyRule, Command, str] | None = None
+    for command in line.commands:
+        if not command.argv:  # `done < list.txt`: a redirect alone reads, runs nothing
+            writes = next((r for r in command.redirects if r.writes), None)
+            if writes is not None:
+                return None, ""
+            continue
+        covering = [r for r in allows
+                    if r.match is not None and r.arg in (None, "command") and _covers(r.match, command)]
+        if not covering:
+            return None, ""
+        reasons = [side_door(command, _flags_of(r), _programs_of(r)) for r in covering]
+        if None in reasons:
+            used = used or covering[reasons.index(None)]
+        else:
+            passed = passed or (covering[0], command, reasons[0] or "")
+    why_line = line_side_door(line)
+    if passed is None and why_line is not None and used is not None:
+        passed = (used, line.commands[0], why_line)
+    if passed is None and used is not None and any(core(c).program == "git" for c in line.commands):
+        planted = next((p for p in map(planted_git_dir, _folders_entered(line, call.cwd, call.env)) if p), None)
+        if planted is not None:
+            passed = (used, line.commands[0], f"git would read its config from {planted}, which is not a .git folder")
+    if passed is not None:
+        rule, command, why = passed
+        return None, f"; {_because(rule)} does not cover `{_short(command.text)}`: {why}"
+    return used, ""
+
+
+def _flags_of(rule: PolicyRule) -> frozenset[str]:
+    """The flags a rule spells itself, normalised (`side_door` takes them as meant)."""
+    if rule.match is None or reads_as_regex(rule.match):
+        return frozenset()
+    return frozenset(flag for pattern in _pattern(rule.match) for flag in pattern.flags)
+
+
+def _programs_of(rule: PolicyRule) -> frozenset[str]:
+    if rule.match is None or reads_as_regex(rule.match):
+        return frozenset()
+    return frozenset(pattern.argv[0] for pattern in _pattern(rule.match) if pattern.argv)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _covers(match: str, command: Command) -> bool:

@@ -29,6 +29,9 @@ _WORD_END = frozenset(" \t\n|&;()<>")
 _FD = re.compile(r"\d+(?=[<>])")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)", re.S)
+_GLOB = re.compile(r"[*?\[]")  # in a word's unquoted text: the word is only known when it runs
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")  # brace expansion: `{--output=x,HEAD}` is two words
+_SPECIAL_PARAMETERS = frozenset("@*#?$!-0123456789")
 # Characters one check may lex in all (code inside code is lexed once per level): a line built to
 # make us work is cut there and left not understood, instead of holding the event loop.
 _WORK: ContextVar[list[int] | None] = ContextVar("shell_syntax_work", default=None)
@@ -76,6 +79,7 @@ class _Token:
     plain: int = 0  # how many leading characters were bare text (no quote, escape or `$`)
     body: str = ""  # a here-document delimiter's body, filled in when its line ends
     body_subs: tuple[str, ...] = ()
+    open: bool = False  # only known when it runs: an unset variable, `$(…)`, arithmetic, a glob, braces
 
 
 class _Lexer:
@@ -84,6 +88,7 @@ class _Lexer:
     def __init__(self, text: str, variables: dict[str, str]) -> None:
         self.s, self.i, self.ok, self.variables = text, 0, True, variables
         self.nesting = 0
+        self._open, self._bare = False, []  # of the word being read (`_word`)
         self._want_delim = ""
         self._heredocs: list[tuple[_Token, bool]] = []
 
@@ -123,6 +128,13 @@ class _Lexer:
         return token
 
     def _word(self) -> _Token:
+        outer, (self._open, self._bare) = (self._open, self._bare), (False, [])  # `$(…)` inside reads its own
+        try:
+            return self._read_word()
+        finally:
+            self._open, self._bare = outer
+
+    def _read_word(self) -> _Token:
         s, out, subs, quoted = self.s, [], [], False
         plain: int | None = None
         while self.i < len(s) and s[self.i] not in _WORD_END:
@@ -149,8 +161,9 @@ class _Lexer:
                 quoted = True
             else:
                 self._live(c, out, subs)
-        value = "".join(out)
-        return _Token("word", value, tuple(subs), quoted, len(value) if plain is None else plain)
+        value, bare = "".join(out), "".join(self._bare)
+        is_open = self._open or _GLOB.search(bare) is not None or _BRACES.search(bare) is not None
+        return _Token("word", value, tuple(subs), quoted, len(value) if plain is None else plain, open=is_open)
 
     def _live(self, c: str, out: list[str], subs: list[str]) -> None:
         """One character outside single quotes: `$…` and backticks expand, the rest is literal."""
@@ -165,7 +178,9 @@ class _Lexer:
             subs.append(inner)
             out.append(f"`{inner}`")
             self.i = end + 1
-        elif s.startswith("$((", self.i):  # arithmetic: no command runs
+            self._open = True
+        elif s.startswith("$((", self.i):  # arithmetic: no command runs (it may assign, and index with `$(…)`)
+            self._open = True
             start, self.i = self.i, self.i + 3
             depth = 2
             while self.i < len(s) and depth:
@@ -177,16 +192,22 @@ class _Lexer:
             inner = self._balanced()
             subs.append(inner)
             out.append(f"$({inner})")
+            self._open = True
         elif s.startswith("${", self.i):
             end = s.find("}", self.i)
             end = len(s) - 1 if end < 0 else end
             name = s[self.i + 2:end]
+            self._open = self._open or name not in self.variables
             out.append(self.variables.get(name, s[self.i:end + 1]))
             self.i = end + 1
         elif c == "$" and (m := _NAME.match(s, self.i + 1)) is not None:
+            self._open = self._open or m.group() not in self.variables
             out.append(self.variables.get(m.group(), "$" + m.group()))
             self.i = m.end()
         else:
+            if c == "$" and s[self.i + 1:self.i + 2] in _SPECIAL_PARAMETERS:
+                self._open = True  # `$1`, `$@`, `$*`, `$?`…: the line's own arguments and state
+            self._bare.append(c)
             out.append(c)
             self.i += 1
 
@@ -349,19 +370,24 @@ class _Parser:
         nested += [sub for _, token in redirs for sub in (*token.subs, *token.body_subs)]
         for code in nested:
             self.out.extend(parse_structure(code, depth=self.depth + 1, variables=self.variables))
+        assigned: list[str] = []
         while words and _ASSIGN.fullmatch(words[0].text) and words[0].text.index("=") <= words[0].plain:
             if len(words) == 1 and not header:  # `X=v` alone sets X for the rest of the line
                 name, _, value = words[0].text.partition("=")
                 self.variables[name.rstrip("+")] = value
+            if not header:
+                assigned.append(words[0].text)
             words = words[1:]
         argv = [t.text for t in words]
         if header or (not argv and not redirs):
+            self.out.assignments += assigned
             if not pipe:
                 self._end_pipeline()
             return
         redirects = tuple(Redirect(op, t.text, t.body if op in ("<<", "<<-") else (t.text if op == "<<<" else ""))
                           for op, t in redirs)
-        command = Command(tuple(argv), redirects, substitutions=tuple(nested))
+        command = Command(tuple(argv), redirects, substitutions=tuple(nested), assignments=tuple(assigned),
+                          open_words=tuple(i for i, t in enumerate(words) if t.open))
         self.out.commands.append(command)
         self.pipeline.append(command)
         if not pipe:

@@ -68,6 +68,10 @@ class Tool:
     # so such a tool must be safe to run alongside another call. An MCP tool says so through its
     # server's readOnlyHint.
     read_only: ClassVar[bool] = False
+    # Runs in a program arreio does not hold (an MCP server): what it declares about itself (`read_only`)
+    # is that program's word — good enough to schedule and count calls, never a reason to skip a
+    # safeguard: its rounds are checkpointed whatever it says.
+    remote: ClassVar[bool] = False
     repeat: ClassVar[Repeat] = "few"
     # Seconds the chain allows one call: a number, None (no chain timeout: the tool bounds itself),
     # or SETTINGS_TIMEOUT (the configured `tools.timeout_s`).

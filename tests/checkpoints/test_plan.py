@@ -26,7 +26,7 @@ def test_read_only_tools_take_no_checkpoint_and_everything_else_does() -> None:
         assert not may_change(name) and name in READ_ONLY_TOOLS
     for name in ("write_file", "edit_file", "shell", "delegate", "github__create_issue", "skill_manage"):
         assert may_change(name)
-    assert not may_change("github__list_issues", read_only=True)  # an MCP tool marked read-only
+    assert not may_change("kb_stats", read_only=True)  # a tool of arreio's own that declares read_only
 
 
 def test_summary_sorts_created_modified_deleted() -> None:

@@ -1,7 +1,9 @@
 """`CheckpointFeature`: the working tree is checkpointed before every tool round that may change it
 and again after, and the change is recorded against the run, the step and the calls that made it.
 
-A round of read-only calls (`plan.READ_ONLY_TOOLS`) costs nothing: the store is not even opened. A
+A round of read-only calls (`plan.READ_ONLY_TOOLS`, or a tool of arreio's own that declares
+`read_only`) costs nothing: the store is not even opened. A tool that runs elsewhere (`Tool.remote`:
+an MCP server) is checkpointed whatever it says of itself — `readOnlyHint` is a claim, not a fact. A
 sub-agent's calls run inside its parent's `delegate` call, so the parent's round covers them. The run's
 net change lands in the report (`changes`, `checkpoint_before`, `checkpoint_skipped`) and the pipeline
 copies it onto `done`. A checkpoint that cannot be taken (no git, a full disk) is a warning, never a
@@ -198,7 +200,8 @@ class CheckpointHook(RunHook):
         """Never decides anything: it only saves the tree before the first call of a round that may
         change it. A sub-agent's calls run inside the parent's `delegate` round, which is saved."""
         tool = turn.tools.get(call.name)
-        read_only = getattr(tool, "read_only", False) is True
+        # Only arreio's own tools are taken at their word: an MCP server that says readOnlyHint may write.
+        read_only = getattr(tool, "read_only", False) is True and not getattr(tool, "remote", False)
         if not turn.agent and tool is not None and may_change(call.name, read_only=read_only):
             self.state.before_call(turn.totals.steps(), call)
 

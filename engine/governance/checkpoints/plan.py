@@ -13,7 +13,8 @@ from arreio.engine.governance.checkpoints.store import Delta, Entry
 
 # Tools that cannot change the working tree: a round of only these takes no checkpoint at all.
 # (`memory` writes the state folder, which is never snapshotted.) Anything else — the write and edit
-# tools, `shell`, `delegate`, skills' and MCP tools — may, unless the tool itself says `read_only`.
+# tools, `shell`, `delegate`, skills' and MCP tools — may, unless the tool itself says `read_only` and
+# is arreio's own (the caller decides: an MCP server's readOnlyHint is only its word, feature.py).
 READ_ONLY_TOOLS = frozenset({
     "read_file", "list_dir", "grep", "kb_search", "result_query", "result_grep", "web_fetch", "web_search",
     "memory", "skill_view",
@@ -21,8 +22,8 @@ READ_ONLY_TOOLS = frozenset({
 
 
 def may_change(name: str, *, read_only: bool = False) -> bool:
-    """Whether a call of tool `name` may change files (`read_only`: the tool declares it cannot —
-    an MCP tool whose server marks it `readOnlyHint`)."""
+    """Whether a call of tool `name` may change files (`read_only`: a tool arreio holds declares it
+    cannot; never a remote server's claim)."""
     return not (read_only or name in READ_ONLY_TOOLS)
 
 

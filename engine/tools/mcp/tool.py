@@ -3,6 +3,9 @@ permissive argument model, provider-safe names, and MCP results normalised into 
 
 How often the same call may repeat follows the server's annotations (governance/ceilings.py):
 
+The hint is the server's word, not a fact: it never spares a call a checkpoint (a server that says
+it reads and writes is undone like any other write; `Tool.remote`).
+
 - `readOnlyHint: true` → `repeat = "reads"`: identical calls (same tool, same arguments) are counted,
   and any call in between that may change state (a tool that is not read-only: this server's writes,
   `shell`, `write_file`, …) starts the count again — after a write, the same read may answer anew, so
@@ -101,6 +104,7 @@ class McpTool(Tool):
     why its server's `tools:` allow/deny keeps it back (the resolver then knows it but does not offer it)."""
 
     repeat = "few"
+    remote = True  # a server can say readOnlyHint and write: checkpoints do not take its word (tools/base.py)
 
     def __init__(self, hub: McpHub, server: str, remote: str, name: str, description: str,
                  schema: dict[str, Any], *, sensitive: bool, timeout_s: float, read_only: bool = False,
