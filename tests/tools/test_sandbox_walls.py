@@ -137,6 +137,9 @@ def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     "mkdir -p sub/.git && cp -r {repo}/.git/. sub/.git/ && git -C sub config core.fsmonitor 'touch {marker}'",
     "mkdir -p sub && printf 'gitdir: {repo}/.git\\n' > sub/.git",
     "git init -q . && git config core.fsmonitor 'touch {marker}'",
+    # no .git at all: a folder shaped as a git folder, which git uses as the repository it is in
+    "git init -q --bare sub && git --git-dir=sub config core.bare false && "
+    "git --git-dir=sub config core.worktree .. && git --git-dir=sub config core.fsmonitor 'touch {marker}'",
 ])
 def test_no_git_can_be_made_below_the_working_directory(tmp_path: Path, root: Path, plant: str) -> None:
     outer = tmp_path  # a repository around the working directory, as in a sub-folder of a project
@@ -149,6 +152,7 @@ def test_no_git_can_be_made_below_the_working_directory(tmp_path: Path, root: Pa
     assert "planted" in result.content
     assert "refused:" in result.content and "may not be created" in result.content
     assert not (root / "sub" / ".git").exists() and not (root / ".git").exists()
+    assert not (root / "sub" / "HEAD").exists()
     (root / "sub").mkdir(exist_ok=True)
     _git("status", cwd=root / "sub")
     _git("status", cwd=root)

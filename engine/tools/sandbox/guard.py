@@ -1,5 +1,6 @@
-"""What a sandboxed call must not leave behind: a `.git` anywhere below the working directory, or a
-protected path that did not exist when the call began.
+"""What a sandboxed call must not leave behind: a `.git` anywhere below the working directory (or a
+folder git would take for one: HEAD, objects/ and refs/ — a bare repository), or a protected path that
+did not exist when the call began.
 
 bubblewrap can only make read-only what exists. A missing state folder or user config folder is made
 before the call (`plan.py`) and mounted read-only; what cannot be made ahead — `.git` (an empty one
@@ -32,6 +33,12 @@ class _Folder:
     stamp: tuple[int, int, int, int]
     subdirs: tuple[str, ...]
     gits: tuple[str, ...]
+    is_gitdir: bool = False  # the folder itself is a repository's git folder (a bare repository)
+
+
+# What git takes for a git folder when it finds one while looking for a repository: a folder holding
+# HEAD, objects/ and refs/ is used as a (bare) repository, its config obeyed, with no `.git` in sight.
+_GITDIR_NAMES = frozenset({"HEAD", "objects", "refs"})
 
 
 class GitWatch:
@@ -58,6 +65,9 @@ class GitWatch:
             if entry is None:
                 continue
             seen[folder] = entry
+            if entry.is_gitdir and folder != self.root:
+                found.add(folder)
+                continue  # its insides are git's
             found.update(os.path.join(folder, name) for name in entry.gits)
             stack.extend(os.path.join(folder, name) for name in entry.subdirs)
         self._known = seen
@@ -79,9 +89,11 @@ class GitWatch:
             return known
         subdirs: list[str] = []
         gits: list[str] = []
+        names: set[str] = set()
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
+                    names.add(entry.name)
                     if entry.name.casefold() == ".git":
                         gits.append(entry.name)
                         continue
@@ -92,7 +104,7 @@ class GitWatch:
                         continue
         except OSError:
             return None
-        return _Folder(stamp, tuple(subdirs), tuple(gits))
+        return _Folder(stamp, tuple(subdirs), tuple(gits), _GITDIR_NAMES <= names)
 
 
 @dataclass
