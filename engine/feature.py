@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine.ports import SystemPromptBlockSource
+from arreio.engine.ports import RunChanges, SystemPromptBlockSource
 from arreio.engine.run_context import RunContext
 
 if TYPE_CHECKING:
@@ -43,6 +43,11 @@ class Feature:
 
     def on_event(self, ctx: RunContext, event: Any) -> None:
         """Sees every event the run emits, in order (journals, metrics). Must be cheap; may not raise."""
+
+    def run_changes(self, ctx: RunContext) -> RunChanges | None:
+        """What this feature recorded of the files the run changed, for checks that hold the model's
+        claims against the world (the promise gate); None: it keeps no such record."""
+        return None
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
         """Called once the run's report is final, before it is written. Failures become warnings."""

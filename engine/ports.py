@@ -66,3 +66,13 @@ class SystemPromptBlockSource(Protocol):
     stable: bool
 
     def render(self) -> str | None: ...
+
+
+class RunChanges(Protocol):
+    """What a run did to the working tree, as recorded outside the model's words (the checkpoints)."""
+
+    def state(self, path: str) -> str | None:
+        """For `path` (relative to the working directory, POSIX): "changed" when the run changed it,
+        "unchanged" when the records hold it as it was before the run, None when they cannot tell
+        (not recorded: ignored by `.gitignore`, too big, checkpoints off)."""
+        ...

@@ -25,6 +25,7 @@ from arreio.engine.conveyor.promises import check_promises
 from arreio.engine.governance.agent_env import agent_env
 from arreio.engine.governance.checkpoints.plan import may_change
 from arreio.engine.messages import Message
+from arreio.engine.ports import RunChanges
 from arreio.engine.programs import trusted_which
 from arreio.engine.providers.base import ModelRequest
 from arreio.engine.providers.offline import goal_files
@@ -49,6 +50,9 @@ class GateInputs:
     # Where no sandbox can run and the run may have changed files: "refuse" fails the gate, "warn" runs it.
     unsandboxed: str = "warn"
     warnings: list[str] = field(default_factory=list)  # said by the gates, for the run's events
+    # What the run changed as its checkpoints recorded it (None: not recorded, or the session began
+    # before this run — an earlier run's shell writes are not in this run's records).
+    changes: RunChanges | None = None
 
 
 @dataclass(frozen=True)
@@ -244,7 +248,7 @@ def _file(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
 
 
 def _promise(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
-    claims = check_promises(inputs.final_text, inputs.messages, inputs.cwd, inputs.since)
+    claims = check_promises(inputs.final_text, inputs.messages, inputs.cwd, inputs.since, inputs.changes)
     if not claims:
         return GateOutcome(spec.label, True, "no checkable claims in the final answer")
     broken = [c for c in claims if not c.kept]

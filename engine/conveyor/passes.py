@@ -87,7 +87,11 @@ def _said_to_pass(plain: str, start: int, end: int, marks: list[tuple[int, int]]
 def is_command(text: str) -> bool:
     """A shell command a test or build runner runs: its first word (after `VAR=x`) is a known runner or
     a local script (`./run_tests.sh`); a path alone is a file, not a command."""
-    if not text or paths_in(f"`{text}`") == [(1, text)]:
-        return False
     words = _ENV.sub("", text).split()
-    return bool(words) and (words[0] in RUNNERS or words[0].startswith("./"))
+    if not words:
+        return False
+    if words[0] in RUNNERS and len(words) > 1:
+        return True  # `python3 a.py` is a runner and its script, not a file named "python3 a.py"
+    if paths_in(f"`{text}`") == [(1, text)]:
+        return False
+    return words[0] in RUNNERS or words[0].startswith("./")

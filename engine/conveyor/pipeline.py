@@ -124,7 +124,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                                     final_text=outcome.final_text, messages=session.messages, env=dict(options.env),
                                     since=wall_start, sandbox=sandbox,
                                     unsandboxed=sandbox.settings.unsandboxed_gates
-                                    or ("refuse" if options.unattended else "warn"))
+                                    or ("refuse" if options.unattended else "warn"),
+                                    changes=None if run.resumed else _run_changes(deps.features, ctx))
                 async for event in run_gates(run.plan, inputs, deps.judge or _judge(run), failures):
                     event = emit(event)
                     if learns:
@@ -168,6 +169,11 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             if run.lock is not None:
                 run.lock.release()
     yield done
+
+
+def _run_changes(features: list[Feature], ctx: Any) -> Any:
+    """The first feature's record of what the run changed (the checkpoints'), or None."""
+    return next((changes for feature in features if (changes := feature.run_changes(ctx)) is not None), None)
 
 
 def _original_goal(run: PreparedRun) -> str:

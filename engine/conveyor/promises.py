@@ -23,6 +23,7 @@ from arreio.engine.conveyor.claims import file_claims
 from arreio.engine.conveyor.passes import command_claims
 from arreio.engine.conveyor.prose import paths_in
 from arreio.engine.messages import Message
+from arreio.engine.ports import RunChanges
 
 __all__ = ["Claim", "check_promises", "command_claims", "file_claims", "paths_in"]
 
@@ -56,6 +57,12 @@ class ShellRun:
     code: int | None  # None: no exit code in the result
     timed_out: bool
     pruned: bool  # the result was replaced by a stub to save context: its exit code is unknown
+    refused: bool = False  # it never ran: denied by a policy or a person, refused, cancelled before it started
+
+
+# How the harness words the result of a call that surely did not run (approvals, policy, blocklist,
+# ceilings, a cancel before the call started): the command was never executed.
+_NEVER_RAN = ("denied by ", "refused: ", "not run: ", "[not run: ")
 
 
 def shell_runs(messages: list[Message]) -> list[ShellRun]:
@@ -68,8 +75,9 @@ def shell_runs(messages: list[Message]) -> list[ShellRun]:
         if result is None or result.call_id not in calls:
             continue
         codes = _EXIT.findall(result.content)
+        refused = result.is_error and not codes and result.content.startswith(_NEVER_RAN)
         runs.append(ShellRun(calls[result.call_id], int(codes[-1]) if codes else None,
-                             "[timed out after" in result.content, result.content.startswith(STUB_MARKER)))
+                             "[timed out after" in result.content, result.content.startswith(STUB_MARKER), refused))
     return runs
 
 
@@ -84,14 +92,16 @@ def _written_in_session(messages: list[Message], root: Path) -> set[Path]:
     return done
 
 
-def check_promises(final_text: str, messages: list[Message], cwd: Path, since: float | None = None) -> list[Claim]:
+def check_promises(final_text: str, messages: list[Message], cwd: Path, since: float | None = None,
+                   changes: RunChanges | None = None) -> list[Claim]:
     """Each checkable claim of the answer and whether it holds. A file counts as written when a file
-    tool wrote it in this session, or it changed (content or entry: mtime or ctime) after `since`, the
-    run's start in wall-clock seconds; without `since`, existing is enough. Claims whose evidence is
-    in doubt are left out."""
+    tool wrote it in this session, or the run's records (`changes`: the checkpoints, when the session
+    began with this run) say it changed, or — when they cannot tell — it changed (content or entry:
+    mtime or ctime) after `since`, the run's start in wall-clock seconds; without `since`, existing is
+    enough. Claims whose evidence is in doubt are left out."""
     root = cwd.resolve()
     written = _written_in_session(messages, root)
-    claims = [c for name in file_claims(final_text) if (c := _file(name, root, written, since)) is not None]
+    claims = [c for name in file_claims(final_text) if (c := _file(name, root, written, since, changes)) is not None]
     if _REMOVAL.search(final_text):  # "Created tmp/probe.py, then removed it": gone, and said so
         claims = [c for c in claims if c.why != "does not exist"]
     runs = shell_runs(messages)
@@ -101,7 +111,7 @@ def check_promises(final_text: str, messages: list[Message], cwd: Path, since: f
     return claims
 
 
-def _file(name: str, root: Path, written: set[Path], since: float | None) -> Claim | None:
+def _file(name: str, root: Path, written: set[Path], since: float | None, changes: RunChanges | None) -> Claim | None:
     path = (root / name).resolve()
     if not path.is_relative_to(root):
         return None  # not ours to check: the agent's tools write only in the working directory
@@ -111,15 +121,23 @@ def _file(name: str, root: Path, written: set[Path], since: float | None) -> Cla
             return None  # the tree was too big to search: in doubt
         if not found:
             return Claim("file", name, False, "does not exist")
-        verdicts = [_judge(name, p, written, since) for p in found]
+        verdicts = [_judge(name, p, root, written, since, changes) for p in found]
         return next((v for v in verdicts if v.kept), verdicts[0])
-    return _judge(name, path, written, since)
+    return _judge(name, path, root, written, since, changes)
 
 
-def _judge(name: str, path: Path, written: set[Path], since: float | None) -> Claim:
+def _judge(name: str, path: Path, root: Path, written: set[Path], since: float | None,
+           changes: RunChanges | None) -> Claim:
     if path.is_file() and path.stat().st_size == 0 and path.name not in _EMPTY_BY_DESIGN:
         return Claim("file", name, False, "is empty")
-    if since is None or path in written or _changed_since(path, since):
+    if since is None or path in written:
+        return Claim("file", name, True, "exists")
+    recorded = changes.state(path.relative_to(root).as_posix()) if changes is not None and path.is_file() else None
+    if recorded == "changed":
+        return Claim("file", name, True, "exists")
+    if recorded == "unchanged":
+        return Claim("file", name, False, "was not written during this run (it is as it was before)")
+    if _changed_since(path, since):
         return Claim("file", name, True, "exists")
     return Claim("file", name, False, "was not written during this session (it existed before)")
 
@@ -155,6 +173,8 @@ def _command(command: str, runs: list[ShellRun], cannot_tell: bool) -> Claim | N
         if cannot_tell or any(_alike(command, r.command) for r in runs):
             return None  # run under another spelling ("pytest -q tests/" for `pytest -q`), or by someone else
         return Claim("command", command, False, "was never run in this session")
+    if run.refused:
+        return Claim("command", command, False, "never ran (it was refused or cancelled)")
     if run.timed_out:
         return Claim("command", command, False, "timed out")
     if run.pruned or run.code is None:

@@ -31,7 +31,7 @@ FALSE: list[dict] = _yaml.load((CORPUS / "false.yaml").read_text(encoding="utf-8
 CAUGHT = [c for c in FALSE if "miss" not in c]
 MISSED = [c for c in FALSE if "miss" in c]
 _KEYS = {"id", "answer", "before", "changed", "written", "tools", "empty", "shell", "compacted", "calls", "expect",
-         "miss"}
+         "miss"}  # a `shell` run may say `refused: <the harness's words>`: it never ran
 _HOUR = 3600.0
 
 
@@ -73,8 +73,10 @@ class World:
         calls += [(name, {"task": "run the checks"}, "done") for name in case.get("calls", [])]
         for n, (name, arguments, content) in enumerate(calls):
             call = ToolCallPart(id=f"c{n}", name=name, arguments=arguments)
+            failed = content.startswith(("denied by", "refused:", "not run:", "[not run:")) or (
+                "exit code: " in content and "exit code: 0" not in content)
             out += [Message.assistant([call], model="m"),
-                    Message.tool_result(ToolResultPart(call_id=call.id, name=name, content=content))]
+                    Message.tool_result(ToolResultPart(call_id=call.id, name=name, content=content, is_error=failed))]
         return out + [Message.assistant([TextPart(text=case["answer"])], model="m")]
 
     def check(self) -> list[Claim]:
@@ -82,6 +84,8 @@ class World:
 
 
 def _shell_output(run: dict) -> str:
+    if run.get("refused"):  # the harness's own words for a call that never ran
+        return run["refused"]
     if run.get("timeout"):
         return "collecting…\n[timed out after 120 s; the command and its child processes were killed; output above is what it printed before]"
     if run.get("pruned"):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from arreio.engine import events as ev
 from arreio.engine.feature import Feature
+from arreio.engine.governance.checkpoints.evidence import CheckpointChanges
 from arreio.engine.governance.checkpoints.history import prune
 from arreio.engine.governance.checkpoints.index import CheckpointIndex
 from arreio.engine.governance.checkpoints.plan import (
@@ -244,6 +245,13 @@ class CheckpointFeature(Feature):
         state = _RunCheckpoints(ctx, settings, find_git(ctx.env, untrusted), untrusted)
         self._runs[ctx.run_id] = state
         return [CheckpointHook(state)]
+
+    def run_changes(self, ctx: RunContext) -> CheckpointChanges | None:
+        state = self._runs.get(ctx.run_id)
+        if state is None or state.off:
+            return None
+        state.close_round()
+        return CheckpointChanges(state.recorder)
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
         state = self._runs.pop(ctx.run_id, None)

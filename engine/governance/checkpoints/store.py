@@ -352,6 +352,10 @@ class ShadowRepo:
                                 None if new_mode == "000000" else Entry(new_mode, new_sha)))
         return deltas
 
+    def holds(self, tree: str, path: str) -> bool:
+        """Whether `tree` holds a file at `path`."""
+        return bool(self.run_git("ls-tree", "--name-only", tree, "--", path).strip())
+
     def patch(self, before: str, after: str, *, stat_only: bool = False, paths: Sequence[str] = ()) -> str:
         """A unified diff (or `--stat`) from one tree to another, as git prints it."""
         what = ["--stat=100"] if stat_only else ["-p", "--no-textconv"]
