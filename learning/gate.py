@@ -29,9 +29,16 @@ class ScoreGate:
     threshold: float = DEFAULT_THRESHOLD
 
     def decide(self, proposal: Proposal) -> Verdict:
+        shown = as_written(proposal.score)
         if proposal.score >= self.threshold:
-            return Verdict(True, f"score {proposal.score:.2f} ≥ threshold {self.threshold:g}")
-        return Verdict(False, f"score {proposal.score:.2f} < threshold {self.threshold:g} (learn only from validated wins)")
+            return Verdict(True, f"score {shown} ≥ threshold {as_written(self.threshold)}")
+        return Verdict(False, f"score {shown} < threshold {as_written(self.threshold)} (learn only from validated wins)")
+
+
+def as_written(number: float) -> str:
+    """A score as the proposer wrote it: 0.7 → "0.7", 0.85 → "0.85", 1 → "1" (never padded to "0.70")."""
+    short = f"{number:g}"
+    return short if float(short) == number else repr(number)
 
 
 def make_gate(config: Mapping[str, Any] | None) -> Gate:

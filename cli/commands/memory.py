@@ -201,7 +201,8 @@ def _substore_app(name: str) -> typer.Typer:
             }
             typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
             return
-        typer.echo(f"memory {name}: {counted(total, 'record')} under {path}")
+        # The spec's exact line, which scripts parse: "N record(s)" whatever N is.
+        typer.echo(f"memory {name}: {total} record(s) under {path}")
         for record in records:
             line = f"  {record.id} [agent {record.agent}] at {record.at}"  # scripts parse this: keep it as is
             if long:

@@ -65,7 +65,7 @@ def test_threshold_is_inclusive() -> None:
     assert (outcome.applied, outcome.rejected) == (1, 1)
     assert stores.get("memory").items == ["exactly"]
     reasons = {d.preview: d.reason for d in outcome.decisions}
-    assert reasons["exactly"] == "score 0.70 ≥ threshold 0.7"
+    assert reasons["exactly"] == "score 0.7 ≥ threshold 0.7"  # the score as written, not 0.70
     assert reasons["just below"] == "score 0.69 < threshold 0.7 (learn only from validated wins)"
 
 

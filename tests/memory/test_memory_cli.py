@@ -116,7 +116,7 @@ def test_list_exact_shape(arreio, workdir, clock):
     code, out, err = arreio("decision", "list")
     assert code == 0 and err == ""
     assert out == (
-        "memory decision: 2 records under .arreio/memory/decision.jsonl\n"
+        "memory decision: 2 record(s) under .arreio/memory/decision.jsonl\n"
         f"  {second.id} [agent cli] at 2026-06-27T16:02:00.000Z\n"
         f"  {first.id} [agent cli] at 2026-06-27T16:00:00.000Z\n"
     )
@@ -126,17 +126,17 @@ def test_list_count_is_the_store_total_and_filters_apply(arreio, workdir, clock)
     first, second = _seed(workdir, clock)
     _, out, _ = arreio("decision", "list", "--limit", "1")
     assert out.splitlines() == [
-        "memory decision: 2 records under .arreio/memory/decision.jsonl",
+        "memory decision: 2 record(s) under .arreio/memory/decision.jsonl",
         f"  {second.id} [agent cli] at 2026-06-27T16:02:00.000Z",
     ]
     _, out, _ = arreio("decision", "list", "--since", "2026-06-27T16:01:00Z")
     assert first.id not in out and second.id in out
     _, out, _ = arreio("decision", "list", "--agent", "runner")
-    assert out == "memory decision: 2 records under .arreio/memory/decision.jsonl\n"
+    assert out == "memory decision: 2 record(s) under .arreio/memory/decision.jsonl\n"
 
 
 def test_list_empty_store(arreio):
-    assert arreio("episodic", "list") == (0, "memory episodic: 0 records under .arreio/memory/episodic.jsonl\n", "")
+    assert arreio("episodic", "list") == (0, "memory episodic: 0 record(s) under .arreio/memory/episodic.jsonl\n", "")
 
 
 def test_list_json(arreio, workdir, clock):
@@ -173,7 +173,7 @@ def test_torn_tail_warning_goes_to_stderr(arreio, workdir, clock):
     with open(workdir / ".arreio" / "memory" / "decision.jsonl", "ab") as handle:
         handle.write(b'{"type":"rec')
     code, out, err = arreio("decision", "list")
-    assert code == 0 and "2 records" in out
+    assert code == 0 and "2 record(s)" in out
     assert err.startswith("arreio: warning: decision.jsonl: repaired a torn last line")
 
 
@@ -211,5 +211,5 @@ def test_an_unreadable_line_is_said_once_by_the_real_command(workdir, clock) -> 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
     done = subprocess.run([sys.executable, "-m", "arreio.cli.app", "memory", "decision", "list"], check=False,
                           cwd=workdir, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "2 records" in done.stdout
+    assert done.returncode == 0 and "2 record(s)" in done.stdout
     assert done.stderr == "arreio: warning: decision.jsonl:4: skipped an unreadable line\n"
