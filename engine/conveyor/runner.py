@@ -20,6 +20,7 @@ from typing import Any
 
 from arreio.engine import events as ev
 from arreio.engine.conveyor.answer import AnswerCheck, Judgement, answer_text
+from arreio.engine.conveyor.ending import UnitEnding
 from arreio.engine.conveyor.fallback import Fallback
 from arreio.engine.conveyor.model_call import ModelCall
 from arreio.engine.conveyor.outcome import Outcome
@@ -62,6 +63,7 @@ class Runner:
         self.last_request: ModelRequest | None = None  # the request as last sent, after every hook
         self._turn_usage = Usage()  # the last model call's usage, its retries included
         self.answer: AnswerCheck | None = None  # the running unit's output schema check, if it has one
+        self.ending = UnitEnding()  # the running unit's judge of replies without calls
         self.view = TurnView(self)
 
     def spawn(self, *, provider: Provider, model: str, session: Session, tools: ToolRegistry, agent: str) -> Runner:
@@ -84,6 +86,7 @@ class Runner:
         self.tools = self.tools if tools is None else tools
         self.model, self.provider = self.fallback.route(self.model, self.provider)  # a retired model stays retired
         self.unit_limit, self.unit_steps = max_steps or self.settings.max_steps, 0
+        self.ending = UnitEnding()
         self.answer = (AnswerCheck(output_schema, self.model, self.settings.structured_output)
                        if output_schema is not None else None)
         if self.answer is not None and (answer_tool := self.answer.tool()) is not None:  # the tool route
@@ -145,6 +148,11 @@ class Runner:
                 outcome = Outcome(reply.verdict, reply.exit_code, reply.message, self.session.last_text())
                 break
             assert reply is not None
+            if landing is None and not reply.calls:  # a call the model wrote as text is run as one
+                reply.calls, said = self.ending.text_calls(reply, self.tools, self.session.messages)
+                reply.parts = [*reply.parts, *reply.calls]
+                for event in said:
+                    yield event
             self.session.append(Message.assistant(reply.parts, model=self.model))
             if landing is not None:
                 # The reserve turn is over whatever the model did: calls it still made are not run.
@@ -152,7 +160,13 @@ class Runner:
                     self.session.append_many([not_run_result(c, "not run: the run reached a ceiling") for c in reply.calls])
                 outcome = Outcome.of("partial", landing.message, reply.text or self.session.last_text())
             elif not reply.calls:
-                outcome = self._final(reply.text)
+                ending = self.ending.judge(reply, self.tools)
+                for event in ending.events:
+                    yield event
+                if ending.note is not None:  # not an answer: the model is told so and asked again
+                    self.session.append(Message.user(ending.note))
+                else:
+                    outcome = ending.outcome or self._final(ending.text or "")
             else:
                 async for event in self._run_tools(reply.calls):
                     if isinstance(event, Outcome):

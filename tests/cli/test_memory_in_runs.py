@@ -47,7 +47,7 @@ def test_each_run_writes_transcript_and_episode(workdir: Path, cli) -> None:
     assert transcript["total"] == 1 and transcript["records"][0]["payload"]["run_id"] == run_id
     assert Path(transcript["records"][0]["payload"]["report_path"]).exists()
     episodes = cli("memory", "episodic", "list").stdout
-    assert episodes.startswith("memory episodic: 1 record under .arreio/memory/episodic.jsonl")
+    assert episodes.startswith("memory episodic: 1 record(s) under .arreio/memory/episodic.jsonl")
     record = json.loads(cli("memory", "episodic", "list", "--json").stdout)["records"][0]
     assert record["payload"]["verdict"] == "success" and record["payload"]["tools_used"] == ["list_dir", "read_file", "write_file"]
 
