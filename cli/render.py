@@ -235,10 +235,14 @@ class LiveRenderer(_ChildView):
             self._end_text()
             # a server's error text: one line, however many it had (a newline would start a line of its own)
             c.print(f"[yellow]↻ retry {event.attempt} in {event.delay_s:.1f}s: {escape(flat(event.reason))}[/yellow]")
+            if event.withdraws_text:
+                c.print("[yellow]  the reply above was cut off and is withdrawn; the retried reply follows whole[/yellow]")
         elif kind == "model_switch":
             self._end_text()
             c.print(f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: {escape(flat(event.reason))}[/yellow]",
                     soft_wrap=True)
+            if event.withdraws_text:
+                c.print("[yellow]  the reply above is withdrawn; the new model's reply follows whole[/yellow]")
         elif kind == "warning":
             self._end_text()
             c.print(f"[yellow]warning:[/yellow] {escape(flat(event.message))}")

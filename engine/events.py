@@ -86,12 +86,16 @@ class Compaction(BaseModel):
 
 
 class Retry(BaseModel):
-    """A model call failed in a retryable way and will be tried again after `delay_s`."""
+    """A model call failed in a retryable way and will be tried again after `delay_s`.
+    `withdraws_text`: the failed attempt had streamed text, which is withdrawn — every `text_delta`
+    of this model call before this event is void, and the retried reply streams whole from its start
+    (a sampling model does not repeat itself: what was shown must add up to what is kept)."""
 
     type: Literal["retry"] = "retry"
     attempt: int
     delay_s: float
     reason: str
+    withdraws_text: bool = False
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 
@@ -106,6 +110,7 @@ class ModelSwitch(BaseModel):
     from_model: str = Field(alias="from")
     to_model: str = Field(alias="to")
     reason: str
+    withdraws_text: bool = False  # as on `retry`: the failed model's streamed text is void
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
 
 

@@ -75,8 +75,9 @@ class ChatRenderer(LiveRenderer):
     def _markdown(text: str) -> Any:
         from rich.markdown import Markdown
 
-        # Model text is untrusted: inert first; no hyperlinks (a link's target is not what it shows).
-        return Markdown(inert(text), hyperlinks=False)
+        # Model text is untrusted: inert first; no hyperlinks (a link's target is not what it shows);
+        # markup shown as text (rich drops HTML blocks, and `<tools>…</tools>` vanished whole).
+        return Markdown(literal_markup(inert(text)), hyperlinks=False)
 
     def _draw(self, text: str) -> None:
         self._stop_preview()
@@ -165,3 +166,18 @@ class ChatRenderer(LiveRenderer):
             parts = ", ".join(f"{len(changes[k])} {k}" for k in ("created", "modified", "deleted") if changes.get(k))
             c.print(f"[dim]changed {counted(total, 'file')} ({parts}) · /diff shows them · /undo takes them back[/dim]",
                     soft_wrap=True)
+
+
+_CODE = re.compile(r"(^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\2[ \t]*$|\Z)|`[^`\n]*`)", re.MULTILINE | re.DOTALL)
+
+
+def literal_markup(text: str) -> str:
+    """`text` with every `<` outside code written as an escaped `\\<`: CommonMark then shows tags as
+    the text they are instead of treating them as HTML (which the terminal renderer drops)."""
+    out, at = [], 0
+    for match in _CODE.finditer(text):
+        out.append(text[at:match.start()].replace("<", "\\<"))
+        out.append(match.group(0))
+        at = match.end()
+    out.append(text[at:].replace("<", "\\<"))
+    return "".join(out)

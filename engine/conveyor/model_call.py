@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from arreio.engine import events as ev
 from arreio.engine.conveyor.fallback import may_switch
 from arreio.engine.conveyor.outcome import Outcome
-from arreio.engine.conveyor.reply import Reply, fold, fresh_text
+from arreio.engine.conveyor.reply import Reply, fold
 from arreio.engine.errors import ArreioError
 from arreio.engine.providers.base import ModelRequest, ProviderError, TextChunk, ThinkingChunk, Usage
 from arreio.engine.providers.retry import RetryDecision, decide_retry
@@ -36,7 +36,7 @@ class ModelCall:
         runner, request = self.runner, self.request
         runner.last_request = request
         runner._turn_usage = Usage()
-        shown = ""  # text already shown to the user this step: a retried stream does not repeat it
+        shown = False  # this attempt has streamed text: a retry withdraws it (the `retry` event says so)
         overflowed, attempt = False, 0
         while True:
             attempt += 1
@@ -45,9 +45,9 @@ class ModelCall:
                 chunks.append(chunk)
                 if isinstance(chunk, TextChunk):
                     text += chunk.text
-                    fresh, shown = fresh_text(shown, text, chunk.text)
-                    if fresh:
-                        yield ev.TextDelta(text=repaired(fresh))  # the folded reply joins a split pair
+                    if chunk.text:
+                        shown = True
+                        yield ev.TextDelta(text=repaired(chunk.text))  # the folded reply joins a split pair
                 elif isinstance(chunk, ThinkingChunk) and chunk.text and not chunk.redacted:
                     yield ev.ThinkingDelta(text=repaired(chunk.text))
             reply = fold(chunks)
@@ -72,13 +72,15 @@ class ModelCall:
                 if isinstance(switch, Outcome):
                     yield switch
                     return
-                yield switch
+                yield switch.model_copy(update={"withdraws_text": shown})
+                shown = False
                 request = request.model_copy(update={"model": runner.model})
                 runner.last_request = request
                 attempt, overflowed = 0, False  # the new model has retries of its own
                 continue
             runner.totals.retries += 1
-            yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason)
+            yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason, withdraws_text=shown)
+            shown = False
             await runner.clock.sleep(decision.delay_s)
 
     def _switch(self, error: ProviderError, decision: RetryDecision) -> ev.ModelSwitch | Outcome:

@@ -66,13 +66,3 @@ def _call(call: ToolCallPart) -> ToolCallPart:
     if name is call.name and arguments is call.arguments:
         return call
     return call.model_copy(update={"name": name, "arguments": arguments})
-
-
-def fresh_text(shown: str, text: str, piece: str) -> tuple[str, str]:
-    """What of the reply's `text` so far is new to the user, who has seen `shown` (a retried stream
-    repeats what an earlier attempt already showed); returns (new piece, shown after it)."""
-    if len(text) <= len(shown):
-        return "", shown
-    if text.startswith(shown):
-        return text[len(shown):], text
-    return piece, shown + piece

@@ -101,6 +101,18 @@ def test_the_answer_is_rendered_as_markdown_block_by_block() -> None:
     assert "changed 1 file (1 created) · /diff shows them · /undo takes them back" in shown
 
 
+def test_text_that_looks_like_markup_is_shown_not_dropped() -> None:
+    out = io.StringIO()
+    view = ChatRenderer(Console(file=out, width=100, force_terminal=False), markdown=True)
+    markup = "<tools>\n  <function name=\"list_dir\" arguments='{\"path\": \".\"}'/>\n</tools>"
+    view(ev.TextDelta(text=markup + "\n\nAnd `<b>` in code, <p>html</p> 1 < 2.\n\n```html\n<div>x</div>\n```\n"))
+    view(_done())
+    shown = out.getvalue()
+    assert "<tools>" in shown and '<function name="list_dir"' in shown and "</tools>" in shown
+    assert "<p>html</p> 1 < 2." in shown and "<b>" in shown and "<div>x</div>" in shown
+    assert "\\<" not in shown  # the escaping is the renderer's, never shown
+
+
 def test_at_a_terminal_the_block_being_written_shows_in_a_preview_that_ends_with_the_turn() -> None:
     out = io.StringIO()
     view = ChatRenderer(Console(file=out, width=60, force_terminal=True, color_system=None), markdown=True)

@@ -105,7 +105,8 @@ def test_a_model_that_keeps_failing_hands_the_step_and_the_rest_of_the_run_to_th
     assert report["cost_usd"] == pytest.approx(main_cost + backup_cost) and done.cost_usd == report["cost_usd"]
     assert report["model_switches"] == [{"from": MAIN, "to": BACKUP, "reason": switch.reason}]
     line = ev.event_to_json(switch)
-    assert json.loads(line) == {"type": "model_switch", "from": MAIN, "to": BACKUP, "reason": switch.reason, "agent": None}
+    assert json.loads(line) == {"type": "model_switch", "from": MAIN, "to": BACKUP, "reason": switch.reason,
+                                "withdraws_text": False, "agent": None}
     assert ev.event_from_json(line) == switch
 
 

@@ -108,15 +108,58 @@ def test_retries_give_up_after_max_attempts(tmp_path: Path) -> None:
     assert unit_end(events).verdict == "failed" and "after 3 attempts" in unit_end(events).message
 
 
-def test_stream_cut_is_retried_without_repeating_shown_text(tmp_path: Path) -> None:
+def _shown_after_withdrawals(events: list) -> str:
+    """What a reader of the stream keeps: the text deltas after the last retry that withdrew text."""
+    shown = ""
+    for event in events:
+        if event.type == "text_delta":
+            shown += event.text
+        elif event.type in ("retry", "model_switch") and event.withdraws_text:
+            shown = ""
+    return shown
+
+
+def test_a_cut_stream_is_withdrawn_and_the_retry_streams_whole(tmp_path: Path) -> None:
     text = "The answer is forty-two, as computed."
     provider = ScriptedProvider([{"text": text, "chunk_chars": 5, "cut_after_chars": 15}])
     runner = make_runner(tmp_path, provider)
     events = asyncio.run(drain(runner))
-    assert "retry" in types(events)
-    assert "".join(e.text for e in events if e.type == "text_delta") == text
+    retry = next(e for e in events if e.type == "retry")
+    assert retry.withdraws_text
+    assert _shown_after_withdrawals(events) == text
     messages, _ = reload(runner)
     assert messages[-1].text == text
+
+
+class _Resampling:
+    """A sampling model behind a dropped connection: the retry is another generation, not a replay."""
+
+    name = "resampling"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def stream(self, request):  # noqa: ANN001, ANN201 - the provider protocol
+        from arreio.engine.providers.base import Done, ProviderError, TextChunk
+
+        self.calls += 1
+        if self.calls == 1:
+            yield TextChunk(text='{"name": "write')
+            yield TextChunk(text="_file\", \"arguments")
+            yield Done(stop_reason="error", error=ProviderError(kind="retryable", message="stream cut"))
+            return
+        yield TextChunk(text="I edited count.txt; ")
+        yield TextChunk(text="it now says 3.")
+        yield Done(stop_reason="end_turn")
+
+
+def test_a_retried_sampling_model_never_splices_two_generations(tmp_path: Path) -> None:
+    runner = make_runner(tmp_path, _Resampling())
+    events = asyncio.run(drain(runner))
+    kept = reload(runner)[0][-1].text
+    assert kept == "I edited count.txt; it now says 3."
+    assert _shown_after_withdrawals(events) == kept  # what was shown adds up to what was kept
+    assert unit_end(events).final_text == kept
 
 
 def test_step_ceiling_lands_partial_with_pairing_intact(tmp_path: Path) -> None:
