@@ -30,6 +30,9 @@ from arreio.engine.conveyor.prose import (
 __all__ = ["DOUBT", "file_claims", "paths_in", "writing_head"]
 
 ACTIVE = {"wrote", "rewrote", "created", "saved", "generated", "updated"}
+# Verbs that write into their destination only ("added two lines to TODO.md"): their direct object is
+# what went in, not a file ("added `foo.py` to .gitignore" wrote .gitignore, not foo.py).
+INTO = {"added", "appended", "inserted"}
 PARTICIPLES = {"written", "rewritten", "created", "saved", "generated", "updated"}
 _HAVE = {"have", "had", "'ve"}
 _PRONOUNS = {"i", "we", "i've", "we've"}
@@ -155,6 +158,9 @@ def _clause_files(clause: str) -> list[str]:
     start = _lead(toks)
     found: list[str] = []
     for i, tok in enumerate(toks):
+        if tok.word in INTO and _first_person(toks, i, start):
+            found += _into(toks, i + 1)
+            continue
         if tok.word not in ACTIVE and tok.word not in PARTICIPLES:
             continue
         if i > 0 and toks[i - 1].word in ("to", "be", "being", "the", "a", "an", "newly"):
@@ -252,6 +258,20 @@ def _destination(toks: list[Token], k: int, limit: int) -> list[str]:
     return []
 
 
+def _into(toks: list[Token], k: int, limit: int = 10) -> list[str]:
+    """Where an INTO verb wrote: the X of "… to/into/onto/in X" within `limit` tokens, past what went
+    in (words, code, even paths: "added `- [ ]` lines to TODO.md"); nothing when a source word or the
+    end of the clause comes first."""
+    for j in range(k, min(len(toks), k + limit)):
+        tok = toks[j]
+        if tok.word in _BLOCKERS or tok.word in _SUBJECT_VERBS or tok.punct in (".", ";", ":"):
+            return []
+        if tok.word in _DESTINATIONS:
+            m = _skip(toks, j + 1, _DESTINATION_FILLER)
+            return _path_list(toks, m, drop_subjects=True) if m < len(toks) and toks[m].path else []
+    return []
+
+
 def _subject_participle(toks: list[Token], start: int) -> list[str]:
     """ "NOTES.md written.", "`a.md` and `b.md` were created", "- NOTES.md — updated with 1.2": paths
     opening the clause, then a participle of the registry (not "… updated by the release bot")."""
@@ -313,9 +333,11 @@ def _skip(toks: list[Token], j: int, words: set[str]) -> int:
 
 
 def _lead(toks: list[Token]) -> int:
-    """Where the clause proper starts, after openers such as "Done:" or "Next,"."""
+    """Where the clause proper starts, after openers such as "Done:" or "Next," (and a line number a
+    pasted tool output starts with: " 1 Successfully created `TODO.md`")."""
     j = 0
-    while j < len(toks) and (toks[j].word in _LEADS or toks[j].punct in (",", ":", "—", "–", "-")):
+    while j < len(toks) and (toks[j].word in _LEADS or toks[j].punct in (",", ":", "—", "–", "-")
+                             or (j == 0 and toks[j].word.isdigit())):
         j += 1
     return j
 

@@ -267,7 +267,14 @@ async def _validator(spec: GateSpec, inputs: GateInputs, judge: Judge) -> GateOu
         return GateOutcome(spec.label, False, f"the judge failed: {type(exc).__name__}: {exc}")
     ok = score >= spec.min
     sign = "≥" if ok else "<"
-    return GateOutcome(spec.label, ok, f"score {score:.2f} {sign} threshold {spec.min:g} ({reason})")
+    said = f"score {score:.2f} {sign} threshold {spec.min:g} ({reason})"
+    # A judge's score never overrides a checkable fact: a small model scored a missing file 1.00.
+    broken = [c for c in check_promises(inputs.final_text, inputs.messages, inputs.cwd, inputs.since, inputs.changes)
+              if not c.kept]
+    if ok and broken:
+        facts = "; ".join(f"{c.subject} {c.why}" for c in broken)
+        return GateOutcome(spec.label, False, f"{said}, but the answer claims what is not so: {facts}")
+    return GateOutcome(spec.label, ok, said)
 
 
 async def run_gates(plan: Plan, inputs: GateInputs, judge: Judge | None, failures: list[str]) -> AsyncIterator[ev.Event]:
