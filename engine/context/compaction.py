@@ -277,9 +277,17 @@ async def summarise(
     summary = None if error else parse_summary(text)
     if summary is None:
         return fallback_summary(plan), f"fallback: {error or 'the reply was not a JSON summary'}", usage
-    ours = summary if summary.goal else summary.model_copy(update={"goal": _goal(plan.head, plan.previous)})
-    # The earlier summary's items are carried even if the model dropped some: losing facts costs re-reads.
-    return plan.with_instructions(merge(plan.previous, ours)), "model", usage
+    # The harness writes the facts it owns — what was called, what failed, which files were touched —
+    # from its records; the model's summary gives the prose (what is in progress, decisions, next
+    # steps), and what it says was done is kept as its notes (a small model listed files no call touched).
+    facts = fallback_summary(plan)
+    prose = merge(plan.previous, summary).model_copy(update={
+        "done": facts.done, "blocked": facts.blocked, "files_touched": facts.files_touched,
+        "constraints": list(dict.fromkeys([*facts.constraints, *summary.constraints])),
+        "notes": list(dict.fromkeys([*(plan.previous.notes if plan.previous else []), *summary.done, *summary.blocked,
+                                     *summary.files_touched]))[-40:],
+    })
+    return plan.with_instructions(prose), "model", usage
 
 
 def offline_summary(request: ModelRequest) -> str:

@@ -51,6 +51,7 @@ class Summary(BaseModel):
     decisions: list[str] = []
     files_touched: list[str] = []
     next_steps: list[str] = []
+    notes: list[str] = []  # what a summariser said was done, in its own words: kept, but not as a record
 
 
 class SummaryMeta(BaseModel):
@@ -71,6 +72,7 @@ _SECTIONS = [
     ("decisions", "Decisions"),
     ("files_touched", "Files touched"),
     ("next_steps", "Next steps"),
+    ("notes", "Notes (the summariser's words, not checked)"),
 ]
 
 
@@ -98,7 +100,7 @@ def render_summary(summary: Summary, meta: SummaryMeta) -> Message:
         (f"{SUMMARY_MARKER} #{meta.number} · replaces {meta.messages} messages · {meta.turns} turns · "
          f"{meta.tool_calls} tool calls]"),
         ("The earlier part of this conversation was compacted into this summary; the messages after it are "
-         "verbatim. What it lists as done was done; its records were taken from the real outputs."),
+         "verbatim. Its done, blocked and files-touched lists are arreio's records of the real calls and outputs."),
     ]
     task = summary.current_task.strip()
     if task:
