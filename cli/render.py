@@ -79,7 +79,7 @@ def money(cost: float | None) -> str:
 def cost_line(done: Any) -> str:
     """`$0.036 · 62% cached`, `cost unknown · 10% cached`, `$0 (offline)` (offline and replayed runs)."""
     if done.free:
-        return "$0 (offline)"
+        return f"$0 ({done.free_because or 'offline'})"
     cost = money(done.cost_usd)
     return cost if done.cache_share is None else f"{cost} · {round(done.cache_share * 100)}% cached"
 

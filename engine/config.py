@@ -37,6 +37,21 @@ class RetrySettings(BaseModel):
     retry_after_max_s: float = Field(
         120.0, ge=0, description="Longest server-requested wait honoured; beyond it the call fails."
     )
+    loading_wait_s: float = Field(
+        180.0, ge=0, description="While a server says its model is still loading (HTTP 503 'Loading model', "
+        "as llama.cpp does after a restart), keep retrying up to this many seconds in all, past max_attempts.",
+    )
+
+
+class ModelPrice(BaseModel):
+    """`prices.<model>`: dollars per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(None, ge=0, description="Cached input (default: the input price).")
+    cache_write: float | None = Field(None, ge=0, description="Writing the cache (default: the input price).")
 
 
 class OpenAISettings(BaseModel):
@@ -102,6 +117,11 @@ class Settings(BaseModel):
     max_steps: int = Field(50, ge=1, description="Model turns per unit before the step ceiling.")
     max_tokens: int = Field(8192, ge=1, description="Output token cap per model call.")
     base_url: str | None = Field(None, description="Provider endpoint override (proxy, compatible server).")
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Your own prices per model string, in dollars per million tokens; they override the built-in "
+        "table, and price a model served locally (otherwise $0).",
+    )
     thinking: Literal["off", "adaptive"] | int = Field(
         "off",
         description="Extended thinking for Claude (anthropic/…, or through litellm): off, adaptive (the "

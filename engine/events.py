@@ -222,7 +222,8 @@ class Done(BaseModel):
     # unknown — never a guessed $0), and the share of input tokens served from the prompt cache (0..1).
     cost_usd: float | None = None
     cache_share: float | None = None
-    free: bool = False  # offline or replayed from a cassette: no model was billed ($0)
+    free: bool = False  # offline, replayed from a cassette, or served locally: no model was billed ($0)
+    free_because: str | None = None  # why it is free: "offline" | "replay" | "local"
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
     # `--output-schema`: the run's answer as a JSON value valid against the schema (None without a
     # schema, or when the run did not end with a valid answer); `final_text` is then its JSON text.

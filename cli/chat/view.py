@@ -25,7 +25,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 def stats_line(done: Any, *, interrupted: int = 0) -> str:
     """`2 steps · 1 tool call · 1,234 tokens · $0.012 · 62% cached` (offline: `$0 (offline)`);
     `interrupted` calls (stopped by a cancel) are said among the calls: `2 tool calls (1 interrupted)`."""
-    cost = "$0 (offline)" if done.free else money(done.cost_usd)
+    cost = f"$0 ({done.free_because or 'offline'})" if done.free else money(done.cost_usd)
     cache = f"{round((done.cache_share or 0) * 100)}% cached"
     tokens = done.input_tokens + done.output_tokens
     calls = counted(max(done.tool_calls, interrupted), "tool call") + (f" ({interrupted} interrupted)" if interrupted else "")

@@ -37,7 +37,7 @@ class ModelCall:
         runner.last_request = request
         runner._turn_usage = Usage()
         shown = False  # this attempt has streamed text: a retry withdraws it (the `retry` event says so)
-        overflowed, attempt = False, 0
+        overflowed, attempt, waited = False, 0, 0.0
         while True:
             attempt += 1
             chunks, text = [], ""
@@ -66,7 +66,7 @@ class ModelCall:
                         yield event
                     request.messages = list(runner.session.messages)
                     continue
-            decision = decide_retry(error, attempt, runner.settings.retry, runner.rng)
+            decision = decide_retry(error, attempt, runner.settings.retry, runner.rng, waited)
             if not decision.retry:
                 switch = self._switch(error, decision)
                 if isinstance(switch, Outcome):
@@ -76,12 +76,13 @@ class ModelCall:
                 shown = False
                 request = request.model_copy(update={"model": runner.model})
                 runner.last_request = request
-                attempt, overflowed = 0, False  # the new model has retries of its own
+                attempt, overflowed, waited = 0, False, 0.0  # the new model has retries of its own
                 continue
             runner.totals.retries += 1
             yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason, withdraws_text=shown)
             shown = False
             await runner.clock.sleep(decision.delay_s)
+            waited += decision.delay_s
 
     def _switch(self, error: ProviderError, decision: RetryDecision) -> ev.ModelSwitch | Outcome:
         """The next fallback model takes the step (and the rest of the run), or the call fails."""

@@ -35,6 +35,7 @@ from arreio.engine.ids import iso_ms
 from arreio.engine.paths import display_path
 from arreio.engine.ports import Provider
 from arreio.engine.providers import registry
+from arreio.engine.providers.endpoint import endpoint_of, is_local
 from arreio.engine.tools.sandbox import run_sandbox
 
 __all__ = ["PipelineDeps", "RunOptions", "run_pipeline", "run_sync", "run_to_end"]
@@ -162,7 +163,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 final_text=outcome.final_text, report_path=display_path(report_path, options.cwd),
                 steps=totals.steps(), tool_calls=totals.tool_calls,
                 input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
-                changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run),
+                changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run) is not None,
+                free_because=_free(run),
                 final_json=outcome.final_json,
             ))
             session.close()
@@ -196,7 +198,8 @@ def _report(run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tupl
         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens, cache_share=round(cache_share(usage), 4),
         cost_usd=_cost(run, totals), warnings=run.warnings, events_path=events, final_json=outcome.final_json,
-        cost_by_model={} if _free(run) else costs_by_model(totals.by_model), model_switches=list(totals.switches),
+        cost_by_model={} if _free(run) else costs_by_model(totals.by_model, run.settings.prices),
+        model_switches=list(totals.switches),
     )
 
 
@@ -221,16 +224,24 @@ def _unit_provider(run: PreparedRun, model: str | None, script: Path | None, fir
                                 script=script, **extra)
 
 
-def _free(run: PreparedRun) -> bool:
-    """Offline runs and replays bill no model."""
-    return registry.is_offline(run.model) or getattr(run.provider, "name", "") == "replay"
+def _free(run: PreparedRun) -> str | None:
+    """Why no model bills this run — "offline", "replay", or "local" (a loopback or private-network
+    server, the model not priced in config) — or None."""
+    if registry.is_offline(run.model):
+        return "offline"
+    if getattr(run.provider, "name", "") == "replay":
+        return "replay"
+    where = endpoint_of(run.model, run.ctx.env, run.settings.base_url)
+    if is_local(where) and run.model not in run.settings.prices:
+        return "local"
+    return None
 
 
 def _cost(run: PreparedRun, totals: Totals) -> float | None:
-    """Estimated cost in USD; offline runs and replays are free; None when the price is unknown."""
+    """Estimated cost in USD; offline, replayed and local runs are free; None when the price is unknown."""
     if _free(run):
         return 0.0
-    return run_cost(run.model, totals.usage, totals.by_model)
+    return run_cost(run.model, totals.usage, totals.by_model, run.settings.prices)
 
 
 async def run_to_end(options: RunOptions, deps: PipelineDeps | None = None) -> list[ev.Event]:

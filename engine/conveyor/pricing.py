@@ -77,7 +77,13 @@ def normalise(model: str) -> str:
     return _DATED.sub("", name)
 
 
-def price_for(model: str) -> Price | None:
+def price_for(model: str, own: Mapping[str, Any] | None = None) -> Price | None:
+    """`model`'s price: the user's own (`prices:` in config, by model string), else the table, else
+    litellm's bundled map; None when none knows it."""
+    mine = (own or {}).get(model)
+    if mine is not None:
+        read = mine.cache_read if mine.cache_read is not None else mine.input
+        return Price(mine.input, mine.output, read, mine.cache_write)
     name = normalise(model)
     for key in sorted(PRICES, key=len, reverse=True):
         if name == key or name.startswith(key + "-"):
@@ -85,9 +91,9 @@ def price_for(model: str) -> Price | None:
     return _litellm_price(model)
 
 
-def estimate_cost(model: str, usage: Usage) -> float | None:
+def estimate_cost(model: str, usage: Usage, own: Mapping[str, Any] | None = None) -> float | None:
     """Estimated dollars for `usage` on `model`; None when the model has no known price."""
-    price = price_for(model)
+    price = price_for(model, own)
     if price is None:
         return None
     write = price.cache_write if price.cache_write is not None else price.input
@@ -100,11 +106,11 @@ def estimate_cost(model: str, usage: Usage) -> float | None:
     return dollars / 1_000_000
 
 
-def costs_by_model(by_model: Mapping[str, Usage]) -> dict[str, dict[str, Any]]:
+def costs_by_model(by_model: Mapping[str, Usage], own: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Each model's tokens and estimated dollars (None when its price is unknown), for the report
     of a run that more than one model served (fallback models, sub-agents or units of their own)."""
     return {
-        model: {**usage.model_dump(), "cost_usd": estimate_cost(model, usage)}
+        model: {**usage.model_dump(), "cost_usd": estimate_cost(model, usage, own)}
         for model, usage in by_model.items()
     }
 
@@ -117,12 +123,13 @@ def total_cost(per_model: Mapping[str, Mapping[str, Any]]) -> float | None:
     return sum(costs)
 
 
-def run_cost(model: str, usage: Usage, by_model: Mapping[str, Usage] | None) -> float | None:
+def run_cost(model: str, usage: Usage, by_model: Mapping[str, Usage] | None,
+             own: Mapping[str, Any] | None = None) -> float | None:
     """A run's cost: at `model`'s price, or each model at its own when others served too (fallback
-    models, sub-agents on another model); None when a price is unknown."""
+    models, sub-agents on another model); None when a price is unknown. `own`: the user's prices."""
     if by_model and set(by_model) - {model}:
-        return total_cost(costs_by_model(by_model))
-    return estimate_cost(model, usage)
+        return total_cost(costs_by_model(by_model, own))
+    return estimate_cost(model, usage, own)
 
 
 def cache_share(usage: Usage) -> float:

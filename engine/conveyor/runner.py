@@ -54,7 +54,9 @@ class Runner:
         self.ctx, self.system, self.agent = ctx, system, agent
         self.settings, self.clock = ctx.settings, ctx.clock
         self.hooks = hooks if isinstance(hooks, Hooks) else Hooks(hooks)
-        self.rng = rng or random.Random(0)
+        # Seeded by the system unless a test passes one: processes retrying in lockstep (every one
+        # waiting 0.922, 1.758, 2.841 s) hit a recovering server together.
+        self.rng = rng or random.Random()
         self.totals = totals or Totals()
         self.fallback = fallback or Fallback.for_run(ctx)  # shared with sub-agents: a switch holds for the run
         self.watchdog = Watchdog.from_settings(ctx.settings)  # the outer bound: no signal for N s cuts a call off

@@ -86,7 +86,9 @@ def _goal_text(messages: list[Message]) -> str:
     return "\n".join(texts)
 
 
-_SUMMARISED_WRITE = re.compile(r'^(?:write_file|edit_file) \{"path": "((?:[^"\\]|\\.)+)"')
+# A write in a summary's records: `write_file(path="o.md") → …` (arreio's records), or the offline
+# summariser's own `write_file {"path": "o.md", …}`.
+_SUMMARISED_WRITE = re.compile(r'^(?:write_file|edit_file)(?: \{"path": |\(path=)"((?:[^"\\]|\\.)+)"')
 
 
 def _summarised_writes(messages: list[Message]) -> set[str]:

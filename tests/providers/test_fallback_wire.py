@@ -20,8 +20,11 @@ OVERLOADED = Reply.error(529, {"type": "error", "error": {"type": "overloaded_er
 
 @pytest.fixture
 def work(wire_project) -> Path:
-    # a local server stands in for OpenAI: the Responses API is asked for by name
-    project = wire_project("retry:\n  max_attempts: 2\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nopenai:\n  api: responses\n")
+    # a local server stands in for OpenAI: the Responses API is asked for by name; a loopback server
+    # bills nothing, so the models are priced in config as the vendors would
+    project = wire_project("retry:\n  max_attempts: 2\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nopenai:\n  api: responses\n"
+                           "prices:\n  anthropic/claude-sonnet-4-5: {input: 3, output: 15}\n"
+                           "  openai/gpt-5: {input: 1.25, output: 10}\n")
     (project / "x.py").write_text("print('x')\n")
     return project
 

@@ -309,3 +309,44 @@ def test_run_a_thought_in_think_tags_is_not_the_answer(project, server):
     code, events, stderr = arreio_run(project)
     assert code == 0, stderr
     assert events[-1]["final_text"] == "Hello, world. A <think> tag later is text."
+
+
+LOADING = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+
+
+def test_a_server_still_loading_its_model_is_waited_for_past_max_attempts(project, server):
+    """llama-server restarted: it answers 503 'Loading model' for a while; the run waits (within
+    retry.loading_wait_s), where an ordinary 503 would have used up max_attempts."""
+    work, env = project
+    (work / ".arreio" / "config.yaml").write_text(
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n  max_attempts: 2\n  loading_wait_s: 30\n")
+    server.push(*[Reply.error(503, LOADING)] * 5, Reply.stream("openai", "text_only"))
+    code, events, stderr = arreio_run(project)
+    assert code == 0, stderr
+    retries = [e for e in events if e["type"] == "retry"]
+    assert len(retries) == 5 and all("waiting for the model to load" in r["reason"] for r in retries)
+
+
+def test_a_model_that_never_finishes_loading_fails_with_the_reason(project, server):
+    work, _ = project
+    (work / ".arreio" / "config.yaml").write_text(
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n  max_attempts: 2\n  loading_wait_s: 0.2\n")
+    server.push(*[Reply.error(503, LOADING)] * 60)
+    code, _, stderr = arreio_run(project)
+    assert code == 1 and "still loading its model" in stderr and "retry.loading_wait_s" in stderr
+
+
+def test_a_cloud_model_name_served_locally_costs_nothing_unless_priced(project, server):
+    work, env = project
+    server.push(Reply.stream("openai", "text_only"))
+    done = run_cli(work, env, "run", "--model", "openai/gpt-4o", "--json", "Say hello.")
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert done.returncode == 0 and last["free"] and last["free_because"] == "local" and last["cost_usd"] == 0.0
+    server.push(Reply.stream("openai", "text_only"))
+    text = run_cli(work, env, "run", "--model", "openai/gpt-4o", "--output", "live", "Say hello.")
+    assert text.returncode == 0 and "$0 (local)" in text.stdout
+    (work / ".arreio" / "config.yaml").write_text(
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nprices:\n  openai/gpt-4o: {input: 1000000, output: 1000000}\n")
+    server.push(Reply.stream("openai", "text_only"))
+    priced = json.loads(run_cli(work, env, "run", "--model", "openai/gpt-4o", "--json", "Say hello.").stdout.splitlines()[-1])
+    assert not priced["free"] and priced["cost_usd"] > 0  # a million dollars a million tokens: the user's own price

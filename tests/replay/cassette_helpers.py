@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 VOLATILE = {"run_id", "session_id", "report_path", "cwd", "events_path",
-            "cost_usd", "free"}  # a replay costs nothing, by design: compared apart
+            "cost_usd", "free", "free_because",  # a replay costs nothing, by design: compared apart
+            "delay_s"}  # backoff jitter is random, so processes do not retry in lockstep
 
 
 class Result:

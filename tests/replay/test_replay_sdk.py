@@ -31,7 +31,10 @@ def test_sdk_run_records_and_replays_offline(vendor: str, fault: str, project, a
     monkeypatch.setenv("ARREIO_BASE_URL", server.url)
     first_reply = RATE_LIMITED[vendor] if fault == "429" else Reply.stream(vendor, CUT[vendor])
     server.push(first_reply, Reply.stream(vendor, "tool_call"), Reply.stream(vendor, "text_only"))
-    project("rec")
+    rec = project("rec")
+    # the loopback server stands in for the vendor, and a local server bills nothing: priced as the vendor would
+    (rec / ".arreio" / "config.yaml").write_text("retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
+                                                 f"prices:\n  {MODELS[vendor]}: {{input: 2.5, output: 10}}\n")
     cassette = tmp_path / f"{vendor}.cassette.jsonl"
     first = arreio("run", "--goal", "G.md", "--model", MODELS[vendor], "--record", str(cassette), "--json")
     assert first.code == 0, first.stderr
