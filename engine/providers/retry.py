@@ -24,6 +24,7 @@ class RetryDecision:
     failure: str = ""  # why we stop, when retry is False
 
 
+_NO_KEY_SAID = re.compile(r"missing credentials|api_key client option must be set|no api key", re.IGNORECASE)
 _LOADING = re.compile(r"\bloading\b|\bnot (?:yet )?ready\b|\bwarming up\b", re.IGNORECASE)
 
 
@@ -40,7 +41,9 @@ def decide_retry(error: ProviderError, attempt: int, policy: RetrySettings, rng:
     status = f" (HTTP {error.status})" if error.status and str(error.status) not in error.message else ""
     reason = f"{error.message}{status}"
     if error.kind == "auth":
-        return RetryDecision(False, failure=f"the provider refused the credentials{status}: {error.message}")
+        advice = ("; set the provider's API key (any non-empty value works for a local server that checks none)"
+                  if _NO_KEY_SAID.search(error.message) else "")
+        return RetryDecision(False, failure=f"the provider refused the credentials{status}: {error.message}{advice}")
     if error.kind == "fatal":
         return RetryDecision(False, failure=f"the model call failed{status}: {error.message}")
     if error.kind == "context_overflow":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -97,6 +98,10 @@ class ToolCallAssembler:
 # -- failure classification --------------------------------------------------------------------
 
 _AUTH_TYPES = {"authentication_error", "permission_error", "invalid_api_key"}
+# A client that refused to send a request without a key (litellm reports it as HTTP 500): a
+# configuration error, which no retry fixes.
+_NO_KEY = re.compile(r"missing credentials|api_key client option must be set|no api key|api key (?:is )?(?:missing|not set)"
+                     r"|please pass an `?api_key", re.IGNORECASE)
 _FATAL_CODES = {"insufficient_quota", "billing_hard_limit_reached"}  # a 429 that waiting will not fix
 _RETRY_TYPES = {
     "overloaded_error",
@@ -208,7 +213,7 @@ def classify(
     refused = status is None or status == 200 or (400 <= status < 500 and status != 429)
     if code in _OVERFLOW_CODES or etype in _OVERFLOW_CODES or status == 413 or (refused and any(p in haystack for p in _OVERFLOW_PHRASES)):
         kind = "context_overflow"
-    elif status in (401, 403) or etype in _AUTH_TYPES or code in _AUTH_TYPES:
+    elif status in (401, 403) or etype in _AUTH_TYPES or code in _AUTH_TYPES or _NO_KEY.search(text):
         kind = "auth"
     elif etype in _FATAL_CODES or code in _FATAL_CODES:
         kind = "fatal"
