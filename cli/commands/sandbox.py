@@ -63,6 +63,8 @@ def _lines(shown: dict, cwd: str) -> list[str]:
                                  ("file_mb", "file_size", " MB"), ("tmp_mb", "tmp", " MB")):
             enforced = f" — {how[label]}" if label in how else ""
             lines.append(f"  {label.replace('_', ' ')}: {limits[key]}{unit}{enforced}")
+    if shown.get("unix_sockets"):
+        lines.append(f"unix sockets outside the sandbox: {shown['unix_sockets']}")
     withheld = shown.get("env_withheld") or []
     lines.append("environment withheld from shell and command gates: " + (", ".join(withheld) or "nothing"))
     return lines

@@ -180,6 +180,7 @@ async def _run_command(spec: GateSpec, inputs: GateInputs, call: Any, env: dict[
     spawn: dict[str, Any] = {
         "cwd": inputs.cwd, "env": env or None, "stdin": asyncio.subprocess.DEVNULL,
         "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.STDOUT, "start_new_session": True,
+        "pass_fds": call.pass_fds if call is not None else (),
     }
     if argv is None:
         proc = await asyncio.create_subprocess_shell(command, **spawn)

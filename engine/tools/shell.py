@@ -149,6 +149,7 @@ class Shell(Tool):
             "stdout": write_fd,
             "stderr": write_fd,
             "start_new_session": True,  # its own process group: one killpg reaches every child
+            "pass_fds": call.pass_fds,  # the sandbox's seccomp filter, read by bwrap
         }
         if plan is None:
             start = asyncio.create_subprocess_shell(command, executable=bash, **spawn)

@@ -268,3 +268,24 @@ def test_the_virtualenv_arreio_runs_from_is_read_only(tmp_path: Path) -> None:
         assert said is not None and "the Python environment arreio runs from" in said
     finally:
         planted.unlink(missing_ok=True)
+
+
+# -- no unix socket with the network off -----------------------------------------------------------
+@requires_sandbox
+@pytest.mark.parametrize("network", [False, True])
+def test_a_unix_socket_outside_run_is_no_door_with_the_network_off(root: Path, network: bool) -> None:
+    import socket
+
+    path = Path("/var/tmp") / f"arreio-agent-{uuid.uuid4().hex[:8]}.sock"  # an ssh-agent's kind of socket
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen(1)
+        try:
+            connect = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({str(path)!r}); print('connected')"
+            pair = "import socket; a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))"
+            real = os.path.realpath(sys.executable)
+            result = shell(root, f"{real} -c \"{connect}\"; {real} -c \"{pair}\"", network=network)
+        finally:
+            path.unlink(missing_ok=True)
+    assert ("connected" in result.content) is network
+    assert "pair b'x'" in result.content  # pipes between processes keep working

@@ -17,6 +17,7 @@ from arreio.engine.tools.nested_git import find_nested_git
 from arreio.engine.tools.sandbox.limits import enforced
 from arreio.engine.tools.sandbox.plan import run_sandbox
 from arreio.engine.tools.sandbox.probe import Availability, Probe, availability, find_bwrap
+from arreio.engine.tools.sandbox.seccomp import program
 from arreio.engine.tools.sandbox.settings import SandboxSettings, sandbox_settings
 
 if TYPE_CHECKING:
@@ -98,5 +99,8 @@ def status(cwd: Path, env: Mapping[str, str], settings: SandboxSettings, state: 
         "writable_roots": settings.writable_roots,
         "protected": [str(p) for p in [*protected_paths(cwd, env, state), *find_nested_git(cwd.resolve())]],
         "limits": limits, "limits_enforced": enforced() if active else {},
+        "unix_sockets": ("open (sandbox.network: true)" if settings.network else
+                         "refused (a seccomp filter)" if program() is not None else
+                         "reachable: no seccomp filter for this machine") if active else None,
         "env_withheld": dropped_names(env, settings.env_passthrough),
     }

@@ -23,6 +23,7 @@ from arreio.engine.programs import agent_writable, inside_any
 from arreio.engine.tools.sandbox.guard import Before, PlantGuard
 from arreio.engine.tools.sandbox.limits import Box, open_box
 from arreio.engine.tools.sandbox.probe import Availability, Probe, availability, namespace_args
+from arreio.engine.tools.sandbox.seccomp import program_fd
 from arreio.engine.tools.sandbox.settings import SandboxSettings, sandbox_settings
 
 if TYPE_CHECKING:
@@ -76,12 +77,20 @@ class Call:
     box: Box | None = None
     before: Before | None = None
     notes: list[str] = field(default_factory=list)
+    seccomp_fd: int | None = None  # the filter bwrap loads (network off: no unix sockets), passed to the child
 
     def argv(self, bash: str, command: str) -> list[str] | None:
         if self.plan is None:
             return None
         argv = self.plan.argv(bash, command)
+        if self.seccomp_fd is not None:
+            at = argv.index("--")
+            argv[at:at] = ["--seccomp", str(self.seccomp_fd)]
         return self.box.wrap(argv) if self.box is not None else argv
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return (self.seccomp_fd,) if self.seccomp_fd is not None else ()
 
 
 class RunSandbox:
@@ -152,11 +161,15 @@ class RunSandbox:
         if not self.active:
             return Call(None, dict(self.env))
         before = self.guard.before() if self.guard is not None else None
-        return Call(self.plan(), dict(self.env), open_box(self.settings.limits), before)
+        seccomp = program_fd() if not self.settings.network else None
+        return Call(self.plan(), dict(self.env), open_box(self.settings.limits), before, seccomp_fd=seccomp)
 
     def finish(self, call: Call) -> list[str]:
         """After the call has ended: the limits it ran into and what it planted (moved away)."""
         notes: list[str] = []
+        if call.seccomp_fd is not None:
+            os.close(call.seccomp_fd)
+            call.seccomp_fd = None
         if call.box is not None:
             notes += [f"[sandbox: {said}]" for said in call.box.hit()]
             call.box.close()
