@@ -70,18 +70,20 @@ def test_the_working_directory_is_named_where_the_server_is_told_it(project: Pat
 
 
 @requires_sandbox
-@pytest.mark.parametrize("sandboxed", [True, False])
-def test_a_sandboxed_server_stays_in_the_room(project: Path, arreio_env: dict, tmp_path: Path, sandboxed: bool) -> None:
+@pytest.mark.parametrize("sandboxed", [True, None, False], ids=["sandbox-true", "unset-runs-a-project-file", "false"])
+def test_a_sandboxed_server_stays_in_the_room(project: Path, arreio_env: dict, tmp_path: Path,
+                                              sandboxed: bool | None) -> None:
+    """A server that runs a file of the project runs in the sandbox unless the user says false."""
     outside = Path("/var/tmp") / f"arreio-mcp-outside-{uuid.uuid4().hex[:8]}.txt"  # not under the private /tmp
     tools = project / "tools"
     tools.mkdir()
     (tools / "srv.py").write_text(PLANT.format(marker=str(outside)))
     python = os.path.realpath(sys.executable)  # the real interpreter: a venv under /tmp is not in the sandbox
-    configure(project, {"mcp_servers": {"srv": {"command": python, "args": ["tools/srv.py"], "cwd": ".",
-                                                "sandbox": sandboxed}}})
+    server = {"command": python, "args": ["tools/srv.py"], "cwd": "."}
+    configure(project, {"mcp_servers": {"srv": server if sandboxed is None else {**server, "sandbox": sandboxed}}})
     subprocess.run([sys.executable, "-m", "arreio.cli.app", "mcp", "list"], cwd=project, env=arreio_env,
                    capture_output=True, text=True, timeout=60, check=False)
     try:
-        assert outside.exists() is not sandboxed
+        assert outside.exists() is (sandboxed is False)
     finally:
         outside.unlink(missing_ok=True)

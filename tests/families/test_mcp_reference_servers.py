@@ -75,9 +75,10 @@ def test_status_add_status_status_status_passes_with_clean_stderr(
     _git_repo(project)
     configure(project, {"mcp_servers": {
         "time": {"command": str(reference_bin / "mcp-server-time")},
-        # `cwd: .`: the user's choice to start it in the working directory (the model passes "." paths)
+        # `cwd: .`: the user's choice to start it in the working directory (the model passes "." paths);
+        # `sandbox: false`: and outside the sandbox, where it may write .git (git add)
         "git": {"command": str(reference_bin / "mcp-server-git"), "args": ["--repository", "${ARREIO_WORKDIR}"],
-                "cwd": "."},
+                "cwd": ".", "sandbox": False},
     }})
     status = {"name": "git__git_status", "arguments": {"repo_path": "."}}
     add = {"name": "git__git_add", "arguments": {"repo_path": ".", "files": ["a.txt"]}}

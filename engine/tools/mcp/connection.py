@@ -28,11 +28,12 @@ RESTARTS_PER_RUN = 1
 @dataclass(frozen=True)
 class StartPlace:
     """Where a run's stdio servers start and what they may not be found in (`launch.py`): `home` is
-    arreio's own folder for them, `untrusted` the places the agent can write, `wrap` the run's sandbox."""
+    arreio's own folder for them (None: the hub makes a fresh temporary one), `untrusted` the places
+    the agent can write, `wrap` the run's sandbox."""
 
-    home: Path
     untrusted: tuple[Path, ...]
     wrap: SandboxWrap | None = None
+    home: Path | None = None
   # a stdio server that dies is started again this many times, then withdrawn
 
 
@@ -87,7 +88,8 @@ async def transport(conn: Connection, stack: contextlib.AsyncExitStack, *, cwd: 
     if isinstance(cfg, StdioServer):
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        start = start or StartPlace(home=cwd / ".arreio" / "mcp", untrusted=(cwd.resolve(),))
+        start = start or StartPlace(untrusted=(cwd.resolve(),))
+        assert start.home is not None, "the hub gives its servers a home"
         how = launch(cfg, name=conn.name, cwd=cwd, env=env, home=start.home, untrusted=start.untrusted, wrap=start.wrap)
         params = StdioServerParameters(command=how.command, args=how.args, env=how.env, cwd=how.cwd)
         assert conn.log is not None

@@ -189,8 +189,8 @@ class McpFeature(Feature):
 
 
 def start_place(ctx: RunContext) -> StartPlace:
-    """Where the run's stdio servers start (`launch.py`): arreio's own `mcp/` folder in the state
-    folder, never a program from a place the agent can write, and the run's sandbox for `sandbox: true`."""
+    """How the run's stdio servers start (`launch.py`): never a program from a place the agent can
+    write, and in the run's sandbox when they would run the agent's files (or `sandbox: true`)."""
     from arreio.engine.tools.sandbox import run_sandbox
 
     sandbox = run_sandbox(ctx)
@@ -201,8 +201,7 @@ def start_place(ctx: RunContext) -> StartPlace:
             return None, sandbox.found.reason or "the sandbox is off"
         return [plan.bwrap, *plan.args, "--", *argv], None
 
-    state = ctx.state_dir or ctx.cwd / ".arreio"
-    return StartPlace(home=state / "mcp", untrusted=tuple(sandbox.writable), wrap=wrap)
+    return StartPlace(untrusted=tuple(sandbox.writable), wrap=wrap)
 
 
 def start_place_for(cwd: Path, env: Mapping[str, str], settings: Any, state: Path) -> StartPlace:

@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import shutil
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -66,9 +69,12 @@ class McpHub:
         self.cwd = cwd
         self.env = dict(env)
         self.log_dir = log_dir
-        # Where stdio servers start (launch.py): arreio's own folder next to the logs, never the agent's.
-        self.start_place = start or StartPlace(
-            home=(log_dir.parent if log_dir else Path(cwd) / ".arreio") / "mcp", untrusted=(Path(cwd).resolve(),))
+        # Where stdio servers start (launch.py): a fresh folder of arreio's own outside the project (npx
+        # looks for packages in every folder above the one it starts in), removed when the hub closes.
+        start = start or StartPlace(untrusted=(Path(cwd).resolve(),))
+        self._own_home = start.home is None
+        home = Path(tempfile.mkdtemp(prefix="arreio-mcp-")) if start.home is None else start.home
+        self.start_place = dataclasses.replace(start, home=home)
         self._conns = {name: Connection(name, cfg) for name, cfg in servers.items()}
         logs.route_sdk_logging()
         self._loop = asyncio.new_event_loop()
@@ -369,6 +375,8 @@ class McpHub:
         self._thread.join(timeout=2)
         if not self._thread.is_alive():
             self._loop.close()
+        if self._own_home and self.start_place.home is not None:
+            shutil.rmtree(self.start_place.home, ignore_errors=True)
 
     async def _close_all(self) -> None:
         tasks = []

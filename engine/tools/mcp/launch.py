@@ -7,18 +7,21 @@ So, unless the user's config names a file itself:
   write (`engine/programs.py`): not the project's `.venv/bin`, not `node_modules/.bin`; a command
   given as a path (`.venv/bin/python`, `./server.sh`, relative to the working directory) is the user's
   choice and is run as named;
-- it **starts in a folder of arreio's own** (`<state>/mcp/`), not in the working directory: started
-  there, `python -m my_server` imported the agent's `my_server.py`, and `npx pkg` ran a `pkg` from the
-  agent's `node_modules/`. `cwd:` in its config (`.` for the working directory) is the user's choice.
-  `${ARREIO_WORKDIR}` in `args` or `env` is the working directory, for servers that are told where
-  to work (`server-filesystem ${ARREIO_WORKDIR}`);
+- it **starts in a fresh folder of arreio's own**, outside the working directory (a temporary folder:
+  `npx` looks for packages in every folder above where it starts): started in the project, `python -m
+  my_server` imported the agent's `my_server.py`, and `npx pkg` ran a `pkg` from the agent's
+  `node_modules/`. `${ARREIO_WORKDIR}` in `args` or `env` is the working directory, for servers that
+  are told where to work (`server-filesystem ${ARREIO_WORKDIR}`);
 - Python does not put the script's folder or the current folder on `sys.path` (`PYTHONSAFEPATH=1`);
 - its PATH holds only the entries the agent cannot write, so what the server runs by name in turn
   is not the agent's either.
 
-`sandbox: true` starts the server inside the run's sandbox instead (the working directory writable,
-the network as `sandbox.network` says, arreio's state and `.git` read-only): then a server whose own
-files lie in the project cannot reach beyond it.
+A server that would still run what the agent can write — its command is a file there (`bin/server`,
+`.venv/bin/python`), a file it is given lies there (`tools/server.py`), or it starts there (`cwd: .`)
+— starts inside the run's sandbox (the working directory writable, the network as `sandbox.network`
+says, arreio's state and `.git` read-only), so what the agent changed stays in its room; where no
+sandbox can run, it is not started, and the reason says how to choose otherwise. `sandbox: true` puts
+any server in the sandbox; `sandbox: false` is the user's choice to run it outside, whatever it runs.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arreio.engine.programs import trusted_path, trusted_which
+from arreio.engine.programs import inside_any, trusted_path, trusted_which
 from arreio.engine.tools.mcp.config import StdioServer, expand_vars
 
 SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
@@ -62,13 +65,7 @@ def launch(config: StdioServer, *, name: str, cwd: Path, env: Mapping[str, str],
     full["PATH"] = trusted_path(env, untrusted)
     full["PYTHONSAFEPATH"] = "1"
     full |= extra
-    if config.sandbox:
-        folder = cwd / config.cwd if config.cwd else cwd
-    elif config.cwd:
-        folder = cwd / config.cwd
-    else:
-        home.mkdir(parents=True, exist_ok=True)
-        folder = home
+    folder = (cwd / config.cwd).resolve() if config.cwd else home
     if "/" in config.command:
         command = str(cwd / config.command) if not os.path.isabs(config.command) else config.command
     else:
@@ -77,11 +74,46 @@ def launch(config: StdioServer, *, name: str, cwd: Path, env: Mapping[str, str],
             raise RuntimeError(f"{where}.command '{config.command}' was not found on PATH outside the working "
                                "directory (a program there could be the agent's); give its full path to use it")
         command = found
-    if config.sandbox:
+    reaches = agents_files(command, args, folder, cwd, untrusted)
+    if config.sandbox or (config.sandbox is None and reaches):
         if wrap is None:
-            raise RuntimeError(f"{where}.sandbox: true, but no sandbox is available to this command")
+            raise RuntimeError(f"{where} needs the sandbox ({reaches or 'sandbox: true'}), and none is available")
         argv, why = wrap([command, *args])
         if argv is None:
-            raise RuntimeError(f"{where}.sandbox: true, but the sandbox cannot run here: {why}")
+            because = f"{reaches}, so it runs only in the sandbox" if reaches else "sandbox: true"
+            raise RuntimeError(f"{where} was not started: {because}, which cannot run here ({why}); "
+                               f"set {where}.sandbox: false to run it outside the sandbox anyway")
         command, args = argv[0], argv[1:]
+        if not config.cwd:
+            folder = cwd  # inside the sandbox the working directory is where a server belongs
+    elif not config.cwd:
+        home.mkdir(parents=True, exist_ok=True)
     return Launch(command, args, full, str(folder))
+
+
+def agents_files(command: str, args: list[str], folder: Path, cwd: Path, untrusted: Sequence[Path]) -> str | None:
+    """Why a server would run what the agent can write — its command, a file among its arguments, or
+    its starting folder lies in a place the agent can write — or None."""
+    if _inside(Path(command), untrusted):
+        return f"its command {command} lies where the agent can write"
+    for arg in args:
+        if arg.startswith("-") or "\n" in arg:
+            continue
+        path = Path(arg) if os.path.isabs(arg) else folder / arg
+        try:
+            is_file = path.is_file()
+        except (OSError, ValueError):
+            continue
+        if is_file and _inside(path, untrusted):
+            return f"it is given {arg}, which lies where the agent can write"
+    if _inside(folder, untrusted):
+        return "it starts in a folder the agent can write"
+    return None
+
+
+def _inside(path: Path, untrusted: Sequence[Path]) -> bool:
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        real = Path(os.path.abspath(path))
+    return inside_any(real, untrusted) or inside_any(Path(os.path.abspath(path)), untrusted)
