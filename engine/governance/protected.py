@@ -11,7 +11,12 @@ Protected:
   `~/.config/arreio/` too (a later run without XDG_CONFIG_HOME reads that one);
 - the Python environment arreio runs from (`runtime_places`): its virtualenv and the user's
   site-packages, whose `.pth` files Python runs at every start — a project's `.venv` that holds arreio
-  lies in the working directory.
+  lies in the working directory;
+- what the repository's config makes git run or read from the working tree (`git_pointers.py`:
+  `core.hooksPath`, includes, a linked `.git/hooks`), a config file's target when it is a link, a
+  `.arreio` anywhere below the working directory (the state of a run started in a sub-folder), and —
+  when the working directory holds the home folder — the files a shell, git or session runs at
+  startup (`startup_files.py`).
 
 Each is protected as written and as resolved (a symlinked `.arreio` protects its target too). A target
 is compared after resolution — symlinks followed, `..` folded (`workspace.resolve_in_root`) — and
@@ -42,6 +47,8 @@ from functools import cache
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
+from arreio.engine.governance.git_pointers import pointed_paths
+from arreio.engine.governance.startup_files import STARTUP, startup_paths
 from arreio.engine.paths import state_dir, user_config_path
 
 if TYPE_CHECKING:
@@ -78,9 +85,19 @@ def protected_areas(
     pointed = _gitdir(git)
     if pointed is not None:
         found.append((pointed, GIT))
-    found.append((user_config_path(env).parent, USER_CONFIG))
+    # What the repository's config makes git run or read from the working tree (husky's hooksPath…).
+    found += [(place, GIT) for place in pointed_paths(pointed or git, cwd)]
+    home = Path(env.get("HOME") or str(Path.home()))
+    user_configs = [user_config_path(env), user_config_path({"HOME": str(home)})]
+    found.append((user_configs[0].parent, USER_CONFIG))
     # A later run may not set XDG_CONFIG_HOME as this one does: ~/.config/arreio/ is read then.
-    found.append((user_config_path({"HOME": env.get("HOME", str(Path.home()))}).parent, USER_CONFIG))
+    found.append((user_configs[1].parent, USER_CONFIG))
+    # A config file that is a link (a dotfiles repository, versioned settings): what it points to is the config.
+    for config in [*user_configs, state_dir(cwd, env) / "config.yaml", cwd / ".arreio" / "config.yaml"]:
+        if os.path.islink(config):
+            found.append((resolved(config), USER_CONFIG if config in user_configs else STATE))
+    if _within(home, cwd):  # the agent can write the home folder: what runs at the next login or shell
+        found += [(place, STARTUP) for place in startup_paths(home)]
     # The Python environment arreio runs from: a `.pth` file or a changed module there would run on
     # the host at arreio's next start (a project's `.venv` holding arreio is inside the working directory).
     found += [(place, RUNTIME) for place in runtime_places() if not _within(cwd, resolved(place))]
@@ -126,9 +143,9 @@ def protecting(target: Path, cwd: Path, env: Mapping[str, str], state: Path | No
     if _within(target, cwd):
         parts = _below(target, cwd)
         for i, part in enumerate(parts):
-            if part.casefold() == ".git":
+            if part.casefold() in (".git", ".arreio"):  # a nested repository, or a run's state in a sub-folder
                 nested = cwd.joinpath(*parts[:i + 1])
-                return Protected(nested, posixpath.join(*parts[:i + 1]) + "/", GIT)
+                return Protected(nested, posixpath.join(*parts[:i + 1]) + "/", GIT if part.casefold() == ".git" else STATE)
     return None
 
 

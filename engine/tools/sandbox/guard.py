@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_DIRS = 200_000  # folders looked at per scan, at most; past it the watch says it is partial
+# Names no call may create below the working directory: a repository git would use, and the state
+# folder (with its config.yaml) a run started in that sub-folder would obey.
+PLANTED_NAMES = frozenset({".git", ".arreio"})
 
 
 @dataclass
@@ -42,7 +45,8 @@ _GITDIR_NAMES = frozenset({"HEAD", "objects", "refs"})
 
 
 class GitWatch:
-    """Every `.git` (folder, file or link) at or below `root`, found incrementally (module docstring)."""
+    """Every `.git` and `.arreio` (folder, file or link) at or below `root`, and every folder shaped as
+    a git folder, found incrementally (module docstring)."""
 
     def __init__(self, root: Path, max_dirs: int = MAX_DIRS) -> None:
         self.root = str(root)
@@ -94,7 +98,7 @@ class GitWatch:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     names.add(entry.name)
-                    if entry.name.casefold() == ".git":
+                    if entry.name.casefold() in PLANTED_NAMES:
                         gits.append(entry.name)
                         continue
                     try:
@@ -113,6 +117,7 @@ class Before:
 
     absent: list[Path]
     gits: set[str]
+    links: dict[Path, str] = field(default_factory=dict)  # protected links as they were: path → target
 
 
 @dataclass
@@ -123,6 +128,7 @@ class PlantGuard:
     cwd: Path
     watched: Sequence[Path]
     refused: Path
+    links: Sequence[Path] = ()  # protected places that are links in a writable area (`.arreio -> …`)
     git: GitWatch = field(init=False)
     _moved: itertools.count = field(init=False, default_factory=lambda: itertools.count(1))
 
@@ -130,19 +136,45 @@ class PlantGuard:
         self.git = GitWatch(self.cwd)
 
     def before(self) -> Before:
-        return Before([p for p in self.watched if not os.path.lexists(p)], self.git.scan())
+        links = {}
+        for link in self.links:
+            try:
+                links[link] = os.readlink(link)
+            except OSError:
+                continue
+        return Before([p for p in self.watched if not os.path.lexists(p)], self.git.scan(), links)
 
     def after(self, before: Before) -> list[str]:
         """Move away what appeared during the call; one line for the model per thing moved."""
+        said = self._relink(before)
         appeared = [p for p in before.absent if os.path.lexists(p)]
         appeared += [Path(p) for p in sorted(self.git.scan() - before.gits)]
-        said: list[str] = []
         for path in appeared:
             shown = _shown(path, self.cwd)
             where = self._move(path)
             said.append(f"refused: {shown} may not be created by the agent (git or a later run would obey it); "
                         + (f"it was moved out of the working directory to {where}" if where else
                            "it could not be moved away and was deleted"))
+        return said
+
+    def _relink(self, before: Before) -> list[str]:
+        """A protected link (`.arreio -> /state`) the call removed or replaced is put back, and what
+        took its place is moved away: the mount held the target, not the link in the tree."""
+        said = []
+        for link, target in before.links.items():
+            try:
+                now = os.readlink(link)
+            except OSError:
+                now = None
+            if now == target:
+                continue
+            where = self._move(link) if os.path.lexists(link) else None
+            try:
+                os.symlink(target, link)
+            except OSError:
+                continue
+            said.append(f"refused: {_shown(link, self.cwd)} is a protected link; it was put back"
+                        + (f" (what replaced it was moved to {where})" if where else ""))
         return said
 
     def _move(self, path: Path) -> str | None:

@@ -109,7 +109,10 @@ class RunSandbox:
         self._nested: list[Path] | None = None
         if self.active:
             watched = self._prepare_protected()
-            self.guard = PlantGuard(ctx.cwd, watched, (ctx.state_dir or ctx.cwd / ".arreio") / "refused" / ctx.run_id)
+            links = [area.root for area in protected_areas(ctx.cwd, ctx.env, ctx.state_dir)
+                     if os.path.islink(area.root) and inside_any(Path(os.path.dirname(area.root)), self.writable)]
+            self.guard = PlantGuard(ctx.cwd, watched, (ctx.state_dir or ctx.cwd / ".arreio") / "refused" / ctx.run_id,
+                                    links)
 
     @property
     def active(self) -> bool:
@@ -147,12 +150,24 @@ class RunSandbox:
         ctx = self.ctx
         writable = [root for root in self.writable[1:] if root.is_dir()]
         gits = self.guard.git.known() if self.guard is not None else set()
-        top = str(ctx.cwd / ".git")
-        # A nested repository's .git is read-only as the file tools keep it, and the repository itself
-        # is pinned in place; a `.git` that is a link is left to the guard (its target may be anywhere).
-        nested = _existing(Path(p) for p in sorted(gits) if p != top and not os.path.islink(p))
+        tops = {str(ctx.cwd / ".git"), str(ctx.cwd / ".arreio")}
+        # A nested repository's .git (or a sub-folder's .arreio) is read-only as the file tools keep
+        # it, and the repository itself is pinned in place; a link is left to the guard.
+        nested = _existing(Path(p) for p in sorted(gits) if p not in tops and not os.path.islink(p))
         protected = _existing(area.root for area in protected_areas(ctx.cwd, ctx.env, ctx.state_dir))
-        pinned = [p.parent for p in nested if p.parent != ctx.cwd and p.parent.is_relative_to(ctx.cwd)]
+        pinned = [p.parent for p in nested if p.name.casefold() == ".git" and p.parent != ctx.cwd
+                  and p.parent.is_relative_to(ctx.cwd)]
+        # Each folder between a writable area and a protected place in it is pinned too: a folder
+        # holding a mount point can be renamed, and a new one made in its place (ARREIO_HOME=tools/state).
+        areas = [ctx.cwd, *writable]
+        for path in protected:
+            area = next((a for a in areas if path != a and path.is_relative_to(a)), None)
+            for parent in path.parents if area is not None else ():
+                if parent == area or not parent.is_relative_to(area):
+                    break
+                if parent not in pinned:
+                    pinned.append(parent)
+        pinned.sort(key=lambda p: len(p.parts))
         return SandboxPlan(self.found.bwrap, bwrap_args(ctx.cwd, self.settings, protected + nested, writable, pinned),
                            self.settings)
 
