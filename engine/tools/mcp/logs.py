@@ -12,16 +12,26 @@ handed to the root logger exactly as propagation would have done, so nothing els
 
 A server's stderr tail explains its failures ("its stderr ends: …"); the SDK's lines are marked
 (`SDK_MARK`) and left out of that tail, because they are not what the server said.
+
+Nothing reaches the file unredacted: a server that prints its `GITHUB_TOKEN` on stderr, or a stdout
+line holding one, is written through the run's redactor like every other file arreio keeps. So the
+server's stderr is not the file itself but a pipe (`errlog`), read on the hub's event loop as it
+fills (`pump`: whole lines, redacted, then appended); a line still arriving is held until its end,
+or until the log closes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
+import os
 import tempfile
 import threading
 from pathlib import Path
 from typing import IO
+
+from arreio.engine.governance.redact import Redactor
 
 SDK_LOGGERS = ("mcp", "client", "server")
 SDK_MARK = "[arreio: mcp sdk] "
@@ -29,17 +39,23 @@ _JUNK_PREFIX = "Failed to parse JSONRPC message"
 _JUNK_LOGGED = 200  # non-MCP stdout lines written out per connection; the rest are only counted
 _LINE_CHARS = 600
 _TAIL_CHARS = 400
+_HELD_BYTES = 65536  # a stderr "line" longer than this is written without waiting for its end
 
 _CURRENT: contextvars.ContextVar[ServerLog | None] = contextvars.ContextVar("arreio_mcp_log", default=None)
 _install_lock = threading.Lock()
 
 
 class ServerLog:
-    """One server's log file. The subprocess writes its stderr to the same file (opened for append,
-    so both writers' lines land whole, in order); `junk` counts stdout lines that were not MCP."""
+    """One server's log file: the SDK's lines and, through `errlog`'s pipe, the server's stderr, each
+    redacted by `redactor` before it is written; `junk` counts stdout lines that were not MCP."""
 
-    def __init__(self, path: Path | None, *, fresh: bool = True) -> None:
+    def __init__(self, path: Path | None, *, fresh: bool = True, redactor: Redactor | None = None) -> None:
         self.path = path
+        self.redactor = redactor if redactor is not None else Redactor()
+        self._pipe: int | None = None  # the read end of the server's stderr (`errlog`)
+        self._writer: IO[str] | None = None  # its write end, handed to the server process
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._held = b""  # the start of a stderr line still arriving
         if path is None:  # no state folder (a library caller): keep the stream, lose it at close
             self.stream: IO[str] = tempfile.TemporaryFile("a+", encoding="utf-8")
         else:
@@ -54,8 +70,55 @@ class ServerLog:
         with self._lock:
             if self.stream.closed:
                 return
-            self.stream.write(SDK_MARK + text[:_LINE_CHARS] + "\n")
+            self.stream.write(SDK_MARK + self.redactor.text(text[:_LINE_CHARS]) + "\n")
             self.stream.flush()
+
+    def errlog(self) -> IO[str]:
+        """A file for the server process's stderr (call on the hub's loop): the write end of a pipe
+        whose read end `pump` empties into the log whenever it holds something."""
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        self._pipe, self._writer = read_end, os.fdopen(write_end, "w", encoding="utf-8")
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(read_end, self.pump)
+        return self._writer
+
+    def pump(self, *, final: bool = False) -> None:
+        """Move what the server wrote on stderr into the log: its whole lines redacted together (a
+        secret wrapped over lines is one text), the last one too when `final` or past `_HELD_BYTES`."""
+        with self._lock:
+            ended = self._read_pipe()
+            lines, _, self._held = self._held.rpartition(b"\n")
+            if final or ended or len(self._held) > _HELD_BYTES:
+                lines, self._held = (lines + b"\n" + self._held if lines else self._held), b""
+            if lines and not self.stream.closed:
+                text = lines.decode("utf-8", errors="replace")
+                self.stream.write(self.redactor.text(text) + "\n")
+                self.stream.flush()
+
+    def _read_pipe(self) -> bool:
+        """Read all the pipe holds into `_held`; True when the server's side is closed (call under the lock)."""
+        if self._pipe is None:
+            return False
+        while True:
+            try:
+                chunk = os.read(self._pipe, 65536)
+            except BlockingIOError:
+                return False
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._stop_reading()
+                return True
+            self._held += chunk
+
+    def _stop_reading(self) -> None:
+        if self._pipe is None:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_reader(self._pipe)
+        os.close(self._pipe)
+        self._pipe = None
 
     def size(self) -> int:
         try:
@@ -64,7 +127,9 @@ class ServerLog:
             return 0
 
     def tail(self, since: int = 0) -> str:
-        """The server's last stderr lines from byte `since` on (older lines may be unrelated), one line."""
+        """The server's last stderr lines from byte `since` on (older lines may be unrelated), one line:
+        what the pipe holds is written first, and a line still arriving ends it."""
+        self.pump()
         if self.path is None or not self.path.exists():
             return ""
         try:
@@ -73,13 +138,20 @@ class ServerLog:
                 text = handle.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
-        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(SDK_MARK)]
+        with self._lock:
+            held = self.redactor.text(self._held.decode("utf-8", errors="replace"))
+        lines = [ln for ln in (text + held).splitlines() if ln.strip() and not ln.startswith(SDK_MARK)]
         return " | ".join(lines[-3:])[-_TAIL_CHARS:]
 
     def close(self) -> None:
+        """Write what the pipe still holds, stop reading it, close the file (call on the hub's loop)."""
+        self.pump(final=True)
         if self.junk > _JUNK_LOGGED:
             self.sdk_line(f"{self.junk - _JUNK_LOGGED} more non-MCP stdout line(s) were ignored without logging")
         with self._lock:
+            self._stop_reading()
+            if self._writer is not None and not self._writer.closed:
+                self._writer.close()
             if not self.stream.closed:
                 self.stream.close()
 
