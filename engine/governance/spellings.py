@@ -29,7 +29,7 @@ from urllib.parse import quote, quote_plus
 
 from arreio.engine.governance.secret_env import MIN_SECRET_CHARS
 
-__all__ = ["Spellings", "spellings", "squeeze"]
+__all__ = ["Spellings", "lines", "spellings", "squeeze"]
 
 ANCHOR = 4
 # One thing that can stand between two pieces of a printed value: a line break (raw or JSON-escaped)
@@ -60,9 +60,16 @@ def _base64(data: bytes) -> list[str]:
     return out
 
 
+def lines(value: str) -> list[str]:
+    """The random-looking lines of a multi-line value (a private key's base64 lines)."""
+    if "\n" not in value:
+        return []
+    return [m.group(0) for line in value.splitlines() if (m := _RANDOM_LINE.fullmatch(line.strip()))]
+
+
 def spellings(value: str) -> list[str]:
-    """Every spelling of `value` but itself as written: reversed, base64, hex, percent-encoded, and
-    the random-looking lines of a multi-line value; plus the JSON-escaped forms of the reversed one."""
+    """Every spelling of `value` but itself as written and its lines: reversed, base64, hex,
+    percent-encoded; plus the JSON-escaped forms of the reversed one."""
     data = value.encode("utf-8")
     reverse = value[::-1]
     forms = [reverse, json.dumps(reverse)[1:-1], json.dumps(reverse, ensure_ascii=False)[1:-1]]
@@ -70,8 +77,6 @@ def spellings(value: str) -> list[str]:
     forms += [data.hex(), data.hex().upper()]
     for encoded in (quote(value, safe=""), quote(value), quote_plus(value)):
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
-    if "\n" in value:
-        forms += [m.group(0) for line in value.splitlines() if (m := _RANDOM_LINE.fullmatch(line.strip()))]
     return [form for form in dict.fromkeys(forms) if form != value]
 
 
@@ -122,11 +127,14 @@ class Spellings:
         anchors: dict[str, dict[tuple[str, int], str]] = {}
         for name, value in sorted(secrets.items()):
             once = [json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
-            for form in (value, *once, *(json.dumps(f)[1:-1] for f in once), *spellings(value)):
+            forms = [(form, (0, ANCHOR)) for form in (value, *once, *(json.dumps(f)[1:-1] for f in once),
+                                                      *spellings(value))]
+            # A line shows whole (a sorted `env`): its first anchor is enough.
+            for form, offsets in forms + [(line, (0,)) for line in lines(value)]:
                 flat = squeeze(form)[0]
                 if len(flat) < MIN_SECRET_CHARS:
                     continue
-                for offset in (0, ANCHOR):
+                for offset in offsets:
                     anchor = flat[offset:offset + ANCHOR]
                     if len(anchor) == ANCHOR and _ANCHORED.match(anchor):
                         anchors.setdefault(anchor, {}).setdefault((flat, offset), name)
