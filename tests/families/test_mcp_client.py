@@ -315,3 +315,27 @@ def test_a_token_the_server_prints_never_reaches_its_log_nor_a_warning(tmp_path)
         assert b"authenticated as octocat with token [REDACTED:GITHUB_TOKEN]" in log, log
         assert SERVER_TOKEN[:12].encode() not in log and SERVER_TOKEN[-12:].encode() not in log, log
     assert b"fixture: serving" in (tmp_path / "logs" / "mcp-gh.log").read_bytes()
+
+
+def test_a_token_written_in_two_pieces_is_held_until_its_second(tmp_path) -> None:
+    """The log reads the server's stderr pipe whenever it holds something: a key whose halves arrive
+    in two writes (a line break between them) is held, not written half by half where neither half
+    looks like a secret."""
+    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.tools.mcp.logs import ServerLog
+
+    async def scenario() -> None:
+        log = ServerLog(tmp_path / "mcp-fx.log", redactor=Redactor.from_env({"GITHUB_TOKEN": SERVER_TOKEN}))
+        stderr = log.errlog()
+        stderr.write(f"fatal: token {SERVER_TOKEN[:16]}\n")
+        stderr.flush()
+        log.pump()  # what the loop does when the pipe holds something
+        assert SERVER_TOKEN[:16] not in (tmp_path / "mcp-fx.log").read_text()
+        stderr.write(f"{SERVER_TOKEN[16:]} revoked\nfixture: bye\n")
+        stderr.flush()
+        log.pump()
+        log.close()
+
+    asyncio.run(scenario())
+    text = (tmp_path / "mcp-fx.log").read_text()
+    assert text == "fatal: token [REDACTED:GITHUB_TOKEN] revoked\nfixture: bye\n", text

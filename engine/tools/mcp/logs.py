@@ -16,13 +16,15 @@ A server's stderr tail explains its failures ("its stderr ends: …"); the SDK's
 Nothing reaches the file unredacted: a server that prints its `GITHUB_TOKEN` on stderr, or a stdout
 line holding one, is written through the run's redactor like every other file arreio keeps. So the
 server's stderr is not the file itself but a pipe (`errlog`), read on the hub's event loop as it
-fills (`pump`: whole lines, redacted, then appended); a line still arriving is held until its end,
-or until the log closes.
+fills (`pump`) and passed through a stream guard (`DeltaGuard`, as a model's streamed text is): what
+may be the start of a secret still arriving (a key printed in two writes, a private key's first
+lines) waits for the rest, or for the server's end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextvars
 import logging
 import os
@@ -31,6 +33,8 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from arreio.engine import events as ev
+from arreio.engine.governance.delta_guard import DeltaGuard
 from arreio.engine.governance.redact import Redactor
 
 SDK_LOGGERS = ("mcp", "client", "server")
@@ -39,7 +43,6 @@ _JUNK_PREFIX = "Failed to parse JSONRPC message"
 _JUNK_LOGGED = 200  # non-MCP stdout lines written out per connection; the rest are only counted
 _LINE_CHARS = 600
 _TAIL_CHARS = 400
-_HELD_BYTES = 65536  # a stderr "line" longer than this is written without waiting for its end
 
 _CURRENT: contextvars.ContextVar[ServerLog | None] = contextvars.ContextVar("arreio_mcp_log", default=None)
 _install_lock = threading.Lock()
@@ -55,7 +58,8 @@ class ServerLog:
         self._pipe: int | None = None  # the read end of the server's stderr (`errlog`)
         self._writer: IO[str] | None = None  # its write end, handed to the server process
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._held = b""  # the start of a stderr line still arriving
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._guard = DeltaGuard(self.redactor)  # holds what may be the start of a secret
         if path is None:  # no state folder (a library caller): keep the stream, lose it at close
             self.stream: IO[str] = tempfile.TemporaryFile("a+", encoding="utf-8")
         else:
@@ -84,33 +88,35 @@ class ServerLog:
         return self._writer
 
     def pump(self, *, final: bool = False) -> None:
-        """Move what the server wrote on stderr into the log: its whole lines redacted together (a
-        secret wrapped over lines is one text), the last one too when `final` or past `_HELD_BYTES`."""
+        """Move what the server wrote on stderr into the log, redacted; what may be the start of a
+        secret waits, unless `final` (the server is gone, or the log closes)."""
         with self._lock:
-            ended = self._read_pipe()
-            lines, _, self._held = self._held.rpartition(b"\n")
-            if final or ended or len(self._held) > _HELD_BYTES:
-                lines, self._held = (lines + b"\n" + self._held if lines else self._held), b""
-            if lines and not self.stream.closed:
-                text = lines.decode("utf-8", errors="replace")
-                self.stream.write(self.redactor.text(text) + "\n")
+            data, ended = self._read_pipe()
+            text = self._decoder.decode(data, final=final or ended)
+            out = self._guard.feed(ev.TextDelta(text=text)) if text else []
+            if final or ended:
+                out += self._guard.flush()
+            written = "".join(event.text for event in out)
+            if written and not self.stream.closed:
+                self.stream.write(written)
                 self.stream.flush()
 
-    def _read_pipe(self) -> bool:
-        """Read all the pipe holds into `_held`; True when the server's side is closed (call under the lock)."""
+    def _read_pipe(self) -> tuple[bytes, bool]:
+        """All the pipe holds, and whether the server's side is closed (call under the lock)."""
         if self._pipe is None:
-            return False
+            return b"", False
+        chunks = []
         while True:
             try:
                 chunk = os.read(self._pipe, 65536)
             except BlockingIOError:
-                return False
+                return b"".join(chunks), False
             except OSError:
                 chunk = b""
             if not chunk:
                 self._stop_reading()
-                return True
-            self._held += chunk
+                return b"".join(chunks), True
+            chunks.append(chunk)
 
     def _stop_reading(self) -> None:
         if self._pipe is None:
@@ -121,15 +127,17 @@ class ServerLog:
         self._pipe = None
 
     def size(self) -> int:
+        """The log's size once what the pipe holds is in it (a mark: a crash quotes only what follows)."""
+        self.pump()
         try:
             return self.path.stat().st_size if self.path is not None else 0
         except OSError:
             return 0
 
     def tail(self, since: int = 0) -> str:
-        """The server's last stderr lines from byte `since` on (older lines may be unrelated), one line:
-        what the pipe holds is written first, and a line still arriving ends it."""
-        self.pump()
+        """The server's last stderr lines from byte `since` on (older lines may be unrelated), one line.
+        Asked when the server is gone: what the pipe holds is written first, whole."""
+        self.pump(final=True)
         if self.path is None or not self.path.exists():
             return ""
         try:
@@ -138,9 +146,7 @@ class ServerLog:
                 text = handle.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
-        with self._lock:
-            held = self.redactor.text(self._held.decode("utf-8", errors="replace"))
-        lines = [ln for ln in (text + held).splitlines() if ln.strip() and not ln.startswith(SDK_MARK)]
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(SDK_MARK)]
         return " | ".join(lines[-3:])[-_TAIL_CHARS:]
 
     def close(self) -> None:
