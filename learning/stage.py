@@ -4,6 +4,7 @@ kernel against the real memory stores, record every decision, never fail the run
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from arreio.engine import events as ev
@@ -13,7 +14,7 @@ from arreio.engine.messages import Message
 from arreio.engine.providers.registry import is_offline
 from arreio.engine.run_context import RunContext
 from arreio.learning.gate import make_gate
-from arreio.learning.kernel import LearnDeps, LearningOutcome, review_and_learn
+from arreio.learning.kernel import Decision, LearnDeps, LearningOutcome, review_and_learn
 from arreio.learning.proposers import ModelProposer, OfflineProposer, Proposer
 from arreio.learning.summary import summarize
 from arreio.memory.run_records import record_decision
@@ -31,42 +32,19 @@ def _proposer(ctx: RunContext, model: str, config: Mapping[str, Any]) -> Propose
     return ModelProposer(provider, chosen)
 
 
-class _SecretGuard:
-    """A target store that refuses content holding a secret (a `failed` write)."""
-
-    def __init__(self, store: Any, redactor: Redactor) -> None:
-        self.store, self.redactor = store, redactor
-
-    def _check(self, content: str) -> None:
-        if self.redactor.text(content) != content:
-            raise ValueError("the content holds a secret from the environment")
-
-    def entries(self) -> list[str]:
-        return self.store.entries()
-
-    def add(self, content: str) -> Any:
-        self._check(content)
-        return self.store.add(content)
-
-    def replace(self, old_text: str, content: str) -> Any:
-        self._check(content)
-        return self.store.replace(old_text, content)
-
-    def remove(self, old_text: str) -> Any:
-        return self.store.remove(old_text)
+def _stores(ctx: RunContext) -> MemoryStores:
+    """The real stores, refusing content that holds a secret by the run's redactor (a `failed` write)."""
+    return MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock, ctx.redactor)
 
 
-class _GuardedStores:
-    def __init__(self, stores: Any, redactor: Redactor) -> None:
-        self.stores, self.redactor = stores, redactor
-
-    def get(self, target: str) -> _SecretGuard:
-        return _SecretGuard(self.stores.get(target), self.redactor)
-
-
-def _stores(ctx: RunContext):
-
-    return _GuardedStores(MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock), ctx.redactor)
+def _redacted(decision: Decision, redactor: Redactor) -> Decision:
+    """A decision as it may be recorded and shown, its texts redacted whole: a preview cuts them at 80
+    characters, and a secret cut short no longer looks like one (a refused proposal's especially)."""
+    proposal = decision.proposal
+    if proposal is not None:
+        proposal = proposal.model_copy(update={k: redactor.text(v) for k, v in proposal.model_dump().items()
+                                               if isinstance(v, str)})
+    return replace(decision, proposal=proposal, raw=redactor.value(decision.raw), reason=redactor.text(decision.reason))
 
 
 def record(ctx: RunContext, outcome: LearningOutcome) -> None:
@@ -101,6 +79,7 @@ async def learn(
         outcome = await review_and_learn(summarize(events, messages, goal), deps)
     except Exception as exc:  # noqa: BLE001 - the pass is never fatal to the run
         outcome = LearningOutcome(error=f"{type(exc).__name__}: {exc}", dry_run=dry_run)
+    outcome.decisions = [_redacted(decision, ctx.redactor) for decision in outcome.decisions]
     try:
         if not dry_run:
             record(ctx, outcome)

@@ -40,7 +40,7 @@ class MemoryFeature(Feature):
 
     def _stores(self, ctx: RunContext):
 
-        return MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock)
+        return MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock, ctx.redactor)
 
     def tools(self, ctx: RunContext) -> list[Tool]:
 

@@ -5,14 +5,16 @@ reach disk at once but do not change the prompt, so the provider's prefix cache 
 block therefore reads the stores the first time it renders and returns that same text for the rest
 of its life; a new session builds a new block.
 
-Entries are scanned again at render time: a file edited by hand can hold anything, and only the
-scan stands between it and every future prompt. An entry that fails shows as a `[BLOCKED: …]`
+Entries are scanned again at render time: a file edited by hand (or written by an arreio that did not
+refuse secrets) can hold anything, and only the scan stands between it and every future prompt. An
+entry that fails, or holds a secret the stores' redactor finds, shows as a `[BLOCKED: …]`
 placeholder carrying a handle (`blocked:1a2b3c4d`) the `memory` tool accepts as `old_text`, so the
 entry stays removable without its text ever reaching the model.
 """
 
 from __future__ import annotations
 
+from arreio.engine.governance.redact import Redactor
 from arreio.memory.entries import SEPARATOR, MemoryRefused, blocked_handle
 from arreio.memory.scan import scan_text
 from arreio.memory.store import MemoryStore, MemoryStores, StoreState
@@ -23,18 +25,30 @@ _TITLES = {
 }
 
 
-def render_entry(entry: str) -> str:
-    """The entry as the prompt shows it: itself, or a placeholder when it fails the scan."""
+def _why_blocked(entry: str, redactor: Redactor | None) -> str | None:
     finding = scan_text(entry)
-    if finding is None:
+    if finding is not None:
+        return f"this entry failed the security scan — {finding.describe()}"
+    if redactor is not None and redactor.text(entry) != entry:
+        return "this entry holds a secret"
+    return None
+
+
+def render_entry(entry: str, redactor: Redactor | None = None) -> str:
+    """The entry as the prompt shows it: itself, or a placeholder when it fails the scan or holds a
+    secret `redactor` finds."""
+    why = _why_blocked(entry, redactor)
+    if why is None:
         return entry
-    return (
-        f"[BLOCKED: this entry failed the security scan — {finding.describe()}; it is not shown. "
-        f'Remove it with the memory tool, old_text "{blocked_handle(entry)}".]'
-    )
+    return f'[BLOCKED: {why}; it is not shown. Remove it with the memory tool, old_text "{blocked_handle(entry)}".]'
 
 
-def render_snapshot(states: list[StoreState], problems: list[str] | None = None) -> str | None:
+def _blocked(state: StoreState, redactor: Redactor | None) -> list[str]:
+    return [entry for entry in state.entries if _why_blocked(entry, redactor) is not None]
+
+
+def render_snapshot(states: list[StoreState], problems: list[str] | None = None,
+                    redactor: Redactor | None = None) -> str | None:
     """The block text for these store states, or None when every store is empty (and none failed
     to read). `problems` are one-line notes about stores that could not be read."""
     problems = problems or []
@@ -55,7 +69,7 @@ def render_snapshot(states: list[StoreState], problems: list[str] | None = None)
         file_name, meaning = _TITLES[state.target]
         lines.append("")
         lines.append(f"## {file_name} — {meaning}")
-        lines.append(f"\n{SEPARATOR}\n".join(render_entry(entry) for entry in state.entries))
+        lines.append(f"\n{SEPARATOR}\n".join(render_entry(entry, redactor) for entry in state.entries))
     return "\n".join(lines)
 
 
@@ -80,20 +94,21 @@ class MemorySnapshotBlock:
                 state = _read(store, problems)
                 if state is not None:
                     states.append(state)
-            self._text = render_snapshot(states, problems)
-            self.notices = problems + [n for state in states for n in _notices(state)]
+            redactor = getattr(self.stores, "redactor", None)
+            self._text = render_snapshot(states, problems, redactor)
+            self.notices = problems + [n for state in states for n in _notices(state, redactor)]
             self._frozen = True
         return self._text
 
 
-def _notices(state: StoreState) -> list[str]:
+def _notices(state: StoreState, redactor: Redactor | None = None) -> list[str]:
     """A store over its limit or holding blocked entries still loads; the user is told what to fix."""
     file_name, _ = _TITLES[state.target]
     out = []
     if state.chars > state.limit:
         out.append(f"{file_name} is over its limit ({state.chars}/{state.limit} chars) and enters every prompt "
                    f"whole: consolidate it with `arreio memory replace|remove --target {state.target}`")
-    blocked = [entry for entry in state.entries if scan_text(entry) is not None]
+    blocked = _blocked(state, redactor)
     if blocked:
         out.append(f"{file_name} holds {len(blocked)} entr{'y' if len(blocked) == 1 else 'ies'} the security scan "
                    f"blocked (hidden from the model): remove with `arreio memory remove --target {state.target} "

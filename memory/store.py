@@ -10,6 +10,12 @@ Drift guard: a file edited by hand into something that does not round-trip (a mi
 duplicates, empty entries) would be silently normalised by a rewrite. So `replace` and `remove`
 refuse on such a file, save a `.bak.<timestamp>` copy and explain; `add` still works and appends
 to the text as it is, leaving the hand edit untouched.
+
+No secret is stored: content the redactor would change (an environment value in any spelling, a
+token, `password for staging: …`, a docker `auth`) is refused with a reason the writer can act on
+(`secret_refusal`), whoever writes — the `memory` tool, the learning pass, `arreio memory add`. A
+refusal, not a `[REDACTED]` entry: such an entry would enter every later prompt saying nothing, and
+the model, told why, can save where the secret lives instead.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Literal
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import ConfigError
 from arreio.engine.file_lock import exclusive
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.ports import Clock, SystemClock
 from arreio.memory.entries import (
     JOINER,
@@ -41,6 +48,17 @@ TARGETS: tuple[Target, ...] = ("memory", "user")
 
 DEFAULT_MEMORY_CHARS = 2200
 DEFAULT_USER_CHARS = 1375
+
+
+def secret_refusal(content: str, redactor: Redactor) -> str | None:
+    """Why `content` may not be stored (it holds a secret the redactor finds), or None."""
+    name = redactor.find_name(content)
+    if name is None and redactor.text(content) == content:
+        return None
+    what = (f"the value of ${name}, a secret from the environment" if name is not None
+            else "what looks like a credential (a key, token or password)")
+    return (f"refused: the content holds {what}. Memory lasts across sessions and enters every prompt; "
+            "never store secrets (save where to find one instead: 'the staging DB password is in the vault').")
 
 
 @dataclass(frozen=True)
@@ -101,11 +119,13 @@ class WriteResult:
 class MemoryStore:
     """One bounded store file. Reads are lock-free (writes are atomic replaces); writes are locked."""
 
-    def __init__(self, path: Path, limit: int, *, target: Target = "memory", clock: Clock | None = None) -> None:
+    def __init__(self, path: Path, limit: int, *, target: Target = "memory", clock: Clock | None = None,
+                 redactor: Redactor | None = None) -> None:
         self.path = Path(path)
         self.limit = limit
         self.target = target
         self.clock = clock or SystemClock()
+        self.redactor = redactor if redactor is not None else Redactor()  # no environment: the formats alone
         self.lock_path = self.path.with_name(self.path.name + ".lock")
 
     # -- reading -------------------------------------------------------------------------------
@@ -160,6 +180,11 @@ class MemoryStore:
     def plan(self, operations: Sequence[Operation]) -> PlannedWrite:
         """Compute (without writing) the result of `operations` on the file as it is now.
         Call under `locked()`; `commit` writes what this returns."""
+        for number, op in enumerate(operations, 1):
+            refusal = secret_refusal(op.content, self.redactor) if op.content else None
+            if refusal is not None:
+                where = f"operation {number} ({op.action}): " if len(operations) > 1 else ""
+                raise MemoryRefused(where + refusal + (" Nothing was changed." if where else ""))
         text = self.read_text()
         before = self._state(text)
         if before.drifted and any(op.action != "add" for op in operations):
@@ -212,19 +237,23 @@ class MemoryStores:
     """The two stores of a state folder: `.memory` (MEMORY.md, the agent's notes) and `.user`
     (USER.md, what it knows about the user)."""
 
-    def __init__(self, state_dir: Path, limits: MemoryLimits | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, state_dir: Path, limits: MemoryLimits | None = None, clock: Clock | None = None,
+                 redactor: Redactor | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.limits = limits or MemoryLimits()
-        self.memory = MemoryStore(
-            self.state_dir / "MEMORY.md", self.limits.memory_chars, target="memory", clock=clock
-        )
-        self.user = MemoryStore(self.state_dir / "USER.md", self.limits.user_chars, target="user", clock=clock)
+        self.redactor = redactor if redactor is not None else Redactor()
+        self.memory = MemoryStore(self.state_dir / "MEMORY.md", self.limits.memory_chars, target="memory",
+                                  clock=clock, redactor=self.redactor)
+        self.user = MemoryStore(self.state_dir / "USER.md", self.limits.user_chars, target="user", clock=clock,
+                                redactor=self.redactor)
 
     @classmethod
-    def configured(cls, state_dir: Path, settings: Any, clock: Clock | None = None) -> MemoryStores:
-        """The stores with the limits of `settings.memory` — what runs, the CLI and learning all use."""
+    def configured(cls, state_dir: Path, settings: Any, clock: Clock | None = None,
+                   redactor: Redactor | None = None) -> MemoryStores:
+        """The stores with the limits of `settings.memory` — what runs, the CLI and learning all use;
+        `redactor` (the run's, or the environment's) decides what is a secret they refuse."""
         limits = MemoryLimits(memory_chars=settings.memory.memory_chars, user_chars=settings.memory.user_chars)
-        return cls(state_dir, limits, clock)
+        return cls(state_dir, limits, clock, redactor)
 
     def get(self, target: str) -> MemoryStore:
         if target == "memory":

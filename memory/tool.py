@@ -11,11 +11,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from arreio.engine.governance.redact import Redactor
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Repeat, Tool, ToolResult
 from arreio.memory.entries import MemoryRefused, Operation
-from arreio.memory.store import MemoryStores, Target, WriteResult
+from arreio.memory.store import MemoryStores, Target, WriteResult, secret_refusal
 
 MAX_FAILURES_PER_TURN = 3
 
@@ -129,14 +128,11 @@ class MemoryTool(Tool):
         try:
             request = args if isinstance(args, MemoryInput) else MemoryInput.model_validate(args)
             operations = operations_by_target(request)
-            leaked = _secret_in(operations, ctx.redactor)
-            if leaked is not None:
-                what = (f"the value of ${leaked}, a secret from the environment" if leaked != TOKEN
-                        else "what looks like a credential (a key, token or password)")
-                return self._failed(
-                    f"refused: the content holds {what}. "
-                    "Memory lasts across sessions and enters every prompt; never store secrets."
-                )
+            # The stores refuse a secret too (with the redactor they were made with); the run's decides here.
+            refusal = next((why for ops in operations.values() for op in ops
+                            if op.content and (why := secret_refusal(op.content, ctx.redactor))), None)
+            if refusal is not None:
+                return self._failed(refusal)
             results = self.stores.apply(operations)
         except ValidationError as error:
             first = error.errors()[0]
@@ -160,19 +156,3 @@ class MemoryTool(Tool):
             "tool and answer the user now. You can save the fact in a later turn."
         )
 
-
-TOKEN = ""  # a secret found by its format or place, with no environment variable's name
-
-
-def _secret_in(operations: Any, redactor: Redactor) -> str | None:
-    """The name of the environment secret some operation's content holds (the run's redactor decides
-    what a secret is), TOKEN for one found by its format, or None."""
-    for ops in operations.values():
-        for op in ops:
-            content = getattr(op, "content", None) or ""
-            name = redactor.find_name(content)
-            if name is not None:
-                return name
-            if redactor.text(content) != content:
-                return TOKEN
-    return None

@@ -58,11 +58,15 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 def _stores() -> Any:
+    import os
+
     from arreio.engine.config import load_settings
+    from arreio.engine.governance.redact import Redactor
     from arreio.engine.paths import state_dir
     from arreio.memory.store import MemoryStores
 
-    return MemoryStores.configured(state_dir(), load_settings())  # the limits a run's memory tool enforces
+    # The limits a run's memory tool enforces, and its refusal of secrets (the environment's redactor).
+    return MemoryStores.configured(state_dir(), load_settings(), redactor=Redactor.from_env(os.environ))
 
 
 def _write(operation: Any, target: TargetName) -> None:

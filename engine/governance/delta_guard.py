@@ -6,7 +6,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from arreio.engine.governance.redact import _ASCII_ALIKE, _PEM_END, Redactor
+from arreio.engine.governance.redact import Redactor
+from arreio.engine.governance.secret_patterns import ASCII_ALIKE, PEM_END
 
 __all__ = ["DeltaGuard"]
 
@@ -21,7 +22,7 @@ def _compile_partial(pattern: str) -> Any:
     run whose streamed text never does — and every run's start — does not pay for it."""
     import regex  # noqa: PLC0415 - see above
 
-    return regex.compile(pattern.replace(_PEM_END + "?", _PEM_END))
+    return regex.compile(pattern.replace(PEM_END + "?", PEM_END))
 
 
 class DeltaGuard:
@@ -66,6 +67,12 @@ class DeltaGuard:
         for match in self._matches(text) if cut else ():
             if match.start() < cut and (cut < match.end() or match.end() == len(text)):
                 cut = match.start()
+        # So is another spelling of an environment secret, and the start of one the text's end cuts
+        # short (a key echoed in two halves: the first half waits for the second).
+        for span in self.redactor.spelled(text[:cut], partial=True) if cut else ():
+            if cut < span.end or span.end == cut:
+                cut = span.start
+                break
         if len(text) - cut > self.MAX_HELD:
             cut = len(text)
         if cut:
@@ -85,7 +92,7 @@ class DeltaGuard:
         lead of the redactor's pattern is (`Redactor.text` does the same), or where the text ends in
         the first letters of one. Scanning every position took ~1.2 µs a character (~40
         alternatives tried at each), for every delta of every streamed reply (issue 23)."""
-        if not text.isascii() and any(c in text for c in _ASCII_ALIKE):
+        if not text.isascii() and any(c in text for c in ASCII_ALIKE):
             return list(self._partial.finditer(text, partial=True))  # see `Redactor.text`
         lowered, starts = text.lower(), set()
         for lead in self._leads:

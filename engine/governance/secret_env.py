@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MIN_SECRET_CHARS", "URL_PASSWORD", "looks_secret"]
+__all__ = ["MIN_SECRET_CHARS", "URL_PASSWORD", "holds_private_key", "looks_secret"]
 
 MIN_SECRET_CHARS = 8
 
@@ -30,6 +30,13 @@ _PLAIN_WORD = re.compile(r"[a-z_.\-]+|[A-Z_.\-]+")
 # A single word: even as a password (`DB_PASSWORD=postgres`), hiding it would hide the word everywhere.
 _WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")
 URL_PASSWORD = re.compile(r"://[^\s:@/]*:([^\s@/]+)@")
+_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+
+def holds_private_key(value: str) -> bool:
+    """Whether a variable holds a private key, whatever its name (`DEPLOY=-----BEGIN …`): hidden
+    whole, and line by line (a sorted `env` scatters its lines)."""
+    return "-----BEGIN" in value and _PRIVATE_KEY.search(value) is not None
 
 
 def looks_secret(name: str, value: str) -> bool:

@@ -11,11 +11,13 @@ ephemeral use). Contract shared by both:
 - vectors belong to one embedding model (`vector_model`); `reset_vectors` switches model and
   forgets the old vectors.
 - searches return (chunk id, score) best first; higher score is better.
+- chunk text is stored as the knowledge base gives it: redacted (index.py); `redact_stored` redacts
+  what an older arreio stored as read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias
@@ -93,6 +95,11 @@ class KnowledgeBackend(Protocol):
     def replace_document(self, path: str, sha256: str, size: int, chunks: Sequence[Chunk]) -> None: ...
 
     def remove_document(self, path: str) -> bool: ...
+
+    def redact_stored(self, redact: Callable[[str], str]) -> int:
+        """Apply `redact` to every stored chunk whose text it changes (their vectors are dropped, to
+        be made again), once: a store made by an arreio that kept text as read. How many changed."""
+        ...
 
     def vector_model(self) -> str | None: ...
 

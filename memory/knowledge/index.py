@@ -4,7 +4,9 @@ Indexing runs in two phases so it can be stopped at any moment: first every new 
 chunked and stored (one transaction per file; its chunks are searchable by keyword at once), then
 chunks without a vector are embedded in batches (one transaction per batch). Whatever stops the
 process, the index is usable, and the next `add` or `sync` embeds only what is still missing.
-Unchanged files are recognised by the SHA-256 of their bytes and skipped.
+Unchanged files are recognised by the SHA-256 of their bytes and skipped. A document's text goes
+through the redactor before it is chunked, so no secret it holds (an environment value, a token, a
+`password: …` line, a docker `auth`) is stored, searched or embedded; the label stands in its place.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from arreio.engine.governance.redact import Redactor
 from arreio.memory.knowledge import embedding, passes
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
@@ -90,8 +93,10 @@ class KnowledgeBase:
         batch_size: int = 8,
         sentence_vectors: bool = True,
         workers: int | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.backend = backend
+        self._redactor = redactor  # None: one for the process's environment, made when first needed
         self.sentence_vectors = sentence_vectors
         self.embedder = embedder
         self.chunking = chunking
@@ -105,13 +110,26 @@ class KnowledgeBase:
 
     def add_text(self, path: str, text: str, sha256: str, size: int | None = None) -> Outcome:
         """Index one document's text under `path` unless a document with that hash is there."""
+        self._redact_stored()
         return self._index_one(path, text, sha256, size)[0]
+
+    @property
+    def redactor(self) -> Redactor:
+        if self._redactor is None:
+            import os
+
+            self._redactor = Redactor.from_env(os.environ)
+        return self._redactor
+
+    def _redact_stored(self) -> None:
+        """Before a write: redact what an older arreio stored as read (once per knowledge base)."""
+        self.backend.redact_stored(self.redactor.text)
 
     def _index_one(self, path: str, text: str, sha256: str, size: int | None) -> tuple[Outcome, int]:
         existing = self.backend.get_document(path)
         if existing is not None and existing.sha256 == sha256:
             return "unchanged", 0
-        chunks = chunk_text(text, self.chunking)
+        chunks = chunk_text(self.redactor.text(text), self.chunking)
         self.backend.replace_document(path, sha256, len(text.encode()) if size is None else size, chunks)
         return ("added" if existing is None else "updated"), len(chunks)
 
@@ -119,6 +137,7 @@ class KnowledgeBase:
         """Outcome counts (added / updated / unchanged / chunks) and skip notices."""
         counts: Counter[str] = Counter()
         notices: list[str] = []
+        self._redact_stored()
         for done, file in enumerate(files, start=1):
             source = read_text(file)
             if isinstance(source, SourceText):
@@ -372,4 +391,4 @@ def open_knowledge_base(
     if settings is not None:
         options = {"fusion": settings.fusion(), "sentence_vectors": settings.sentence_vectors, **options}
     chosen = default_embedder() if embedder == "auto" else embedder
-    return KnowledgeBase(SqliteBackend(state_dir / DB_NAME), chosen, **options)
+    return KnowledgeBase(SqliteBackend(state_dir / DB_NAME), chosen, **options)  # `redactor=` among the options

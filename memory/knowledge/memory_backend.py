@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -78,6 +78,17 @@ class MemoryBackend:
         for chunk_id in doc.chunk_ids:
             del self._chunks[chunk_id]
         return True
+
+    def redact_stored(self, redact: Callable[[str], str]) -> int:
+        changed = 0
+        for chunk_id, stored in list(self._chunks.items()):
+            clean = redact(stored.record.text)
+            if clean != stored.record.text:
+                terms = cjk.tokens(cjk.rewrite(clean))
+                record = ChunkRecord(chunk_id, stored.record.path, stored.record.start_line, stored.record.end_line, clean)
+                self._chunks[chunk_id] = _Stored(record, Counter(terms), len(terms))
+                changed += 1
+        return changed
 
     def vector_model(self) -> str | None:
         return self._model

@@ -14,7 +14,7 @@ load SQLite extensions.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,6 +103,7 @@ class SqliteBackend:
             if row is None:
                 db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 db.execute("INSERT INTO meta VALUES ('vec_generation', '0')")
+                db.execute("INSERT INTO meta VALUES ('redacted', '1')")  # text is redacted before it is stored
             elif int(row[0]) > SCHEMA_VERSION:
                 raise UsageError(
                     f"knowledge base schema {row[0]} is newer than this arreio understands "
@@ -191,6 +192,31 @@ class SqliteBackend:
     def remove_document(self, path: str) -> bool:
         with self._tx() as db:
             return self._delete_document(db, path)
+
+    def redact_stored(self, redact: Callable[[str], str]) -> int:
+        """Once per file: `redact` every chunk an older arreio stored as read. A changed chunk loses
+        its vectors (made again from the new text); the old text is overwritten on disk (secure
+        delete, the full-text index merged, the write-ahead log truncated), not merely unlinked."""
+        if self._meta("redacted") == "1":
+            return 0
+        self._db.execute("PRAGMA secure_delete = ON")
+        try:
+            with self._tx() as db:
+                changed = [(clean, chunk_id) for chunk_id, text in db.execute("SELECT id, text FROM chunks").fetchall()
+                           if (clean := redact(text)) != text]
+                for clean, chunk_id in changed:
+                    db.execute("UPDATE chunks SET text = ?, vec = NULL, svec = NULL WHERE id = ?", (clean, chunk_id))
+                    db.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
+                    db.execute("INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (chunk_id, cjk.rewrite(clean)))
+                if changed:
+                    db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+                    self._bump_generation(db)
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('redacted', '1')")
+        finally:
+            self._db.execute("PRAGMA secure_delete = OFF")
+        if changed and self.path is not None:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return len(changed)
 
     # -- vectors ----------------------------------------------------------------------------
 

@@ -286,3 +286,56 @@ def test_streamable_http_server_with_headers_from_the_environment(tmp_path) -> N
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+SERVER_TOKEN = "Q7vN2pL9rT4wK8mB3cD6fGh1jZ5xY0sA"  # no known format: only its variable's name marks it
+
+
+def test_a_token_the_server_prints_never_reaches_its_log_nor_a_warning(tmp_path) -> None:
+    """What a server writes on stderr (and a stdout line that is not MCP) goes through the redactor on
+    its way into `logs/mcp-<server>.log`, as every file arreio keeps does; so does the stderr a
+    crash warning quotes."""
+    say = "authenticated as octocat with token ${GITHUB_TOKEN}"
+    servers = parse_mcp_servers({"gh": fixture_server(env={"GITHUB_TOKEN": "${GITHUB_TOKEN}", "FIXTURE_MCP_SAY": say}),
+                                 "broken": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1", "FIXTURE_MCP_SAY": say})})
+    hub = McpHub(servers, cwd=tmp_path, env={"PATH": os.environ.get("PATH", ""), "GITHUB_TOKEN": SERVER_TOKEN},
+                 log_dir=tmp_path / "logs")
+    hub.start()
+    try:
+        registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
+        assert call(registry, ctx, "gh__add", {"a": 1, "b": 2}).content == "3"
+        call(registry, ctx, "gh__crash", {"last_words": f"fatal: token {SERVER_TOKEN[:16]}\n{SERVER_TOKEN[16:]} revoked"})
+        shown = " ".join(hub.drain_warnings() + [s.detail for s in hub.states()])
+        assert "token [REDACTED:GITHUB_TOKEN] revoked" in shown and "missing API token" in shown
+        assert SERVER_TOKEN[:12] not in shown and SERVER_TOKEN[-12:] not in shown
+    finally:
+        hub.close()
+    for name in ("gh", "broken"):
+        log = (tmp_path / "logs" / f"mcp-{name}.log").read_bytes()
+        assert b"authenticated as octocat with token [REDACTED:GITHUB_TOKEN]" in log, log
+        assert SERVER_TOKEN[:12].encode() not in log and SERVER_TOKEN[-12:].encode() not in log, log
+    assert b"fixture: serving" in (tmp_path / "logs" / "mcp-gh.log").read_bytes()
+
+
+def test_a_token_written_in_two_pieces_is_held_until_its_second(tmp_path) -> None:
+    """The log reads the server's stderr pipe whenever it holds something: a key whose halves arrive
+    in two writes (a line break between them) is held, not written half by half where neither half
+    looks like a secret."""
+    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.tools.mcp.logs import ServerLog
+
+    async def scenario() -> None:
+        log = ServerLog(tmp_path / "mcp-fx.log", redactor=Redactor.from_env({"GITHUB_TOKEN": SERVER_TOKEN}))
+        stderr = log.errlog()
+        stderr.write(f"fatal: token {SERVER_TOKEN[:16]}\n")
+        stderr.flush()
+        log.pump()  # what the loop does when the pipe holds something
+        assert SERVER_TOKEN[:16] not in (tmp_path / "mcp-fx.log").read_text()
+        stderr.write(f"{SERVER_TOKEN[16:]} revoked\nfixture: bye\n")
+        stderr.flush()
+        log.pump()
+        log.close()
+
+    asyncio.run(scenario())
+    text = (tmp_path / "mcp-fx.log").read_text()
+    assert text == "fatal: token [REDACTED:GITHUB_TOKEN] revoked\nfixture: bye\n", text

@@ -16,7 +16,8 @@ from arreio.engine.governance.redact import Redactor
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")
-CASES: list[dict] = _yaml.load((CORPUS / "hostile.yaml").read_text()) + _yaml.load((CORPUS / "benign.yaml").read_text())
+CASES: list[dict] = [case for name in ("hostile", "benign", "spellings", "lookalikes")
+                     for case in _yaml.load((CORPUS / f"{name}.yaml").read_text())]
 LONG_KEY = "sk-proj-" + "Zx7Qw" * 30  # 158 characters: longer than the starts the guard keeps whole
 ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery",
        "OPENAI_API_KEY": LONG_KEY}

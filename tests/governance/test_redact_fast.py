@@ -14,14 +14,15 @@ from arreio.engine.governance.redact import Redactor
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")
-CASES: list[dict] = _yaml.load((CORPUS / "hostile.yaml").read_text()) + _yaml.load((CORPUS / "benign.yaml").read_text())
+CASES: list[dict] = [case for name in ("hostile", "benign", "spellings", "lookalikes")
+                     for case in _yaml.load((CORPUS / f"{name}.yaml").read_text())]
 ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery",
        "PGPASSWORD": "pgS3cret-99x", "HOME": "/home/dev"}
 FILLER = "The quick brown fox jumps over the lazy dog; nothing to hide in this line at all.\n"
 
 
 def _plain(redactor: Redactor, text: str) -> str:
-    return redactor._pattern.sub(redactor._label, text)
+    return redactor._pattern.sub(redactor._label, redactor._respelled(text))
 
 
 def _variants(text: str) -> list[str]:

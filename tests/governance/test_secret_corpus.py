@@ -2,7 +2,10 @@
 
 The corpus in `fixtures/secrets/`: `hostile.yaml` (texts holding secrets, each listed), `benign.yaml`
 (ordinary texts that must come out byte for byte unchanged: a false alarm costs more than a miss,
-DESIGN invariant 9) and `env.yaml` (environment variables `looks_secret` must / must not pick).
+DESIGN invariant 9) and `env.yaml` (environment variables `looks_secret` must / must not pick); and
+`spellings.yaml` (known secrets reversed, in base64, hex, percent-encoded, broken in pieces, wrapped;
+key bodies without their BEGIN line; secret shapes) with its honest look-alikes, `lookalikes.yaml`
+(base64, hex hashes, git SHAs, UUIDs, URLs, certificates, public keys), reported per category.
 Every case is also checked for idempotence (redacting twice == once), JSON-safety (redacting the
 JSON-encoded text decodes to the redacted text) and streaming (a secret split across deltas).
 Then one run through the real CLI, recorded, whose files and printed events must hold none of them.
@@ -23,8 +26,10 @@ from arreio.engine.governance.secret_env import looks_secret
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")
-HOSTILE: list[dict] = _yaml.load((CORPUS / "hostile.yaml").read_text())
-BENIGN: list[dict] = _yaml.load((CORPUS / "benign.yaml").read_text())
+SPELLINGS: list[dict] = _yaml.load((CORPUS / "spellings.yaml").read_text())
+LOOKALIKES: list[dict] = _yaml.load((CORPUS / "lookalikes.yaml").read_text())
+HOSTILE: list[dict] = _yaml.load((CORPUS / "hostile.yaml").read_text()) + SPELLINGS
+BENIGN: list[dict] = _yaml.load((CORPUS / "benign.yaml").read_text()) + LOOKALIKES
 ENV: dict[str, list[dict]] = _yaml.load((CORPUS / "env.yaml").read_text())
 # A realistic environment for the benign texts: its secrets appear in none of them.
 BENIGN_ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery",
@@ -70,6 +75,30 @@ def test_precision_and_recall_on_the_corpus(capsys: pytest.CaptureFixture[str]) 
         print(f"\nsecret corpus: {len(HOSTILE)} hostile ({listed} secrets), {len(BENIGN)} benign: "
               f"precision {precision:.3f}, recall {recall:.3f}")
     assert precision == 1.0 and recall == 1.0
+
+
+def test_recall_and_precision_per_spelling_category(capsys: pytest.CaptureFixture[str]) -> None:
+    """The spellings corpus by category: recall (listed secrets removed / listed) and precision (texts
+    changed that hold a secret / texts changed) over its look-alikes of the same category."""
+    rows: dict[str, list[int]] = {}  # category -> [found, listed, hostile changed, look-alikes, false alarms]
+    for case in SPELLINGS:
+        out = _redactor(case).text(case["text"])
+        row = rows.setdefault(case["category"], [0, 0, 0, 0, 0])
+        row[0] += sum(s not in out for s in case["secrets"])
+        row[1] += len(case["secrets"])
+        row[2] += out != case["text"]
+    for case in LOOKALIKES:
+        row = rows.setdefault(case["category"], [0, 0, 0, 0, 0])
+        row[3] += 1
+        row[4] += _redactor(case).text(case["text"]) != case["text"]
+    with capsys.disabled():
+        print(f"\n{'category':<12} {'cases':>5} {'recall':>8} {'look-alikes':>12} {'precision':>10}")
+        for category, (found, listed, changed, alikes, alarms) in sorted(rows.items()):
+            recall = f"{found / listed:.3f}" if listed else "-"
+            precision = f"{changed / (changed + alarms):.3f}" if changed + alarms else "-"
+            cases = sum(c["category"] == category for c in SPELLINGS)
+            print(f"{category:<12} {cases:>5} {recall:>8} {alikes:>12} {precision:>10}")
+    assert all(found == listed and alarms == 0 for found, listed, _, _, alarms in rows.values()), rows
 
 
 @pytest.mark.parametrize("case", ENV["secret"], ids=[c["name"] for c in ENV["secret"]])

@@ -10,7 +10,8 @@ state folder), no hooks, no fsmonitor, no filters, no line-ending conversion (`i
 unsets them for every path, so a snapshot is the bytes on disk and a restore writes them back).
 
 Each working tree has its own git index (the stat cache) under `trees/<key>/`, with its own excludes:
-the state folder and, per snapshot, files over the size cap — those are listed, never dropped silently.
+the state folder and, per snapshot, files over the size cap and secrets files (`secret_files.py`:
+`.env`, private keys, credentials) — those are listed, never dropped silently.
 A snapshot is `ls-files` (what changed since the last one) → `update-index` on those paths only →
 `write-tree`; `git add -A` would hash an oversized file before we could refuse it.
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from arreio.engine.errors import ArreioError
 from arreio.engine.file_lock import exclusive
+from arreio.engine.governance.checkpoints.secret_files import SECRET_FILE_WHY, forget_kept_copies, is_secret_file
 from arreio.engine.programs import trusted_path, trusted_which
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -179,6 +181,7 @@ class ShadowRepo:
         if stale.exists():  # we hold the store's lock: a lock file left now is a killed git's
             stale.unlink()
         self._ready = True
+        forget_kept_copies(self)  # once per tree: what an older arreio kept
 
     def _excludes(self) -> str:
         lines = ["# written by arreio: never snapshot the state folder or git's own", "/.git/"]
@@ -219,9 +222,11 @@ class ShadowRepo:
                 skipped[rel] = [info.st_size, info.st_mtime_ns, "ignored by .gitignore"]
 
     def _snapshot(self) -> Snapshot:
-        listed = self.run_git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")
+        listed = self.run_git("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard")
+        entries = [p for p in listed.split(b"\0") if len(p) > 2]  # "<tag> <path>": `?` is untracked
+        untracked = {p[2:] for p in entries if p[:1] == b"?"}
         add, remove, skipped = [], [], {}
-        for raw in dict.fromkeys(p for p in listed.split(b"\0") if p):
+        for raw in dict.fromkeys(p[2:] for p in entries):
             rel = os.fsdecode(raw)
             if rel.endswith("/"):  # a folder with its own .git: git will not look inside it
                 skipped[rel] = [0, 0, "a nested git repository"]
@@ -245,6 +250,10 @@ class ShadowRepo:
             elif info.st_size > self.max_file_bytes:
                 skipped[rel] = [info.st_size, info.st_mtime_ns, f"{info.st_size / 1048576:.1f} MB, over max_file_mb"]
                 remove.append(raw)
+            elif is_secret_file(self.worktree / rel):
+                skipped[rel] = [info.st_size, info.st_mtime_ns, SECRET_FILE_WHY]
+                if raw not in untracked:  # kept before (a `.pem` that held a certificate): out of the index
+                    remove.append(raw)
             else:
                 add.append(raw)
         if remove:

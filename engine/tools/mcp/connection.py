@@ -93,7 +93,7 @@ async def transport(conn: Connection, stack: contextlib.AsyncExitStack, *, cwd: 
         how = launch(cfg, name=conn.name, cwd=cwd, env=env, home=start.home, untrusted=start.untrusted, wrap=start.wrap)
         params = StdioServerParameters(command=how.command, args=how.args, env=how.env, cwd=how.cwd)
         assert conn.log is not None
-        return stdio_client(params, errlog=conn.log.stream)
+        return stdio_client(params, errlog=conn.log.errlog())
     assert isinstance(cfg, HttpServer)
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from arreio.engine.governance.redact import Redactor
 from arreio.engine.tools.base import ToolError, ToolResult
 from arreio.engine.tools.mcp import logs
 from arreio.engine.tools.mcp.config import McpServerConfig, filter_warnings
@@ -64,7 +65,7 @@ class McpHub:
 
     def __init__(
         self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str], log_dir: Path | None = None,
-        start: StartPlace | None = None,
+        start: StartPlace | None = None, redactor: Redactor | None = None,
     ) -> None:
         self.cwd = cwd
         self.env = dict(env)
@@ -75,6 +76,7 @@ class McpHub:
         self._own_home = start.home is None
         home = Path(tempfile.mkdtemp(prefix="arreio-mcp-")) if start.home is None else start.home
         self.start_place = dataclasses.replace(start, home=home)
+        self.redactor = redactor or Redactor.from_env(self.env)  # the logs': the run's, or the servers' env's
         self._conns = {name: Connection(name, cfg) for name, cfg in servers.items()}
         logs.route_sdk_logging()
         self._loop = asyncio.new_event_loop()
@@ -169,7 +171,7 @@ class McpHub:
         from mcp_types import Implementation
 
         path = self.log_dir / f"mcp-{conn.name}.log" if self.log_dir else None
-        log = conn.log = logs.ServerLog(path, fresh=generation == 0)  # a restart appends to the first life's
+        log = conn.log = logs.ServerLog(path, fresh=generation == 0, redactor=self.redactor)  # a restart: appended
         conn.log_mark = log.size()
         logs.bind(log)  # this task's context: every task the SDK starts for the connection inherits it
         try:
