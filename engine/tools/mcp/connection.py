@@ -210,3 +210,14 @@ def shown(path: Path | None, cwd: Path) -> str:
         return str(path.relative_to(cwd))
     except ValueError:
         return str(path)
+
+
+def failure_detail(conn: Connection, why: str, cwd: Path) -> str:
+    """Why a server did not start, for its state and the warning: its auth refusal, or `why` with what
+    it printed that was not MCP and the end of its stderr."""
+    if conn.auth_status is not None:
+        return auth_failed(conn)
+    tail = conn.log.tail(since=conn.log_mark) if conn.log else ""
+    if conn.log and conn.log.junk:
+        why += f"; it printed {conn.log.junk} line(s) on stdout that are not MCP (see {shown(conn.log.path, cwd)})"
+    return why + (f"; its stderr ends: {tail}" if tail else "")

@@ -40,10 +40,11 @@ from arreio.engine.tools.mcp.config import McpServerConfig, filter_warnings
 from arreio.engine.tools.mcp.connection import (
     Connection,
     ServerState,
-    StartPlace,
     auth_failed,
+    StartPlace,
     describe_error,
     exited,
+    failure_detail,
     gone_text,
     list_resources,
     list_tools,
@@ -152,17 +153,10 @@ class McpHub:
         return None
 
     def _fail(self, conn: Connection, why: str) -> str:
-        if conn.auth_status is not None:
-            conn.status.state, conn.status.detail = "failed", auth_failed(conn)
-            if conn.restarts == 0:
-                self.warn(f"{conn.status.detail}; its tools are not available")
-            return conn.status.detail
-        tail = conn.log.tail(since=conn.log_mark) if conn.log else ""
-        if conn.log and conn.log.junk:
-            why += f"; it printed {conn.log.junk} line(s) on stdout that are not MCP (see {shown(conn.log.path, self.cwd)})"
-        conn.status.state, conn.status.detail = "failed", why + (f"; its stderr ends: {tail}" if tail else "")
+        conn.status.state, conn.status.detail = "failed", failure_detail(conn, why, self.cwd)
         if conn.restarts == 0:
-            self.warn(f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
+            self.warn(f"{conn.status.detail}; its tools are not available" if conn.auth_status is not None else
+                      f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
         return conn.status.detail
 
     async def _serve(self, conn: Connection, ready: asyncio.Future, generation: int) -> None:
