@@ -4,7 +4,7 @@ ISO-8601 UTC text in and out."""
 from __future__ import annotations
 
 import secrets
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 
 from arreio.engine.errors import UsageError
 

@@ -259,7 +259,7 @@ def prune_checkpoints(
 ) -> None:
     """Remove old runs' checkpoints (each folder's newest run is kept), then the oldest while the store is
     over `checkpoints.max_total_mb`."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from arreio.engine.governance.checkpoints.history import prune
     from arreio.engine.wording import counted

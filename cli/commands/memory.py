@@ -15,7 +15,6 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from arreio.engine.wording import counted
 
 # Mirrors arreio.memory.substores.SUBSTORES (a test keeps them equal); not imported here so that
 # loading the CLI does not load pydantic.

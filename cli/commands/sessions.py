@@ -31,7 +31,6 @@ def list_sessions(json_output: JsonFlag = False) -> None:
         return
     from rich.table import Table
 
-    from arreio.cli.inert import call_text
     from arreio.cli.inert import shown as escape  # markup-safe and inert
     from arreio.cli.render import console_for
 

@@ -126,7 +126,6 @@ class Shell(Tool):
         sandbox = run_sandbox(ctx, self.probe)
         bash = trusted_which("bash", ctx.env, sandbox.writable) or "/bin/bash"
         call = sandbox.start()
-        plan = call.plan
         try:
             result = await self._run(args.command, bash, call, ctx, output, timeout, capped)
         finally:

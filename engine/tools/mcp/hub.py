@@ -49,7 +49,6 @@ from arreio.engine.tools.mcp.connection import (
     list_resources,
     list_tools,
     listen_for_changes,
-    shown,
     transport,
 )
 from arreio.engine.tools.mcp.resources import RESOURCE_TOOLS, resource_tools
