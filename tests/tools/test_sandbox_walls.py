@@ -289,3 +289,16 @@ def test_a_unix_socket_outside_run_is_no_door_with_the_network_off(root: Path, n
             path.unlink(missing_ok=True)
     assert ("connected" in result.content) is network
     assert "pair b'x'" in result.content  # pipes between processes keep working
+
+
+@requires_sandbox
+@pytest.mark.parametrize("name", [".gitignore", "sub/.gitattributes"])
+def test_a_fifo_where_git_reads_its_rules_is_moved_away(root: Path, name: str) -> None:
+    """git opens .gitignore and .gitattributes wherever it walks: a FIFO there would block the
+    checkpoint after the call (and the user's next git command) until something wrote to it."""
+    folder = os.path.dirname(name) or "."
+    result = shell(root, f"mkdir -p {folder} && mkfifo {name} && echo made")
+    assert "made" in result.content and "refused:" in result.content
+    assert not os.path.lexists(root / name)
+    (root / ".gitignore").write_text("build/\n")  # a real one stays
+    assert "refused" not in shell(root, "echo x > notes.md").content and (root / ".gitignore").exists()

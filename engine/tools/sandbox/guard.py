@@ -29,6 +29,9 @@ MAX_DIRS = 200_000  # folders looked at per scan, at most; past it the watch say
 # Names no call may create below the working directory: a repository git would use, and the state
 # folder (with its config.yaml) a run started in that sub-folder would obey.
 PLANTED_NAMES = frozenset({".git", ".arreio"})
+# Files git reads wherever it walks: one that is a FIFO (or a device) blocks git — and with it the
+# checkpoint after the call — until something writes to it. Such a file the call made is moved away.
+GIT_READS = frozenset({".gitignore", ".gitattributes", ".gitmodules", ".mailmap"})
 
 
 @dataclass
@@ -99,6 +102,9 @@ class GitWatch:
                 for entry in entries:
                     names.add(entry.name)
                     if entry.name.casefold() in PLANTED_NAMES:
+                        gits.append(entry.name)
+                        continue
+                    if entry.name in GIT_READS and _special(entry):
                         gits.append(entry.name)
                         continue
                     try:
@@ -186,6 +192,15 @@ class PlantGuard:
         except OSError:
             _remove(path)
             return None
+
+
+def _special(entry: os.DirEntry) -> bool:
+    """Neither a regular file, a folder nor a link: a FIFO, a socket, a device."""
+    try:
+        return not (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
+                    or entry.is_symlink())
+    except OSError:
+        return False
 
 
 def _remove(path: Path) -> None:

@@ -153,7 +153,8 @@ class RunSandbox:
         tops = {str(ctx.cwd / ".git"), str(ctx.cwd / ".arreio")}
         # A nested repository's .git (or a sub-folder's .arreio) is read-only as the file tools keep
         # it, and the repository itself is pinned in place; a link is left to the guard.
-        nested = _existing(Path(p) for p in sorted(gits) if p not in tops and not os.path.islink(p))
+        nested = _existing(Path(p) for p in sorted(gits) if p not in tops and not os.path.islink(p)
+                           and os.path.basename(p).casefold() in (".git", ".arreio"))
         protected = _existing(area.root for area in protected_areas(ctx.cwd, ctx.env, ctx.state_dir))
         pinned = [p.parent for p in nested if p.name.casefold() == ".git" and p.parent != ctx.cwd
                   and p.parent.is_relative_to(ctx.cwd)]
