@@ -75,10 +75,18 @@ class _ArreioGroup(TyperGroup):
         from arreio.cli.errors import report
         from arreio.engine.errors import ArreioError
 
+        from arreio.cli.launch import command_started
+
         try:
+            command_started()
             return super().invoke(ctx)
         except ArreioError as error:
             ctx.exit(report(error))
+        except KeyboardInterrupt:
+            # Typer turns an uncaught Ctrl-C into a silent exit 130; a command that was still starting
+            # (its imports) or that does not handle it says so, in one line, like every other cancel.
+            print("arreio: cancelled", file=sys.stderr)
+            ctx.exit(130)
 
 
 help_style.install()  # help reads like a manual: no <bool>, no {session_id}

@@ -39,13 +39,34 @@ def version_line() -> str:
     return f"arreio {found}" if found else "arreio (not installed)"
 
 
+def _cancelled_while_starting(_signum: int, _frame: object) -> None:
+    """Ctrl-C before the command has started: nothing to save yet, so one line and exit 130 at once
+    (a KeyboardInterrupt raised inside the start-up imports printed a whole traceback)."""
+    os.write(2, b"arreio: cancelled\n")
+    os._exit(130)
+
+
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(version_line())
         return
+    import signal
+
+    # Only where Python installed its own handler: a shell's background job starts with SIGINT ignored.
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _cancelled_while_starting)
     from arreio.cli import heap
 
     heap.hold()  # the imports below and the command's own are not walked by the collector again and again
     from arreio.cli.app import main as app_main
 
-    app_main()
+    app_main()  # the command line is read under this handler; the command takes Ctrl-C over (`command_started`)
+
+
+def command_started() -> None:
+    """The command itself begins: Ctrl-C raises KeyboardInterrupt again, for it to handle (a run keeps
+    its session and says how to continue)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is _cancelled_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,0 +1,54 @@
+"""Ctrl-C at any moment of `arreio run`'s start: one line, exit 130 — never a traceback of the start-up
+imports, never a silent 130 (Typer turns a Ctrl-C during its parsing into one). The real console
+script, a real SIGINT. A signal that lands while the Python interpreter itself starts, before any of
+arreio's code, is the interpreter's and is not counted."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+SCRIPT = Path(sys.executable).parent / "arreio"
+_INTERPRETER_STARTING = ("init_import_site", "init_sys_streams", "Fatal Python error")
+
+
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _startup_s() -> float:
+    times = []
+    for _ in range(3):
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.monotonic() - started)
+    return sorted(times)[1]
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the arreio console script is not installed next to this Python")
+def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path, arreio_env: dict) -> None:
+    base = _startup_s()
+    ours = 0
+    for factor in (1.5, 2, 3, 4, 6, 8, 11, 15):
+        proc = subprocess.Popen([str(SCRIPT), "run", "x", "--offline"], cwd=tmp_path, env=arreio_env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_interruptible)
+        time.sleep(base * factor)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        said = err.decode(errors="replace")
+        if any(mark in said for mark in _INTERPRETER_STARTING):
+            continue  # before arreio's first line of code
+        if proc.returncode == 0:
+            break  # the run was over before the signal
+        ours += 1
+        lines = said.splitlines()
+        assert proc.returncode == 130, said
+        assert len(lines) == 1 and lines[0].startswith("arreio: cancelled"), said
+        assert "Traceback" not in said
+    assert ours >= 3
