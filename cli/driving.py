@@ -19,7 +19,7 @@ _STDERR_PREFIX = {1: "error", 3: "paused", 4: "stopped", 5: "error"}
 # Warnings that the agent's commands run outside the sandbox reach a person in every output mode:
 # on stderr, unless the view already puts them on a terminal.
 _WALL_WARNINGS = frozenset({"sandbox", "sandbox_off", "gate_sandbox"})
-OUTPUTS = ("live", "text", "json")
+OUTPUTS = ("live", "text", "json", "json-result")
 
 
 def drive(options: Any, *, json_output: bool = False, output: str | None = None, last_message: Path | None = None) -> int:
@@ -36,7 +36,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
     deps = pipeline_deps()
     # A person at a terminal answers approvals (y/N) — if they can see what would run: the live view
     # shows it on stdout; `--output text` shows it on stderr only when stderr is a terminal.
-    if mode != "json" and isatty(sys.stdin) and (mode == "live" or isatty(sys.stderr)):
+    if mode not in ("json", "json-result") and isatty(sys.stdin) and (mode == "live" or isatty(sys.stderr)):
         from arreio.cli.commands.approve import ask_in_terminal
 
         deps.ask_approval = ask_in_terminal
@@ -109,10 +109,12 @@ def _cancel_once(task: Any) -> Any:
 
 def _views(mode: str) -> tuple[Any, Any]:
     """The renderer for `mode`, and the live view a spinner must not interrupt (None: no spinner)."""
-    from arreio.cli.render import JsonRenderer, LiveRenderer, TextRenderer, console_for, isatty
+    from arreio.cli.render import JsonRenderer, LiveRenderer, ResultRenderer, TextRenderer, console_for, isatty
 
     if mode == "json":
         return JsonRenderer(), None
+    if mode == "json-result":
+        return ResultRenderer(), None
     if mode == "live":
         live = LiveRenderer(console_for(sys.stdout))
         return live, live

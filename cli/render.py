@@ -120,6 +120,28 @@ class JsonRenderer(_Plain):
         self._write(event.model_dump_json() + "\n")
 
 
+class ResultRenderer(_Plain):
+    """`--output json-result`: one JSON object on stdout when the run ends — the answer, how the run
+    ended, the session to continue, what it cost — for scripts that want the result, not the stream."""
+
+    def __call__(self, event: Any) -> None:
+        if event.type != "done" or event.agent is not None:
+            return
+        import json
+
+        result = {
+            "type": "result", "verdict": event.verdict, "is_error": event.verdict != "success",
+            "exit_code": event.exit_code, "result": final_answer(event), "message": event.message,
+            "session_id": event.session_id, "steps": event.steps, "tool_calls": event.tool_calls,
+            "usage": {"input_tokens": event.input_tokens, "output_tokens": event.output_tokens},
+            "cost_usd": event.cost_usd, "free": event.free, "changes": event.changes,
+            "report_path": event.report_path,
+        }
+        if event.final_json is not None:
+            result["result_json"] = event.final_json
+        self._write(json.dumps(result, ensure_ascii=False) + "\n")
+
+
 def final_answer(done: Any) -> str:
     """The answer a run ended with: only a run that succeeded or stopped at a ceiling has one (a failed
     or paused run's `final_text` can be an earlier run's answer; stderr says how it ended). With

@@ -210,6 +210,7 @@ class Done(BaseModel):
     exit_code: int
     message: str = ""
     final_text: str = ""
+    session_id: str | None = None  # the session to continue (`arreio run --resume ID`), as on run_start
     report_path: str | None = None
     steps: int = 0
     tool_calls: int = 0

@@ -110,8 +110,12 @@ def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
             table.add_row(f"  {row['model']}", _tokens(row["context_window"]),
                           *(_money(price.get(k)) for k in ("input", "output", "cache_read", "cache_write")))
         console.print(table)
-    console.print("Prices in US dollars per million tokens. Names match by prefix, dated ids too; "
-                  "any litellm/<vendor>/<model> works as well.", style="dim")
+    from arreio.engine.conveyor.pricing import PRICES_TAKEN
+
+    console.print(f"Prices in US dollars per million tokens, from the vendors' price pages as of {PRICES_TAKEN} "
+                  "(other models: the price map litellm ships; `prices:` in config sets your own). Names match by "
+                  "prefix, dated ids too; any litellm/<vendor>/<model> works as well. A model served from a "
+                  "loopback or private-network address costs $0 (local).", style="dim")
 
 
 def _tokens(count: int) -> str:

@@ -22,7 +22,7 @@ HELP = (
     "stdin next to a goal is attached as context: `git diff | arreio run \"Review this diff\"`.\n\n"
     "--output live (the default) streams the answer and each tool call; on a pipe it prints plain "
     "lines. --output text prints only the final answer on stdout; --output json (or --json) the "
-    "events as JSON Lines.\n\n"
+    "events as JSON Lines; --output json-result one JSON object with the result when the run ends.\n\n"
     "Exit codes: 0 success · 1 failed · 2 bad input · 3 paused for approval · 4 ceiling reached · "
     "5 auth/config error · 130 cancelled."
 )
@@ -68,8 +68,9 @@ def run(
     ] = None,
     output: Annotated[
         str | None,
-        typer.Option("--output", metavar="live|text|json", help="live: the run as it happens (default); text: only the final answer on stdout; "
-                     "json: events as JSON Lines.", show_default=False),
+        typer.Option("--output", metavar="live|text|json|json-result", help="live: the run as it happens (default); "
+                     "text: only the final answer on stdout; json: events as JSON Lines; json-result: one JSON object "
+                     "when the run ends (the answer, verdict, session_id, usage, cost).", show_default=False),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Same as --output json.")] = False,
     output_schema: Annotated[
@@ -144,6 +145,11 @@ def run(
             raise UsageError("--continue picks the latest session here; --resume names one: pass one of them")
         if mcp_prompt is not None and (text is not None or goal is not None or plan is not None):
             raise UsageError("--mcp-prompt is the goal: drop the goal text, --goal and --plan")
+        if plan is not None and text is None and not plan.exists() and (
+                " " in str(plan) or plan.suffix.lower() not in (".yaml", ".yml", ".json")):
+            # `claude -p "…"` is a prompt; here -p is a plan file
+            raise UsageError(f"plan file not found: {plan} — -p is --plan (a plan YAML); the goal is the text itself: "
+                             f'arreio run "{plan}"')
         if prompt_args and mcp_prompt is None:
             raise UsageError("--arg is an argument of --mcp-prompt: name the prompt with --mcp-prompt SERVER/NAME")
         if cd is not None:  # like `git -C`: from here on everything happens in DIR
@@ -179,6 +185,8 @@ def run(
                              "or --continue / --resume ID to continue a session")
         if last_message is not None and last_message.is_dir():
             raise UsageError(f"--output-last-message {last_message} is a folder; give a file name")
+        if last_message is not None and not (Path.cwd() / last_message).parent.is_dir():
+            raise UsageError(f"--output-last-message {last_message}: the folder {last_message.parent} does not exist")
 
         def names(value: str | None) -> list[str]:
             return [n.strip() for n in (value or "").split(",") if n.strip()]
@@ -193,7 +201,8 @@ def run(
     except UsageError:
         # Bad input ends the run before it starts: the file gets no answer, and never keeps an
         # earlier run's (README; a missing --goal file left it holding the last answer).
-        if last_message is not None and not (Path.cwd() / last_message).is_dir():
+        if last_message is not None and (Path.cwd() / last_message).parent.is_dir() \
+                and not (Path.cwd() / last_message).is_dir():
             from arreio.cli.driving import write_last_message
 
             write_last_message(Path.cwd() / last_message, "")

@@ -160,7 +160,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             session.mark_run(ctx.run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
             done = emit(ev.Done(
                 verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
-                final_text=outcome.final_text, report_path=display_path(report_path, options.cwd),
+                final_text=outcome.final_text, session_id=session.id, report_path=display_path(report_path, options.cwd),
                 steps=totals.steps(), tool_calls=totals.tool_calls,
                 input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
                 changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run) is not None,

@@ -28,6 +28,8 @@ Every problem is one `UsageError` naming the file, the line and what is wrong (e
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -76,6 +78,17 @@ class GateSpec(BaseModel):
     path: str | None = None
     pattern: str | None = None
     min: float = Field(0.7, ge=0, le=1)
+
+    @field_validator("pattern")
+    @classmethod
+    def _a_regex(cls, value: str | None) -> str | None:
+        """Checked when the plan is read, before any unit runs (an invalid one failed the run at its end)."""
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
 
     @property
     def label(self) -> str:

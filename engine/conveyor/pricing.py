@@ -1,6 +1,6 @@
 """What a run cost: a price table for the common models, and the share of input served from cache.
 
-Prices are US dollars per million tokens, as the vendors list them (checked 2025-11). `Usage`
+Prices are US dollars per million tokens, as the vendors list them (checked 2025-11: `PRICES_TAKEN`). `Usage`
 counts are normalised by the adapters: `input_tokens` is input neither read from nor written to the
 cache, so each of the four counts is priced once, at its own rate. A model missing from the table
 falls back to the price map litellm ships inside its package (read as a file, never fetched, litellm
@@ -21,6 +21,9 @@ from typing import Any
 from arreio.engine.providers.base import Usage
 
 
+PRICES_TAKEN = "2025-11"  # when the table below was read off the vendors' price pages
+
+
 @dataclass(frozen=True)
 class Price:
     """Dollars per million tokens. `cache_write=None` means the vendor bills cache writes as input."""
@@ -39,6 +42,7 @@ PRICES: dict[str, Price] = {
     "claude-opus-4-6": Price(5.0, 25.0, 0.50, 6.25),
     "claude-opus-4-1": Price(15.0, 75.0, 1.50, 18.75),
     "claude-opus-4": Price(15.0, 75.0, 1.50, 18.75),
+    "claude-sonnet-4-5": Price(3.0, 15.0, 0.30, 3.75),
     "claude-sonnet-4": Price(3.0, 15.0, 0.30, 3.75),
     "claude-3-7-sonnet": Price(3.0, 15.0, 0.30, 3.75),
     "claude-3-5-sonnet": Price(3.0, 15.0, 0.30, 3.75),

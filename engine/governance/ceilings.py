@@ -119,7 +119,11 @@ class CeilingsHook(RunHook):
             return (f"stopped after {hit.what}; {where} — continue with "
                     f"`arreio run --resume {self.session_id} --max-steps N`")
         prefix = "stopped: " if hit.kind == "stall" else "stopped after "
-        return f"{prefix}{hit.what}; {where}"
+        # The run's budgets are per run: a resumed run counts afresh (its setting raises it for good).
+        setting = {"tool_calls": " (governance.max_tool_calls raises the limit)",
+                   "tokens": " (governance.max_total_tokens raises the budget)",
+                   "cost": " (governance.max_cost_usd raises the budget)"}.get(hit.kind, "")
+        return f"{prefix}{hit.what}; {where} — continue with `arreio run --resume {self.session_id}`{setting}"
 
     # -- usage: budgets --------------------------------------------------------------------------
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:

@@ -1,0 +1,58 @@
+"""What a new user (of `claude -p`, `codex exec`, `llm`) tripped on, through the real CLI: each is one
+clear line before anything runs, or the field a script looks for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+
+def test_output_last_message_into_a_missing_folder_is_refused_before_the_run(tmp_path: Path, arreio_env: dict) -> None:
+    missing = tmp_path / "nowhere" / "deeper" / "a.md"
+    done = run_cli(tmp_path, arreio_env, "run", "say hi", "--offline", "--output-last-message", str(missing))
+    assert done.returncode == 2 and "does not exist" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / ".arreio" / "sessions").exists()
+
+
+def test_dash_p_with_a_goal_says_what_dash_p_is(tmp_path: Path, arreio_env: dict) -> None:
+    done = run_cli(tmp_path, arreio_env, "run", "-p", "Fix the bug", "--offline")
+    assert done.returncode == 2
+    assert "-p is --plan" in done.stderr and 'arreio run "Fix the bug"' in done.stderr
+
+
+def test_a_gate_with_an_invalid_regex_is_refused_before_any_unit_runs(tmp_path: Path, arreio_env: dict) -> None:
+    (tmp_path / "plan.yaml").write_text(
+        "units:\n  - {id: a, goal: 'Write x.md with hello.'}\ngates:\n  - {kind: file, path: x.md, pattern: '[unclosed'}\n")
+    done = run_cli(tmp_path, arreio_env, "run", "--plan", "plan.yaml", "--offline")
+    assert done.returncode == 2 and "plan.yaml:4: gates.0.pattern: not a valid regular expression" in done.stderr
+    assert not (tmp_path / "x.md").exists() and not (tmp_path / ".arreio" / "sessions").exists()
+
+
+def test_a_tool_call_ceiling_says_how_to_continue(tmp_path: Path, arreio_env: dict) -> None:
+    (tmp_path / ".arreio").mkdir()
+    (tmp_path / ".arreio" / "config.yaml").write_text("governance:\n  max_tool_calls: 2\n")
+    calls = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": f"{'.' if n % 2 else './'}"}}]} for n in range(4)]
+    (tmp_path / "s.json").write_text(json.dumps([*calls, {"text": "done"}]))
+    done = run_cli(tmp_path, arreio_env, "run", "look around", "--script", "s.json", "--json")
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert done.returncode == 4 and f"arreio run --resume {last['session_id']}" in done.stderr
+    assert "governance.max_tool_calls" in done.stderr
+
+
+def test_the_end_of_a_run_carries_its_session_and_one_object_says_the_result(tmp_path: Path, arreio_env: dict) -> None:
+    events = run_cli(tmp_path, arreio_env, "run", "list the files", "--offline", "--json").stdout.splitlines()
+    first, last = json.loads(events[0]), json.loads(events[-1])
+    assert last["type"] == "done" and last["session_id"] == first["session_id"]
+    done = run_cli(tmp_path, arreio_env, "run", "list the files", "--offline", "--output", "json-result")
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 1
+    result = json.loads(lines[0])
+    assert result["type"] == "result" and result["verdict"] == "success" and not result["is_error"]
+    assert result["result"] and result["session_id"] and result["usage"]["input_tokens"] > 0
+
+
+def test_models_lists_the_readmes_example_and_says_where_prices_come_from(tmp_path: Path, arreio_env: dict) -> None:
+    shown = run_cli(tmp_path, arreio_env, "models").stdout
+    assert "anthropic/claude-sonnet-4-5" in shown and "as of 2025-11" in shown
