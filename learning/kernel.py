@@ -92,6 +92,9 @@ class LearnDeps:
 
 def _apply(stores: Stores, proposal: Proposal) -> None:
     store = stores.get(proposal.target)
+    if proposal.action == "remove" and len(store.entries()) <= 1:
+        # A lesson never empties a store: what the user (or earlier lessons) kept there stays.
+        raise ValueError("learning never removes a store's last entry")
     if proposal.action == "add":
         store.add(proposal.content)
     elif proposal.action == "replace":

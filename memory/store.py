@@ -131,7 +131,9 @@ class MemoryStore:
     # -- reading -------------------------------------------------------------------------------
     def read_text(self) -> str:
         try:
-            return self.path.read_text(encoding="utf-8")
+            # utf-8-sig: an editor's byte-order mark is not part of the first entry (it was kept by
+            # every rewrite, glued to it)
+            return self.path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             return ""
         except UnicodeDecodeError as error:
@@ -145,14 +147,12 @@ class MemoryStore:
 
     def _state(self, text: str) -> StoreState:
         entries = parse_entries(text)
-        return StoreState(
-            target=self.target,
-            path=self.path,
-            entries=entries,
-            chars=usage_chars(entries),
-            limit=self.limit,
-            drifted=bool(text.strip()) and not round_trips(text),
-        )
+        chars = usage_chars(entries)
+        # Not as the store writes it: separators off, or more than it would ever hold (text appended
+        # by hand without a `§` line became part of the last entry; a replace of it dropped it all).
+        drifted = bool(text.strip()) and (not round_trips(text) or chars > self.limit)
+        return StoreState(target=self.target, path=self.path, entries=entries, chars=chars, limit=self.limit,
+                          drifted=drifted)
 
     # -- writing -------------------------------------------------------------------------------
     def add(self, content: str) -> WriteResult:
@@ -173,9 +173,17 @@ class MemoryStore:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the exclusive sidecar lock (blocking) for the duration of the block."""
-        with exclusive(self.lock_path):
+        """Hold the exclusive sidecar lock (blocking) for the duration of the block; a lock that
+        cannot be taken (a link where it should be, no permission) refuses the write."""
+        lock = exclusive(self.lock_path)
+        try:
+            lock.__enter__()
+        except OSError as error:
+            raise MemoryRefused(f"cannot lock {self.path.name}: {error.strerror or error}; nothing was changed") from None
+        try:
             yield
+        finally:
+            lock.__exit__(None, None, None)
 
     def plan(self, operations: Sequence[Operation]) -> PlannedWrite:
         """Compute (without writing) the result of `operations` on the file as it is now.
@@ -189,10 +197,12 @@ class MemoryStore:
         before = self._state(text)
         if before.drifted and any(op.action != "add" for op in operations):
             backup = self._backup(text)
+            why = ("it holds more than its limit" if before.chars > self.limit and round_trips(text) else
+                   "it no longer round-trips (entries must be separated by a line holding only §, without "
+                   "duplicates or empty entries)")
             raise MemoryRefused(
-                f"{self.path.name} was edited by hand and no longer round-trips (entries must be separated "
-                f"by a line holding only §, without duplicates or empty entries), so replace/remove would "
-                f"rewrite it. A copy was saved to {backup.name}. Fix the file by hand, or add entries "
+                f"{self.path.name} was edited by hand and {why}, so replace/remove would rewrite what was "
+                f"written there. A copy was saved to {backup}. Fix the file by hand, or add entries "
                 f"(add still works)."
             )
         applied = apply_operations(before.entries, operations, self.limit, label=self.path.name)

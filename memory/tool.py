@@ -101,6 +101,8 @@ def success_message(results: list[WriteResult]) -> str:
         verb = "updated" if result.changed else "unchanged"
         notes = f" ({'; '.join(result.notes)})" if result.notes else ""
         parts.append(f"{file_name} {verb}{notes}: {result.state.summary()}.")
+        if result.changed and not result.state.entries:
+            parts.append(f"{file_name} is now empty: its last entry was removed.")
     return " ".join(parts)
 
 
@@ -123,8 +125,8 @@ class MemoryTool(Tool):
         key = (ctx.session_id, ctx.turn)
         if key != self._turn_key:
             self._turn_key, self._failures = key, 0
-        if self._failures >= MAX_FAILURES_PER_TURN:
-            return ToolResult(self._stop_note(), is_error=True)
+        # Past the failure limit a call is still tried: a valid one goes through (and resets the
+        # count); another failure repeats the note to stop.
         try:
             request = args if isinstance(args, MemoryInput) else MemoryInput.model_validate(args)
             operations = operations_by_target(request)

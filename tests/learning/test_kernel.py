@@ -171,3 +171,11 @@ def test_model_proposer_failure_fails_closed() -> None:
     deps = LearnDeps(proposer=ModelProposer(provider, "m"), gate=ScoreGate(), stores=InMemoryStores())
     outcome = asyncio.run(review_and_learn(SUMMARY, deps))
     assert outcome.error and "bad key" in outcome.error
+
+
+def test_a_lesson_never_empties_a_store() -> None:
+    stores = InMemoryStores()
+    stores.get("user").items = ["Prefers tabs"]
+    outcome, stores = run([{"target": "user", "action": "remove", "old_text": "tabs", "score": 0.95}], stores=stores)
+    assert (outcome.applied, outcome.failed) == (0, 1) and stores.get("user").items == ["Prefers tabs"]
+    assert "never removes a store's last entry" in outcome.decisions[0].reason

@@ -169,15 +169,18 @@ class TestBatch:
 
 
 class TestFailureCap:
-    def test_third_failure_says_stop_and_later_calls_refused(self, tool):
+    def test_third_failure_says_stop_and_a_valid_call_still_goes_through(self, tool):
         first = call(tool, action="remove", old_text="nothing")
         second = call(tool, action="remove", old_text="nothing")
         assert "stop retrying" not in first.content + second.content
         third = call(tool, action="remove", old_text="nothing")
         assert third.is_error and "stop retrying" in third.content and "answer" in third.content
+        again = call(tool, action="remove", old_text="nothing")
+        assert again.is_error and "stop retrying" in again.content  # another failure: the note again
         fourth = call(tool, action="add", content="a valid fact")
-        assert fourth.is_error and "stop retrying" in fourth.content
-        assert tool.stores.memory.entries() == []  # the capped call did not run
+        assert not fourth.is_error  # a correct write is not refused for the earlier failures
+        assert tool.stores.memory.entries() == ["a valid fact"]
+        assert "stop retrying" not in call(tool, action="remove", old_text="nothing").content  # the count was reset
 
     def test_success_resets_the_count(self, tool):
         call(tool, action="remove", old_text="nothing")
@@ -202,3 +205,47 @@ class TestFailureCap:
 def test_invalid_input_names_the_field(tool):
     result = call(tool, action="add", content="x", target="notes")
     assert result.is_error and "target" in result.content
+
+
+class TestTheUsersFile:
+    """MEMORY.md is the user's file too: hand edits survive, an editor's BOM is not an entry's, the
+    lock is the owner's alone, and emptying a store is said."""
+
+    def test_text_appended_by_hand_survives_a_replace(self, tool):
+        call(tool, action="add", content="The build uses make.")
+        path = tool.stores.memory.path
+        hand = "\n".join(f"my own note {n}: keep this line exactly as written here" for n in range(45))
+        path.write_text(path.read_text() + hand + "\n")  # 2.4 KB, no § line: the last entry grew past the limit
+        before = path.read_bytes()
+        refused = call(tool, action="replace", old_text="The build", content="The build uses ninja.")
+        assert refused.is_error and "edited by hand" in refused.content and ".bak." in refused.content
+        assert path.read_bytes() == before
+        backups = list(path.parent.glob("MEMORY.md.bak.*"))
+        assert len(backups) == 1 and backups[0].read_bytes() == before
+
+    def test_a_byte_order_mark_is_not_glued_to_the_first_entry(self, tool):
+        path = tool.stores.memory.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes("\ufeffUses pytest.\n§\nTabs, not spaces.\n".encode())
+        assert tool.stores.memory.entries() == ["Uses pytest.", "Tabs, not spaces."]
+        assert not call(tool, action="replace", old_text="Uses pytest", content="Uses pytest -q.").is_error
+        assert not path.read_bytes().startswith(b"\xef\xbb\xbf")
+
+    def test_the_lock_is_the_owners_and_never_a_link(self, tool, tmp_path):
+        import os
+        import stat
+
+        call(tool, action="add", content="a fact")
+        lock = tool.stores.memory.lock_path
+        assert stat.S_IMODE(os.stat(lock).st_mode) == 0o600
+        lock.unlink()
+        elsewhere = tmp_path / "elsewhere.lock"
+        lock.symlink_to(elsewhere)
+        refused = call(tool, action="add", content="another fact")
+        assert refused.is_error or not elsewhere.exists()
+        assert not elsewhere.exists()
+
+    def test_removing_the_last_entry_says_the_store_is_empty(self, tool):
+        call(tool, action="add", content="the only fact")
+        said = call(tool, action="remove", old_text="the only fact")
+        assert not said.is_error and "MEMORY.md is now empty" in said.content
