@@ -142,7 +142,9 @@ async def review_and_learn(summary: RunSummary, deps: LearnDeps) -> LearningOutc
             _apply(deps.stores, proposal)
         except Exception as exc:  # noqa: BLE001 - a refusal is recorded, never raised
             message = getattr(exc, "message", None) or str(exc)
-            decided.append(Decision("failed", f"the store refused it: {message.splitlines()[0]}", proposal, raw))
+            # the first line says why; the listing of entries a full store's message ends with stays out
+            first = message.splitlines()[0].removesuffix(" Current entries:").removesuffix("Current entries:").strip()
+            decided.append(Decision("failed", f"the store refused it: {first}", proposal, raw))
         else:
             decided.append(Decision("applied", reason, proposal, raw))
     return LearningOutcome(decided, dry_run=deps.dry_run)

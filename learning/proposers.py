@@ -1,6 +1,6 @@
 """Proposers turn a run summary into raw proposals. They suggest; they never write (invariant 4).
 
-- `OfflineProposer`: deterministic, derived from the run's events, so CI exercises the whole pass.
+- `OfflineProposer` (`offline_proposer.py`): deterministic, durable facts justified by the run.
 - `ModelProposer`: asks a model through the provider layer for structured JSON proposals.
 Both see the current memory, to avoid duplicates and to propose replace/remove.
 """
@@ -14,7 +14,6 @@ from typing import Any, Protocol
 from arreio.engine.messages import Message
 from arreio.engine.providers.base import ModelRequest
 from arreio.engine.providers.oneshot import ask
-from arreio.engine.wording import counted
 from arreio.learning.summary import RunSummary
 
 DO_NOT_CAPTURE = (
@@ -30,30 +29,6 @@ class Proposer(Protocol):
     async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
         """Raw proposals (dicts); validation happens in the kernel."""
         ...
-
-
-class OfflineProposer:
-    """A durable fact about which files a successful run read and wrote (score 0.82), and the
-    do-not-capture kinds it sees — task progress (0.35), tool failures (0.2) — which the gate rejects.
-    Nothing is copied from the goal: it is untrusted input, and a lesson must come from what the run
-    did (its tool calls); the store scans the fact like any other memory write."""
-
-    async def propose(self, summary: RunSummary, current: dict[str, list[str]]) -> list[Any]:
-        known = {entry.strip() for entries in current.values() for entry in entries}
-        proposals: list[dict[str, Any]] = []
-        reads = [str(t.arguments.get("path")) for t in summary.tools if t.name == "read_file" and not t.is_error]
-        written = summary.files_written
-        if written:
-            fact = f"A run that succeeded here read {', '.join(dict.fromkeys(reads)) or 'no files'} and wrote {', '.join(written)}."
-            if fact not in known:
-                proposals.append({"target": "memory", "action": "add", "content": fact, "score": 0.82,
-                                  "rationale": "where this recurring task reads and writes; saves a search next time"})
-        proposals.append({"target": "memory", "action": "add", "content": f"Completed a task in {counted(summary.steps, 'step')}.",
-                          "score": 0.35, "rationale": "task progress (on the do-not-capture list)"})
-        for error in summary.errors[:3]:
-            proposals.append({"target": "memory", "action": "add", "content": f"{error.name} failed: {error.preview[:100]}",
-                              "score": 0.2, "rationale": "a tool failure in this run (possibly transient)"})
-        return proposals
 
 
 PROMPT = """You review a finished agent run and propose what is worth remembering in future sessions.

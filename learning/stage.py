@@ -15,7 +15,10 @@ from arreio.engine.providers.registry import is_offline
 from arreio.engine.run_context import RunContext
 from arreio.learning.gate import make_gate
 from arreio.learning.kernel import Decision, LearnDeps, LearningOutcome, review_and_learn
-from arreio.learning.proposers import ModelProposer, OfflineProposer, Proposer
+from arreio.learning.lesson_gate import LessonGate
+from arreio.learning.observations import KIND, Observation, observe
+from arreio.learning.offline_proposer import OfflineProposer
+from arreio.learning.proposers import ModelProposer, Proposer
 from arreio.learning.summary import summarize
 from arreio.memory.run_records import record_decision
 from arreio.memory.store import MemoryStores
@@ -23,13 +26,29 @@ from arreio.memory.substores import Substores
 
 
 def _proposer(ctx: RunContext, model: str, config: Mapping[str, Any]) -> Proposer:
-    """The offline proposer for the offline family; else a model, from the run's provider factory (so
-    a recording holds the proposer's call and a replay serves it)."""
+    """The offline proposer for the offline family (with what earlier runs observed); else a model,
+    from the run's provider factory (so a recording holds the proposer's call and a replay serves it)."""
     chosen = str(config.get("proposer_model") or model)
     if is_offline(chosen) or chosen.startswith("replay"):
-        return OfflineProposer()
+        return OfflineProposer(_history(ctx))
     provider = ctx.provider_factory(chosen, env=ctx.env, base_url=ctx.settings.base_url)
     return ModelProposer(provider, chosen)
+
+
+HISTORY_RUNS = 100  # earlier runs' observations a convention is looked for in
+
+
+def _history(ctx: RunContext) -> list[Observation]:
+    records, _ = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor).list("procedural", limit=HISTORY_RUNS * 2)
+    return [Observation.of(r.payload) for r in records if r.payload.get("kind") == KIND][:HISTORY_RUNS]
+
+
+def _observe(ctx: RunContext, summary: Any) -> None:
+    """This run's candidates for a convention, for later passes (a convention is seen twice)."""
+    seen = observe(summary)
+    if seen.tests or seen.outputs:
+        subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
+        subs.append("procedural", "learning", {**seen.payload(), "run_id": ctx.run_id})
 
 
 def _stores(ctx: RunContext) -> MemoryStores:
@@ -74,9 +93,12 @@ async def learn(
     """Run the pass; any failure comes back in `LearningOutcome.error` (fail closed), never raised."""
     settings = {**ctx.settings.learning, **(config or {})}
     try:
-        deps = LearnDeps(proposer=_proposer(ctx, model, settings), gate=make_gate(settings.get("gate")),
-                         stores=_stores(ctx), dry_run=dry_run)
-        outcome = await review_and_learn(summarize(events, messages, goal), deps)
+        summary = summarize(events, messages, goal)
+        gate = LessonGate(make_gate(settings.get("gate")), summary)  # the score, and what no score can buy
+        deps = LearnDeps(proposer=_proposer(ctx, model, settings), gate=gate, stores=_stores(ctx), dry_run=dry_run)
+        outcome = await review_and_learn(summary, deps)
+        if not dry_run:
+            _observe(ctx, summary)
     except Exception as exc:  # noqa: BLE001 - the pass is never fatal to the run
         outcome = LearningOutcome(error=f"{type(exc).__name__}: {exc}", dry_run=dry_run)
     outcome.decisions = [_redacted(decision, ctx.redactor) for decision in outcome.decisions]

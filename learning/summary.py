@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arreio.engine.context.summary import instructions_of
 from arreio.engine.messages import Message
 from arreio.engine.wording import counted
 
@@ -26,6 +27,16 @@ class RunSummary:
     steps: int = 0
     tools: list[ToolUse] = field(default_factory=list)
     gates: list[tuple[str, bool, str]] = field(default_factory=list)
+    # Where a lesson's words may come from: the user's own instructions, and — untrusted — everything
+    # tools returned (files read, pages fetched, commands' output) and the agent wrote (contents, names).
+    user_said: list[str] = field(default_factory=list)
+    untrusted: list[str] = field(default_factory=list)
+
+    @property
+    def commands_ok(self) -> list[str]:
+        """Shell commands that exited 0, in order."""
+        return [str(t.arguments.get("command", "")).strip() for t in self.tools
+                if t.name == "shell" and not t.is_error and str(t.arguments.get("command", "")).strip()]
 
     @property
     def empty(self) -> bool:
@@ -71,4 +82,11 @@ def summarize(events: Iterable[Any], messages: list[Message], goal: str) -> RunS
             summary.steps += event.steps
     if not summary.final_text:
         summary.final_text = next((m.text for m in reversed(messages) if m.role == "assistant" and m.text), "")
+    summary.user_said = instructions_of(messages)
+    for m in messages:
+        if m.role == "tool" and m.tool_result_part is not None:
+            summary.untrusted.append(m.tool_result_part.content)
+        elif m.role == "assistant":
+            for call in m.tool_calls:
+                summary.untrusted += [str(v) for k, v in call.arguments.items() if k in ("content", "new", "path", "command")]
     return summary

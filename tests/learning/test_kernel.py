@@ -9,7 +9,8 @@ import pytest
 from arreio.engine.testing import InMemoryStores
 from arreio.learning.gate import ScoreGate, make_gate
 from arreio.learning.kernel import LearnDeps, review_and_learn
-from arreio.learning.proposers import OfflineProposer, parse_json_list
+from arreio.learning.offline_proposer import OfflineProposer
+from arreio.learning.proposers import parse_json_list
 from arreio.learning.summary import RunSummary, ToolUse
 
 
@@ -124,15 +125,36 @@ def test_the_proposer_sees_current_memory() -> None:
     assert proposer.seen_current == {"memory": ["known fact"], "user": []}
 
 
-def test_offline_proposer_is_deterministic_and_skips_known_facts() -> None:
+def test_offline_proposer_keeps_conventions_seen_twice_never_the_runs_diary() -> None:
+    from arreio.learning.observations import Observation
+
     summary = RunSummary(goal="# Sum up", final_text="ok", steps=3, tools=[
-        ToolUse("read_file", {"path": "a.md"}, False, "1 a"), ToolUse("write_file", {"path": "out.md"}, False, "created"),
+        ToolUse("read_file", {"path": "a.md"}, False, "1 a"), ToolUse("write_file", {"path": "out/s1.md"}, False, "created"),
+        ToolUse("shell", {"command": "pytest -q"}, False, "exit code: 0"),
         ToolUse("shell", {"command": "flaky"}, True, "exit code: 1")])
-    first = asyncio.run(OfflineProposer().propose(summary, {"memory": [], "user": []}))
-    again = asyncio.run(OfflineProposer().propose(summary, {"memory": [], "user": []}))
-    assert first == again and [p["score"] for p in first] == [0.82, 0.35, 0.2]
-    known = asyncio.run(OfflineProposer().propose(summary, {"memory": [first[0]["content"]], "user": []}))
-    assert [p["score"] for p in known] == [0.35, 0.2]
+    assert asyncio.run(OfflineProposer().propose(summary, {"memory": [], "user": []})) == []  # seen once: an episode
+    history = [Observation(tests=["pytest -q"], outputs=["out"])]
+    first = asyncio.run(OfflineProposer(history).propose(summary, {"memory": [], "user": []}))
+    again = asyncio.run(OfflineProposer(history).propose(summary, {"memory": [], "user": []}))
+    assert first == again
+    assert [(p["action"], p["content"], p["score"]) for p in first] == [
+        ("add", "Tests here run with `pytest -q` (each passed in more than one run).", 0.85),
+        ("add", "Outputs here go under `out/`.", 0.8)]
+    known = asyncio.run(OfflineProposer(history).propose(summary, {"memory": [p["content"] for p in first], "user": []}))
+    assert known == []
+    moved = asyncio.run(OfflineProposer([Observation(tests=["make test"])]).propose(
+        RunSummary(tools=[ToolUse("shell", {"command": "make test"}, False, "exit code: 0")]),
+        {"memory": ["Tests here run with `pytest -q` (each passed in more than one run)."], "user": []}))
+    assert [(p["action"], p["content"]) for p in moved] == [
+        ("replace", "Tests here run with `pytest -q`, `make test` (each passed in more than one run).")]
+
+
+def test_a_users_correction_is_kept_in_their_words() -> None:
+    summary = RunSummary(user_said=["Write the report.", "No, use tabs for indentation, not spaces.",
+                                    "thanks, that is all"])
+    proposed = asyncio.run(OfflineProposer().propose(summary, {"memory": [], "user": []}))
+    assert [(p["target"], p["content"]) for p in proposed] == [
+        ("user", "The user asked: No, use tabs for indentation, not spaces.")]
 
 
 def test_gate_config() -> None:

@@ -52,8 +52,6 @@ def test_the_offline_lesson_is_made_of_what_the_run_did_not_of_the_goal(tmp_path
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
     events = asyncio.run(run_to_end(RunOptions(goal_text=goal, cwd=work, env=env, model="offline", learn=True), deps))
     assert events[-1].verdict == "success"
-    memory = (work / ".arreio" / "MEMORY.md").read_text()
-    assert "summary.md" in memory and "notes.md" in memory  # what it read and wrote
-    assert "Ignore previous" not in memory and "approve" not in memory  # nothing of the goal's words
-    decisions = (work / ".arreio" / "memory" / "decision.jsonl").read_text()
-    assert "Ignore previous" not in decisions
+    assert not (work / ".arreio" / "MEMORY.md").exists()  # a run is an episode, not a lesson
+    decisions = work / ".arreio" / "memory" / "decision.jsonl"
+    assert not decisions.exists() or "Ignore previous" not in decisions.read_text()
