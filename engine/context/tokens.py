@@ -192,6 +192,10 @@ def estimate_request(request: ModelRequest, profile: str | None = None) -> float
 
 
 # -- calibration --------------------------------------------------------------------------------
+def _estimated_usage(model: str) -> bool:
+    return model == "offline" or model.startswith("offline/")
+
+
 @dataclass
 class Calibrator:
     """Per-model running correction: `factor = reported / estimated`, smoothed. Samples far outside
@@ -204,11 +208,13 @@ class Calibrator:
     samples: dict[str, int] = field(default_factory=dict)
 
     def factor(self, model: str) -> float:
-        return self.factors.get(model, 1.0)
+        return 1.0 if _estimated_usage(model) else self.factors.get(model, 1.0)
 
     def observe(self, model: str, estimated: float, reported: int) -> float:
-        """Fold one (estimate, provider count) pair in; returns the new factor."""
-        if estimated <= 0 or reported <= 0:
+        """Fold one (estimate, provider count) pair in; returns the new factor. The offline family's
+        "reported" usage is itself an estimate: folding it in made the same command compact on one
+        run and not the next (the factor swung 0.56 ↔ 0.74), so it is never calibrated."""
+        if estimated <= 0 or reported <= 0 or _estimated_usage(model):
             return self.factor(model)
         ratio = reported / estimated
         if not 0.25 <= ratio <= 4.0:

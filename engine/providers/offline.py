@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from arreio.engine.context.compaction import offline_summary
+from arreio.engine.context.compaction import offline_summary, summarised_turns
 from arreio.engine.context.summary import SUMMARY_MARKER, parse_summary_message
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
 from arreio.engine.providers import offline_answer as say
@@ -175,7 +175,9 @@ class OfflineProvider:
         tools = {t.name for t in request.tools}
         files = read_goal(goal)
         view = _View(_steps(messages), _summarised_writes(messages))
-        step = sum(1 for m in messages if m.role == "assistant")
+        # Every assistant turn of the session, those a compaction folded into its summary included: ids
+        # stay unique per session (`offline_1_0` was given again after a compaction).
+        step = summarised_turns(messages) + sum(1 for m in messages if m.role == "assistant")
         can_list = "list_dir" in tools
 
         def call(j: int, name: str, **arguments: object) -> ToolCallDone:
