@@ -23,6 +23,8 @@ approval). With `--script FILE` the `ScriptedProvider` plays the file instead.
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import re
 from collections import Counter
@@ -288,8 +290,13 @@ class OfflineProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         text, calls = self.reply(request)
-        for start in range(0, len(text), self.chunk_chars):
-            yield TextChunk(text=text[start : start + self.chunk_chars])
+        # A long text (the summary of a huge goal) goes in at most ~256 pieces, and the loop gets a
+        # turn between them: a Ctrl-C lands at once, and nothing downstream sees a million deltas.
+        step = max(self.chunk_chars, len(text) // 256)
+        for n, start in enumerate(range(0, len(text), step)):
+            if n and n % 16 == 0:
+                await asyncio.sleep(0)
+            yield TextChunk(text=text[start : start + step])
         for c in calls:
             yield ToolCallDone(id=c.id, name=c.name, arguments=c.arguments)
         usage = Usage(input_tokens=estimate_request_tokens(request), output_tokens=max(1, len(text) // 4))

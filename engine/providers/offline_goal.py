@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from arreio.engine.conveyor.prose import path_mentions
 from arreio.engine.prompt import PIPED_INPUT
@@ -78,16 +79,23 @@ def goal_files(goal: str) -> tuple[list[str], list[str]]:
     return files.inputs, files.outputs
 
 
+@lru_cache(maxsize=8)
 def read_goal(goal: str) -> GoalFiles:
-    """What the goal asks of each file it names (see the module docstring)."""
+    """What the goal asks of each file it names (see the module docstring). Pure, so the answer for
+    a goal is kept (a run asks once a step, and a big goal took seconds each time); a sentence seen
+    before in the same goal is read once."""
     roles: dict[str, str] = {}
     wants = False
+    read: dict[tuple[str, Role | None], tuple[list[tuple[str, str]], bool]] = {}
     goal = goal.split("\n" + PIPED_INPUT, 1)[0]  # piped context is data, never instructions
     for text, default in _blocks(_URL.sub(" ", goal)):
         if default in ("write", "append"):
             wants = True
         for sentence in _SENTENCE.split(text):
-            mentions, wanted = _sentence(sentence, default)
+            key = (sentence, default)
+            if key not in read:
+                read[key] = _sentence(sentence, default)
+            mentions, wanted = read[key]
             wants = wants or wanted
             for path, role in mentions:
                 if path not in roles or _SAFETY[role] > _SAFETY[roles[path]]:

@@ -24,13 +24,14 @@ class Answer:
 
 async def ask(provider: Provider, request: ModelRequest) -> Answer:
     """Drain one stream into an `Answer`; a stream that ends without `Done` counts as an error."""
-    answer, finished = Answer(), False
+    answer, finished, parts = Answer(), False, []
     async for chunk in provider.stream(request):
         if isinstance(chunk, TextChunk):
-            answer.text += chunk.text
+            parts.append(chunk.text)  # joined once: `answer.text += …` copied the text so far each time
         elif isinstance(chunk, Done):
             finished = True
             answer.usage, answer.error = chunk.usage, chunk.error
+    answer.text = "".join(parts)
     if not finished:
         answer.error = ProviderError(kind="retryable", message="the reply ended without finishing")
     return answer
