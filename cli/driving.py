@@ -29,7 +29,8 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
     import asyncio
 
     from arreio.cli.deps import pipeline_deps
-    from arreio.cli.render import Spinner, final_answer, isatty, waiting_for
+    from arreio.cli.render import final_answer, isatty
+    from arreio.cli.spinner import Spinner, waiting_for
     from arreio.engine.conveyor.pipeline import run_pipeline
 
     mode = "json" if json_output else (output or "live")

@@ -24,6 +24,7 @@ class RunStart(BaseModel):
     cwd: str
     resumed: bool = False
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
+    model_chosen: str | None = None  # why arreio chose `model` (none was configured); None: it was configured
 
 
 class UnitStart(BaseModel):

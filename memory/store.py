@@ -20,6 +20,7 @@ the model, told why, can save where the secret lives instead.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -59,6 +60,10 @@ def secret_refusal(content: str, redactor: Redactor) -> str | None:
             else "what looks like a credential (a key, token or password)")
     return (f"refused: the content holds {what}. Memory lasts across sessions and enters every prompt; "
             "never store secrets (save where to find one instead: 'the staging DB password is in the vault').")
+
+
+# A lock the file system will not let arreio make (a read-only or immutable state folder, a full disk).
+_DISK_REFUSALS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC})
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,8 @@ class MemoryStore:
         try:
             lock.__enter__()
         except OSError as error:
+            if error.errno in _DISK_REFUSALS:  # the file system's own refusal: said as for any write (cli/errors.py)
+                raise
             raise MemoryRefused(f"cannot lock {self.path.name}: {error.strerror or error}; nothing was changed") from None
         try:
             yield

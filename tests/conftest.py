@@ -26,6 +26,11 @@ from arreio.engine.tools.registry import ToolRegistry
 
 REPO = Path(__file__).resolve().parent.parent
 
+# A developer's own provider keys never reach a test: with no model configured, a set key makes a run
+# use that provider (registry.model_for), and tests never talk to anything beyond loopback.
+for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+    os.environ.pop(_var, None)
+
 
 def make_runner(
     tmp_path: Path, provider: Provider, *, extra_tools: list[Tool] = (), settings: Settings | None = None,

@@ -127,7 +127,7 @@ class Chat:
         """One message as one run; returns its TurnResult (None: it could not start, said why)."""
         from arreio.cli.chat.mentions import expand
         from arreio.cli.chat.turn import run_turn
-        from arreio.cli.render import Spinner
+        from arreio.cli.spinner import Spinner
         from arreio.engine.errors import ArreioError
 
         expanded = expand(message, self.state.cwd)

@@ -124,5 +124,7 @@ class ChatState:
                 session.close()
                 return session.header.model
         from arreio.engine.config import load_settings
+        from arreio.engine.providers.registry import model_for
 
-        return load_settings(self.cwd, self.env, {}).model
+        model, chosen = model_for(load_settings(self.cwd, self.env, {}), self.env)
+        return f"{model} ({chosen})" if chosen else model

@@ -33,7 +33,7 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
     """Run `message` as one run of the chat's session and render it; never raises for a cancel."""
     import asyncio
 
-    from arreio.cli.render import waiting_for
+    from arreio.cli.spinner import waiting_for
     from arreio.engine.conveyor.pipeline import run_pipeline
 
     result = TurnResult()

@@ -70,6 +70,9 @@ class UnitEnding:
     def judge(self, reply: Reply, tools: ToolRegistry) -> Ending:
         """A reply without calls (after `text_calls` found none)."""
         text = reply.text
+        if reply.done.stop_reason == "refusal":  # the model declined (or could not do) the goal: no success
+            said = " ".join(text.split())[:300] or "the model declined the goal"
+            return Ending(outcome=Outcome.of("failed", f"the model did not do the goal: {said}", text))
         if reply.done.stop_reason == "max_tokens":
             self.cut.append(text)
             if len(self.cut) > 1:

@@ -175,6 +175,7 @@ class PreparedRun:
     script: Path | None = None  # the run's `--script` (or the one the session was started with)
     learn: bool = False  # the session was started with `--learn`: its resumes learn too
     output_schema: dict[str, Any] | None = None  # `--output-schema`, read and checked
+    model_chosen: str | None = None  # why arreio chose the model (none was configured), else None
 
     @property
     def settings(self) -> Settings:
@@ -232,6 +233,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         plan_path = options.plan if options.plan.is_absolute() else options.cwd / options.plan
         plan = load_plan(plan_path)
     warnings: list[str] = []
+    model_chosen: str | None = None
     script = options.script
     lock: SessionLock | None = None
     session: Session | None = None
@@ -253,7 +255,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     else:
         if goal is None and plan is None:
             raise UsageError("no goal given: pass --goal FILE (or --resume ID to continue a session)")
-        model = settings.model
+        model, model_chosen = (settings.model, None) if options.unattended else registry.model_for(settings, options.env)
     if replay is not None:
         model = options.model or replay.recorded_model
     else:
@@ -273,7 +275,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
     return PreparedRun(ctx, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       tools, progress, script, session.header.learn, output_schema)
+                       tools, progress, script, session.header.learn, output_schema, model_chosen)
 
 
 OUTPUT_SCHEMA_RECORD = "output_schema"  # the session record keeping a run's `--output-schema`

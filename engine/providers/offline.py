@@ -169,9 +169,15 @@ class OfflineProvider:
 
     def reply(self, request: ModelRequest) -> tuple[str, list[ToolCallDone]]:
         """The next reply for this history: (text, tool calls). Pure."""
+        text, calls, _ = self.respond(request)
+        return text, calls
+
+    def respond(self, request: ModelRequest) -> tuple[str, list[ToolCallDone], str | None]:
+        """`reply`, and — for a final answer — why the goal was not done, when it was not (the stream
+        then ends as a refusal, which fails the run: "I could not write out.md" is no success)."""
         if request.system and request.system[0].name == "arreio-summariser":
             # A compaction summary request (engine/context/compaction.py marks it): answer with a deterministic one.
-            return offline_summary(request), []
+            return offline_summary(request), [], None
         messages = request.messages
         goal = _goal_text(messages)
         tools = {t.name for t in request.tools}
@@ -186,28 +192,32 @@ class OfflineProvider:
             return ToolCallDone(id=f"offline_{step}_{j}", name=name, arguments=dict(arguments))
 
         if not tools:  # asked to finish now (a ceiling's landing): say what stands
-            return say.answer(self._account(goal, files, view, can_list)), []
+            return say.answer(self._account(goal, files, view, can_list)), [], None
         if can_list and "." not in view.listings and view.may_list("."):
-            return "I'll start by looking at the working directory.", [call(0, "list_dir", path=".")]
+            return "I'll start by looking at the working directory.", [call(0, "list_dir", path=".")], None
         targets = [p for p in files.outputs
                    if p not in view.attempted and p not in view.summarised and not say.protected_place(p)]
         states = {p: view.state(p, can_list) for p in targets}
         folders = list(dict.fromkeys(s for s in states.values() if s not in ("new", "exists", "unknown", "probe")))
         if folders:
             return (f"Checking what already exists in {', '.join(folders)}.",
-                    [call(j, "list_dir", path=f) for j, f in enumerate(folders)])
+                    [call(j, "list_dir", path=f) for j, f in enumerate(folders)], None)
         wanted = [*files.inputs, *(p for p, s in states.items() if s in ("exists", "probe"))]
         probes = {p for p, s in states.items() if s == "probe"}
         unread = [p for p in dict.fromkeys(wanted) if p not in view.read_tried or (p in probes)]
         if unread and "read_file" in tools:
-            return f"Reading {', '.join(unread)}.", [call(j, "read_file", path=p) for j, p in enumerate(unread)]
+            return f"Reading {', '.join(unread)}.", [call(j, "read_file", path=p) for j, p in enumerate(unread)], None
         calls, said = self._writes(goal, files, view, states, tools)
         if calls:
-            return " ".join(said), [call(j, name, **args) for j, (name, args) in enumerate(calls)]
-        answer = say.answer(self._account(goal, files, view, can_list))
+            return " ".join(said), [call(j, name, **args) for j, (name, args) in enumerate(calls)], None
+        account = self._account(goal, files, view, can_list)
+        answer = say.answer(account)
         if request.output_schema is not None:  # structured output: a minimal valid value (offline_schema.py)
-            return schema_answer(request.output_schema, answer), []
-        return answer, []
+            return schema_answer(request.output_schema, answer), [], None
+        declined = say.declined(account, goal, files)
+        if declined and declined.startswith("the offline model cannot"):  # the rest the answer says already
+            answer = f"{answer} I did not do the goal: {declined}."
+        return answer, [], declined
 
     def _writes(self, goal: str, files: GoalFiles, view: _View, states: dict[str, str], tools: set[str]):
         """The write and edit calls of this turn, with what the reply says about them."""
@@ -289,7 +299,7 @@ class OfflineProvider:
         return a
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        text, calls = self.reply(request)
+        text, calls, declined = self.respond(request)
         # A long text (the summary of a huge goal) goes in at most ~256 pieces, and the loop gets a
         # turn between them: a Ctrl-C lands at once, and nothing downstream sees a million deltas.
         step = max(self.chunk_chars, len(text) // 256)
@@ -300,7 +310,7 @@ class OfflineProvider:
         for c in calls:
             yield ToolCallDone(id=c.id, name=c.name, arguments=c.arguments)
         usage = Usage(input_tokens=estimate_request_tokens(request), output_tokens=max(1, len(text) // 4))
-        yield Done(stop_reason="tool_use" if calls else "end_turn", usage=usage)
+        yield Done(stop_reason="tool_use" if calls else "refusal" if declined else "end_turn", usage=usage)
 
 
 def _entries(content: str) -> int:

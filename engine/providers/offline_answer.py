@@ -7,6 +7,8 @@ write verb only next to files that were written; files left alone are named with
 
 from __future__ import annotations
 
+from typing import Any
+
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -166,3 +168,36 @@ def fact(name: str, text: str | None) -> str:
     if defined:
         out += f"; it defines {', '.join(defined[:20])}" + (" and more" if len(defined) > 20 else "")
     return out + "."
+
+
+# What the offline model cannot do, said as the goal's first word: it reads, lists, counts and writes
+# files a goal names; it does not fix, build or run anything.
+_ACTIONS = frozenset({
+    "fix", "implement", "refactor", "debug", "add", "remove", "delete", "rename", "install", "deploy", "build",
+    "run", "test", "update", "upgrade", "migrate", "optimize", "optimise", "improve", "change", "modify", "make",
+    "translate", "commit", "push", "merge", "format", "lint", "review", "rewrite", "port", "convert", "solve",
+})
+
+
+def declined(a: Account, goal: str, files: Any) -> str | None:
+    """Why a final answer is not the goal done (None: it is): a goal that asks for work the offline model
+    cannot do, a write the tools refused, an output in a protected place or of unknown state, an edit it
+    cannot make, an output that already existed (never overwritten), an output the goal wants but does
+    not name."""
+    first = next(iter(goal.split()), "").strip("#*_`>-.:,!").lower()
+    if not files.named and first in _ACTIONS:
+        return (f"the offline model cannot {first} anything: it reads, lists, counts and writes files a goal "
+                "names; give a real model (--model, or set a provider's API key)")
+    if a.failed:
+        return f"could not write {_names(a.failed)}"
+    if a.protected:
+        return f"{_names(a.protected)} lies where the agent's tools cannot write"
+    if a.unknown:
+        return f"could not tell whether {_names(a.unknown)} exists"
+    if a.changes:
+        return f"the offline model does not edit, move or delete files ({_names(a.changes)})"
+    if a.kept:
+        return f"{_names(a.kept)} already existed and the offline model does not overwrite a file"
+    if a.no_target:
+        return "the goal asks for output but names no file to write"
+    return None

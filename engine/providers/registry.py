@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arreio.engine.config import OpenAISettings
 from arreio.engine.errors import ConfigError, UsageError
@@ -81,6 +81,26 @@ def _key(env: Mapping[str, str], var: str, model_string: str) -> str:
             "(any non-empty value works for a local server that checks none)"
         )
     return value
+
+
+# With no model configured anywhere, a provider's key in the environment says which model the user
+# means: running the offline model beside a set ANTHROPIC_API_KEY did nothing and called it done.
+KEY_CHOSEN_MODELS = (("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"), ("OPENAI_API_KEY", "openai/gpt-5"))
+
+
+def model_for(settings: Any, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """The model a run uses, and why when arreio chose it: the configured one (a config file,
+    ARREIO_MODEL, --model, --offline), else the model of the first provider whose API key is set
+    (not the OpenAI one while OPENAI_BASE_URL points elsewhere: that is a server whose models the
+    user names), else the offline model."""
+    if "model" in settings.model_fields_set:
+        return settings.model, None
+    for var, model in KEY_CHOSEN_MODELS:
+        if var == "OPENAI_API_KEY" and (env.get("OPENAI_BASE_URL") or "").strip():
+            continue
+        if (env.get(var) or "").strip():
+            return model, f"no model configured; {var} is set"
+    return settings.model, None
 
 
 def is_offline(model: str) -> bool:

@@ -100,20 +100,25 @@ def test_a_worker_killed_mid_attempt_is_retried(project: Project) -> None:
 
 
 def test_learn_uses_only_the_attempts_that_passed_once(project: Project) -> None:
+    # Two passing attempts keep their outputs under build/: a convention (one run's files are an episode,
+    # not a lesson). The failed attempt, which wrote nothing there, is not learned from.
+    notes = {"goal": "Read `notes.md` and write a short summary to `build/notes-summary.md`.",
+             "workdir": "tasks/write-notes", "model": "offline", "gates": [{"kind": "file", "path": "build/notes-summary.md"}]}
     suite = project.suite([
-        {"id": "notes", "goal": "Read `notes.md` and write a short summary to `build/notes-summary.md`.",
-         "workdir": "tasks/write-notes", "model": "offline", "gates": [{"kind": "file", "path": "build/notes-summary.md"}]},
+        {"id": "notes", **notes},
+        {"id": "notes-again", **notes, "goal": "Read `notes.md` and write its headings to `build/headings.md`.",
+         "gates": [{"kind": "file", "path": "build/headings.md"}]},
         fix_add_task("broken", gates=[{"kind": "command", "command": "exit 1"}]),
     ])
     out = project.batch(str(suite), "--learn", "--json")
     assert out.returncode == 1, out.stderr  # one task failed; learning never changes that
     summary = json.loads(out.stdout.splitlines()[-1])
-    assert summary["learning"]["attempts"] == 1 and summary["learning"]["applied"] >= 1
+    assert summary["learning"]["attempts"] == 2 and summary["learning"]["applied"] >= 1, summary
     memory = (project.root / ".arreio" / "MEMORY.md").read_text()
-    assert "notes-summary.md" in memory
+    assert "`build/`" in memory and "notes-summary" not in memory, memory
     (batch,) = project.batches()
     learned = [json.loads(line) for line in (batch / "learned.jsonl").read_text().splitlines()]
-    assert [r["task"] for r in learned] == ["notes"]
+    assert sorted(r["task"] for r in learned) == ["notes", "notes-again"]
     # a resume learns nothing twice
     again = project.batch("--resume", batch.name, "--learn", "--json")
     assert json.loads(again.stdout.splitlines()[-1])["learning"]["attempts"] == 0

@@ -56,3 +56,24 @@ def test_the_end_of_a_run_carries_its_session_and_one_object_says_the_result(tmp
 def test_models_lists_the_readmes_example_and_says_where_prices_come_from(tmp_path: Path, arreio_env: dict) -> None:
     shown = run_cli(tmp_path, arreio_env, "models").stdout
     assert "anthropic/claude-sonnet-4-5" in shown and "as of 2025-11" in shown
+
+
+def test_a_goal_the_offline_model_cannot_do_is_no_success(tmp_path: Path, arreio_env: dict) -> None:
+    done = run_cli(tmp_path, arreio_env, "run", "Fix the failing test", "--offline")
+    assert done.returncode == 1, done.stdout
+    assert "the offline model cannot fix anything" in done.stderr and "--model" in done.stderr
+
+
+def test_a_named_output_that_could_not_be_written_is_no_success(tmp_path: Path, arreio_env: dict) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n\nalpha beta\n")
+    (tmp_path / "out.md").mkdir()  # where the summary should go, a folder: the write is refused
+    done = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline", "--json")
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert done.returncode == 1 and last["verdict"] == "failed", done.stdout
+    assert "did not do the goal" in last["message"] and "out.md" in last["message"]
+
+
+def test_a_goal_the_offline_model_did_is_still_a_success(tmp_path: Path, arreio_env: dict) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n\nalpha beta\n")
+    done = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline")
+    assert done.returncode == 0 and (tmp_path / "out.md").is_file(), done.stderr

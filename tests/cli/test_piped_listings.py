@@ -107,7 +107,8 @@ def test_cassette_show_keeps_a_long_path_on_one_line(work: Path, env: dict) -> N
 def test_models_keeps_its_closing_note_on_one_line(work: Path, env: dict) -> None:
     listed = arreio(work, env, "models")
     assert listed.returncode == 0, listed.stderr
-    assert line_with(listed.stdout, "Prices in US dollars").endswith("any litellm/<vendor>/<model> works as well.")
+    note = line_with(listed.stdout, "Prices in US dollars")
+    assert "any litellm/<vendor>/<model> works as well." in note and note.endswith("costs $0 (local).")
 
 
 def test_sessions_show_requests_keeps_escapes_from_the_terminal(work: Path, env: dict) -> None:

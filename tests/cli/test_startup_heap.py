@@ -42,8 +42,8 @@ def test_a_run_starts_without_walking_its_imports_and_then_collects_as_usual(tmp
     (tmp_path / "G.md").write_text("# g\n\nRead `G.md` and write `out.md`.\n")
     seen = probe(tmp_path, "run", "--goal", "G.md", "--offline", "--json")
     assert (tmp_path / "out.md").exists()
-    # ~180 collections before the heap was frozen, with the usual thresholds (the old start-up)
-    assert seen["before"] <= 1
+    # a handful of collections before the heap was frozen; ~180 with the usual thresholds (the old start-up)
+    assert seen["before"] <= 5
     assert seen["frozen"] > 10_000  # modules, classes, functions: tens of thousands of objects
     assert seen["enabled"] and seen["threshold"] == seen["usual"]
 

@@ -148,7 +148,9 @@ def check_run(goal: str, work: Path, appendable: set[str]) -> tuple[dict[str, by
     before = snapshot(work)
     events, done = run(goal, work)
     after = snapshot(work)
-    assert done.type == "done" and done.exit_code == 0, done.message
+    # A goal it could not do (nothing to write, an edit it does not make, a refused write) is no success.
+    assert done.type == "done" and (done.exit_code == 0 or (
+        done.exit_code == 1 and done.message.startswith("the model did not do the goal"))), done.message
     assert not any(e.type == "tool_start" and e.name == "shell" for e in events)
     for path, old in before.items():
         assert path in after, f"{path} was deleted"
@@ -339,7 +341,14 @@ def test_no_pre_existing_byte_changes_unless_that_file_is_extended(scenario) -> 
         new_files = set(after) - set(before)
         assert new_files <= {name for name, role in roles if role in ("write", "append")}, goal
         assert all(e.passed for e in events if e.type == "gate_result"), done.final_text
-        assert done.exit_code == 0, done.message
+        # A goal it could not do whole (an edit it does not make, a file it may not overwrite, nothing it
+        # may write) fails, saying so; one it did succeeds.
+        did = bool(new_files) or any(after[p] != before[p] for p in extended if p in before)
+        undone = not did or any(role == "change" or (role == "write" and name in before) for name, role in roles)
+        if done.exit_code == 1:
+            assert undone and done.message.startswith("the model did not do the goal"), done.message
+        else:
+            assert done.exit_code == 0, done.message
 
 
 def test_a_file_made_between_two_instructions_is_not_overwritten(tmp_path: Path) -> None:
@@ -378,7 +387,7 @@ def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_pat
     shutil.copytree(PROJECT, work)
     (work / ".git").mkdir()
     events, done = run(f"Write a summary of notes.md to {target}.", work)
-    assert done.exit_code == 0, done.message
+    assert done.exit_code == 1 and done.message.startswith("the model did not do the goal"), done.message
     assert not any(e.type == "tool_start" and e.name in ("write_file", "edit_file") for e in events)  # not even tried
     assert not (work / target).exists()
     named = re.sub("/+", "/", target).removeprefix("./")
