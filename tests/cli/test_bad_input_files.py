@@ -7,6 +7,7 @@ RecursionError). Real `arreio` processes, each under a timeout."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -115,3 +116,15 @@ def test_a_chat_fed_from_dev_zero_is_refused(work: Path, arreio_cmd, arreio_env)
         result = subprocess.run([*arreio_cmd, "chat", "--offline"], cwd=work, env=arreio_env, stdin=stdin,
                                 capture_output=True, text=True, timeout=TIMEOUT, check=False)
     assert_refused(result, says="the messages on stdin are over the 4 MB limit")
+
+
+@pytest.mark.parametrize("reply", ["fenced", "a call's arguments"])
+def test_a_model_reply_holding_50k_deep_json_is_not_a_crash(reply: str, work: Path, arreio_env) -> None:
+    """JSON a model writes (a tool call as text, its arguments) is parsed bounded too: it was a
+    RecursionError, "internal error", the run lost."""
+    deep = "[" * 50_000 + "]" * 50_000
+    text = f"```json\n{deep}\n```" if reply == "fenced" else '{"name": "read_file", "arguments": ' + deep + "}"
+    (work / "script.json").write_text(json.dumps([{"text": text}]))
+    result = run_cli(work, arreio_env, "run", "x", "--script", "script.json", "--output", "text", timeout=TIMEOUT)
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr[-2000:]
+    assert result.returncode in (0, 1), result.stderr[-2000:]
