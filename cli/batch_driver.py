@@ -113,8 +113,10 @@ def _digest(path: Path) -> str | None:
     """The suite file's sha256, so a resume can say when the suite changed since the batch began."""
     import hashlib
 
+    from arreio.engine.regular_file import Limit, read_bytes
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_bytes(path, limit=Limit.PLAN)).hexdigest()
     except OSError:
         return None
 

@@ -19,11 +19,13 @@ def parse_value(text: str) -> Any:
 
 
 def load_text(text: str, *, error: type, what: str) -> Any:
-    """`text` read the way a run reads a config (safe); a YAML mistake is `error` naming `what`."""
-    from ruamel.yaml import YAML, YAMLError
+    """`text` read the way a run reads a config (safe, bounded); a YAML mistake is `error` naming `what`."""
+    from ruamel.yaml import YAMLError
+
+    from arreio.engine.yaml_file import load_yaml
 
     try:
-        return YAML(typ="safe").load(text)
+        return load_yaml(text)
     except YAMLError as exc:
         raise error(f"{what} is not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
 
@@ -32,13 +34,13 @@ def _round_trip(text: str) -> Any:
     """A ruamel round-trip YAML indenting new blocks the way the file already does."""
     import re
 
-    from ruamel.yaml import YAML
+    from arreio.engine.yaml_file import yaml_loader
 
     mapping = next((len(m.group(2)) for m in re.finditer(r"^(\S[^\n]*:)[ \t]*\n( +)[^\s-]", text, re.M)), 2)
     dash = next((len(m.group(2)) - len(m.group(1)) for m in re.finditer(r"^( *)\S[^\n]*:[ \t]*\n( *)- ", text, re.M)
                  if len(m.group(2)) >= len(m.group(1))), None)
     offset = 2 if dash is None else dash  # "  - item" unless the file writes "- item" under its key
-    yaml = YAML()
+    yaml = yaml_loader("rt")
     yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-wrap the user's long lines

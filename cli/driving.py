@@ -166,10 +166,11 @@ def _cancelled(seen: dict[str, Any], render: Any, json_output: bool) -> None:
     if json_output and "run" in seen:
         from arreio.engine.events import event_from_json
         from arreio.engine.paths import state_dir
+        from arreio.engine.regular_file import Limit, read_text
 
         events = state_dir(seen["cwd"]) / "runs" / seen["run"] / "events.jsonl"
         try:
-            lines = events.read_text(encoding="utf-8").splitlines()
+            lines = read_text(events, limit=Limit.JOURNAL, errors="replace").splitlines()
         except OSError:
             lines = []
         for line in lines[seen["printed"]:]:

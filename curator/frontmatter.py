@@ -36,12 +36,13 @@ def split(text: str) -> tuple[str, str]:
 
 def parse(text: str) -> tuple[dict[str, Any], str]:
     """Return (metadata, body). Raises FrontmatterError on a missing block or invalid YAML."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
+
+    from arreio.engine.yaml_file import load_yaml
 
     raw, body = split(text)
     try:
-        data = YAML(typ="safe", pure=True).load(raw)
+        data = load_yaml(raw)  # bounded: a billion-laughs or 50,000-deep block is a diagnostic, not a hang
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None)  # ruamel's own text repeats the input; keep what and where
         where = f" at line {mark.line + 2}" if mark is not None else ""  # +1 for 1-based, +1 for the opening ---

@@ -34,6 +34,7 @@ from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.ids import iso_ms
 from arreio.engine.ports import Clock
+from arreio.engine.regular_file import Limit, read_text
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,10 @@ class SkillLibrary:
             return False
         if skill.created_by == "bundled":
             raise UsageError(f"skill {name!r} is bundled with arreio; only user skills can be adopted")
-        text = skill.path.read_text(encoding="utf-8")
+        try:
+            text = read_text(skill.path, limit=Limit.SKILL)
+        except (OSError, UnicodeDecodeError) as error:  # changed since it was loaded
+            raise UsageError(f"cannot adopt {name!r}: {getattr(error, 'strerror', None) or error}") from None
         updated = _restamp(text, {"created_by": "agent", "adopted_from": skill.created_by})
         try:
             parse_skill_text(updated, skill.folder, expected_name=skill.name)
@@ -168,10 +172,10 @@ class SkillLibrary:
 
 def _restamp(text: str, changes: dict[str, str]) -> str:
     """Set keys in the frontmatter with a round-trip edit, so the user's comments and order survive."""
-    from ruamel.yaml import YAML
+    from arreio.engine.yaml_file import yaml_loader
 
     raw, body = frontmatter.split(text)
-    yaml = YAML()  # round-trip: keeps comments and key order
+    yaml = yaml_loader("rt")  # round-trip: keeps comments and key order
     yaml.width = 4096
     data = yaml.load(raw)
     for key, value in changes.items():

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arreio.curator import frontmatter
+from arreio.engine.regular_file import Limit, TooLarge, read_text
 from arreio.memory.scan import ScanFinding, scan_text
 
 SKILL_FILE = "SKILL.md"
@@ -141,12 +142,12 @@ def parse_skill_text(text: str, folder: Path, *, expected_name: str | None = Non
 def read_skill(folder: Path, *, expected_name: str | None = None) -> tuple[Skill | None, Diagnostic | None]:
     """Load one skill folder: (skill, None) when valid, (None, diagnostic) otherwise."""
     path = folder / SKILL_FILE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None, Diagnostic(path, "missing-skill-file", f"no {SKILL_FILE} in the skill folder")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, limit=Limit.SKILL)
     except (OSError, UnicodeDecodeError) as error:
-        return None, Diagnostic(path, "unreadable", f"cannot read {SKILL_FILE}: {error}")
+        return None, Diagnostic(path, "unreadable", f"cannot read {SKILL_FILE}: {getattr(error, 'strerror', None) or error}")
     try:
         return parse_skill_text(text, folder, expected_name=expected_name), None
     except SkillInvalid as error:
@@ -277,8 +278,10 @@ def scan_skill_folder(skill: Skill) -> SkillScan | None:
 
 
 def _scan_file(path: Path, relative: str) -> ScanFinding | None:
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # read no further than could be scanned: a 2 GB file is not read to be found too long
+        text = read_text(path, limit=4 * MAX_SCANNED_FILE)
+    except TooLarge:
+        return ScanFinding("unscannable", f"longer than {MAX_SCANNED_FILE:,} characters", "")
     except UnicodeDecodeError:
         return ScanFinding("unscannable", "not UTF-8 text", "") if relative.startswith("scripts/") else None
     except OSError:

@@ -40,6 +40,7 @@ from arreio.curator.usage import UsageRecord, UsageStore
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.ports import Clock
+from arreio.engine.regular_file import Limit, read_text
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 
@@ -126,7 +127,7 @@ class SkillViewTool(_SkillTool):
                 f"files. It stays on disk; a user can inspect it with `arreio skills show {skill.name}`"
             )
         if args.file is None or args.file == SKILL_FILE:
-            text = skill.path.read_text(encoding="utf-8")
+            text = _read(skill.path, SKILL_FILE)
             support = skill.support_files()
             note = self._track("record_view", skill.name, skill.created_by)
             if support:
@@ -135,10 +136,7 @@ class SkillViewTool(_SkillTool):
         path = _inside(skill.folder, args.file, writable=False)
         if not path.is_file():
             raise ToolError(f"skill {skill.name!r} has no file {args.file!r}; files: {', '.join(skill.support_files()) or 'none'}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise ToolError(f"{args.file!r} is not a text file") from None
+        text = _read(path, args.file)
         note = self._track("record_use", skill.name, skill.created_by)
         return ToolResult(_cap(text) + note)
 
@@ -196,7 +194,7 @@ class SkillManageTool(_SkillTool):
         path = _inside(skill.folder, args.file or SKILL_FILE, writable=True)
         if not path.is_file():
             raise ToolError(f"skill {skill.name!r} has no file {args.file!r}")
-        text = path.read_text(encoding="utf-8")
+        text = _read(path, args.file or SKILL_FILE)
         count = text.count(args.old_string)
         if count != 1:
             where = "does not occur" if count == 0 else f"occurs {count} times; include more context"
@@ -279,6 +277,16 @@ def _inside(folder: Path, file: str, *, writable: bool) -> Path:
     except ValueError:
         raise ToolError(f"file {file!r} leads outside the skill") from None
     return path
+
+
+def _read(path: Path, shown: str) -> str:
+    """A skill's file as text, at most `Limit.SKILL` bytes (a support file too); a problem is the tool's error."""
+    try:
+        return read_text(path, limit=Limit.SKILL)
+    except UnicodeDecodeError:
+        raise ToolError(f"{shown!r} is not a text file") from None
+    except OSError as error:
+        raise ToolError(f"cannot read {shown!r}: {error.strerror or error}") from None
 
 
 def _cap(text: str) -> str:

@@ -23,7 +23,9 @@ from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.file_lock import exclusive
 from arreio.engine.ids import iso_ms
+from arreio.engine.nesting import json_loads
 from arreio.engine.ports import Clock
+from arreio.engine.regular_file import Limit, read_text
 
 VERSION = 1
 State = Literal["active", "stale", "archived"]
@@ -120,9 +122,11 @@ class UsageStore:
         if not self.path.exists():
             return UsageData(records={})
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise UsageError(f"{self.path} is not readable JSON ({error}); fix or move it aside") from error
+            raw = json_loads(read_text(self.path, limit=Limit.RECORD))
+        except OSError as error:
+            raise UsageError(f"cannot read {self.path}: {error.strerror or error}; fix or move it aside") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise UsageError(f"{self.path} is not readable JSON ({error}); fix or move it aside") from None
         if not isinstance(raw, dict):
             raise UsageError(f"{self.path} is not a usage file; fix or move it aside")
         version = raw.get("version")

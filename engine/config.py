@@ -25,6 +25,7 @@ from pydantic import (
 
 from arreio.engine.errors import ConfigError
 from arreio.engine.paths import display_path, state_dir, user_config_path
+from arreio.engine.regular_file import Limit
 from arreio.engine.yaml_file import read_yaml
 
 
@@ -238,7 +239,7 @@ def _read_yaml(path: Path, cwd: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     shown = display_path(path, cwd)
-    data = read_yaml(path, error=ConfigError, what="config", shown=shown)
+    data = read_yaml(path, error=ConfigError, what="config", shown=shown, limit=Limit.CONFIG)
     if data is None:
         return {}
     if not isinstance(data, dict):

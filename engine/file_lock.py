@@ -11,9 +11,11 @@ from pathlib import Path
 
 
 @contextmanager
-def exclusive(lock_path: Path) -> Iterator[None]:
+def exclusive(lock_path: Path) -> Iterator[int]:
     """Hold the lock on `lock_path` (created when missing) for the block, waiting while another
-    process holds it. Not re-entrant: taking it again inside the block waits forever."""
+    process holds it. Not re-entrant: taking it again inside the block waits forever. The block gets
+    the lock's descriptor: a child started with it (`pass_fds`) holds the lock too, until it exits,
+    even when this process is killed first."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     # Only its owner may open it (an 0664 lock let another user hold everyone's writes), and never
     # through a link (a lock file made a link would be followed and created wherever it pointed).
@@ -26,7 +28,7 @@ def exclusive(lock_path: Path) -> Iterator[None]:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            yield
+            yield fd
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:

@@ -1,25 +1,107 @@
 """Reading a user's YAML file (config, plan, offline script) with one kind of error message:
-`invalid plan arreio.plan.yaml:7: mapping values are not allowed here` — the file, the line, the problem."""
+`invalid plan arreio.plan.yaml:7: mapping values are not allowed here` — the file, the line, the problem.
+
+Every YAML document arreio reads is loaded by `yaml_loader`, which bounds it: nested at most
+`MAX_DEPTH` levels, and at most `MAX_NODES` nodes with each alias counted as the whole node it names.
+Anchors and aliases let a 1 KB file stand for a billion nodes ("billion laughs"): the loader shares
+them, but whatever walks the result (validation, a copy into plain dicts) visits each one, for hours.
+An alias to a node that contains it (a cycle) is refused too: no walk ever ends on one.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from arreio.engine.errors import ArreioError
+from arreio.engine.nesting import MAX_DEPTH, json_loads
+from arreio.engine.regular_file import read_text
+
+MAX_NODES = 1_000_000
+
+
+def yaml_loader(typ: Literal["safe", "rt"] = "safe") -> Any:
+    """A ruamel `YAML(typ=typ)` whose `load` refuses a document past the bounds above with a
+    `YAMLError` (its `problem` says which, its `problem_mark` where). Pure Python always: the C
+    parser (ruamel.yaml.clib) composes in C, out of reach of the bounds."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ=typ, pure=True)
+    yaml.Composer = _bounded_composer()
+    return yaml
+
+
+def _bounded_composer() -> type:
+    from ruamel.yaml.composer import Composer, ComposerError
+    from ruamel.yaml.events import AliasEvent
+
+    class BoundedComposer(Composer):
+        """Counts while it composes (ruamel composes one node at a time, recursively): the depth,
+        and the nodes the document stands for. `_weight[id(node)]` is how many nodes an anchored node
+        stands for and `_height` how deep it reaches, known once it is complete; an alias adds those."""
+
+        def __init__(self, loader: Any = None) -> None:
+            super().__init__(loader)
+            self._level = 0  # depth of the node being composed
+            self._nodes = 0  # nodes so far, aliases expanded
+            self._weight: dict[int, int] = {}
+            self._height: dict[int, int] = {}
+            self._reach: list[int] = []  # per open node: the deepest level reached inside it
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.parser.peek_event()
+            if isinstance(event, AliasEvent):
+                target = self.anchors.get(event.anchor)
+                if target is not None:  # an unknown alias is ruamel's own error
+                    if id(target) not in self._weight:
+                        raise ComposerError(None, None, f"alias *{event.anchor} refers to a node that contains it",
+                                            event.start_mark)
+                    self._count(self._weight[id(target)], self._level + self._height[id(target)], event)
+                return super().compose_node(parent, index)
+            self._level += 1
+            self._count(1, self._level, event)
+            before = self._nodes - 1
+            self._reach.append(self._level)
+            node = super().compose_node(parent, index)
+            reach = self._reach.pop()
+            if self._reach:
+                self._reach[-1] = max(self._reach[-1], reach)
+            if getattr(node, "anchor", None) is not None:
+                self._weight[id(node)] = self._nodes - before
+                self._height[id(node)] = reach - self._level + 1
+            self._level -= 1
+            return node
+
+        def _count(self, nodes: int, reach: int, event: Any) -> None:
+            self._nodes += nodes
+            if reach > MAX_DEPTH:
+                raise ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+            if self._nodes > MAX_NODES:
+                raise ComposerError(None, None, f"more than {MAX_NODES:,} nodes (aliases expanded)",
+                                    event.start_mark)
+            if self._reach:
+                self._reach[-1] = max(self._reach[-1], reach)
+
+    return BoundedComposer
+
+
+def load_yaml(text: str, typ: Literal["safe", "rt"] = "safe") -> Any:
+    """`text` as YAML, bounded (`yaml_loader`); ruamel's YAMLError when it is not."""
+    return yaml_loader(typ).load(text)
 
 
 def read_yaml(
-    path: Path, *, error: type[ArreioError], what: str, shown: str | None = None, typ: Literal["safe", "rt"] = "safe"
+    path: Path, *, error: type[ArreioError], what: str, shown: str | None = None, typ: Literal["safe", "rt"] = "safe",
+    limit: int,
 ) -> Any:
     """The parsed document (None when empty). `what` names the kind of file in messages ("config",
-    "plan", "script"); `shown` is how the path is printed (default: as given)."""
-    from ruamel.yaml import YAML, YAMLError
+    "plan", "script"); `shown` is how the path is printed (default: as given); `limit` is the most
+    bytes read of it (`engine/regular_file.Limit`): a FIFO, a device or a larger file is refused."""
+    from ruamel.yaml import YAMLError
 
     shown = shown or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, limit=limit)
     except FileNotFoundError:
         raise error(f"{what} file not found: {shown}") from None
     except UnicodeDecodeError:
@@ -30,11 +112,11 @@ def read_yaml(
         # JSON is YAML: read it with the JSON parser, ~100× faster on a long `--script`; anything
         # it refuses goes to the YAML parser, which reads the rest of YAML and reports problems.
         try:
-            return json.loads(text)
+            return json_loads(text)
         except ValueError:
             pass
     try:
-        return YAML(typ=typ).load(text)
+        return load_yaml(text, typ)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

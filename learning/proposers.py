@@ -7,11 +7,11 @@ Both see the current memory, to avoid duplicates and to propose replace/remove.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Protocol
 
 from arreio.engine.messages import Message
+from arreio.engine.nesting import json_loads
 from arreio.engine.providers.base import ModelRequest
 from arreio.engine.providers.oneshot import ask
 from arreio.learning.summary import RunSummary
@@ -71,7 +71,7 @@ def parse_json_list(text: str) -> list[Any]:
     start, end = body.find("["), body.rfind("]")
     if start < 0 or end < start:
         raise ValueError("the proposer's answer holds no JSON list")
-    data = json.loads(body[start : end + 1])
+    data = json_loads(body[start : end + 1])
     if not isinstance(data, list):
         raise ValueError("the proposer's answer is not a list")
     return data

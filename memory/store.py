@@ -32,6 +32,7 @@ from arreio.engine.errors import ConfigError
 from arreio.engine.file_lock import exclusive
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.ports import Clock, SystemClock
+from arreio.engine.regular_file import Limit, UnfitFile, read_text
 from arreio.memory.entries import (
     JOINER,
     MemoryRefused,
@@ -138,9 +139,11 @@ class MemoryStore:
         try:
             # utf-8-sig: an editor's byte-order mark is not part of the first entry (it was kept by
             # every rewrite, glued to it)
-            return self.path.read_text(encoding="utf-8-sig")
+            return read_text(self.path, limit=Limit.MEMORY, encoding="utf-8-sig")
         except FileNotFoundError:
             return ""
+        except UnfitFile as error:  # a pipe would block, a device never end: refused before a byte is read
+            raise MemoryRefused(f"{error.because(self.path.name)}; fix or move it.") from None
         except UnicodeDecodeError as error:
             raise MemoryRefused(f"{self.path.name} is not valid UTF-8 ({error.reason}); fix or move it.") from None
 
@@ -231,7 +234,7 @@ class MemoryStore:
     def _backup(self, text: str) -> Path:
         for earlier in sorted(self.path.parent.glob(f"{self.path.name}.bak.*")):  # one copy per version
             try:
-                if earlier.read_text(encoding="utf-8") == text:
+                if read_text(earlier, limit=Limit.MEMORY) == text:
                     return earlier
             except (OSError, UnicodeDecodeError):
                 continue

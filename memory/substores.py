@@ -24,7 +24,10 @@ from pydantic import BaseModel, ValidationError
 from arreio.engine.errors import UsageError
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.ids import iso_ms, parse_utc
+from arreio.engine.nesting import json_loads
 from arreio.engine.ports import Clock, SystemClock
+from arreio.engine.regular_file import Limit, read_bytes
+from arreio.engine.regular_file import kind as file_kind
 from arreio.memory.record_id import new_record_id
 
 SUBSTORES = ("episodic", "semantic", "procedural", "decision", "transcript")
@@ -97,7 +100,10 @@ class Substores:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            size = os.fstat(fd).st_size
+            info = os.fstat(fd)
+            if (found := file_kind(info.st_mode)) is not None:  # a FIFO would swallow the record, then block
+                raise UsageError(f"{path.name} is {found}, not a regular file; the record is not written.")
+            size = info.st_size
             if size and self._repair_tail(fd, path):
                 size = os.fstat(fd).st_size
             if size == 0:
@@ -127,8 +133,11 @@ class Substores:
         """Every readable record of a substore, in file (append) order."""
         path = self.path(substore)
         try:
-            data = path.read_bytes()
+            data = read_bytes(path, limit=Limit.MEMORY)
         except FileNotFoundError:
+            return []
+        except OSError as error:  # a pipe, a device, a huge file: this substore is skipped, not the others
+            self._warn(f"{path.name}: skipped, cannot read it ({error.strerror or error})")
             return []
         if data and not data.endswith(b"\n"):
             data = self._repair_on_read(path, data)
@@ -137,7 +146,7 @@ class Substores:
             if not raw.strip():
                 continue
             try:
-                item = json.loads(raw)
+                item = json_loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError):
                 self._warn(f"{path.name}:{number}: skipped an unreadable line")
                 continue

@@ -17,9 +17,12 @@ cut is said, to the user and to the model; a binary file is not attached."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from arreio.engine.regular_file import open_regular, read_to_end
 
 MENTION_CAP = 50 * 1024  # bytes of one file's text attached
 ATTACHED = "\n\n[arreio: attached by the user as context for the message above]\n\n"
@@ -85,10 +88,13 @@ def expand(message: str, cwd: Path, *, cap: int = MENTION_CAP) -> Mentions:
         name, path = found
         if name in out.attached:
             continue
-        try:
-            size = path.stat().st_size
-            with path.open("rb") as handle:  # at most what is attached: a mentioned 10 GB log is not read whole
-                data = handle.read(cap + 1)
+        try:  # at most what is attached: a mentioned 10 GB log is not read whole, a pipe not waited on
+            fd, info = open_regular(path)
+            size = info.st_size
+            try:
+                data = read_to_end(fd, size, cap + 1)
+            finally:
+                os.close(fd)
         except OSError as error:
             out.notes.append(f"@{name}: cannot read it ({error.strerror or error}); not attached")
             continue

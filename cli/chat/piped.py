@@ -46,8 +46,13 @@ def piped(state: Any, stdin: TextIO | None) -> int:
     from arreio.cli.chat import slash
     from arreio.cli.chat.loop import Chat
     from arreio.engine.errors import UsageError
+    from arreio.engine.regular_file import Limit, size_text
 
-    data = stdin.read() if stdin is not None else ""
+    # Bounded as a plan is: `arreio chat < /dev/zero` is refused, not read until the memory runs out.
+    data = stdin.read(Limit.PLAN + 1) if stdin is not None else ""
+    if len(data) > Limit.PLAN:
+        raise UsageError(f"arreio chat: the messages on stdin are over the {size_text(Limit.PLAN)} limit; "
+                         "pipe fewer, or put long material in a file a message names")
     messages = split_messages(data)
     if not messages:
         raise UsageError("arreio chat: stdin is not a terminal and sent no message (pipe the messages in, "

@@ -94,10 +94,11 @@ def _saved_done(state: Any, run_id: str) -> Any:
     """A cancelled turn's `done` is recorded in its events file (the pipeline wrote it on its way out)."""
     from arreio.engine.events import event_from_json
     from arreio.engine.paths import state_dir
+    from arreio.engine.regular_file import Limit, read_text
 
     path = state_dir(state.cwd, state.env) / "runs" / run_id / "events.jsonl"
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_text(path, limit=Limit.JOURNAL, errors="replace").splitlines()
     except OSError:
         return None
     for line in reversed(lines):

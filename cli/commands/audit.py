@@ -46,13 +46,14 @@ def verify(json_output: JsonFlag = False) -> None:
 
 def _anchors(state: Path) -> list[tuple[str, int, str]]:
     """The journal heads run reports recorded (`audit_head`): proof of how long the journal was."""
-    import json
+    from arreio.engine.nesting import json_loads
+    from arreio.engine.regular_file import Limit, read_bytes
 
     out = []
     for report in sorted((state / "runs").glob("*/report.json")):
         try:
-            head = json.loads(report.read_text(encoding="utf-8")).get("audit_head")
-        except (OSError, ValueError):
+            head = json_loads(read_bytes(report, limit=Limit.RECORD)).get("audit_head")
+        except (OSError, ValueError, AttributeError):
             continue
         if isinstance(head, dict) and isinstance(head.get("seq"), int) and isinstance(head.get("hash"), str):
             out.append((f"run {report.parent.name}", head["seq"], head["hash"]))

@@ -105,11 +105,12 @@ def _layers(cwd: Path, env: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
     """Each layer's own keys, weakest first: (source label, data)."""
     from arreio.engine.config import ENV_KEYS, config_files
     from arreio.engine.errors import ConfigError
+    from arreio.engine.regular_file import Limit
     from arreio.engine.yaml_file import read_yaml
 
     out = []
     for kind, path in config_files(cwd, env).items():
-        data = read_yaml(path, error=ConfigError, what="config") if path.exists() else None
+        data = read_yaml(path, error=ConfigError, what="config", limit=Limit.CONFIG) if path.exists() else None
         out.append((LABELS[kind], data if isinstance(data, dict) else {}))
     for var, keys in ENV_KEYS.items():
         if env.get(var):
@@ -326,16 +327,26 @@ def _read(path: Path) -> str:
     """The file's text ('' when there is none). A file a run could not read is refused with the
     run's own message (file, line, problem): `config edit` is the way to repair that."""
     from arreio.engine.errors import ConfigError
+    from arreio.engine.regular_file import Limit, read_bytes
     from arreio.engine.yaml_file import read_yaml
 
     if path.exists():
-        read_yaml(path, error=ConfigError, what="config", shown=_display(path, Path.cwd()))
+        read_yaml(path, error=ConfigError, what="config", shown=_display(path, Path.cwd()), limit=Limit.CONFIG)
     try:  # CRLF files are edited as LF and written back as CRLF (`_write_checked`)
-        return path.read_bytes().decode("utf-8").replace("\r\n", "\n")
+        return read_bytes(path, limit=Limit.CONFIG).decode("utf-8").replace("\r\n", "\n")
     except FileNotFoundError:
         return ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config {path}: {exc}") from None
+        raise ConfigError(f"cannot read config {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    from arreio.engine.regular_file import Limit, read_bytes
+
+    try:
+        return read_bytes(path, limit=Limit.CONFIG)
+    except OSError:
+        return b""  # `_read` already refused a file it cannot read; this one changed since
 
 
 def _write_checked(cwd: Path, env: dict[str, str], path: Path, after: str) -> None:
@@ -351,7 +362,7 @@ def _write_checked(cwd: Path, env: dict[str, str], path: Path, after: str) -> No
     if path == _target(cwd, env, user=False):
         make_state_dir(path.parent)  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
     problem = config_problem(cwd, env, {path: data if isinstance(data, dict) else {}})
-    if path.exists() and b"\r\n" in path.read_bytes():
+    if path.exists() and b"\r\n" in _read_bytes(path):
         after = after.replace("\n", "\r\n")
     if problem is None:
         write_atomic(path, after)

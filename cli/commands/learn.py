@@ -61,7 +61,9 @@ def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> N
     if run_ids:
         path = home / "runs" / str(run_ids[-1]) / "events.jsonl"
         if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            from arreio.engine.regular_file import Limit, read_text
+
+            for line in read_text(path, limit=Limit.JOURNAL, errors="replace").splitlines():
                 try:
                     events.append(event_from_json(line))
                 except ValueError:

@@ -277,8 +277,21 @@ def _stdin_goal() -> str:
         print("arreio: reading the goal from stdin; end it with Ctrl-D", file=sys.stderr)
     elif fd is not None and not _ready(fd, STDIN_WAIT_S):
         print("arreio: waiting for the goal on stdin (--goal -)…", file=sys.stderr)
-    data = sys.stdin.buffer.read()
+    data = _goal_bytes()
     return _decode(data, len(data), as_goal=True) or ""
+
+
+def _goal_bytes() -> bytes:
+    """All of stdin, as the goal: at most `Limit.GOAL` bytes (a goal file's limit), else a UsageError;
+    `arreio run < /dev/zero` is refused after that much, not read until the memory runs out."""
+    from arreio.engine.errors import UsageError
+    from arreio.engine.regular_file import Limit, size_text
+
+    data = sys.stdin.buffer.read(Limit.GOAL + 1)
+    if len(data) > Limit.GOAL:
+        raise UsageError(f"the goal on stdin is over the {size_text(Limit.GOAL)} limit for a goal; put the material "
+                         "in a file the goal names")
+    return data
 
 
 def _piped(*, wait_s: float, cap: int | None) -> tuple[str | None, int | None]:
@@ -297,7 +310,7 @@ def _piped(*, wait_s: float, cap: int | None) -> tuple[str | None, int | None]:
             print(f"arreio: warning: nothing arrived on stdin within {wait_s:g} s; running without it "
                   "(pipe the input in, or run with `< /dev/null` to say there is none)", file=sys.stderr)
             return None, None
-    data = sys.stdin.buffer.read() if cap is None else sys.stdin.buffer.read(cap + 1)
+    data = _goal_bytes() if cap is None else sys.stdin.buffer.read(cap + 1)
     cut = None
     if cap is not None and len(data) > cap:
         cut = len(data)

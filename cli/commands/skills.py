@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from arreio.curator.library import SkillLibrary
 
 app = typer.Typer(
@@ -97,12 +99,24 @@ def show(name: Annotated[str, typer.Argument(help="Skill name (or archive entry)
         f"patches {row['patch_count']} · pinned {'yes' if row['pinned'] else 'no'} · "
         f"last activity {row['last_activity'] or 'never recorded'}"
     ))
-    skill_file = entry.folder / "SKILL.md"
-    typer.echo(inert(skill_file.read_text(encoding="utf-8")) if skill_file.is_file() else "(no SKILL.md)")
+    typer.echo(_skill_text(entry.folder / "SKILL.md"))
     if entry.skill is not None and entry.skill.support_files():
         typer.echo("Support files:")
         for file in entry.skill.support_files():
             typer.echo(f"  {inert(str(file))}")
+
+
+def _skill_text(path: Path) -> str:
+    """The SKILL.md as shown, or why it is not (the skill is listed either way)."""
+    from arreio.cli.inert import inert
+    from arreio.engine.regular_file import Limit, read_text
+
+    if not path.exists():
+        return "(no SKILL.md)"
+    try:
+        return inert(read_text(path, limit=Limit.SKILL, errors="replace"))
+    except OSError as error:
+        return f"(SKILL.md cannot be read: {error.strerror or error})"
 
 
 @app.command("pin")

@@ -23,6 +23,8 @@ from typing import Any
 
 from arreio.engine.context.artifacts import ArtifactFile, Saved
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, read_text
 
 STUB_MARKER = "[pruned to save context:"
 _DEFS = re.compile(r"^\s*(?:\d+\t)?\s*(?:async\s+def|def|class|function|fn|func|interface|type|struct)\s+([A-Za-z_][\w]*)", re.MULTILINE)
@@ -77,9 +79,13 @@ class WorkLog:
         self._fd: int | None = None
         self._finalizer: Any = None
         if path is not None and path.is_file():
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                text = read_text(path, limit=Limit.JOURNAL, errors="replace")
+            except OSError:  # unreadable: the log starts afresh, as for a new session
+                text = ""
+            for line in text.splitlines():
                 try:
-                    data = json.loads(line)
+                    data = json_loads(line)
                     entry = LogEntry(int(data["seq"]), str(data["call_id"]), str(data["label"]), str(data["digest"]))
                 except (ValueError, KeyError, TypeError):
                     continue  # a torn last line after a crash costs one entry, not the log

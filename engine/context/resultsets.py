@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.errors import ArreioError
+from arreio.engine.nesting import json_loads
 
 DB_NAME = "results.sqlite"
 MAX_COLUMNS = 40
@@ -51,7 +52,7 @@ def _column_name(raw: object, taken: set[str]) -> str:
 
 def _from_json(text: str) -> Table | None:
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except ValueError:
         return None
     if isinstance(data, dict):  # {"items": [...], ...}: the largest list is the set

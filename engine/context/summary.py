@@ -20,12 +20,12 @@ compaction the newest instruction is still in the request, word for word, marked
 
 from __future__ import annotations
 
-import json
 import re
 
 from pydantic import BaseModel, ValidationError
 
 from arreio.engine.messages import Message
+from arreio.engine.nesting import json_loads
 
 SUMMARY_MARKER = "[arreio:context-summary"
 _HEADER = re.compile(
@@ -183,7 +183,7 @@ def parse_summary(text: str) -> Summary | None:
     elif "{" in body:
         body = body[body.index("{") : body.rindex("}") + 1]
     try:
-        data = json.loads(body)
+        data = json_loads(body)
     except ValueError:
         return None
     if not isinstance(data, dict):

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine.atomic import write_atomic
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, read_bytes
 
 if TYPE_CHECKING:
     from arreio.engine.messages import Message
@@ -233,7 +235,7 @@ class Calibrator:
     @classmethod
     def load(cls, path: Path) -> Calibrator:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json_loads(read_bytes(path, limit=Limit.RECORD))
             factors = {str(k): float(v) for k, v in data.get("factors", {}).items()}
             samples = {str(k): int(v) for k, v in data.get("samples", {}).items()}
         except (OSError, ValueError, AttributeError, TypeError):

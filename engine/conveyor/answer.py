@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from arreio.engine.errors import UsageError
+from arreio.engine.nesting import json_loads
 from arreio.engine.providers.structured import FORMAT_NAME, WRAP_KEY, route_for, wire_schema
 from arreio.engine.tools.base import Tool, ToolResult
 
@@ -54,22 +55,26 @@ def check_schema(schema: Any, where: str) -> dict[str, Any]:
 
 def load_schema(path: Path, shown: str | None = None) -> dict[str, Any]:
     """Read and check a schema file (JSON; YAML for `.yaml`/`.yml`); a problem is one UsageError."""
+    from arreio.engine.regular_file import Limit, read_text
+
     shown = shown or str(path)
-    if not path.is_file():
-        raise UsageError(f"output schema {shown}: " + ("is a folder" if path.is_dir() else "no such file"))
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"output schema {shown}: cannot read it ({getattr(error, 'strerror', None) or error})") from None
+    if path.is_dir():
+        raise UsageError(f"output schema {shown}: is a folder")
+    if not path.exists():
+        raise UsageError(f"output schema {shown}: no such file")
     if path.suffix.lower() in (".yaml", ".yml"):
         from arreio.engine.yaml_file import read_yaml
 
-        data = read_yaml(path, error=UsageError, what="output schema")
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"output schema {shown}:{error.lineno}: not JSON: {error.msg}") from None
+        data = read_yaml(path, error=UsageError, what="output schema", shown=shown, limit=Limit.PLAN)
+        return check_schema(data, f"output schema {shown}")
+    try:
+        text = read_text(path, limit=Limit.PLAN, encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"output schema {shown}: cannot read it ({getattr(error, 'strerror', None) or error})") from None
+    try:
+        data = json_loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"output schema {shown}:{error.lineno}: not JSON: {error.msg}") from None
     return check_schema(data, f"output schema {shown}")
 
 
@@ -145,7 +150,7 @@ def parse_json(text: str) -> Any:
     if not body:
         raise ValueError("the reply is empty")
     try:
-        return json.loads(body)
+        return json_loads(body)
     except json.JSONDecodeError as error:
         raise ValueError(f"{error.msg} at line {error.lineno} column {error.colno}") from None
 

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arreio.engine.conveyor.answer import check_schema, load_schema
 from arreio.engine.errors import UsageError
+from arreio.engine.regular_file import Limit
 from arreio.engine.yaml_file import line_of, read_yaml, validated
 
 PLAN_VERSION = 1
@@ -133,7 +134,7 @@ class Plan(BaseModel):
 def load_plan(path: Path) -> Plan:
     """Read and validate a plan file."""
 
-    data = read_yaml(path, error=UsageError, what="plan", typ="rt")
+    data = read_yaml(path, error=UsageError, what="plan", typ="rt", limit=Limit.PLAN)
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a plan is a mapping with `units:` (and optional `gates:`)")
     plan = validated(Plan, data, path, error=UsageError)

@@ -19,11 +19,12 @@ validate, the tool list echoed back) — such a reply is never a final answer.
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from arreio.engine.nesting import json_loads
 
 # A tool's name → a check of its arguments: None when they validate, else why not.
 Validate = Callable[[str, dict[str, Any]], str | None]
@@ -122,7 +123,7 @@ def _from_attributes(match: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 def _from_json(body: str) -> list[tuple[str, dict[str, Any]]]:
     try:
-        data = json.loads(body.strip())
+        data = json_loads(body.strip())
     except ValueError:
         return []
     items = data if isinstance(data, list) else [data]
@@ -161,7 +162,7 @@ def _json_object(text: Any) -> dict[str, Any] | None:
     if isinstance(text, dict):
         return text
     try:
-        data = json.loads(text) if isinstance(text, str) and text.strip() else {}
+        data = json_loads(text) if isinstance(text, str) and text.strip() else {}
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
@@ -171,6 +172,6 @@ def _scalar(text: str) -> Any:
     """A parameter's text as the JSON value it spells, else the text itself."""
     value = text.strip()
     try:
-        return json.loads(value)
+        return json_loads(value)
     except ValueError:
         return value

@@ -14,6 +14,7 @@ fsync — so two runs in one folder never fork the chain. Payloads go through th
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -23,15 +24,21 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from pathlib import Path
 from typing import Any
 
+from arreio.engine.errors import UsageError
 from arreio.engine.governance.redact import Redactor
 from arreio.engine.ids import iso_ms
+from arreio.engine.nesting import json_loads
 from arreio.engine.ports import Clock, SystemClock
+from arreio.engine.regular_file import Limit, NotRegularFile, read_bytes, size_text
+from arreio.engine.regular_file import kind as file_kind
 from arreio.engine.wording import counted
 
 FORMAT_VERSION = 1
 GENESIS = "0" * 64
 FILE_NAME = "audit.jsonl"
 _TAIL_CHUNK = 65536
+_MAX_ENTRY = 1024 * 1024  # longer lines are not entries: ours hold digests and short payloads
+_TAIL_LIMIT = 16 * 1024 * 1024  # how far back an append looks for the entry it chains onto
 
 
 def canonical(value: Any) -> str:
@@ -88,6 +95,8 @@ class AuditJournal:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             info = os.fstat(fd)
+            if (found := file_kind(info.st_mode)) is not None:  # a FIFO would take 64 KB, then block the run for good
+                raise NotRegularFile(found)
             mine = self._mine
             # The file is as our last append left it (same inode and size, under the lock): its last
             # entry is the one we wrote, so it need not be read and parsed back (issue 23). Any other
@@ -120,14 +129,24 @@ class AuditJournal:
         if not self.path.exists():
             return []
         out = []
-        for line in self.path.read_bytes().split(b"\n"):
+        for line in self._read().split(b"\n"):
             try:
-                record = json.loads(line)
+                record = json_loads(line)
             except ValueError:
                 continue
             if isinstance(record, dict):
                 out.append(record)
         return out
+
+    def _read(self) -> bytes:
+        """The whole journal; a journal that is not a regular file, or is past `Limit.JOURNAL`, is a
+        UsageError saying so (it is not waited on, nor read until the memory runs out)."""
+        try:
+            return read_bytes(self.path, limit=Limit.JOURNAL)
+        except FileNotFoundError:
+            return b""
+        except OSError as error:
+            raise UsageError(f"cannot read the audit journal {self.path}: {error.strerror or error}") from None
 
     def tail(self, n: int = 20, run_id: str | None = None) -> list[dict[str, Any]]:
         """The last `n` entries (of `run_id`), those that are entries at all (`verify` names the rest)."""
@@ -157,7 +176,7 @@ class AuditJournal:
     def _walk(self) -> Verification:
         if not self.path.exists():
             return Verification(True, 0)
-        data = self.path.read_bytes()
+        data = self._read()
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
@@ -168,7 +187,7 @@ class AuditJournal:
         unreadable: tuple[int, int, str] | None = None  # (line, entries before it, why)
         for number, line in enumerate(lines, start=1):
             try:
-                record = json.loads(line)
+                record = json_loads(line)
             except ValueError:
                 if unreadable is None:
                     torn = number == len(lines) and not data.endswith(b"\n")
@@ -209,20 +228,31 @@ def _ends_with_newline(fd: int) -> bool:
 
 
 def _last_entry(fd: int) -> dict[str, Any] | None:
-    """The last whole entry, read backwards from the end (no full scan per append)."""
+    """The last whole entry, read backwards from the end (no full scan per append). An entry is a
+    short line: a longer one is passed over unread, and when the last `_TAIL_LIMIT` bytes hold no
+    entry (a file of NULs, a 2 GB sparse file), the append is refused rather than the whole file
+    read back, byte by byte, or a new chain begun at entry 1."""
     size = os.fstat(fd).st_size
-    offset, buffer = size, b""
+    offset, carry, long_line = size, b"", False
     while offset > 0:
+        if size - offset >= _TAIL_LIMIT:
+            raise OSError(errno.EINVAL, f"no whole entry in the last {size_text(_TAIL_LIMIT)} of the journal")
         start = max(0, offset - _TAIL_CHUNK)
-        buffer = os.pread(fd, offset - start, start) + buffer
+        lines = (os.pread(fd, offset - start, start) + carry).split(b"\n")
         offset = start
-        for line in reversed(buffer.split(b"\n")[1 if offset else 0 :]):
+        carry = lines.pop(0) if offset else b""  # it may go on in the chunk before
+        for line in reversed(lines):
+            if long_line:  # the rest of a line passed over
+                long_line = False
+                continue
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json_loads(line)
             except ValueError:
                 continue  # a torn tail: chain onto the last whole entry
             if isinstance(record, dict) and "hash" in record:
                 return record
+        if len(carry) > _MAX_ENTRY:
+            carry, long_line = b"", True
     return None

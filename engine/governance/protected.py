@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 from arreio.engine.governance.git_pointers import pointed_paths
 from arreio.engine.governance.startup_files import STARTUP, startup_paths
 from arreio.engine.paths import state_dir, user_config_path
+from arreio.engine.regular_file import open_regular
 
 if TYPE_CHECKING:
     from arreio.engine.governance.settings import PolicyRule
@@ -253,12 +254,15 @@ def _glob_regex(glob: str, below: bool) -> re.Pattern[str]:
 
 def _gitdir(git: Path) -> Path | None:
     """The folder a `.git` *file* points to (`gitdir: …`), resolved against its folder."""
-    try:
-        if not git.is_file():
-            return None
-        first = git.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+    try:  # a regular file only, and its first line only: a pipe named `.git` is not waited on
+        fd, _ = open_regular(git)
+        try:
+            head = os.read(fd, 4096)
+        finally:
+            os.close(fd)
     except OSError:
         return None
+    first = head.decode("utf-8", errors="replace").splitlines()[:1]
     if not first or not first[0].startswith("gitdir:"):
         return None
     return git.parent / first[0].split(":", 1)[1].strip()

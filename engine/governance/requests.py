@@ -14,7 +14,6 @@ digests, so a history rewritten since (compaction) says so instead of pretending
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,8 @@ from arreio.engine.governance.redact import Redactor
 from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.ids import iso_ms
 from arreio.engine.messages import Message
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, read_bytes
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import PRUNE, apply_prune
 
@@ -130,9 +131,9 @@ def reconstruct(path: Path) -> list[dict[str, Any]]:
     messages: list[Message] = []
     tool_sets: dict[str, list[dict[str, Any]]] = {}
     out: list[dict[str, Any]] = []
-    for line in path.read_bytes().split(b"\n"):
+    for line in read_bytes(path, limit=Limit.SESSION).split(b"\n"):  # Session.open read it: a regular file
         try:
-            record = json.loads(line)
+            record = json_loads(line)
         except ValueError:
             continue
         if not isinstance(record, dict):

@@ -35,6 +35,7 @@ from arreio.engine.atomic import write_atomic
 from arreio.engine.conveyor.pricing import estimate_cost
 from arreio.engine.errors import UsageError
 from arreio.engine.governance.redact import Redactor
+from arreio.engine.nesting import json_loads
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
@@ -46,6 +47,7 @@ from arreio.engine.providers.base import (
     Usage,
 )
 from arreio.engine.providers.registry import is_offline
+from arreio.engine.regular_file import Limit, NotRegularFile, read_text
 
 FORMAT = "arreio-cassette"
 VERSION = 1
@@ -257,17 +259,19 @@ def load_cassette(path: Path) -> Cassette:
     """Read a cassette; any problem is a one-line UsageError naming the file and line. A torn last
     line (a recording cut short by a crash) is skipped and noted in `problems`."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_text(path, limit=Limit.SESSION).splitlines()
     except FileNotFoundError:
         raise UsageError(f"cassette not found: {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"cassette path is a folder, not a file: {path}") from None
+    except NotRegularFile as exc:
+        if exc.kind == "a directory":
+            raise UsageError(f"cassette path is a folder, not a file: {path}") from None
+        raise UsageError(f"cassette {exc.because(str(path))}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read cassette {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if not lines:
         raise UsageError(f"{path} is empty, not a cassette")
     try:
-        head = json.loads(lines[0])
+        head = json_loads(lines[0])
     except ValueError:
         head = None
     if not isinstance(head, dict) or head.get("type") != "header" or head.get("format") != FORMAT:
@@ -287,7 +291,7 @@ def load_cassette(path: Path) -> Cassette:
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            raw = json_loads(line)
         except ValueError:
             if i == last:
                 cassette.problems.append(f"line {i + 1} is torn (a recording cut short); skipped")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arreio.engine.messages import ImagePart, Message, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.nesting import json_loads
 from arreio.engine.providers.base import (
     Done,
     ModelRequest,
@@ -71,7 +72,7 @@ def read_token(signature: str | None) -> dict[str, str] | None:
     if not signature or not signature.startswith("{"):
         return None
     try:
-        value = json.loads(signature)
+        value = json_loads(signature)
     except ValueError:
         return None
     if isinstance(value, dict) and value.get("type") == TOKEN_KIND and value.get("id") and value.get("encrypted_content"):

@@ -57,6 +57,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.regular_file import Limit
 from arreio.engine.wording import counted
 from arreio.engine.yaml_file import read_yaml
 
@@ -140,7 +141,7 @@ def _replies(data: Any, path: Path, where: str) -> list[ScriptedReply]:
 def load_script(path: Path) -> Script:
     """Read a script file; any problem is a one-line UsageError naming the file and the spot."""
 
-    data = read_yaml(path, error=UsageError, what="script")
+    data = read_yaml(path, error=UsageError, what="script", limit=Limit.SCRIPT)
     if not isinstance(data, dict):
         return Script(_replies(data, path, ""))
     unknown = sorted(set(data) - {"replies", "agents"})

@@ -27,11 +27,11 @@ is not tapped: the adapter then knows what it knew before.
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+from arreio.engine.nesting import json_loads
 from arreio.engine.providers.base import ProviderError
 from arreio.engine.providers.wire import classify
 
@@ -131,7 +131,7 @@ def tap_of(response: Any) -> SseTap | None:
 def line_error(text: str, provider: str) -> ProviderError:
     """An SSE `error:` line's payload, classified like any error body (a context overflow is one)."""
     try:
-        body: Any = json.loads(text)
+        body: Any = json_loads(text)
     except ValueError:
         body = text
     err = classify(None, body, message=text)
@@ -144,7 +144,7 @@ def not_a_stream(tap: SseTap, provider: str, hint: str = "is base_url the API's,
     `hint` (where the user's base_url may be wrong for this provider)."""
     text = bytes(tap.head).decode("utf-8", "replace").strip()
     try:
-        body = json.loads(text)
+        body = json_loads(text)
     except ValueError:
         body = None
     if isinstance(body, dict) and body.get("error"):

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from arreio.engine.nesting import json_loads
 from arreio.engine.providers.base import ErrorKind, ProviderError, ToolCallDone
 
 # -- tool arguments ----------------------------------------------------------------------------
@@ -31,7 +32,7 @@ def parse_arguments(raw: str) -> dict[str, Any] | None:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = json_loads(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

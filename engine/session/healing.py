@@ -13,13 +13,13 @@ keep run markers and extra records next to the messages they followed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from arreio.engine.messages import Message, ToolResultPart, interrupted_result
+from arreio.engine.nesting import json_loads
 
 RepairKind = Literal[
     "torn_tail",
@@ -152,7 +152,7 @@ def _result_id(message: Message) -> str | None:
 def parse_object(line: bytes) -> dict[str, Any] | None:
     """The line as a JSON object, or None (invalid JSON, bad UTF-8, or not an object)."""
     try:
-        value = json.loads(line)
+        value = json_loads(line)  # bounded: a line nested 50,000 deep is a bad line, not a RecursionError
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

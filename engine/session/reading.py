@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from arreio.engine.errors import SessionError
 from arreio.engine.messages import Message
+from arreio.engine.regular_file import Limit, read_bytes
 from arreio.engine.session.format import SessionHeader, needs_rewrite, parse_header, upgrade
 from arreio.engine.session.healing import Placed, Repair, awaiting_approval, heal, remap_placed, scan_lines
 
@@ -43,10 +44,10 @@ class SessionRead:
 def read_session(path: Path) -> SessionRead:
     """Skip bad lines, drop a torn tail, heal pairing; a `SessionError` when there is no session."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, limit=Limit.SESSION)
     except FileNotFoundError:
         raise SessionError(f"no session file at {path}") from None
-    except OSError as error:
+    except OSError as error:  # a pipe, a device, a file past the limit (`UnfitFile`) too
         raise SessionError(f"cannot read session {path}: {error.strerror}") from None
     if not data or data.isspace():
         raise SessionError(f"{path}: session file is empty (not a session)")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from arreio.engine.errors import SessionError
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, UnfitFile, open_regular, read_bytes
 from arreio.engine.session.format import SessionHeader, parse_header, upgrade
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, parse_object
 
@@ -76,8 +77,8 @@ class SessionStore:
             if "." in session_id:
                 continue
             try:
-                lines = (self.directory / f"{session_id}.jsonl").read_bytes().split(b"\n")
-            except OSError:
+                lines = read_bytes(self.directory / f"{session_id}.jsonl", limit=Limit.SESSION).split(b"\n")
+            except OSError:  # unreadable, a pipe, a device, past the limit: passed over
                 continue
             header = parse_object(lines[0])
             if not header or header.get("type") != "header" or header.get("parent") or not header.get("cwd"):
@@ -109,8 +110,7 @@ class SessionStore:
             try:
                 if "." in sid or path.stat().st_mtime_ns <= since:
                     continue
-                with path.open("rb") as handle:
-                    header = parse_object(handle.readline().rstrip(b"\n"))
+                header = parse_object(_first_line(path))
             except OSError:
                 continue
             if not header or header.get("type") != "header":
@@ -133,13 +133,15 @@ def _summarize(path: Path) -> SessionSummary:
         id=path.stem, created_at="", model="", title="", messages=0, last_run_verdict=None, path=path
     )
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, limit=Limit.SESSION)
         lines = data.split(b"\n")
         header = parse_header(path, lines[0])
         upgrade(path, header, [])
         parsed = SessionHeader.model_validate({k: v for k, v in header.items() if k != "type"})
     except SessionError as error:
         return empty.model_copy(update={"error": error.message})
+    except UnfitFile as error:
+        return empty.model_copy(update={"error": error.because("the session file")})
     except (OSError, ValidationError) as error:
         return empty.model_copy(update={"error": f"unreadable session header: {type(error).__name__}"})
     count, verdict, last_run = 0, None, None
@@ -162,12 +164,23 @@ def _summarize(path: Path) -> SessionSummary:
     )
 
 
+def _first_line(path: Path) -> bytes:
+    """The first line of a session file (its header: at most 1 MB of it is read), opened without
+    waiting on a pipe."""
+    fd, _ = open_regular(path)
+    try:
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.readline(1024 * 1024).rstrip(b"\n")
+    finally:
+        os.close(fd)
+
+
 def _run_cost(runs: Path, run_id: object) -> float | None:
     """A run's `cost_usd` from its report (`.arreio/runs/<id>/report.json`); None if it cannot be read."""
     if not isinstance(run_id, str) or not run_id or "/" in run_id or "\\" in run_id:
         return None
     try:
-        cost = json.loads((runs / run_id / "report.json").read_text(encoding="utf-8")).get("cost_usd")
+        cost = json_loads(read_bytes(runs / run_id / "report.json", limit=Limit.RECORD)).get("cost_usd")
     except (OSError, ValueError, AttributeError):
         return None
     return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None

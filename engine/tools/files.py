@@ -17,10 +17,10 @@ from typing import BinaryIO
 from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.atomic import write_atomic
+from arreio.engine.regular_file import NotRegularFile, kind, open_regular, read_to_end
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
-from arreio.engine.tools.regular_file import NotRegularFile, kind, open_regular, read_to_end
 from arreio.engine.tools.workspace import check_writable, display_path, resolve_in_root, shown_name
 from arreio.engine.wording import counted
 

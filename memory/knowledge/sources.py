@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from arreio.engine.regular_file import NotRegularFile, open_regular
 from arreio.engine.tools.encoding import SNIFF_BYTES, sniff
-from arreio.engine.tools.regular_file import NotRegularFile, open_regular
 
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", ".venv", "site-packages", "dist", "build"})
 MAX_FILE_BYTES = 10 * 1024 * 1024  # bigger "text" is a log or a dump, not knowledge
@@ -145,7 +145,7 @@ def _shown(path: Path) -> str:
 
 def _open(path: Path) -> tuple[BinaryIO, int] | str:
     """The open file and its size, or a one-line reason why it is not indexed. Only a regular
-    file is opened, never one that would block (`engine/tools/regular_file.py`)."""
+    file is opened, never one that would block (`engine/regular_file.py`)."""
     try:
         fd, info = open_regular(path)
     except NotRegularFile:

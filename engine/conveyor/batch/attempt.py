@@ -33,6 +33,8 @@ from arreio.engine.conveyor.batch.suite import Task
 from arreio.engine.conveyor.batch.workcopy import WorkCopy, clean, held
 from arreio.engine.errors import ArreioError, Cancelled
 from arreio.engine.ids import iso_ms
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, read_bytes
 
 ROW_VERSION = 1
 SEEDS = ("config.yaml", "MEMORY.md", "USER.md")  # what an attempt's state folder starts with
@@ -78,7 +80,13 @@ def stop_on_sigterm() -> None:
 
 def read_seeds(state: Path) -> dict[str, bytes]:
     """The driver's config and memory files (the ones that exist), for every attempt to start from."""
-    return {name: (state / name).read_bytes() for name in SEEDS if (state / name).is_file()}
+    seeds = {}
+    for name in SEEDS:
+        try:
+            seeds[name] = read_bytes(state / name, limit=Limit.MEMORY)
+        except OSError:  # none, or one a run could not read either: the attempt starts without it
+            continue
+    return seeds
 
 
 def _now() -> str:
@@ -158,7 +166,7 @@ def _setup(spec: AttemptSpec, copy: WorkCopy, out: Path, env: dict[str, str], ro
     row["setup_s"] = round(time.monotonic() - t0, 3)
     if code == 0:
         return True
-    tail = " ".join(log.read_text(encoding="utf-8", errors="replace")[-_SETUP_TAIL:].split())
+    tail = " ".join(_tail(log).split())
     row.update(verdict="error", exit_code=1, message=f"setup failed ({why}){f': {tail}' if tail else ''}")
     return False
 
@@ -264,12 +272,22 @@ def _sigterm_cancels() -> Iterator[None]:
         raise Stopped
 
 
+def _tail(log: Path) -> str:
+    """The last `_SETUP_TAIL` characters of a setup's log, however much it wrote."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - _SETUP_TAIL * 4))
+            return handle.read().decode("utf-8", "replace")[-_SETUP_TAIL:]
+    except OSError:
+        return ""
+
+
 def _report(spec: AttemptSpec, row: dict[str, Any]) -> dict[str, Any] | None:
     if not row.get("run_id"):
         return None
     path = spec.out_dir / "runs" / row["run_id"] / "report.json"
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        report = json_loads(read_bytes(path, limit=Limit.RECORD))
     except (OSError, ValueError):
         return None
     row["report"] = f"{spec.rel}/runs/{row['run_id']}/report.json"

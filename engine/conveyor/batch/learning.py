@@ -16,6 +16,7 @@ from typing import Any
 from arreio.engine.conveyor.batch.results import BatchFolder
 from arreio.engine.conveyor.learning import LearningPass, run_learning
 from arreio.engine.events import event_from_json
+from arreio.engine.regular_file import Limit, read_text
 from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session
 
@@ -23,7 +24,7 @@ from arreio.engine.session.file import Session
 def _events(path: Path) -> list[Any]:
     events: list[Any] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_text(path, limit=Limit.JOURNAL, errors="replace").splitlines()
     except OSError:
         return events
     for line in lines:

@@ -24,6 +24,8 @@ from typing import Any
 from arreio.engine.atomic import write_atomic
 from arreio.engine.conveyor.batch.workcopy import LEDGER, clean
 from arreio.engine.errors import UsageError
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, TooLarge, open_regular, read_bytes
 
 BATCH_VERSION = 1
 
@@ -89,9 +91,13 @@ class BatchFolder:
 
     def meta(self) -> dict[str, Any]:
         try:
-            data = json.loads((self.path / "batch.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            data = json_loads(read_bytes(self.path / "batch.json", limit=Limit.RECORD))
+        except OSError as error:
+            raise UsageError(f"batch {self.id}: batch.json is unreadable ({error.strerror or error})") from None
+        except ValueError as error:
             raise UsageError(f"batch {self.id}: batch.json is unreadable ({error})") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"batch {self.id}: batch.json is not a batch record")
         if int(data.get("version", 0)) > BATCH_VERSION:
             raise UsageError(f"batch {self.id} was made by a newer arreio (version {data.get('version')})")
         return data
@@ -137,14 +143,21 @@ class BatchFolder:
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a results (or learned) file, streamed. A file that is not a regular one, or is
+    past `Limit.JOURNAL`, is a UsageError (a pipe is not waited on, /dev/zero not read for ever)."""
     try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below, read lazily
+        fd, info = open_regular(path)
     except FileNotFoundError:
         return
-    with handle:
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    if info.st_size > Limit.JOURNAL:
+        os.close(fd)
+        raise UsageError(f"cannot read {path}: {TooLarge(info.st_size, Limit.JOURNAL).strerror}")
+    with open(fd, encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
-                row = json.loads(line)
+                row = json_loads(line)
             except ValueError:
                 continue  # a torn last line of a killed driver
             if isinstance(row, dict) and "task" in row and "attempt" in row:

@@ -29,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.conveyor.plan import GateSpec
 from arreio.engine.errors import UsageError
+from arreio.engine.regular_file import Limit, read_text
+from arreio.engine.regular_file import kind as file_kind
 from arreio.engine.yaml_file import line_of, read_yaml, validated
 
 SUITE_VERSION = 1
@@ -114,7 +116,7 @@ def _where(path: Path, data: Any, loc: tuple[Any, ...]) -> str:
 
 def load_suite(path: Path) -> Suite:
     """Read and validate a suite file; every problem is one UsageError (exit 2)."""
-    data = read_yaml(path, error=UsageError, what="suite", typ="rt")
+    data = read_yaml(path, error=UsageError, what="suite", typ="rt", limit=Limit.PLAN)
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a suite is a mapping with `tasks:` (and optional `defaults:`)")
     parsed = validated(SuiteFile, data, path, error=UsageError)
@@ -139,7 +141,10 @@ def _resolve(entry: TaskEntry, defaults: Defaults, base: Path, where: Any) -> Ta
         ok = found.is_dir() if folder else found.is_file()
         if not ok:
             kind = "folder" if folder else "file"
-            raise UsageError(f"{where(key)}: task '{entry.id}': {key} {value}: no such {kind}")
+            what = f"no such {kind}"
+            if not folder and found.exists():  # a FIFO or a device: it is never waited on nor read
+                what = f"{file_kind(found.stat().st_mode)}, not a regular file"
+            raise UsageError(f"{where(key)}: task '{entry.id}': {key} {value}: {what}")
         return found
 
     if (entry.goal is None) == (entry.goal_file is None):
@@ -154,9 +159,9 @@ def _resolve(entry: TaskEntry, defaults: Defaults, base: Path, where: Any) -> Ta
     goal_path = existing("goal_file", entry.goal_file)
     if goal_path is not None:
         try:
-            goal = goal_path.read_text(encoding="utf-8-sig")
+            goal = read_text(goal_path, limit=Limit.GOAL, encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{where('goal_file')}: task '{entry.id}': cannot read {entry.goal_file}: {exc}") from None
+            raise UsageError(f"{where('goal_file')}: task '{entry.id}': cannot read {entry.goal_file}: {getattr(exc, 'strerror', None) or exc}") from None
         if not goal.strip():
             raise UsageError(f"{where('goal_file')}: task '{entry.id}': {entry.goal_file} is empty")
     gates = entry.gates if entry.gates is not None else defaults.gates or []

@@ -29,6 +29,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, read_bytes
+
 LEDGER = "leftovers.json"
 _AFTER_GO = 'read -r go || exit 125; exec /bin/sh -c "$1" </dev/null'
 _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
@@ -126,7 +129,7 @@ def clean(attempt_dir: Path) -> None:
     ledger. A ledger that cannot be read is removed (a half-written one named nothing yet)."""
     ledger = attempt_dir / LEDGER
     try:
-        data = json.loads(ledger.read_text(encoding="utf-8"))
+        data = json_loads(read_bytes(ledger, limit=Limit.RECORD))
         copy, groups = Path(data["copy"]), [int(g) for g in data.get("groups", [])]
     except FileNotFoundError:
         return
@@ -142,7 +145,7 @@ def orphaned(attempt_dir: Path) -> bool:
     nobody but a later attempt on the same machine can clean up after it). A live owner — or a pid
     taken again since — keeps it: doubt leaves things alone."""
     try:
-        owner = int(json.loads((attempt_dir / LEDGER).read_text(encoding="utf-8"))["owner"])
+        owner = int(json_loads(read_bytes(attempt_dir / LEDGER, limit=Limit.RECORD))["owner"])
         os.kill(owner, 0)
     except ProcessLookupError:
         return True

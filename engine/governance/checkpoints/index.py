@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.atomic import write_atomic
+from arreio.engine.errors import UsageError
+from arreio.engine.nesting import json_loads
+from arreio.engine.regular_file import Limit, NotRegularFile, UnfitFile, kind, read_bytes
 
 INDEX_VERSION = 1
 FILE_NAME = "index.jsonl"
@@ -78,7 +81,10 @@ class CheckpointIndex:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            size = os.fstat(fd).st_size
+            info = os.fstat(fd)
+            if (found := kind(info.st_mode)) is not None:  # a FIFO would block the writer once full
+                raise NotRegularFile(found)
+            size = info.st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # after a torn line (a killed writer) ours starts on a line of its own
             os.write(fd, data)
@@ -91,13 +97,15 @@ class CheckpointIndex:
     def records(self) -> list[dict[str, Any]]:
         """Every readable record of a version we know; a torn or foreign line is skipped."""
         try:
-            data = self.path.read_bytes()
+            data = read_bytes(self.path, limit=Limit.JOURNAL)
         except FileNotFoundError:
             return []
+        except UnfitFile as error:
+            raise UsageError(f"cannot read the checkpoint index: {error.because(str(self.path))}") from None
         out = []
         for raw in data.split(b"\n"):
             try:
-                record = json.loads(raw)
+                record = json_loads(raw)
             except ValueError:
                 continue
             if isinstance(record, dict) and record.get("v") == INDEX_VERSION and record.get("type") in ("checkpoint", "end"):

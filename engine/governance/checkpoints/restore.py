@@ -140,7 +140,7 @@ def write_back(repo: ShadowRepo, tree: str, write: Sequence[str], delete: Sequen
         scratch = {"GIT_INDEX_FILE": str(repo.tree_dir / "restore.index")}
         try:
             repo.run_git("read-tree", tree, env=scratch)
-            repo.run_git("checkout-index", "-f", "-z", "--stdin", env=scratch,
+            repo.run_git("checkout-index", "-f", "-z", "--stdin", env=scratch, writes_tree=True,
                          stdin=b"\0".join(os.fsencode(p) for p in write) + b"\0")
         finally:
             Path(scratch["GIT_INDEX_FILE"]).unlink(missing_ok=True)

@@ -24,14 +24,15 @@ import re
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arreio.engine.errors import ArreioError
-from arreio.engine.file_lock import exclusive
 from arreio.engine.governance.checkpoints.secret_files import SECRET_FILE_WHY, forget_kept_copies, is_secret_file
+from arreio.engine.governance.checkpoints.store_lock import StoreLock, clear_stale_git_locks
+from arreio.engine.parent_death import die_with_us
 from arreio.engine.programs import trusted_path, trusted_which
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -132,21 +133,26 @@ class ShadowRepo:
             "GIT_COMMITTER_NAME": "arreio", "GIT_COMMITTER_EMAIL": "checkpoints@arreio.invalid",
         }
         self._ready = False
+        self._lock = StoreLock(self.root / "lock")
 
     # -- plumbing -----------------------------------------------------------------------------------
     def run_git(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
-                cwd: Path | None = None) -> bytes:
+                cwd: Path | None = None, writes_tree: bool = False) -> bytes:
         """One git command in the shadow repository (an `env` value "" drops that variable); a failure
-        is a `CheckpointError`."""
+        is a `CheckpointError`. `writes_tree`: it writes the user's working tree (undo's restore)."""
         self.calls += 1
         env = {k: v for k, v in {**self._env, **(env or {})}.items() if v != ""}
         flags = [part for item in _CONFIG for part in ("-c", item)]
         flags += ["-c", f"core.excludesFile={self.exclude_file}", *self._fsync_flags]
         # Its own session: a Ctrl-C at the terminal must not kill git halfway through writing its index.
+        # Nor may it race the next arreio once this one is killed: a git started under the store's lock
+        # holds the lock too (so a leftover is waited for), and the one writing the working tree dies
+        # with arreio (Linux). Only that one: the hook costs a fork for a vfork, ~5 ms a git.
         try:
             proc = subprocess.run([self.git, *flags, *args], input=stdin, capture_output=True, cwd=cwd or self.worktree,
-                                  env=env, start_new_session=True, check=False,
-                                  timeout=GIT_TIMEOUT_S)
+                                  env=env, start_new_session=True, check=False, timeout=GIT_TIMEOUT_S,
+                                  pass_fds=self._lock.pass_fds,
+                                  preexec_fn=die_with_us() if writes_tree else None)
         except subprocess.TimeoutExpired:
             raise CheckpointError(f"git {args[0]} took longer than {GIT_TIMEOUT_S} s") from None
         if proc.returncode != 0:
@@ -154,10 +160,8 @@ class ShadowRepo:
             raise CheckpointError(f"git {args[0]} failed: {detail or f'exit {proc.returncode}'}")
         return proc.stdout
 
-    @contextmanager
-    def lock(self) -> Iterator[None]:
-        with exclusive(self.root / "lock"):
-            yield
+    def lock(self) -> AbstractContextManager[None]:
+        return self._lock.held()
 
     def ensure(self) -> None:
         """Create the shadow repository and this tree's folder on first use (call under `lock()`)."""
@@ -177,9 +181,7 @@ class ShadowRepo:
         self.tree_dir.mkdir(parents=True, exist_ok=True)
         (self.tree_dir / "worktree").write_text(str(self.worktree) + "\n")
         self.exclude_file.write_text(self._excludes())
-        stale = self.tree_dir / "index.lock"
-        if stale.exists():  # we hold the store's lock: a lock file left now is a killed git's
-            stale.unlink()
+        clear_stale_git_locks(self.tree_dir, self.git_dir)
         self._ready = True
         forget_kept_copies(self)  # once per tree: what an older arreio kept
 

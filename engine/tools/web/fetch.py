@@ -23,6 +23,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arreio.engine.nesting import json_loads
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.web.config import WebSettings
@@ -254,7 +255,7 @@ def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
     if mime == "application/json" or mime.endswith("+json"):
         text = _decode(body, ctype)
         try:
-            return "", json.dumps(json.loads(text), indent=2, ensure_ascii=False), "json"
+            return "", json.dumps(json_loads(text), indent=2, ensure_ascii=False), "json"
         except ValueError:
             return "", text, "text"
     if mime.startswith(_TEXTUAL) or mime.endswith("+xml") or not mime:
