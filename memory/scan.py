@@ -37,9 +37,11 @@ def _rules() -> tuple[Rule, ...]:
     rules = globals().get("RULES")
     if rules is None:
         from arreio.memory.scan_conduct import CONDUCT_RULES
+        from arreio.memory.scan_outbound import OUTBOUND_RULES
         from arreio.memory.scan_recipes import RECIPE_RULES
+        from arreio.memory.scan_safeguards import SAFEGUARD_RULES
 
-        rules = globals()["RULES"] = CONDUCT_RULES + RECIPE_RULES
+        rules = globals()["RULES"] = CONDUCT_RULES + SAFEGUARD_RULES + RECIPE_RULES + OUTBOUND_RULES
     return rules
 
 
@@ -103,13 +105,45 @@ class _Hit:
     text: str
 
 
+# A phrase *quoted* as an example is mentioned, not used: "payloads like 'ignore previous instructions'
+# are test data", "YARA rules that match shells such as bash -i >& /dev/tcp/…". It takes a quotation
+# (or "such as"/"like"/"e.g." right before it) *and* a word that names it as a specimen.
+_MENTION_BEFORE = re.compile(
+    r"(?:\b(?:like|such\s+as|e\.g\.?|for\s+example|for\s+instance|including|called|named|the\s+(?:phrase|string|text|line|words?)"
+    r"|strings?|payloads?|phrases?|prompts?|patterns?|examples?|matches|match|flags?|detects?|catches|says|reads)\s*[:,]?\s*)$"
+)
+_SPECIMEN = re.compile(
+    r"\b(?:payloads?|strings?|phrases?|prompts?|patterns?|examples?|injections?|attacks?|jailbreaks?|rules?|signatures?|yara|detectors?"
+    r"|classifiers?|datasets?|benchmarks?|papers?|appendix|evals?|evaluations?|research\w*|stud(?:y|ies)|red-team|test\s+data"
+    r"|fixtures?|samples?|corpus|corpora|honeypot|threat)\b"
+)
+
+
+def _mentioned(text: str, start: int, end: int, low: int, high: int) -> bool:
+    """True when the match at `start:end` is quoted as an example in its sentence `low:high`."""
+    before = text[max(low, start - 60):start]
+    opened = re.search(r"(['\"])[^'\"]{0,12}$", before)
+    if opened is not None:
+        closing = text.find(opened.group(1), end, high + 1)
+        if closing < 0 or closing - end > 40:
+            return False
+        cue = (_MENTION_BEFORE.search(before[: opened.start()].rstrip()) is not None
+               or re.match(r"\s*(?:payloads?|strings?|phrases?|prompts?|attacks?|examples?|injections?)\b", text[closing + 1:]) is not None)
+    else:
+        cue = re.search(r"\b(?:such\s+as|like|e\.g\.?)\s*[:,]?\s*$", before) is not None
+    return cue and _SPECIMEN.search(text, low, high) is not None
+
+
 def _hits(folded: _Folded, rule: Rule) -> Iterator[_Hit]:
-    """Every match of `rule` in the text that survives its negation, `needs` and `check`."""
+    """Every match of `rule` in the text that survives its negation, `needs` and `check`, and is not
+    quoted as an example."""
     text = folded.text
     if rule.gate is not None and rule.gate.search(text) is None:
         return
     for match in rule.pattern.finditer(text):
         if rule.negatable and negated(text, match.start()):
+            continue
+        if _mentioned(text, match.start(), match.end(), *folded.sentence(match.start(), match.end())):
             continue
         start, end = match.start(), match.end()
         if rule.needs is not None or rule.check is not None:
