@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import regex
 
-__all__ = ["fold", "clear_cache", "prepare", "variants", "hidden_characters", "Hidden"]
+__all__ = ["fold", "clear_cache", "prepare", "variants", "hidden_characters", "Hidden", "as_folded"]
 
 _IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")
 _BIDI_FORMATTING = regex.compile(r"[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates
@@ -118,6 +118,14 @@ def prepare(text: str) -> str:
     if _NON_ASCII.search(text):
         text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", text))
     return text
+
+
+def as_folded(words: str) -> str:
+    """Words of a rule written in a script with look-alikes (Cyrillic, Greek), as `fold` leaves them
+    in a text: "игнорируй" is read as the mixed "иrhopиpyй", and a rule must spell it that way."""
+    text = unicodedata.normalize("NFKC", words.casefold()).translate(_CONFUSABLES)
+    text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFC", text).translate(_CONFUSABLES)
 
 
 _CACHED_CHARS = 4096  # entry-sized texts: a write folds its neighbours again; skill bodies are folded once

@@ -66,6 +66,12 @@ _rule("persistence", "hook that phones out", rf"""
     \b(?:write|create|add|install|set\s+up|drop|put|place)\s+(?:a\s+|an\s+)?(?:git\s+)?(?:pre|post)-?[a-z]+\s+hook\b{win(80)}{_NET}
   | \.git/hooks/[\w-]+\b{win(80)}{_NET}
 """, tight=False, negatable=True)
+# git runs these settings' values as commands (fsmonitor at every status, sshCommand at every fetch,
+# an alias with "!"): one that fetches from the network is code that runs again at every use
+_rule("persistence", "git setting that runs fetched code", rf"""
+    \b(?:fsmonitor|sshcommand|pager|editor|askpass|credential\.?helper|hookspath|alias\.[\w-]+|(?:diff|merge|filter)\.[\w-]+\.\w+)
+      \s*=\s*['"]?[^\n]{{0,160}}?(?:\bcurl\b|\bwget\b|\bnc\b|/dev/tcp|{URL})
+""", tight=False, negatable=True)
 _CRON_LINE = r"(?:@(?:reboot|hourly|daily)|(?:[\d*/,-]+\s+){4}[\d*/,-]+)\s+"
 _rule("persistence", "scheduled fetch and run", rf"""
     {_CRON_LINE}[^\n]{{0,160}}?\b(?:curl|wget)\b[^\n|]{{0,160}}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b
@@ -109,15 +115,18 @@ _rule("remote_code", "fetched code run as a standing order", rf"""
 
 _GATES = {
     "secrets put into replies": r"key|token|passw|passphrase|credential|secret|env|\.aws|\.ssh|netrc|npmrc|pypirc|cookie",
-    "secrets into a file others read": r"key|token|passw|credential|secret",
-    "data sent out": r"send|post|upload|forward|transmit|mail|ship|sync|push|beam|copy|exfiltrate|submit|pipe|share|export",
+    "secrets into a file others read": r"readme|changelog|docs?\b|wiki|public|issue|gist|commit",
+    "data sent out": r"://|@|\w\.[a-z]{2,}/|external|outside|third-party|remote|unknown|foreign|paste|transfer\.sh|0x0|termbin"
+                     r"|webhook|requestbin|pipedream|interact\.sh|oast|burp|ngrok|bit\.ly|tinyurl|is\.gd|rb\.gy|cutt\.ly|discord"
+                     r"|telegram|ghostbin",
     "hook that phones out": r"hook",
     "scheduled fetch and run": r"curl|wget",
-    "agent instruction file loosened": r"\.md|rules|\.aider",
+    "git setting that runs fetched code": r"=",
+    "agent instruction file loosened": r"(?:agents|claude|gemini|copilot-instructions|conventions)\.md|cursorrules|windsurfrules"
+                                       r"|clinerules|\.cursor/|\.aider",
     "key planted": r"authorized_keys|\.ssh/",
     "secrets file read out": r"\.env|netrc|pypirc|npmrc|credentials",
-    "tasking fetched and carried out": r"task|job|order|command|assignment|work item|instruction|payload|directive|://|regist|enrol"
-                                       r"|join|check in|sign up",
+    "tasking fetched and carried out": r"://|relay|pool|mesh|node|beacon|c2|botnet",
     "fetched code run as a standing order": r"://",
 }
 

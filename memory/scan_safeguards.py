@@ -141,15 +141,16 @@ _rule("role_hijack", "you were updated", r"""
 _GATES = {
     "approvals switched off": r"approv|confirm|permission|sign",
     "never ask before acting": r"ask|check with|confirm|wait|pause|need|require|approv|authori|allowed",
-    "approvals evaded": r"gate|check|prompt|scan|filter|approv|confirm|sensitive|trigger|trip",
+    "approvals evaded": r"approval|permission|safety|security|confirmation|trigger|tripping|setting off|caught by|waking"
+                        r"|sensitive|unasked",
     "approvals off by flag": r"--",
     "sandbox switched off": r"sandbox",
     "safeguards do not apply": r"apply|developer mode",
-    "failures reported as success": r"fail|broken|break|error|red|crash|not run|not pass|not work|even|regardless|matter|anyway|mistake",
-    "failures left out": r"fail|error|mistake|bad news|problem|succeed|passed|worked|went well|regardless|no matter|whatever"
-                         r"|even if|know|find out|learn|notice",
-    "obey other text": r"treat|regard|consider|take|follow|obey|execute|carry|authoritative|outrank|overrid|precedence|trump"
-                       r"|ignore|disregard|accept|answer to",
+    "failures reported as success": r"pass|green|success|succeed|ok\b|okay|fine|fixed|resolved|work|skipped|intended|went well",
+    "failures left out": r"fail|error|mistake|bad news|problem|only|regardless|no matter|even if|never need|not need|need not"
+                         r"|must not|should not|will never",
+    "obey other text": r"user|operator|admin|owner|system|developer|maintainer|authoritative|only"
+                       r"|(?:any|all|every|whatever) (?:instruction|command|order|direction|request)",
     "hidden note to the agent": r"<|\[//\]",
     "you were updated": r"you",
 }
