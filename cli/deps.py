@@ -14,7 +14,8 @@ def pipeline_deps() -> PipelineDeps:
     from arreio.learning.stage import LearningStage
     from arreio.memory.feature import MemoryFeature
     from arreio.memory.knowledge.feature import KnowledgeFeature
+    from arreio.memory.scan import prompt_screen
 
-    features = engine_features(MemoryFeature(), SkillsFeature(), KnowledgeFeature())
+    features = engine_features(MemoryFeature(), SkillsFeature(), KnowledgeFeature(), screen=prompt_screen)
     heap.settle()  # the start-up's objects frozen, the collector's usual thresholds back
     return PipelineDeps(features=features, learning=LearningStage())

@@ -68,6 +68,15 @@ class SystemPromptBlockSource(Protocol):
     def render(self) -> str | None: ...
 
 
+class PromptScreen(Protocol):
+    """Reads third-party text before it enters the system prompt or a tool's description for the rest
+    of a session (an MCP server's `instructions`, its tools' descriptions): returns why the text must
+    be left out — a category and a rule, never the text itself — or None when it may go in. The real
+    one is the memory scan (`arreio.memory.scan.prompt_screen`, wired by `cli/deps.py`)."""
+
+    def __call__(self, text: str) -> str | None: ...
+
+
 class RunChanges(Protocol):
     """What a run did to the working tree, as recorded outside the model's words (the checkpoints)."""
 

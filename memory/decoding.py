@@ -1,8 +1,9 @@
 """Encoded text inside a memory entry or skill, decoded so the scan can read it too.
 
 A model reads base64 and hex about as easily as prose, so `aWdub3Jl…` is an instruction the scan
-must see. `payloads` finds runs that *could* be an encoding (base64 or hex of at least 16
-characters, `%xx` escapes, a text that names ROT13) and keeps a decoding only when it is mostly
+must see. `payloads` finds runs that *could* be an encoding (base64, base32 or hex of at least 16
+characters, `%xx` escapes, a text that names ROT13, or one that reads as English only in ROT13 or
+backwards) and keeps a decoding only when it is mostly
 printable text: hashes, UUIDs, commit ids and random tokens decode to bytes that are not, so they
 are never scanned twice and never refused for what they look like.
 """
@@ -15,11 +16,12 @@ import codecs
 import re
 from urllib.parse import unquote
 
-__all__ = ["payloads", "invisible_payloads", "MIN_RUN"]
+__all__ = ["payloads", "invisible_payloads", "hidden_readings", "MIN_RUN"]
 
 MIN_RUN = 16
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{%d,}={0,2}" % MIN_RUN)
 _HEX = re.compile(r"(?:\\x|0x)?(?:[0-9a-fA-F]{2}(?:\\x|[ :]|0x)?){%d,}" % (MIN_RUN // 2))
+_BASE32 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Z2-7]{%d,}={0,6}(?![A-Za-z0-9+/])" % MIN_RUN)
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ROT13_NAMED = re.compile(r"\brot[\s_-]?13\b", re.IGNORECASE)
 _MAX_RUNS = 32  # a store holds a handful of runs; a pathological text must not cost more
@@ -66,6 +68,42 @@ def _from_hex(run: str) -> str | None:
         return None
 
 
+def _from_base32(run: str) -> str | None:
+    body = run.rstrip("=")
+    if len(body) % 8 in (1, 3, 6):
+        return None
+    try:
+        return _printable(base64.b32decode(body + "=" * (-len(body) % 8)))
+    except (binascii.Error, ValueError):
+        return None
+
+
+# The words most frequent in English prose: a text that has few of them but whose ROT13 or mirror
+# image has many was written in ROT13 or backwards (an honest note in any language has no such
+# reading; its ROT13 and its mirror image are noise).
+_COMMON = frozenset(
+    "the and to of a in is it you your all for on with as be this that are not or before every each any "
+    "from at by do if then when after into send run ignore disable never always ask user secrets secret "
+    "instructions previous approval sandbox file files key keys token tokens conversation".split()
+)
+_WORD = re.compile(r"[a-z]+")
+
+
+def _common_words(text: str) -> int:
+    return sum(word in _COMMON for word in _WORD.findall(text.lower()))
+
+
+def hidden_readings(text: str) -> list[tuple[str, str]]:
+    """The text read in ROT13 and read backwards, each only when that reading is English prose and
+    the text as written is not (at least three common words more)."""
+    found: list[tuple[str, str]] = []
+    plain = _common_words(text)
+    for name, reading in (("rot13", codecs.encode(text, "rot13")), ("reversed text", text[::-1])):
+        if _common_words(reading) >= max(3, 2 * plain + 2):
+            found.append((name, reading))
+    return found
+
+
 def payloads(text: str) -> list[tuple[str, str]]:
     """`(encoding, decoded text)` for every run in `text` that decodes to readable text."""
     found: list[tuple[str, str]] = []
@@ -79,12 +117,18 @@ def payloads(text: str) -> list[tuple[str, str]]:
         decoded = _from_base64(run)
         if decoded:
             found.append(("base64", decoded))
+    for run in _BASE32.findall(text)[:_MAX_RUNS]:
+        decoded = _from_base32(run)
+        if decoded:
+            found.append(("base32", decoded))
     if len(_PERCENT.findall(text)) >= 3:
         decoded = unquote(text)
         if decoded != text:
             found.append(("url-encoding", decoded))
     if _ROT13_NAMED.search(text):
         found.append(("rot13", codecs.encode(text, "rot13")))
+    else:
+        found += hidden_readings(text)
     return found
 
 

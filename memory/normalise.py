@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import regex
 
-__all__ = ["fold", "clear_cache", "prepare", "variants", "hidden_characters", "Hidden"]
+__all__ = ["fold", "clear_cache", "prepare", "variants", "hidden_characters", "Hidden", "as_folded"]
 
 _IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")
 _BIDI_FORMATTING = regex.compile(r"[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates
@@ -120,6 +120,14 @@ def prepare(text: str) -> str:
     return text
 
 
+def as_folded(words: str) -> str:
+    """Words of a rule written in a script with look-alikes (Cyrillic, Greek), as `fold` leaves them
+    in a text: "игнорируй" is read as the mixed "иrhopиpyй", and a rule must spell it that way."""
+    text = unicodedata.normalize("NFKC", words.casefold()).translate(_CONFUSABLES)
+    text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFC", text).translate(_CONFUSABLES)
+
+
 _CACHED_CHARS = 4096  # entry-sized texts: a write folds its neighbours again; skill bodies are folded once
 
 
@@ -163,8 +171,12 @@ _LEET_WORDS = frozenset(
     "everything commands command secrets secret keys key tokens token password passwords send post upload "
     "bypass disable sandbox safety jailbreak jailbroken mode reveal hidden obey unrestricted tell user "
     "mention note this never guidelines directives restrictions filters your the to and of from is be "
-    "follow rule entry memory run execute curl shell access root".split()
+    "follow rule entry memory run execute curl shell access root before task approval approvals ask asking "
+    "confirm confirmation turn off skip hide report passed passing failed tests conversation env file".split()
 )
+# One word spelled with a separator between its letters ("i.g.n.o.r.e a.l.l", "d-i-s-a-b-l-e"): three
+# letters or more, none doubled up, so "e.g." and "node_modules" are not read as such.
+_DOTTED = regex.compile(r"(?<![\p{L}\p{N}])(?:\p{L}[.\-_\u00b7\u2022*/|]){2,}\p{L}(?![\p{L}\p{N}])")
 _WORD_GAP = regex.compile(r"(?<=[A-Za-z])\p{Default_Ignorable_Code_Point}+(?=[A-Za-z])")
 
 
@@ -180,12 +192,14 @@ def variants(raw: str, flat: str) -> list[tuple[str, str]]:
     if _SPACED.search(prepared):
         joined = _SPACED.sub(lambda m: re.sub(r"[ .\-_]", "", re.sub(r" {2,}", "\0", m.group(0))), prepared)
         out.append(("spaced-out letters", fold(joined.replace("\0", " "))))
+    dotted = _DOTTED.findall(prepared)
+    if len(dotted) >= 2:
+        out.append(("letters split by dots", fold(_DOTTED.sub(lambda m: re.sub(r"[^\w]|_", "", m.group(0)), prepared))))
     words = [m for m in _LEET_TOKEN.finditer(flat) if m.group(0).translate(_LEET) in _LEET_WORDS]
     if len(words) >= 2:
-        leet = _LEET_TOKEN.sub(
-            lambda m: m.group(0).translate(_LEET) if m.group(0).translate(_LEET) in _LEET_WORDS else m.group(0), flat
-        )
-        out.append(("digits for letters", leet))
+        # two words the rules know are the sign; then every mixed token is read, so the words
+        # between them ("b3f0r3", "7a5k") read too
+        out.append(("digits for letters", _LEET_TOKEN.sub(lambda m: m.group(0).translate(_LEET), flat)))
     return out
 
 
@@ -229,4 +243,20 @@ def hidden_characters(text: str) -> Hidden | None:
     for run in _IGNORABLE.finditer(text):
         if len(run.group(0)) >= 3:
             return Hidden(run.group(0)[0], "a run of invisible characters")
+    found = _LONE.search(text)
+    if found:
+        return Hidden(found.group(0), "an invisible character inside the text")
     return None
+
+
+# Invisible characters that no honest note needs in the middle of its text: the zero-width space
+# (except between letters of a script written without spaces, where it marks a word break), the word
+# joiner and the invisible operators, a byte-order mark past the start, the Mongolian vowel separator
+# outside Mongolian, and the Hangul fillers outside Hangul. Each one alone hides nothing, but no editor
+# puts one there, and the seeds we hold refuse them; the scan still reads the text with them removed.
+_NO_SPACES = r"\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}\p{Han}\p{Hiragana}\p{Katakana}\p{Javanese}\p{Balinese}"
+_LONE = regex.compile(
+    rf"(?<![{_NO_SPACES}])\u200b|\u200b(?![{_NO_SPACES}])|[\u2060-\u2064]|(?<=.)\ufeff|(?<!\p{{Mongolian}})\u180e"
+    r"|(?<!\p{Hangul})[\u115f\u1160\u3164\uffa0](?!\p{Hangul})",
+    regex.DOTALL,
+)

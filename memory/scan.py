@@ -7,8 +7,11 @@ one poisoned write steers every run after it. The scan reads a text the way the 
 2. the text is folded to its skeleton (`normalise.fold`: invisible characters out, NFKC, look-alike
    letters to Latin, case and whitespace folded) and the rules (`scan_conduct`, `scan_recipes`) run
    on it, then on the evasion variants when a sign of one is present (`normalise.variants`);
-3. base64, hex, `%xx` and ROT13 runs that decode to text are scanned as text (`decoding.payloads`);
-4. `scan_store` reads a store *as it will be after a write*, all entries in order, so an
+3. base64, base32, hex, `%xx`, ROT13 and mirrored text that decode to text are scanned as text
+   (`decoding.payloads`);
+4. what the rules pass is compared by meaning with labelled examples in many languages, when the
+   multilingual embedder is installed (`scan_meaning`);
+5. `scan_store` reads a store *as it will be after a write*, all entries in order, so an
    instruction split across two entries is caught where the two halves meet.
 
 Each finding names its category (`CATEGORIES`), the rule and what matched. DESIGN.md invariant 9:
@@ -26,7 +29,7 @@ from typing import Any
 
 from arreio.memory.scan_rules import CATEGORIES, Rule, negated
 
-__all__ = ["ScanFinding", "scan_text", "scan_store", "CATEGORIES"]  # and `RULES`, made when first read
+__all__ = ["ScanFinding", "scan_text", "scan_store", "prompt_screen", "CATEGORIES"]  # and `RULES`, made when first read
 
 # The rules and the normaliser load with the first text scanned (issue 23): ~100 ms of patterns
 # and tables that a run with no memory entry and no agent skill never needs, at every start.
@@ -37,9 +40,11 @@ def _rules() -> tuple[Rule, ...]:
     rules = globals().get("RULES")
     if rules is None:
         from arreio.memory.scan_conduct import CONDUCT_RULES
+        from arreio.memory.scan_outbound import OUTBOUND_RULES
         from arreio.memory.scan_recipes import RECIPE_RULES
+        from arreio.memory.scan_safeguards import SAFEGUARD_RULES
 
-        rules = globals()["RULES"] = CONDUCT_RULES + RECIPE_RULES
+        rules = globals()["RULES"] = CONDUCT_RULES + SAFEGUARD_RULES + RECIPE_RULES + OUTBOUND_RULES
     return rules
 
 
@@ -68,11 +73,16 @@ class ScanFinding:
     matched: str
 
     def describe(self) -> str:
-        """One line for a refusal message or a `[BLOCKED: …]` placeholder."""
-        shown = self.matched if len(self.matched) <= 60 else self.matched[:57] + "..."
-        if self.category == "hardcoded_secret":  # a refusal must not print the secret it refused
-            shown = shown[:4] + "…" + f"[{len(self.matched)} chars]"
-        return f"{self.category.replace('_', ' ')} (pattern {self.pattern!r}: {shown!r})"
+        """One line for a refusal message or a `[BLOCKED: …]` placeholder: the category and the rule,
+        never the words refused (a placeholder enters every later prompt, and a refusal the model
+        reads must not hand it the instruction back). Invisible characters are named by code point,
+        and a secret by its first characters and its length."""
+        name = self.category.replace("_", " ")
+        if self.category == "invisible_unicode":
+            return f"{name} ({self.matched})"
+        if self.category == "hardcoded_secret":
+            return f"{name} (pattern {self.pattern!r}: {self.matched[:4]!r}…[{len(self.matched)} chars])"
+        return f"{name} (pattern {self.pattern!r})"
 
 
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)")
@@ -103,13 +113,46 @@ class _Hit:
     text: str
 
 
+# A phrase *quoted* as an example is mentioned, not used: "payloads like 'ignore previous instructions'
+# are test data", "YARA rules that match shells such as bash -i >& /dev/tcp/…". It takes a quotation
+# (or "such as"/"like"/"e.g." right before it) *and* a word that names it as a specimen.
+_MENTION_BEFORE = re.compile(
+    r"(?:\b(?:like|such\s+as|e\.g\.?|for\s+example|for\s+instance|including|called|named|the\s+(?:phrase|string|text|line|words?)"
+    r"|strings?|payloads?|phrases?|prompts?|patterns?|examples?|matches|match|flags?|detects?|catches|says|reads)\s*[:,]?\s*"
+    r"|:\s*|['\"]\s*,\s*(?:and\s+|or\s+)?)$"  # "examples for the workshop: '…'", "'…', '…' and '…'"
+)
+_SPECIMEN = re.compile(
+    r"\b(?:payloads?|strings?|phrases?|prompts?|patterns?|examples?|injections?|attacks?|jailbreaks?|rules?|signatures?|yara|detectors?"
+    r"|classifiers?|datasets?|benchmarks?|papers?|appendix|evals?|evaluations?|research\w*|stud(?:y|ies)|red-team|test\s+data"
+    r"|fixtures?|samples?|corpus|corpora|honeypot|threat)\b"
+)
+
+
+def _mentioned(text: str, start: int, end: int, low: int, high: int) -> bool:
+    """True when the match at `start:end` is quoted as an example in its sentence `low:high`."""
+    before = text[max(low, start - 60):start]
+    opened = re.search(r"(['\"])[^'\"]{0,12}$", before)
+    if opened is not None:
+        closing = text.find(opened.group(1), end, high + 1)
+        if closing < 0 or closing - end > 40:
+            return False
+        cue = (_MENTION_BEFORE.search(before[: opened.start()].rstrip()) is not None
+               or re.match(r"\s*(?:payloads?|strings?|phrases?|prompts?|attacks?|examples?|injections?)\b", text[closing + 1:]) is not None)
+    else:
+        cue = re.search(r"\b(?:such\s+as|like|e\.g\.?)\s*[:,]?\s*$", before) is not None
+    return cue and _SPECIMEN.search(text, low, high) is not None
+
+
 def _hits(folded: _Folded, rule: Rule) -> Iterator[_Hit]:
-    """Every match of `rule` in the text that survives its negation, `needs` and `check`."""
+    """Every match of `rule` in the text that survives its negation, `needs` and `check`, and is not
+    quoted as an example."""
     text = folded.text
     if rule.gate is not None and rule.gate.search(text) is None:
         return
     for match in rule.pattern.finditer(text):
         if rule.negatable and negated(text, match.start()):
+            continue
+        if _mentioned(text, match.start(), match.end(), *folded.sentence(match.start(), match.end())):
             continue
         start, end = match.start(), match.end()
         if rule.needs is not None or rule.check is not None:
@@ -159,10 +202,24 @@ def scan_text(text: str, *, _depth: int = 0) -> ScanFinding | None:
                 return ScanFinding(finding.category, f"{finding.pattern} (hidden in {encoding})", finding.matched)
     if secret is not None:
         return secret
+    meant = _meaning(text)
+    if meant is not None:
+        return meant
     hidden = hidden_characters(text)
     if hidden is not None:
         return ScanFinding("invisible_unicode", "invisible character", hidden.label())
     return None
+
+
+def _meaning(text: str) -> ScanFinding | None:
+    """`scan_meaning.judge` as a finding (None without the embedder)."""
+    from arreio.memory.scan_meaning import judge
+
+    found = judge(text)
+    if found is None:
+        return None
+    return ScanFinding(found.category, f"meaning (nearest hostile example {found.hostile:.2f}, "
+                                       f"margin over the honest ones {found.margin:.3f})", "")
 
 
 _TERMINAL = re.compile(r"[.!?。！？]+$")
@@ -228,4 +285,19 @@ def scan_store(before: Sequence[str], after: Sequence[str]) -> ScanFinding | Non
     if not new:
         return None
     findings = _meeting(after, new)
-    return findings[0] if findings else None
+    if findings:
+        return findings[0]
+    for at in new:  # one sentence cut in two is read whole by the meaning check too
+        first, second = after[at - 1].strip(), after[at].strip()
+        if first and not _TERMINAL.search(first):
+            meant = _meaning(f"{first} {second}")
+            if meant is not None:
+                return ScanFinding(meant.category, f"{meant.pattern} (split across entries)", "")
+    return None
+
+
+def prompt_screen(text: str) -> str | None:
+    """The scan as the engine's `PromptScreen`: why `text` must stay out of the prompt (category and
+    rule, never the words), or None. It reads what MCP servers say about themselves and their tools."""
+    finding = scan_text(text)
+    return None if finding is None else finding.describe()

@@ -9,6 +9,7 @@ group; the benign corpus (`fixtures/scan/benign.yaml`) pins the other side of ev
 
 from __future__ import annotations
 
+from arreio.memory.normalise import as_folded
 from arreio.memory.scan_rules import IMPERATIVE, TRIGGER, URL, Rule, gated, rule, win
 
 __all__ = ["CONDUCT_RULES"]
@@ -58,6 +59,11 @@ _rule("prompt_injection", "override prior instructions", rf"""
       (?:system\s+prompt|system\s+message|developer\s+message|training|programming)\b
   | \b{_STRONG_VERB}\s+(?:{_GENERAL}|{_DET}){_FILLER}(?:{_STRONG_NOUN}|{_WEAK_NOUN})\s+(?:(?:that\s+)?you\s+(?:received|were\s+given|got|were\s+told|have\s+been\s+given)
       |given\s+to\s+you|from\s+(?:before|earlier|the\s+system|your\s+developers?))(?:\s+(?:previously|earlier|before|so\s+far|until\s+now|at\s+the\s+start))?\b{_SCOPED}
+""")
+_rule("prompt_injection", "override all instructions", rf"""
+    \b{_STRONG_VERB}\s+(?:all|any|every)\s+(?:of\s+)?(?:your\s+|the\s+|my\s+)?(?:\w+\s+)?(?:instructions|guidelines|directives|programming|restrictions)\b
+      (?!\s+(?:about|regarding|concerning|for|in|on|from|that|which|written|listed|under|inside)\b)
+  | \bsystem\s+prompt\s+override\b
 """)
 _rule("prompt_injection", "override your instructions", rf"""
     \b(?:{_STRONG_VERB}|{_WEAK_VERB})\s+(?:all\s+(?:of\s+)?)?your\s+(?:(?:previous|prior|original|current|system|safety|core|existing|old|standing)\s+)?
@@ -112,15 +118,28 @@ _rule("prompt_injection", "fake system turn", r"""
     <\|?(?:im_start|im_end|system|endoftext|eot_id|start_header_id)\|?> | \[/?(?:system|inst)\] | <</?sys>> | </?system>
   | \#\#\#\s*(?:system|instruction)\s*: | \b(?:system|admin|developer|root|security|priority)\s+(?:override|directive)\s*:
 """)
-_rule("prompt_injection", "override (other languages)", r"""
+# Cyrillic is read folded (look-alike letters become Latin ones), so its words are spelled that way
+_RU_OVERRIDE = as_folded(
+    r"(?:игнорируй|игнорировать|забудь|забыть|проигнорируй|отбрось)\s+(?:все\s+)?(?:предыдущие|прежние|прошлые|системные"
+    r"|исходные|свои)\s+(?:инструкции|указания|правила|команды|директивы)")
+_rule("prompt_injection", "override (other languages)", rf"""
     \b(?:ignoriere|ignorier|vergiss|missachte|ubergehe)\s+(?:(?:alle|die|deine|samtliche|jegliche)\s+)*
       (?:vorherigen|bisherigen|fruheren|obigen|vorigen|ursprunglichen)\s+(?:anweisungen|instruktionen|regeln|befehle|vorgaben)
-  | \b(?:ignore[zs]?|oublie[zs]?|neglige[zs]?)\s+(?:toutes\s+|tous\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|consignes|regles|directives)
+""")
+_rule("prompt_injection", "override (other languages)", rf"""
+    \b(?:ignore[zs]?|oublie[zs]?|neglige[zs]?)\s+(?:toutes\s+|tous\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|consignes|regles|directives)
       \s+(?:precedentes|anterieures|initiales|d'origine|ci-dessus)
   | \b(?:ignora|ignore|olvida|olvide|descarta|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|reglas|indicaciones|ordenes)
       \s+(?:anteriores|previas|originales|iniciales|de\s+arriba)
-  | (?:忽略|无视|無視|忘记|忘記|忽视|忽視|不要理会|不要理會)掉?你?(?:之前|以前|先前|上面|上述|前面|原来|原來|所有)的?(?:所有)?的?(?:指令|指示|说明|說明|规则|規則|提示|命令)
+  | \b(?:ignore|ignora|esqueca|esqueça|desconsidere|despreze|descarte)\s+(?:todas\s+)?(?:as\s+|suas\s+|tuas\s+)?(?:instrucoes|instruções|regras|ordens|diretrizes)
+      \s+(?:anteriores|previas|prévias|originais|iniciais|do\s+sistema|acima)
+  | \b(?:ignora|dimentica|trascura)\s+(?:tutte\s+)?(?:le\s+)?(?:istruzioni|regole|direttive)\s+(?:precedenti|originali|iniziali|di\s+sistema)
+""")
+_rule("prompt_injection", "override (other scripts)", rf"""
+    (?:忽略|无视|無視|忘记|忘記|忽视|忽視|不要理会|不要理會)掉?你?(?:之前|以前|先前|上面|上述|前面|原来|原來|所有)的?(?:所有)?的?(?:指令|指示|说明|說明|规则|規則|提示|命令)
   | (?:以前|前|これまで|上記|今まで|先)の(?:すべての|全ての)?(?:指示|命令|ルール|指令|プロンプト)を(?:すべて|全て)?(?:無視|忘れ)
+  | {_RU_OVERRIDE}
+  | (?:이전|앞의|기존)의?\s*(?:모든\s*)?(?:지시|명령|규칙|지침)(?:을|를|은|는)?\s*(?:모두\s*)?(?:무시|잊)
 """)
 
 # -- role_hijack: who the agent is ---------------------------------------------------------------
@@ -260,9 +279,9 @@ _rule("rule_bypass", "disable safeguards", r"""
     |sandbox(?:ing)?\s+(?:for\s+(?:yourself|the\s+agent|shell\s+commands|your\s+commands|all\s+commands)))
 """, negatable=True)
 _rule("rule_bypass", "no restrictions", r"""
-    \b(?:without|with\s+no|no)\s+(?:any\s+)?(?:restrictions|limitations|rules|filters|guardrails|ethical\s+guidelines)\b(?:[^.!?;]|[.!?;](?=\S)){0,30}
+    \b(?:without|with\s+no|no)\s+(?:any\s+)?(?:safety\s+|content\s+)?(?:restrictions|limitations|rules|filters|guardrails|ethical\s+guidelines)\b(?:[^.!?;]|[.!?;](?=\S)){0,30}
       \b(?:respond|answer|act|comply|operate|obey)
-  | \b(?:respond|answer|act|comply|operate)\b(?:[^.!?;]|[.!?;](?=\S)){0,30}\b(?:without|with\s+no|no)\s+(?:any\s+)?(?:restrictions|limitations|filters|guardrails|ethical\s+guidelines)\b
+  | \b(?:respond|answer|act|comply|operate)\b(?:[^.!?;]|[.!?;](?=\S)){0,30}\b(?:without|with\s+no|no)\s+(?:any\s+)?(?:safety\s+|content\s+)?(?:restrictions|limitations|filters|guardrails|ethical\s+guidelines)\b
 """, tight=False)
 _rule("rule_bypass", "comply unconditionally", r"""
     \b(?:answer|respond\s+to|comply\s+with|obey|fulfil|fulfill|carry\s+out|execute|do|follow)\s+(?:every|any|all|each)\s+
@@ -285,6 +304,9 @@ _rule("prompt_leak", "reveal the system prompt", rf"""
     \b{_LEAK}\s+(?:me\s+|us\s+)?(?:your\s+(?:\w+\s+)?(?:system\s+prompt|system\s+message|hidden\s+instructions|initial\s+instructions|instructions\s+verbatim)
     |the\s+(?:full|entire|hidden|complete|whole|original|initial|exact|raw)\s+(?:system\s+prompt|system\s+message|instructions))
   | \bsystem\s+prompt\b(?:[^.!?;]|[.!?;](?=\S)){{0,40}}\b(?:verbatim|word\s+for\s+word|in\s+full)
+  | (?:^|[.!?;:]\s+|\b(?:and|then|please|always|first)\s+){_LEAK}\s+(?:the\s+|your\s+)?(?:full\s+|whole\s+|entire\s+)?system\s+prompt\b
+  | \b(?:put|write|copy|insert|embed|paste|include)\s+(?:the\s+|your\s+)(?:full\s+|whole\s+|entire\s+)?(?:system\s+prompt|hidden\s+instructions)\b
+    (?:[^.!?;]|[.!?;](?=\S)){{0,40}}\b(?:every|each|all|any)\s+(?:files?|answers?|repl(?:y|ies)|responses?|commits?|outputs?|messages?)
   | \b{_LEAK}\s+the\s+system\s+prompt\s+(?:(?:in|into|at\s+the\s+(?:start|end)\s+of)\s+(?:your|every|each|the|all)\s+(?:repl(?:y|ies)|answers?|responses?|outputs?
     |messages?|final\s+answer|commits?|prs?)|to\s+(?:the\s+user|anyone|whoever|everyone|them))
 """, tight=False)
@@ -302,7 +324,13 @@ _GATES = {
     "instruction precedence": r"overrid|supersed|replace|precedence|outrank|trump|important|priority",
     "obey only this": r"obey|follow|listen",
     "fake system turn": r"<|\[|###|override|directive",
-    "override (other languages)": r"ignor|vergiss|missachte|ubergehe|oublie|neglige|olvid|descarta|omite|忽|无视|無視|忘|不要理",
+    "override (other languages)": r"vergiss|missachte|ubergehe|oublie|neglige|olvid|descarta|omite|esque|desconsidere|despreze"
+                                  r"|dimentica|trascura|ignor\w*\s+(?:les|tes|vos|toutes|tous|todas|las|tus|sus|as|os|suas|tuas"
+                                  r"|tutte|le|alle|die|deine|samtliche|jegliche|instrucoes|instruções|instrucciones|istruzioni"
+                                  r"|vorherigen|bisherigen|fruheren|obigen|vorigen|ursprunglichen)\b",
+    "override (other scripts)": r"[^\x00-\u024f]",
+    "override all instructions": r"ignor|disregard|forget|overrid|overrul|supersed|discard|abandon|dismiss|aside|nullify|unlearn"
+                                 r"|throw|attention|stop|longer|follow|obey|listen|heed|system prompt override",
     "you are now": r"you are now",
     "you are no longer": r"you are no longer",
     "act as a privileged role": r"\bas\b|pretend|roleplay|role-play|role|identity|persona|voice",

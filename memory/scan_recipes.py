@@ -59,7 +59,8 @@ _AGENT_FILES = (r"\b(?:agents|claude|gemini|copilot-instructions|conventions)\.m
                 r"|\.clinerules\b|\.cursor/rules\b|\.aider\.conf")
 _PROTECTED = (r"\.arreio/[\w./-]*|\barreio(?:'s\s+(?:own\s+)?|\s+own\s+)config(?:uration)?\b|\.git/(?:config|hooks|info)\b[\w./-]*"
               r"|\bcore\.(?:hookspath|fsmonitor|sshcommand)\b")
-_WRITE = (r"(?:add|append|write|edit|modify|change|update|set|insert|put|overwrite|rewrite|replace|create|patch"
+_WRITE = (r"(?:add|append|write|edit|modify|change|update|set|insert|put|overwrite|rewrite|replace|create|patch|store|save|plant"
+          r"|propagate|spread|sync|copy\s+(?:this|these|it)"
           r"|echo|copy|cp|mv|move|delete|remove|rm|chmod|install|drop|place|inject|disable|turn\s+off)")
 _SECRET_NAME = r"[a-z0-9_]*(?:key|token|secret|passw(?:or)?d|pass|credential|auth)[a-z0-9_]*"
 _HOME_CREDENTIAL = (r"~?/?(?:[\w.-]+/)*(?:\.netrc|\.pypirc|\.npmrc|\.git-credentials|\.aws/credentials|\.docker/config\.json"
@@ -115,7 +116,7 @@ _rule("persistence", "shell startup file", rf"""
 """, tight=False, negatable=True)
 _rule("persistence", "shell startup file", rf"(?:{_RC_FILE})", needs=TRIGGER, tight=False, negatable=True,
       check=lambda text: re.search(rf"\b{_WRITE}\b", text) is not None)
-_JOB = (rf"(?:{_CRON}|\bcron\s*jobs?\b|\bcronjobs?\b|\bscheduled\s+tasks?\b|\bsystemd\s+(?:timers?|services?|units?)\b"
+_JOB = (rf"(?:{_CRON}|\b(?:the\s+|your\s+|a\s+)?crontab\b|\bcron\s*jobs?\b|\bcronjobs?\b|\bscheduled\s+tasks?\b|\bsystemd\s+(?:timers?|services?|units?)\b"
         r"|\blaunch\s*agents?\b|@reboot\b)")
 _rule("persistence", "scheduled job", rf"""
     {IMPERATIVE}(?:add|install|create|set\s+up|schedule|register|write|append|put|edit|insert)\b{win(80)}{_JOB}
@@ -146,8 +147,8 @@ _rule("exfiltration", "file uploaded", rf"""
     \bcurl\b[^|\n]{{0,100}}(?:-f\s*['"]?\w*=@|--form\s*['"]?\w*=@|--data-binary\s+@|-d\s*@|-t\s*|--upload-file\s+)['"]?(?:{_HOME_CREDENTIAL}|{_PROJECT_SECRET}|~/?\s|\$home\b|/etc/)
 """, tight=False)
 _rule("exfiltration", "read a credential file", rf"""
-    \b(?:cat|less|more|head|tail|type|read|open|print|upload|send|copy|cp|scp|rsync|base64|xxd|grep|dump|display|show|output|paste
-      |include|attach|exfiltrate|post|email|mail)\s+(?:(?:the|my|your|a|all|contents\s+of|-i\s+\S+|-(?!i\s)\S+)\s+)*
+    (?:\b(?:cat|less|more|head|tail|type|print|upload|send|copy|cp|scp|rsync|base64|xxd|grep|dump|display|show|output|paste
+      |include|attach|exfiltrate|post|email|mail)|{IMPERATIVE}(?:read|open))\s+(?:(?:the|my|your|a|all|contents\s+of|-i\s+\S+|-(?!i\s)\S+)\s+)*
       (?:file\s+)?['"]?
       (?:{_HOME_CREDENTIAL})  # `scp -i ~/.ssh/key` signs in with the key: it is not what is sent
 """, tight=False, negatable=True)

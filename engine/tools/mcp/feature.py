@@ -6,7 +6,8 @@ its end). A server that fails to start or dies is a warning event, not a failed 
   `tools_disabled` entry naming a server that did not start is a warning, not a config error;
 - a stdio server that dies mid-run is restarted once; if it dies again its tools are withdrawn from
   every later model request (`McpHook`), which also re-lists a server whose tool list changed;
-- a server's `instructions` enter a new session's system prompt when some of its tools are offered.
+- a server's `instructions` enter a new session's system prompt when some of its tools are offered;
+  they and its tools' descriptions pass the run's `PromptScreen` first (`screen.py`).
 
 While the servers start, a terminal sees one transient status line on stderr ("connecting to 2 MCP
 servers…"): see `terminal_status` for why the engine, which otherwise speaks only through events,
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook, Turn, WarningsHook
-from arreio.engine.ports import SystemPromptBlockSource
+from arreio.engine.ports import PromptScreen, SystemPromptBlockSource
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.mcp.config import mcp_servers
 from arreio.engine.tools.mcp.connection import StartPlace
@@ -121,7 +122,8 @@ class McpFeature(Feature):
     def check(self, ctx: RunContext) -> None:
         ctx.section(mcp_servers)
 
-    def __init__(self) -> None:
+    def __init__(self, screen: PromptScreen | None = None) -> None:
+        self._screen = screen  # reads the servers' instructions and tool descriptions (cli/deps.py: the memory scan)
         self._hub: McpHub | None = None
         self._offered: list[str] = []  # the run's resolved tool names (the instructions block's condition)
 
@@ -147,7 +149,7 @@ class McpFeature(Feature):
             from arreio.engine.tools.mcp.hub import McpHub
 
             self._hub = McpHub(servers, cwd=ctx.cwd, env=ctx.env, log_dir=ctx.state_dir / "logs",
-                               start=start_place(ctx), redactor=ctx.redactor)
+                               start=start_place(ctx), redactor=ctx.redactor, screen=self._screen)
             _OPEN_HUBS.add(self._hub)
             with terminal_status(f"connecting to {enabled} MCP server{'s' if enabled > 1 else ''}…"):
                 self._hub.start()

@@ -38,20 +38,11 @@ from arreio.engine.tools.base import ToolError, ToolResult
 from arreio.engine.tools.mcp import logs
 from arreio.engine.tools.mcp.config import McpServerConfig, filter_warnings
 from arreio.engine.tools.mcp.connection import (
-    Connection,
-    ServerState,
-    auth_failed,
-    StartPlace,
-    describe_error,
-    exited,
-    failure_detail,
-    gone_text,
-    list_resources,
-    list_tools,
-    listen_for_changes,
-    transport,
+    Connection, ServerState, StartPlace, auth_failed, describe_error, exited, failure_detail, gone_text, list_resources,
+    list_tools, listen_for_changes, transport,
 )
 from arreio.engine.tools.mcp.resources import RESOURCE_TOOLS, resource_tools
+from arreio.engine.tools.mcp.screen import PromptScreen, Screen
 from arreio.engine.tools.mcp.tool import McpTool, normalise_result, tool_name
 
 __all__ = ["McpHub", "ServerState", "tool_name"]
@@ -65,7 +56,7 @@ class McpHub:
 
     def __init__(
         self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str], log_dir: Path | None = None,
-        start: StartPlace | None = None, redactor: Redactor | None = None,
+        start: StartPlace | None = None, redactor: Redactor | None = None, screen: PromptScreen | None = None,
     ) -> None:
         self.cwd = cwd
         self.env = dict(env)
@@ -87,6 +78,7 @@ class McpHub:
         self._pending: list[str] = []  # warnings not yet shown (drained by the run's hook)
         self.warnings: list[str] = []  # every warning of the run, for the report
         self._gone: set[str] = set()  # offered names a re-listing no longer lists
+        self.screen = Screen(screen, self.warn)  # what the servers say about themselves, read before the model sees it
 
     # -- state ------------------------------------------------------------------------------------
     def states(self) -> list[ServerState]:
@@ -94,7 +86,8 @@ class McpHub:
 
     def instructions(self) -> dict[str, str]:
         """Each ready server's `instructions` (from initialize), by server name; empty ones left out."""
-        return {c.name: c.instructions for c in self._conns.values() if c.instructions and c.status.tools}
+        said = {c.name: self.screen.instructions(c.name, c.instructions) for c in self._conns.values() if c.instructions}
+        return {name: text for name, text in said.items() if text and self._conns[name].status.tools}
 
     def offers(self, server: str, capability: str) -> bool:
         """Whether a ready `server` advertised `capability` (`prompts`, `resources`, …) at start."""
@@ -215,7 +208,8 @@ class McpHub:
             hint = getattr(remote.annotations, "read_only_hint", None) if remote.annotations else None
             sensitive = conn.config.sensitive if conn.config.sensitive is not None else hint is not True
             why = conn.config.tools.withheld(remote.name)
-            out.append(McpTool(self, conn.name, remote.name, name, remote.description or "", remote.input_schema,
+            description, schema = self.screen.tool(conn.name, remote.name, remote.description or "", remote.input_schema)
+            out.append(McpTool(self, conn.name, remote.name, name, description, schema,
                                sensitive=sensitive, timeout_s=conn.config.timeout_s, read_only=hint is True,
                                withheld=f"{why} (mcp_servers.{conn.name}.tools)" if why else None))
         if conn.resources:
