@@ -44,6 +44,9 @@ class Recorder:
     session_id: str = ""
     first: Checkpoint | None = None
     last: Checkpoint | None = None
+    # A run's snapshots keep to the ignore rules of its first checkpoint once it changes a .gitignore
+    # (store.py). An undo's do not: it restores the rules of the state it goes back to, and keeps to those.
+    pin_rules: bool = True
 
     def checkpoint(self, phase: str, *, step: int = 0, calls: Sequence[dict[str, str]] = (),
                    before: Checkpoint | None = None, expect_tree: str | None = None,
@@ -54,7 +57,8 @@ class Recorder:
         `expect_tree`, a tree that is not that one records nothing and returns None (an undo's plan
         was made for that tree). `watch`: the files the run's file tools write (`ShadowRepo.snapshot`)."""
         with self.repo.lock():
-            snap = self.repo.snapshot(keep=False, watch=watch)
+            rules = self.first.tree if self.first is not None and self.pin_rules else None
+            snap = self.repo.snapshot(keep=False, watch=watch, rules_from=rules)
             if expect_tree is not None and snap.tree != expect_tree:
                 self.repo.keep(snap.tree)
                 return None
