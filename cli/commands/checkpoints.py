@@ -44,7 +44,10 @@ def _where():
     loaded = load_settings(cwd, os.environ)
     settings = checkpoint_settings(loaded)
     untrusted = agent_writable(cwd, os.environ, sandbox_settings(loaded).writable_roots)
-    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes, untrusted)
+    from arreio.engine.governance.redact import Redactor
+
+    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes, untrusted,
+                             redactor=Redactor.from_env(os.environ))
     return repo, index, settings
 
 

@@ -33,7 +33,7 @@ from arreio.engine.governance.checkpoints.history import (
     left_state,
     run_skipped,
 )
-from arreio.engine.governance.checkpoints.index import CheckpointIndex
+from arreio.engine.governance.checkpoints.index import CheckpointIndex, skipped_of
 from arreio.engine.governance.checkpoints.plan import UndoPlan, plan_undo, relevant_skipped
 from arreio.engine.governance.checkpoints.recorder import Recorder
 from arreio.engine.governance.checkpoints.store import CheckpointError, ShadowRepo, Snapshot
@@ -97,10 +97,12 @@ def prepare_undo(repo: ShadowRepo, index: CheckpointIndex, *, run_id: str | None
     with repo.lock():
         current = repo.snapshot()
     expected = expected or current.tree
-    skipped = relevant_skipped(point.get("skipped") or {}, current.skipped) if to is not None else run_skipped(run)
-    points = index.checkpoints(worktree) if to is not None else run.checkpoints
-    aside = _still_left(repo, skipped, points[-1].get("skipped") or {} if points else {}, current.skipped)
     with gone_from_store(undid):
+        skipped = (relevant_skipped(skipped_of(point, repo.commit_message), current.skipped) if to is not None
+                   else run_skipped(repo, run))
+        points = index.checkpoints(worktree) if to is not None else run.checkpoints
+        aside = _still_left(repo, skipped, skipped_of(points[-1], repo.commit_message) if points else {},
+                            current.skipped)
         plan = plan_undo(repo.diff(target, expected), repo.diff(expected, current.tree), whole_tree=to is not None,
                          skipped=skipped, outside=outside, aside=aside)
     return PreparedUndo(repo, index, undoing, undid, target_id, target, current, plan, notes)

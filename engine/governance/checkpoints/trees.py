@@ -47,6 +47,10 @@ class TreeReading:
                                 None if new_mode == "000000" else Entry(new_mode, new_sha)))
         return deltas
 
+    def commit_message(self, commit: str) -> bytes:
+        """A checkpoint commit's message (what follows its headers)."""
+        return self.run_git("cat-file", "commit", commit).partition(b"\n\n")[2]
+
     def holds(self, tree: str, path: str) -> bool:
         """Whether `tree` holds a file at `path`."""
         return bool(self.run_git("ls-tree", "--name-only", tree, "--", path).strip())
