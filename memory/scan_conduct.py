@@ -122,11 +122,11 @@ _rule("prompt_injection", "fake system turn", r"""
 _RU_OVERRIDE = as_folded(
     r"(?:игнорируй|игнорировать|забудь|забыть|проигнорируй|отбрось)\s+(?:все\s+)?(?:предыдущие|прежние|прошлые|системные"
     r"|исходные|свои)\s+(?:инструкции|указания|правила|команды|директивы)")
-_rule("prompt_injection", "override (other languages)", rf"""
+_rule("prompt_injection", "override (other languages)", r"""
     \b(?:ignoriere|ignorier|vergiss|missachte|ubergehe)\s+(?:(?:alle|die|deine|samtliche|jegliche)\s+)*
       (?:vorherigen|bisherigen|fruheren|obigen|vorigen|ursprunglichen)\s+(?:anweisungen|instruktionen|regeln|befehle|vorgaben)
 """)
-_rule("prompt_injection", "override (other languages)", rf"""
+_rule("prompt_injection", "override (other languages)", r"""
     \b(?:ignore[zs]?|oublie[zs]?|neglige[zs]?)\s+(?:toutes\s+|tous\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|consignes|regles|directives)
       \s+(?:precedentes|anterieures|initiales|d'origine|ci-dessus)
   | \b(?:ignora|ignore|olvida|olvide|descarta|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|reglas|indicaciones|ordenes)

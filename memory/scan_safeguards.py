@@ -90,13 +90,13 @@ _rule("agent_directive", "failures reported as success", rf"""
     \b(?:report|reports|describe|mark|list|label|show|present|count|log|record|write|rewrite|display|flag|treat|call)\s+
       (?:it|them|that|those|the\s+\w+(?:\s+\w+)?|any\s+\w+|failing\s+\w+|failed\s+\w+|errors?|failures?)?\s*as\s+['"]?{_SUCCESS}
 """, needs=_FAILURE, tight=False, negatable=True)
-_rule("agent_directive", "failures reported as success", rf"""
+_rule("agent_directive", "failures reported as success", r"""
     \b(?:say|says|write|claim|state|tell\s+(?:the\s+user|them|everyone)|report|announce|pretend|answer)\s+(?:in\s+(?:the|your)\s+\w+(?:\s+\w+)?\s+)?
-      (?:that\s+)?(?:everything|all|it|they|the\s+\w+|tests?|checks?|builds?|deploy\w*|ci|lint\w*|(?:the\s+)?run)\s+(?:\w+\s+){{0,3}}?
+      (?:that\s+)?(?:everything|all|it|they|the\s+\w+|tests?|checks?|builds?|deploy\w*|ci|lint\w*|(?:the\s+)?run)\s+(?:\w+\s+){0,3}?
       (?:passed|pass|passes|succeeded|worked|went\s+(?:fine|well)|is\s+(?:fine|green|ok)|was\s+(?:fine|a\s+success|successful|intended)|are\s+green|passing)\b
 """, needs=rf"{_FAILURE}|\beven\s+(?:if|when|though)\b|\bregardless\b|\bno\s+matter\b|\banyway\b|\bmistakes?\b|\bdid\s+not\b", tight=False,
       negatable=True)
-_rule("agent_directive", "failures left out", rf"""
+_rule("agent_directive", "failures left out", r"""
     \b(?:leave|keep|omit|hide|strip|remove|exclude|cut|suppress|bury|drop)\s+(?:out\s+)?(?:the\s+|any\s+|all\s+|every\s+)?
       (?:failures?|failed\s+\w+|failing\s+\w+|errors?|mistakes?|bad\s+news|problems)\s*
       (?:out\b|from\s+(?:the\s+|your\s+|any\s+)?(?:\w+\s+)?(?:reports?|summary|summaries|answers?|repl(?:y|ies)|user|output|status|dashboard))

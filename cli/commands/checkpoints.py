@@ -25,6 +25,7 @@ UNDO_HELP = (
     "restored · 2 bad input, or --yes needed."
 )
 _KIND_ORDER = ("restore", "bring back", "remove")
+_ASIDE = "what is there now was never checkpointed: it is moved aside, into the state folder"
 
 
 def _where():
@@ -43,7 +44,10 @@ def _where():
     loaded = load_settings(cwd, os.environ)
     settings = checkpoint_settings(loaded)
     untrusted = agent_writable(cwd, os.environ, sandbox_settings(loaded).writable_roots)
-    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes, untrusted)
+    from arreio.engine.governance.redact import Redactor
+
+    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes, untrusted,
+                             redactor=Redactor.from_env(os.environ))
     return repo, index, settings
 
 
@@ -121,12 +125,12 @@ def _show_plan(prepared, *, force: bool = False) -> None:
     for note in prepared.notes:
         print(f"  note: {note}")
     for action in sorted(plan.actions, key=lambda a: (_KIND_ORDER.index(a.kind), a.path)):
-        print(f"  {action.kind:<10}  {shown(action.path)}")
+        print(f"  {action.kind:<10}  {shown(action.path)}" + (f"  ({_ASIDE})" if action.aside else ""))
     if plan.conflicts:
         print("conflicts — changed since, overwritten too (--force):" if force
               else "conflicts — changed since, so not overwritten without --force:")
         for action in plan.conflicts:
-            print(f"  {action.kind:<10}  {shown(action.path)}  ({action.why})")
+            print(f"  {action.kind:<10}  {shown(action.path)}  ({action.why}{'; ' + _ASIDE if action.aside else ''})")
     if plan.already:
         print(f"already as before: {', '.join(map(shown, plan.already))}")
     if plan.skipped:
@@ -137,8 +141,9 @@ def _plan_json(prepared) -> dict:
     plan = prepared.plan
     return {
         "undoing": prepared.undid, "target": prepared.target_id, "notes": prepared.notes,
-        "actions": [{"path": a.path, "op": a.op, "kind": a.kind} for a in plan.actions],
-        "conflicts": [{"path": a.path, "op": a.op, "kind": a.kind, "why": a.why} for a in plan.conflicts],
+        "actions": [{"path": a.path, "op": a.op, "kind": a.kind, "aside": a.aside} for a in plan.actions],
+        "conflicts": [{"path": a.path, "op": a.op, "kind": a.kind, "why": a.why, "aside": a.aside}
+                      for a in plan.conflicts],
         "already": plan.already, "skipped": plan.skipped,
     }
 
@@ -198,10 +203,12 @@ def undo(
     if json_output:
         _dump({"plan": _plan_json(prepared), "result": {
             "undo_id": result.undo_id, "before": result.before, "after": result.after, "done": result.done,
-            "forced": result.forced, "failed": result.failed, "warnings": result.warnings}})
+            "forced": result.forced, "failed": result.failed, "warnings": result.warnings, "moved": result.moved}})
     else:
         print(f"undone {prepared.undoing}: {counted(len(result.done), 'file')} put back as at checkpoint "
               f"{prepared.target_id}" + (f" ({len(result.forced)} forced)" if result.forced else ""))
+        for path, where in result.moved.items():
+            print(f"moved aside: {shown(path)} (as the run left it) is now {shown(where)}")
         print(f"recorded as {result.undo_id}; take it back with `arreio undo --run {result.undo_id}`")
     for warning in result.warnings:
         print(f"arreio: warning: {warning}", file=sys.stderr)

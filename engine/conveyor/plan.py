@@ -29,12 +29,12 @@ Every problem is one `UsageError` naming the file, the line and what is wrong (e
 from __future__ import annotations
 
 import re
-
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arreio.engine.conveyor.answer import check_schema, load_schema
 from arreio.engine.errors import UsageError
@@ -197,6 +197,44 @@ def _check_graph(plan: Plan, data: Any, path: Path) -> None:
             what = "command" if gate.kind == "command" else "path"
             line = line_of(data, ("gates", k))
             raise UsageError(f"{path}{f':{line}' if line else ''}: gate {k + 1} ({gate.kind}) needs `{what}:`")
+
+
+def kept_form(plan: Plan) -> dict[str, Any]:
+    """The plan as its session keeps it (header `plan_spec`): units and gates as loaded, schema files read in."""
+    return plan.model_dump(mode="json")
+
+
+def resumed_plan(source: str, kept: dict[str, Any] | None,
+                 redacted: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[Plan, str | None]:
+    """The plan a resumed session goes on with, and what to say about the file. It is the copy the
+    session kept when it started, never the file as it is now: the file sits in the project, where the
+    agent can write, and a plan read again on resume would let it drop its own gates. The file is read
+    only to say that it changed (or is gone). `redacted`: the kept copy as the session file stores it
+    (a secret in the plan is hidden there); a file that reads as the kept copy is the same plan and is
+    used, secrets and all. A session from before plans were kept (format 2) has no copy: its file is
+    read, as then, and that is said."""
+    path = Path(source)
+    if kept is None:
+        if not path.is_file():
+            raise UsageError(f"the session runs the plan {source}, which no longer exists; restore it to resume")
+        return load_plan(path), (f"this session predates kept plans: its plan is read again from {source} "
+                                 "(a file the agent could change); start a new run to have it kept")
+    current: Plan | None = None
+    if path.is_file():  # a regular file only: never a FIFO the agent left in its place
+        try:
+            current = load_plan(path)
+        except UsageError:
+            current = None
+    if current is not None and kept in (kept_form(current), redacted(kept_form(current))):
+        return current, None
+    try:
+        plan = Plan.model_validate(kept)
+    except ValidationError as error:
+        raise UsageError(f"the plan this session kept cannot be read ({error.error_count()} problems)") from None
+    plan.source = source
+    what = "is gone" if not path.exists() else "changed since the session started"
+    return plan, (f"plan {source} {what}: the session goes on with the plan it started with (its units and "
+                  "gates as they were); start a new run to use the file as it is now")
 
 
 def single_unit_plan(goal: str) -> Plan:

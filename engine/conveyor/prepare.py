@@ -6,6 +6,7 @@ created, so a bad input leaves nothing behind."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from arreio.engine.conveyor.features import engine_features
 from arreio.engine.conveyor.gates import Judge
 from arreio.engine.conveyor.goal import read_goal
 from arreio.engine.conveyor.learning import LearningPass
-from arreio.engine.conveyor.plan import Plan, PlanProgress, load_plan, single_unit_plan
+from arreio.engine.conveyor.plan import Plan, PlanProgress, kept_form, load_plan, resumed_plan, single_unit_plan
 from arreio.engine.conveyor.units import check_units, goal_title
 from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.feature import Feature
@@ -33,6 +34,7 @@ from arreio.engine.providers.registry import ProviderFactory
 from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.session.format import json_line
 from arreio.engine.session.lock import SessionLock
 from arreio.engine.session.store import SessionStore
 from arreio.engine.tools.registry import ToolRegistry
@@ -103,14 +105,21 @@ def _continuation(session: Session) -> str | None:
     return None
 
 
-def _stored_plan(session: Session) -> Plan | None:
-    """The plan a session was started with (`--plan`), reloaded so a resume finishes it."""
+def _stored_plan(session: Session, redactor: Redactor, warnings: list[str]) -> Plan | None:
+    """The plan a session was started with (`--plan`), as it kept it, so a resume finishes it."""
     stored = session.header.plan
     if not stored:
         return None
-    if not Path(stored).is_file():
-        raise UsageError(f"session {session.id} runs the plan {stored}, which no longer exists; restore it to resume")
-    return load_plan(Path(stored))
+
+    def redacted(form: dict[str, Any]) -> dict[str, Any]:
+        return json.loads(redactor.bytes(json_line(form)))  # as the header line stored it
+
+    try:
+        plan, said = resumed_plan(stored, session.header.plan_spec, redacted)
+    except UsageError as error:
+        raise UsageError(f"session {session.id}: {error.message}") from None
+    warnings += [said] if said else []
+    return plan
 
 
 def _check_state_dir(options: RunOptions) -> None:
@@ -248,7 +257,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         warnings += [f"session repaired on load: {r.kind} — {r.detail}" for r in repairs]
         script = _stored_script(session, options)
         model = options.model or ("offline" if script else session.header.model)
-        plan = _stored_plan(session)
+        plan = _stored_plan(session, ctx.redactor, warnings)
         progress = PlanProgress.of(session)
         if goal is None and not (plan and (progress.next_is_new(plan) or progress.all_done(plan))):
             goal = _continuation(session)
@@ -268,7 +277,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         tools = resolve_run_tools(ctx, deps, options)
         if plan is not None and plan.from_file:  # a plan that cannot run makes no session
             check_units(plan, plan.ordered(), tools, Path(plan.source).parent)
-        session = _new_session(options, deps, ctx, tools, model, title_text)
+        session = _new_session(options, deps, ctx, tools, model, title_text, plan)
         lock = SessionLock(session.path).acquire(session.id)
         locks.append(lock)
     output_schema = _kept_schema(session, output_schema)
@@ -350,7 +359,8 @@ class _Recording:
 
 
 def _new_session(
-    options: RunOptions, deps: PipelineDeps, ctx: RunContext, tools: ToolRegistry, model: str, goal: str
+    options: RunOptions, deps: PipelineDeps, ctx: RunContext, tools: ToolRegistry, model: str, goal: str,
+    plan: Plan | None,
 ) -> Session:
     now = deps.clock.now()
     sources = [block for feature in deps.features for block in feature.prompt_blocks(ctx)]
@@ -362,6 +372,7 @@ def _new_session(
         script=str((options.cwd / options.script).resolve()) if options.script is not None else None,
         learn=options.learn,
         plan=str((options.cwd / options.plan).resolve()) if options.plan is not None else None,
+        plan_spec=kept_form(plan) if plan is not None and options.plan is not None else None,  # resumes obey this copy
     )
     home = state_dir(options.cwd, options.env)
     make_state_dir(home)  # the run's first write: a folder made now keeps itself out of git

@@ -1,23 +1,33 @@
 """Shell syntax: the lexer and parser behind `equivalents.parse` (what the words mean is not here).
 
 `parse_structure(line)` splits a line the way bash does and returns the simple commands it spells
-(`commands.CommandLine`), the code inside `$(…)`, backticks and `<(…)` included. It follows bash's
+(`commands.CommandLine`), the code inside `$(…)`, backticks and `<(…)` included — also where it hides
+inside `${…}`, `$((…))`, array subscripts and words bash evaluates (`shell_expansions.py`). It follows bash's
 quoting (shlex's POSIX rules, plus what shlex cannot tell: whether text was quoted, which decides
 whether `$(…)` inside it runs), here-documents (their body is data, unless the delimiter is unquoted:
-then `$(…)` in it runs), `NAME=value` assignments (a later `$NAME` in the line takes the value),
-`for`/`case` headers (data), `if`/`then`/`do`/`{`/`}`/`!` (skipped to reach the program) and
+then `$(…)` and `${…}` in it run), `NAME=value` assignments (a later `$NAME` in the line takes the
+value), `for`/`case` headers (data; a `for` variable's values are kept for arithmetic that reads it), `if`/`then`/`do`/`{`/`}`/`!` (skipped to reach the program) and
 `f() { … }` definitions. It never raises: what it does not understand clears `complete`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from arreio.engine.governance.commands import MAX_DEPTH, Command, CommandLine, Redirect
+from arreio.engine.governance.shell_expansions import (
+    MAX_NESTING,
+    WORK_FACTOR,
+    WORK_FLOOR,
+    ExpansionReader,
+    Variables,
+    evaluated_operands,
+    spend,
+    work_budget,
+)
+
+__all__ = ["WORK_FACTOR", "WORK_FLOOR", "parse_structure", "work_budget"]
 
 _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!",
                        "esac", "function"})
@@ -27,45 +37,22 @@ _OPS = ("&>>", ";;&", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", "<
 _REDIRS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", "<<", ">&", "<&", ">|", "<>", "<", ">"})
 _WORD_END = frozenset(" \t\n|&;()<>")
 _FD = re.compile(r"\d+(?=[<>])")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)", re.S)
 _GLOB = re.compile(r"[*?\[]")  # in a word's unquoted text: the word is only known when it runs
 _BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")  # brace expansion: `{--output=x,HEAD}` is two words
-_SPECIAL_PARAMETERS = frozenset("@*#?$!-0123456789")
-# Characters one check may lex in all (code inside code is lexed once per level): a line built to
-# make us work is cut there and left not understood, instead of holding the event loop.
-_WORK: ContextVar[list[int] | None] = ContextVar("shell_syntax_work", default=None)
-WORK_FACTOR, WORK_FLOOR = 8, 1 << 16
-_MAX_NESTING = 64  # `$( $( … ) )` levels read; deeper, the rest of the line is not understood
-
-
-@contextmanager
-def work_budget(line: str) -> Iterator[None]:
-    """Bound the lexing every `parse_structure` call inside does to a multiple of `line`'s length
-    (an enclosing budget, if any, stays the one that counts)."""
-    if _WORK.get() is not None:
-        yield
-        return
-    token = _WORK.set([WORK_FACTOR * len(line) + WORK_FLOOR])
-    try:
-        yield
-    finally:
-        _WORK.reset(token)
 
 
 def parse_structure(line: str, *, depth: int = 0, variables: dict[str, str] | None = None) -> CommandLine:
     """The commands `line` spells, substitutions included, without what they imply (for that use
     `equivalents.parse`). Never raises: what is not understood clears `complete`."""
     out = CommandLine()
-    work = _WORK.get()
-    if depth > MAX_DEPTH or (work is not None and work[0] < len(line)):
+    if depth > MAX_DEPTH or not spend(len(line)):
         out.complete = False
         return out
-    if work is not None:
-        work[0] -= len(line)
+    scope = variables if isinstance(variables, Variables) else Variables(variables, line)
     try:
-        _Parser(line, out, {} if variables is None else variables, depth).run()
-    except RecursionError:  # nesting past `_MAX_NESTING` in some form we do not count
+        _Parser(line, out, scope, depth).run()
+    except RecursionError:  # nesting past `MAX_NESTING` in some form we do not count
         out.complete = False
     return out
 
@@ -82,13 +69,15 @@ class _Token:
     open: bool = False  # only known when it runs: an unset variable, `$(…)`, arithmetic, a glob, braces
 
 
-class _Lexer:
-    """Tokens of a line, one at a time (the parser feeds assignments back into `variables`)."""
+class _Lexer(ExpansionReader):
+    """Tokens of a line, one at a time (the parser feeds assignments back into `variables`); the
+    expansions in a word are read by `ExpansionReader`."""
 
-    def __init__(self, text: str, variables: dict[str, str]) -> None:
+    def __init__(self, text: str, variables: Variables) -> None:
         self.s, self.i, self.ok, self.variables = text, 0, True, variables
         self.nesting = 0
         self._open, self._bare = False, []  # of the word being read (`_word`)
+        self._names, self._in_double, self._evaluated = None, False, set()
         self._want_delim = ""
         self._heredocs: list[tuple[_Token, bool]] = []
 
@@ -128,11 +117,18 @@ class _Lexer:
         return token
 
     def _word(self) -> _Token:
-        outer, (self._open, self._bare) = (self._open, self._bare), (False, [])  # `$(…)` inside reads its own
+        outer = self._open, self._bare, self._names
+        self._open, self._bare, self._names = False, [], None  # a word in `$(…)` inside reads its own
         try:
             return self._read_word()
         finally:
-            self._open, self._bare = outer
+            self._open, self._bare, self._names = outer
+
+    def _sublexer(self, text: str) -> _Lexer:
+        """A lexer for text read inside this one's (a variable's value, quoted text that does not quote)."""
+        inner = _Lexer(text, self.variables)
+        inner.nesting, inner._evaluated = self.nesting + 1, self._evaluated
+        return inner
 
     def _read_word(self) -> _Token:
         s, out, subs, quoted = self.s, [], [], False
@@ -165,54 +161,15 @@ class _Lexer:
         is_open = self._open or _GLOB.search(bare) is not None or _BRACES.search(bare) is not None
         return _Token("word", value, tuple(subs), quoted, len(value) if plain is None else plain, open=is_open)
 
-    def _live(self, c: str, out: list[str], subs: list[str]) -> None:
-        """One character outside single quotes: `$…` and backticks expand, the rest is literal."""
-        s = self.s
-        if c == "`":
-            end = self.i + 1
-            while end < len(s) and s[end] != "`":
-                end += 2 if s[end] == "\\" else 1
-            if end >= len(s):
-                self.ok = False
-            inner = s[self.i + 1:end].replace("\\`", "`")
-            subs.append(inner)
-            out.append(f"`{inner}`")
-            self.i = end + 1
-            self._open = True
-        elif s.startswith("$((", self.i):  # arithmetic: no command runs (it may assign, and index with `$(…)`)
-            self._open = True
-            start, self.i = self.i, self.i + 3
-            depth = 2
-            while self.i < len(s) and depth:
-                depth += {"(": 1, ")": -1}.get(s[self.i], 0)
-                self.i += 1
-            out.append(s[start:self.i])
-        elif s.startswith("$(", self.i):
-            self.i += 2
-            inner = self._balanced()
-            subs.append(inner)
-            out.append(f"$({inner})")
-            self._open = True
-        elif s.startswith("${", self.i):
-            end = s.find("}", self.i)
-            end = len(s) - 1 if end < 0 else end
-            name = s[self.i + 2:end]
-            self._open = self._open or name not in self.variables
-            out.append(self.variables.get(name, s[self.i:end + 1]))
-            self.i = end + 1
-        elif c == "$" and (m := _NAME.match(s, self.i + 1)) is not None:
-            self._open = self._open or m.group() not in self.variables
-            out.append(self.variables.get(m.group(), "$" + m.group()))
-            self.i = m.end()
-        else:
-            if c == "$" and s[self.i + 1:self.i + 2] in _SPECIAL_PARAMETERS:
-                self._open = True  # `$1`, `$@`, `$*`, `$?`…: the line's own arguments and state
-            self._bare.append(c)
-            out.append(c)
-            self.i += 1
-
     def _double(self, out: list[str], subs: list[str], end: str | None) -> None:
         """Inside "…" (or a here-document body when `end` is None)."""
+        outer, self._in_double = self._in_double, True
+        try:
+            self._double_text(out, subs, end)
+        finally:
+            self._in_double = outer
+
+    def _double_text(self, out: list[str], subs: list[str], end: str | None) -> None:
         s = self.s
         while self.i < len(s):
             c = s[self.i]
@@ -247,7 +204,7 @@ class _Lexer:
     def _balanced(self) -> str:
         """The code up to the `)` that closes a `$(` or `<(` just read."""
         start, depth = self.i, 1
-        if self.nesting >= _MAX_NESTING:
+        if self.nesting >= MAX_NESTING:
             self.ok, self.i = False, len(self.s)
             return self.s[start:]
         self.nesting += 1
@@ -279,16 +236,17 @@ class _Lexer:
                     break
                 lines.append(line)
             token.body = "\n".join(lines)
-            if not token.quoted:  # an unquoted delimiter: $(…) in the body runs
-                inner = _Lexer(token.body, self.variables)
+            if not token.quoted:  # an unquoted delimiter: $(…), ${…} and $((…)) in the body run
+                inner = self._sublexer(token.body)
                 subs: list[str] = []
                 inner._double([], subs, None)
                 token.body_subs = tuple(subs)
+                self.ok = self.ok and inner.ok
         self._heredocs = []
 
 
 class _Parser:
-    def __init__(self, line: str, out: CommandLine, variables: dict[str, str], depth: int) -> None:
+    def __init__(self, line: str, out: CommandLine, variables: Variables, depth: int) -> None:
         self.lexer = _Lexer(line, variables)
         self.out, self.depth, self.variables = out, depth, variables
         self.words: list[_Token] = []
@@ -298,7 +256,7 @@ class _Parser:
         self.cases = 0
         self.functions: list[tuple[str, int, int]] = []  # (name, first command, brace depth)
         self.braces = 0
-        self.header = False
+        self.header = ""  # `for`, `select` or `case` while their words are read
 
     def run(self) -> None:
         lexer, pending = self.lexer, ""
@@ -322,7 +280,7 @@ class _Parser:
             else:
                 if token.text == ")":
                     if self.cases and self.parens == 0:
-                        self.header = False  # a `case` pattern ended; its command follows
+                        self.header = ""  # a `case` pattern ended; its command follows
                         self.words = []
                         continue
                     self.parens -= 1
@@ -337,7 +295,7 @@ class _Parser:
         text = token.text
         if not self.words and not token.quoted:
             if text in _HEADERS:  # `for x in …`, `case x in`: data up to the separator (or pattern)
-                self.header = True
+                self.header = text
                 self.cases += text == "case"
                 return
             if text == "esac":
@@ -365,16 +323,24 @@ class _Parser:
     def _finish(self, *, pipe: bool) -> None:
         words, redirs = self.words, self.redirs
         self.words, self.redirs = [], []
-        header, self.header = self.header, self.header and pipe
+        header, self.header = self.header, self.header if pipe else ""
+        if header in ("for", "select"):
+            self._loop(words)
         nested = [sub for token in words for sub in token.subs]
         nested += [sub for _, token in redirs for sub in (*token.subs, *token.body_subs)]
+        if not header:  # `test -v 'a[$(cmd)]'`: the subscript of a name bash reads runs
+            for operand in evaluated_operands([t.text for t in words]):
+                inner = self.lexer._sublexer(operand)
+                inner._arithmetic(nested, "")
+                self.lexer.ok = self.lexer.ok and inner.ok
+            nested = list(dict.fromkeys(nested))
         for code in nested:
             self.out.extend(parse_structure(code, depth=self.depth + 1, variables=self.variables))
         assigned: list[str] = []
         while words and _ASSIGN.fullmatch(words[0].text) and words[0].text.index("=") <= words[0].plain:
             if len(words) == 1 and not header:  # `X=v` alone sets X for the rest of the line
                 name, _, value = words[0].text.partition("=")
-                self.variables[name.rstrip("+")] = value
+                self.variables.assign(name.rstrip("+"), value)
             if not header:
                 assigned.append(words[0].text)
             words = words[1:]
@@ -392,6 +358,14 @@ class _Parser:
         self.pipeline.append(command)
         if not pipe:
             self._end_pipeline()
+
+    def _loop(self, words: list[_Token]) -> None:
+        """`for NAME in WORDS`: NAME takes each word (unknown when one is only known when it runs)."""
+        if not words or words[0].quoted or not re.fullmatch(r"[A-Za-z_]\w*", words[0].text):
+            return
+        values = words[2:] if len(words) > 1 and words[1].text == "in" else None
+        known = values is not None and not any(t.open or t.subs for t in values)
+        self.variables.loop(words[0].text, tuple(t.text for t in values or ()) if known else None)
 
     def _end_pipeline(self) -> None:
         if self.pipeline:

@@ -1,6 +1,6 @@
 """The crash-safe JSONL session (DESIGN.md invariants 1-2, section 7).
 
-`.arreio/sessions/<id>.jsonl`: line 1 is a header (`{"type":"header","version":2,...}`), then one line
+`.arreio/sessions/<id>.jsonl`: line 1 is a header (`{"type":"header","version":3,...}`), then one line
 per record: `{"type":"message",...}` (a `Message`), `{"type":"run",...}` markers that link runs to the
 session, `{"type":"prune",...}` lines (format 2: old results replaced by stubs, see `replace_results`),
 and any later line type, which is kept verbatim (as a dict) in `Session.extra`.

@@ -3,6 +3,10 @@ encoded as lines, and the migrations that carry an older file forward. `file.py`
 
 Format 1: header, `message`, `run` and other record lines. Format 2 adds `prune` lines (issue 23);
 a format-1 file is read as it is and rewritten as format 2 the first time a prune goes into it.
+Format 3: a plan session's header keeps the plan it started with (`plan_spec`), which its resumes
+obey instead of the file (which the agent can write). An arreio that reads only up to format 2
+would ignore it, so the version says it; a format-1 or 2 file is read as it is (a plan session of
+those reads its plan file again, and says so).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, parse_obje
 __all__ = ["CURRENT_VERSION", "SessionHeader", "ends_with_newline", "header_line", "json_bytes", "json_line", "json_of_line", "message_line",
            "needs_rewrite", "parse_header", "prune_record", "upgrade"]
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 
 class SessionHeader(BaseModel):
@@ -43,6 +47,7 @@ class SessionHeader(BaseModel):
     script: str | None = None  # the `--script` it was started with: a resume plays on from it
     learn: bool = False  # started with `--learn`: its resumes end with the learning pass too
     plan: str | None = None  # the `--plan` it runs: a resume goes on from the unit where it stopped
+    plan_spec: dict[str, Any] | None = None  # that plan as it started (format 3): what a resume runs
     parent: str | None = None  # a sub-agent's session: its parent session's id
     agent: str | None = None  # a sub-agent's session: its name in the event stream ("d1", "d1.d2")
 
@@ -54,8 +59,9 @@ class SessionHeader(BaseModel):
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 # v1 -> v2 adds the `prune` line kind and changes nothing else, so a v1 file reads as it is: it is
 # loaded untouched and only rewritten (as v2) the first time a v2 line must go into it.
-_MIGRATIONS: dict[int, Migration] = {1: lambda record: record}
-_COMPATIBLE = {1}  # versions whose files this arreio reads without rewriting them
+# v2 -> v3 adds the header's `plan_spec`; a v2 header has none (its plan is read from the file).
+_MIGRATIONS: dict[int, Migration] = {1: lambda record: record, 2: lambda record: record}
+_COMPATIBLE = {1, 2}  # versions whose files this arreio reads without rewriting them
 
 
 def upgrade(path: Path, header: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
@@ -99,7 +105,7 @@ def json_of_line(line: bytes) -> str:
 
 
 # Written only when set, so a header reads as it always has.
-_OPTIONAL_HEADER_KEYS = ("script", "learn", "plan", "parent", "agent")
+_OPTIONAL_HEADER_KEYS = ("script", "learn", "plan", "plan_spec", "parent", "agent")
 
 
 def header_line(header: SessionHeader) -> bytes:

@@ -4,7 +4,12 @@ goes on, the units after it run, and the plan's gates judge the end."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 
 PLAN = """
 units:
@@ -70,16 +75,64 @@ def test_an_approval_inside_a_plan_unit_resumes_the_rest_of_the_plan(workdir: Pa
     assert [e["passed"] for e in events if e["type"] == "gate_result"] == [True]
 
 
-def test_resuming_a_plan_whose_file_is_gone_says_so(workdir: Path, cli) -> None:
+def test_resuming_a_plan_whose_file_is_gone_goes_on_with_the_plan_it_kept_and_says_so(workdir: Path, cli) -> None:
     Path("p.plan.yaml").write_text(PLAN)
     look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
-    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + look * 2 + "- text: partial\n")
+    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + look * 2 + "- text: partial\n"
+                              + write("b.txt", "b") + "- text: b done\n" + "- text: all done\n")
     sid = events_of(cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json"))[0]["session_id"]
     Path("p.plan.yaml").unlink()
-    result = cli("run", "--resume", sid)
-    assert result.exit_code == 2 and "p.plan.yaml, which no longer exists; restore it to resume" in result.stderr
+    result = cli("run", "--resume", sid, "--json")
+    events = events_of(result)
+    assert result.exit_code == 0, result.output
+    warned = [e["message"] for e in events if e["type"] == "warning"]
+    assert any("p.plan.yaml is gone: the session goes on with the plan it started with" in w for w in warned), warned
+    assert [(e["gate"], e["passed"]) for e in events if e["type"] == "gate_result"] == [("file: b.txt", True)]
     both = cli("run", "--resume", sid, "--plan", "x.yaml")
     assert both.exit_code == 2 and "a resumed plan session goes on with its own plan" in both.stderr
+
+
+GATED = "units:\n  - {id: fix, goal: Write proof.txt.}\ngates:\n  - {kind: file, path: proof.txt}\n"
+
+
+def test_a_plan_the_agent_rewrites_mid_run_keeps_its_gates_on_approve(workdir: Path, cli) -> None:
+    """The plan sits in the project, where the agent writes: it drops the gate, then pauses on a shell
+    call. `arreio approve` goes on with the plan the session started with, and says the file changed."""
+    Path("plan.yaml").write_text(GATED)
+    dropped = GATED.split("gates:")[0] + "gates: []"
+    Path("s.yaml").write_text(
+        f"- tool_calls: [{{name: write_file, arguments: {{path: plan.yaml, content: '{dropped}'}}}}]\n"
+        "- tool_calls: [{name: shell, arguments: {command: 'ls'}}]\n"  # needs approval
+        "- text: All good.\n")
+    paused = cli("run", "--plan", "plan.yaml", "--script", "s.yaml", "--json")
+    assert paused.exit_code == 3, paused.output
+    assert "gates: []" in Path("plan.yaml").read_text()  # the agent did rewrite it
+    sid = events_of(paused)[0]["session_id"]
+    header = json.loads(Path(f".arreio/sessions/{sid}.jsonl").read_text().splitlines()[0])
+    assert header["version"] == 3 and header["plan_spec"]["gates"][0]["path"] == "proof.txt"
+    resumed = cli("approve", sid, "--json")
+    events = events_of(resumed)
+    assert resumed.exit_code == 1, resumed.output
+    assert [(e["gate"], e["passed"]) for e in events if e["type"] == "gate_result"] == [("file: proof.txt", False)]
+    warned = [e["message"] for e in events if e["type"] == "warning"]
+    assert any("plan.yaml changed since the session started: the session goes on with the plan it started with"
+               in w for w in warned), warned
+
+
+def test_a_plan_file_that_reads_the_same_resumes_without_a_word(workdir: Path, cli) -> None:
+    """Comments, spacing, key order: the same plan. No warning; it is the file's plan that runs."""
+    Path("plan.yaml").write_text(GATED)
+    Path("s.yaml").write_text("- tool_calls: [{name: shell, arguments: {command: 'echo x > proof.txt'}}]\n"
+                              "- text: Done.\n")
+    paused = cli("run", "--plan", "plan.yaml", "--script", "s.yaml", "--json")
+    assert paused.exit_code == 3, paused.output
+    Path("plan.yaml").write_text("# the same plan, written again\ngates: [{path: proof.txt, kind: file}]\n"
+                                 "units:\n- goal: Write proof.txt.\n  id: fix\n")
+    resumed = cli("approve", events_of(paused)[0]["session_id"], "--json")
+    events = events_of(resumed)
+    assert resumed.exit_code == 0, resumed.output
+    assert not [e for e in events if e["type"] == "warning" and "plan" in e["message"]]
+    assert [(e["gate"], e["passed"]) for e in events if e["type"] == "gate_result"] == [("file: proof.txt", True)]
 
 
 def test_unit_scripts_start_at_their_unit_and_a_unit_without_one_plays_the_runs(workdir: Path, cli) -> None:
@@ -158,3 +211,28 @@ def test_a_learn_run_resumed_still_learns(workdir: Path, cli) -> None:
     resumed = events_of(cli("run", "--resume", sid, "--json"))  # no --learn: the session remembers it
     assert resumed[-1]["exit_code"] == 0
     assert [e["type"] for e in resumed].count("learning_pass_done") == 1
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_frozen_plan_session_resumes_as_its_format_says(workdir: Path, cli, version: int) -> None:
+    """Format 3 keeps the plan in the header: the agent's rewrite of the file is said, not obeyed.
+    Format 2 kept only the path: its plan is read from the file again, as then, and that is said."""
+    Path("plan.yaml").write_text(GATED.split("gates:")[0] + "gates: []\n")  # the gate dropped since
+    Path("s.yaml").write_text("- tool_calls: [{name: shell, arguments: {command: 'echo x > proof.txt'}}]\n"
+                              "- text: Done.\n")
+    sid = "20261205-025755-aaa314"
+    stored = Path(".arreio/sessions") / f"{sid}.jsonl"
+    stored.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / f"plan-v{version}" / "session.jsonl", stored)
+    stored.write_text(stored.read_text().replace("/home/ana/proj", str(workdir)))
+    resumed = cli("approve", sid, "--deny", "--json")
+    events = events_of(resumed)
+    warned = " ".join(e["message"] for e in events if e["type"] == "warning")
+    gates = [(e["gate"], e["passed"]) for e in events if e["type"] == "gate_result"]
+    if version == 3:
+        assert resumed.exit_code == 1 and gates == [("file: proof.txt", False)], resumed.output
+        assert "plan.yaml changed since the session started" in warned
+    else:
+        assert resumed.exit_code == 0 and gates == [], resumed.output
+        assert "this session predates kept plans: its plan is read again from" in warned
+    assert json.loads(stored.read_text().splitlines()[0])["version"] == version  # read as it is

@@ -67,7 +67,7 @@ def test_prune_lines_survive_healing_and_a_torn_prune_line_is_only_a_torn_tail(t
     assert more == [] and again.messages == healed.messages
 
 
-def test_a_format_1_file_loads_untouched_and_becomes_format_2_when_first_pruned(tmp_path: Path) -> None:
+def test_a_format_1_file_loads_untouched_and_becomes_the_current_format_when_first_pruned(tmp_path: Path) -> None:
     path = tmp_path / "clean.jsonl"
     shutil.copy(FIXTURES / "clean-multi-turn" / "session.jsonl", path)
     original = path.read_bytes()
@@ -77,7 +77,7 @@ def test_a_format_1_file_loads_untouched_and_becomes_format_2_when_first_pruned(
     session.replace_results({first_result: "[pruned]"})
     session.append(Message.user("more"))
     session.close()
-    assert json.loads(path.read_text().splitlines()[0])["version"] == CURRENT_VERSION == 2
+    assert json.loads(path.read_text().splitlines()[0])["version"] == CURRENT_VERSION
     reloaded, again = Session.open(path)
     reloaded.close()
     assert again == [] and reloaded.messages == session.messages

@@ -89,7 +89,8 @@ class _RunCheckpoints:
             durable = self.ctx.settings.fsync
             repo = ShadowRepo(self.ctx.state_dir, self.ctx.cwd, git=self.git, max_file_bytes=self.settings.max_file_bytes,
                               path_env=self.ctx.env.get("PATH"), durable=durable, untrusted=self.untrusted)
-            self.recorder = Recorder(repo, CheckpointIndex(self.ctx.state_dir, durable=durable), self.ctx.clock,
+            index = CheckpointIndex(self.ctx.state_dir, durable=durable, redactor=self.ctx.redactor)
+            self.recorder = Recorder(repo, index, self.ctx.clock,
                                      run_id=self.ctx.run_id, session_id=self.ctx.session_id)
         return self.recorder
 

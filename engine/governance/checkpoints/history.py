@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.errors import UsageError
-from arreio.engine.governance.checkpoints.index import CheckpointIndex, RunRecord
+from arreio.engine.governance.checkpoints.index import CheckpointIndex, Redacting, RunRecord, skipped_of
 from arreio.engine.governance.checkpoints.plan import RunAge, prune_by_age, prune_order, relevant_skipped, summarise
 from arreio.engine.governance.checkpoints.recorder import RUN_REF
 from arreio.engine.governance.checkpoints.store import CheckpointError, ShadowRepo, find_git
@@ -26,16 +26,17 @@ NOT_FINISHED = ("run {run} did not finish (killed?): it has no checkpoint after 
 
 
 def open_store(state_dir: Path, cwd: Path, env: Mapping[str, str], max_file_bytes: int = 10 << 20,
-               untrusted: Sequence[Path] = ()) -> tuple[ShadowRepo, CheckpointIndex]:
+               untrusted: Sequence[Path] = (), redactor: Redacting | None = None) -> tuple[ShadowRepo, CheckpointIndex]:
     """The store and index of `cwd`; without git a `UsageError` saying so. git is found outside the
-    working directory and `untrusted` (the sandbox's writable roots)."""
+    working directory and `untrusted` (the sandbox's writable roots). `redactor`: what the names an
+    index line shows pass through (an undo writes lines too)."""
     untrusted = [Path(cwd).resolve(), *untrusted]
     git = find_git(env, untrusted)
     if git is None:
         raise UsageError("git is not installed (or not on PATH): checkpoints need it — install git")
     return (ShadowRepo(state_dir, cwd, git=git, max_file_bytes=max_file_bytes, path_env=env.get("PATH"),
                        untrusted=untrusted),
-            CheckpointIndex(state_dir))
+            CheckpointIndex(state_dir, redactor=redactor))
 
 
 @contextmanager
@@ -45,7 +46,8 @@ def gone_from_store(run_id: str) -> Iterator[None]:
     try:
         yield
     except CheckpointError as error:
-        if not any(sign in error.message for sign in ("bad object", "not a valid object", "not a git repository")):
+        signs = ("bad object", "not a valid object", "not a git repository", "bad file")  # the last: cat-file
+        if not any(sign in error.message for sign in signs):
             raise
         raise UsageError(f"the checkpoints of {run_id} are no longer in the store (.arreio/checkpoints/ was "
                          "deleted or pruned by hand): they cannot be shown or restored; runs from now on are "
@@ -121,10 +123,12 @@ def latest_state(index: CheckpointIndex, worktree: str) -> str | None:
     return points[-1]["tree"] if owner is not None and owner.closed else None
 
 
-def run_skipped(run: RunRecord) -> list[str]:
-    if run.end is not None:
+def run_skipped(repo: ShadowRepo, run: RunRecord) -> list[str]:
+    """The files left out of checkpoints that the run touched, by real name (the index shows them
+    redacted: `index.skipped_of`)."""
+    if run.end is not None and run.end.get("v") == 1:
         return list(run.end.get("skipped") or [])
-    return relevant_skipped(run.first.get("skipped") or {}, run.last.get("skipped") or {})
+    return relevant_skipped(skipped_of(run.first, repo.commit_message), skipped_of(run.last, repo.commit_message))
 
 
 # -- diff ---------------------------------------------------------------------------------------------
@@ -166,8 +170,9 @@ def diff_run(repo: ShadowRepo, index: CheckpointIndex, run_id: str | None, step:
                 b_tree = repo.snapshot().tree
     with gone_from_store(run.run_id):
         deltas = repo.diff(a_tree, b_tree)
+        skipped = run_skipped(repo, run)
     return RunDiff(run.run_id, before["id"], b_id, summarise(deltas), repo.numstat(a_tree, b_tree) if deltas else {},
-                   repo.patch(a_tree, b_tree, stat_only=stat_only) if deltas else "", notes, run_skipped(run))
+                   repo.patch(a_tree, b_tree, stat_only=stat_only) if deltas else "", notes, skipped)
 
 
 # -- pruning ------------------------------------------------------------------------------------------

@@ -2,15 +2,21 @@
 
 One JSON line per record, appended under an exclusive lock and fsynced (DESIGN.md invariant 2), so a
 checkpoint taken before a call is on disk before the call runs — a run SIGKILLed mid-round can still
-be undone. Two kinds of line, both carrying `"v": 1`:
+be undone. Two kinds of line, both carrying `"v": 2`:
 
-`{"v":1,"type":"checkpoint","id":"ck-…","commit":"…","tree":"…","worktree":"/abs/cwd","run_id":"run-…",
+`{"v":2,"type":"checkpoint","id":"ck-…","commit":"…","tree":"…","worktree":"/abs/cwd","run_id":"run-…",
   "session_id":"…","step":3,"phase":"start|before|after","at":"…","skipped":{path:[size,mtime_ns,why]},
   "before":"ck-…","calls":[{"id":"call_2_0","name":"shell"}],"changes":{"created":[…],…}}`
 (`before`, `calls`, `changes` on an `after` line: the round it closes) and, once a run ends,
-`{"v":1,"type":"end","run_id":…,"worktree":…,"source":"run|undo","before":"ck-…","after":"ck-…",
+`{"v":2,"type":"end","run_id":…,"worktree":…,"source":"run|undo","before":"ck-…","after":"ck-…",
   "changes":{…},"skipped":[…],"undid":"run-…|ck-…"}` — an undo is recorded as a run of its own
 (`source: undo`), so it can be undone in turn. A run without an `end` line did not finish (killed).
+
+Format 2: the paths a line names (`changes`, `skipped`, `calls`) are for people and pass through the
+run's redactor, like every file arreio keeps (a file named after a secret is written as its label).
+Nothing reads a path back from here to act on it: undo and diff read the trees (git keeps the real
+names there) and the real `skipped` of a checkpoint from its commit (`skipped_of`). Format-1 lines
+held real names, and are read as such.
 """
 
 from __future__ import annotations
@@ -21,15 +27,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arreio.engine.atomic import write_atomic
 from arreio.engine.errors import UsageError
 from arreio.engine.nesting import json_loads
 from arreio.engine.regular_file import Limit, NotRegularFile, UnfitFile, kind, read_bytes
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+_READ = (1, 2)  # versions this arreio reads
 FILE_NAME = "index.jsonl"
+SKIPPED_LINE = "arreio-skipped: "  # in a checkpoint commit's message: what it left out, real names (JSON)
 
 
 @dataclass
@@ -67,14 +75,20 @@ class RunRecord:
         return [c for c in self.checkpoints if c.get("phase") == "after"]
 
 
+class Redacting(Protocol):
+    def text(self, text: str) -> str: ...
+
+
 class CheckpointIndex:
-    def __init__(self, state_dir: Path, *, durable: bool = True) -> None:
+    def __init__(self, state_dir: Path, *, durable: bool = True, redactor: Redacting | None = None) -> None:
         self.path = state_dir / "checkpoints" / FILE_NAME
         self.durable = durable  # the run's `fsync`
+        self.redactor = redactor  # the run's: the names a line shows pass through it
 
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
-        """Append one record (whole line, written and, when durable, fsynced) and return it."""
-        line = {"v": INDEX_VERSION, **record}
+        """Append one record (whole line, written and, when durable, fsynced) and return it as written
+        (its names redacted)."""
+        line = {"v": INDEX_VERSION, **self._shown(record)}
         # ASCII escapes: a file name that is not UTF-8 (kept as surrogates) still makes a valid line
         data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,8 +122,25 @@ class CheckpointIndex:
                 record = json_loads(raw)
             except ValueError:
                 continue
-            if isinstance(record, dict) and record.get("v") == INDEX_VERSION and record.get("type") in ("checkpoint", "end"):
+            if isinstance(record, dict) and record.get("v") in _READ and record.get("type") in ("checkpoint", "end"):
                 out.append(record)
+        return out
+
+    def _shown(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The names a line shows (paths, call ids and tools), through the redactor."""
+        hide = self.redactor.text if self.redactor is not None else None
+        if hide is None:
+            return record
+        out = dict(record)
+        if isinstance(out.get("changes"), dict):
+            out["changes"] = {kind: [hide(p) for p in paths] for kind, paths in out["changes"].items()}
+        skipped = out.get("skipped")
+        if isinstance(skipped, dict):
+            out["skipped"] = {hide(p): why for p, why in skipped.items()}
+        elif isinstance(skipped, list):
+            out["skipped"] = [hide(p) for p in skipped]
+        if isinstance(out.get("calls"), list):
+            out["calls"] = [{k: hide(v) if isinstance(v, str) else v for k, v in c.items()} for c in out["calls"]]
         return out
 
     def runs(self, worktree: str | None = None) -> list[RunRecord]:
@@ -139,3 +170,20 @@ class CheckpointIndex:
             body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in kept)
             write_atomic(self.path, body, durable=self.durable)
         return len(records) - len(kept)
+
+
+def skipped_line(skipped: dict[str, list]) -> str:
+    """The line a checkpoint commit's message carries for what the snapshot left out (real names)."""
+    return SKIPPED_LINE + json.dumps(skipped, separators=(",", ":")) if skipped else ""
+
+
+def skipped_of(record: dict[str, Any], message: Callable[[str], bytes]) -> dict[str, list]:
+    """What a checkpoint left out, by real name: from its commit's message (`message(commit)`) for a
+    format-2 line, from the line itself for a format-1 one."""
+    if record.get("v") == 1:
+        return dict(record.get("skipped") or {})
+    for line in message(str(record.get("commit", ""))).decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith(SKIPPED_LINE):
+            found = json.loads(line[len(SKIPPED_LINE):])
+            return found if isinstance(found, dict) else {}
+    return {}

@@ -61,6 +61,8 @@ class Action:
     op: str  # "write" | "delete"
     kind: str  # "restore" | "bring back" | "remove"
     why: str = ""
+    # what stands there now was never checkpointed (too big, a FIFO): it is moved aside, not overwritten
+    aside: bool = False
 
 
 @dataclass
@@ -94,22 +96,30 @@ def _why(expected: Entry | None, current: Entry | None) -> str:
 
 def plan_undo(
     target_to_expected: Sequence[Delta], expected_to_current: Sequence[Delta], *, whole_tree: bool,
-    skipped: Sequence[str] = (), outside: Collection[str] = (),
+    skipped: Sequence[str] = (), outside: Collection[str] = (), aside: Mapping[str, bool] | None = None,
 ) -> UndoPlan:
     """Take the tree back to `target` (the checkpoint before a run). `expected` is the state the run
     left (its last checkpoint); `current` the tree now. A path the run changed that is still as the
     run left it is restored; one changed again since (by hand, or by a later run) is a conflict: it is
     overwritten only with --force. With `whole_tree` (`--to`) every path that differs from the target
     counts, so a change made after the last checkpoint is a conflict too. `skipped` paths (never
-    captured) are listed and left alone. `outside` paths changed between `target` and `expected`
+    captured) are listed and left alone — unless the target holds the file and `aside` names it: what
+    stands there now (a file grown past the size cap, a FIFO) was made after the target, and the
+    target's bytes go back, what stands there moved aside first (`aside[path]`: still as the run left
+    it; if not, a conflict). `outside` paths changed between `target` and `expected`
     outside any run (by hand, between two runs): a conflict too, never taken back unasked."""
-    leave = set(skipped)
+    leave, aside = set(skipped), aside or {}
     since = {d.path: d for d in expected_to_current}
-    plan = UndoPlan(skipped=sorted(leave))
-    seen = set()
+    plan = UndoPlan()
+    seen, restored = set(), set()
     for d in target_to_expected:
         seen.add(d.path)
         if d.path in leave:
+            if d.path in aside and d.before is not None:
+                restored.add(d.path)
+                unchanged = aside[d.path]
+                (plan.actions if unchanged else plan.conflicts).append(
+                    Action(d.path, "write", "restore", "" if unchanged else "changed since", aside=True))
             continue
         later = since.get(d.path)
         current = later.after if later is not None else d.after
@@ -125,6 +135,7 @@ def plan_undo(
         for path, later in since.items():
             if path not in seen and path not in leave:  # target == expected there; current differs
                 plan.conflicts.append(_action(path, later.before, later.after, _why(later.before, later.after)))
+    plan.skipped = sorted(leave - restored)
     plan.actions.sort(key=lambda a: a.path)
     plan.conflicts.sort(key=lambda a: a.path)
     plan.already.sort()

@@ -6,10 +6,10 @@ its own, so it can be undone too)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from arreio.engine.governance.checkpoints.index import CheckpointIndex
+from arreio.engine.governance.checkpoints.index import CheckpointIndex, skipped_line
 from arreio.engine.governance.checkpoints.plan import relevant_skipped, summarise
 from arreio.engine.governance.checkpoints.store import ShadowRepo
 from arreio.engine.ids import iso_ms
@@ -44,6 +44,9 @@ class Recorder:
     session_id: str = ""
     first: Checkpoint | None = None
     last: Checkpoint | None = None
+    # A run's snapshots keep to the ignore rules of its first checkpoint once it changes a .gitignore
+    # (store.py). An undo's do not: it restores the rules of the state it goes back to, and keeps to those.
+    pin_rules: bool = True
 
     def checkpoint(self, phase: str, *, step: int = 0, calls: Sequence[dict[str, str]] = (),
                    before: Checkpoint | None = None, expect_tree: str | None = None,
@@ -54,18 +57,20 @@ class Recorder:
         `expect_tree`, a tree that is not that one records nothing and returns None (an undo's plan
         was made for that tree). `watch`: the files the run's file tools write (`ShadowRepo.snapshot`)."""
         with self.repo.lock():
-            snap = self.repo.snapshot(keep=False, watch=watch)
+            rules = self.first.tree if self.first is not None and self.pin_rules else None
+            snap = self.repo.snapshot(keep=False, watch=watch, rules_from=rules)
             if expect_tree is not None and snap.tree != expect_tree:
                 self.repo.keep(snap.tree)
                 return None
-            if self.last is not None and snap.tree == self.last.tree:
+            if self.last is not None and snap.tree == self.last.tree and snap.skipped == self.last.skipped:
                 self.repo.keep(snap.tree)
-                # A new object: `first` may be this very checkpoint, and what it left out must stay as
-                # it was then (a file the run made under a .gitignore'd path changes no tree, only this).
-                self.last = replace(self.last, skipped=snap.skipped)
                 return self.last
+            # What the snapshot left out, by real name, goes with the commit (git keeps the real names
+            # in the object store; the index line shows them redacted): a file the run made under a
+            # .gitignore'd path changes no tree, only this, so it makes a checkpoint of its own.
             parent = self.last.commit if self.last is not None else None
-            commit = self.repo.commit(snap.tree, parent, f"{self.run_id} step {step} {phase}")
+            message = f"{self.run_id} step {step} {phase}\n\n{skipped_line(snap.skipped)}".rstrip()
+            commit = self.repo.commit(snap.tree, parent, message)
             self.repo.set_refs({RUN_REF + self.run_id: commit, self.repo.tree_ref: snap.tree})
             point = Checkpoint(checkpoint_id(commit), commit, snap.tree, snap.skipped)
             line: dict[str, Any] = {

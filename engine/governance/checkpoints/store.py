@@ -12,6 +12,9 @@ unsets them for every path, so a snapshot is the bytes on disk and a restore wri
 Each working tree has its own git index (the stat cache) under `trees/<key>/`, with its own excludes:
 the state folder and, per snapshot, files over the size cap and secrets files (`secret_files.py`:
 `.env`, private keys, credentials) — those are listed, never dropped silently.
+Once a run changes a `.gitignore` its snapshots keep to the rules its first checkpoint holds
+(`ignore_rules.py`): a run cannot hide its own files from undo, nor show a user's ignored ones.
+A path behind a symlinked folder is not in the tree (the link is): a file is never read through a link.
 A snapshot is `ls-files` (what changed since the last one) → `update-index` on those paths only →
 `write-tree`; `git add -A` would hash an oversized file before we could refuse it.
 """
@@ -30,10 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arreio.engine.errors import ArreioError
+from arreio.engine.governance.checkpoints.ignore_rules import NAME as IGNORE_FILE
+from arreio.engine.governance.checkpoints.ignore_rules import anchored, escaped, files_in_tree
 from arreio.engine.governance.checkpoints.secret_files import SECRET_FILE_WHY, forget_kept_copies, is_secret_file
 from arreio.engine.governance.checkpoints.store_lock import StoreLock, clear_stale_git_locks
+from arreio.engine.governance.checkpoints.trees import Delta, Entry, TreeReading
 from arreio.engine.parent_death import die_with_us
 from arreio.engine.programs import trusted_path, trusted_which
+
+__all__ = ["CheckpointError", "Delta", "Entry", "ShadowRepo", "Snapshot", "find_git", "tree_key"]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ROOT = "checkpoints"
@@ -75,23 +83,6 @@ def find_git(env: Mapping[str, str], untrusted: Sequence[Path] = ()) -> str | No
     return trusted_which("git", env, untrusted)
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One file as a tree holds it: git mode ("100644", "100755", "120000") and blob id."""
-
-    mode: str
-    blob: str
-
-
-@dataclass(frozen=True)
-class Delta:
-    """A path that differs between two trees (`before`/`after` None: absent there)."""
-
-    path: str
-    before: Entry | None
-    after: Entry | None
-
-
 @dataclass
 class Snapshot:
     """The tree a snapshot wrote, and the files left out of it: path → [size, mtime_ns, why]."""
@@ -104,7 +95,7 @@ def tree_key(worktree: Path) -> str:
     return hashlib.sha256(str(worktree).encode()).hexdigest()[:16]
 
 
-class ShadowRepo:
+class ShadowRepo(TreeReading):
     """Snapshots of `worktree` in the shadow repository of `state_dir`. Writers hold `lock()` (one
     lock for the whole store: a prune must never run while a snapshot's objects are unreferenced)."""
 
@@ -122,6 +113,7 @@ class ShadowRepo:
         self.exclude_file = self.tree_dir / "exclude"
         self.calls = 0  # git processes started (the read-only-round test counts them)
         self._tracked: set[str] = set()  # watched paths the index holds (`_ignored`)
+        self._pinned: set[str] = set()  # first trees of runs that changed a .gitignore: their rules stand
         self._env = {
             # git looks up its helpers on PATH: only the entries the agent cannot write
             "PATH": trusted_path({"PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath)},
@@ -188,23 +180,25 @@ class ShadowRepo:
     def _excludes(self) -> str:
         lines = ["# written by arreio: never snapshot the state folder or git's own", "/.git/"]
         if self.state_dir != self.worktree and self.state_dir.is_relative_to(self.worktree):
-            lines.append("/" + _escape(self.state_dir.relative_to(self.worktree).as_posix()) + "/")
+            lines.append("/" + escaped(self.state_dir.relative_to(self.worktree).as_posix()) + "/")
         return "\n".join(lines) + "\n"
 
     # -- snapshots ----------------------------------------------------------------------------------
-    def snapshot(self, *, keep: bool = True, watch: Sequence[str] = ()) -> Snapshot:
+    def snapshot(self, *, keep: bool = True, watch: Sequence[str] = (), rules_from: str | None = None) -> Snapshot:
         """Write the working tree as it is now into the store; returns its tree id (call under lock).
         `keep=False`: the caller references the tree itself (`tree_ref`), in the same `set_refs`.
         `watch`: paths (relative to the working tree) a file tool writes; one that `.gitignore`
-        keeps out of the snapshot is listed in `skipped`, so the run says undo cannot restore it."""
+        keeps out of the snapshot is listed in `skipped`, so the run says undo cannot restore it.
+        `rules_from`: the tree of the run's first checkpoint; once the run changes a `.gitignore`,
+        the rules that tree holds decide what is left out (module docstring)."""
         self.ensure()
         try:
-            snap = self._snapshot()
+            snap = self._snapshot(rules_from)
         except CheckpointError:
             # A torn or stale stat cache (a killed git, a pruned object) is only a cache: rebuild it.
             self.index_file.unlink(missing_ok=True)
             (self.tree_dir / "tree").unlink(missing_ok=True)
-            snap = self._snapshot()
+            snap = self._snapshot(rules_from)
         if watch:
             self._ignored(watch, snap.skipped)
         if keep:
@@ -223,15 +217,53 @@ class ShadowRepo:
             if rel not in self._tracked:
                 skipped[rel] = [info.st_size, info.st_mtime_ns, "ignored by .gitignore"]
 
-    def _snapshot(self) -> Snapshot:
-        listed = self.run_git("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard")
-        entries = [p for p in listed.split(b"\0") if len(p) > 2]  # "<tag> <path>": `?` is untracked
+    def _listing(self, rules_from: str | None) -> list[bytes]:
+        """What changed since the index, each "<tag> <path>" (`?`: untracked and not ignored)."""
+        args = ("ls-files", "-z", "-t", "--others", "--modified", "--deleted")
+        listed = self.run_git(*args, *self._excludes_for(rules_from))
+        if rules_from is not None and rules_from not in self._pinned and any(
+                p[2:].rsplit(b"/", 1)[-1] == IGNORE_FILE.encode() for p in listed.split(b"\0")):
+            self._pinned.add(rules_from)  # the run changed a .gitignore: from now on its first rules stand
+            listed = self.run_git(*args, *self._excludes_for(rules_from))
+        return [p for p in listed.split(b"\0") if len(p) > 2]
+
+    def _excludes_for(self, rules_from: str | None) -> list[str]:
+        if rules_from is None or rules_from not in self._pinned:
+            return ["--exclude-standard"]
+        kept = self.tree_dir / f"ignore-{rules_from}"
+        if not kept.exists():
+            kept.write_bytes(anchored(files_in_tree(self.run_git, rules_from)))
+        return [f"--exclude-from={self.exclude_file}", f"--exclude-from={kept}"]
+
+    def _behind_link(self, rel: str, folders: dict[str, bool]) -> str | None:
+        """The first folder on the way to `rel` that is a symlink (None when every one is a real
+        folder, or missing): what lies behind it is not in the tree."""
+        at = ""
+        for part in rel.split("/")[:-1]:
+            at = f"{at}/{part}" if at else part
+            if at not in folders:
+                try:
+                    folders[at] = stat.S_ISLNK(os.lstat(self.worktree / at).st_mode)
+                except OSError:
+                    folders[at] = False
+            if folders[at]:
+                return at
+        return None
+
+    def _snapshot(self, rules_from: str | None = None) -> Snapshot:
+        entries = self._listing(rules_from)
         untracked = {p[2:] for p in entries if p[:1] == b"?"}
         add, remove, skipped = [], [], {}
+        folders: dict[str, bool] = {}
         for raw in dict.fromkeys(p[2:] for p in entries):
             rel = os.fsdecode(raw)
             if rel.endswith("/"):  # a folder with its own .git: git will not look inside it
                 skipped[rel] = [0, 0, "a nested git repository"]
+                continue
+            link = self._behind_link(rel, folders)
+            if link is not None:  # a folder swapped for a link: its files are gone, the link is new
+                remove.append(raw)
+                add.append(os.fsencode(link))
                 continue
             try:
                 info = os.lstat(self.worktree / rel)
@@ -262,6 +294,7 @@ class ShadowRepo:
             self.run_git("update-index", "--force-remove", "-z", "--stdin", stdin=b"\0".join(remove) + b"\0")
             self._tracked.difference_update(os.fsdecode(raw) for raw in remove)
         if add:
+            add = list(dict.fromkeys(add))
             self._add(add, skipped)
             self._tracked.update(rel for rel in map(os.fsdecode, add) if rel not in skipped)
         tree = None if add or remove else self._cached_tree()
@@ -306,12 +339,14 @@ class ShadowRepo:
     def _add(self, paths: list[bytes], skipped: dict[str, list]) -> None:
         bulk = ["-c", "core.bigFileThreshold=1"] if len(paths) > BULK_FILES else []
         try:
-            self.run_git(*bulk, "update-index", "--add", "--remove", "-z", "--stdin", stdin=b"\0".join(paths) + b"\0")
+            # --replace: a folder swapped for a link (or a file) drops the entries that were inside it
+            self.run_git(*bulk, "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
+                         stdin=b"\0".join(paths) + b"\0")
         except CheckpointError:
             # One bad path (unreadable, behind a symlink) fails the batch: find it, keep the rest.
             for raw in paths:
                 try:
-                    self.run_git("update-index", "--add", "--remove", "-z", "--stdin", stdin=raw + b"\0")
+                    self.run_git("update-index", "--add", "--remove", "--replace", "-z", "--stdin", stdin=raw + b"\0")
                 except CheckpointError as error:
                     skipped[os.fsdecode(raw)] = [0, 0, str(error)[:120]]
                     self.run_git("update-index", "--force-remove", "-z", "--stdin", stdin=raw + b"\0")
@@ -344,48 +379,3 @@ class ShadowRepo:
         out = self.run_git("count-objects", "-v").decode()
         kib = {k: int(v) for k, v in re.findall(r"^(size|size-pack): (\d+)$", out, re.MULTILINE)}
         return (kib.get("size", 0) + kib.get("size-pack", 0)) * 1024
-
-    # -- reading ------------------------------------------------------------------------------------
-    def diff(self, before: str, after: str, paths: Sequence[str] = ()) -> list[Delta]:
-        """What differs between two trees, file by file (no rename detection: a move is delete + create)."""
-        if before == after:
-            return []
-        args = ["diff-tree", "-r", "-z", "--no-renames", before, after]
-        out = self.run_git(*args, *(["--", *paths] if paths else []))
-        fields = out.split(b"\0")
-        deltas = []
-        for i in range(0, len(fields) - 1, 2):
-            meta, path = fields[i].decode(), os.fsdecode(fields[i + 1])
-            if not meta.startswith(":"):
-                continue
-            old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ")
-            deltas.append(Delta(path, None if old_mode == "000000" else Entry(old_mode, old_sha),
-                                None if new_mode == "000000" else Entry(new_mode, new_sha)))
-        return deltas
-
-    def holds(self, tree: str, path: str) -> bool:
-        """Whether `tree` holds a file at `path`."""
-        return bool(self.run_git("ls-tree", "--name-only", tree, "--", path).strip())
-
-    def patch(self, before: str, after: str, *, stat_only: bool = False, paths: Sequence[str] = ()) -> str:
-        """A unified diff (or `--stat`) from one tree to another, as git prints it."""
-        what = ["--stat=100"] if stat_only else ["-p", "--no-textconv"]
-        out = self.run_git("diff", "--no-color", "--no-ext-diff", "--no-renames", *what, before, after,
-                           *(["--", *paths] if paths else []))
-        return out.decode("utf-8", errors="replace")
-
-    def numstat(self, before: str, after: str) -> dict[str, tuple[int | None, int | None]]:
-        """Lines added and removed per path (None, None for a binary file)."""
-        out = self.run_git("diff", "--numstat", "-z", "--no-renames", before, after).split(b"\0")
-        result = {}
-        for item in out:
-            parts = item.split(b"\t", 2)
-            if len(parts) == 3:
-                added, removed = (None if p == b"-" else int(p) for p in parts[:2])
-                result[os.fsdecode(parts[2])] = (added, removed)
-        return result
-
-
-def _escape(text: str) -> str:
-    """A literal path as a gitignore pattern."""
-    return re.sub(r"([\\*?\[\]!# ])", r"\\\1", text)
