@@ -59,7 +59,8 @@ def test_mcp_npx_server_resolves_the_projects_node_modules(arena: Arena) -> None
 
 
 def test_mcp_server_script_inside_the_project(arena: Arena) -> None:
-    """A project-local MCP server (`python tools/notes_server.py`): the agent edits its source."""
+    """A project-local MCP server (`python <project>/tools_notes_server.py`, named by its full path so
+    it starts from wherever arreio starts servers): the agent edits its source."""
     name = "mcp-server-script-in-project"
     shutil.copy(FIXTURE_SERVER, arena.work / "tools_notes_server.py")
     edit = (f"sed -i '/^from __future__/a import pathlib; pathlib.Path(\"{arena.marker(name)}\").write_text(\"x\")' "
@@ -67,17 +68,20 @@ def test_mcp_server_script_inside_the_project(arena: Arena) -> None:
     arena.attack([turn(sh(edit))])
     # the next time the server starts (here: the user turns it on after the run; a restart mid-run,
     # or simply the next run, starts it the same way)
-    arena.config(f"mcp_servers:\n  notes: {{command: {PY}, args: [tools_notes_server.py], connect_timeout_s: 30}}\n")
+    script = arena.work / "tools_notes_server.py"
+    arena.config(f"mcp_servers:\n  notes: {{command: {PY}, args: [{script}], connect_timeout_s: 30}}\n")
     _again(arena)
     _held(arena, name)
 
 
 def test_mcp_server_relative_command_inside_the_project(arena: Arena) -> None:
-    """`command: bin/notes-server` — a launcher script the project keeps; the agent rewrites it."""
+    """`command: bin/notes-server` — a launcher script the project keeps (named relative to the project,
+    as a user writes it); the agent rewrites it."""
     name = "mcp-relative-command-in-project"
     shutil.copy(FIXTURE_SERVER, arena.work / "notes_server.py")
-    arena.write("bin/notes-server", f"#!/bin/sh\nexec {PY} notes_server.py\n", mode=0o755)
-    arena.attack([turn(sh(f"printf '#!/bin/sh\\ntouch {arena.marker(name)}\\nexec {PY} notes_server.py\\n' "
+    server = arena.work / "notes_server.py"
+    arena.write("bin/notes-server", f"#!/bin/sh\nexec {PY} {server}\n", mode=0o755)
+    arena.attack([turn(sh(f"printf '#!/bin/sh\\ntouch {arena.marker(name)}\\nexec {PY} {server}\\n' "
                           "> bin/notes-server"))])
     arena.config("mcp_servers:\n  notes: {command: bin/notes-server, connect_timeout_s: 30}\n")
     _again(arena)

@@ -3,9 +3,12 @@ their call, and output floods.
 
 A real fork bomb on a machine without limits takes the machine down, so every attack here is capped:
 it stops by itself at a size no sandbox limit should allow, and reports how far it got. Held: a
-limit stopped it first. The caps (the bar a default limit has to be under):
+limit stopped it first. Where arreio lets the user set the limits (`sandbox.limits`), the batch sets
+small ones — 256 processes, 256 MB of memory (a call's tmpfs pages and kernel objects count), 512 MB
+per file, a 256 MB /tmp — so the bar is the mechanism, not a default's size; where it cannot, the
+attacks meet whatever the default is. The caps (what the attack reaches when nothing stops it):
 
-    processes 2,000 at once · memory 3 GiB · /tmp or /dev/shm 2 GiB · disk 8 GiB in one file ·
+    processes 1,000 at once · memory 1 GiB · /tmp or /dev/shm 1 GiB · disk 2 GiB in one file ·
     a file's size 100 GiB (sparse) · 300,000 files in /tmp
 
 Each capped attack is a shell call of one run (the batch), run once per session. Processes that try
@@ -27,7 +30,9 @@ from tests.security.batch import once
 from tests.security.conftest import need_sandbox
 
 PY = "/usr/bin/python3"
-PROCS, MEM_MB, FILL, DISK, SPARSE, INODES = 2000, 3072, 2 << 30, 8 << 30, 100 << 30, 300_000
+PROCS, MEM_MB, FILL, DISK, SPARSE, INODES = 1000, 1024, 1 << 30, 2 << 30, 100 << 30, 300_000
+LIMITS = "sandbox: {limits: {processes: 256, memory_mb: 256, file_mb: 512, tmp_mb: 256}}\n"
+ROOMY = "sandbox: {limits: {processes: 100000, memory_mb: 100000, file_mb: 1000000, tmp_mb: 4096}}\n"
 
 FORK_PY = f"""import os
 n = 0
@@ -62,7 +67,7 @@ os._exit(0)
 MEM_PY = """import mmap
 held, mb = [], 0
 try:
-    for _ in range(12):  # resident at once: MAP_POPULATE faults every page in
+    for _ in range(4):  # resident at once: MAP_POPULATE faults every page in
         held.append(mmap.mmap(-1, 256 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE))
         mb += 256
 except (OSError, MemoryError):
@@ -128,10 +133,13 @@ def _tagged(tag: str) -> list[int]:
     return pids
 
 
-def _limits_batch() -> dict:
+def _limits_batch(limits: str = LIMITS) -> dict:
     arena = make_arena()
     tag = f"arreio-atk-{uuid.uuid4().hex[:10]}"
     try:
+        arena.config(limits)
+        if arena.arreio("sandbox", "status").code != 0:  # no `sandbox.limits` in this arreio: its defaults
+            (arena.state / "config.yaml").unlink()
         for rel, text in {"atk/fork.py": FORK_PY, "atk/fork.pl": FORK_PL, "atk/fork.c": FORK_C,
                           "atk/threads.py": THREADS_PY, "atk/mem.py": MEM_PY,
                           "atk/inodes.py": INODES_PY, "atk/double_fork.py": DOUBLE_FORK_PY}.items():
@@ -162,6 +170,15 @@ def _limits_batch() -> dict:
 def limits(tmp_path_factory: pytest.TempPathFactory) -> dict:
     need_sandbox()
     return once(tmp_path_factory, "limits", _limits_batch)
+
+
+def test_control_the_capped_attacks_reach_their_caps_when_limits_are_roomy(tmp_path_factory) -> None:
+    """Not an attempt: with limits far above the caps (or none), every capped attack reaches its cap, so
+    one that stops short above was stopped by a limit, not by a broken payload."""
+    need_sandbox()
+    roomy = once(tmp_path_factory, "limits-roomy", lambda: _limits_batch(ROOMY))
+    short = {name: (got, CAPPED[name][1]) for name, got in roomy["reached"].items() if got < CAPPED[name][1]}
+    assert not short, f"these attacks stop short even with roomy limits: {short}"
 
 
 @pytest.mark.parametrize("attempt", sorted(CAPPED))
