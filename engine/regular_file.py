@@ -41,6 +41,7 @@ class Limit:
     MEMORY = 256 * _MB  # MEMORY.md / USER.md, a memory substore
     RECORD = 16 * _MB  # a small record arreio wrote: report.json, .usage.json, batch.json, a ledger
     SESSION = 1024 * _MB  # a session, a cassette
+    OUTPUT = 64 * _MB  # a run's output a `file` gate's pattern is matched against
     JOURNAL = 1024 * _MB  # an append-only journal: audit.jsonl, a batch's results.jsonl, events.jsonl
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import signal
@@ -25,11 +24,13 @@ from arreio.engine.conveyor.promises import check_promises
 from arreio.engine.governance.agent_env import agent_env
 from arreio.engine.governance.checkpoints.plan import may_change
 from arreio.engine.messages import Message
+from arreio.engine.nesting import json_loads
 from arreio.engine.ports import RunChanges
 from arreio.engine.programs import trusted_which
 from arreio.engine.providers.base import ModelRequest
 from arreio.engine.providers.offline import goal_files
 from arreio.engine.providers.oneshot import ask
+from arreio.engine.regular_file import Limit, UnfitFile, read_bytes
 from arreio.engine.wording import counted
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class ModelJudge:
         request = ModelRequest(model=self.model, messages=[Message.user(prompt)], max_tokens=300)
         text = (await ask(self.provider, request)).raise_for_error()
         body = text[text.find("{") : text.rfind("}") + 1]
-        data = json.loads(body)
+        data = json_loads(body)  # bounded depth: the judged text is the model's
         score = float(data["score"])
         if not 0.0 <= score <= 1.0:
             raise ValueError(f"score {score} is outside [0, 1]")
@@ -241,8 +242,11 @@ def _file(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
     if spec.pattern is None:
         return GateOutcome(spec.label, True, f"{spec.path} exists")
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        # The agent made this file: a named pipe would block the gate, a device never end.
+        text = read_bytes(path, limit=Limit.OUTPUT).decode("utf-8", errors="replace")
         matched = re.search(spec.pattern, text, re.MULTILINE) is not None
+    except UnfitFile as exc:
+        return GateOutcome(spec.label, False, f"cannot check {exc.because(str(spec.path))}")
     except (OSError, re.error) as exc:
         return GateOutcome(spec.label, False, f"cannot check {spec.path}: {exc}")
     return GateOutcome(spec.label, matched, f"{spec.path} {'matches' if matched else 'does not match'} /{spec.pattern}/")
