@@ -87,6 +87,18 @@ _rule("persistence", "agent instruction file loosened", rf"""
   | {_AGENT_FILES}{win(80)}\b(?:agent|assistant|ai|model)s?\s+(?:may|can|should|must|is\s+allowed\s+to|are\s+allowed\s+to)\s+
       (?:skip|bypass|ignore|disable|run\s+(?:any|every|all)|push\s+(?:directly|to\s+main)|merge\s+without)
 """, tight=False, negatable=True)
+# An unconditional order to rewrite what a later agent obeys ("modify .cursorrules", "update AGENTS.md with
+# new rules", "edit .hermes/config.yaml to change settings"); keeping the file in step with the project is a
+# fact with a condition ("update CLAUDE.md when the test command changes") or a named content ("with the
+# new build command"), and stays.
+_AGENT_HOMES = r"(?:(?:~/)?\.(?:hermes|arreio|claude|codex|cursor|continue|gemini|aider|windsurf|cline)/[\w./-]+|\bsoul\.md\b)"
+_rule("persistence", "agent instruction file rewritten", rf"""
+    (?:^|[.;!?]\s+)(?:please\s+)?(?:now\s+)?(?:edit|modify|change|update|rewrite|overwrite|patch|append\s+to|add\s+to|write\s+(?:to|into))
+      \s+(?:the\s+|your\s+|every\s+|all\s+)?(?:{_AGENT_FILES}|{_AGENT_HOMES})
+      (?:\s*[.!]?\s*$
+       |\s+(?:with|to\s+(?:add|include|insert|put|say|change|set|give))\s+(?:\w+\s+){{0,3}}?
+         (?:rules?|instructions?|personality|persona|directives|system\s+prompts?|settings|behaviou?r)\b)
+""", negatable=True)
 _rule("persistence", "key planted", r"""
     \b(?:write|append|echo|tee)\s+(?:\S+\s+){0,3}?(?:to|into|>>?)\s*['"]?(?:~?/?(?:[\w.-]+/)*)?authorized_keys2?\b
   | \b(?:cp|mv|install|scp)\s+(?:-\S+\s+)*\S+\s+['"]?~?/?(?:[\w.-]+/)*\.ssh/(?:id_\w+|authorized_keys2?)\b
