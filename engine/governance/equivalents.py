@@ -5,6 +5,7 @@ plus, for every command, what it runs or means —
 
 - the program behind a wrapper: `sudo`, `doas`, `env`, `nice`, `nohup`, `timeout`, `time`, `xargs`,
   `command`, `exec`, `stdbuf`, `watch` (`sudo -u x rm -rf /` also reads as `rm -rf /`);
+- the program a runner starts by name: `python -m pytest`, `uv run pytest`, `npx jest` (runners.py);
 - the code of `sh|bash|zsh|dash|ksh -c '…'`, `eval …`, `su -c '…'`, `env -S '…'`, parsed as a line;
 - `find … -exec CMD … ;` runs CMD; `find ROOTS … -delete` (or `-exec rm`) amounts to `rm -r -f ROOTS`;
 - interpreter one-liners (`python -c`, `perl -e`, `node -e`, `ruby -e`, `php -r`): a tree deletion
@@ -27,6 +28,7 @@ from collections import deque
 from dataclasses import replace
 
 from arreio.engine.governance.commands import MAX_DEPTH, Command, CommandLine
+from arreio.engine.governance.runners import run_by
 from arreio.engine.governance.shell_syntax import parse_structure, work_budget
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
@@ -162,6 +164,8 @@ def _derive(command: Command, level: int) -> list[Command | CommandLine]:
     inner = unwrap(command)
     if inner is not None:
         found.append(inner)
+    if (started := run_by(command)) is not None:
+        found.append(started)
     program, argv = command.program, command.argv
     if command.program == "env" and "-S" in argv[1:-1]:
         found.append(parse_structure(argv[argv.index("-S") + 1], depth=level))

@@ -360,3 +360,33 @@ def test_padding_does_not_hide_what_follows() -> None:
     assert blocked_by("sudo true; " * 3000 + "find / -delete") is not None
     assert blocked_by(_nested_sh(8)) is not None
     assert shell(DENY_RM_RF, "true; " * 3000 + "find . -delete") == "deny"
+
+
+# -- a deny rule sees the program a runner starts by name ----------------------------------------
+DENY_PYTEST = policy({"tool": "shell", "match": "pytest", "action": "deny"})
+
+
+@pytest.mark.parametrize("command", [
+    "python -m pytest", "python3 -m pytest -q tests", "python3.12 -mpytest", "python3 -X dev -W error -m pytest",
+    "pypy3 -m pytest", "uv run pytest", "uv run --with pytest-cov --python 3.12 pytest -x", "uv tool run pytest",
+    "uvx pytest", "poetry run pytest", "pipenv run pytest", "pdm run pytest", "hatch run pytest", "rye run pytest",
+    "pipx run pytest", "conda run -n dev pytest", "micromamba run -p ./env pytest", "npx pytest", "npm exec -- pytest",
+    "pnpm exec pytest", "pnpm dlx pytest", "yarn dlx pytest", "bunx pytest", "bun x pytest",
+    "sudo uv run -- pytest", "bash -c 'python -m pytest'", "timeout 60 poetry run pytest -q",
+])
+def test_a_deny_rule_sees_through_a_runner(command: str) -> None:
+    assert shell(DENY_PYTEST, command) == "deny", parse(command).commands
+
+
+@pytest.mark.parametrize("command", [
+    "python -m http.server", "python tests/run.py pytest", "python -c 'import pytest'", "uv sync", "uv pip install x",
+    "poetry install", "npx prettier --check .", "echo pytest", "npm test", "python -m pip install pytest",
+])
+def test_a_runner_starting_something_else_is_not_denied(command: str) -> None:
+    assert shell(DENY_PYTEST, command) != "deny", parse(command).commands
+
+
+def test_an_allow_rule_for_the_program_does_not_cover_its_runner_unasked() -> None:
+    allow = policy({"tool": "shell", "match": "pytest", "action": "allow"})
+    assert shell(allow, "pytest -q") == "allow"
+    assert shell(allow, "uv run --with evil pytest") == "ask"  # the runner (and what it installs) is spelled
