@@ -260,6 +260,18 @@ class OfflineProvider:
         old = text.body if size == nbytes else text.body + "\n"
         return ("edit_file", {"path": path, "old": old, "new": old + ("\n" if old.endswith("\n") else "\n\n") + added})
 
+    @staticmethod
+    def _holds(path: str, goal: str, files: GoalFiles, view: _View) -> bool:
+        """Whether the existing `path`, as read whole, is already what this goal would write there."""
+        shown = view.read_ok.get(path)
+        text = exact_text(shown) if shown is not None else None
+        if text is None:
+            return False
+        inputs = files.inputs
+        wanted = (say.report(goal, inputs, view.contents(inputs)) if path in files.writes
+                  else say.section(inputs, view.contents(inputs)))
+        return text.body.rstrip("\n") == wanted.rstrip("\n")
+
     def _account(self, goal: str, files: GoalFiles, view: _View, can_list: bool) -> say.Account:
         # The answer says what this instruction's steps did: a resumed session's earlier work was
         # its own run's answer ("I updated notes.md" again, for a run that only wrote a summary).
@@ -287,7 +299,8 @@ class OfflineProvider:
                 suffix = PurePosixPath(path).suffix.lower()
                 (a.not_text if suffix not in APPENDABLE_SUFFIXES else a.inexact).append(path)
             elif state == "exists":
-                a.kept.append(path)
+                # the same run again: what is there is what it would write, so the goal is done
+                (a.current if self._holds(path, goal, files, view) else a.kept).append(path)
             elif state == "new":
                 a.failed.append(path)  # it could have been written, but no writing tool was offered
             else:

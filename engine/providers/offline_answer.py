@@ -89,6 +89,7 @@ class Account:
     written: list[str] = field(default_factory=list)
     appended: list[str] = field(default_factory=list)  # existing files that got a marked section
     kept: list[str] = field(default_factory=list)  # targets that already existed: not overwritten
+    current: list[str] = field(default_factory=list)  # targets that already hold what the run would write
     not_text: list[str] = field(default_factory=list)  # existing files to extend that are not documents
     inexact: list[str] = field(default_factory=list)  # existing files whose whole text could not be matched
     unknown: list[str] = field(default_factory=list)  # targets whose existence could not be told
@@ -114,7 +115,7 @@ def _them(paths: list[str], one: str, many: str) -> str:
 
 
 def answer(a: Account) -> str:
-    did = bool(a.written or a.appended)
+    did = bool(a.written or a.appended or a.current)
     declined = a.kept or a.not_text or a.inexact or a.unknown or a.protected or a.failed or a.changes or a.no_target
     sentences = ["Done."] if did and not declined else []
     if a.entries is not None:
@@ -127,6 +128,9 @@ def answer(a: Account) -> str:
         sentences.append(f"I wrote {_names(a.written)}.")
     if a.appended:
         sentences.append(f"I updated {_names(a.appended)} with a marked section at the end; what was there is unchanged.")
+    if a.current:
+        sentences.append(f"{_names(a.current)} already {_them(a.current, 'holds', 'hold')} what I would write, "
+                         f"so I left {_them(a.current, 'it', 'them')} as {_them(a.current, 'it is', 'they are')}.")
     if a.kept:
         it = _them(a.kept, "it", "them")
         sentences.append(f"{_names(a.kept)} already existed and the goal does not ask to add to {it}, "

@@ -77,3 +77,16 @@ def test_a_goal_the_offline_model_did_is_still_a_success(tmp_path: Path, arreio_
     (tmp_path / "notes.md").write_text("# Notes\n\nalpha beta\n")
     done = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline")
     assert done.returncode == 0 and (tmp_path / "out.md").is_file(), done.stderr
+
+
+def test_an_output_holding_something_else_is_left_alone_and_no_success(tmp_path: Path, arreio_env: dict) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n\nalpha beta\n")
+    (tmp_path / "out.md").write_text("the user's own draft\n")
+    done = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline")
+    assert done.returncode == 1 and "out.md already existed" in done.stderr, done.stdout
+    assert (tmp_path / "out.md").read_text() == "the user's own draft\n"
+    # the same goal where a run already wrote it: nothing to do, done
+    (tmp_path / "out.md").unlink()
+    assert run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline").returncode == 0
+    again = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline")
+    assert again.returncode == 0 and "already holds what I would write" in again.stdout

@@ -61,13 +61,13 @@ def test_same_command_twice_gives_same_files_and_events(workdir: Path, cli, tmp_
     second = json_events(cli("run", "--goal", GOAL, "--offline", "--json").stdout)
     assert _normalised(first) == _normalised(second)
     assert SUMMARY.read_text() == first_summary
-    # again in the same folder (now holding build/ and .arreio/): the summary existed before this run,
-    # so the offline model reads the same files but does not overwrite it (DESIGN.md invariant 8)
+    # again in the same folder (now holding build/ and .arreio/): the summary existed before this run and
+    # holds what it would write, so the offline model reads the same files, writes nothing and is done
     third = json_events(cli("run", "--goal", GOAL, "--offline", "--json").stdout)
     calls = lambda events: [(e["name"], e["arguments"].get("path")) for e in events if e["type"] == "tool_start"]  # noqa: E731
     assert [c for c in calls(third) if c[0] == "read_file"][:2] == [c for c in calls(second) if c[0] == "read_file"]
     assert "write_file" not in [name for name, _ in calls(third)]
-    assert "did not overwrite" in third[-1]["final_text"] and third[-1]["exit_code"] == 0
+    assert "already holds what I would write" in third[-1]["final_text"] and third[-1]["exit_code"] == 0
     assert SUMMARY.read_text() == first_summary
     fourth = json_events(cli("run", "--goal", GOAL, "--offline", "--json").stdout)
     assert _normalised(fourth)[1:] == _normalised(third)[1:]  # and so on, every time

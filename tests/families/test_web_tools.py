@@ -170,7 +170,7 @@ def test_the_checked_address_is_the_one_connected_to(local_server) -> None:
     port = local_server.httpd.server_port
     # "docs.test" exists only in the fake DNS: had the client resolved the name again, it would fail.
     dns = FakeDns(docs_test=[["127.0.0.1"], ["10.1.2.3"]])
-    tool = WebFetch(WebSettings(allow_private=True, timeout_s=3), resolve=dns)
+    tool = WebFetch(WebSettings(allow_private=True, timeout_s=60), resolve=dns)
     result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": f"http://docs.test:{port}/page.html"},
                                   RunContext(cwd=".")))
     assert not result.is_error and "Widget 2.0" in result.content, result.content
