@@ -1,4 +1,4 @@
-"""The cyclic garbage collector while a command starts (issue 23).
+"""The cyclic garbage collector while a command starts.
 
 A command's start imports hundreds of modules whose objects (modules, classes, functions, schemas)
 all live until exit. With the collector's usual thresholds it walked them again and again to free

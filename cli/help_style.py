@@ -1,4 +1,4 @@
-"""Help text that reads like a manual, not like Python (issue 19): `--json` is a flag, not `<bool>`; a
+"""Help text that reads like a manual, not like Python: `--json` is a flag, not `<bool>`; a
 file is `FILE`; a number is `N`; choices are listed (`strict|lenient`); arguments are `SESSION_ID`, not
 `{session_id}`.
 

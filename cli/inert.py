@@ -1,4 +1,4 @@
-"""Untrusted text made inert for a terminal (issue 17 §7).
+"""Untrusted text made inert for a terminal.
 
 File contents, command output and model text reach the live view and plain output. A control or
 escape sequence in them would act on the user's terminal — clear it, retitle it, move the cursor to

@@ -6,7 +6,7 @@ It never deletes. Time comes only from the injected clock, which is shared with 
 
 Side records go through callbacks so the core stays testable without other subsystems:
 `on_record(payload)` (the CLI wires it to the `procedural` substore) and `on_audit(payload)` (a hook
-for the audit journal, issue 9; None until that exists). A dry run applies nothing and calls neither.
+for the audit journal; None until that exists). A dry run applies nothing and calls neither.
 """
 
 from __future__ import annotations

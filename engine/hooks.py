@@ -163,7 +163,7 @@ class Hooks:
         self.hooks = list(hooks)
         # For each moment, only the hooks that do something then, in order: a run's ten or so hooks
         # each override a few of the eight methods, and asking every hook every time (an await of a
-        # no-op coroutine for the async ones) was ~50 calls a turn for nothing (issue 23).
+        # no-op coroutine for the async ones) was ~50 calls a turn for nothing.
         self._asked = {name: [hook for hook in self.hooks if overrides(hook, RunHook, name)] for name in _MOMENTS}
 
     def at_unit_start(self, turn: Turn) -> list[ev.Event]:
@@ -212,7 +212,7 @@ _MOMENTS = ("at_unit_start", "before_model", "after_model", "before_tool", "tran
 def overrides(obj: Any, base: type, name: str) -> bool:
     """Whether `obj` does anything at `name`: its class (or the object itself) defines the method
     other than `base`'s no-op. An object that is no `base` (a duck-typed one) always counts. Hooks
-    and the pipeline's event observers ask it once, so a turn does not call no-ops (issue 23)."""
+    and the pipeline's event observers ask it once, so a turn does not call no-ops."""
     if not isinstance(obj, base):
         return True
     return name in vars(obj) or getattr(type(obj), name) is not getattr(base, name)

@@ -66,7 +66,7 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
 def resolve_below(base: Path, path: str | Path) -> Path:
     """`Path(base, path).resolve()` for a `base` that is already resolved (a run's `cwd` is resolved
     once, when its context is built): only `path`'s own components are looked at, one `lstat` each,
-    instead of every component from `/` again (issue 23: each tool call resolved its path from the
+    instead of every component from `/` again (each tool call resolved its path from the
     root of the file system, twice). Any symlink met hands the whole path to `Path.resolve`, so the
     result is the same as that call's, symlinks and `..` included."""
     text = os.fspath(path)

@@ -113,7 +113,7 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
 def read_to_end(fd: int, size: int, limit: int | None = None) -> bytes:
     """What is left of the file open on `fd`, or its first `limit` bytes; `size` (its `fstat`) sizes
     the reads, so a file read whole takes one read and one for the end. Plain `os.read`: a buffered
-    file object on the descriptor asks for three more system calls (fstat, isatty, lseek; issue 23)."""
+    file object on the descriptor asks for three more system calls (fstat, isatty, lseek)."""
     parts, got = [], 0
     while limit is None or got < limit:
         want = max(size - got + 1, 4096)

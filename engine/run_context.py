@@ -75,7 +75,7 @@ class RunContext:
     def for_call(self, **changes: Any) -> RunContext:
         """A copy for one tool call — `turn`, `emit`, `runner` — sharing the parsed sections. A plain
         copy: this context is complete already (cwd resolved, redactor built), so `__post_init__`
-        need not run again for every call (a `Path.resolve` each time, issue 23)."""
+        need not run again for every call (a `Path.resolve` each time)."""
         unknown = set(changes) - _CALL_FIELDS
         if unknown:
             raise TypeError(f"for_call sets only {sorted(_CALL_FIELDS)}, not {sorted(unknown)}")

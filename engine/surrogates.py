@@ -4,7 +4,7 @@ They come from two places. A file name on Linux may be any bytes, and Python kee
 not UTF-8 as U+DC80–U+DCFF (PEP 383), so a directory listing can hold one; a JSON string from a
 model's stream may carry an escaped half of a surrogate pair (`"\\ud83d"`), or both halves in two
 chunks. Every writer (the session line, the events file, the audit journal) encodes UTF-8 and
-failed on them: the run died with "internal error" (a user trial). The tool chain and the model call
+failed on them: the run died with "internal error". The tool chain and the model call
 hand on only text that is UTF-8; the fast path is one `encode`, no copy.
 """
 

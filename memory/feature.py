@@ -81,7 +81,7 @@ class MemoryFeature(Feature):
 
 
 def _substores(ctx: RunContext) -> Substores:
-    """The run's substores: its redactor, and its `fsync` setting (issue 23: every writer)."""
+    """The run's substores: its redactor, and its `fsync` setting (every writer)."""
     subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
     subs.durable = ctx.settings.fsync
     return subs

@@ -31,7 +31,7 @@ from arreio.memory.scan_rules import CATEGORIES, Rule, negated
 
 __all__ = ["ScanFinding", "scan_text", "scan_store", "prompt_screen", "CATEGORIES"]  # and `RULES`, made when first read
 
-# The rules and the normaliser load with the first text scanned (issue 23): ~100 ms of patterns
+# The rules and the normaliser load with the first text scanned: ~100 ms of patterns
 # and tables that a run with no memory entry and no agent skill never needs, at every start.
 
 

@@ -1,1 +1,1 @@
-"""`arreio chat`: the interactive door on the one conveyor (issue 20)."""
+"""`arreio chat`: the interactive door on the one conveyor."""

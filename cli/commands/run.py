@@ -334,7 +334,7 @@ def _piped(*, wait_s: float, cap: int | None) -> tuple[str | None, int | None]:
 def _decode(data: bytes, size: int, *, as_goal: bool) -> str | None:
     """Piped bytes as text, read the way read_file reads a file (UTF-8, a BOM's encoding, cp1252).
     Binary input is not text for a model: as the goal it is bad input; as context it is left out with
-    a warning (a user trial: 3,000 random bytes were attached as '5 KB' of mojibake and NULs)."""
+    a warning (3,000 random bytes were attached as '5 KB' of mojibake and NULs)."""
     from arreio.engine.errors import UsageError
     from arreio.engine.tools.encoding import SNIFF_BYTES, sniff
 

@@ -1,4 +1,4 @@
-"""Where pruned results' raw text goes: one append-only text file per session (issue 23).
+"""Where pruned results' raw text goes: one append-only text file per session.
 
 A pruned result leaves the history only after its raw text is on disk. Creating one file per result
 cost ~0.5 ms of system time each on the measured machine (a long run prunes ~1,000 results), so the
@@ -78,7 +78,7 @@ class ArtifactFile:
         return saved
 
     def _single_names(self) -> set[str]:
-        """The folder's file names, listed once (issue 23: a `stat` for every pruned result). Only
+        """The folder's file names, listed once (a `stat` for every pruned result). Only
         arreio writes here (the agent's tools cannot: DESIGN.md invariant 10), so the list stays true."""
         if self._singles is None:
             try:

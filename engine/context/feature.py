@@ -73,7 +73,7 @@ class ContextHook(RunHook):
         self._weights: dict[int, tuple[Any, float]] = {}  # id(message) -> (message, tokens)
         self._hashes: dict[int, tuple[Any, int]] = {}  # id(message) -> (message, hash), made when needed
         self._previous: list[tuple[int, float]] = []
-        # Per session id: prefix sums of the history's weights, kept as it grows (issue 23).
+        # Per session id: prefix sums of the history's weights, kept as it grows.
         self._sums: dict[str, PrefixSums] = {}
         self._prefixes: dict[tuple[Any, ...], tuple[list[Any], float]] = {}  # (profile, ids) -> (objects, tokens)
         self._tool_hashes: dict[tuple[int, ...], tuple[list[Any], int]] = {}
@@ -324,7 +324,7 @@ class ContextHook(RunHook):
         start = min(mark, session.unchanged_prefix(revision)) if revision is not None else 0
         tail = self._keep_tail(turn.model)
         # The tail's start from the running sums (a walk back over ~40k tokens of messages each turn
-        # before; issue 23): `weigh` is the estimate times the model's calibration factor.
+        # before): `weigh` is the estimate times the model's calibration factor.
         protected = self._sums_of(session).tail_start(tail / self.calibrator.factor(self._model))
         indices = plan_pruning(messages, tail, self.cfg.prune_min_chars, self.weigh,
                                frozenset(self.cfg.prune_exempt_tools), start=min(start, protected), protected=protected)
@@ -339,7 +339,7 @@ class ContextHook(RunHook):
         self.artifacts.redactor = session.redactor  # every writer redacts: the history holds what the model saw
         stubs, pruned = apply_pruning(messages, indices, calls, self.worklog, self.artifacts, self._shown,
                                       durable=turn.settings.fsync)
-        # One appended `prune` line, not a rewrite of the whole file (issue 23).
+        # One appended `prune` line, not a rewrite of the whole file.
         turn.session.replace_results(stubs)
         self._stub_weight = sum(self.weigh(session.messages[i]) for i in stubs) / len(stubs)
         self._pruned_upto[session.id] = (protected, session.revision)

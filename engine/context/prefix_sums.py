@@ -1,4 +1,4 @@
-"""Running sums of a history's token weights (issue 23): a turn weighs only its new messages."""
+"""Running sums of a history's token weights: a turn weighs only its new messages."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ def digest(call: ToolCallPart, content: str, is_error: bool) -> str:
     lines = content.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip()), "")[:140]
     parts = [f"{'ERROR' if is_error else 'ok'}, {len(lines)} lines / {len(content)} chars"]
-    # Every `_DEFS` match holds one of these words: text with none of them is not scanned (issue 23).
+    # Every `_DEFS` match holds one of these words: text with none of them is not scanned.
     names = list(dict.fromkeys(_DEFS.findall(content))) if any(w in content for w in _DEF_WORDS) else []
     if names:
         parts.append("defines " + ", ".join(names[:25]) + (f" (+{len(names) - 25} more)" if len(names) > 25 else ""))
@@ -107,7 +107,7 @@ class WorkLog:
         return entry
 
     def _descriptor(self) -> int:
-        """The log's append-only descriptor, kept open between entries (issue 23: an open and a close
+        """The log's append-only descriptor, kept open between entries (an open and a close
         a call) and closed when the log is dropped."""
         if self._fd is None:
             assert self.path is not None
@@ -162,7 +162,7 @@ def plan_pruning(
 def render_stub(part: ToolResultPart, record: str, covered_by: str, artifact: str) -> str:
     """The stub's own words are ASCII, so the stub of an ASCII result is an ASCII string: one dash
     made every stub a two-byte-per-character string, which the redactor's search, the token
-    estimate and the session's encoding each handled at a fraction of the speed (issue 23)."""
+    estimate and the session's encoding each handled at a fraction of the speed."""
     lines = [
         f"{STUB_MARKER} the {len(part.content)}-char result of this call was removed from the conversation.]",
         f"What it showed: {record}",

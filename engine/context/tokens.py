@@ -90,7 +90,7 @@ def profile_for(model: str) -> str:
 
 
 # Byte tables for counting words, digit groups and punctuation without building a string per match
-# (issue 23: a 2 KB result took ~300 µs in `findall`s). UTF-8 bytes of non-ASCII characters are all
+# (a 2 KB result took ~300 µs in `findall`s). UTF-8 bytes of non-ASCII characters are all
 # >= 0x80, so they separate words exactly as they do for the `[A-Za-z]+` / `[0-9]+` patterns.
 _LETTERS_ONLY = bytes(0x61 if chr(b).isascii() and chr(b).isalpha() else 0x20 for b in range(256))
 _DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
@@ -131,7 +131,7 @@ def estimate_text(text: str, profile: str | Profile = DEFAULT_PROFILE) -> float:
     if not text.isascii():
         # Every class below holds only non-ASCII characters and is counted per character, so counting
         # over the non-ASCII characters alone gives the same numbers: a mostly-English text (a pruned
-        # result's stub, with its one dash) is not scanned seven more times whole (issue 23).
+        # result's stub, with its one dash) is not scanned seven more times whole.
         # UTF-8 writes a non-ASCII character with bytes >= 0x80 only: without the ASCII bytes, what
         # is left decodes to exactly the non-ASCII characters, in order (a regex scan took ~9 µs
         # over a 550-character stub; this is a copy at memory speed).

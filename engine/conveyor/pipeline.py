@@ -73,7 +73,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
 
         def emit(event: Any, redacted: bool = False) -> Any:
             # `redactor.model` and `event_to_json` inlined: the event is serialised once, not twice,
-            # when the redactor changes nothing (nearly always; issue 23). `redacted`: a streamed
+            # when the redactor changes nothing (nearly always). `redacted`: a streamed
             # delta the guard released, its text redacted there; its line is not scanned again
             # (escaping a clean text as JSON adds no secret: the corpus tests redaction JSON-safe).
             line = ev.event_to_json(event)

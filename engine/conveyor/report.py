@@ -40,7 +40,7 @@ class RunReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     events_path: str = ""
     tool_schema_tokens: int = 0  # estimated tokens of the tool schemas sent with each model call
-    # governance (issue 9): the ceiling that ended the run ({kind, limit, value, message}), the approval
+    # governance: the ceiling that ended the run ({kind, limit, value, message}), the approval
     # decisions the run made or applied, and where a partial result was written
     ceiling: dict[str, Any] | None = None
     approvals: list[dict[str, Any]] = Field(default_factory=list)
@@ -63,7 +63,7 @@ class RunReport(BaseModel):
     # Structured output (`--output-schema`): the answer as a JSON value valid against the schema, or
     # None (no schema, or no valid answer: then `message` says what was wrong)
     final_json: Any = None
-    # Fallback models (issue 21): each model that served a call, with its tokens and estimated cost
+    # Fallback models: each model that served a call, with its tokens and estimated cost
     # ({model: {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd}}), and
     # every switch the run made ({from, to, reason}); cost_usd above is the models' sum
     cost_by_model: dict[str, dict[str, Any]] = Field(default_factory=dict)

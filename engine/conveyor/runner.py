@@ -114,7 +114,7 @@ class Runner:
             # One pass through the event loop a turn, whatever the turn awaited: a scripted or
             # offline turn, whose awaits all finish at once, never gave the loop a turn, so a Ctrl-C
             # or a cancel waited for the whole run and the cancelled stall timers of every model
-            # call piled up unpurged in the loop (issue 23: ~7 a turn, the heap the collector walks).
+            # call piled up unpurged in the loop (~7 a turn, the heap the collector walks).
             await asyncio.sleep(0)
             if self.unit_steps >= self.unit_limit and landing is None:
                 message = f"stopped after {counted(self.unit_steps, 'model turn')} (max_steps {self.unit_limit})"
@@ -200,7 +200,7 @@ class Runner:
     def _request(self, *, with_tools: bool = True) -> ModelRequest:
         # Built from values that are already what the fields hold (the session's messages, the
         # registry's specs), so nothing is validated again: validating walked the whole history each
-        # turn (issue 23).
+        # turn.
         return ModelRequest.model_construct(
             model=self.model, system=self.system, messages=list(self.session.messages),
             tools=self.tools.specs() if with_tools else [], max_tokens=self.settings.max_tokens,

@@ -1,4 +1,4 @@
-"""Approvals: sensitive calls pause the run until a person decides (issue 9).
+"""Approvals: sensitive calls pause the run until a person decides.
 
 Decisions live in the session as lines of their own, so a pause survives anything that can happen
 to the process between the pause and the decision:
@@ -55,7 +55,7 @@ def latest_decisions(extra: list[dict[str, Any]], out: dict[str, dict[str, Any]]
 
 class DecisionsRead:
     """`latest_decisions` of each session's records, kept as records are appended: each look reads
-    only the records appended since the last one (issue 23: a run with `--yes` looks once per
+    only the records appended since the last one (a run with `--yes` looks once per
     sensitive call, and reading every record of a long session each time made that O(history)).
     A session's `extra` only grows, and what it holds never changes (`records.freeze`)."""
 

@@ -46,7 +46,7 @@ def canonical(value: Any) -> str:
     if c_make_encoder is None:  # an interpreter without the C accelerator
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     # What `json.dumps` with these options runs, without building a JSONEncoder for every call
-    # (five a turn; issue 23): the same output, a fresh circular-reference guard each time.
+    # (five a turn): the same output, a fresh circular-reference guard each time.
     return "".join(c_make_encoder({}, str, encode_basestring, None, ":", ",", True, False, True)(value, 0))
 
 
@@ -89,7 +89,7 @@ class AuditJournal:
 
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except FileNotFoundError:  # the first entry: make the folder (not asked every time: issue 23)
+        except FileNotFoundError:  # the first entry: make the folder (not asked every time: a stat per entry)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
@@ -99,7 +99,7 @@ class AuditJournal:
                 raise NotRegularFile(found)
             mine = self._mine
             # The file is as our last append left it (same inode and size, under the lock): its last
-            # entry is the one we wrote, so it need not be read and parsed back (issue 23). Any other
+            # entry is the one we wrote, so it need not be read and parsed back. Any other
             # writer (another process) changes the size, and then the tail is read as always.
             fresh = mine is not None and mine[0] == (info.st_dev, info.st_ino, info.st_size)
             last = mine[1] if fresh else _last_entry(fd)

@@ -1,5 +1,5 @@
 """Texts a redactor found no secret in, remembered so the same text object is not scanned again
-(issue 23: a tool result is redacted on its way into the history, and again when pruning saves it
+(a tool result is redacted on its way into the history, and again when pruning saves it
 to the artifacts file a hundred turns later — 45 substring searches of 2 KB each time)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Redacting a stream as it arrives (issue 9): the `DeltaGuard` between the model's deltas and
+"""Redacting a stream as it arrives: the `DeltaGuard` between the model's deltas and
 every writer. Split from `redact.py`, whose one redactor it uses."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class DeltaGuard:
         """What `finditer(text, partial=True)` gives, tried only where a match can begin: where a
         lead of the redactor's pattern is (`Redactor.text` does the same), or where the text ends in
         the first letters of one. Scanning every position took ~1.2 µs a character (~40
-        alternatives tried at each), for every delta of every streamed reply (issue 23)."""
+        alternatives tried at each), for every delta of every streamed reply."""
         if not text.isascii() and any(c in text for c in ASCII_ALIKE):
             return list(self._partial.finditer(text, partial=True))  # see `Redactor.text`
         lowered, starts = text.lower(), set()

@@ -124,7 +124,7 @@ class GovernanceFeature(Feature):
         redactor = ctx.redactor  # the run's one redactor
         partial = display_path(ctx.state_dir / "runs" / ctx.run_id / "partial.md", ctx.cwd)
         state = _RunState(ctx, AuditJournal(ctx.state_dir, ctx.clock, redactor=redactor), redactor, partial)
-        state.journal.durable = ctx.settings.fsync  # `fsync: false` covers every writer (issue 23)
+        state.journal.durable = ctx.settings.fsync  # `fsync: false` covers every writer
         state.ceilings = CeilingsHook(settings, partial_path=partial, session_id=ctx.session_id)
         state.approvals = ApprovalHook(settings, ctx, state.journal, state.denied, state.note_audit_error)
         state.recorder = RequestRecorder(ctx.run_id, ctx.clock, redactor)

@@ -93,7 +93,7 @@ class _Call:
     def target(self) -> Path | None:
         """The `path` argument resolved (None without one), when a check first asks for it: a call
         that no path rule and no write check looks at — every read, by default — is not resolved
-        here (issue 23: two `lstat`s and a Path a read, and the tool resolves it again to open it)."""
+        here (two `lstat`s and a Path a read, and the tool resolves it again to open it)."""
         path = self.arguments.get("path")
         return _resolve(path, self.cwd, self.env) if isinstance(path, str) and path.strip() else None
 

@@ -1,5 +1,5 @@
 """The one redactor: secrets never enter the journal, the session, the events, the report, the
-substores or a cassette (issue 9; one per run since issue 15; issue 16 §4: whatever the path).
+substores or a cassette; one per run, whatever the path.
 
 One pass of one combined pattern finds three kinds of secret: the values of environment variables
 whose names mark a credential (`looks_secret`: `MY_API_KEY`, `PGPASSWORD`, `GITHUBTOKEN`), and the

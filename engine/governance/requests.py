@@ -1,4 +1,4 @@
-"""What the model received: every model call is recoverable from the session (issue 9).
+"""What the model received: every model call is recoverable from the session.
 
 After each model reply the `RequestRecorder` appends a line to the session, placed right after the
 last message the request carried:
@@ -80,7 +80,7 @@ class RequestRecorder(RunHook):
         # Not fsynced on its own: the reply appended right after it is, and covers it.
         # Every value is the harness's own (ids, times, digests, numbers) but the model's name and the
         # tools' names, which are redacted here once each: the line needs no scan of its own when the
-        # session writes with this redactor (issue 23: ~700 bytes a turn).
+        # session writes with this redactor (~700 bytes a turn).
         session.append_record({
             "type": REQUEST, "run_id": self.run_id, "at": iso_ms(self.clock.now()), "model": self._clean(turn.model),
             "messages": len(messages), "messages_digest": hashed or messages_digest(messages, self.redactor),

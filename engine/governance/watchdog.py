@@ -36,7 +36,7 @@ class Stall:
 
 class Silence:
     """How long a stream has been waiting for its next chunk, with one timer for the whole stream
-    (issue 23: an `asyncio.timeout` around every chunk cost ~4 µs and two `getpid` calls each, five
+    (an `asyncio.timeout` around every chunk cost ~4 µs and two `getpid` calls each, five
     or so a turn). The timer is armed at the first wait; when it fires it cancels the task only if
     the stream has been waiting `stall_s` by then, and otherwise sets itself for when that would be —
     so a chunk costs one clock read. It never fires while the consumer holds a chunk (between

@@ -96,7 +96,7 @@ _SUMMARISED_WRITE = re.compile(r'^(?:write_file|edit_file)(?: \{"path": |\(path=
 def _summarised_writes(messages: list[Message]) -> set[str]:
     """Files a compaction summary says were written: their calls left the history with the summary
     (the offline summariser lists every call as done), and without this the goal kept in the summary
-    was carried out again — a file the user had just undone came back (a user trial)."""
+    was carried out again — a file the user had just undone came back."""
     found: set[str] = set()
     for m in messages:
         parsed = parse_summary_message(m) if m.role == "user" else None

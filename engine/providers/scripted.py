@@ -159,7 +159,7 @@ def load_script(path: Path) -> Script:
 def _message_chars(message: Any) -> int:
     """The characters of a message's text, results and call arguments (thinking and images count
     none). By the part's `type`: asking a part for a field it lacks goes through pydantic's
-    `__getattr__` and an AttributeError, several a part (issue 23: ~3% of a scripted turn)."""
+    `__getattr__` and an AttributeError, several a part (~3% of a scripted turn)."""
     chars = 0
     for part in message.parts:
         kind = part.type

@@ -1,4 +1,4 @@
-"""The digest of a history, kept as the history grows (issue 23: every per-turn step O(new messages)).
+"""The digest of a history, kept as the history grows (every per-turn step O(new messages)).
 
 A request record carries `messages_digest` = `digest("\\n".join(m.model_dump_json() for m in sent))`
 (`governance/audit.digest`: sha256 of the canonical JSON of that text). JSON-escaping a string is done
@@ -78,7 +78,7 @@ class RollingDigest:
         if len(messages) < self._count:
             self.rewind(len(messages))
         while self._count < len(messages):
-            # Fed a snapshot's stretch at a time, in one update (issue 23: a message per call before).
+            # Fed a snapshot's stretch at a time, in one update (a message per call before).
             end = min(len(messages), (self._count // EVERY + 1) * EVERY)
             joined = b"\\n".join([self._text(m) for m in messages[self._count:end]])
             if self._count:

@@ -72,7 +72,7 @@ class Session:
         # heals as `interrupted`, which is what a call cut off by the crash gets anyway.
         self.durable = True
         self._unsynced = False
-        # Secrets never reach the file (issue 9): the run's redactor, applied to every line written.
+        # Secrets never reach the file: the run's redactor, applied to every line written.
         self.redactor: Redactor | None = None
         # id -> (message, its line as stored; None: the message's own JSON, redaction changed nothing)
         self._forms: dict[int, tuple[Message, bytes | None]] = {}
@@ -168,7 +168,7 @@ class Session:
             return message, line
         clean = line if _result_scanned(message, self.redactor) else self.redactor.bytes(line)
         # The line is kept: a compaction archives it and the rewrite writes it again, without
-        # serialising the message a second time (issue 23).
+        # serialising the message a second time.
         self._forms[id(message)] = (message, clean)
         return message, clean
 
@@ -262,7 +262,7 @@ class Session:
             message = self.messages[raw["at"]]
             if kept["content"] == raw["content"]:
                 # The stub was scanned in this line, clean: its message needs no scan of its own later
-                # (a compaction archives it; issue 23).
+                # (a compaction archives it).
                 self._forms[id(message)] = (message, None)
             else:  # the stub as stored differs: keep that form for the digest
                 copy = [message.model_copy()]
@@ -324,13 +324,13 @@ class Session:
             by_position.setdefault(min(after, len(self.messages)), []).append(self._records.line(record, self.redactor))
         head = header_line(self.header)  # redacted per line, as appends are
         if self.redactor is not None:
-            # The header holds the whole system prompt: scanned again only when it changed (issue 23).
+            # The header holds the whole system prompt: scanned again only when it changed.
             known = self._header_lines
             clean = known[1] if known is not None and known[0] == head and known[2] is self.redactor else self.redactor.bytes(head)
             self._header_lines, head = (head, clean, self.redactor), clean
         chunks = [head, *by_position.get(0, [])]
         for index, message in enumerate(self.messages, start=1):
-            # redacted once: on its way in, or here the first time (issue 23)
+            # redacted once: on its way in, or here the first time
             chunks.append(self.stored_line(message))
             chunks.extend(by_position.get(index, []))
         write_atomic(self.path, b"".join(chunks), durable=self.durable)
@@ -386,7 +386,7 @@ class Session:
 
 def _result_scanned(message: Message, redactor: Any) -> bool:
     """A tool result whose content this redactor already found clean, as it entered the history
-    (`RedactResults`): its line needs no second scan (issue 23: a 2 KB result was scanned twice a
+    (`RedactResults`): its line needs no second scan (a 2 KB result was scanned twice a
     turn, ~70 µs each). The line holds nothing else free-form but the call's id and the tool's name,
     which are checked here (short: one pass of the pattern). Escaping the text as JSON adds no secret
     the text lacked: every form of an environment secret is found in the raw text, and a format token

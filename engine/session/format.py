@@ -1,7 +1,7 @@
 """The session file's format (DESIGN.md section 7): its version, the header line, how records are
 encoded as lines, and the migrations that carry an older file forward. `file.py` reads and writes it.
 
-Format 1: header, `message`, `run` and other record lines. Format 2 adds `prune` lines (issue 23);
+Format 1: header, `message`, `run` and other record lines. Format 2 adds `prune` lines;
 a format-1 file is read as it is and rewritten as format 2 the first time a prune goes into it.
 Format 3: a plan session's header keeps the plan it started with (`plan_spec`), which its resumes
 obey instead of the file (which the agent can write). An arreio that reads only up to format 2

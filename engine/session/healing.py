@@ -180,7 +180,7 @@ def _split_multi_result(message: Message) -> list[Message]:
 def awaiting_approval(messages: list[Message], extra: list[dict[str, Any]]) -> set[str]:
     """Calls a paused run left waiting on a person: the unanswered calls of the last assistant
     message (followed only by its results) when one of them has an approval record (`pending`,
-    or decided but not yet run). They stay open so the resumed run executes them (issue 9)."""
+    or decided but not yet run). They stay open so the resumed run executes them."""
     status = {r["call_id"]: r.get("status") for r in extra if r.get("type") == "approval" and isinstance(r.get("call_id"), str)}
     for r in extra:  # an approved call that began is no longer waiting: at most once, even after a crash
         if r.get("type") == "call_started" and r.get("call_id") in status:

@@ -1,7 +1,7 @@
 """Reading a session file: split, header, migrations, record lines, healing (DESIGN.md invariant 1).
 
 `read_session` only reads; `Session.open` decides what to write back. The cyclic garbage collector
-is held off while the lines become objects (issue 23), and a long history is frozen out of its
+is held off while the lines become objects, and a long history is frozen out of its
 walks afterwards.
 """
 

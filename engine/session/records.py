@@ -3,7 +3,7 @@ markers): frozen when they are appended, and each one's redacted line kept for t
 
 A compaction rewrites the file with every record the session holds (one request record a turn: ~1,000
 after 1,000 turns). Making sure a record still says what its line says took parsing every line back
-and comparing (issue 23: the larger part of a late compaction). A record frozen on its way in cannot
+and comparing (the larger part of a late compaction). A record frozen on its way in cannot
 have changed, so its line is written again as it is.
 """
 
@@ -56,7 +56,7 @@ _CONTAINERS = frozenset({dict, list, tuple, FrozenRecord, FrozenList})
 
 class RecordLines:
     """The redacted line of each record a session wrote, so a rewrite does not redact every record of
-    the history again (issue 23). A frozen record's line is reused as it is; any other record (a run
+    the history again. A frozen record's line is reused as it is; any other record (a run
     marker, one loaded from the file) is checked against its line and redone when it changed."""
 
     def __init__(self) -> None:

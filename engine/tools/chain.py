@@ -142,7 +142,7 @@ async def _await_tool(
 ) -> AsyncIterator[Any]:
     """`stream_tool` for a tool that emits nothing while it runs: silent for `stall_s` then means
     running that long, so one timeout around the awaited call is the same bound — without a task,
-    a queue and a wait per call (issue 23: ~60 µs of every call). Anything emitted all the same is
+    a queue and a wait per call (~60 µs of every call). Anything emitted all the same is
     yielded before the result."""
     emitted: list[Any] = []
     timer = asyncio.timeout(stall_s)

@@ -49,7 +49,7 @@ def _open(target: Path, shown: str) -> tuple[int, os.stat_result]:
 
 def _read_regular(target: Path, shown: str, cap: int | None = None) -> bytes | None:
     """The whole of a regular file, with one open, or None when it is larger than `cap` (read_file
-    reads those in a thread; a small read is cheaper on the loop than a hand-off, issue 23)."""
+    reads those in a thread; a small read is cheaper on the loop than a hand-off)."""
     fd, info = _open(target, shown)
     try:
         if cap is not None and info.st_size > cap:
@@ -112,7 +112,7 @@ class ReadFile(Tool):
         target = resolve_in_root(ctx.cwd, args.path, root_resolved=True)
         shown = display_path(ctx.cwd, target, root_resolved=True)
         data = _read_regular(target, shown, INLINE_READ_BYTES)
-        if data is not None:  # a bounded read: cheaper inline than a thread hand-off (issue 23)
+        if data is not None:  # a bounded read: cheaper inline than a thread hand-off
             encoding = sniff(data[:SNIFF_BYTES])
             if encoding is None:
                 raise ToolError(f"{shown} is a binary file ({len(data)} bytes); read_file shows text only")

@@ -3,7 +3,7 @@
 The file tools refuse a `.git` component anywhere below the working directory (governance/protected.py),
 but the sandbox mounted only `<cwd>/.git` read-only, so `git -C vendor/lib config core.fsmonitor …`
 from `shell` planted a command the user's next `git status` there would run, and `rm -rf
-vendor/lib/.git` took that repository's history (a user trial). Finding them means walking the tree:
+vendor/lib/.git` took that repository's history. Finding them means walking the tree:
 done once per run (`nested_git_dirs`, cached by run id) — a repository the agent makes during the
 run is its own — not descending into other repositories' `.git`, into links, or into folders that
 hold installed packages and caches rather than checkouts; bounded by MAX_ENTRIES so a huge tree costs

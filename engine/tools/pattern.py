@@ -1,4 +1,4 @@
-"""A model's regular expression, with a time limit that holds (issue 17 §5).
+"""A model's regular expression, with a time limit that holds.
 
 `grep` and `result_grep` take patterns from the model. Python's `re` cannot be interrupted: a
 catastrophic pattern (`(a|aa)+$` on a long line) holds the interpreter in a worker thread past every
@@ -22,7 +22,7 @@ class BoundedPattern:
 
     def __init__(self, pattern: str, *, tool: str, budget_s: float = MATCH_BUDGET_S) -> None:
         self.pattern, self.tool, self.budget_s = pattern, tool, budget_s
-        import regex  # noqa: PLC0415 - ~7 ms, paid by the first grep, not by every run's start (issue 23)
+        import regex  # noqa: PLC0415 - ~7 ms, paid by the first grep, not by every run's start
 
         try:
             self._compiled = regex.compile(pattern, flags=regex.VERSION0)  # `re` syntax and semantics

@@ -65,7 +65,7 @@ def display_path(root: Path, path: Path, *, root_resolved: bool = False) -> str:
 def shown_name(name: str) -> str:
     """A file name as one line of a tool's output: a newline, tab, escape or other control character
     in it is written out (`\\x0a`). A name may hold any of them, and a raw newline let a file's name
-    fake more lines of a listing or more search hits for the model (a user trial)."""
+    fake more lines of a listing or more search hits for the model."""
     if name.isprintable():
         return name
     # a lone surrogate (a byte that is not UTF-8) is the chain's to write out, as the byte (surrogates.py)

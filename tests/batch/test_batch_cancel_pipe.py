@@ -1,4 +1,4 @@
-"""Ctrl-C to `arreio batch … 2>&1 | cat` (a user trial): the terminal's Ctrl-C takes `cat` too, the
+"""Ctrl-C to `arreio batch … 2>&1 | cat`: the terminal's Ctrl-C takes `cat` too, the
 batch's last line ("cancelled; finish it with …") met a closed pipe, and the closed-pipe rule (a
 reader that left early is not a failure: exit 0) turned the cancel into success. It exits 130."""
 

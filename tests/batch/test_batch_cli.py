@@ -181,7 +181,7 @@ def test_a_zero_given_on_resume_is_a_value(project: Project) -> None:
 
 def test_a_resume_says_when_the_suite_changed_since_the_batch_began(project: Project) -> None:
     """`--resume` reads the suite again: an edit since the start silently changed the attempts still to
-    run (a user trial). The batch keeps the suite's sha256 and a resume says so when it differs."""
+    run. The batch keeps the suite's sha256 and a resume says so when it differs."""
     suite = project.suite([fix_add_task("a")])
     assert project.batch(str(suite)).returncode == 0
     (batch,) = project.batches()

@@ -80,7 +80,7 @@ def test_goal_file_is_read_relative_to_the_suite(tmp_path: Path) -> None:
 
 
 def test_a_workdir_too_big_to_copy_per_attempt_is_refused_at_once(tmp_path: Path) -> None:
-    """A user trial: `workdir: ../..` made each attempt copy everything below it (the whole disk),
+    """Regression: `workdir: ../..` made each attempt copy everything below it (the whole disk),
     with no output for ten minutes."""
     from arreio.engine.conveyor.batch.suite import _too_big_to_copy
 

@@ -72,7 +72,7 @@ def test_budget() -> None:
 
 
 def test_a_long_reason_is_cut_at_a_word_and_says_so() -> None:
-    """A user trial: piped rows ended mid-word ('… or run this task on its o') and read as whole."""
+    """Regression: piped rows ended mid-word ('… or run this task on its o') and read as whole."""
     from arreio.cli.batch_view import clip, row_line
 
     advice = "the shell call needs approval; allow it in the config's `governance.policy`, or run this task " * 3
@@ -84,7 +84,7 @@ def test_a_long_reason_is_cut_at_a_word_and_says_so() -> None:
 
 
 def test_a_task_of_a_stopped_batch_with_no_attempt_landed_is_not_finished_not_not_run() -> None:
-    """A user trial: after Ctrl-C, attempts that were running read 'slow-2  0/0  not run'."""
+    """Regression: after Ctrl-C, attempts that were running read 'slow-2  0/0  not run'."""
     from arreio.cli.batch_view import summary_lines
 
     rows = [row("a", 1, True)]

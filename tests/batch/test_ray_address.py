@@ -1,5 +1,5 @@
 """`--ray ADDRESS` where nothing answers fails in a second with one line and exit 5; Ray itself retried
-for about ten minutes, printing a C++ warning every five seconds (a user trial). Real sockets on
+for about ten minutes, printing a C++ warning every five seconds. Real sockets on
 loopback; the whole command as a real process when Ray is installed."""
 
 from __future__ import annotations

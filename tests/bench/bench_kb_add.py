@@ -48,7 +48,7 @@ def embedder_alone(texts: list[str]) -> float:
 
 
 def old_batching(texts: list[str]) -> float:
-    """Seconds for the embedding loop as it was before (issue 23's "now"): 8 chunks and all their
+    """Seconds for the embedding loop as it was before: 8 chunks and all their
     sentences in one model call. Long calls run slower per token (the activations outgrow the
     cache), and Ctrl-C waited for the whole call."""
     chunks = [chunk.text for text in texts for chunk in chunk_text(text)]

@@ -1,4 +1,4 @@
-"""How soon Ctrl-C stops `arreio kb add` (a script, not a pytest test; issue 23: ≤ 1 s).
+"""How soon Ctrl-C stops `arreio kb add` (a script, not a pytest test: ≤ 1 s).
 
     python tests/bench/bench_kb_interrupt.py [--rounds 6]
 

@@ -1,4 +1,4 @@
-"""Benchmark (not a test): parallel read-only tool calls (issue 21, section 4).
+"""Benchmark (not a test): parallel read-only tool calls.
 
     python tests/bench/bench_parallel_tools.py [--calls N] [--delay S] [--repeat R]
 

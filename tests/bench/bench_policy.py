@@ -1,4 +1,4 @@
-"""Benchmark (not a test): what the policy's decision costs a call, before every tool runs (issue 23).
+"""Benchmark (not a test): what the policy's decision costs a call, before every tool runs.
 
     python tests/bench/bench_policy.py [--rounds N]
 

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         commands["other: arreio run (one scripted turn)"] = [args.other, *run]
     if args.llm and Path(args.llm).exists():
         commands["llm --help"] = [args.llm, "--help"]
-    # What these cost before cli/launch.py and help_style.load_help_renderer (issue 23's "now"):
+    # What these cost before cli/launch.py and help_style.load_help_renderer:
     # the whole CLI built for --version, and typer's help renderer with markdown-it and pygments.
     old = "import sys; sys.argv[0] = 'arreio'; {pre}from arreio.cli.app import main; main()"
     commands["before: arreio --help"] = [sys.executable, "-c", old.format(pre="import rich.markdown, rich.traceback; "), "--help"]

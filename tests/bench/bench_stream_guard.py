@@ -1,4 +1,4 @@
-"""Benchmark (not a test): what the stream guard costs a streamed reply (issue 23).
+"""Benchmark (not a test): what the stream guard costs a streamed reply.
 
     python tests/bench/bench_stream_guard.py [--chars N] [--chunk N] [--env-keys]
     python tests/bench/bench_stream_guard.py --cli [--other PATH] [--runs N] [--env-keys]

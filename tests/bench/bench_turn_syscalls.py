@@ -1,4 +1,4 @@
-"""Benchmark (not a test): the system calls one plain turn makes (issue 23).
+"""Benchmark (not a test): the system calls one plain turn makes.
 
     python tests/bench/bench_turn_syscalls.py [--turn K]
 

@@ -1,4 +1,4 @@
-"""Benchmark (not a test): the harness's own cost per turn over a long run (issue 23's headline).
+"""Benchmark (not a test): the harness's own cost per turn over a long run.
 
     python tests/bench/bench_turns.py [N ...] [--cli] [--fsync] [--write] [--profile FILE]
 

@@ -99,7 +99,7 @@ def test_a_key_typed_before_an_approval_question_does_not_answer_it(work: Path, 
 
 
 def test_a_paste_during_a_turn_lands_whole_in_the_next_prompt(work: Path, arreio_env) -> None:
-    """A user trial: three lines pasted while the agent worked went out as three messages, three
+    """Regression: three lines pasted while the agent worked went out as three messages, three
     model calls. The turn asks the terminal for bracketed paste, as the prompt does."""
     term = chat(work, arreio_env, """\
 - text: "Waiting a moment."

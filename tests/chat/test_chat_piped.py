@@ -161,7 +161,7 @@ print("ran" if "arreio.engine.conveyor.pipeline" in sys.modules else "did not ru
 
 def test_offline_and_script_together_are_accepted_as_in_run(work: Path, arreio_env, arreio_cmd) -> None:
     """`--script` plays the offline model, so `--offline` agrees with it: `arreio run` took the pair,
-    `arreio chat` refused it (a user trial). A script with another --model is still refused."""
+    `arreio chat` refused it. A script with another --model is still refused."""
     (work / "s.yaml").write_text('- text: "Scripted hello."\n')
     done = chat(work, arreio_env, arreio_cmd, "hi\n", "--offline", "--script", "s.yaml")
     assert done.returncode == 0, done.stderr
@@ -172,7 +172,7 @@ def test_offline_and_script_together_are_accepted_as_in_run(work: Path, arreio_e
 
 def test_after_compact_and_undo_the_offline_model_does_not_carry_out_the_old_goal_again(work, arreio_env,
                                                                                         arreio_cmd) -> None:
-    """A user trial: after /compact, the goal the summary kept was read as still to do, and a file
+    """Regression: after /compact, the goal the summary kept was read as still to do, and a file
     the user had just undone came back with the next message ('thanks, that is all')."""
     (work / "notes.md").write_text("# N\nhello\n")
     done = chat(work, arreio_env, arreio_cmd,

@@ -1,5 +1,5 @@
 """`arreio chat` at a terminal with its stdout sent elsewhere (`> chat.log`, `| tee`): what the person at
-the terminal still has to see there. Each test began as something a user trial saw go wrong."""
+the terminal still has to see there. Each test pins something that once went wrong."""
 
 from __future__ import annotations
 

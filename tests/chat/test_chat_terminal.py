@@ -239,7 +239,7 @@ def test_ctrl_c_at_the_question_refuses_the_call_and_stops_only_the_turn(work: P
 
 
 def test_ctrl_c_mid_answer_is_not_echoed_into_the_preview(work: Path, arreio_env) -> None:
-    """A user trial: Ctrl-C while an answer streamed showed the partial answer twice — the terminal's
+    """Regression: Ctrl-C while an answer streamed showed the partial answer twice — the terminal's
     `^C` echo wrapped after rich's full-width preview line and rich erased the wrong line. Keys are
     not echoed while a turn runs (an approval echoes its typed answer: the test above)."""
     term = chat(work, arreio_env, """\

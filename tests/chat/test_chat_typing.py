@@ -1,6 +1,6 @@
 """`arreio chat` in a real pseudo-terminal, as a person types at it: mentions of awkward names, answers
 to an approval that are neither yes nor no, slash commands given the wrong arguments. Each test
-began as something a user trial saw go wrong."""
+pins something that once went wrong."""
 
 from __future__ import annotations
 

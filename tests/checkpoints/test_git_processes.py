@@ -1,4 +1,4 @@
-"""How many git processes a write round costs (issue 23: each is ~3 ms of a turn, and a turn that
+"""How many git processes a write round costs (each is ~3 ms of a turn, and a turn that
 writes a file made nine). Real git, real files: the recorder the run's hook uses, round by round."""
 
 from __future__ import annotations

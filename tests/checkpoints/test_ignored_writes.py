@@ -1,6 +1,6 @@
 """A file tool that writes a file `.gitignore` keeps out of the checkpoints (`.env`, `build/…`) is said
 at once and in the report: undo cannot restore it. Before, the run said "changed 1 file" and undo
-restored only that one; the overwritten `.env` was gone without a word (a user trial). Real files,
+restored only that one; the overwritten `.env` was gone without a word. Real files,
 real git, scripted runs through the real CLI."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_undo_still_restores_what_the_checkpoints_hold(work: Path, cli) -> None:
 
 
 def test_a_run_whose_only_change_is_an_ignored_new_file_says_so_and_undo_does_not_deny_it(work: Path, cli) -> None:
-    """A user trial: a run that made only `secret.md` (ignored) said nothing, reported no skipped
+    """Regression: a run that made only `secret.md` (ignored) said nothing, reported no skipped
     file, and `undo` answered "the files … changed are already as before". The tree did not change,
     so the run's one checkpoint was reused — and its list of files left out was overwritten with the
     new one, so the first and last looked alike."""
@@ -93,7 +93,7 @@ def test_a_run_whose_only_change_is_an_ignored_new_file_says_so_and_undo_does_no
 
 
 def test_a_refused_write_into_git_is_not_called_ignored_nor_denied_by_refused(work: Path, cli) -> None:
-    """A user trial: after `write_file .git/config` was refused, a warning said .git/config was 'not
+    """Regression: after `write_file .git/config` was refused, a warning said .git/config was 'not
     checkpointed … (ignored by .gitignore)' (nothing was written, and no .gitignore names it), and the
     refusal read 'denied by refused: .git/ is …'."""
     (work / ".git").mkdir()

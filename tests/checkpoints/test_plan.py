@@ -83,7 +83,7 @@ def test_pruning_keeps_each_trees_newest_run_and_the_protected_one() -> None:
 
 
 def test_to_a_checkpoint_a_hand_change_between_runs_is_a_conflict() -> None:
-    """A user trial: `undo --to` restored a file edited by hand between two runs and removed a file
+    """Regression: `undo --to` restored a file edited by hand between two runs and removed a file
     made by hand, without a word; both are conflicts now, taken back only with --force."""
     between = [Delta("by-run", A, B), Delta("by-hand", A, C), Delta("made-by-hand", None, B),
                Delta("removed-by-hand", A, None)]

@@ -1,4 +1,4 @@
-"""The checkpoint store deleted by hand (`rm -rf .arreio/checkpoints/git`), a user trial: `diff` and
+"""The checkpoint store deleted by hand (`rm -rf .arreio/checkpoints/git`): `diff` and
 `undo` printed git's own 'not a git repository' / 'bad object' and exited 1, and every later run said
 "checkpoints are off for the rest of this run: git commit-tree failed …" — the trees' stat caches
 named objects of the store that was gone. Real git, scripted runs through the real CLI."""

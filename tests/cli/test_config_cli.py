@@ -99,7 +99,7 @@ def test_usage_mistakes_exit_2(cli) -> None:
 
 
 def test_a_negative_number_says_how_to_give_it(cli) -> None:
-    """A user trial: `config set max_steps -5` said only "No such option: -5"."""
+    """Regression: `config set max_steps -5` said only "No such option: -5"."""
     result = cli("config", "set", "governance.max_tool_calls", "-5")
     assert result.exit_code == 2
     assert "put `--` before the arguments, as in `arreio config set -- KEY -5`" in result.stderr
@@ -108,7 +108,7 @@ def test_a_negative_number_says_how_to_give_it(cli) -> None:
 
 
 def test_an_empty_value_says_to_unset_instead(cli) -> None:
-    """A user trial: `config set model ""` said "Input should be a valid string" (YAML read it as null)."""
+    """Regression: `config set model ""` said "Input should be a valid string" (YAML read it as null)."""
     result = cli("config", "set", "model", "")
     assert result.exit_code == 2 and "an empty value sets nothing; to remove model, use `arreio config unset model`" \
         in result.stderr

@@ -1,6 +1,6 @@
 """`--continue` goes on with the session last worked on here; when a newer session file is damaged
 (its first line is not a header) it is passed over — and now said on stderr, naming the file and
-the command that looks at it, instead of going on silently with an older session (a user trial).
+the command that looks at it, instead of going on silently with an older session.
 Real sessions made by real `arreio run` processes."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Ctrl-C pressed several times in a row (impatient keys come in bursts): the run stops once, cleans
 up, lands its report, says "cancelled" and exits 130. asyncio's own handler raised KeyboardInterrupt
 at the second one wherever the clean-up was, and a third within ~10 ms ended the process by the signal
-with no report (a user trial). A real process, real signals."""
+with no report. A real process, real signals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Help reads like a manual (issue 19): no Python types (`<bool>`, `<str>`, `<list[str]>`), no
+"""Help reads like a manual: no Python types (`<bool>`, `<str>`, `<list[str]>`), no
 `{session_id}` placeholders, no `x>=1` ranges — in every command's help — and choices are listed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Untrusted text is rendered inert (issue 17 §7): control and escape sequences in model text, tool
+"""Untrusted text is rendered inert: control and escape sequences in model text, tool
 output, stored memory and a model server's error text are shown escaped in the live view and plain
 output, never acted on by the terminal, and a message given a line of its own stays on it; `--json`
 keeps them as data."""

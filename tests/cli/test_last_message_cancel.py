@@ -40,7 +40,7 @@ def test_a_cancelled_run_empties_the_last_message_file(tmp_path: Path, arreio_en
 @pytest.mark.parametrize("argv", [["--goal", "nope.md"], ["x", "--output", "yaml"], ["x", "--replay", "c.jsonl", "--offline"]],
                          ids=["missing goal file", "bad --output", "flags that disagree"])
 def test_bad_input_empties_the_last_message_file_too(tmp_path: Path, arreio_env, argv: list[str]) -> None:
-    """A user trial: bad input found before the run started (here with stdin piped, as a script runs it)
+    """Regression: bad input found before the run started (here with stdin piped, as a script runs it)
     left the file holding the last run's answer."""
     (tmp_path / "last.txt").write_text("OLD answer of an earlier run\n")
     done = subprocess.run([sys.executable, "-m", "arreio.cli.app", "run", *argv, "--output-last-message", "last.txt"],

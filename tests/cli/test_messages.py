@@ -1,4 +1,4 @@
-"""Messages that help (issue 19): did-you-mean for plan keys, one readable thinking error, readable
+"""Messages that help: did-you-mean for plan keys, one readable thinking error, readable
 audit lines, and `memory <substore> list --long` (the default list stays exactly as scripts parse it)."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_a_mistyped_tools_flag_is_bad_usage_with_a_suggestion(cli) -> None:
 
 
 def test_emoji_codes_in_model_text_and_files_are_shown_as_written(cli) -> None:
-    """A user trial: rich turned `:x:` into ❌ in the live view, `sessions show` and `kb search`
+    """Regression: rich turned `:x:` into ❌ in the live view, `sessions show` and `kb search`
     (`root:x:0:0` in /etc/passwd read `root❌0:0`). Text is shown exactly as written."""
     Path("r.yaml").write_text('- text: "Status :x: failed :smile:"\n')
     run = cli("run", "x", "--script", "r.yaml")
@@ -73,7 +73,7 @@ def test_emoji_codes_in_model_text_and_files_are_shown_as_written(cli) -> None:
 
 
 def test_a_validator_s_refusal_of_an_option_reads_as_ours(cli) -> None:
-    """A user trial: 'Invalid value for '--target' / '-t': Value error, 'bogus' is not one of …'."""
+    """Regression: 'Invalid value for '--target' / '-t': Value error, 'bogus' is not one of …'."""
     result = cli("memory", "add", "x", "--target", "bogus")
     assert result.exit_code == 2 and "'--target' / '-t': 'bogus' is not one of 'memory', 'user'" in result.stderr
     assert "Value error" not in result.stderr

@@ -176,7 +176,7 @@ def test_a_mistake_in_a_later_unit_stops_the_run_before_the_first_unit_works(wor
     result = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
     assert result.exit_code == 2 and "unit 'b' names unknown tool(s) write_fil" in result.stderr
     assert not Path("a.txt").exists()
-    # found before a session is made (a user trial: an empty "failed" session was left, and
+    # found before a session is made (an empty "failed" session was left, and
     # `--continue` then picked it and repeated the plan's error), as other plan mistakes are
     assert result.stdout == "" and not list(Path(".arreio").glob("sessions/*.jsonl"))
     assert not list(Path(".arreio").glob("runs/*/report.json"))

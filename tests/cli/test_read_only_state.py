@@ -1,4 +1,4 @@
-"""A state folder arreio may not write (a user trial): `memory add`, `curator status`, `config set`,
+"""A state folder arreio may not write: `memory add`, `curator status`, `config set`,
 `undo --yes` and others ended in `internal error: PermissionError … (set ARREIO_DEBUG=1 …)`, exit 1.
 A file-system refusal is one line naming the path, with the exit code for bad input (as `run` says
 for the same folder). Real files: an immutable folder (`chattr +i`, which binds root too)."""

@@ -1,4 +1,4 @@
-"""Every `arreio …` command README.md shows exists (issue 19): each command line in the README's shell
+"""Every `arreio …` command README.md shows exists: each command line in the README's shell
 blocks names a real command path, whose help works."""
 
 from __future__ import annotations

@@ -154,7 +154,7 @@ def test_config_typos_are_named_with_a_suggestion(workdir: Path, cli) -> None:
                                                                "(in .arreio/config.yaml)"),
                          ("thinking: 100\n", "invalid setting 'thinking' from .arreio/config.yaml: thinking budget "
                                              "100 must be at least 1024"),
-                         # every typo of the file at once (a user trial: only one was named, another first)
+                         # every typo of the file at once (only one was named, another first)
                          ("max_steps: 80\nbogus_key: 1\ntools: {shell_timeout: 5}\n",
                           ("unknown settings in .arreio/config.yaml: 'tools.shell_timeout' (did you mean "
                            "'tools.shell_timeout_s'?), 'bogus_key'"))):

@@ -1,4 +1,4 @@
-"""The goal, however it comes (issue 19): as text, from a file, from stdin (`--goal -`, or piped with
+"""The goal, however it comes: as text, from a file, from stdin (`--goal -`, or piped with
 no goal), piped stdin as context next to a goal (fenced, named, capped), `--continue` for the latest
 session in this directory, and `-C DIR`. Pipes are the real thing where a pipe matters."""
 
@@ -223,7 +223,7 @@ BINARY = bytes(range(256)) * 12  # 3,072 bytes with NULs: binary by read_file's 
 
 
 def test_binary_piped_next_to_a_goal_is_left_out_with_a_warning(work: Path) -> None:
-    """A user trial: 3,000 random bytes were attached as 'Piped input (…, 5 KB)' of mojibake and NULs."""
+    """Regression: 3,000 random bytes were attached as 'Piped input (…, 5 KB)' of mojibake and NULs."""
     result = CliRunner().invoke(app, ["run", "Say hello", "--script", "reply.yaml"], input=BINARY,
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-"""Output that fits where it goes (issue 19): `--output text|live|json`, `--output-last-message`, plain
+"""Output that fits where it goes: `--output text|live|json`, `--output-last-message`, plain
 full-width lines on a pipe, a closed pipe that stops the printing and not the run, a spinner on a
 terminal only, and the cost on the end line, the `done` event and `sessions list`. Pipes and
 terminals are the real thing: a subprocess that reads one line and leaves, a pseudo-terminal."""

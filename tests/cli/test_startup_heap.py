@@ -1,4 +1,4 @@
-"""Issue 23: the cyclic collector while a command starts (`cli/heap.py`). The console script makes
+"""The cyclic collector while a command starts (`cli/heap.py`). The console script makes
 it collect rarely until the pipeline is wired; then the start-up heap is frozen, once per process
 (a chat makes one run per message), so a long run's full collections walk only the run's own
 objects, and the usual thresholds come back."""

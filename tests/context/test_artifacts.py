@@ -1,4 +1,4 @@
-"""The pruned results' artifacts file (issue 23): one append-only file per session, and every stub's
+"""The pruned results' artifacts file: one append-only file per session, and every stub's
 `read_file(offset=…, limit=…)` shows exactly the result it replaced, through the real tool chain."""
 
 from __future__ import annotations

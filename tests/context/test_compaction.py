@@ -218,7 +218,7 @@ def test_pruned_results_and_the_work_log_hold_no_secret_either(tmp_path: Path) -
 
 
 def test_the_fallback_summary_says_what_a_pruned_call_showed_not_what_its_stub_holds() -> None:
-    """Issue 23: a result pruned before the compaction is only its stub in the head; the summary takes
+    """A result pruned before the compaction is only its stub in the head; the summary takes
     the work log's record of the call (made as it ran) instead of digesting the stub."""
     read = ToolCallPart(id="c1", name="read_file", arguments={"path": "src/app.py"})
     stub = "[pruned to save context: the 2114-char result of this call was removed from the conversation.]"

@@ -45,7 +45,7 @@ def test_no_tools_no_tool_guidance_and_result_set_lines_only_with_those_tools(tm
 
 def test_no_prompt_text_asks_the_model_to_report_well() -> None:
     """Seed rule (invariant 6): the server checks what an answer claims; no block tells the model to
-    claim only what it did, or that it is checked (issue 16 §5)."""
+    claim only what it did, or that it is checked."""
     from arreio.engine.prompt import IDENTITY, RESULT_GUIDANCE, TOOL_GUIDANCE
 
     text = " ".join((IDENTITY, TOOL_GUIDANCE, RESULT_GUIDANCE)).lower()

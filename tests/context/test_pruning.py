@@ -81,7 +81,7 @@ def test_prune_off_keeps_results(tmp_path: Path) -> None:
 
 
 def test_pruning_appends_prune_lines_that_a_reload_reads_back(tmp_path: Path) -> None:
-    """Issue 23: no rewrite of the session per prune; the file, reloaded, is the history the run had,
+    """No rewrite of the session per prune; the file, reloaded, is the history the run had,
     and the hook's running token sums match a full recount."""
     from arreio.engine.context.tokens import estimate_message
     from arreio.engine.session.file import Session
@@ -112,7 +112,7 @@ def _many_reads(tmp_path: Path, reads: int, **context):
 def test_pruning_waits_for_a_batch_worth_a_broken_prompt_cache(tmp_path: Path) -> None:
     """Each prune edits an old message, so the provider's cached prefix breaks there: past `prune_at`
     a prune waits until the results to stub hold `prune_step` of the window, instead of stubbing
-    one result a turn (issue 23: it was also ~1.5 ms of every such turn)."""
+    one result a turn (it was also ~1.5 ms of every such turn)."""
     runs = {}
     for step in (0.0, 0.05):
         runner, hook, events = _many_reads(tmp_path / f"step-{step}", 150, prune_step=step)
@@ -126,7 +126,7 @@ def test_pruning_waits_for_a_batch_worth_a_broken_prompt_cache(tmp_path: Path) -
 
 
 def test_the_tail_start_from_running_sums_is_where_the_walk_back_stops() -> None:
-    """Issue 23: `PrefixSums.tail_start` (bisection over the running sums) gives `protected_from`'s
+    """`PrefixSums.tail_start` (bisection over the running sums) gives `protected_from`'s
     answer (a walk back, one message at a time) for any weights and limit."""
     import random
 
@@ -152,7 +152,7 @@ def test_the_tail_start_from_running_sums_is_where_the_walk_back_stops() -> None
 
 
 def test_at_the_watermark_a_prune_that_frees_little_is_followed_by_the_compaction(tmp_path: Path) -> None:
-    """Issue 23: near the watermark, pruning whatever left the protected tail freed a result or two a
+    """Near the watermark, pruning whatever left the protected tail freed a result or two a
     turn, just enough to stay under it, and the compaction came a dozen small prunes (each a broken
     prompt cache) later. A prune there that frees less than `prune_step` of the window is followed by
     the compaction in the same turn."""
@@ -176,7 +176,7 @@ def test_at_the_watermark_a_prune_that_frees_little_is_followed_by_the_compactio
 
 
 def test_a_compaction_due_now_comes_without_a_small_prune_before_it(tmp_path: Path) -> None:
-    """Issue 23: at the watermark, results worth less than a batch were stubbed first (artifacts
+    """At the watermark, results worth less than a batch were stubbed first (artifacts
     written, a prune line appended, ~a fifth of the compaction turn's work) and then dropped from
     the history by the compaction that followed. They are left to it now: its archive keeps them
     whole, and nothing of the history is lost (the summary takes each call's work-log record)."""

@@ -1,4 +1,4 @@
-"""Issue 23: `estimate_text` counts words, digit groups and punctuation from byte tables. The counts
+"""`estimate_text` counts words, digit groups and punctuation from byte tables. The counts
 must be the integers the regexes give, on any text (ASCII, accents, CJK, emoji, surrogates, controls)."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _wide_by_whole_scan(text: str, p) -> float:
 
 @pytest.mark.parametrize("profile", ["o200k", "cl100k", "claude"])
 def test_non_ascii_classes_counted_over_the_non_ascii_part_alone(profile: str) -> None:
-    """Issue 23: the script classes are counted over the text's non-ASCII characters only (a stub with
+    """The script classes are counted over the text's non-ASCII characters only (a stub with
     one dash is not scanned seven times whole); the estimate must equal the whole-text scan's."""
     from arreio.engine.context.tokens import _NEWLINES, PROFILES, estimate_text
 

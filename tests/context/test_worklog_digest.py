@@ -1,4 +1,4 @@
-"""Issue 23: the work log's digest skips the definitions scan for text holding none of its words and
+"""The work log's digest skips the definitions scan for text holding none of its words and
 the headings scan for text without `#`; the digest must be what the full scans give, on any text."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 23: `fsync: false` reaches every writer; with it on, a turn makes exactly two fsyncs.
+"""`fsync: false` reaches every writer; with it on, a turn makes exactly two fsyncs.
 
 A run through the real pipeline with every feature the CLI wires (`cli/deps.pipeline_deps()`): a
 scripted model reads one file a turn. `os.fsync` is wrapped for the run (pytest's monkeypatch, the

@@ -170,7 +170,7 @@ def _tagged_alive(tag: str) -> bool:
 
 
 def test_a_command_gate_ends_when_its_command_does_not_when_a_child_lets_go(tmp_path: Path) -> None:
-    """A user trial: `sleep 30 & echo started` exited 0 at once, but the child kept the output open and
+    """Regression: `sleep 30 & echo started` exited 0 at once, but the child kept the output open and
     the gate waited for it until 'timed out after 5s' (a failure). The command's exit judges; the
     child goes with the command's process group."""
     import time

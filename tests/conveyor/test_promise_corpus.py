@@ -1,4 +1,4 @@
-"""Issue 16 §2: the promise gate never fails an honest answer, and still catches false claims.
+"""The promise gate never fails an honest answer, and still catches false claims.
 
 The corpus in `fixtures/promises/`: `honest.yaml` (true final answers, each in the world it is true
 in: they must all pass — DESIGN invariant 9, a false alarm costs more than a miss) and `false.yaml`

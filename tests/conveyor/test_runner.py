@@ -252,7 +252,7 @@ def test_cancel_mid_stream_records_no_partial_reply(tmp_path: Path) -> None:
 
 
 def test_a_turn_whose_awaits_all_finish_at_once_still_gives_the_loop_a_turn(tmp_path: Path) -> None:
-    """Issue 23: a scripted turn (instant model, inline file read) awaits nothing that suspends; the
+    """A scripted turn (instant model, inline file read) awaits nothing that suspends; the
     runner passes through the event loop once a turn, so other tasks (a Ctrl-C handler, a cancel)
     are not held off for the whole run, and the loop purges the stall timers cancelled each turn."""
     from arreio.engine.providers.scripted import ScriptedProvider

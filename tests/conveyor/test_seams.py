@@ -1,4 +1,4 @@
-"""The conveyor's seams (issue 15): the defaults are the real thing, every provider comes from the run's
+"""The conveyor's seams: the defaults are the real thing, every provider comes from the run's
 one factory, a stream without its end is never a success, a unit's outcome travels on `unit_end`, and
 a feature's config section is parsed once per run."""
 

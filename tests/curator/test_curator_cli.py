@@ -228,7 +228,7 @@ def test_show_on_a_broken_skill_says_what_is_wrong_with_it(in_project) -> None:
 
 
 def test_show_with_an_empty_or_dot_name_is_no_skill_not_a_broken_one(home: Path) -> None:
-    """A user trial: `skills show ""` (or `.`) said the skill was not loaded and to fix
+    """Regression: `skills show ""` (or `.`) said the skill was not loaded and to fix
     skills/SKILL.md, a file that is not there: the name was taken for the skills folder itself."""
     write_skill(home / "skills", "real-one")
     for name in ("", ".", " "):

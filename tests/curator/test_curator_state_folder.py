@@ -1,4 +1,4 @@
-"""The curator commands and the state folder (a user trial): `curator status` and `curator run
+"""The curator commands and the state folder: `curator status` and `curator run
 --dry-run` made `.arreio/skills/.usage.json.lock` — a state folder without its `.gitignore`, after
 which no run added one and `git add -A` took sessions, the audit journal and checkpoints into the
 user's next commit. Real CLI, real git."""

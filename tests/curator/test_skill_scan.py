@@ -1,4 +1,4 @@
-"""Issue 17 §4: skills pass the memory scan — on every write by the agent (skill_manage), when the
+"""Skills pass the memory scan — on every write by the agent (skill_manage), when the
 skills index is built, and when skill_view would hand a body to the model. A skill that fails is
 left out with a notice, never silently, and stays on disk (the curator never deletes)."""
 

@@ -1,4 +1,4 @@
-"""MCP as Claude Code and Codex users expect it (issue 19), against REAL servers: the fixture server
+"""MCP as Claude Code and Codex users expect it, against REAL servers: the fixture server
 (fixtures/mcp/server.py, misbehaving on demand through env vars) as a subprocess, a loopback HTTP
 server answering 401/403, and `arreio run` as a real subprocess wherever stderr must be the real one.
 

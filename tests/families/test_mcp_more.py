@@ -1,4 +1,4 @@
-"""MCP beyond tools (issue 21 §5), against a REAL server (fixtures/mcp/rich_server.py, written with the
+"""MCP beyond tools, against a REAL server (fixtures/mcp/rich_server.py, written with the
 `mcp` package, as a subprocess): resources as two read-only tools (large ones become result sets),
 prompts (`arreio mcp prompts`, `arreio run --mcp-prompt`), a server's `instructions` in the prompt only
 when its tools are offered, `tools/list_changed` refreshing the tool list at the next step, and a dead

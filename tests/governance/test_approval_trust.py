@@ -1,4 +1,4 @@
-"""Approvals a person can trust (issue 16 §3): Ctrl-C at the question cancels the run; every pause shows
+"""Approvals a person can trust: Ctrl-C at the question cancels the run; every pause shows
 what would run; the question starts on its own line after the streamed text; a decision is bound to
 the call's arguments. The terminal cases run arreio in a real pseudo-terminal."""
 

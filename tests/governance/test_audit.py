@@ -47,7 +47,7 @@ def test_a_deleted_line_is_caught_at_the_entry_after_it(tmp_path: Path) -> None:
 
 
 def test_an_entry_with_fields_of_the_wrong_type_is_reported_not_a_crash(tmp_path: Path) -> None:
-    """A user trial: `"prev": 5` made `audit verify` an internal error (TypeError), and a payload
+    """Regression: `"prev": 5` made `audit verify` an internal error (TypeError), and a payload
     that is a string made `audit tail` one — the commands that exist to inspect a tampered journal."""
     journal = journal_with(tmp_path, 3)
     lines = journal.path.read_text().splitlines()
@@ -61,7 +61,7 @@ def test_an_entry_with_fields_of_the_wrong_type_is_reported_not_a_crash(tmp_path
 
 
 def test_a_torn_line_does_not_hide_an_entry_changed_after_it(tmp_path: Path) -> None:
-    """A user trial: after one write cut short, verify stopped at that line for good, so an entry
+    """Regression: after one write cut short, verify stopped at that line for good, so an entry
     edited later was never seen. The appender chains past a torn line; verify now walks past it."""
     journal = journal_with(tmp_path, 3)
     with journal.path.open("ab") as handle:

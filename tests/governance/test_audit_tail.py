@@ -1,4 +1,4 @@
-"""Issue 23: an append chains onto the entry it wrote last without reading the journal back — but
+"""An append chains onto the entry it wrote last without reading the journal back — but
 only while the file is exactly as it left it. Another writer's entry, or a torn line, in between is
 read from the file as before, so the chain stays whole."""
 

@@ -193,7 +193,7 @@ def test_bad_governance_config_names_the_field() -> None:
 
 
 def test_one_model_turn_is_said_in_the_singular(tmp_path: Path) -> None:
-    """A user trial: 'stopped after 1 model turns'."""
+    """Regression: 'stopped after 1 model turns'."""
     work = tmp_path / "w"
     write_config(work, "max_steps: 1\n")
     (work / "d0").mkdir(parents=True, exist_ok=True)

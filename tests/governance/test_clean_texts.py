@@ -1,4 +1,4 @@
-"""Issue 23: a text the redactor found clean is not scanned again (a tool result is redacted on its
+"""A text the redactor found clean is not scanned again (a tool result is redacted on its
 way into the history and again when pruning saves it). Remembered by identity, bounded, and never
 for a text that held a secret."""
 
@@ -54,7 +54,7 @@ def test_the_memory_is_bounded_and_forgets_the_oldest() -> None:
 
 
 def test_short_texts_are_remembered_by_value_per_label_set_and_bounded() -> None:
-    """Issue 23: ids, names and digests come back every turn; their redacted form is remembered (a
+    """Ids, names and digests come back every turn; their redacted form is remembered (a
     secret short enough to fit is still hidden every time, in each labelling's own words)."""
     from arreio.engine.governance import redact
 

@@ -1,4 +1,4 @@
-"""Issue 23: the stream guard tries its partial pattern only where a match can begin (a lead of the
+"""The stream guard tries its partial pattern only where a match can begin (a lead of the
 redactor's pattern, or the first letters of one at the text's end). It must find exactly what a scan
 of every position finds: on every prefix of every corpus text (a stream's held text is such a
 prefix), and on random mixes of leads, secrets, words and look-alike characters."""

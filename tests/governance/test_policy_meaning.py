@@ -1,4 +1,4 @@
-"""Policies on meaning, not text (issue 17 §2–§3): shell rules match the parsed command, allow-lists
+"""Policies on meaning, not text: shell rules match the parsed command, allow-lists
 cover a line only when every command is allowed, paths are resolved before rules see them, tool
 globs work and unknown tool names are reported; the built-in blocklist recognises the catastrophic
 shapes however they are spelled and lets ordinary commands — printing dangerous text included — through."""
@@ -136,7 +136,7 @@ def test_path_rules_and_path_regexes_see_the_resolved_path(tmp_path: Path) -> No
 
 
 def test_a_read_rule_by_path_sees_the_resolved_path_though_reads_resolve_lazily(tmp_path: Path) -> None:
-    # Issue 23: a read no rule looks at is not resolved by the policy; one a rule names still is.
+    # A read no rule looks at is not resolved by the policy; one a rule names still is.
     (tmp_path / "secrets").mkdir()
     (tmp_path / "s").symlink_to("secrets")
     settings = policy({"tool": "read_file", "path": "secrets/**", "action": "deny"})
@@ -173,7 +173,7 @@ def test_protected_paths_are_denied_before_any_rule(tmp_path: Path) -> None:
     "ln -sf .arreio/config.yaml cfg.yaml",
 ])
 def test_a_shell_line_that_enters_a_protected_folder_first_is_denied(tmp_path: Path, command: str) -> None:
-    """Found by a user trial with the sandbox off: the line's writes were read from the working
+    """Regression, with the sandbox off: the line's writes were read from the working
     directory only, so `cd .git && … >> config` wrote .git/config (and git ran the fsmonitor)."""
     (tmp_path / "src").mkdir()
     settings = policy({"tool": "shell", "action": "allow"})

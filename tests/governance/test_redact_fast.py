@@ -1,4 +1,4 @@
-"""Issue 23: `Redactor.text` tries its one combined pattern only where a match can begin (`_LEADS`).
+"""`Redactor.text` tries its one combined pattern only where a match can begin (`_LEADS`).
 It must give exactly what a scan of every position gives — on every corpus text, raw and JSON-encoded,
 alone and inside longer text (the fast path starts at 64 characters)."""
 

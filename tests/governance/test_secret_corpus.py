@@ -1,4 +1,4 @@
-"""Issue 16 §4: secrets — none in any file, whatever the path.
+"""Secrets — none in any file, whatever the path.
 
 The corpus in `fixtures/secrets/`: `hostile.yaml` (texts holding secrets, each listed), `benign.yaml`
 (ordinary texts that must come out byte for byte unchanged: a false alarm costs more than a miss,

@@ -176,7 +176,7 @@ def test_sentence_search_ranks_chunks_by_their_best_sentence(kind: str, tmp_path
 
 
 def test_the_cached_matrices_hold_every_stored_vector_in_id_order(tmp_path: Path) -> None:
-    """Issue 23: the sidecars are filled batch by batch (2,048 chunks at a time) into arrays made
+    """The sidecars are filled batch by batch (2,048 chunks at a time) into arrays made
     once; each row must still be its chunk's vector, and each sentence row its chunk's sentence."""
     from arreio.memory.knowledge.vector_cache import read_rows
 

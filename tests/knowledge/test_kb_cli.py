@@ -72,7 +72,7 @@ def test_bad_input_is_a_usage_error(cli) -> None:
 
 
 def test_an_empty_path_is_bad_input_and_removes_nothing(cli) -> None:
-    """A user trial: `kb remove ""` dropped every document (an empty path is `.`), and `kb add ""`
+    """Regression: `kb remove ""` dropped every document (an empty path is `.`), and `kb add ""`
     indexed the whole folder — neither what anybody typing nothing meant."""
     empty_add = cli("add", "")
     assert isinstance(empty_add.exception, UsageError) and "say `.`" in empty_add.exception.message

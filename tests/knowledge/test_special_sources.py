@@ -93,7 +93,7 @@ def test_a_symlink_loop_in_a_folder_is_skipped_and_the_rest_indexed(work: Path) 
 
 
 def test_a_link_out_of_the_folder_is_not_followed_and_one_inside_is(work: Path, tmp_path: Path) -> None:
-    """A user trial: `docs/passwd.md -> /etc/passwd` was indexed, and kb_search gave the model what
+    """Regression: `docs/passwd.md -> /etc/passwd` was indexed, and kb_search gave the model what
     read_file refuses. A file link leading out of the folder is passed over, as a folder link is."""
     secret = tmp_path / "home" / ".aws" / "credentials"
     secret.parent.mkdir(parents=True)

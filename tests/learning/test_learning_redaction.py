@@ -1,8 +1,8 @@
 """The learning pass writes with the run's one redactor: a proposal refused because it holds a secret
 is recorded as refused, and the secret reaches neither the audit journal nor the decision substore
-(before issue 15 both got it: the journal had a redactor without the environment's secrets and the
+(both once got it: the journal had a redactor without the environment's secrets and the
 substores had none). And the offline proposer's lesson comes from what the run did, never from the
-goal's text (issue 16 §5)."""
+goal's text."""
 
 from __future__ import annotations
 

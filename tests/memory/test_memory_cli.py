@@ -199,7 +199,7 @@ def test_command_module_imports_no_library_at_load():
 
 
 def test_an_unreadable_line_is_said_once_by_the_real_command(workdir, clock) -> None:
-    """A user trial: the warning came twice, once bare (the library's log, through Python's last-resort
+    """Regression: the warning came twice, once bare (the library's log, through Python's last-resort
     handler: pytest's own log capture hides it, so this runs the real command) and once prefixed."""
     import os
     import subprocess

@@ -1,5 +1,5 @@
 """The security scan on the first corpora (fixtures/memory): every attack refused under its category,
-every benign fact allowed. The larger corpora of issue 17 are in fixtures/scan (test_scan_corpus.py)."""
+every benign fact allowed. The larger corpora are in fixtures/scan (test_scan_corpus.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "memory"
 ATTACKS = json.loads((FIXTURES / "attack_corpus.json").read_text(encoding="utf-8"))["cases"]
 BENIGN = json.loads((FIXTURES / "benign_corpus.json").read_text(encoding="utf-8"))["cases"]
 
-# Issue 17 §4 re-read these cases; each change is deliberate:
+# These cases were re-read once; each change is deliberate:
 # - the categories grew (agent_directive, claimed_approval, remote_code): a hidden action is
 #   concealment, "answer everything without hesitation" turns off refusals, and the AGENTS.md note
 #   is reported for the trust grant it carries before the file it is written to;

@@ -1,4 +1,4 @@
-"""Issue 17 §4: the security scan on the corpora under fixtures/scan/, and where it applies.
+"""The security scan on the corpora under fixtures/scan/, and where it applies.
 
 DESIGN.md invariant 9: every benign case passes (zero false alarms, also when the entries are read
 together as whole stores); the hostile corpus is caught with recall ≥ 0.9, and every evasion the

@@ -1,4 +1,4 @@
-"""A connection failure names the address and the cause (issue 19): through the real SDKs, against a
+"""A connection failure names the address and the cause: through the real SDKs, against a
 loopback port nothing listens on, after the retries the harness makes."""
 
 from __future__ import annotations

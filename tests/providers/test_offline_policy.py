@@ -1,4 +1,4 @@
-"""The offline model's file policy (issue 16 §1, DESIGN.md invariant 8): it reads what the goal names,
+"""The offline model's file policy (invariant 8: nothing the user had is destroyed): it reads what the goal names,
 writes only the goal's outputs, extends a document only when asked and only by adding a marked
 section, never overwrites or deletes a file that existed, and says so when it wrote nothing.
 
@@ -396,7 +396,7 @@ def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_pat
 
 
 def test_a_file_that_is_not_utf8_is_described_by_its_own_text_not_the_tools_note(tmp_path: Path) -> None:
-    """A user trial: a one-line cp1252 file was summarised as '2 lines, 14 words; First line: [latin.txt
+    """Regression: a one-line cp1252 file was summarised as '2 lines, 14 words; First line: [latin.txt
     is not UTF-8: …]' — read_file's note about the encoding counted as the file's first line."""
     work = tmp_path / "work"
     work.mkdir()
@@ -409,7 +409,7 @@ def test_a_file_that_is_not_utf8_is_described_by_its_own_text_not_the_tools_note
 
 
 def test_a_double_quoted_name_with_a_space_is_the_file_read(tmp_path: Path) -> None:
-    """A user trial: 'Read "my notes.md"' read notes.md, another file (the bare reader took the name's
+    """Regression: 'Read "my notes.md"' read notes.md, another file (the bare reader took the name's
     tail). The goal reader takes a double-quoted name with a space whole; the promise gate does not
     (a quoted commit message in an answer must not become a claim)."""
     work = tmp_path / "work"

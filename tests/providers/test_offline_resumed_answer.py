@@ -1,5 +1,5 @@
 """The offline model's answer says what the run it ends did: a session resumed with a new instruction
-does not claim the earlier run's work again. A user trial: after "append a line to notes.md", a
+does not claim the earlier run's work again. Regression: after "append a line to notes.md", a
 resumed "summarise app.py into app-summary.md" answered "I updated notes.md" too, for a run that
 only wrote the summary (its end line said one file created). Real runs through the CLI."""
 

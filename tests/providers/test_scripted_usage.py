@@ -1,4 +1,4 @@
-"""The scripted model's reported input tokens follow what the request holds (issue 23): a result
+"""The scripted model's reported input tokens follow what the request holds: a result
 pruned to its stub in place (first and last message unchanged) is read at its new, shorter size.
 It kept counting the old text, so the calibrator learnt a factor a real provider would never report,
 and the scripted long-run bench compacted far more often than a real run."""

@@ -211,7 +211,7 @@ def test_bad_cassettes_are_one_line_usage_errors(project, arreio, tmp_path: Path
 
 
 def test_recording_over_the_cassette_being_replayed_is_refused(recorded, project, arreio, tmp_path: Path) -> None:
-    """A user trial: `--replay C --record C` with another goal failed the replay and left a one-call
+    """Regression: `--replay C --record C` with another goal failed the replay and left a one-call
     cassette (the fault) where the recording had been. Refused before anything runs; the cassette
     stays as it was, also when named through a symlink."""
     cassette, _ = recorded

@@ -1,4 +1,4 @@
-"""Issue 23: a long history is frozen out of the cyclic collector's walks once loaded. What was
+"""A long history is frozen out of the cyclic collector's walks once loaded. What was
 garbage before the load must still be collected, and the loaded messages must still be freed."""
 
 from __future__ import annotations

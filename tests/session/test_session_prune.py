@@ -1,4 +1,4 @@
-"""Issue 23: pruning is an appended `prune` line (session format 2), not a rewrite of the file; the
+"""Pruning is an appended `prune` line (session format 2), not a rewrite of the file; the
 session keeps the request digest incrementally. The loader (and healing) must read prune lines back;
 format-1 files still load untouched and are rewritten as format 2 the first time they are pruned."""
 
@@ -156,7 +156,7 @@ def test_unchanged_prefix_tells_how_much_of_the_history_a_reader_can_keep(tmp_pa
 
 def test_the_digest_hashes_a_moved_tail_again_without_serialising_it_again() -> None:
     """A compaction puts its summary in front of the kept tail: every position changes, no message
-    does (issue 23: the tail was serialised and escaped again after each compaction)."""
+    does (the tail was serialised and escaped again after each compaction)."""
     from arreio.engine.session.digest import RollingDigest, escaped
 
     made: list[Message] = []
@@ -178,7 +178,7 @@ def test_the_digest_hashes_a_moved_tail_again_without_serialising_it_again() -> 
 
 
 def test_a_stored_line_escapes_as_its_json_does() -> None:
-    """The digest escapes a message's stored line as bytes (issue 23): the same bytes as escaping its
+    """The digest escapes a message's stored line as bytes: the same bytes as escaping its
     JSON text, whatever the text holds."""
     from arreio.engine.session.digest import escaped, escaped_line
     from arreio.engine.session.format import json_of_line, message_line

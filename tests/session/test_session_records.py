@@ -1,4 +1,4 @@
-"""Records a session appends are frozen copies (issue 23): a rewrite writes each one's line as it was
+"""Records a session appends are frozen copies: a rewrite writes each one's line as it was
 made, without parsing it back to check, because nothing can have changed it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 23: a tool result whose content the run's redactor found clean on its way into the history
+"""A tool result whose content the run's redactor found clean on its way into the history
 is stored without scanning its line again — and everything else still is: a result that held a
 secret, one the redactor never saw, one whose call id or name holds a secret, a user message."""
 

@@ -1,4 +1,4 @@
-"""Issue 23: a rewrite (compaction) writes the lines a message got on its way in instead of
+"""A rewrite (compaction) writes the lines a message got on its way in instead of
 re-redacting the whole history — and still redacts, line by line, what was never redacted in this
 process (a history loaded from a file an unredacted writer left, a record, the header)."""
 

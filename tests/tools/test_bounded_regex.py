@@ -1,4 +1,4 @@
-"""A model's regex cannot hang the harness (issue 17 §5): `grep` and `result_grep` stop a catastrophic
+"""A model's regex cannot hang the harness: `grep` and `result_grep` stop a catastrophic
 pattern within their budget with a clear error, and the event loop keeps running meanwhile (before,
 `(a+)+$`-style patterns held the interpreter past every timeout and ignored Ctrl-C)."""
 

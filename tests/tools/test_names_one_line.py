@@ -1,6 +1,6 @@
 """A file name may hold a newline, a tab or an escape sequence; in what the model reads it stays one
 name on one line, its control characters written out (`\\x0a`). A raw newline let a name fake more
-entries of a listing or more grep hits (a user trial). Honest names (spaces, accents, CJK, emoji)
+entries of a listing or more grep hits. Honest names (spaces, accents, CJK, emoji)
 are shown as they are. Real files through the real chain; the kb tool through a real index."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A nested repository's `.git` in the shell's sandbox (a user trial): the file tools refused it, but
+"""A nested repository's `.git` in the shell's sandbox: the file tools refused it, but
 `shell` could write it — `git -C nested config core.fsmonitor …` planted a command the user's next
 `git status` there runs, and `rm -rf nested/.git` took its history. Real bubblewrap, real git."""
 

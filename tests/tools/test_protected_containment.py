@@ -1,4 +1,4 @@
-"""The protected-path check's "is this path inside that folder" (issue 23: a write decision was
+"""The protected-path check's "is this path inside that folder" (a write decision was
 ~320 µs, most of it pathlib re-parsing the same paths): the string test it now uses must say what
 the parts test says for every pair of absolute paths — case-folded names (`ß`, `İ`, `K`), `..` and
 `.` left in, a shared prefix that is not a folder boundary (`/a/bc` is not inside `/a/b`), the root.

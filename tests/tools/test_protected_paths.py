@@ -1,4 +1,4 @@
-"""Protected paths (issue 17 §2, DESIGN.md invariant 10): the file tools never write arreio's state,
+"""Protected paths (invariant 10: the agent stays in its room): the file tools never write arreio's state,
 `.git/` or arreio's user config — however the path is spelled — unless a policy rule names the path.
 
 Real files and real symlinks, through the real chain (`run_tool`) and, at the end, the real CLI."""

@@ -1,4 +1,4 @@
-"""Issue 23: read_file reads a small regular file on the event loop (no thread hand-off) and a
+"""`read_file` reads a small regular file on the event loop (no thread hand-off) and a
 large one in a thread, so the chain's timeout still stops a slow read; a FIFO is refused, never
 waited on. Real files, a real FIFO, the real chain."""
 

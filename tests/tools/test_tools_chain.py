@@ -231,7 +231,7 @@ class DeclaredChatty(Chatty):
 
 @pytest.mark.parametrize("tool", [Chatty(), DeclaredChatty()], ids=["awaited", "streamed"])
 def test_events_a_tool_emits_come_out_before_its_result_and_stall_bounds_silence(tmp_path: Path, tool: Tool) -> None:
-    """Issue 23: a tool that does not declare `emits_events` is awaited (no task, no queue); what it
+    """A tool that does not declare `emits_events` is awaited (no task, no queue); what it
     emits anyway still comes out, before its result. The stall bound: silence for `stall_s` — a
     streaming tool's events reset it, an awaited tool's whole call is the silence."""
     from arreio.engine.tools.chain import stream_tool

@@ -1,4 +1,4 @@
-"""Text that is not UTF-8 (issue 16 §5): read_file and grep say which encoding they assumed instead of
+"""Text that is not UTF-8: read_file and grep say which encoding they assumed instead of
 handing the model U+FFFD garbage, binary stays refused, and `kb add` indexes such text."""
 
 from __future__ import annotations

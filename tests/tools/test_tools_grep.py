@@ -80,7 +80,7 @@ def test_grep_skips_symlinks_leading_outside(call, root: Path, tmp_path: Path) -
 
 
 def test_a_file_grep_did_not_search_is_said_not_read_as_no_match(call, root: Path) -> None:
-    """A user trial: a 10 MB log and a binary file named on its own both answered "no matches", while
+    """Regression: a 10 MB log and a binary file named on its own both answered "no matches", while
     read_file showed the line: the model took a skip for absence."""
     from arreio.engine.tools.search import MAX_FILE_BYTES
 

@@ -99,7 +99,7 @@ def test_timeout_default_from_settings(call, root: Path) -> None:
     ctx = RunContext(cwd=root, env={}, settings=Settings(tools={"shell_timeout_s": 0.5}))
     result = call("shell", ctx, command="sleep 30")
     assert result.is_error and "timed out after 0.5 s" in result.content
-    assert result.preview == "timed out after 0.5 s (no output)"  # a user trial: it read "(no output)"
+    assert result.preview == "timed out after 0.5 s (no output)"  # it once read "(no output)"
 
 
 def test_cancel_kills_the_process_group(root: Path) -> None:

@@ -232,7 +232,7 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
 
 
 # What a paused attempt's row says instead of the run's `arreio approve ID`: the attempt's session lives
-# in the batch folder and its workdir copy is gone, so that command could not work (a user trial).
+# in the batch folder and its workdir copy is gone, so that command could not work.
 BATCH_PAUSE = ("nobody can approve it inside a batch: allow it in the config's `governance.policy`, or run "
                "this task on its own with `arreio run`")
 

@@ -207,7 +207,7 @@ class ShadowRepo(TreeReading):
 
     def _ignored(self, watch: Sequence[str], skipped: dict[str, list]) -> None:
         """Adds to `skipped` each watched file that exists but is not in the snapshot (ignored). Git is
-        asked only about an existing file the index is not known to hold (issue 23)."""
+        asked only about an existing file the index is not known to hold."""
         present = {rel: info for rel in watch if rel not in self._tracked and rel not in skipped
                    and (info := _regular(self.worktree / rel)) is not None}  # one not there has nothing to restore
         if present:
