@@ -16,7 +16,7 @@ from arreio.cli import help_style
 
 
 def _one_line_usage_error(error) -> None:
-    """Typer draws a usage error as a five-line panel; arreio promises one line on stderr (DESIGN.md
+    """Typer draws a usage error as a five-line panel; arreio promises one line on stderr (docs/architecture.md
     section 9), naming the problem and where to look."""
     ctx = getattr(error, "ctx", None)
     where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
@@ -31,7 +31,7 @@ def _one_line_usage_error(error) -> None:
 
 
 class _ArreioGroup(TyperGroup):
-    """Maps expected failures anywhere below to one stderr line and their exit code (DESIGN.md 9),
+    """Maps expected failures anywhere below to one stderr line and their exit code (docs/architecture.md 9),
     so `main()`, CliRunner tests and sub-command groups all behave alike."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]

@@ -1,4 +1,4 @@
-"""The one place failures become one-line messages with their exit codes (DESIGN.md section 9; each
+"""The one place failures become one-line messages with their exit codes (docs/architecture.md section 9; each
 `ArreioError` carries its code, a run's verdict maps to one in `engine/conveyor/outcome.py`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Crash-safe whole-file writes (DESIGN.md invariant 2), used by every layer that rewrites a file.
+"""Crash-safe whole-file writes (docs/architecture.md invariant 2), used by every layer that rewrites a file.
 
 A rewrite goes to a temp file in the same folder, is fsynced, then `os.replace`d over the target and
 the folder is fsynced, so a reader — or the next process after a crash — sees the old file or the

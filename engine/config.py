@@ -49,8 +49,8 @@ class ModelPrice(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, description="Input tokens.")
+    output: float = Field(ge=0, description="Output tokens.")
     cache_read: float | None = Field(None, ge=0, description="Cached input (default: the input price).")
     cache_write: float | None = Field(None, ge=0, description="Writing the cache (default: the input price).")
 
@@ -76,10 +76,12 @@ class OpenAISettings(BaseModel):
 class ToolSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a typo (`shell_timeout`) must surface, not be ignored
 
-    shell_timeout_s: float = Field(120.0, gt=0, le=600)
-    shell_output_cap: int = Field(30_000, ge=1_000)
-    read_limit_lines: int = Field(2_000, ge=1)
-    grep_max_matches: int = Field(200, ge=1)
+    shell_timeout_s: float = Field(120.0, gt=0, le=600, description="Longest one shell command may take.")
+    shell_output_cap: int = Field(
+        30_000, ge=1_000, description="Characters of a command's output the model gets (head and tail kept)."
+    )
+    read_limit_lines: int = Field(2_000, ge=1, description="Lines read_file returns when the model asks for no limit.")
+    grep_max_matches: int = Field(200, ge=1, description="Matches one grep returns at most.")
     timeout_s: float = Field(
         60.0, gt=0, description="Per-call timeout for tools without their own (shell: shell_timeout_s; MCP: the server's)."
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 class ArreioError(Exception):
-    """Base of all expected failures. `exit_code` follows DESIGN.md section 9."""
+    """Base of all expected failures. `exit_code` follows docs/architecture.md section 9."""
 
     exit_code = 1
 

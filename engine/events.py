@@ -1,4 +1,4 @@
-"""The typed events a run yields (DESIGN.md section 3). Names and fields are public API.
+"""The typed events a run yields (docs/architecture.md section 3). Names and fields are public API.
 
 A run is an async generator of these; the CLI renders them live (rich) or prints them as JSON Lines
 (`--json`), `events.jsonl` stores them, and the RunReport is computed from them. `type` is always the
@@ -204,7 +204,7 @@ class UnitEnd(BaseModel):
 
 
 class Done(BaseModel):
-    """The run ended. Always the last event. `exit_code` follows DESIGN.md section 9."""
+    """The run ended. Always the last event. `exit_code` follows docs/architecture.md section 9."""
 
     type: Literal["done"] = "done"
     verdict: Verdict

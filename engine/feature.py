@@ -1,6 +1,6 @@
 """A feature plugs a layer above the engine (memory, skills, knowledge) into every run.
 
-The engine never imports those layers (DESIGN.md section 1). Each layer ships a `Feature` subclass next
+The engine never imports those layers (docs/architecture.md section 1). Each layer ships a `Feature` subclass next
 to its code (`memory/feature.py`, ...), and the composition root (`cli/deps.py`) hands the pipeline a
 list of them. The pipeline calls the hooks at fixed points of the conveyor, for every entry point.
 """

@@ -1,6 +1,6 @@
 """Extension points of the turn loop. Governance (ceilings, approvals, audit) and context engineering
 (compaction, large results) plug in here, so the runner stays a short loop and every protection
-wraps every call, whatever the tool's family or the model's provider (DESIGN.md invariant 7).
+wraps every call, whatever the tool's family or the model's provider (docs/architecture.md invariant 7).
 
 A hook overrides only what it needs; every method defaults to "no opinion". It sees the runner
 through a narrow `Turn` view — the session, the model, the tools, the counters — never the runner

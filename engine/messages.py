@@ -1,6 +1,6 @@
 """Conversation messages: the provider-neutral history the runner keeps and the session persists.
 
-Shape of a history (DESIGN.md invariant 1, *pairing*): an `assistant` message that holds tool calls
+Shape of a history (docs/architecture.md invariant 1, *pairing*): an `assistant` message that holds tool calls
 is immediately followed by one `tool` message per call, in the calls' declared order, each holding a
 single `ToolResultPart`. Providers translate this shape to their wire format; nothing else does.
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def state_dir(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
-    """The state folder (DESIGN.md section 7). Not created here; writers create what they need."""
+    """The state folder (docs/architecture.md section 7). Not created here; writers create what they need."""
     env = os.environ if env is None else env
     home = env.get("ARREIO_HOME")
     if home:

@@ -1,7 +1,7 @@
 """Small protocols the engine depends on; constructors take them, defaults are the real thing.
 
 The engine never imports `memory`, `learning`, `curator` or `cli`: it sees them through these ports
-(DESIGN.md section 1). Fakes for tests live in `engine/testing.py`.
+(docs/architecture.md section 1). Fakes for tests live in `engine/testing.py`.
 """
 
 from __future__ import annotations

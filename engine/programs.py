@@ -1,5 +1,5 @@
 """The programs arreio starts itself — bwrap, git, bash, an MCP server named by its command — found
-only where the agent cannot have put them (DESIGN.md invariant 10).
+only where the agent cannot have put them (docs/architecture.md invariant 10).
 
 A program is looked up on the run's PATH, but a PATH entry the agent can write is passed over: the
 working directory and anything below it (a project's `.venv/bin`, `node_modules/.bin`), the sandbox's

@@ -1,5 +1,5 @@
 """Prompt assembly from conditional blocks: stable blocks first, volatile ones last, so the provider's
-prefix cache holds across turns and sessions (DESIGN.md section 2, "assembly").
+prefix cache holds across turns and sessions (docs/architecture.md section 2, "assembly").
 
 Blocks come from the engine (identity, tool guidance, environment) and from ports the composition root
 fills (memory snapshot, skills index, ...). A block that renders to nothing is left out; each has a cap.

@@ -31,7 +31,7 @@ _MB = 1024 * 1024
 
 
 class Limit:
-    """The most arreio reads of each kind of file, in bytes (README states them)."""
+    """The most arreio reads of each kind of file, in bytes (docs/files-on-disk.md states them)."""
 
     GOAL = 1 * _MB  # a goal file, or the goal on stdin
     CONFIG = 1 * _MB  # config.yaml, the user's and the project's (MCP servers are in it)

@@ -1,4 +1,4 @@
-"""The run's context: one object every feature, hook and tool sees (DESIGN.md sections 1 and 6).
+"""The run's context: one object every feature, hook and tool sees (docs/architecture.md sections 1 and 6).
 
 It is complete before any feature's `tools()` runs — the session and run ids are chosen first — so
 nothing is patched in afterwards. The runner hands each tool call a copy (`for_call`) that adds what

@@ -1,4 +1,4 @@
-"""Fakes that ship with the code (DESIGN.md section 8): tests and users' own test suites use them.
+"""Fakes that ship with the code (docs/architecture.md section 8): tests and users' own test suites use them.
 
 - `FixedClock`: time stands still until told to move; `sleep` advances it instead of waiting.
 - `ScriptedProvider`: replies from a list (the same class `--script` uses), re-exported here.

@@ -1,4 +1,4 @@
-"""The learning gate: only it decides (DESIGN.md invariant 4). Pure, pluggable by config."""
+"""The learning gate: only it decides (docs/architecture.md invariant 4). Pure, pluggable by config."""
 
 from __future__ import annotations
 

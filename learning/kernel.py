@@ -1,4 +1,4 @@
-"""`review_and_learn`: the learning pass, small on purpose (DESIGN.md invariant 4).
+"""`review_and_learn`: the learning pass, small on purpose (docs/architecture.md invariant 4).
 
 summary → proposer (raw proposals) → validate each at the boundary → gate decides every one → only
 then apply the approved ones through the memory store. Three buckets, nothing dropped silently:

@@ -1,6 +1,6 @@
 """The entry list of a bounded memory store, as pure functions (no I/O; `store.py` does the files).
 
-File format (DESIGN.md section 7): entries separated by a line holding only `§`. Splitting is by
+File format (docs/architecture.md section 7): entries separated by a line holding only `§`. Splitting is by
 line, so a `§` inside an entry is safe; entries may span lines; empty entries are dropped and exact
 duplicates collapse on load. A file "round-trips" when rendering what was parsed gives the same text
 back (up to line endings, trailing whitespace and blank lines around entries) — a hand edit that

@@ -14,7 +14,7 @@ one poisoned write steers every run after it. The scan reads a text the way the 
 5. `scan_store` reads a store *as it will be after a write*, all entries in order, so an
    instruction split across two entries is caught where the two halves meet.
 
-Each finding names its category (`CATEGORIES`), the rule and what matched. DESIGN.md invariant 9:
+Each finding names its category (`CATEGORIES`), the rule and what matched. docs/architecture.md invariant 9:
 the rules recognise clear cases and back off on doubt; the corpora under `fixtures/scan/` hold the
 benign cases that must all pass and the hostile ones the scan must catch.
 """

@@ -9,7 +9,7 @@ examples in `scan_examples.yaml` through the multilingual e5 embedder the knowle
 (`MIN_SIMILARITY`) *and* the nearest hostile examples are clearly closer than the nearest honest
 ones (`MARGIN`). The honest examples are
 the notes that look risky — security research, install recipes, approval preferences — so looking
-alike is not enough (DESIGN.md invariant 9: the margin was set on the corpora under fixtures/scan/
+alike is not enough (docs/architecture.md invariant 9: the margin was set on the corpora under fixtures/scan/
 so that no honest entry there is refused, with room to spare).
 
 Optional by design: without the embedder (not installed, or `ARREIO_KB_EMBEDDER=none`) the rules

@@ -5,7 +5,7 @@ a recipe *documented* is a fact (`Install with curl -LsSf https://astral.sh/uv/i
 the README says`); a recipe is a finding when it is a standing order or covert (`needs=TRIGGER`),
 obfuscated (decoded and run, a bare public IP, a paste site), a reverse shell, or written into a
 place that runs it again later (shell rc files, cron, git hooks, arreio's own state — which the
-agent's tools may never write, DESIGN.md invariant 10). Exfiltration is a secret, key, env or the
+agent's tools may never write, docs/architecture.md invariant 10). Exfiltration is a secret, key, env or the
 conversation sent to an address; naming a secret (`GITHUB_TOKEN is set in CI`) is not.
 """
 

@@ -5,7 +5,7 @@ mapped, whitespace collapsed). The rules themselves live by noun: `scan_conduct`
 the agent to be or do) and `scan_recipes` (commands that run fetched code, outlive the run or send
 secrets out).
 
-DESIGN.md invariant 9: a refused write costs more than a missed one, so every rule names a *clear*
+docs/architecture.md invariant 9: a refused write costs more than a missed one, so every rule names a *clear*
 case and backs off on doubt. The short version is that the rules look for what a text *does to
 the agent*, not for words it mentions: "always/never/before any task" is never a finding on its
 own — `TRIGGER` only *amplifies* a risky action (`Rule.needs`); a recipe documented is a fact; a

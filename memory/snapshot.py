@@ -1,6 +1,6 @@
 """The frozen memory snapshot: MEMORY.md and USER.md rendered into the system prompt once.
 
-DESIGN.md invariant 3: the stores enter the system prompt at session start; writes made mid-session
+docs/architecture.md invariant 3: the stores enter the system prompt at session start; writes made mid-session
 reach disk at once but do not change the prompt, so the provider's prefix cache stays warm. The
 block therefore reads the stores the first time it renders and returns that same text for the rest
 of its life; a new session builds a new block.

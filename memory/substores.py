@@ -5,7 +5,7 @@ Five substores (`SUBSTORES`). Each file starts with a versioned header line
 `{"type":"record","id":"dec-01J…","agent":"cli","at":"2026-06-27T16:00:00.000Z","payload":{…}}`.
 
 Appends are one whole line written with a single `write` on an `O_APPEND` descriptor under an
-exclusive `flock`, then fsynced (DESIGN.md invariant 2). A torn last line (a crash mid-append) is
+exclusive `flock`, then fsynced (docs/architecture.md invariant 2). A torn last line (a crash mid-append) is
 detected on read and on the next append, cut off with a warning, and never costs an earlier line.
 """
 

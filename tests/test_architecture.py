@@ -1,4 +1,4 @@
-"""The house rules that hold the rooms apart (DESIGN.md sections 1 and 8), checked on the source."""
+"""The house rules that hold the rooms apart (docs/architecture.md sections 1 and 8), checked on the source."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a chat remembers between messages: which session it talks on, with which model or script,
 and what each turn cost. Every message becomes `RunOptions` for the one conveyor: the first of a new
 chat starts a session (its system prompt, with the memory snapshot, is assembled and frozen in the
-session header then, DESIGN.md invariant 3); every later one resumes that session with the message as
+session header then, docs/architecture.md invariant 3); every later one resumes that session with the message as
 the new instruction — the very options `arreio run --resume ID "message"` builds."""
 
 from __future__ import annotations

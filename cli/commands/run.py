@@ -200,7 +200,7 @@ def run(
         )
     except UsageError:
         # Bad input ends the run before it starts: the file gets no answer, and never keeps an
-        # earlier run's (README; a missing --goal file left it holding the last answer).
+        # earlier run's (docs/running.md; a missing --goal file left it holding the last answer).
         if last_message is not None and (Path.cwd() / last_message).parent.is_dir() \
                 and not (Path.cwd() / last_message).is_dir():
             from arreio.cli.driving import write_last_message

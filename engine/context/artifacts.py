@@ -79,7 +79,7 @@ class ArtifactFile:
 
     def _single_names(self) -> set[str]:
         """The folder's file names, listed once (a `stat` for every pruned result). Only
-        arreio writes here (the agent's tools cannot: DESIGN.md invariant 10), so the list stays true."""
+        arreio writes here (the agent's tools cannot: docs/architecture.md invariant 10), so the list stays true."""
         if self._singles is None:
             try:
                 self._singles = set(os.listdir(self.folder))

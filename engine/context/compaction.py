@@ -1,4 +1,4 @@
-"""Proactive compaction (DESIGN.md section 3 and invariant 1).
+"""Proactive compaction (docs/architecture.md section 3 and invariant 1).
 
 After a tool round, when the estimated context passes the watermark, the older conversation is
 replaced by one structured summary (a `user` message starting with `SUMMARY_MARKER`) and a tail of

@@ -1,4 +1,4 @@
-"""Large tool results as queryable sets (DESIGN.md section 6).
+"""Large tool results as queryable sets (docs/architecture.md section 6).
 
 A result over the size threshold is parsed into rows (a JSON array, CSV/TSV, `path:line:text` grep
 output, or plain lines), stored in SQLite in the session folder (`sessions/<id>/results.sqlite`), raw

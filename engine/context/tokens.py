@@ -1,4 +1,4 @@
-"""Token estimation that does not need the network (DESIGN.md section 3: the watermark).
+"""Token estimation that does not need the network (docs/architecture.md section 3: the watermark).
 
 A character count divided by four badly underestimates Chinese or Japanese (one ideograph is often a
 whole token, or more) and overestimates indented code. `estimate_text` therefore weighs the scripts

@@ -1,4 +1,4 @@
-"""What a final answer claims, read from its words (DESIGN.md invariants 6 and 9).
+"""What a final answer claims, read from its words (docs/architecture.md invariants 6 and 9).
 
 A false alarm costs more than a miss, so the registry is closed and any doubt backs off:
 - a FILE is claimed only as the object of a first-person writing verb — wrote/rewrote/created/

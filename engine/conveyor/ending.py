@@ -1,4 +1,4 @@
-"""What a reply without tool calls means (DESIGN.md invariant 11: no success for a cut-off reply, an
+"""What a reply without tool calls means (docs/architecture.md invariant 11: no success for a cut-off reply, an
 unparsed tool call, or an empty answer).
 
 A weak model ends a step in ways that are not an answer: it writes the tool call as text, answers

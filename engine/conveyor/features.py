@@ -1,4 +1,4 @@
-"""The engine's own features: what every run has unless the caller says otherwise (DESIGN.md section 1:
+"""The engine's own features: what every run has unless the caller says otherwise (docs/architecture.md section 1:
 defaults are the real thing). A library caller who builds `PipelineDeps()` gets ceilings, approvals,
 redaction, the audit journal, compaction and the tool families without knowing to ask."""
 

@@ -1,4 +1,4 @@
-"""Gates judge a run's result: `command`, `file`, `promise`, `validator` (DESIGN.md section 2).
+"""Gates judge a run's result: `command`, `file`, `promise`, `validator` (docs/architecture.md section 2).
 
 `evaluate_gate` never raises for an ordinary failure: a gate that cannot decide (a judge error, a
 timeout) fails with a detail that says why. The judge is a port: the offline family scores

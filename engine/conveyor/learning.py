@@ -1,4 +1,4 @@
-"""The learning stage of the conveyor (DESIGN.md section 2): only with `--learn`, only after the gates
+"""The learning stage of the conveyor (docs/architecture.md section 2): only with `--learn`, only after the gates
 passed, never fatal to the run. The pass itself is the `learning` layer's, wired in by `cli/deps.py`."""
 
 from __future__ import annotations

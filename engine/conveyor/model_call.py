@@ -1,5 +1,5 @@
 """One model call of a step: the reply streamed (deltas yielded as they come), the harness's retries
-(DESIGN.md section 5), one compaction on a context overflow, and the run's fallback models
+(docs/architecture.md section 5), one compaction on a context overflow, and the run's fallback models
 (`fallback.py`) once a model has failed for good with a retryable error.
 
 `ModelCall(runner, request).run()` ends with the folded `Reply`, or an `Outcome` when the call

@@ -1,4 +1,4 @@
-"""How a unit or a run ended, and the one table from verdict to exit code (DESIGN.md section 9)."""
+"""How a unit or a run ended, and the one table from verdict to exit code (docs/architecture.md section 9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Commands a final answer says pass (DESIGN.md invariants 6 and 9; the file claims are in `claims.py`).
+"""Commands a final answer says pass (docs/architecture.md invariants 6 and 9; the file claims are in `claims.py`).
 
 A command is claimed only when it is in backticks, starts with a known runner (or is a local
 script, `./run_tests.sh`), and sits in a sentence that says it passed, close to the words that say

@@ -1,4 +1,4 @@
-"""The one conveyor every run goes through (DESIGN.md section 2).
+"""The one conveyor every run goes through (docs/architecture.md section 2).
 
     edge → orchestrator → assembly → execution → gates → learning → output funnel
 

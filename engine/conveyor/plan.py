@@ -1,4 +1,4 @@
-"""Plans: units of work in dependency order, and the gates that judge the result (DESIGN.md section 2).
+"""Plans: units of work in dependency order, and the gates that judge the result (docs/architecture.md section 2).
 
 ```yaml
 version: 1

@@ -1,4 +1,4 @@
-"""The edge of the conveyor (DESIGN.md section 2): who and what a run is — options and deps, the
+"""The edge of the conveyor (docs/architecture.md section 2): who and what a run is — options and deps, the
 goal, the plan, the session (new, or resumed, healed and locked), the run's context (ids, settings,
 its one redactor, its one provider factory), the provider, the tools — checked before anything is
 created, so a bad input leaves nothing behind."""

@@ -1,4 +1,4 @@
-"""What a final answer promises, checked against what exists (DESIGN.md invariants 6 and 9).
+"""What a final answer promises, checked against what exists (docs/architecture.md invariants 6 and 9).
 
 The server checks; the model does not promise. `claims.py` reads the few clear claims an answer
 makes (files it wrote; `passes.py`: commands it says pass); this module holds each against the world:

@@ -1,4 +1,4 @@
-"""The turn loop: talk to the model until it says it is done (DESIGN.md section 3).
+"""The turn loop: talk to the model until it says it is done (docs/architecture.md section 3).
 
 One step: assemble the request from the session's history → stream the reply (yielding deltas) with
 the harness's retries → append the assistant message (stamped with its model) → if it asked for tools,
@@ -8,7 +8,7 @@ ends in `unit_end`, which carries its outcome: the stream ends in its result.
 
 Cancellation (Ctrl-C) may land at any await: a reply still streaming is simply not recorded; a tool
 round cut short gets `interrupted` results for the calls that did not finish, so the session keeps
-pairing (DESIGN.md invariant 1) and resumes cleanly.
+pairing (docs/architecture.md invariant 1) and resumes cleanly.
 """
 
 from __future__ import annotations

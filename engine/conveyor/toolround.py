@@ -1,4 +1,4 @@
-"""One tool round: the calls of one reply, through the hooks and the protection chain (DESIGN.md 3, 6).
+"""One tool round: the calls of one reply, through the hooks and the protection chain (docs/architecture.md 3, 6).
 
 Each call is *admitted* (the hooks' `before_tool`: approvals, ceilings, repeat guards), *run*
 (`stream_tool`), and *recorded* (`transform_result`, its result appended to the session, counted,

@@ -1,5 +1,5 @@
 """The run's counters: one object the pipeline, every runner (sub-agents included) and the ceilings
-share, so who counts stays outside who answers (DESIGN.md invariant 7)."""
+share, so who counts stays outside who answers (docs/architecture.md invariant 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The execution stage of the conveyor (DESIGN.md section 2): a plan's units, in dependency order, on
+"""The execution stage of the conveyor (docs/architecture.md section 2): a plan's units, in dependency order, on
 one runner — each with its own opening message, tools, model or script."""
 
 from __future__ import annotations

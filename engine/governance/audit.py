@@ -1,4 +1,4 @@
-"""The audit journal: `.arreio/audit.jsonl`, append-only and hash-chained (DESIGN.md section 7).
+"""The audit journal: `.arreio/audit.jsonl`, append-only and hash-chained (docs/architecture.md section 7).
 
 One JSON line per entry:
 `{"v":1,"seq":7,"at":"2026-06-27T16:00:00.000Z","kind":"tool_call","payload":{…},"prev":"<hex>","hash":"<hex>"}`

@@ -1,6 +1,6 @@
 """The built-in blocklist: commands `shell` refuses to run, whatever the policy or an approval says.
 
-A closed set of clear, catastrophic shapes (DESIGN.md invariant 9: a false alarm costs more than a
+A closed set of clear, catastrophic shapes (docs/architecture.md invariant 9: a false alarm costs more than a
 miss), recognised on the parsed line (`equivalents.parse`), not on its text — so quoting, `$(…)`,
 `sudo`, `sh -c '…'`, `r''m`, `-r -f` / `-fr` / `--recursive --force`, `find -delete` and interpreter
 one-liners reach the same rule, while a command that only prints or stores dangerous text
@@ -21,7 +21,7 @@ one-liners reach the same rule, while a command that only prints or stores dange
 
 This list, like a policy's deny rules, is a convenience that catches a model's honest mistakes; it
 is not a security boundary (a script on disk or a variable set elsewhere is not followed). The
-boundary is the OS sandbox `shell` runs in (`engine/tools/sandbox.py`, DESIGN.md invariant 10).
+boundary is the OS sandbox `shell` runs in (`engine/tools/sandbox.py`, docs/architecture.md invariant 10).
 """
 
 from __future__ import annotations

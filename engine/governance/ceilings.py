@@ -1,4 +1,4 @@
-"""Ceilings and budgets as a turn-loop hook (DESIGN.md invariants 6-7).
+"""Ceilings and budgets as a turn-loop hook (docs/architecture.md invariants 6-7).
 
 Independent ceilings, each landing the run with a reserve turn (tools withdrawn, the model asked to
 finish with what it has, verdict `partial`, exit 4):

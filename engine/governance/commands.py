@@ -11,7 +11,7 @@ parsing reads a policy rule's `match`, so a rule and a call are compared as comm
 - flags are normalised (`Command.flags`): `-rf`, `-r -f`, `-Rf`, `--recursive --force` are one set
   for `rm`; the per-program aliases are `ALIASES`.
 
-What is not followed (the OS sandbox is the boundary; DESIGN.md invariant 10): variables set
+What is not followed (the OS sandbox is the boundary; docs/architecture.md invariant 10): variables set
 elsewhere, aliases, functions and scripts on disk (what `${…}`, `$((…))` and array subscripts run
 is read: `shell_expansions.py`). `CommandLine.complete` is False
 when part of a line was not understood; an allow rule never covers such a line.

@@ -1,4 +1,4 @@
-"""What the agent's tools never write (DESIGN.md invariant 10): the one list, and how a rule names a path.
+"""What the agent's tools never write (docs/architecture.md invariant 10): the one list, and how a rule names a path.
 
 Protected:
 - arreio's state folder: `state_dir(cwd, env)` (`$ARREIO_HOME` when set), `.arreio/` in the working
@@ -268,7 +268,7 @@ def _gitdir(git: Path) -> Path | None:
     return git.parent / first[0].split(":", 1)[1].strip()
 
 
-# What arreio keeps in a state folder (DESIGN.md section 7).
+# What arreio keeps in a state folder (docs/architecture.md section 7).
 STATE_ENTRIES = (
     "config.yaml", "sessions", "runs", "MEMORY.md", "USER.md", "memory", "skills", "knowledge.sqlite",
     "audit.jsonl", "checkpoints", "batches", "logs", "context_calibration.json",

@@ -6,7 +6,7 @@ whose names mark a credential (`looks_secret`: `MY_API_KEY`, `PGPASSWORD`, `GITH
 password of a URL any variable holds; token formats wherever they come from (`TOKEN_PATTERNS`); and
 values in a telling place (`PREFIXED_PATTERNS`: `Bearer …`, `Authorization: Basic …`, a URL's
 password, `PASSWORD=…`, `"password": "…"`), where the place is kept. A false alarm costs more than
-a miss (DESIGN invariant 9): a value is hidden only when it looks like one — not a word, a
+a miss (invariant 9 in docs/architecture.md): a value is hidden only when it looks like one — not a word, a
 placeholder, a reference (`${X}`), a path or an expression (`os.environ["X"]`).
 
 A secret becomes a label: `[REDACTED:<VAR>]` / `[REDACTED]` in run files, `[redacted:<VAR>]` /

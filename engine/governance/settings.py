@@ -65,11 +65,11 @@ class PolicyRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tool: str = "*"
-    arg: str | None = None
-    match: str | None = None
-    path: str | None = Field(None, min_length=1)
-    action: Action
+    tool: str = Field("*", description="The tool the rule is about: a name or a glob.")
+    arg: str | None = Field(None, description="The argument `match` searches (default: the call's subject).")
+    match: str | None = Field(None, description="A shell command as it reads, or a regex searched in the subject.")
+    path: str | None = Field(None, min_length=1, description="A glob on the resolved path a file tool touches.")
+    action: Action = Field(description="allow, ask or deny.")
 
     @field_validator("match")
     @classmethod
@@ -96,11 +96,17 @@ class GovernanceSettings(BaseModel):
     stall_s: float = Field(900.0, gt=0, description="Seconds without any event before a model call or tool is cut off.")
     max_total_tokens: int | None = Field(None, ge=1, description="Input + output tokens per run (None: no budget).")
     max_cost_usd: float | None = Field(None, gt=0, description="Estimated USD per run (None: no budget).")
-    repeat_limits: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_REPEAT_LIMITS))
+    repeat_limits: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_REPEAT_LIMITS),
+        description="Identical calls allowed per repeat kind a tool declares; `reads` counts afresh after any call "
+        "that may change state.",
+    )
     sensitive_tools: list[str] = Field(default_factory=list, description="Ask before these tools run.")
     write_allow: list[str] = Field(default_factory=list, description="Globs (cwd-relative) writes may touch unasked.")
-    write_tools: list[str] = Field(default_factory=lambda: ["write_file", "edit_file"])
-    policy: list[PolicyRule] = Field(default_factory=list)
+    write_tools: list[str] = Field(
+        default_factory=lambda: ["write_file", "edit_file"], description="Tools whose `path` write_allow checks."
+    )
+    policy: list[PolicyRule] = Field(default_factory=list, description="Rules, first match wins: allow, ask or deny.")
 
     @field_validator("repeat_limits")
     @classmethod

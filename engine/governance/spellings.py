@@ -11,7 +11,7 @@ Every spelling is made once per run (`Spellings`), with two anchors: its first f
 the four after them. A text is searched for the anchors with `str.find` (~0.6 ns a character each);
 only where one is found is the text around it squeezed (the separators taken out, `squeeze`) and
 compared with the spellings anchored there. A spelling is random-looking and at least
-`MIN_SECRET_CHARS` long, so it does not occur by chance in ordinary text (DESIGN invariant 9). What
+`MIN_SECRET_CHARS` long, so it does not occur by chance in ordinary text (invariant 9 in docs/architecture.md). What
 is not found: a value broken within its first four characters and again within the next four, or
 cut into pieces shorter than an anchor; a spelling of a spelling (base64 of hex, percent-encoding
 twice); encodings other than these (base32, ROT13, backslash-x escapes, hex with `:` between bytes).

@@ -4,7 +4,7 @@ The chain has per-tool timeouts and providers have HTTP timeouts; the watchdog i
 them, for the model call that never sends another chunk and the tool that never returns (or a tool
 with no timeout of its own). Any chunk, or any event a tool emits, resets the clock.
 
-- A silent model stream is cut and ends in a retryable error (DESIGN.md section 5: a timeout is
+- A silent model stream is cut and ends in a retryable error (docs/architecture.md section 5: a timeout is
   retried with backoff; when retries run out the run fails with the reason).
 - A silent tool is cancelled and the model gets an error result; the ceilings hook then lands the
   run with a reserve turn (`ceiling` kind `stall`, exit 4).

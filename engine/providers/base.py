@@ -1,4 +1,4 @@
-"""The one interface over every model backend (DESIGN.md section 5).
+"""The one interface over every model backend (docs/architecture.md section 5).
 
 A provider turns a `ModelRequest` into a stream of `StreamEvent`s that always ends with `Done`.
 Failures are data: `Done.error` carries a `ProviderError` whose `kind` tells the runner whether to

@@ -105,7 +105,7 @@ _PROTECTED = {".arreio": "arreio's own state folder", ".git": "the repository's 
 
 def protected_place(path: str) -> str | None:
     """How the answer names the place a goal's output is in when the tools refuse every write there
-    (`.arreio/`, `.git/`; DESIGN.md invariant 10), after `..` and `./` are worked out; else None."""
+    (`.arreio/`, `.git/`; docs/architecture.md invariant 10), after `..` and `./` are worked out; else None."""
     top = PurePosixPath(posixpath.normpath(path)).parts[:1]
     return _PROTECTED.get(top[0]) if top else None
 

@@ -1,4 +1,4 @@
-"""Model string → provider (DESIGN.md section 5): the one factory every provider of a run comes from.
+"""Model string → provider (docs/architecture.md section 5): the one factory every provider of a run comes from.
 
 `anthropic/<model>`, `openai/<model>`, `litellm/<anything litellm routes>`, `offline`; a bare name
 resolves by prefix: `claude-*` → anthropic, `gpt-*` and `o1*`/`o3*`/`o4*` (any `o<digit>`) → openai.

@@ -1,4 +1,4 @@
-"""The harness owns retries (DESIGN.md section 5). Pure decisions; the runner does the waiting."""
+"""The harness owns retries (docs/architecture.md section 5). Pure decisions; the runner does the waiting."""
 
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ class ScriptedReply(BaseModel):
 
 
 def classify_status(status: int | None) -> ErrorKind:
-    """The retry class of an HTTP status (DESIGN.md section 5)."""
+    """The retry class of an HTTP status (docs/architecture.md section 5)."""
     if status in (401, 403):
         return "auth"
     if status is None or status in (408, 409, 429) or status >= 500:

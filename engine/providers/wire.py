@@ -201,7 +201,7 @@ def classify(
     headers: Mapping[str, str] | None = None,
     message: str = "",
 ) -> ProviderError:
-    """The kind of one HTTP-level failure, from its status, body and headers (DESIGN.md section 5).
+    """The kind of one HTTP-level failure, from its status, body and headers (docs/architecture.md section 5).
 
     The body wins over the status where they disagree: an error event inside a 200 stream carries
     its real cause only in `error.type`.
@@ -305,7 +305,7 @@ def stream_cut(provider: str, detail: str = "") -> ProviderError:
 
 
 def images_message(results: list, render: Callable[[Any], dict[str, Any]]) -> dict[str, Any] | None:
-    """The user message that carries the images a tool round returned (DESIGN.md section 5: a tool
+    """The user message that carries the images a tool round returned (docs/architecture.md section 5: a tool
     result cannot hold an image on every vendor, so images follow the results), or None."""
     content: list[dict[str, Any]] = []
     for r in results:

@@ -1,4 +1,4 @@
-"""The crash-safe JSONL session (DESIGN.md invariants 1-2, section 7).
+"""The crash-safe JSONL session (docs/architecture.md invariants 1-2, section 7).
 
 `.arreio/sessions/<id>.jsonl`: line 1 is a header (`{"type":"header","version":3,...}`), then one line
 per record: `{"type":"message",...}` (a `Message`), `{"type":"run",...}` markers that link runs to the
@@ -65,7 +65,7 @@ class Session:
         self._placed = placed  # (messages before it, record) for run markers and extras, in file order
         self._writable = writable
         self._handle: io.FileIO | None = None
-        # fsync after every append (DESIGN.md invariant 2). Only benchmarks and throwaway sessions
+        # fsync after every append (docs/architecture.md invariant 2). Only benchmarks and throwaway sessions
         # turn it off (config `fsync: false`): the line still lands whole, but a power cut may lose it.
         # A write made with `sync=False` (a tool result, a request record) is made durable by the next
         # synced one (the model's next reply, a run marker, `close()`): a result a power cut takes

@@ -1,4 +1,4 @@
-"""The session file's format (DESIGN.md section 7): its version, the header line, how records are
+"""The session file's format (docs/architecture.md section 7): its version, the header line, how records are
 encoded as lines, and the migrations that carry an older file forward. `file.py` reads and writes it.
 
 Format 1: header, `message`, `run` and other record lines. Format 2 adds `prune` lines;

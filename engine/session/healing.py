@@ -1,4 +1,4 @@
-"""Turning a damaged session back into a usable one (DESIGN.md invariants 1 and 2).
+"""Turning a damaged session back into a usable one (docs/architecture.md invariants 1 and 2).
 
 Line level: `scan_lines` reads a session's record lines, skipping bad lines and a torn tail, and
 applies `prune` lines (format 2) to the messages before them as it meets them (`apply_prune`).

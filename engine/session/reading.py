@@ -1,4 +1,4 @@
-"""Reading a session file: split, header, migrations, record lines, healing (DESIGN.md invariant 1).
+"""Reading a session file: split, header, migrations, record lines, healing (docs/architecture.md invariant 1).
 
 `read_session` only reads; `Session.open` decides what to write back. The cyclic garbage collector
 is held off while the lines become objects, and a long history is frozen out of its

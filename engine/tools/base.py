@@ -1,4 +1,4 @@
-"""The tool interface (DESIGN.md section 6).
+"""The tool interface (docs/architecture.md section 6).
 
 A tool is a name, a description for the model, a pydantic input model (its JSON schema is what the
 model sees), and `async execute(input, ctx) -> ToolResult`. It declares whether it is `sensitive`

@@ -1,4 +1,4 @@
-"""The protection chain every tool call goes through, whatever the tool's origin (DESIGN.md 6).
+"""The protection chain every tool call goes through, whatever the tool's origin (docs/architecture.md 6).
 
     unknown tool → fill fixed params → validate/coerce → timeout → classify ToolError → catch the rest
 

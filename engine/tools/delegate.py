@@ -5,7 +5,7 @@ it goes through the same turn loop, protection chain and hooks as the parent. Wh
 narrowed, never widened: its tools are a subset of the parent's, and its own `delegate` sits one level
 deeper (none past `tools.delegate.max_depth`, default 2).
 
-Who counts stays outside who answers (DESIGN.md invariant 7): the child's runner shares the run's
+Who counts stays outside who answers (docs/architecture.md invariant 7): the child's runner shares the run's
 `Totals` (usage, tool calls, retries), so the ceiling hooks — which the child runs too — see the
 whole run; only model turns are counted per agent, since each runner has its own step limit.
 

@@ -1,4 +1,4 @@
-"""The one place a run's tool set is decided (DESIGN.md section 6).
+"""The one place a run's tool set is decided (docs/architecture.md section 6).
 
 Every family — built-ins, feature tools (memory, skills, knowledge), MCP servers, web tools and the
 sub-agent tool — enters here and leaves as one `ToolRegistry`, so every call goes through the same

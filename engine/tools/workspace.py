@@ -1,11 +1,11 @@
 """The working directory as file tools see it: path confinement and atomic writes.
 
 Every path a model hands a tool resolves inside `ctx.cwd`, with symlinks resolved, so neither
-`../` nor an absolute path nor a symlink can reach outside it (DESIGN.md section 6). Writes go
-through a temp file in the same folder, fsync, `os.replace` (DESIGN.md invariant 2): a crash
+`../` nor an absolute path nor a symlink can reach outside it (docs/architecture.md section 6). Writes go
+through a temp file in the same folder, fsync, `os.replace` (docs/architecture.md invariant 2): a crash
 leaves either the old file or the new one, never half of one.
 
-Some places inside it are never written (DESIGN.md invariant 10): arreio's state folder, `.git/` and
+Some places inside it are never written (docs/architecture.md invariant 10): arreio's state folder, `.git/` and
 the user config (`governance/protected.py`); `check_writable` refuses them on the resolved path.
 """
 

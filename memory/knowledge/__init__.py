@@ -1,4 +1,4 @@
-"""The knowledge base: local hybrid retrieval over the user's documents (DESIGN.md section 7).
+"""The knowledge base: local hybrid retrieval over the user's documents (docs/architecture.md section 7).
 
 Documents are cut into line-bounded chunks, kept in one SQLite file (`knowledge.sqlite`) with an
 FTS5 index and float32 vectors, and searched by a keyword pass and a vector pass fused with

@@ -1,4 +1,4 @@
-"""Batch figures for the README (a script, not a test: `python tests/bench/bench_batch.py [--ray]`).
+"""Batch figures for docs/benchmarks.md (a script, not a test: `python tests/bench/bench_batch.py [--ray]`).
 
 1. Throughput: 20 offline tasks (scripted replies, a command gate) with `-j 1` and `-j 2`.
 2. Per-attempt overhead of the batch machinery, two ways: against a bare `arreio run` of the same

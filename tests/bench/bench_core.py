@@ -1,4 +1,4 @@
-"""Core performance figures for the README (a script, not a test: `python tests/bench/bench_core.py`).
+"""Core performance figures for docs/benchmarks.md (a script, not a test: `python tests/bench/bench_core.py`).
 
 1. Cold start of `arreio --help` (and of an offline run) next to `python -c pass`.
 2. Harness overhead per turn on the scripted provider with a 1,000-message session, fsync on and off.

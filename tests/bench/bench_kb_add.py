@@ -2,7 +2,7 @@
 
     python tests/bench/bench_kb_add.py [FILE.md ...] [--synopses N] [--data DIR]
 
-Two kinds of text: ordinary markdown (default: this repo's README.md, cut into chunks the way
+Two kinds of text: ordinary markdown (default: the docs' running.md page, cut into chunks the way
 `kb add` cuts it) and N short documents from the retrieval bench (Debian package descriptions,
 ~1,000 characters each, one chunk apiece). For each, in one run:
 
@@ -114,7 +114,7 @@ def measure(kind: str, texts: list[str], workdir: Path, rounds: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", default=[str(REPO / "README.md")])
+    parser.add_argument("files", nargs="*", default=[str(REPO / "docs" / "running.md")])
     parser.add_argument("--synopses", type=int, default=40, help="short documents from the retrieval bench (0: none)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "bench" / "retrieval"))
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the fastest of each is kept")

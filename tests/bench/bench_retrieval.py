@@ -5,7 +5,7 @@
                                           [--scale-only] [--passes] [--hits FILE]
                                           [--neighbour busy|bursty]
 
-DATA_DIR (default `../shared/bench/retrieval` beside the repo) holds `<lang>.json` files:
+DATA_DIR (default: a `shared/bench/retrieval` folder beside the repository's own folder) holds `<lang>.json` files:
 {"docs": [{"id", "text"}], "queries": [{"qid", "text", "rel"}]} with one relevant doc per query.
 Each language is indexed through the real `KnowledgeBase` + `SqliteBackend` (documents stored
 under their id as path) and scored with nDCG@10 and Recall@10 for keyword-only (BM25), vector-only

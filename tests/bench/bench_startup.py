@@ -8,7 +8,7 @@ whole `arreio run` of one scripted turn (what every run pays before and around i
 call: imports, wiring, the session, the report) and, when given or found on PATH, `llm --help`
 (simonw/llm, installed in a venv of its own). `--other PATH`: another `arreio` executable (an older
 checkout in a venv of its own), whose `--help` and one-turn run are timed alongside. Prints the
-median and the fastest of N runs and the two ratios the README claims:
+median and the fastest of N runs and the two ratios docs/benchmarks.md holds them to:
 `arreio --help / llm --help` (goal <= 0.25) and `arreio --version / python -c pass` (goal <= 5).
 """
 

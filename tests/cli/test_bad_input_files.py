@@ -1,6 +1,6 @@
 """Every file a user names to `arreio run` or `arreio batch`, and every config a run reads, may be a
 FIFO, a device, a 2 GB sparse file, billion-laughs YAML or 50,000 levels deep. Each is refused in one
-line — exit 2, or 5 for a config (DESIGN.md section 9) — before a byte too many is read: a FIFO is not
+line — exit 2, or 5 for a config (docs/architecture.md section 9) — before a byte too many is read: a FIFO is not
 waited on (the old code hung for ever), /dev/zero and the sparse file are not read into memory (a
 MemoryError), the aliases are not expanded (a hang) and the nesting is not recursed into (a
 RecursionError). Real `arreio` processes, each under a timeout."""

@@ -1,5 +1,5 @@
 """`--output-last-message FILE` after a cancelled run: the file is emptied, as it is after a pause or a
-failure, so it never holds an earlier run's answer (README). A cancel (Ctrl-C or SIGTERM) used to
+failure, so it never holds an earlier run's answer (docs/running.md). A cancel (Ctrl-C or SIGTERM) used to
 leave it as it was. Real processes, real signals."""
 
 from __future__ import annotations

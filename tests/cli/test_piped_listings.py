@@ -1,4 +1,4 @@
-"""Listings on a pipe are whole lines (README "What it prints, where": nothing cut at 80 columns), so
+"""Listings on a pipe are whole lines (docs/running.md, "What it prints, where": nothing cut at 80 columns), so
 `| grep` and `| cut` read what a person reads: `arreio sessions show ID | grep approve` finds the
 command unbroken, `arreio skills list | cat` keeps each description on its line. And what the agent,
 the model or a tool wrote is shown escaped there, never acted on by the terminal. Each command is a

@@ -1,4 +1,4 @@
-"""`--output text` shows the final answer inert, as the live view does (README: "Terminal escapes
+"""`--output text` shows the final answer inert, as the live view does (docs/security.md: "Terminal escapes
 are shown, not obeyed"): an OSC 0 title, an OSC 52 clipboard write or a clear screen in model text
 reaches stdout as readable characters, never as the bytes a terminal obeys. Honest text (accents,
 CJK, emoji, tabs, newlines) is unchanged, and `--json` keeps the text as data. The process, its pipe

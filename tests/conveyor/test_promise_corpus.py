@@ -1,7 +1,7 @@
 """The promise gate never fails an honest answer, and still catches false claims.
 
 The corpus in `fixtures/promises/`: `honest.yaml` (true final answers, each in the world it is true
-in: they must all pass — DESIGN invariant 9, a false alarm costs more than a miss) and `false.yaml`
+in: they must all pass — invariant 9 in docs/architecture.md, a false alarm costs more than a miss) and `false.yaml`
 (answers claiming files or passing commands that are not so: each must be caught with the subject
 it lists, except the few marked `miss:`, which the closed registry knowingly lets through). Each
 world is built for real: files in a temp folder (before the run, changed or written during it) and

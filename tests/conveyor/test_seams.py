@@ -203,7 +203,7 @@ def test_a_features_section_is_parsed_once_per_run(tmp_path: Path) -> None:
 
 
 def test_event_names_are_the_published_list() -> None:
-    """Event names are public API: the union holds exactly the names DESIGN.md lists."""
+    """Event names are public API: the union holds exactly the names docs/architecture.md lists."""
     import typing
 
     union = typing.get_args(typing.get_args(ev.Event)[0])

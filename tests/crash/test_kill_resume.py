@@ -1,6 +1,6 @@
 """SIGKILL a real `arreio run` process at several points, then resume it to success.
 
-This is DESIGN.md invariant 2 under fire: whatever instant the process dies, the session loads
+This is docs/architecture.md invariant 2 under fire: whatever instant the process dies, the session loads
 (torn tail repaired, unfinished calls healed), no complete line before the kill is lost, and
 `--resume` finishes the job.
 """

@@ -2,7 +2,7 @@
 
 The corpus in `fixtures/secrets/`: `hostile.yaml` (texts holding secrets, each listed), `benign.yaml`
 (ordinary texts that must come out byte for byte unchanged: a false alarm costs more than a miss,
-DESIGN invariant 9) and `env.yaml` (environment variables `looks_secret` must / must not pick); and
+invariant 9 in docs/architecture.md) and `env.yaml` (environment variables `looks_secret` must / must not pick); and
 `spellings.yaml` (known secrets reversed, in base64, hex, percent-encoded, broken in pieces, wrapped;
 key bodies without their BEGIN line; secret shapes) with its honest look-alikes, `lookalikes.yaml`
 (base64, hex hashes, git SHAs, UUIDs, URLs, certificates, public keys), reported per category.

@@ -60,7 +60,9 @@ def _index(backend: SqliteBackend, path: str, text: str) -> None:
 
 def _corpus() -> dict[str, str]:
     texts = {str(p.relative_to(DOCS)): p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*")) if p.is_file()}
-    texts["README.md"] = (REPO / "README.md").read_text(encoding="utf-8")
+    # The project's own prose (its README and user docs) as one long document
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    texts["README.md"] = "\n".join(p.read_text(encoding="utf-8") for p in pages)
     texts["accented.txt"] = ACCENTED
     return texts
 

@@ -3,7 +3,7 @@ does — approvals, sandbox, secrets, honesty, trust in other text, outbound dat
 eight languages and every evasion we know, beside honest entries that look risky (security
 research, `curl | sh` install notes, non-English preferences, prompt-injection papers).
 
-DESIGN.md invariant 9: no honest entry is refused, with the meaning check and without it, on the
+docs/architecture.md invariant 9: no honest entry is refused, with the meaning check and without it, on the
 development corpora and on the held-out pair (fixtures/scan/heldout-*.yaml, written before the rules
 and kept aside). Recall has floors, by evasion too; run with `-s` for the table by category.
 """

@@ -1,6 +1,6 @@
 """The security scan on the corpora under fixtures/scan/, and where it applies.
 
-DESIGN.md invariant 9: every benign case passes (zero false alarms, also when the entries are read
+docs/architecture.md invariant 9: every benign case passes (zero false alarms, also when the entries are read
 together as whole stores); the hostile corpus is caught with recall ≥ 0.9, and every evasion the
 red-team used (paraphrase, homoglyph, invisible characters, base64, hex, split entries, mixed) is
 caught in full. Run with `-s` to see the precision/recall line and the measured latency.

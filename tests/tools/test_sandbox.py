@@ -1,4 +1,4 @@
-"""The OS sandbox for shell (DESIGN.md invariant 10), with the real bwrap and real processes: writes
+"""The OS sandbox for shell (docs/architecture.md invariant 10), with the real bwrap and real processes: writes
 only in the working directory, protected paths read-only inside it, no network unless allowed, a
 private /tmp, no process outliving its call; and, where it cannot start, one warning per run."""
 

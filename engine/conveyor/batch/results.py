@@ -1,4 +1,4 @@
-"""A batch on disk: `.arreio/batches/<id>/` (DESIGN.md section 7).
+"""A batch on disk: `.arreio/batches/<id>/` (docs/architecture.md section 7).
 
 ```
 batch.json        {version, id, suite, created_at, options}: what was asked (a resume reads it back)

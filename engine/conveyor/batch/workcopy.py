@@ -9,7 +9,7 @@ outlives the worker finishes the job with `clean(attempt folder)`: the batch's d
 sees the worker gone, and the attempt's next try (a retry, a `--resume`) before it starts; on a Ray
 node, where the driver cannot reach, the next attempt there cleans up after a dead owner (`orphaned`). The ledger
 sits in the attempt's folder rather than the copy being made there because the copy is the agent's
-working directory, and the state folder is never writable by the agent's tools (DESIGN.md invariant 10).
+working directory, and the state folder is never writable by the agent's tools (docs/architecture.md invariant 10).
 
 Only regular files, folders and links are copied: a named pipe, a socket or a device in the workdir
 cannot be (reading a pipe blocks, a device never ends); each one skipped is said in `skipped`.

@@ -1,4 +1,4 @@
-"""Checkpoints and undo: every change an agent makes to the working tree can be taken back (DESIGN.md
+"""Checkpoints and undo: every change an agent makes to the working tree can be taken back (docs/architecture.md
 invariant 8), those made through `shell` included — the tree is snapshotted, not the tools' calls.
 
 - `settings`  the `checkpoints:` config section, validated here

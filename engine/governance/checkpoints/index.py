@@ -1,6 +1,6 @@
 """`<state>/checkpoints/index.jsonl`: which checkpoint belongs to which run, step and calls.
 
-One JSON line per record, appended under an exclusive lock and fsynced (DESIGN.md invariant 2), so a
+One JSON line per record, appended under an exclusive lock and fsynced (docs/architecture.md invariant 2), so a
 checkpoint taken before a call is on disk before the call runs — a run SIGKILLed mid-round can still
 be undone. Two kinds of line, both carrying `"v": 2`:
 

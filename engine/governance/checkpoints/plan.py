@@ -1,4 +1,4 @@
-"""Pure decisions of checkpoints (DESIGN.md section 8: pure decisions, impure edges): which tool calls
+"""Pure decisions of checkpoints (docs/architecture.md section 8: pure decisions, impure edges): which tool calls
 may change the working tree, what a set of deltas amounts to, the undo plan and its conflicts, and
 which runs a prune removes. No I/O here; the store and the index feed these and act on the answers."""
 

@@ -77,9 +77,9 @@ class _Common(BaseModel):
 class StdioServer(_Common):
     """A server started as a subprocess, spoken to over its stdin/stdout."""
 
-    transport: Literal["stdio"] = "stdio"
-    command: str = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
+    transport: Literal["stdio"] = Field("stdio", description="Implied by `command`.")
+    command: str = Field(min_length=1, description="The program that serves MCP on its stdin/stdout.")
+    args: list[str] = Field(default_factory=list, description="Its arguments; ${VAR} reads the run's env.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment; ${VAR} reads the run's env.")
     cwd: str | None = Field(None, description="Folder the server starts in, relative to the working directory "
                             "(default: a fresh folder of arreio's own; `.` for the working directory, which the "
@@ -92,8 +92,8 @@ class StdioServer(_Common):
 class HttpServer(_Common):
     """A server reached over streamable HTTP."""
 
-    transport: Literal["http"] = "http"
-    url: str = Field(pattern=r"^https?://")
+    transport: Literal["http"] = Field("http", description="Implied by `url`.")
+    url: str = Field(pattern=r"^https?://", description="The server's streamable-HTTP endpoint.")
     headers: dict[str, str] = Field(default_factory=dict, description="Sent with every request; ${VAR} allowed.")
 
 

@@ -1,4 +1,4 @@
-"""The OS sandbox the agent's commands run in (DESIGN.md invariant 10: the agent stays in its room).
+"""The OS sandbox the agent's commands run in (docs/architecture.md invariant 10: the agent stays in its room).
 
 On Linux, each `shell` call and each command gate runs under bubblewrap (`bwrap`): the whole
 filesystem read-only, the working directory read-write (`workspace-write`) or read-only too
