@@ -1,6 +1,7 @@
 """`arreio undo --to CHECKPOINT` across several runs: what the runs changed is taken back; what a person
 changed between them (an edit, a new file) is a conflict, left alone without --force. Both used
-to be taken back silently; now such an undo changes nothing and names them. Real files, real git, scripted runs through the real CLI."""
+to be taken back silently; now such an undo changes nothing and names them. Real files, real git,
+scripted runs through the real CLI."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from tests.conftest import REPO
 
 BLOCK = re.compile(r"```(sh|console|bash)\n(.*?)```", re.DOTALL)
 # The user-facing pages; docs/reference/ is generated from the commands themselves.
+PAGERS = ("head", "cat", "tee")  # what a pipe hands output to, not an arreio command
 PAGES = [REPO / "README.md", *sorted(p for p in (REPO / "docs").glob("*.md"))]
 
 
@@ -33,7 +34,7 @@ def shown_commands(pages: list = PAGES) -> list[str]:
                     if part.startswith("arreio "):
                         lines.append(part)
                         previous = part
-                    elif previous and part and part.split()[0].isalpha() and part.split()[0] not in ("head", "cat", "tee"):
+                    elif previous and part and part.split()[0].isalpha() and part.split()[0] not in PAGERS:
                         # `arreio sessions list | show ID | doctor ID`: siblings of the command before
                         parent = " ".join(previous.split()[:-1]) if len(previous.split()) > 2 else previous
                         lines.append(f"{parent} {part}")

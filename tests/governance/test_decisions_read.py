@@ -1,6 +1,7 @@
 """The approval hook's view of a session's decisions (`DecisionsRead`): always what reading every record
 gives (`latest_decisions`), but each look reads only the records appended since the last one — a
-run with `--yes` looks once per sensitive call, and a long session holds thousands of records. A real session file; records appended the ways a run and `arreio approve` append them."""
+run with `--yes` looks once per sensitive call, and a long session holds thousands of records.
+A real session file; records appended the ways a run and `arreio approve` append them."""
 
 from __future__ import annotations
 
