@@ -34,7 +34,7 @@ def _held(arena: Arena, name: str) -> None:
 
 # -- MCP servers the user configured -------------------------------------------------------------------
 def test_mcp_npx_server_resolves_the_projects_node_modules(arena: Arena) -> None:
-    """`npx -y @modelcontextprotocol/server-filesystem .` (the README's own example) prefers a package
+    """`npx -y @modelcontextprotocol/server-filesystem .` (the example in docs/security.md) prefers a package
     in ./node_modules; the agent plants one, and the next run's start of the server runs it."""
     name = "mcp-npx-node_modules"
     pkg = "node_modules/@modelcontextprotocol/server-filesystem"
@@ -45,7 +45,7 @@ def test_mcp_npx_server_resolves_the_projects_node_modules(arena: Arena) -> None
              f"> {pkg}/x.js && chmod +x {pkg}/x.js && ln -s ../@modelcontextprotocol/server-filesystem/x.js "
              "node_modules/.bin/mcp-server-filesystem")
     arena.attack([turn(sh(plant))])
-    arena.config(  # the user adds the server after the run (the README's example)
+    arena.config(  # the user adds the server after the run (the example in docs/security.md)
         textwrap.dedent("""\
         mcp_servers:
           fs:
