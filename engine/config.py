@@ -151,6 +151,12 @@ class Settings(BaseModel):
     knowledge: dict[str, Any] = Field(default_factory=dict)
     learning: dict[str, Any] = Field(default_factory=dict)
     checkpoints: dict[str, Any] = Field(default_factory=dict)  # engine/governance/checkpoints/settings.py
+    # Commands run at moments of a run (engine/governance/hook_settings.py). The user's and the
+    # project's lists for one moment are joined (user first), never replaced, and each entry says
+    # which file it came from.
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    instructions: dict[str, Any] = Field(
+        default_factory=dict, description="Project instructions (AGENTS.md, CLAUDE.md): memory/instructions.py.")
     batch: dict[str, Any] = Field(default_factory=dict)  # `arreio batch`: engine/conveyor/batch/settings.py
     tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
@@ -259,6 +265,21 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _join_hooks(merged: dict[str, Any], layer: Mapping[str, Any], source: str, joined: dict[str, list[Any]]) -> None:
+    """A layer's hooks are added to the ones before it, each entry marked with its file: a project
+    that sets `hooks.post_tool_use` keeps the user's own formatter hook (a list would be replaced).
+    `joined` carries each moment's list from layer to layer."""
+    hooks = layer.get("hooks")
+    if not isinstance(hooks, Mapping) or not isinstance(merged.get("hooks"), dict):
+        return
+    own = dict(merged["hooks"])
+    for moment, entries in hooks.items():
+        if isinstance(entries, list):
+            marked = [{**e, "source": source} if isinstance(e, Mapping) else e for e in entries]
+            joined[moment] = own[moment] = [*joined.get(moment, []), *marked]
+    merged["hooks"] = own
+
+
 def suggest_key(loc: tuple, root: Any = None, section: str = "", *, leaf_only: bool = False) -> str:
     """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place; `root` is
     the model `loc` starts in (Settings, or a feature's section model named `section`)."""
@@ -312,8 +333,10 @@ def load_settings(
         layers.append(("command line", {k: v for k, v in flags.items() if v is not None}))
 
     merged: dict[str, Any] = {}
+    hook_lists: dict[str, list[Any]] = {}
     for source, data in layers:
         merged = _merge(merged, data)
+        _join_hooks(merged, data, source, hook_lists)
         try:  # validate each layer's contribution so the error names where the bad value came from
             Settings.model_validate(merged)
         except ValidationError as exc:

@@ -142,6 +142,11 @@ class RunHook:
         """Reshape a result before it enters the history (e.g. a large result becomes a handle)."""
         return result
 
+    async def amend_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
+        """After `transform_result`, for a hook that must wait on something (a user's hook process)
+        before the result enters the history; returns the result, changed or not."""
+        return result
+
     def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         """After a call's result is in the session; returns events to yield."""
         return []
@@ -165,6 +170,11 @@ class Hooks:
         # each override a few of the eight methods, and asking every hook every time (an await of a
         # no-op coroutine for the async ones) was ~50 calls a turn for nothing.
         self._asked = {name: [hook for hook in self.hooks if overrides(hook, RunHook, name)] for name in _MOMENTS}
+
+    @property
+    def amends(self) -> bool:
+        """Whether any hook amends results (most runs: none, and no await is spent on each call)."""
+        return bool(self._asked["amend_result"])
 
     def at_unit_start(self, turn: Turn) -> list[ev.Event]:
         return [e for hook in self._asked["at_unit_start"] for e in hook.at_unit_start(turn)]
@@ -191,6 +201,11 @@ class Hooks:
             result = hook.transform_result(turn, call, result)
         return result
 
+    async def amend_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
+        for hook in self._asked["amend_result"]:
+            result = await hook.amend_result(turn, call, result)
+        return result
+
     def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         return [e for hook in self._asked["after_tool"] for e in hook.after_tool(turn, call, result)]
 
@@ -205,8 +220,8 @@ class Hooks:
         return [e for hook in self._asked["after_tool_round"] for e in await hook.after_tool_round(turn)]
 
 
-_MOMENTS = ("at_unit_start", "before_model", "after_model", "before_tool", "transform_result", "after_tool",
-            "on_context_overflow", "after_tool_round")
+_MOMENTS = ("at_unit_start", "before_model", "after_model", "before_tool", "transform_result", "amend_result",
+            "after_tool", "on_context_overflow", "after_tool_round")
 
 
 def overrides(obj: Any, base: type, name: str) -> bool:

@@ -1,6 +1,6 @@
 """`arreio doctor`: one screen saying whether this machine and this folder are ready — Python, arreio,
-the config, provider keys (names only), the shell sandbox, git for checkpoints, the knowledge embedder
-and the MCP servers. Each line is `ok` or `problem`, and a problem says how to fix it. Exit 0 when
+the config, provider keys (names only), the shell sandbox, git for checkpoints, the knowledge embedder,
+the user's hooks (each with the program it runs) and the MCP servers. Each line is `ok` or `problem`, and a problem says how to fix it. Exit 0 when
 everything is ok, 1 when something is not.
 
 Only typer and the standard library at import time; nothing heavy is imported to answer (the
@@ -19,7 +19,7 @@ import typer
 
 from arreio.engine.wording import counted
 
-HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embedder, memory scan, MCP servers."
+HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embedder, memory scan, hooks, MCP servers."
 MCP_TIMEOUT_S = 5.0  # a server slower than this to start is reported; a run gives it its own timeout
 
 
@@ -105,6 +105,32 @@ def _sandbox(cwd: Path, env: dict[str, str], settings: Any) -> dict[str, Any]:
         if sys.platform.startswith("linux") else ""
     return _check("sandbox", False, f"shell runs unsandboxed: {shown['unavailable']}",
                   f"{install}choose it: arreio config set sandbox.mode off")
+
+
+def _hooks(cwd: Path, env: dict[str, str], settings: Any) -> list[dict[str, Any]]:
+    """Each configured hook, with the program it runs as found (or why it cannot run)."""
+    from arreio.engine.errors import ConfigError
+    from arreio.engine.governance.hook_settings import find_programs, hook_settings
+    from arreio.engine.paths import state_dir
+    from arreio.engine.tools.sandbox import parse_sandbox
+
+    try:
+        hooks, roots = hook_settings(settings), parse_sandbox(settings.sandbox).writable_roots
+    except ConfigError as error:
+        return [_check("hooks", False, error.message, "arreio config edit")]
+    found = find_programs(hooks, cwd, env, state_dir(cwd, env), roots)
+    if not found:
+        return [_check("hooks", True, "none configured")]
+    out = []
+    for f in found:
+        match = f" for {f.spec.match}" if f.spec.match not in ("", "*") else ""
+        where = f"`{f.spec.shown}`{match} ({f.spec.source})"
+        if f.path is None:
+            out.append(_check(f"hook {f.moment}", False, f"{where}: {f.problem}", "arreio config edit"))
+        else:
+            box = ", in the sandbox" if f.spec.sandbox else ""
+            out.append(_check(f"hook {f.moment}", True, f"{where} runs {f.path}{box}"))
+    return out
 
 
 def _git(env: dict[str, str], settings: Any) -> dict[str, Any]:
@@ -220,7 +246,8 @@ def doctor(
     cwd, env = Path.cwd().resolve(), dict(os.environ)
     config_line, settings = _config(cwd, env)
     checks = [_python(), _arreio(), config_line, _keys(env, settings), _sandbox(cwd, env, settings),
-              _git(env, settings), _embedder(env), _scan(env)]
+              _git(env, settings), _embedder(env), _scan(env),
+              *_hooks(cwd, env, settings)]
     if no_mcp:
         checks.append(_check("mcp", True, "not checked (--no-mcp)"))
     else:

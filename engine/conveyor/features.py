@@ -8,6 +8,7 @@ from arreio.engine.context.feature import ContextFeature
 from arreio.engine.feature import Feature
 from arreio.engine.governance.checkpoints.feature import CheckpointFeature
 from arreio.engine.governance.feature import GovernanceFeature
+from arreio.engine.governance.user_hooks import UserHooksFeature
 from arreio.engine.ports import PromptScreen
 from arreio.engine.tools.delegate import DelegateFeature
 from arreio.engine.tools.mcp.feature import McpFeature
@@ -18,13 +19,14 @@ from arreio.engine.tools.web.feature import WebFeature
 
 def engine_features(*layers: Feature, screen: PromptScreen | None = None) -> list[Feature]:
     """Checkpoints before all: the first `before_tool` decision ends the asking (an approval answered
-    at the terminal runs the call at once), and the tree must be saved whatever is decided. Then
+    at the terminal runs the call at once), and the tree must be saved whatever is decided. Then the
+    user's hooks: a `pre_tool_use` hook refuses a call before anyone is asked to approve it. Then
     governance: its ceilings, approvals and redaction wrap every other feature's hooks. Then
     the layers above the engine (memory, skills, knowledge: `cli/deps.py`), the tool families, the
     tool report, and context engineering last, so it measures and compacts what the others produced.
     `screen` reads what MCP servers say about themselves before it enters the prompt (the memory scan,
     from `cli/deps.py`; none for a library caller that brings no memory layer)."""
     return [
-        CheckpointFeature(), GovernanceFeature(), *layers, SandboxFeature(), McpFeature(screen), WebFeature(),
-        DelegateFeature(), ToolReportFeature(), ContextFeature(),
+        CheckpointFeature(), UserHooksFeature(), GovernanceFeature(), *layers, SandboxFeature(), McpFeature(screen),
+        WebFeature(), DelegateFeature(), ToolReportFeature(), ContextFeature(),
     ]

@@ -101,6 +101,8 @@ class ToolRound:
                             yield item
                 assert result is not None
                 result = hooks.transform_result(view, call, result)
+                if hooks.amends:
+                    result = await hooks.amend_result(view, call, result)
                 status = "error" if result.is_error else "ok"
                 runner.session.append(Message.tool_result(ToolResultPart(
                     call_id=call.id, name=call.name, content=result.content, is_error=result.is_error, status=status,
