@@ -229,6 +229,7 @@ COMMANDS = {
     "batch": _Command("batch", "batch", cls="BatchCommand"),
     "sessions": _Group("sessions"),
     "memory": _Group("memory"),
+    "instructions": _Group("instructions"),
     "skills": _Group("skills"),
     "curator": _Group("curator"),
     "kb": _Group("kb"),

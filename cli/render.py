@@ -19,7 +19,7 @@ from rich.console import Console
 
 from arreio.cli.inert import call_text, flat, inert
 from arreio.cli.inert import shown as escape  # markup-safe and inert
-from arreio.engine.wording import counted
+from arreio.engine.wording import counted, instructions_note
 
 _ARG_PREVIEW = 60
 FULL_WIDTH = 1_000_000  # "as wide as the line is": rich wraps at the console's width, a pipe has none
@@ -228,9 +228,9 @@ class LiveRenderer(_ChildView):
             self._child(agent, event)
             return
         if kind == "run_start":
-            how = "resuming" if event.resumed else "session"
+            how, note = ("resuming" if event.resumed else "session"), escape(instructions_note(event.instructions))
             chosen = f" ({escape(event.model_chosen)}; --offline for the offline model)" if event.model_chosen else ""
-            c.print(f"[dim]arreio · {escape(event.model)}{chosen} · {how} {event.session_id}[/dim]")
+            c.print(f"[dim]arreio · {escape(event.model)}{chosen} · {how} {event.session_id}{note}[/dim]")
         elif kind == "unit_start" and event.unit_id != "main":
             self._end_text()
             c.print(f"[bold magenta]▸ unit {escape(event.unit_id)}[/bold magenta] [dim]{escape(event.goal)}[/dim]")

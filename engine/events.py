@@ -25,6 +25,8 @@ class RunStart(BaseModel):
     resumed: bool = False
     agent: str | None = None  # set on a sub-agent's events: which child emitted it
     model_chosen: str | None = None  # why arreio chose `model` (none was configured); None: it was configured
+    # The project instruction files (AGENTS.md, CLAUDE.md) the session's prompt obeys, as a user reads them.
+    instructions: list[str] = []
 
 
 class UnitStart(BaseModel):

@@ -67,6 +67,9 @@ class SystemPromptBlockSource(Protocol):
 
     def render(self) -> str | None: ...
 
+    # Optional: `instruction_files`, the project instruction files (AGENTS.md…) a block was read from;
+    # the new session's header keeps them, so a run and `arreio sessions show` can say what it obeys.
+
 
 class PromptScreen(Protocol):
     """Reads third-party text before it enters the system prompt or a tool's description for the rest

@@ -6,3 +6,8 @@ from __future__ import annotations
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and the noun, singular for exactly one. `plural` for irregular nouns (entry/entries)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def instructions_note(names: list[str]) -> str:
+    """" · read AGENTS.md, api/AGENTS.md" for a run's first line; "" when the prompt obeys none."""
+    return f" · read {', '.join(names)}" if names else ""

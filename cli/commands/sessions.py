@@ -101,6 +101,10 @@ def show(
     c.print(f"[bold]session {h.id}[/bold] · {escape(h.model)} · created {h.created_at} · {len(session.messages)} messages")
     if h.title:
         c.print(f"[dim]{escape(h.title)}[/dim]")
+    block = next((b for b in h.system if b.name == "instructions"), None)
+    if h.instructions and block is not None:  # what the project's instruction files told this session
+        c.print(f"[bold]instructions:[/bold] read {escape(', '.join(h.instructions))}")
+        c.print(f"[dim]{escape(block.text)}[/dim]")
     from arreio.engine.governance.approvals import command_to_continue, describe_call, pending_call
 
     waiting = pending_call(session)

@@ -93,7 +93,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         session.mark_run(ctx.run_id, "start", iso_ms(started_at))
         try:
             yield emit(ev.RunStart(run_id=ctx.run_id, session_id=session.id, model=run.model, cwd=str(options.cwd),
-                                   resumed=run.resumed, model_chosen=run.model_chosen))
+                                   resumed=run.resumed, model_chosen=run.model_chosen,
+                                   instructions=list(session.header.instructions)))
             for warning in run.warnings:
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
             units = UnitRunner(

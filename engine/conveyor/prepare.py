@@ -373,6 +373,8 @@ def _new_session(
         learn=options.learn,
         plan=str((options.cwd / options.plan).resolve()) if options.plan is not None else None,
         plan_spec=kept_form(plan) if plan is not None and options.plan is not None else None,  # resumes obey this copy
+        # a block read from project instruction files names them (memory/instructions_feature.py)
+        instructions=[name for source in sources for name in getattr(source, "instruction_files", ())],
     )
     home = state_dir(options.cwd, options.env)
     make_state_dir(home)  # the run's first write: a folder made now keeps itself out of git

@@ -50,6 +50,7 @@ class SessionHeader(BaseModel):
     plan_spec: dict[str, Any] | None = None  # that plan as it started (format 3): what a resume runs
     parent: str | None = None  # a sub-agent's session: its parent session's id
     agent: str | None = None  # a sub-agent's session: its name in the event stream ("d1", "d1.d2")
+    instructions: list[str] = []  # the project instruction files (AGENTS.md…) its prompt obeys, as shown
 
 
 # -- migrations ---------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from arreio.engine.nesting import json_loads
 from arreio.engine.regular_file import Limit, read_bytes
 
 ROW_VERSION = 1
-SEEDS = ("config.yaml", "MEMORY.md", "USER.md")  # what an attempt's state folder starts with
+SEEDS = ("config.yaml", "MEMORY.md", "USER.md", "instructions.json")  # what an attempt's state folder starts with
 _SETUP_TAIL = 300  # chars of a failed setup's output quoted in the row
 
 
