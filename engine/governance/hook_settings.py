@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from arreio.engine.config import Settings, parse_section
 from arreio.engine.errors import ConfigError
@@ -105,6 +105,13 @@ class HooksSettings(BaseModel):
     user_prompt_submit: list[HookSpec] = Field(default_factory=list)
     session_start: list[HookSpec] = Field(default_factory=list)
     stop: list[HookSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _sandbox_where_it_runs(self) -> HooksSettings:
+        for moment in ("session_start", "stop"):
+            if any(spec.sandbox for spec in self.at(moment)):
+                raise ValueError(f"sandbox: true is for the hooks of tool calls and prompts, not {moment}")
+        return self
 
     def at(self, moment: str) -> list[HookSpec]:
         return list(getattr(self, moment))

@@ -110,6 +110,8 @@ def test_a_guard_refuses_rm_rf_and_the_model_reads_why(work, arreio_env) -> None
     refused = results(work, sid)[0]
     assert refused.is_error and "rm -rf is forbidden in this project" in refused.content
     assert [e["outcome"] for e in journal(work)] == ["blocked", "ok"]
+    tail = run_cli(work, arreio_env, "audit", "tail").stdout
+    assert "pre_tool_use (shell) `python3 .arreio/hooks/guard.py` → blocked (exit 2) · .arreio/config.yaml" in tail
 
 
 def test_a_json_decision_blocks_and_the_hook_gets_the_event_on_stdin(work, arreio_env, tmp_path) -> None:
@@ -222,6 +224,9 @@ def test_a_bad_hook_config_is_one_line_and_exit_5(work, arreio_env) -> None:
     script(work, [{"text": "Hi."}])
     done = run(work, arreio_env, "Hi")
     assert done.returncode == 5 and "hooks.pre_tool_use" in done.stderr and "not a regular expression" in done.stderr
+    config(work, "hooks:\n  stop:\n    - {command: [true], sandbox: true}\n")
+    done = run(work, arreio_env, "Hi")
+    assert done.returncode == 5 and "sandbox: true is for the hooks of tool calls and prompts, not stop" in done.stderr
     config(work, "hooks:\n  pre_tol_use: []\n")
     done = run(work, arreio_env, "Hi")
     assert done.returncode == 5 and "did you mean 'hooks.pre_tool_use'" in done.stderr
