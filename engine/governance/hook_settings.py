@@ -21,8 +21,9 @@ for `stop`, the verdict) must match whole; none, "" or "*" match everything. `co
 words, or a string split as a shell would split it — no shell runs it. Its program is looked up only
 where the agent cannot have put it (`engine/programs.py`): a bare name on the run's PATH without the
 entries the agent can write, a path outside the working directory, or a script under the project's
-`.arreio/` (which the agent cannot write). `{file}` in a word is the absolute path of the file the
-tool call names (a hook using it runs only for calls that name one). `sandbox: true` runs the hook in
+`.arreio/` (which the agent cannot write). `{file}`, a word of its own (or an option's value,
+`--path={file}`), is the absolute path of the file the tool call names (a hook using it runs only for
+calls that name one); inside a longer word the agent's file name could be read as shell code. `sandbox: true` runs the hook in
 the agent's own sandbox, for a program that reads code from the project (a formatter whose config is
 a script).
 """
@@ -45,6 +46,7 @@ from arreio.engine.programs import agent_writable, inside_any, trusted_which
 MOMENTS = ("pre_tool_use", "post_tool_use", "user_prompt_submit", "session_start", "stop")
 TOOL_MOMENTS = ("pre_tool_use", "post_tool_use")
 FILE = "{file}"
+_FILE_WORD = re.compile(r"\{file\}|--?[A-Za-z0-9][\w.-]*=\{file\}")
 
 
 class HookSpec(BaseModel):
@@ -71,6 +73,13 @@ class HookSpec(BaseModel):
         if isinstance(value, list):  # YAML reads `[true]` or `[sleep, 5]` as a boolean and a number
             value = [str(w).lower() if isinstance(w, bool) else str(w) if isinstance(w, (int, float)) else w
                      for w in value]
+            for word in value:
+                if isinstance(word, str) and FILE in word and not _FILE_WORD.fullmatch(word):
+                    # The agent names the file: inside a longer word (`sh -c "black {file}"`) its name
+                    # would be read as shell code on the host.
+                    raise ValueError(f"{FILE} must be a word of its own (or an option's value, --x={FILE}), not "
+                                     f"part of {word!r}; a shell script takes it as an argument: "
+                                     f"[sh, -c, 'black \"$1\"', sh, '{FILE}']")
         return value
 
     @field_validator("match")

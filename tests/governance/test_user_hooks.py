@@ -261,3 +261,20 @@ def test_a_sandboxed_hook_writes_only_where_the_agent_may(work, arreio_env, tmp_
     # sh exits 2 when a redirection fails: for post_tool_use that is "tell the model", with its stderr
     sid = events_of(done.stdout)[0]["session_id"]
     assert "escaped.txt" in results(work, sid)[0].content.split("says]")[1]  # sh: cannot create …
+
+
+def test_the_file_name_the_agent_chose_is_never_read_as_code(work, arreio_env, tmp_path) -> None:
+    log = tmp_path / "names.log"
+    config(work, "hooks:\n  post_tool_use:\n    - {match: write_file, command: [sh, -c, 'black {file}']}\n")
+    script(work, [{"text": "Hi."}])
+    refused = run(work, arreio_env, "Hi")
+    assert refused.returncode == 5 and "{file} must be a word of its own" in refused.stderr
+    config(work, "hooks:\n  post_tool_use:\n    - {match: write_file, command: "
+                 f"[sh, -c, 'printf \"%s\\\\n\" \"$1\" >> {log}', sh, '{{file}}']}}\n")
+    hostile = "a$(touch PWNED);touch PWNED2;.txt"
+    script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": hostile, "content": "x"}}]},
+                  {"text": "Done."}])
+    done = run(work, arreio_env, "Write")
+    assert done.returncode == 0, done.stderr
+    assert log.read_text() == f"{(work / hostile).resolve()}\n"
+    assert not (work / "PWNED").exists() and not (work / "PWNED2").exists()
