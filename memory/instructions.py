@@ -37,6 +37,7 @@ from arreio.engine.config import Settings, parse_section
 
 RECORD = "instructions.json"
 VERSION = 1
+EARLIER = 50  # earlier accepted texts of one file kept accepted (their digests)
 MAX_BYTES = 256_000  # an instruction file larger than this is read up to here (the prompt block caps it again)
 
 State = Literal["accepted", "new", "changed"]
@@ -122,7 +123,7 @@ def survey(cwd: Path, state: Path, settings: InstructionsSettings) -> list[Instr
     if not settings.enabled:
         return []
     accepted = load_accepted(state)
-    texts = {record.get("digest") for record in accepted.values()}
+    texts = {d for record in accepted.values() for d in [record.get("digest"), *_listed(record.get("earlier"))]}
     out: list[InstructionFile] = []
     for path in locate(cwd, settings.names):
         text = _read(path)
@@ -136,6 +137,10 @@ def survey(cwd: Path, state: Path, settings: InstructionsSettings) -> list[Instr
     return out
 
 
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _shown(path: Path, cwd: Path) -> str:
     """`AGENTS.md`, `../AGENTS.md`: as a user at the working directory names it."""
     return os.path.relpath(path, cwd.resolve())
@@ -145,7 +150,12 @@ def accept(files: list[InstructionFile], state: Path, at: str, *, durable: bool 
     """Record `files` as the user accepted them (their digests now), keeping the other records."""
     accepted = load_accepted(state)
     for f in files:  # the text too, so a later change can be shown as a diff against it
-        accepted[str(f.path)] = {"digest": f.digest, "at": at, "text": f.text}
+        before = accepted.get(str(f.path), {})
+        # Texts accepted before stay accepted: switching back to a branch whose AGENTS.md you accepted
+        # does not ask again.
+        known = [before.get("digest"), *_listed(before.get("earlier"))]
+        earlier = [d for d in known if isinstance(d, str) and d != f.digest]
+        accepted[str(f.path)] = {"digest": f.digest, "at": at, "text": f.text, "earlier": earlier[:EARLIER]}
     state.mkdir(parents=True, exist_ok=True)
     body = json.dumps({"version": VERSION, "accepted": accepted}, indent=1, sort_keys=True) + "\n"
     write_atomic(state / RECORD, body, durable=durable)

@@ -82,8 +82,8 @@ def _summary(entry: dict) -> str:
         return f"{payload.get('from')} → {payload.get('to')}"
     if kind == "hook":  # a user's hook ran: at what, on what, what it answered
         on = payload.get("tool_name") or payload.get("verdict")
-        return (f"{payload.get('moment')}{f' ({on})' if on else ''} `{payload.get('command')}` → {payload.get('outcome')}"
-                f" (exit {payload.get('exit_code')}) · {payload.get('source')}")
+        return (f"{payload.get('moment')}{f' ({on})' if on else ''} `{payload.get('command')}` → "
+                f"{payload.get('outcome')} (exit {payload.get('exit_code')}) · {payload.get('source')}")
     skip = {"run_id", "session_id"}
     return " · ".join(f"{k} {_readable(v)}" for k, v in payload.items() if k not in skip and v not in (None, "", [], {}))
 

@@ -1,7 +1,7 @@
 """`arreio doctor`: one screen saying whether this machine and this folder are ready — Python, arreio,
 the config, provider keys (names only), the shell sandbox, git for checkpoints, the knowledge embedder,
-the user's hooks (each with the program it runs) and the MCP servers. Each line is `ok` or `problem`, and a problem says how to fix it. Exit 0 when
-everything is ok, 1 when something is not.
+the user's hooks (each with the program it runs) and the MCP servers. Each line is `ok` or `problem`,
+and a problem says how to fix it. Exit 0 when everything is ok, 1 when something is not.
 
 Only typer and the standard library at import time; nothing heavy is imported to answer (the
 embedder is found with `importlib.util.find_spec`, never loaded).

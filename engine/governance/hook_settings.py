@@ -23,9 +23,9 @@ where the agent cannot have put it (`engine/programs.py`): a bare name on the ru
 entries the agent can write, a path outside the working directory, or a script under the project's
 `.arreio/` (which the agent cannot write). `{file}`, a word of its own (or an option's value,
 `--path={file}`), is the absolute path of the file the tool call names (a hook using it runs only for
-calls that name one); inside a longer word the agent's file name could be read as shell code. `sandbox: true` runs the hook in
-the agent's own sandbox, for a program that reads code from the project (a formatter whose config is
-a script).
+calls that name one); inside a longer word the agent's file name could be read as shell code.
+`sandbox: true` runs the hook in the agent's own sandbox, for a program that reads code from the
+project (a formatter whose config is a script).
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ class HookSpec(BaseModel):
 
     command: list[str] = Field(description="The program and its arguments (a string is split like a shell's words).")
     match: str = Field("", description="Regular expression the tool name (stop: the verdict) must match whole.")
-    timeout_s: float | None = Field(None, gt=0, le=600, description="Seconds before it is killed (default hooks.timeout_s).")
-    sandbox: bool = Field(False, description="Run it in the agent's sandbox (for a program that runs the project's code).")
+    timeout_s: float | None = Field(None, gt=0, le=600,
+                                    description="Seconds before it is killed (default hooks.timeout_s).")
+    sandbox: bool = Field(False,
+                          description="Run it in the agent's sandbox (for a program that runs the project's code).")
     source: str = Field("config", description="The file it came from (set when config is read).")
 
     @field_validator("command", mode="before")

@@ -124,7 +124,10 @@ class _Hooks:
         return hook_env(self.ctx.env, self.ctx.cwd, moment, self.settings.env_passthrough, _sandbox_roots(self.ctx))
 
     def record(self, moment: str, spec: HookSpec, outcome: HookRun, payload: dict[str, Any]) -> None:
-        if not outcome.outcome == "ok" and not (outcome.blocked and moment in ("pre_tool_use", "user_prompt_submit")):
+        # A block is an answer, not a failure (post_tool_use: "tell the model"); where nothing can be
+        # blocked (the session's start, the run's end), an exit 2 is a failure like any other.
+        failed = outcome.outcome in ("error", "timeout", "not_run")
+        if failed or (outcome.blocked and moment in ("session_start", "stop")):
             self.warnings.append(f"{moment} hook `{spec.shown}` ({spec.source}): {outcome.problem()}")
         ctx = self.ctx
         if self.journal is None:

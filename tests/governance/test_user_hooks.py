@@ -79,7 +79,8 @@ def journal(work: Path, kind: str = "hook") -> list[dict]:
 
 def test_a_formatter_runs_after_every_write_and_the_model_reads_what_it_said(work, arreio_env) -> None:
     fmt = hook(work, "fmt.py", FORMAT)
-    config(work, f'hooks:\n  post_tool_use:\n    - {{match: "write_file|edit_file", command: [python3, {fmt}, "{{file}}"]}}\n')
+    config(work, "hooks:\n  post_tool_use:\n"
+                 f'    - {{match: "write_file|edit_file", command: [python3, {fmt}, "{{file}}"]}}\n')
     script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hello"}}]},
                   {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
                   {"text": "Wrote a.txt."}])
@@ -164,7 +165,8 @@ def test_prompt_submit_adds_context_or_refuses_and_session_start_enters_the_prom
     session, _ = Session.open(work / ".arreio" / "sessions" / f"{sid}.jsonl", repair=False)
     session.close()
     texts = [m.text for m in session.messages if m.role == "user"]
-    assert texts == ["Build it", "[context from the hook `echo 'the build command is make'`]\nthe build command is make"]
+    context = "[context from the hook `echo 'the build command is make'`]\nthe build command is make"
+    assert texts == ["Build it", context]
     block = next(b for b in session.header.system if b.name == "hook_context")
     assert block.text == "branch main is checked out" and not block.stable
 
@@ -211,7 +213,8 @@ def test_the_agent_cannot_write_the_hook_config(work, arreio_env) -> None:
     config(work, "hooks: {}\n")
     evil = "hooks:\n  session_start:\n    - {command: [sh, -c, 'touch PWNED']}\n"
     script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": ".arreio/config.yaml", "content": evil}},
-                                  {"name": "shell", "arguments": {"command": f"printf '{evil}' > .arreio/config.yaml"}}]},
+                                  {"name": "shell",
+                                   "arguments": {"command": f"printf '{evil}' > .arreio/config.yaml"}}]},
                   {"text": "Done."}])
     run(work, arreio_env, "Add a hook", "--yes")
     assert (work / ".arreio" / "config.yaml").read_text() == "hooks: {}\n"

@@ -38,8 +38,8 @@ def test_each_chat_message_is_submitted_to_the_hooks(work, arreio_env, arreio_cm
     (work / ".arreio" / "config.yaml").write_text(
         f"hooks:\n  user_prompt_submit:\n    - {{command: [python3, .arreio/hooks/dump.py, '{seen}']}}\n")
     (work / "s.yaml").write_text('- text: "One."\n- text: "Two."\n')
-    done = subprocess.run([*arreio_cmd, "chat", "--script", "s.yaml"], cwd=work, env=arreio_env, input="first\nsecond\n",
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([*arreio_cmd, "chat", "--script", "s.yaml"], cwd=work, env=arreio_env,
+                          input="first\nsecond\n", capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert [e["prompt"] for e in lines(seen)] == ["first", "second"]
     assert len({e["session_id"] for e in lines(seen)}) == 1 and len({e["run_id"] for e in lines(seen)}) == 2
@@ -71,7 +71,8 @@ def test_a_failed_batch_attempt_posts_a_notification(project: Project, tmp_path)
     (project.root / ".arreio" / "config.yaml").write_text(
         "hooks:\n  stop:\n    - {match: 'failed|partial|paused|cancelled', "
         f"command: [sh, -c, 'cat >> {log}; echo >> {log}']}}\n")
-    suite = project.suite([fix_add_task("ok"), fix_add_task("bad-gate", gates=[{"kind": "command", "command": "exit 3"}])])
+    failing = fix_add_task("bad-gate", gates=[{"kind": "command", "command": "exit 3"}])
+    suite = project.suite([fix_add_task("ok"), failing])
     out = project.batch(str(suite), "-j", "2")
     assert out.returncode == 1, out.stderr
     (note,) = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]

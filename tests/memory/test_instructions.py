@@ -107,6 +107,9 @@ def test_a_file_the_agent_changed_is_flagged_and_not_obeyed_until_accepted(repo,
     assert run_cli(repo, arreio_env, "instructions", "accept", "AGENTS.md").returncode == 0
     _, events = run(repo, arreio_env)
     assert events[0]["instructions"] == ["AGENTS.md"]
+    (repo / "AGENTS.md").write_text(CONVENTIONS)  # back to a text accepted before (another branch): no asking
+    _, events = run(repo, arreio_env)
+    assert events[0]["instructions"] == ["AGENTS.md"] and warnings(events) == []
 
 
 def test_accepting_passes_the_memory_scan_and_force_overrides_it(repo, arreio_env) -> None:
