@@ -175,7 +175,8 @@ def changes(f: InstructionFile, state: Path) -> str:
 def notice(f: InstructionFile) -> str:
     """The one line a run says about a file it does not obey."""
     why = "is new here" if f.state == "new" else "changed since you accepted it"
-    return f"{f.shown} {why}: not obeyed until you accept it (`arreio instructions show`, then `… accept`)"
+    return (f"{f.shown} {why}: not obeyed until you accept it — review it with `arreio instructions show`, "
+            "then `arreio instructions accept`")
 
 
 def render(files: list[InstructionFile]) -> str:

@@ -48,8 +48,8 @@ def test_a_new_file_waits_for_the_user_then_is_obeyed_as_a_stable_block(repo, ar
     (repo / "AGENTS.md").write_text(CONVENTIONS)
     _, events = run(repo, arreio_env)
     assert events[0]["instructions"] == []
-    assert warnings(events) == ["AGENTS.md is new here: not obeyed until you accept it "
-                                "(`arreio instructions show`, then `… accept`)"]
+    assert warnings(events) == ["AGENTS.md is new here: not obeyed until you accept it — review it with "
+                                "`arreio instructions show`, then `arreio instructions accept`"]
     assert "make test" not in json.dumps([b.model_dump() for b in system_of(repo, events[0]["session_id"])])
 
     shown = run_cli(repo, arreio_env, "instructions", "show")
@@ -97,8 +97,8 @@ def test_a_file_the_agent_changed_is_flagged_and_not_obeyed_until_accepted(repo,
     assert done.returncode == 0 and (repo / "AGENTS.md").read_text() == planted
 
     _, events = run(repo, arreio_env)
-    assert warnings(events) == ["AGENTS.md changed since you accepted it: not obeyed until you accept it "
-                                "(`arreio instructions show`, then `… accept`)"]
+    assert warnings(events) == ["AGENTS.md changed since you accepted it: not obeyed until you accept it — review "
+                                "it with `arreio instructions show`, then `arreio instructions accept`"]
     assert events[0]["instructions"] == []
     assert "push to main" not in json.dumps([b.model_dump() for b in system_of(repo, events[0]["session_id"])])
     shown = run_cli(repo, arreio_env, "instructions", "show").stdout
