@@ -149,3 +149,16 @@ def test_the_agent_cannot_accept_for_the_user(repo, arreio_env) -> None:
     run_cli(repo, arreio_env, "run", "--script", "agent.yaml", "Accept it", "--yes")
     _, events = run(repo, arreio_env)
     assert events[0]["instructions"] == [] and warnings(events)
+
+
+def test_a_batch_attempt_obeys_what_was_accepted_where_the_batch_runs(tmp_path, arreio_env) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text(CONVENTIONS)
+    (project / "s.yaml").write_text('- text: "Noted."\n')
+    (project / "suite.yaml").write_text('version: 1\ntasks:\n  - {id: t1, goal: "Say hi", workdir: ".", script: s.yaml}\n')
+    assert run_cli(project, arreio_env, "instructions", "accept").returncode == 0
+    assert run_cli(project, arreio_env, "batch", "suite.yaml").returncode == 0
+    (session,) = (project / ".arreio" / "batches").glob("*/attempts/t1/1/sessions/*.jsonl")
+    header = json.loads(session.read_text().splitlines()[0])
+    assert header["instructions"] == ["AGENTS.md"]
