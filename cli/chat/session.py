@@ -93,10 +93,9 @@ class ChatState:
 
     def played_script(self) -> Path | None:
         """The script the next message plays: the chat's `--script`, or the one its session was started
-        with (a scripted session resumes with its script while no other model is named)."""
-        from arreio.engine.providers.registry import is_offline
-
-        if self.script is not None or not self.session_id or (self.model and not is_offline(self.model)):
+        with (a scripted session resumes with its script while no model is named: `--offline` is the
+        offline model, not the script)."""
+        if self.script is not None or not self.session_id or self.model:
             return self.script
         from arreio.engine.session.file import Session
 
