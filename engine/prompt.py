@@ -38,6 +38,11 @@ RESULT_GUIDANCE = """- A very large result arrives as a result set: a handle, it
 # the offline model stops reading the goal for instructions there (the piped text is data).
 PIPED_INPUT = "Piped input (arreio's stdin"
 
+# How a plan's first unit message (`--goal` with `--plan`) sets the run's goal apart from the unit's
+# own instruction: the goal says what the whole plan is for, each unit does what its own goal says.
+# The offline model takes only what follows this line as instructions (the goal above is context).
+PLAN_UNITS = "\n\n---\nThe plan does the goal above in units, one at a time; do only this unit now.\n"
+
 
 @dataclass(frozen=True)
 class PromptBlock:
