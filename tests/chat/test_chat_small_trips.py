@@ -1,0 +1,31 @@
+"""Small things a new user tripped on in `arreio chat`, each through a real process (stdin piped)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from arreio.engine.context.summary import SUMMARY_MARKER
+from arreio.engine.session.file import Session
+
+
+def chat(work: Path, env: dict, stdin: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", *args], cwd=work, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def messages(work: Path) -> list:
+    (path,) = [p for p in (work / ".arreio" / "sessions").glob("*.jsonl")]
+    session, _ = Session.open(path, repair=False)
+    session.close()
+    return session.messages
+
+
+def test_compact_never_replaces_a_history_with_a_longer_summary(work: Path, arreio_env: dict) -> None:
+    done = chat(work, arreio_env, "hi\nhello again\n/compact\n", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert "not compacted: a summary of the" in done.stdout and "the conversation stays as it is" in done.stdout
+    assert "context compacted" not in done.stdout
+    kept = messages(work)
+    assert kept[0].text == "hi" and not any(m.text.startswith(SUMMARY_MARKER) for m in kept)
