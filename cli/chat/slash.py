@@ -168,8 +168,18 @@ def _diff(chat: Any, arg: str) -> None:
     if run is None:
         chat.say("nothing to show: no message has been sent in this session yet")
         return
+    if _changed_nothing(chat):
+        chat.say("nothing to show: the last turn changed no files")
+        return
     chat.flush_output()
     _call(chat, lambda: checkpoints.diff(run=run, step=None, stat=False, json_output=False))
+
+
+def _changed_nothing(chat: Any) -> bool:
+    """This chat's last turn is known to have changed no file (its `done` said so): /diff and /undo
+    say that, not "no checkpoints … (it changed no files, or its checkpoints were pruned)"."""
+    turns = chat.state.turns
+    return bool(turns) and turns[-1].changed_files is False
 
 
 @command("undo", "/undo [--force] — take back what the last turn changed (it is checkpointed too)", arguments=True)
@@ -182,6 +192,9 @@ def _undo(chat: Any, arg: str) -> None:
     run = chat.state.last_run()
     if run is None:
         chat.say("nothing to undo: no message has been sent in this session yet")
+        return
+    if _changed_nothing(chat):
+        chat.say("nothing to undo: the last turn changed no files")
         return
     chat.flush_output()
     if _call(chat, lambda: checkpoints.undo(run=run, to=None, dry_run=False, yes=True,

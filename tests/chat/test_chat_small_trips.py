@@ -29,3 +29,12 @@ def test_compact_never_replaces_a_history_with_a_longer_summary(work: Path, arre
     assert "context compacted" not in done.stdout
     kept = messages(work)
     assert kept[0].text == "hi" and not any(m.text.startswith(SUMMARY_MARKER) for m in kept)
+
+
+def test_undo_and_diff_after_a_read_only_turn_say_it_changed_no_files(work: Path, arreio_env: dict) -> None:
+    (work / "a.md").write_text("hi\n")
+    done = chat(work, arreio_env, "Read a.md\n/undo\n/diff\n", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert "nothing to undo: the last turn changed no files" in done.stdout
+    assert "nothing to show: the last turn changed no files" in done.stdout
+    assert "no checkpoints for run" not in done.stdout + done.stderr
