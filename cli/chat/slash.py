@@ -17,6 +17,7 @@ from arreio.cli.inert import shown as escape
 from arreio.engine.wording import counted
 
 LEAVE = "leave"
+REFUSED = "refused"  # an unknown command, or an argument to one that takes none: a scripted chat exits 2
 
 Handler = Callable[[Any, str], Any]
 COMMANDS: dict[str, tuple[Handler, str]] = {}
@@ -57,10 +58,10 @@ def dispatch(chat: Any, line: str) -> Any:
         close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.5)
         hint = f"; did you mean /{close[0]}?" if close else ""
         chat.say(f"[yellow]unknown command /{escape(name)}{hint}[/yellow] (/help lists them)")
-        return None
+        return REFUSED
     if arg.strip() and name not in TAKES_ARGUMENTS:
         chat.say(f"[yellow]/{name} takes no argument[/yellow] (usage: {escape(found[1])})")
-        return None
+        return REFUSED
     return found[0](chat, arg.strip())
 
 

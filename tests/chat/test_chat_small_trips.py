@@ -38,3 +38,12 @@ def test_undo_and_diff_after_a_read_only_turn_say_it_changed_no_files(work: Path
     assert "nothing to undo: the last turn changed no files" in done.stdout
     assert "nothing to show: the last turn changed no files" in done.stdout
     assert "no checkpoints for run" not in done.stdout + done.stderr
+
+
+def test_a_scripted_chat_exits_2_on_an_unknown_slash_command(work: Path, arreio_env: dict) -> None:
+    done = chat(work, arreio_env, "hi\n/comapct\n/cost\n", "--offline")
+    assert done.returncode == 2, done.stderr
+    assert "unknown command /comapct; did you mean /compact?" in done.stdout
+    assert "arreio: error: /comapct: refused (said above)" in done.stderr
+    assert "1 turn" in done.stdout  # the commands after it still ran
+    assert chat(work, arreio_env, "hi\n/cost\n", "--offline").returncode == 0
