@@ -110,6 +110,9 @@ def _new_app() -> typer.Typer:
         name="arreio",
         cls=_ArreioGroup,
         help="A terminal agent harness: turns a model into an agent you can trust every day.",
+        # `arreio` alone (a first try) shows this help: it says where to start
+        epilog='Start here: `arreio chat` to talk to the agent, or `arreio run "GOAL"` for one goal '
+               "(add --offline to try it without a model key).",
         no_args_is_help=True,
         add_completion=False,  # our own --install/--show-completion take the shell as an argument
         pretty_exceptions_enable=False,

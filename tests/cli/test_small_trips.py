@@ -45,3 +45,11 @@ def test_config_get_of_an_unknown_key_is_a_usage_error(tmp_path: Path, arreio_en
     assert done.returncode == 2 and "unknown setting 'max_step' (did you mean 'max_steps'?)" in done.stderr
 
 
+
+
+def test_arreio_alone_says_where_to_start(tmp_path: Path, arreio_env: dict) -> None:
+    done = run_cli(tmp_path, arreio_env)
+    assert done.returncode == 2
+    said = " ".join(done.stdout.split())
+    assert 'Start here: `arreio chat` to talk to the agent, or `arreio run "GOAL"` for one goal' in said
+    assert "Start here" not in run_cli(tmp_path, arreio_env, "sessions").stdout  # a group alone: its own help
