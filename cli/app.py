@@ -27,7 +27,21 @@ def _one_line_usage_error(error) -> None:
         # `config set max_steps -5`: a negative number is read as a flag unless `--` ends the flags
         where = f" (a negative number is read as an option: put `--` before the arguments, as in " \
                 f"`{ctx.command_path if ctx else 'arreio'} -- KEY {option}`)"
+    elif type(error).__name__ == "NoSuchOption" and ctx is not None and (meant := _value_as_flag(ctx, option)):
+        message = f"No such option: {option}. Did you mean `{meant}`?"
     print(f"arreio: error: {message}{where}", file=sys.stderr)
+
+
+def _value_as_flag(ctx, option: str) -> str | None:
+    """`--user` where `--target user` is meant: a flag spelling one of an option's choices."""
+    value = option.lstrip("-")
+    for param in getattr(ctx.command, "params", []):
+        # Typer describes a choice on `type_descriptor` (an Enum's members); click on `type`
+        kind = getattr(param, "type_descriptor", None) or getattr(param, "type", None)
+        choices = getattr(kind, "choices", None) or ()
+        if getattr(param, "opts", None) and value in [str(getattr(c, "value", c)) for c in choices]:
+            return f"{max(param.opts, key=len)} {value}"
+    return None
 
 
 class _ArreioGroup(TyperGroup):
@@ -96,6 +110,9 @@ def _new_app() -> typer.Typer:
         name="arreio",
         cls=_ArreioGroup,
         help="A terminal agent harness: turns a model into an agent you can trust every day.",
+        # `arreio` alone (a first try) shows this help: it says where to start
+        epilog='Start here: `arreio chat` to talk to the agent, or `arreio run "GOAL"` for one goal '
+               "(add --offline to try it without a model key).",
         no_args_is_help=True,
         add_completion=False,  # our own --install/--show-completion take the shell as an argument
         pretty_exceptions_enable=False,

@@ -163,28 +163,35 @@ class LiveView(PlainView):
             self.live = None
 
     def _table(self, totals: Any, running: list) -> Any:
+        """The header line above the table of what runs. (As the table's title it was wrapped to the
+        two narrow columns' width: a stack of words down the left of a wide terminal.)"""
+        from rich.console import Group
         from rich.table import Table
+        from rich.text import Text
 
         now = time.monotonic()
         done = totals.attempts if totals else self.done_before
         failed = totals.failed if totals else 0
         title = (f"batch {self.batch_id} · {done}/{self.planned} done · {len(running)} running · "
                  f"{failed} failed · {now - self.t0:.0f}s elapsed" + (f" · {_spend(totals)}" if totals else ""))
-        table = Table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False)
+        header = Text(title, no_wrap=True, overflow="ellipsis")
+        table = Table(show_edge=False, pad_edge=False)
         table.add_column("running")
         table.add_column("for", justify="right")
         for spec, started in running[:_RUNNING_SHOWN]:
             table.add_row(escape(f"{spec.task.id} #{spec.attempt}"), f"{now - started:.0f}s")
         if len(running) > _RUNNING_SHOWN:
             table.add_row(f"… {len(running) - _RUNNING_SHOWN} more", "")
-        return table
+        return Group(header, table)
 
     def update(self, update: Any, totals: Any, running: list) -> None:
         if update.kind == "finished":
-            self.console.print(escape(row_line(update.row)), style=None if update.row.get("passed") else "red")
+            # soft_wrap: a long line is the terminal's to wrap (rich broke a path with a hard newline)
+            self.console.print(escape(row_line(update.row)), style=None if update.row.get("passed") else "red",
+                               soft_wrap=True)
         if self.live is not None:
             self.live.update(self._table(totals, running))
 
     def final(self, summary: dict[str, Any], path: Path) -> None:
         for line in summary_lines(summary, path):
-            self.console.print(escape(line))
+            self.console.print(escape(line), soft_wrap=True)

@@ -180,8 +180,12 @@ class _ChildView:
         c = self.console
         pad = "    " * agent.count(".") + "  "
         if event.type == "text_delta" and self.answer:
-            c.print(f"[dim]{escape(event.text)}[/dim]", end="", soft_wrap=True)
-            self._in_text = True
+            # tagged and indented as its calls are: flush left it read as the parent's own words
+            if not self._in_text or self._text_agent != agent:
+                self._end_text()
+                c.print(f"{pad}[cyan]↳ {escape(agent)}:[/cyan] ", end="", soft_wrap=True)
+            c.print(f"[dim]{escape(event.text.replace(chr(10), chr(10) + pad + '    '))}[/dim]", end="", soft_wrap=True)
+            self._in_text, self._text_agent = True, agent
         elif event.type == "tool_start":
             self._end_text()
             c.print(f"{pad}[cyan]↳ {escape(agent)}[/cyan] ● {escape(event.name)}({escape(_format_args(event.arguments))})")
@@ -208,6 +212,7 @@ class LiveRenderer(_ChildView):
         self.console = console or console_for()
         self.answer = answer
         self._in_text = False
+        self._text_agent: str | None = None  # the sub-agent whose text streams now (None: the parent's)
         self._failed_gates: list[tuple[str, str]] = []
 
     @property
@@ -219,6 +224,7 @@ class LiveRenderer(_ChildView):
         if self._in_text:
             self.console.print()
             self._in_text = False
+        self._text_agent = None
 
     def __call__(self, event: Any) -> None:
         kind = event.type
@@ -239,6 +245,8 @@ class LiveRenderer(_ChildView):
         elif kind in ("text_delta", "thinking_delta") and not self.answer:
             return
         elif kind == "text_delta":
+            if self._text_agent is not None:  # the parent speaks again after a sub-agent's text
+                self._end_text()
             c.print(escape(event.text), end="", soft_wrap=True)
             self._in_text = True
         elif kind == "thinking_delta":

@@ -38,6 +38,15 @@ RESULT_GUIDANCE = """- A very large result arrives as a result set: a handle, it
 # the offline model stops reading the goal for instructions there (the piped text is data).
 PIPED_INPUT = "Piped input (arreio's stdin"
 
+# How the files a chat message names with `@path` are attached below it (cli/chat/mentions.py): their
+# text is context, and the offline model stops reading the message for instructions there too.
+ATTACHED = "\n\n[arreio: attached by the user as context for the message above]\n\n"
+
+# How a plan's first unit message (`--goal` with `--plan`) sets the run's goal apart from the unit's
+# own instruction: the goal says what the whole plan is for, each unit does what its own goal says.
+# The offline model takes only what follows this line as instructions (the goal above is context).
+PLAN_UNITS = "\n\n---\nThe plan does the goal above in units, one at a time; do only this unit now.\n"
+
 
 @dataclass(frozen=True)
 class PromptBlock:

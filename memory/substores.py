@@ -201,10 +201,18 @@ class Substores:
         return (chosen if limit is None else chosen[:limit]), len(everything)
 
     def get(self, substore: str, record_id: str) -> SubstoreRecord | None:
-        for record in self.records(substore):
-            if record.id == record_id:
-                return record
-        return None
+        """The record with this id, or with the one id that starts with it (as `sessions show` and
+        `batch` take a prefix); None when none does. A prefix of several is a UsageError naming them."""
+        records = self.records(substore)
+        exact = next((r for r in records if r.id == record_id), None)
+        if exact is not None or not record_id:
+            return exact
+        matches = [r for r in records if r.id.startswith(record_id)]
+        if len(matches) > 1:
+            shown = ", ".join(r.id for r in matches[:8]) + (f", … ({len(matches)} in all)" if len(matches) > 8 else "")
+            raise UsageError(f"record prefix {record_id!r} is ambiguous in the {substore} substore: {shown} "
+                             "— give more characters")
+        return matches[0] if matches else None
 
     def _warn(self, message: str) -> None:
         self.diagnostics.append(message)

@@ -138,11 +138,13 @@ INTERRUPTIBLE = {"preexec_fn": _ctrl_c_reaches_the_child}
 
 
 @contextmanager
-def fifos_unblocked(root: Path, every_s: float = 0.3) -> Iterator[None]:
+def fifos_unblocked(root: Path, every_s: float = 0.3) -> Iterator[list[Path]]:
     """Inside, every FIFO under `root` is opened and closed for writing every `every_s` seconds, so a
     read that old code blocked on returns (the test then fails on what it got) instead of hanging
-    the suite."""
+    the suite. Yields the FIFOs it found a reader on: a code that opened one (and so waited for a
+    writer) is caught by that, whatever the machine's load — not by how long it took."""
     done = threading.Event()
+    opened: list[Path] = []
 
     def loop() -> None:
         while not done.wait(every_s):
@@ -150,12 +152,13 @@ def fifos_unblocked(root: Path, every_s: float = 0.3) -> Iterator[None]:
                 try:
                     os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
                 except OSError:  # no reader at this instant
-                    pass
+                    continue
+                opened.append(fifo)
 
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     try:
-        yield
+        yield opened
     finally:
         done.set()
         thread.join()

@@ -4,7 +4,9 @@
 
 `y` runs the call, `n` (or Enter, or end of input) refuses it, anything else asks again, `a` runs it and allows this tool with
 these very arguments for the rest of the chat (a call with other arguments is asked about afresh),
-`e` shows the full arguments and asks again. Ctrl-C (or SIGTERM) at the question refuses the call and
+`e` shows the full arguments and asks again. At a terminal one key answers, without Enter (the rest
+of its word and an Enter typed straight after are taken with it: "yes⏎" is one answer, not a "yes"
+and then an "es" sent as the next message); elsewhere a line does. Ctrl-C (or SIGTERM) at the question refuses the call and
 stops the turn (the approvals hook turns the KeyboardInterrupt into a cancel; the call is never run)."""
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from arreio.cli.chat.echo import echoed
+from arreio.cli.chat.echo import echoed, read_key, tty_fd
 from arreio.cli.inert import call_text, flat, inert
 from arreio.cli.interrupts import question
 
@@ -58,14 +60,22 @@ class ChatApprovals:
             why = f" ({event.reason})" if event.reason else ""
             header = flat(f"{event.name} needs approval{why}:")
             self.stderr.write(f"⏸ {header} {call_text(event.summary or event.name)}\n")
+        fd = tty_fd(self.stdin)
         while True:
             self.stderr.write(QUESTION)
             self.stderr.flush()
-            line = self.stdin.readline()
-            if not line:  # end of input: nobody said yes
-                self.stderr.write("\n")
-                return False
-            answer = line.strip().lower()
+            if fd is not None:
+                answer = read_key(fd)
+                self.stderr.write(("" if answer in ("", "\x04") else answer) + "\n")  # the answer, echoed as typed
+                if answer == "\x04":  # Ctrl-D: end of input, nobody said yes
+                    return False
+                answer = answer.lower()
+            else:
+                line = self.stdin.readline()
+                if not line:  # end of input: nobody said yes
+                    self.stderr.write("\n")
+                    return False
+                answer = line.strip().lower()
             if answer in ("e", "explain"):
                 self.stderr.write(inert(json.dumps(event.arguments, ensure_ascii=False, indent=2)) + "\n")
                 continue

@@ -19,6 +19,7 @@ class Compacted:
     tokens_after: int
     messages_removed: int
     source: str  # "model" or "fallback: <why>"
+    kept: bool = False  # the summary was no shorter than what it would replace: the history stays as it was
 
 
 def _tokens(session: Any, profile: str) -> int:
@@ -61,9 +62,16 @@ async def compact_now(state: Any, provider_factory: Any) -> Compacted | None:
                                                  timeout_s=cfg.summary_timeout_s)
             if scripted:
                 source = "fallback: the deterministic summary (a --script chat)"
+            message = render_summary(summary, plan.meta)
+            replaced = sum(estimate_message(m, profile) for m in plan.head)
+            if estimate_message(message, profile) >= replaced:
+                # A short conversation summarised is longer than itself: compacting would cost room, not
+                # make it (and lose the verbatim turns for nothing).
+                return Compacted(before, before + round(estimate_message(message, profile) - replaced),
+                                 len(plan.head), source, kept=True)
             archive = state_dir(state.cwd, state.env) / "sessions" / sid / "compacted" / f"{plan.meta.number:03d}.jsonl"
             write_atomic(archive, "".join(m.model_dump_json() + "\n" for m in plan.head))
-            session.rewrite([render_summary(summary, plan.meta), *plan.tail])
+            session.rewrite([message, *plan.tail])
             return Compacted(before, _tokens(session, profile), len(plan.head), source)
         finally:
             session.close()

@@ -65,3 +65,47 @@ def echoed(stream: Any) -> Any:
     """Keys typed on `stream` are echoed and line-edited inside (a question read as a line), whatever
     was set around it."""
     return _echo(stream, on=True)
+
+
+# What a key at the approval question may be the start of: the rest, typed straight after, is taken
+# with it (a person used to typing "yes⏎" meant one answer).
+_WORDS = {"y": "yes", "n": "no", "a": "always", "e": "explain"}
+_FOLLOW_S = 0.3  # how long after a key the next one still counts as the same word
+
+
+def read_key(fd: int) -> str:
+    """One key from the terminal `fd`, without waiting for Enter: "y", "n", "a", "e", another
+    character, "" for Enter, "\x04" for Ctrl-D. The line discipline's signals stay on (Ctrl-C still
+    interrupts). The rest of the key's word and an Enter typed straight after it are consumed; any
+    other keys typed in that moment are dropped with them (they belonged to the answer)."""
+    import select
+    import termios
+
+    saved = termios.tcgetattr(fd)
+    raw = list(saved)
+    raw[3] = saved[3] & ~(termios.ICANON | termios.ECHO | termios.ECHOCTL)
+    raw[6] = list(saved[6])
+    raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+    termios.tcsetattr(fd, termios.TCSANOW, raw)
+    try:
+        first = os.read(fd, 1).decode("utf-8", errors="replace")
+        if first in ("\r", "\n"):
+            return ""
+        word = _WORDS.get(first.lower(), "")[1:]
+        # after an unknown key only an Enter already typed goes with it: the next key is the next answer
+        follow = _FOLLOW_S if first.lower() in _WORDS else 0
+        while select.select([fd], [], [], follow)[0]:
+            got = os.read(fd, 1).decode("utf-8", errors="replace").lower()
+            if got in ("\r", "\n"):  # the Enter after the answer
+                break
+            if word and got == word[0]:
+                word = word[1:]
+                continue
+            termios.tcflush(fd, termios.TCIFLUSH)  # not the answer's word: what else came with it goes too
+            break
+        return first
+    finally:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except termios.error:
+            pass  # the terminal went away meanwhile

@@ -22,10 +22,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arreio.engine.prompt import ATTACHED
 from arreio.engine.regular_file import open_regular, read_to_end
 
 MENTION_CAP = 50 * 1024  # bytes of one file's text attached
-ATTACHED = "\n\n[arreio: attached by the user as context for the message above]\n\n"
 _MENTION = re.compile(r'(?<!\S)@(?:"([^"\n]+)"|((?:\\ |\S)+))')
 _TRAILING = ".,;:!?)"
 

@@ -7,8 +7,8 @@ without a pty:
 Every line is a message; when the input has a blank line anywhere, every block between blank lines
 is one instead (so a message can span lines). A `/command` runs as it would at the prompt. With no
 person to ask, a sensitive call pauses its turn (exit 3, as `arreio run` does; `--yes` approves) and
-the next message goes on from there. The exit code is the last failing message's, 0 when all
-succeeded; a cancel (Ctrl-C, SIGTERM) stops the whole script with 130."""
+the next message goes on from there. The exit code is the last failing message's (2 for an unknown
+`/command`), 0 when all succeeded; a cancel (Ctrl-C, SIGTERM) stops the whole script with 130."""
 
 from __future__ import annotations
 
@@ -61,8 +61,13 @@ def piped(state: Any, stdin: TextIO | None) -> int:
     code = 0
     for message in messages:
         if slash.is_command(message):
-            if slash.dispatch(chat, message) == slash.LEAVE:
+            outcome = slash.dispatch(chat, message)
+            if outcome == slash.LEAVE:
                 break
+            if outcome == slash.REFUSED:  # a script's typo must not pass for success (exit 0)
+                code = 2
+                print(f"arreio: error: {inert(' '.join(message.split()))}: refused (said above); /help lists the commands",
+                      file=sys.stderr, flush=True)
             continue
         result = chat.send(message.removeprefix("/") if message.startswith("//") else message)
         if result is None:

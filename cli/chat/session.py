@@ -26,6 +26,7 @@ class TurnRecord:
     cost_usd: float | None
     cache_share: float | None
     free: bool
+    changed_files: bool | None = None  # None: not known (checkpoints off); False: the turn changed no file
 
 
 @dataclass
@@ -69,7 +70,8 @@ class ChatState:
     def record(self, done: Any, run_id: str) -> TurnRecord:
         turn = TurnRecord(run_id=run_id, verdict=done.verdict, steps=done.steps, tool_calls=done.tool_calls,
                           input_tokens=done.input_tokens, output_tokens=done.output_tokens, cost_usd=done.cost_usd,
-                          cache_share=done.cache_share, free=done.free)
+                          cache_share=done.cache_share, free=done.free,
+                          changed_files=None if done.changes is None else any(done.changes.values()))
         self.turns.append(turn)
         return turn
 
@@ -93,10 +95,9 @@ class ChatState:
 
     def played_script(self) -> Path | None:
         """The script the next message plays: the chat's `--script`, or the one its session was started
-        with (a scripted session resumes with its script while no other model is named)."""
-        from arreio.engine.providers.registry import is_offline
-
-        if self.script is not None or not self.session_id or (self.model and not is_offline(self.model)):
+        with (a scripted session resumes with its script while no model is named: `--offline` is the
+        offline model, not the script)."""
+        if self.script is not None or not self.session_id or self.model:
             return self.script
         from arreio.engine.session.file import Session
 

@@ -17,6 +17,7 @@ from arreio.cli.inert import shown as escape
 from arreio.engine.wording import counted
 
 LEAVE = "leave"
+REFUSED = "refused"  # an unknown command, or an argument to one that takes none: a scripted chat exits 2
 
 Handler = Callable[[Any, str], Any]
 COMMANDS: dict[str, tuple[Handler, str]] = {}
@@ -57,10 +58,10 @@ def dispatch(chat: Any, line: str) -> Any:
         close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.5)
         hint = f"; did you mean /{close[0]}?" if close else ""
         chat.say(f"[yellow]unknown command /{escape(name)}{hint}[/yellow] (/help lists them)")
-        return None
+        return REFUSED
     if arg.strip() and name not in TAKES_ARGUMENTS:
         chat.say(f"[yellow]/{name} takes no argument[/yellow] (usage: {escape(found[1])})")
-        return None
+        return REFUSED
     return found[0](chat, arg.strip())
 
 
@@ -142,6 +143,11 @@ def _compact(chat: Any, arg: str) -> None:
     if done is None:
         chat.say("nothing to compact: the conversation is one turn long")
         return
+    if done.kept:
+        chat.say(f"not compacted: a summary of the {counted(done.messages_removed, 'message')} before the last turn "
+                 f"is no shorter than they are ({done.tokens_before:,} tokens now, {done.tokens_after:,} with it); "
+                 "the conversation stays as it is")
+        return
     how = "" if done.source == "model" else f" [dim]({escape(done.source)})[/dim]"
     chat.say(f"context compacted: {done.tokens_before:,} → {done.tokens_after:,} tokens "
              f"({counted(done.messages_removed, 'message')} summarised){how}")
@@ -163,8 +169,18 @@ def _diff(chat: Any, arg: str) -> None:
     if run is None:
         chat.say("nothing to show: no message has been sent in this session yet")
         return
+    if _changed_nothing(chat):
+        chat.say("nothing to show: the last turn changed no files")
+        return
     chat.flush_output()
     _call(chat, lambda: checkpoints.diff(run=run, step=None, stat=False, json_output=False))
+
+
+def _changed_nothing(chat: Any) -> bool:
+    """This chat's last turn is known to have changed no file (its `done` said so): /diff and /undo
+    say that, not "no checkpoints … (it changed no files, or its checkpoints were pruned)"."""
+    turns = chat.state.turns
+    return bool(turns) and turns[-1].changed_files is False
 
 
 @command("undo", "/undo [--force] — take back what the last turn changed (it is checkpointed too)", arguments=True)
@@ -177,6 +193,9 @@ def _undo(chat: Any, arg: str) -> None:
     run = chat.state.last_run()
     if run is None:
         chat.say("nothing to undo: no message has been sent in this session yet")
+        return
+    if _changed_nothing(chat):
+        chat.say("nothing to undo: the last turn changed no files")
         return
     chat.flush_output()
     if _call(chat, lambda: checkpoints.undo(run=run, to=None, dry_run=False, yes=True,

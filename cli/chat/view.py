@@ -121,6 +121,8 @@ class ChatRenderer(LiveRenderer):
             super().__call__(event)
             return
         if kind == "text_delta" and self.markdown:
+            if self._text_agent is not None:  # a sub-agent's text line ends before the parent's answer
+                self._end_text()
             self._buffer += event.text
             cut = _cut(self._buffer)
             if cut:

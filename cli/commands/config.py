@@ -138,11 +138,12 @@ def _leaves(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[li
 
 
 def lookup(tree: dict[str, Any], key: str) -> Any:
-    """The value at a dotted key (None below an unset optional section); an unknown key is the run's
-    ConfigError, with the nearest name."""
+    """The value at a dotted key (None below an unset optional section); an unknown key is a
+    UsageError with the nearest name (a name typed on the command line: nothing is wrong with the
+    config, so not the configuration error's exit 5)."""
     import difflib
 
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.errors import UsageError
 
     node: Any = tree
     parts = _parts(key)
@@ -152,7 +153,7 @@ def lookup(tree: dict[str, Any], key: str) -> Any:
         if not isinstance(node, dict) or part not in node:
             close = difflib.get_close_matches(part, list(node), n=1) if isinstance(node, dict) else []
             hint = f" (did you mean '{'.'.join([*parts[:i], close[0]])}'?)" if close else ""
-            raise ConfigError(f"unknown setting '{key}'{hint}")
+            raise UsageError(f"unknown setting '{key}'{hint}")
         node = node[part]
     return node
 

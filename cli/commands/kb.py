@@ -165,6 +165,8 @@ def search(
     from arreio.engine.errors import UsageError
 
     text(query, "the query")
+    if not query.strip():  # nothing to look for: a usage error, not "no matches" (exit 0 read as an answer)
+        raise UsageError("the query is empty: give some words to look for (`arreio kb search \"retry backoff\"`)")
     if mode not in ("hybrid", "keyword", "vector"):
         raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
     kb = _existing()

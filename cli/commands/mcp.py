@@ -7,6 +7,7 @@ Only typer/rich/stdlib at import time; the `mcp` package is imported when a serv
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -93,10 +94,15 @@ def list_servers(
     if not rows:
         typer.echo("no MCP servers configured (add an `mcp_servers:` section to .arreio/config.yaml)")
         return
+    from arreio.cli.render import console_for, isatty
+
+    if not isatty(sys.stdout):  # a pipe gets a line per server (a boxed table there was ~600 columns wide)
+        for line in _plain_lines(rows):
+            typer.echo(line)
+        return
     from rich.table import Table
 
     from arreio.cli.inert import shown as escape  # markup-safe and inert
-    from arreio.cli.render import console_for
 
     table = Table(show_header=True, header_style="bold")
     for column in ("server", "transport", "target", "state", "tools"):
@@ -111,6 +117,24 @@ def list_servers(
             tools += f"\nwithheld by tools allow/deny: {', '.join(withheld)}"
         table.add_row(escape(row["name"]), row["transport"], escape(row["target"]), state, escape(tools))
     console_for().print(table)  # a pipe gets whole lines, not 80 columns
+
+
+def _plain_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """`name: state (transport: target) · N tools: a, b` per server, what went wrong after a dash, and
+    withheld tools on an indented line: whole lines for `grep` and `cut`, as `mcp test` prints."""
+    from arreio.cli.inert import flat, inert  # what a server says is shown, never acted on by the terminal
+
+    lines = []
+    for row in rows:
+        offered = [t["name"] for t in row["tools"] if t["offered"]]
+        withheld = [t["name"] for t in row["tools"] if not t["offered"]]
+        tools = f" · {counted(len(offered), 'tool')}" + (f": {', '.join(offered)}" if offered else "") \
+            if row["state"] == "ready" else ""
+        detail = f" — {flat(row['detail'])}" if row["detail"] else ""
+        lines.append(inert(f"{row['name']}: {row['state']} ({row['transport']}: {row['target']}){tools}{detail}"))
+        if withheld:
+            lines.append(inert(f"  withheld by tools allow/deny: {', '.join(withheld)}"))
+    return lines
 
 
 @app.command("test")

@@ -215,7 +215,7 @@ def _substore_app(name: str) -> typer.Typer:
 
     @sub.command("show")
     def show_record(
-        record_id: Annotated[str, typer.Argument(metavar="ID", help="The record id (from `list`).")],
+        record_id: Annotated[str, typer.Argument(metavar="ID", help="The record id (from `list`) or a unique prefix of it.")],
         as_json: JsonOption = False,
     ) -> None:
         """Print one record."""

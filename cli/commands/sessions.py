@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -113,6 +113,17 @@ def show(
         c.print(f"[yellow]⏸ waiting for approval:[/yellow] {shown}", soft_wrap=True)
         c.print(f"[yellow]  approve with `{command_to_continue(h.id)}` or refuse with "
                 f"`{command_to_continue(h.id)} --deny`[/yellow]")
+    # Each result is shown under its call (parallel calls were listed, then their results, unpaired);
+    # a result whose call is not in the history stays where it is.
+    results = {p.call_id: p for m in session.messages for p in m.parts if p.type == "tool_result"}
+    calls = {p.id for m in session.messages for p in m.parts if p.type == "tool_call"}
+
+    def result_line(part: Any) -> None:
+        first = part.content.strip().splitlines()[0] if part.content.strip() else ""
+        style = "red" if part.is_error else "dim"
+        status = "" if part.status == "ok" else f"\\[{part.status}] "
+        c.print(f"  [{style}]⎿ {status}{escape(first[:160])}[/{style}]")
+
     for message in session.messages:
         for part in message.parts:
             if part.type == "text":
@@ -123,10 +134,10 @@ def show(
             elif part.type == "tool_call":
                 args = json.dumps(part.arguments, ensure_ascii=False)
                 c.print(f"[cyan]● {escape(part.name)}[/cyan] {escape(args[:160])}")  # the model names the tool
-            elif part.type == "tool_result":
-                first = part.content.strip().splitlines()[0] if part.content.strip() else ""
-                style = "red" if part.is_error else "dim"
-                c.print(f"  [{style}]⎿ [{part.status}] {escape(first[:160])}[/{style}]")
+                if part.id in results:
+                    result_line(results[part.id])
+            elif part.type == "tool_result" and part.call_id not in calls:
+                result_line(part)
     if repairs:
         c.print(f"[yellow]{counted(len(repairs), 'repair')} would be made on load — see `arreio sessions doctor {h.id}`[/yellow]")
 

@@ -157,9 +157,10 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _stored_script(session: Session, options: RunOptions) -> Path | None:
-    """A session started from `--script` resumes with the same script unless told otherwise."""
+    """A session started from `--script` resumes with the same script unless told otherwise: a model
+    named on this run (`--offline` too) is that model, not the script again."""
     stored = session.header.script
-    if options.script is not None or not stored or options.model not in (None, registry.OFFLINE):
+    if options.script is not None or not stored or options.model is not None:
         return options.script
     path = Path(stored)
     if not path.is_file():

@@ -14,6 +14,7 @@ from arreio.engine.conveyor.plan import UNIT_RECORD, Plan, PlanProgress, Unit
 from arreio.engine.conveyor.runner import Runner
 from arreio.engine.errors import ConfigError, UsageError
 from arreio.engine.ports import Provider
+from arreio.engine.prompt import PLAN_UNITS
 from arreio.engine.providers.registry import check_model
 from arreio.engine.tools.registry import ToolRegistry
 
@@ -24,12 +25,14 @@ def goal_title(text: str) -> str:
 
 
 def unit_message(plan: Plan, unit: Unit, goal: str | None, first: bool) -> str:
-    """The user message that starts a unit. A one-unit run sends the goal as it is."""
+    """The user message that starts a unit. A one-unit run sends the goal as it is; a plan's first unit
+    with a goal (`--goal` with `--plan`) sends the goal as what the whole plan is for, then its own
+    instruction as the part to do now (the whole goal in unit one did the next units' work early)."""
     if not plan.from_file:
         return goal or unit.goal
     text = f"Unit '{unit.id}': {unit.goal.strip()}"
     if first and goal:
-        return f"{goal.strip()}\n\n---\n{text}"
+        return f"{goal.strip()}{PLAN_UNITS}{text}"
     return text
 
 

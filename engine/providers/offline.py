@@ -35,6 +35,7 @@ from pathlib import PurePosixPath
 from arreio.engine.context.compaction import offline_summary, summarised_turns
 from arreio.engine.context.summary import SUMMARY_MARKER, parse_summary_message
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.prompt import PLAN_UNITS
 from arreio.engine.providers import offline_answer as say
 from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
 from arreio.engine.providers.offline_goal import GoalFiles, goal_files, read_goal
@@ -70,6 +71,12 @@ def _instruction(message: Message) -> bool:
     return message.role == "user" and not message.text.startswith((SUMMARY_MARKER, "[arreio]"))
 
 
+def _own_part(text: str) -> str:
+    """An instruction without the plan's goal before it: a plan's unit does what its own goal says
+    (the goal above, mined for files too, had unit one write what unit two was for)."""
+    return text.split(PLAN_UNITS, 1)[-1]
+
+
 def _goal_text(messages: list[Message]) -> str:
     """Every instruction so far (a plan sends one per unit), and the goal a compaction summary kept."""
     texts = []
@@ -80,12 +87,18 @@ def _goal_text(messages: list[Message]) -> str:
             parsed = parse_summary_message(m)
             if parsed:
                 kept = parsed[0]
-                texts += [kept.goal, *kept.instructions]
+                texts += [_own_part(t) for t in (kept.goal, *kept.instructions)]
                 if kept.current_task and kept.current_task != kept.goal:
-                    texts.append(kept.current_task)
+                    texts.append(_own_part(kept.current_task))
         elif not m.text.startswith("[arreio]"):
-            texts.append(m.text)
+            texts.append(_own_part(m.text))
     return "\n".join(texts)
+
+
+def _title(messages: list[Message], goal: str) -> str:
+    """What a written report is titled from: the plan's goal when one came with it, else the goal."""
+    first = next((m.text for m in messages if _instruction(m)), "")
+    return first.split(PLAN_UNITS, 1)[0] if PLAN_UNITS in first else goal
 
 
 # A write in a summary's records: `write_file(path="o.md") → …` (arreio's records), or the offline
@@ -207,7 +220,7 @@ class OfflineProvider:
         unread = [p for p in dict.fromkeys(wanted) if p not in view.read_tried or (p in probes)]
         if unread and "read_file" in tools:
             return f"Reading {', '.join(unread)}.", [call(j, "read_file", path=p) for j, p in enumerate(unread)], None
-        calls, said = self._writes(goal, files, view, states, tools)
+        calls, said = self._writes(_title(messages, goal), files, view, states, tools)
         if calls:
             return " ".join(said), [call(j, name, **args) for j, (name, args) in enumerate(calls)], None
         account = self._account(goal, files, view, can_list)

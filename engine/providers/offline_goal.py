@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from arreio.engine.conveyor.prose import path_mentions
-from arreio.engine.prompt import PIPED_INPUT
+from arreio.engine.prompt import ATTACHED, PIPED_INPUT
 from arreio.engine.providers.offline_phrasing import (
     AUXILIARIES,
     DESTINATIONS,
@@ -87,7 +87,9 @@ def read_goal(goal: str) -> GoalFiles:
     roles: dict[str, str] = {}
     wants = False
     read: dict[tuple[str, Role | None], tuple[list[tuple[str, str]], bool]] = {}
-    goal = goal.split("\n" + PIPED_INPUT, 1)[0]  # piped context is data, never instructions
+    # piped input and attached files are context (their text is data, never instructions: a file's
+    # `self.items.append` was read as a path to open)
+    goal = goal.split("\n" + PIPED_INPUT, 1)[0].split(ATTACHED, 1)[0]
     for text, default in _blocks(_URL.sub(" ", goal)):
         if default in ("write", "append"):
             wants = True

@@ -104,6 +104,28 @@ def _matches(name: str, selectors: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, s) if _is_pattern(s) else name == s for s in selectors)
 
 
+def _literal_prefix(selector: str) -> str:
+    cut = min((selector.index(ch) for ch in "*?[" if ch in selector), default=len(selector))
+    return selector[:cut]
+
+
+def excludes_namespace(prefix: str, enable: Sequence[str] | None, disable: Sequence[str]) -> bool:
+    """No tool named `prefix…` (an MCP server's `fx__`) can be offered under these selectors, whatever
+    its tools turn out to be: a deny pattern covers the whole namespace (`fx__*`, `*`), or an allow-list
+    has nothing that could match a name in it. Pure and conservative: on doubt (`*status`), False."""
+    for selector in disable:
+        head = _literal_prefix(selector)
+        if selector == head + "*" and prefix.startswith(head):
+            return True
+    if enable is None:
+        return False
+    for selector in enable:
+        head = _literal_prefix(selector)
+        if head.startswith(prefix) or (_is_pattern(selector) and prefix.startswith(head)):
+            return False
+    return True
+
+
 def resolve_tools(
     ctx: RunContext,
     features: Sequence[Feature],
@@ -114,7 +136,14 @@ def resolve_tools(
 ) -> ResolvedTools:
     """All families, then prerequisites, then the allow-list (if any), then the deny-list."""
     candidates: list[tuple[Tool, str]] = [(tool, BUILTIN_FAMILY) for tool in builtin_tools()]
+    enable = list(enable) if enable is not None else None
+    disable = list(disable)
     for feature in features:
+        # told the selectors before it lists its tools: a family can leave out what none could pass
+        # (an MCP server whose every tool is excluded is not started: seconds a run, for nothing)
+        selected: Any = getattr(feature, "tools_selected", None)
+        if selected is not None:
+            selected(ctx, enable, disable)
         candidates += [(tool, feature.name) for tool in feature.tools(ctx)]
 
     offered = ResolvedTools()
@@ -130,13 +159,11 @@ def resolve_tools(
         offered.register(tool)
         offered.families[tool.name] = family
 
-    enable = list(enable) if enable is not None else None
-    disable = list(disable)
     unknown = [s for s in (enable or []) + disable if not any(_matches(n, [s]) for n in known)]
     absent = _absent_namespaces(ctx, features)
     for selector in dict.fromkeys(unknown):
         why = next((w for prefix, w in absent.items() if selector.startswith(prefix)), None)
-        if why is not None:
+        if why:  # "": left out on purpose (every tool of it excluded), nothing to warn about
             offered.warnings.append(f"tool(s) {selector} not offered in this run: {why}")
     unknown = [s for s in unknown if not any(s.startswith(prefix) for prefix in absent)]
     if unknown:

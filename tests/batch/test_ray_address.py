@@ -40,7 +40,7 @@ def test_a_listening_address_passes_and_a_closed_one_is_named() -> None:
     started = time.monotonic()
     with pytest.raises(ConfigError, match=rf"--ray 127.0.0.1:{port}: no Ray cluster answers there"):
         check_answers(f"127.0.0.1:{port}")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # a refused connection, not Ray's own minute of retries
     check_answers("auto")  # left to Ray
 
 

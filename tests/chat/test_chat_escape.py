@@ -35,7 +35,7 @@ def test_esc_mid_turn_stops_it_and_what_was_typed_ahead_waits_at_the_prompt(work
     time.sleep(0.2)
     term.type("\x1b")
     term.next(r"\ninterrupted · 1 step · 1 tool call \(1 interrupted\) · ", timeout=20)
-    assert time.monotonic() - started < 10  # stopped, not waited out
+    assert time.monotonic() - started < 20  # stopped, not the 30 s sleep waited out
     term.next("turn cancelled — the session is intact; send a message to go on")
     term.next(r"› go on")  # the keys typed ahead, at the prompt as if typed there
     term.type("\r")

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = """\
 - text: "Answer one."
 - text: "Looking."
-  tool_calls: [{name: list_dir, arguments: {path: "."}}]
+  tool_calls: [{name: read_file, arguments: {path: "big.md"}}]
 - text: "Answer two, after a look."
 - text: "Answer three."
 - text: "Answer four."
@@ -25,7 +25,9 @@ SCRIPT = """\
 
 
 def four_messages(work: Path, env: dict, *commands: str) -> str:
-    """A chat of four messages (the second makes a tool call), then `commands`; returns the session id."""
+    """A chat of four messages (the second reads a long file: a summary is shorter than the history,
+    so `/compact` compacts), then `commands`; returns the session id."""
+    (work / "big.md").write_text("".join(f"line {n}: some words to make the file long enough\n" for n in range(200)))
     term = chat(work, env, SCRIPT)
     for word in ("one", "two", "three", "four"):
         term.prompt()

@@ -114,9 +114,11 @@ def test_ctrl_c_mid_turn_cancels_it_and_the_next_message_continues_the_same_sess
 
 
 def test_diff_undo_compact_and_cost(work: Path, arreio_env) -> None:
+    # a long file read: the summary is shorter than the history it replaces, so /compact compacts
+    (work / "big.md").write_text("".join(f"line {n}: some words to make the file long enough\n" for n in range(200)))
     term = chat(work, arreio_env, """\
 - text: "Looking."
-  tool_calls: [{name: read_file, arguments: {path: notes.md}}]
+  tool_calls: [{name: read_file, arguments: {path: notes.md}}, {name: read_file, arguments: {path: big.md}}]
 - text: "It says original."
 - tool_calls: [{name: write_file, arguments: {path: notes.md, content: "overwritten\\n"}}]
 - text: "Rewrote notes.md."
@@ -143,7 +145,7 @@ def test_diff_undo_compact_and_cost(work: Path, arreio_env) -> None:
     assert int(found.group(3)) >= 4
     term.prompt()
     term.send("/cost")
-    term.next(r"2 turns · 4 steps · 2 tool calls")
+    term.next(r"2 turns · 4 steps · 3 tool calls")
     term.next(r"tokens: [\d,]+ in / [\d,]+ out · cost: \$0 \(offline\)")
     term.next(r"stable prefix: \d+% of what 4 requests sent")
     term.prompt()

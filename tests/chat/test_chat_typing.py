@@ -54,7 +54,8 @@ def test_a_name_with_spaces_is_attached_as_tab_completes_it_and_a_folder_is_said
 
 
 def test_an_answer_to_the_question_that_is_neither_yes_nor_no_asks_again(work: Path, arreio_env) -> None:
-    """'yes please' at the approval question refused the call without a word (only y/yes ran it)."""
+    """An answer that is none of y/n/a/e refused the call without a word (only y/yes ran it); one key
+    answers, without Enter."""
     term = chat(work, arreio_env, """\
 - tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
 - text: "Logged."
@@ -62,13 +63,30 @@ def test_an_answer_to_the_question_that_is_neither_yes_nor_no_asks_again(work: P
     term.prompt()
     term.send("log it")
     term.next(r"Run it\? \[y\]es")
-    term.type("yes please\r")
+    term.type("x")
     term.next(r"answer y, n, a or e \(Enter alone is no\)")
     term.next(r"Run it\? \[y\]es")
-    term.type("y\r")
+    term.type("y")  # no Enter: the key is the answer
     term.next("Logged.")
     leave(term)
     assert (work / "log.txt").read_text() == "ran\n"
+
+
+def test_yes_typed_whole_with_enter_is_one_answer(work: Path, arreio_env) -> None:
+    """With a key for an answer, "yes⏎" must not answer y and then send "es" as the next message."""
+    term = chat(work, arreio_env, """\
+- tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
+- text: "Logged."
+- text: "A message came after."
+""")
+    term.prompt()
+    term.send("log it")
+    term.next(r"Run it\? \[y\]es")
+    term.type("yes\r")
+    term.next("Logged.")
+    sid = leave(term)
+    assert (work / "log.txt").read_text() == "ran\n"
+    assert user_messages(work, sid) == ["log it"]  # nothing of the answer went out as a message
 
 
 def test_wrong_arguments_to_slash_commands_are_refused_and_a_path_is_a_message(work: Path, arreio_env) -> None:

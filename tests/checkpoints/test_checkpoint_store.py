@@ -135,7 +135,7 @@ def test_list_filters_by_session_and_prune_keeps_the_newest_run(work: Path, cli)
     assert r1["run_id"] in table and "+0 ~1 -0" in table
     assert cli("checkpoints", "prune", "--older-than", "soon").exit_code == 2
 
-    pruned = cli("checkpoints", "prune", "--older-than", "0s", "--json")
+    pruned = cli("checkpoints", "prune", "--older-than", "0s", "--json", "--yes")
     assert pruned.exit_code == 0, pruned.output
     assert json.loads(pruned.stdout)["removed"] == [r1["run_id"]]
     assert [e["id"] for e in json.loads(cli("checkpoints", "list", "--json").stdout)] == [r2["run_id"]]

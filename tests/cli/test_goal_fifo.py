@@ -79,14 +79,12 @@ def test_a_cancel_while_a_goal_pipe_waits_exits_130_and_saves_nothing(how, work:
             time.sleep(0.05)
         time.sleep(0.3)  # well inside the wait for the goal
         proc.send_signal(how)
-        sent = time.monotonic()
         try:
-            _, stderr = proc.communicate(timeout=10)
+            _, stderr = proc.communicate(timeout=30)  # it waits for its goal for ever: any end is the signal's
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
             pytest.fail(f"{how.name} did not end a run waiting for its goal")
-        assert time.monotonic() - sent < 5
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the `sleep` writing the pipe too

@@ -122,3 +122,32 @@ def test_sessions_show_requests_keeps_escapes_from_the_terminal(work: Path, env:
     assert shown.returncode == 0, shown.stderr
     assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
     assert "reading\\x1b[2J it" in shown.stdout and "\\x1b]0;PWNED\\x07 hi" in shown.stdout
+
+
+def test_mcp_list_on_a_pipe_is_a_line_per_server_not_a_box_table(work: Path, env: dict) -> None:
+    import sys
+
+    (work / ".arreio").mkdir()
+    (work / ".arreio" / "config.yaml").write_text(
+        f"mcp_servers:\n  fx: {{command: {sys.executable}, args: [{REPO / 'fixtures' / 'mcp' / 'server.py'}]}}\n"
+        "  gone: {command: /nonexistent/bin/server}\n")
+    listed = arreio(work, env, "mcp", "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 2 and not any(ch in listed.stdout for ch in "┃│┏━")
+    assert lines[0].startswith("fx: ready (stdio: ") and "tools: fx__echo, fx__add" in lines[0]
+    assert lines[1] == "gone: failed (stdio: /nonexistent/bin/server) — command not found: /nonexistent/bin/server"
+
+
+def test_sessions_show_puts_each_result_under_its_call(work: Path, env: dict) -> None:
+    for name in ("a", "b", "c"):
+        (work / f"{name}.md").write_text(f"# {name} notes\n")
+    calls = ", ".join(f'{{name: read_file, arguments: {{path: {n}.md}}}}' for n in ("a", "b", "c"))
+    (work / "s.yaml").write_text(f"- tool_calls: [{calls}]\n- text: done\n")
+    assert arreio(work, env, "run", "read the notes", "--script", "s.yaml").returncode == 0
+    (session,) = (work / ".arreio" / "sessions").glob("*.jsonl")
+    shown = arreio(work, env, "sessions", "show", session.stem).stdout.splitlines()
+    at = [i for i, line in enumerate(shown) if line.startswith("● read_file")]
+    assert len(at) == 3
+    for i, name in zip(at, ("a", "b", "c")):
+        assert f'"{name}.md"' in shown[i] and shown[i + 1].startswith("  ⎿ ") and f"# {name} notes" in shown[i + 1]

@@ -180,7 +180,7 @@ def test_a_command_gate_ends_when_its_command_does_not_when_a_child_lets_go(tmp_
     outcome = asyncio.run(evaluate_gate(GateSpec(kind="command", command=f"{tag} & echo started", timeout_s=20),
                                         GateInputs(cwd=tmp_path, goal="g", final_text="")))
     assert outcome.passed and outcome.detail == "exit 0"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 25  # not the 47 s of the child it left
     deadline = time.monotonic() + 3
     while _tagged_alive(tag) and time.monotonic() < deadline:
         time.sleep(0.05)

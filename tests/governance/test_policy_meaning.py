@@ -350,10 +350,10 @@ def _nested_sh(levels: int) -> str:
     _nested_sh(18), "'" * 5001, "`" * 5001,
 ])
 def test_a_line_built_to_make_the_parser_work_is_bounded_and_never_allowed(command: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()  # the parser's own work, not the machine's load
     blocked_by(command)
     assert shell(ALLOW_GIT, command) == "ask"
-    assert time.monotonic() - started < 10
+    assert time.process_time() - started < 10
 
 
 def test_padding_does_not_hide_what_follows() -> None:

@@ -39,7 +39,9 @@ def test_the_event_loop_keeps_running_while_a_pattern_matches(tmp_path: Path) ->
             ticks += 1
         return ticks
 
-    assert asyncio.run(scenario()) > 30  # the loop (and so Ctrl-C handling) ran all along
+    # the loop (and so Ctrl-C handling) ran while the pattern matched: a match holding the GIL gives it
+    # one tick at most, however fast the machine (a tick count scaled to the budget failed on a busy one)
+    assert asyncio.run(scenario()) >= 3
 
 
 def test_ordinary_patterns_behave_as_pythons_re() -> None:

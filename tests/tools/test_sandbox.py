@@ -246,7 +246,7 @@ def test_the_timeout_still_kills_and_keeps_head_and_tail(root: Path) -> None:
     started = time.monotonic()
     result = asyncio.run(run_tool(ToolRegistry([Shell()]), "shell", {
         "command": f"echo FIRST; seq 1 20000; echo LAST; {sleeper(tag)} sleep 30", "timeout_s": 1}, ctx))
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 20  # not the 30 s sleep
     assert result.is_error and "timed out after 1 s" in result.content
     assert result.content.startswith("FIRST\n1\n2\n") and "chars omitted …]" in result.content
     assert "20000\nLAST\n" in result.content

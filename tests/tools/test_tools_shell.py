@@ -81,7 +81,7 @@ def test_timeout_kills_the_process_group(call, root: Path) -> None:
         timeout_s=1,
     )
     elapsed = time.monotonic() - started
-    assert elapsed < 6
+    assert elapsed < 20  # not the 30 s sleep (a busy machine adds seconds, not tens)
     assert result.is_error
     assert "started" in result.content
     assert "timed out after 1 s" in result.content
@@ -213,8 +213,8 @@ def test_timeout_above_max_is_capped(call) -> None:
 
 def test_background_child_holding_pipe_does_not_hang(call) -> None:
     started = time.monotonic()
-    result = call("shell", command="sleep 5 & echo parent done")
-    assert time.monotonic() - started < 4
+    result = call("shell", command="sleep 60 & echo parent done")
+    assert time.monotonic() - started < 30  # not the 60 s the background child holds the pipe
     assert result.content.startswith("parent done")
     assert result.content.endswith("exit code: 0")
 

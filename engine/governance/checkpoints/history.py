@@ -183,7 +183,7 @@ class PruneResult:
     size_after: int = 0
 
 
-def _ages(runs: Sequence[RunRecord]) -> list[RunAge]:
+def run_ages(runs: Sequence[RunRecord]) -> list[RunAge]:
     out = []
     for r in runs:
         try:
@@ -202,7 +202,7 @@ def prune(repo: ShadowRepo, index: CheckpointIndex, *, now: datetime, keep: time
     with repo.lock():
         repo.ensure()
         runs = index.runs()
-        ages = _ages(runs)
+        ages = run_ages(runs)
         if not ages:
             return result
         drop = prune_by_age(ages, now, keep, protect)

@@ -126,6 +126,28 @@ class McpFeature(Feature):
         self._screen = screen  # reads the servers' instructions and tool descriptions (cli/deps.py: the memory scan)
         self._hub: McpHub | None = None
         self._offered: list[str] = []  # the run's resolved tool names (the instructions block's condition)
+        self._excluded: set[str] = set()  # servers not started: every tool of theirs is excluded this run
+        self._selectors: tuple[list[str] | None, list[str]] = (None, [])
+
+    def tools_selected(self, ctx: RunContext, enable: list[str] | None, disable: list[str]) -> None:
+        """Called by the resolver before `tools`: the run's allow- and deny-lists."""
+        self._selectors = (enable, disable)
+
+    def _startable(self, ctx: RunContext) -> dict[str, Any]:
+        """The enabled servers this run may offer a tool of: one whose every tool is excluded (`--no-tools
+        'fx__*'`, an allow-list naming none of it, its own `tools.allow: []`) is not started."""
+        from arreio.engine.tools.resolver import excludes_namespace
+
+        enable, disable = self._selectors
+        out = {}
+        for name, config in ctx.section(mcp_servers).items():
+            if not config.enabled:
+                continue
+            if excludes_namespace(name + SEP, enable, disable) or config.tools.allow == []:
+                self._excluded.add(name)
+                continue
+            out[name] = config
+        return out
 
     def tools_resolved(self, ctx: RunContext, resolved: Any) -> None:
         """Called by the resolver: which tools this run offers (a server's instructions enter the
@@ -141,9 +163,9 @@ class McpFeature(Feature):
         return [InstructionsBlock(hub.instructions, lambda: self._offered)]
 
     def tools(self, ctx: RunContext) -> list[Tool]:
-        servers = ctx.section(mcp_servers)
-        enabled = sum(1 for s in servers.values() if s.enabled)
-        if not enabled:
+        servers = self._startable(ctx) if self._hub is None else {}
+        enabled = len(servers)
+        if self._hub is None and not enabled:
             return []
         if self._hub is None:
             from arreio.engine.tools.mcp.hub import McpHub
@@ -165,6 +187,8 @@ class McpFeature(Feature):
             state = states.get(name)
             if not config.enabled:
                 out[name + SEP] = f"MCP server '{name}' is disabled in config (enabled: false)"
+            elif name in self._excluded:
+                out[name + SEP] = ""  # not started on purpose: the selectors exclude every tool of it
             elif state is None:
                 out[name + SEP] = f"MCP server '{name}' was not started"
             elif state.state == "failed":

@@ -1,0 +1,49 @@
+"""Small things a new user tripped on in `arreio chat`, each through a real process (stdin piped)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from arreio.engine.context.summary import SUMMARY_MARKER
+from arreio.engine.session.file import Session
+
+
+def chat(work: Path, env: dict, stdin: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", *args], cwd=work, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def messages(work: Path) -> list:
+    (path,) = [p for p in (work / ".arreio" / "sessions").glob("*.jsonl")]
+    session, _ = Session.open(path, repair=False)
+    session.close()
+    return session.messages
+
+
+def test_compact_never_replaces_a_history_with_a_longer_summary(work: Path, arreio_env: dict) -> None:
+    done = chat(work, arreio_env, "hi\nhello again\n/compact\n", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert "not compacted: a summary of the" in done.stdout and "the conversation stays as it is" in done.stdout
+    assert "context compacted" not in done.stdout
+    kept = messages(work)
+    assert kept[0].text == "hi" and not any(m.text.startswith(SUMMARY_MARKER) for m in kept)
+
+
+def test_undo_and_diff_after_a_read_only_turn_say_it_changed_no_files(work: Path, arreio_env: dict) -> None:
+    (work / "a.md").write_text("hi\n")
+    done = chat(work, arreio_env, "Read a.md\n/undo\n/diff\n", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert "nothing to undo: the last turn changed no files" in done.stdout
+    assert "nothing to show: the last turn changed no files" in done.stdout
+    assert "no checkpoints for run" not in done.stdout + done.stderr
+
+
+def test_a_scripted_chat_exits_2_on_an_unknown_slash_command(work: Path, arreio_env: dict) -> None:
+    done = chat(work, arreio_env, "hi\n/comapct\n/cost\n", "--offline")
+    assert done.returncode == 2, done.stderr
+    assert "unknown command /comapct; did you mean /compact?" in done.stdout
+    assert "arreio: error: /comapct: refused (said above)" in done.stderr
+    assert "1 turn" in done.stdout  # the commands after it still ran
+    assert chat(work, arreio_env, "hi\n/cost\n", "--offline").returncode == 0
