@@ -284,7 +284,7 @@ class _TracingHook(RunHook):
 
 
 class TracingFeature(Feature):
-    """Traces every run (DESIGN.md section 2: a capability lands once, on the conveyor) when an endpoint
+    """Traces every run (docs/architecture.md: a capability lands once, on the conveyor) when an endpoint
     is configured; otherwise it does nothing and imports nothing."""
 
     name = "tracing"

@@ -2,7 +2,7 @@
 transcript, a JSON document for tools, and (transcript_html.py) a self-contained HTML page.
 
 Every form shows what the session file holds. Secrets were redacted when the lines were written
-(DESIGN.md section 1: one redactor per run, used by every writer), so an export shows them redacted as
+(docs/architecture.md: one redactor per run, used by every writer), so an export shows them redacted as
 stored and never tries to recover anything. A tool call is shown with its result under it; a result
 whose call is missing (a damaged file the loader healed around) is shown where it stands.
 """
