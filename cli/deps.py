@@ -6,9 +6,10 @@ from arreio.cli import heap
 from arreio.engine.conveyor.pipeline import PipelineDeps
 
 
-def pipeline_deps() -> PipelineDeps:
+def pipeline_deps(*, settle: bool = True) -> PipelineDeps:
     """Everything a CLI run needs: the engine's own features (governance, tool families, context
-    engineering) with project instructions, memory, skills and knowledge among them, and the learning pass."""
+    engineering) with project instructions, memory, skills and knowledge among them, and the learning pass.
+    `settle=False` leaves the collector alone: a program that embeds arreio (`arreio.api`) owns its own heap."""
     from arreio.curator.feature import SkillsFeature
     from arreio.engine.conveyor.features import engine_features
     from arreio.learning.stage import LearningStage
@@ -19,5 +20,6 @@ def pipeline_deps() -> PipelineDeps:
 
     features = engine_features(InstructionsFeature(), MemoryFeature(), SkillsFeature(), KnowledgeFeature(),
                                screen=prompt_screen)
-    heap.settle()  # the start-up's objects frozen, the collector's usual thresholds back
+    if settle:
+        heap.settle()  # the start-up's objects frozen, the collector's usual thresholds back
     return PipelineDeps(features=features, learning=LearningStage())

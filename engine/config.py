@@ -158,6 +158,7 @@ class Settings(BaseModel):
     instructions: dict[str, Any] = Field(
         default_factory=dict, description="Project instructions (AGENTS.md, CLAUDE.md): memory/instructions.py.")
     batch: dict[str, Any] = Field(default_factory=dict)  # `arreio batch`: engine/conveyor/batch/settings.py
+    tracing: dict[str, Any] = Field(default_factory=dict)  # OpenTelemetry export: engine/tracing.py
     tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     structured_output: Literal["auto", "native", "tool"] = Field(

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from arreio.engine.governance.watchdog import Stall
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.ports import Provider
-    from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
+    from arreio.engine.providers.base import Done, ModelRequest, SystemBlock, Usage
     from arreio.engine.run_context import RunContext
     from arreio.engine.session.file import Session
     from arreio.engine.tools.base import ToolResult
@@ -62,6 +62,9 @@ class Turn(Protocol):
     @property
     def last_request(self) -> ModelRequest | None:
         """The request as last sent, after every hook's changes."""
+    @property
+    def last_done(self) -> Done | None:
+        """How the last model reply ended: its stop reason, usage and error (None before any)."""
     @property
     def stalls(self) -> list[Stall]:
         """The watchdog's cuts so far."""

@@ -1,5 +1,5 @@
 """`arreio mcp`: the MCP servers in config — list them with their state and tools, test one, list
-or render their prompts.
+or render their prompts — and `arreio mcp serve`, arreio itself as an MCP server (api/mcp_server.py).
 
 Only typer/rich/stdlib at import time; the `mcp` package is imported when a server is connected.
 """
@@ -14,8 +14,8 @@ import typer
 
 from arreio.engine.wording import counted
 
-app = typer.Typer(help="MCP servers from config: list them with their state and tools, test one, list their prompts.",
-                  no_args_is_help=True)
+app = typer.Typer(help="MCP servers from config: list them with their state and tools, test one, list their prompts; "
+                  "serve arreio itself over MCP.", no_args_is_help=True)
 
 
 def _settings() -> tuple[Any, Any]:
@@ -255,3 +255,34 @@ def prompt_goal(ref: str, pairs: list[str]) -> str:
     given = parse_args(pairs)
     with terminal_status(f"getting prompt {ref}…"):
         return _prompts().goal(ref, given)
+
+
+@app.command("serve")
+def serve(
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Model for calls that name none "
+                                              "(default: config, as `arreio run`).")] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Step limit for calls that give "
+                                                  "none.")] = None,
+    script: Annotated[str | None, typer.Option("--script", help="Play this offline script for every call (as "
+                                               "`arreio run --script`): test an MCP client against arreio.")] = None,
+) -> None:
+    """Serve arreio over MCP on stdio: tools `run` (goal, cwd, model, max_steps → final answer, verdict,
+    session id) and `continue` (session_id, instruction). Each call is one run with the working
+    directory's config, sandbox and policy; approvals a person would give are refused. For an MCP
+    client's config: command `arreio`, args `["mcp", "serve"]`."""
+    import sys
+
+    if sys.stdin.isatty():
+        print("arreio mcp serve speaks MCP on stdin/stdout: start it from an MCP client "
+              "(command `arreio`, args [\"mcp\", \"serve\"]); Ctrl-D or Ctrl-C ends it", file=sys.stderr)
+    from pathlib import Path
+
+    from arreio.api.mcp_server import serve as serve_stdio
+    from arreio.engine.errors import UsageError
+
+    if script is not None and not Path(script).is_file():
+        raise UsageError(f"--script {script}: no such file")
+    try:
+        serve_stdio(model=model, max_steps=max_steps, script=Path(script).resolve() if script else None)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None

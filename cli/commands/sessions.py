@@ -1,4 +1,4 @@
-"""`arreio sessions`: list, show and repair saved sessions."""
+"""`arreio sessions`: list, show and repair saved sessions (export and search: sessions_find.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 
 from arreio.engine.wording import counted
 
-app = typer.Typer(help="Inspect and repair saved sessions.", no_args_is_help=True)
+app = typer.Typer(help="Inspect, export, search and repair saved sessions.", no_args_is_help=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
@@ -211,3 +211,8 @@ def doctor(
     if not fix:
         print(f"run `arreio sessions doctor {sid} --fix` to write them")
         raise typer.Exit(1)
+
+
+from arreio.cli.commands import sessions_find  # noqa: E402  (registers `export` and `search` on `app`)
+
+sessions_find.register(app)

@@ -15,6 +15,7 @@ from arreio.engine.tools.mcp.feature import McpFeature
 from arreio.engine.tools.resolver import ToolReportFeature
 from arreio.engine.tools.sandbox import SandboxFeature
 from arreio.engine.tools.web.feature import WebFeature
+from arreio.engine.tracing import TracingFeature
 
 
 def engine_features(*layers: Feature, screen: PromptScreen | None = None) -> list[Feature]:
@@ -25,8 +26,10 @@ def engine_features(*layers: Feature, screen: PromptScreen | None = None) -> lis
     the layers above the engine (memory, skills, knowledge: `cli/deps.py`), the tool families, the
     tool report, and context engineering last, so it measures and compacts what the others produced.
     `screen` reads what MCP servers say about themselves before it enters the prompt (the memory scan,
-    from `cli/deps.py`; none for a library caller that brings no memory layer)."""
+    from `cli/deps.py`; none for a library caller that brings no memory layer). Tracing comes first of
+    all: it decides nothing, and must time every model call (a decision of an earlier hook would end
+    the asking before it)."""
     return [
-        CheckpointFeature(), UserHooksFeature(), GovernanceFeature(), *layers, SandboxFeature(), McpFeature(screen),
-        WebFeature(), DelegateFeature(), ToolReportFeature(), ContextFeature(),
+        TracingFeature(), CheckpointFeature(), UserHooksFeature(), GovernanceFeature(), *layers, SandboxFeature(),
+        McpFeature(screen), WebFeature(), DelegateFeature(), ToolReportFeature(), ContextFeature(),
     ]

@@ -51,6 +51,7 @@ class ModelCall:
                 elif isinstance(chunk, ThinkingChunk) and chunk.text and not chunk.redacted:
                     yield ev.ThinkingDelta(text=repaired(chunk.text))
             reply = fold(chunks)
+            runner.last_done = reply.done
             self.usage = self.usage + reply.done.usage
             runner._turn_usage = self.usage
             runner.totals.add_usage(reply.done.usage, runner.model)

@@ -32,7 +32,7 @@ from arreio.engine.governance.watchdog import Watchdog
 from arreio.engine.hooks import Hooks, Land, RunHook, Stop
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart, not_run_result
 from arreio.engine.ports import Provider
-from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
+from arreio.engine.providers.base import Done, ModelRequest, SystemBlock, Usage
 from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session
 from arreio.engine.tools.registry import ToolRegistry
@@ -64,6 +64,7 @@ class Runner:
         self.unit_limit = ctx.settings.max_steps
         self.last_request: ModelRequest | None = None  # the request as last sent, after every hook
         self._turn_usage = Usage()  # the last model call's usage, its retries included
+        self.last_done: Done | None = None  # how the last model reply ended (stop reason, error)
         self.answer: AnswerCheck | None = None  # the running unit's output schema check, if it has one
         self.ending = UnitEnding()  # the running unit's judge of replies without calls
         self.view = TurnView(self)

@@ -286,7 +286,9 @@ class ApprovalHook(RunHook):
         except KeyboardInterrupt:
             raise asyncio.CancelledError("cancelled at the approval prompt") from None
         at = iso_ms(self.ctx.clock.now())
-        by = f"{who(dict(self.ctx.env))} (terminal)"
+        # Who answered, as the journal and the model are told: the ask may name itself (a policy that
+        # answers for a door no person watches); otherwise it is the person at the terminal.
+        by = getattr(self.ctx.ask, "by", None) or f"{who(dict(self.ctx.env))} (terminal)"
         turn.session.append_record(record(call.id, call.name, "approved" if approved else "denied", by, at,
                                           args_digest=args_digest))
         if approved:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 CASSETTE = str(Path(__file__).resolve().parents[2] / "fixtures" / "cassettes" / "offline-quickstart.v1.cassette.jsonl")
-HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf", "jsonschema")
+HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf", "jsonschema", "opentelemetry")
 
 PROBE = """
 import json, sys
@@ -26,7 +26,8 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
     commands = [["--help"], ["run", "--help"], ["sessions", "list"], ["sessions", "--help"], ["memory", "show"],
                 ["memory", "decision", "list"], ["skills", "list"], ["curator", "status"],
-                ["mcp", "--help"], ["mcp", "list"],
+                ["mcp", "--help"], ["mcp", "list"], ["mcp", "serve", "--help"],
+                ["sessions", "search", "anything"], ["sessions", "export", "--help"],
                 ["cassette", "--help"], ["cassette", "show", CASSETTE], ["cassette", "diff", CASSETTE, CASSETTE],
                 ["approve", "--help"], ["audit", "verify"], ["audit", "tail"], ["kb", "--help"], ["kb", "stats"],
                 ["learn", "--help"], ["config", "--help"], ["config", "list"], ["config", "get", "sandbox.mode"],
