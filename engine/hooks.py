@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from arreio.engine.governance.watchdog import Stall
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.ports import Provider
-    from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
+    from arreio.engine.providers.base import ModelRequest, ProviderError, SystemBlock, Usage
     from arreio.engine.run_context import RunContext
     from arreio.engine.session.file import Session
     from arreio.engine.tools.base import ToolResult
@@ -62,6 +62,9 @@ class Turn(Protocol):
     @property
     def last_request(self) -> ModelRequest | None:
         """The request as last sent, after every hook's changes."""
+    @property
+    def last_error(self) -> ProviderError | None:
+        """Why the last model call failed (None: it did not), e.g. the overflow `on_context_overflow` answers."""
     @property
     def stalls(self) -> list[Stall]:
         """The watchdog's cuts so far."""

@@ -54,7 +54,7 @@ class ModelCall:
             self.usage = self.usage + reply.done.usage
             runner._turn_usage = self.usage
             runner.totals.add_usage(reply.done.usage, runner.model)
-            error = reply.done.error
+            error = runner.last_error = reply.done.error
             if error is None:
                 yield reply
                 return

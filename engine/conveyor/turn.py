@@ -27,4 +27,5 @@ class TurnView:
     unit_steps = property(lambda self: self._runner.unit_steps)
     unit_limit = property(lambda self: self._runner.unit_limit)
     last_request = property(lambda self: self._runner.last_request)
+    last_error = property(lambda self: self._runner.last_error)
     stalls = property(lambda self: self._runner.watchdog.stalls)

@@ -76,6 +76,9 @@ class ProviderError(BaseModel):
     message: str
     status: int | None = None
     retry_after: float | None = None
+    # The context window a refusal of a too-long request named (llama-server's n_ctx, "maximum context
+    # length is N tokens"), so the run can fit itself to it.
+    window: int | None = None
 
 
 class TextChunk(BaseModel):
