@@ -202,7 +202,7 @@ class ContextHook(RunHook):
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-        if reported:
+        if reported and not usage.estimated:  # an estimate says nothing of the estimate's error
             self.stats.peak_context_tokens = max(self.stats.peak_context_tokens, reported)
             if self.cfg.calibrate:
                 self.calibrator.observe(turn.model, self._raw_estimate, reported)
