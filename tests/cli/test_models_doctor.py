@@ -59,13 +59,13 @@ def test_doctor_all_ok_exits_0(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     _config("sandbox: {mode: 'off'}\ncheckpoints: {enabled: false}\n")
     code, checks = _doctor(cli, "--no-mcp")
     assert code == 0, checks
-    assert list(checks) == ["python", "arreio", "config", "keys", "sandbox", "git", "knowledge", "memory scan", "mcp"]
+    assert list(checks) == ["python", "arreio", "config", "keys", "tools", "sandbox", "git", "knowledge", "memory scan", "mcp"]
     assert all(c["status"] == "ok" and c["fix"] == "" for c in checks.values())
     assert checks["python"]["detail"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}")
     assert "off" in checks["sandbox"]["detail"] and "not checked (--no-mcp)" in checks["mcp"]["detail"]
     text = cli("doctor", "--no-mcp")
     assert text.exit_code == 0
-    assert [ln.split()[0] for ln in text.stdout.splitlines()] == ["ok"] * 9
+    assert [ln.split()[0] for ln in text.stdout.splitlines()] == ["ok"] * 10
 
 
 def test_doctor_names_each_problem_with_its_fix(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
