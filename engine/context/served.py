@@ -41,7 +41,7 @@ class RunWindows:
             return []
         found = await asyncio.to_thread(server_window, model, self.env, self.base_url)
         self.served[model] = found.window if found is not None else None
-        if found is None or found.window or not found.probed:
+        if found is None or found.window:  # (a cached "did not say" is said again: every run says its number)
             return []
         url = api_root(endpoint_to_ask(model, self.env, self.base_url) or "")
         guess = self.window(model)

@@ -86,8 +86,9 @@ def is_cloud(url: str) -> bool:
 
 def endpoint_to_ask(model: str, env: Mapping[str, str], base_url: str | None) -> str | None:
     """The base URL whose server is asked for `model`'s window, or None: the vendor's own endpoint (no
-    base URL in force), a known cloud host, or a model no server serves (offline, scripted)."""
-    if "/" not in model:
+    base URL in force), a known cloud host, a model no server serves (offline, scripted), or a Claude
+    model (an Anthropic-compatible endpoint is a proxy to Claude, whose windows the table knows)."""
+    if not model.startswith(("openai/", "litellm/")):
         return None
     url = endpoint_of(model, env, base_url)
     return url if url and not is_cloud(url) else None
