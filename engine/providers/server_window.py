@@ -1,4 +1,4 @@
-"""How many tokens a model server's context holds, asked from the server itself (DESIGN.md section 5).
+"""How many tokens a model server's context holds, asked from the server itself (docs/architecture.md section 5).
 
 The window table guesses from a model's name (`qwen…` → 131,072); a local server says what it was
 started with (`llama-server -c 8192`), and only that number lets compaction at the watermark come
