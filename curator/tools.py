@@ -48,29 +48,20 @@ MAX_VIEW_CHARS = 100_000
 
 
 class SkillViewInput(BaseModel):
-    name: str = Field(description="The skill's name, as listed in the skills index.")
-    file: str | None = Field(
-        default=None,
-        description="A support file inside the skill, e.g. 'templates/report.md'. Omit to read SKILL.md.",
-    )
+    name: str
+    file: str | None = None
 
 
 class SkillManageInput(BaseModel):
-    action: Literal["create", "patch", "write_file"] = Field(
-        description="create a new skill; patch replaces one exact string; write_file writes a whole file."
-    )
-    name: str = Field(description="Skill name: lowercase letters, digits, '-' or '_' (at most 64).")
-    description: str | None = Field(default=None, description="create: one line saying when to use the skill.")
-    body: str | None = Field(default=None, description="create: the markdown procedure.")
-    tags: list[str] | None = Field(default=None, description="create: optional tags.")
-    old_string: str | None = Field(default=None, description="patch: exact text to replace (must occur once).")
-    new_string: str | None = Field(default=None, description="patch: the replacement text.")
-    file: str | None = Field(
-        default=None,
-        description="patch/write_file: 'SKILL.md' (default for patch) or a path under references/, "
-        "templates/ or scripts/.",
-    )
-    content: str | None = Field(default=None, description="write_file: the whole new file content.")
+    action: Literal["create", "patch", "write_file"]
+    name: str = Field(description="Lowercase letters, digits, - or _.")
+    description: str | None = None
+    body: str | None = None
+    tags: list[str] | None = None
+    old_string: str | None = None
+    new_string: str | None = None
+    file: str | None = None
+    content: str | None = None
 
 
 class _SkillTool(Tool):
@@ -109,8 +100,7 @@ class _SkillTool(Tool):
 class SkillViewTool(_SkillTool):
     name: ClassVar[str] = "skill_view"
     description: ClassVar[str] = (
-        "Load a skill's full procedure (SKILL.md) by name, or one of its support files "
-        "(references/, templates/, scripts/). Load a skill before you follow it."
+        "Load a skill (SKILL.md, or one of its files) before you follow it."
     )
     input_model: ClassVar[type[BaseModel]] = SkillViewInput
     repeat = "per_target"
@@ -144,9 +134,8 @@ class SkillViewTool(_SkillTool):
 class SkillManageTool(_SkillTool):
     name: ClassVar[str] = "skill_manage"
     description: ClassVar[str] = (
-        "Create and maintain your own skills (procedures worth reusing). Actions: create (name, "
-        "description, body); patch (name, old_string, new_string, optional file); write_file (name, "
-        "file, content). Skills written by the user or bundled with arreio are read-only."
+        "Save a reusable procedure as your own skill. create: description (when to use it), body; "
+        "patch: old_string to new_string in file (default SKILL.md); write_file: file, content."
     )
     input_model: ClassVar[type[BaseModel]] = SkillManageInput
     repeat = "few"

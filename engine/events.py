@@ -219,6 +219,7 @@ class Done(BaseModel):
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    tokens_estimated: bool = False  # some token counts are arreio's estimates: a server reported none
     # What the run changed in the working tree: {"created": [...], "modified": [...], "deleted": [...]}
     # (paths relative to the working directory; None when checkpoints are off)
     changes: dict[str, list[str]] | None = None

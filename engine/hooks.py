@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from arreio.engine.governance.watchdog import Stall
     from arreio.engine.messages import ToolCallPart
     from arreio.engine.ports import Provider
-    from arreio.engine.providers.base import Done, ModelRequest, SystemBlock, Usage
+    from arreio.engine.providers.base import Done, ModelRequest, ProviderError, SystemBlock, Usage
     from arreio.engine.run_context import RunContext
     from arreio.engine.session.file import Session
     from arreio.engine.tools.base import ToolResult
@@ -65,6 +65,9 @@ class Turn(Protocol):
     @property
     def last_done(self) -> Done | None:
         """How the last model reply ended: its stop reason, usage and error (None before any)."""
+    @property
+    def last_error(self) -> ProviderError | None:
+        """Why the last model call failed (None: it did not), e.g. the overflow `on_context_overflow` answers."""
     @property
     def stalls(self) -> list[Stall]:
         """The watchdog's cuts so far."""

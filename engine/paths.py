@@ -54,6 +54,14 @@ def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "arreio" / "config.yaml"
 
 
+def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`~/.cache/arreio`, honouring `XDG_CACHE_HOME`: what is worth keeping between runs but can be
+    made again (a server's context window)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
+    return Path(base) / "arreio"
+
+
 def display_path(path: Path, cwd: Path | None = None) -> str:
     """A path relative to the working directory when it is inside it (for messages)."""
     cwd = (cwd or Path.cwd()).resolve()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Repeat, Tool, ToolResult
@@ -19,56 +19,27 @@ from arreio.memory.store import MemoryStores, Target, WriteResult, secret_refusa
 MAX_FAILURES_PER_TURN = 3
 
 DESCRIPTION = """\
-Save durable facts to your long-term memory, which is shown to you at the start of every future \
-session (not this one: the snapshot in your prompt is frozen until the next session).
-
-Two targets: `user` (USER.md: who the user is, their preferences, how they like to work) and \
-`memory` (MEMORY.md: your own notes about the environment and the project).
-
-What to save, most valuable first:
-1. Corrections and preferences the user states ("use tabs", "don't ask before running tests").
-2. Durable facts about the environment and the project: tools, commands, layout, quirks.
-3. Conventions and decisions, with the reason when it is short.
-
-What not to save: task progress or todo lists, one-off debugging details, anything easily \
-rediscovered by reading the repo, secrets of any kind, and instructions to yourself.
-
-Actions: `add` (content), `replace` (old_text, content: overwrites the whole entry), `remove` \
-(old_text). `old_text` is a short substring that appears in exactly one entry (an entry equal to \
-it wins). For several changes at once, send `operations` (a list of the same fields): they apply \
-all-or-nothing. Space is limited (characters, not tokens); when a store is full, consolidate: \
-merge or remove entries, then add. Keep entries short and self-contained."""
+Save lasting facts for future sessions. target user: the user's preferences and corrections; \
+memory: facts about the project and environment (commands, layout, quirks). Not task progress, \
+one-off details or secrets. add: content; replace: old_text (part of one entry) and content; \
+remove: old_text; operations: several at once. When full, merge entries."""
 
 
 class MemoryOperationInput(BaseModel):
-    """One change inside a batch."""
-
     action: Literal["add", "replace", "remove"]
-    target: Literal["memory", "user"] | None = Field(
-        default=None, description="Store for this operation; defaults to the call's target."
-    )
-    content: str | None = Field(default=None, description="The entry text (add, replace).")
-    old_text: str | None = Field(
-        default=None, description="Short substring of exactly one existing entry (replace, remove)."
-    )
+    target: Literal["memory", "user"] | None = None  # None: the call's target
+    content: str | None = None
+    old_text: str | None = None
 
 
 class MemoryInput(BaseModel):
     """Either one action (`action`, `content`, `old_text`) or a batch (`operations`)."""
 
-    target: Literal["memory", "user"] = Field(
-        default="memory", description="'user' for facts about the user, 'memory' for your own notes."
-    )
-    action: Literal["add", "replace", "remove"] | None = Field(
-        default=None, description="What to do; omit when sending `operations`."
-    )
-    content: str | None = Field(default=None, description="The entry text (add, replace).")
-    old_text: str | None = Field(
-        default=None, description="Short substring of exactly one existing entry (replace, remove)."
-    )
-    operations: list[MemoryOperationInput] | None = Field(
-        default=None, description="Several changes applied all-or-nothing, in order."
-    )
+    target: Literal["memory", "user"] = "memory"
+    action: Literal["add", "replace", "remove"] | None = None  # None: `operations` says what to do
+    content: str | None = None
+    old_text: str | None = None
+    operations: list[MemoryOperationInput] | None = None
 
 
 def operations_by_target(request: MemoryInput) -> dict[Target, list[Operation]]:

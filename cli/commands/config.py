@@ -118,6 +118,17 @@ def _layers(cwd: Path, env: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _sdk_base_url(model: Any, env: dict[str, str]) -> tuple[str, str] | None:
+    """(URL, source) when the model's vendor SDK reads its endpoint from the environment
+    (OPENAI_BASE_URL for openai/ models, ANTHROPIC_BASE_URL for anthropic/)."""
+    from arreio.engine.providers.endpoint import endpoint_of
+
+    vendor = str(model or "").split("/", 1)[0]
+    url = endpoint_of(str(model or ""), env, None)
+    var = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}.get(vendor)
+    return (url, f"environment ({var}, read by the {vendor} SDK)") if url and var else None
+
+
 def _has(data: Any, parts: list[str]) -> bool:
     for part in parts:
         if not isinstance(data, dict) or part not in data:
@@ -188,6 +199,8 @@ def list_settings(json_output: JsonFlag = False) -> None:
     rows = []
     for parts, value in _leaves(tree):
         source = next((label for label, data in reversed(layers) if _has(data, parts)), "default")
+        if parts == ["base_url"] and value is None and (sdk := _sdk_base_url(tree.get("model"), env)):
+            value, source = sdk  # no base_url set: the SDK's own variable says where the model's calls go
         rows.append({"key": ".".join(parts), "value": value, "source": source})
     if json_output:
         print(json.dumps({"files": _files(cwd, env), "settings": rows}, ensure_ascii=False, indent=2))

@@ -1,7 +1,9 @@
 """`arreio doctor`: one screen saying whether this machine and this folder are ready — Python, arreio,
-the config, provider keys (names only), the shell sandbox, git for checkpoints, the knowledge embedder,
-the user's hooks (each with the program it runs) and the MCP servers. Each line is `ok` or `problem`,
-and a problem says how to fix it. Exit 0 when everything is ok, 1 when something is not.
+the config, provider keys (names only), the model's server when its calls go to a base URL (it answers,
+serves the model, its context window, tool calls: doctor_endpoint.py), the tool schemas' tokens, the
+shell sandbox, git for checkpoints, the knowledge embedder, the user's hooks (each with the program it
+runs) and the MCP servers. Each line is `ok`, `warning` or `problem`, and a problem says how to fix it.
+Exit 0 when nothing is a problem, 1 otherwise.
 
 Only typer and the standard library at import time; nothing heavy is imported to answer (the
 embedder is found with `importlib.util.find_spec`, never loaded).
@@ -23,8 +25,10 @@ HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embed
 MCP_TIMEOUT_S = 5.0  # a server slower than this to start is reported; a run gives it its own timeout
 
 
-def _check(name: str, ok: bool, detail: str, fix: str = "") -> dict[str, Any]:
-    return {"name": name, "status": "ok" if ok else "problem", "detail": detail, "fix": "" if ok else fix}
+def _check(name: str, ok: bool | None, detail: str, fix: str = "") -> dict[str, Any]:
+    """`ok` None: a warning (the run works, less well), which does not make the exit code 1."""
+    status = "ok" if ok else "warning" if ok is None else "problem"
+    return {"name": name, "status": status, "detail": detail, "fix": "" if ok else fix}
 
 
 def _python() -> dict[str, Any]:
@@ -81,7 +85,7 @@ def _keys(env: dict[str, str], settings: Any) -> dict[str, Any]:
     vendor = bare.split("/", 1)[0].lower() if "/" in bare else ""
     needed = KEY_VARS.get(provider) or (LITELLM_KEY_VARS.get(vendor) if provider == "litellm" else None)
     if needed is None or needed in present or (provider == "litellm" and settings.base_url):
-        return _check("keys", True, f"{listed}; model {model} is ready")
+        return _check("keys", True, f"{listed}; model {model} has its key")
     return _check("keys", False, f"{listed}; model {model} needs {needed}",
                   f"export {needed}=… (or pick another model: arreio config set model MODEL)")
 
@@ -241,18 +245,23 @@ def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list
 
 def doctor(
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Do not start the MCP servers (they can be slow).")] = False,
+    no_model_call: Annotated[bool, typer.Option(
+        "--no-model-call", help="Do not send the model's server the one-tool request (a CPU model can take a minute).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     cwd, env = Path.cwd().resolve(), dict(os.environ)
     config_line, settings = _config(cwd, env)
-    checks = [_python(), _arreio(), config_line, _keys(env, settings), _sandbox(cwd, env, settings),
-              _git(env, settings), _embedder(env), _scan(env),
-              *_hooks(cwd, env, settings)]
+    from arreio.cli.commands.doctor_endpoint import endpoint_checks
+    from arreio.cli.commands.doctor_tools import tools_check
+
+    checks = [_python(), _arreio(), config_line, _keys(env, settings),
+              *endpoint_checks(env, settings, _check, call_model=not no_model_call), tools_check(cwd, env, settings, _check),
+              _sandbox(cwd, env, settings), _git(env, settings), _embedder(env), _scan(env), *_hooks(cwd, env, settings)]
     if no_mcp:
         checks.append(_check("mcp", True, "not checked (--no-mcp)"))
     else:
         checks += _mcp(cwd, env, settings, config_line["status"] == "ok")
-    healthy = all(c["status"] == "ok" for c in checks)
+    healthy = all(c["status"] != "problem" for c in checks)
     if json_output:
         print(json.dumps({"ok": healthy, "checks": checks}, indent=2))
     else:
@@ -267,7 +276,7 @@ def _render(checks: list[dict[str, Any]]) -> None:
     console = console_for()  # a pipe gets whole lines, not 80 columns
     width = max(len(c["name"]) for c in checks)
     for c in checks:
-        mark = "[green]ok     [/green]" if c["status"] == "ok" else "[red]problem[/red]"
+        mark = {"ok": "[green]ok     [/green]", "warning": "[yellow]warning[/yellow]"}.get(c["status"], "[red]problem[/red]")
         console.print(f"{mark}  {c['name']:<{width}}  {shown(c['detail'])}", soft_wrap=True)
         if c["fix"]:
             console.print(f"{'':7}  {'':<{width}}  fix: {shown(c['fix'])}", soft_wrap=True)

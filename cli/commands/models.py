@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -70,6 +71,39 @@ def _price(model: str) -> dict[str, float | None] | None:
             "cache_write": price.cache_write if price.cache_write is not None else price.input}
 
 
+def endpoint_row(env: dict[str, str]) -> dict[str, Any] | None:
+    """The server `openai/…` models are sent to when a base URL is in force (config `base_url`,
+    ARREIO_BASE_URL, or OPENAI_BASE_URL): the models it serves and each one's context window, as the
+    server says it (engine/providers/server_window.py, cached); None without one."""
+    from arreio.engine.config import load_settings
+    from arreio.engine.errors import ConfigError
+    from arreio.engine.providers.endpoint import endpoint_of
+    from arreio.engine.providers.server_window import ServedWindow, is_cloud, probe_window, server_window
+
+    try:
+        base_url = load_settings(Path.cwd(), env).base_url
+    except ConfigError:
+        base_url = None
+    url = endpoint_of("openai/m", env, base_url)
+    if url is None:
+        return None
+    source = "base_url" if base_url else "OPENAI_BASE_URL"
+    if is_cloud(url):  # a known cloud: its windows are the table's, nothing to ask
+        return {"url": url, "from": source, "error": None, "models": []}
+    listing = probe_window(url, "", timeout_s=2.0, budget_s=0.0)  # the model list only: one request
+    out: dict[str, Any] = {"url": url, "from": source, "error": None, "models": []}
+    if listing.served is None:
+        out["error"] = listing.error or "the server lists no models (/v1/models)"
+        return out
+    for name in listing.served[:MAX_SERVED]:
+        found = server_window(f"openai/{name}", env, base_url) or ServedWindow(None)
+        out["models"].append({"model": f"openai/{name}", "context_window": found.window, "source": found.source})
+    return out
+
+
+MAX_SERVED = 12  # a server with more models: the first ones are asked their window, the list says so
+
+
 def key_vars(env: dict[str, str]) -> dict[str, bool]:
     """Every provider key variable arreio reads, and whether it is set (never its value)."""
     from arreio.engine.providers.registry import KEY_VARS, LITELLM_KEY_VARS
@@ -81,14 +115,17 @@ def key_vars(env: dict[str, str]) -> dict[str, bool]:
 def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     env = dict(os.environ)
     rows = model_rows(env)
+    endpoint = endpoint_row(env)
     if json_output:
-        print(json.dumps({"models": rows, "keys": key_vars(env)}, indent=2))
+        print(json.dumps({"models": rows, "keys": key_vars(env), "endpoint": endpoint}, indent=2))
         return
     from rich.table import Table
 
     from arreio.cli.render import console_for
 
     console = console_for()  # a pipe gets whole lines, not 80 columns
+    if endpoint is not None:
+        _print_endpoint(console, endpoint)
     columns = {"  model": max(len(row["model"]) for row in rows) + 2, "window": 6, "$/M in": 6, "out": 5,
                "cache read": 10, "write": 6}  # fixed: the blocks line up under each other
     groups: dict[str | None, list[dict[str, Any]]] = {}
@@ -116,6 +153,19 @@ def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
                   "(other models: the price map litellm ships; `prices:` in config sets your own). Names match by "
                   "prefix, dated ids too; any litellm/<vendor>/<model> works as well. A model served from a "
                   "loopback or private-network address costs $0 (local).", style="dim")
+
+
+def _print_endpoint(console: Any, endpoint: dict[str, Any]) -> None:
+    from rich.markup import escape
+
+    console.print(f"[bold]openai[/bold] — {endpoint['from']}={escape(endpoint['url'])}: openai/<model> is sent there, "
+                  "not to OpenAI", soft_wrap=True)
+    if endpoint["error"]:
+        console.print(f"  [yellow]{escape(endpoint['error'])}[/yellow]", soft_wrap=True)
+    for row in endpoint["models"]:
+        window = f"{row['context_window']:,} tokens ({row['source']})" if row["context_window"] else "window not said"
+        console.print(f"  {escape(row['model'])}  {escape(window)}", soft_wrap=True)
+    console.print()
 
 
 def _tokens(count: int) -> str:

@@ -1,8 +1,8 @@
 """Context engineering plugged into every run: the `ContextFeature` and its turn-loop hook.
 
-- before each model call: measure the request (calibrated estimate, stable-prefix share), withhold the
-  result-set tools until the session has a set, and compact first if a resumed history is already
-  past the watermark;
+- before each model call: ask the model's server its window once (served.py), measure the request
+  (calibrated estimate, stable-prefix share), withhold the result-set tools until the session has a
+  set, compact first if a resumed history is already past the watermark, fit the reply cap to the room left;
 - after each reply: fold the provider's reported input tokens into the per-model calibration;
 - on each result: record it in the work log; turn a result over the threshold into a result set;
 - after each tool round: past the watermark, prune old bulky results, and if that is not enough,
@@ -31,12 +31,12 @@ from arreio.engine.context.pruning import (
     sample_stub,
 )
 from arreio.engine.context.resultsets import ResultStore
+from arreio.engine.context.served import RunWindows, fit_reply_cap
 from arreio.engine.context.settings import ContextSettings, context_settings
 from arreio.engine.context.stats import ContextStats
 from arreio.engine.context.summary import render_summary
 from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.context.tools import resultset_tools
-from arreio.engine.context.window import context_window
 from arreio.engine.feature import Feature
 from arreio.engine.hooks import RunHook, Turn
 from arreio.engine.paths import display_path
@@ -56,8 +56,10 @@ CALIBRATION_FILE = "context_calibration.json"
 class ContextHook(RunHook):
     name = "context"
 
-    def __init__(self, cfg: ContextSettings, session_dir: Path, cwd: Path, calibrator: Calibrator) -> None:
+    def __init__(self, cfg: ContextSettings, session_dir: Path, cwd: Path, calibrator: Calibrator,
+                 windows: RunWindows | None = None) -> None:
         self.cfg = cfg
+        self.windows = windows or RunWindows(cfg, {}, None)  # what each model's server says its window is
         self.session_dir = session_dir
         self.cwd = cwd
         self.calibrator = calibrator
@@ -140,7 +142,7 @@ class ContextHook(RunHook):
         return cached[1]
 
     def _window(self, model: str) -> int:
-        return context_window(model, self.cfg.windows, self.cfg.window)
+        return self.windows.window(model)
 
     def _measure(self, request: ModelRequest, session: Any) -> None:
         """The request's estimate and how much of it repeats the previous request's prefix. When the
@@ -188,17 +190,19 @@ class ContextHook(RunHook):
     # -- hooks ----------------------------------------------------------------------------------
     async def before_model(self, turn: Turn, request: ModelRequest):
         self._model, self._profile = turn.model, profile_for(turn.model)
+        self._pending_events += await self.windows.ensure(turn.model)
         if not self.offered and request.tools:
             request.tools = [t for t in request.tools if t.name not in RESULT_TOOLS]
         if self.cfg.enabled and should_compact(self._context_tokens(turn), self._window(turn.model), self.cfg.watermark):
             # A resumed (or freshly grown) history already past the watermark: reduce before sending.
-            self._pending_events = await self._reduce(turn)
+            self._pending_events += await self._reduce(turn)
             request.messages = list(turn.session.messages)
         self._measure(request, turn.session)
+        request.max_tokens = fit_reply_cap(request, self._window(turn.model), self.calibrator.tokens(turn.model, self._raw_estimate))
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-        if reported:
+        if reported and not usage.estimated:  # an estimate says nothing of the estimate's error
             self.stats.peak_context_tokens = max(self.stats.peak_context_tokens, reported)
             if self.cfg.calibrate:
                 self.calibrator.observe(turn.model, self._raw_estimate, reported)
@@ -237,6 +241,8 @@ class ContextHook(RunHook):
     async def on_context_overflow(self, turn: Turn) -> list[ev.Event] | None:
         """The provider refused the request as too long: prune and compact now, whatever the estimate
         said (it was wrong for this model); None when there is nothing left to cut."""
+        if (said := turn.last_error) is not None and said.window:
+            self.windows.learn(turn.model, said.window)  # the server named its window: fit to it from now on
         if not self.cfg.enabled:
             return None
         self._model, self._profile = turn.model, profile_for(turn.model)
@@ -257,11 +263,9 @@ class ContextHook(RunHook):
         compact = cfg.compaction_on and should_compact(tokens, window, cfg.watermark)
         events: list[ev.Event] = []
         if cfg.prune and (compact or (cfg.prune_at and tokens >= cfg.prune_at * window)):
-            # Only a batch worth a broken prompt cache is pruned, at the watermark too: results worth
-            # less would free too little to put the compaction off (it only came a turn or two later,
-            # each a broken cache: a long run pruned one or two results a turn there, seven times in
-            # a row), and the compaction drops them from the history anyway (its archive keeps them
-            # whole). So a compaction due now comes without a prune of a few results before it.
+            # Only a batch worth a broken prompt cache is pruned, at the watermark too: results worth less
+            # free too little to put the compaction off (each turn a broken cache), and the compaction
+            # drops them anyway (its archive keeps them whole).
             at_watermark = compact
             events += self._prune(turn, tokens, at_least=cfg.prune_step * window)
             freed, tokens = tokens - (after := self._context_tokens(turn)), after
@@ -298,8 +302,7 @@ class ContextHook(RunHook):
         head = turn.session.stored_jsonl(plan.head)
         write_atomic(archive, head, durable=turn.settings.fsync)
         turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
-        # Forget the estimates of messages no history holds any more (they kept every message of a
-        # long run alive, for the collector to walk; another session's are made again if asked).
+        # Forget the estimates of messages no history holds any more (they kept a long run's messages alive).
         alive = {id(m) for m in turn.session.messages}
         self._weights = {k: v for k, v in self._weights.items() if k in alive}
         self._hashes = {k: v for k, v in self._hashes.items() if k in alive}
@@ -318,13 +321,11 @@ class ContextHook(RunHook):
         for more; the same candidates are looked at again next turn)."""
         session = turn.session
         messages = session.messages
-        # Messages before the last prune's protected tail held nothing left to prune then, and
-        # appends do not change them: start there (each turn looks at its new messages only).
+        # Messages before the last prune's protected tail held nothing left to prune then: start there.
         mark, revision = self._pruned_upto.get(session.id, (0, None))
         start = min(mark, session.unchanged_prefix(revision)) if revision is not None else 0
         tail = self._keep_tail(turn.model)
-        # The tail's start from the running sums (a walk back over ~40k tokens of messages each turn
-        # before): `weigh` is the estimate times the model's calibration factor.
+        # The tail's start from the running sums: `weigh` is the estimate times the calibration factor.
         protected = self._sums_of(session).tail_start(tail / self.calibrator.factor(self._model))
         indices = plan_pruning(messages, tail, self.cfg.prune_min_chars, self.weigh,
                                frozenset(self.cfg.prune_exempt_tools), start=min(start, protected), protected=protected)
@@ -385,7 +386,8 @@ class ContextFeature(Feature):
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         cfg = ctx.section(context_settings)
         session_dir = ctx.state_dir / "sessions" / ctx.session_id
-        hook = ContextHook(cfg, session_dir, ctx.cwd, Calibrator.load(ctx.state_dir / CALIBRATION_FILE))
+        windows = RunWindows(cfg, ctx.env, ctx.settings.base_url)
+        hook = ContextHook(cfg, session_dir, ctx.cwd, Calibrator.load(ctx.state_dir / CALIBRATION_FILE), windows)
         self._hooks[ctx.run_id] = hook
         return [hook]
 

@@ -29,7 +29,7 @@ from arreio.engine.regular_file import Limit, read_bytes
 
 if TYPE_CHECKING:
     from arreio.engine.messages import Message
-    from arreio.engine.providers.base import ModelRequest, SystemBlock, ToolSpec
+    from arreio.engine.providers.base import ModelRequest, SystemBlock, ToolSpec, Usage
 
 
 @dataclass(frozen=True)
@@ -299,3 +299,12 @@ def bundled_tiktoken(name: str) -> Any | None:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
     return tiktoken.Encoding(name=name, pat_str=_PATTERNS[name], mergeable_ranks=ranks, special_tokens=_SPECIAL[name])
+
+
+def estimated_usage(request: ModelRequest, reply: Message) -> Usage:
+    """A reply's usage when the server reported none: the request and the reply, estimated."""
+    from arreio.engine.providers.base import Usage
+
+    profile = profile_for(request.model)
+    return Usage(input_tokens=round(estimate_request(request, profile)),
+                 output_tokens=round(estimate_message(reply, profile)), estimated=True)

@@ -1,6 +1,7 @@
 """One model call of a step: the reply streamed (deltas yielded as they come), the harness's retries
 (docs/architecture.md section 5), one compaction on a context overflow, and the run's fallback models
-(`fallback.py`) once a model has failed for good with a retryable error.
+(`fallback.py`) once a model has failed for good with a retryable error. A reply that repeats itself
+(`repetition.py`) is stopped there and fails the step.
 
 `ModelCall(runner, request).run()` ends with the folded `Reply`, or an `Outcome` when the call
 failed for good. A switch changes the runner's model and provider (the rest of the run is served by
@@ -13,11 +14,14 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from arreio.engine import events as ev
+from arreio.engine.context.tokens import estimated_usage
 from arreio.engine.conveyor.fallback import may_switch
 from arreio.engine.conveyor.outcome import Outcome
+from arreio.engine.conveyor.repetition import Repetition
 from arreio.engine.conveyor.reply import Reply, fold
 from arreio.engine.errors import ArreioError
-from arreio.engine.providers.base import ModelRequest, ProviderError, TextChunk, ThinkingChunk, Usage
+from arreio.engine.messages import Message
+from arreio.engine.providers.base import Done, ModelRequest, ProviderError, TextChunk, ThinkingChunk, Usage
 from arreio.engine.providers.retry import RetryDecision, decide_retry
 from arreio.engine.surrogates import repaired
 
@@ -40,22 +44,33 @@ class ModelCall:
         overflowed, attempt, waited = False, 0, 0.0
         while True:
             attempt += 1
-            chunks, text = [], ""
-            async for chunk in runner.watchdog.stream(runner.provider.stream(request)):
+            chunks, looping, watch = [], None, Repetition()
+            stream = runner.watchdog.stream(runner.provider.stream(request))
+            async for chunk in stream:
                 chunks.append(chunk)
-                if isinstance(chunk, TextChunk):
-                    text += chunk.text
-                    if chunk.text:
-                        shown = True
-                        yield ev.TextDelta(text=repaired(chunk.text))  # the folded reply joins a split pair
+                if isinstance(chunk, TextChunk) and chunk.text:
+                    shown = True
+                    yield ev.TextDelta(text=repaired(chunk.text))  # the folded reply joins a split pair
+                    looping = watch.feed(chunk.text)
                 elif isinstance(chunk, ThinkingChunk) and chunk.text and not chunk.redacted:
                     yield ev.ThinkingDelta(text=repaired(chunk.text))
+                    looping = watch.feed(chunk.text, "thinking")
+                if looping:  # a model in a loop: stop it now, not at the reply cap (the stream is closed)
+                    await stream.aclose()
+                    chunks.append(Done(stop_reason="error", error=ProviderError(kind="fatal", message=looping)))
+                    break
             reply = fold(chunks)
+            if reply.done.usage.estimated and reply.done.error is None:  # the server counted nothing
+                reply.done.usage = estimated_usage(request, Message.assistant(reply.parts, model=runner.model))
+                if not runner.totals.usage.estimated:
+                    yield ev.Warning_(code="usage_estimated", message=(
+                        f"{runner.model}'s server reported no token usage; the run's token figures are arreio's "
+                        "estimates (budgets and the context calibration work from them)"))
             runner.last_done = reply.done
             self.usage = self.usage + reply.done.usage
             runner._turn_usage = self.usage
             runner.totals.add_usage(reply.done.usage, runner.model)
-            error = reply.done.error
+            error = runner.last_error = reply.done.error
             if error is None:
                 yield reply
                 return

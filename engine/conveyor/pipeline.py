@@ -164,7 +164,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 final_text=outcome.final_text, session_id=session.id, report_path=display_path(report_path, options.cwd),
                 steps=totals.steps(), tool_calls=totals.tool_calls,
                 input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
-                changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run) is not None,
+                tokens_estimated=totals.usage.estimated, changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run) is not None,
                 free_because=_free(run),
                 final_json=outcome.final_json,
             ))
@@ -197,7 +197,7 @@ def _report(run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tupl
         ended_at=iso_ms(clock.now()), duration_s=round(clock.monotonic() - t0, 3), steps=totals.steps(),
         tool_calls=totals.tool_calls, tools_used=dict(totals.tools_used), retries=totals.retries,
         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
-        cache_write_tokens=usage.cache_write_tokens, cache_share=round(cache_share(usage), 4),
+        cache_write_tokens=usage.cache_write_tokens, tokens_estimated=usage.estimated, cache_share=round(cache_share(usage), 4),
         cost_usd=_cost(run, totals), warnings=run.warnings, events_path=events, final_json=outcome.final_json,
         cost_by_model={} if _free(run) else costs_by_model(totals.by_model, run.settings.prices),
         model_switches=list(totals.switches),

@@ -35,6 +35,7 @@ class RunReport(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    tokens_estimated: bool = False  # some counts are arreio's estimates: a server reported none
     cache_share: float = 0.0
     cost_usd: float | None = None
     warnings: list[str] = Field(default_factory=list)

@@ -32,7 +32,7 @@ from arreio.engine.governance.watchdog import Watchdog
 from arreio.engine.hooks import Hooks, Land, RunHook, Stop
 from arreio.engine.messages import Message, ToolCallPart, ToolResultPart, not_run_result
 from arreio.engine.ports import Provider
-from arreio.engine.providers.base import Done, ModelRequest, SystemBlock, Usage
+from arreio.engine.providers.base import Done, ModelRequest, ProviderError, SystemBlock, Usage
 from arreio.engine.run_context import RunContext
 from arreio.engine.session.file import Session
 from arreio.engine.tools.registry import ToolRegistry
@@ -63,6 +63,7 @@ class Runner:
         self.unit_steps = 0
         self.unit_limit = ctx.settings.max_steps
         self.last_request: ModelRequest | None = None  # the request as last sent, after every hook
+        self.last_error: ProviderError | None = None  # why the last model call failed
         self._turn_usage = Usage()  # the last model call's usage, its retries included
         self.last_done: Done | None = None  # how the last model reply ended (stop reason, error)
         self.answer: AnswerCheck | None = None  # the running unit's output schema check, if it has one

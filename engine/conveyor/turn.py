@@ -28,4 +28,5 @@ class TurnView:
     unit_limit = property(lambda self: self._runner.unit_limit)
     last_request = property(lambda self: self._runner.last_request)
     last_done = property(lambda self: self._runner.last_done)
+    last_error = property(lambda self: self._runner.last_error)
     stalls = property(lambda self: self._runner.watchdog.stalls)

@@ -56,6 +56,9 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # The server reported no counts (llama-cpp-python's streams): on a reply's `Done` the counts are
+    # then to be estimated; on a sum, some of them are arreio's estimates.
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -63,6 +66,7 @@ class Usage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
 
@@ -76,6 +80,9 @@ class ProviderError(BaseModel):
     message: str
     status: int | None = None
     retry_after: float | None = None
+    # The context window a refusal of a too-long request named (llama-server's n_ctx, "maximum context
+    # length is N tokens"), so the run can fit itself to it.
+    window: int | None = None
 
 
 class TextChunk(BaseModel):

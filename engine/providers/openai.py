@@ -44,8 +44,9 @@ from arreio.engine.providers.refusal import (
 from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format, openai_text_format
 from arreio.engine.providers.think_tags import ThinkTags, content_chunks
-from arreio.engine.providers.thinking import prepare_thinking, wire_block
+from arreio.engine.providers.thinking import block_ends, prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
+from arreio.engine.providers.whole_reply import as_chunk, no_reply, refuses_streaming
 from arreio.engine.providers.wire import (
     ToolCallAssembler,
     classify_exception,
@@ -163,20 +164,6 @@ def to_chat_tools(request: ModelRequest) -> list[dict[str, Any]]:
 # -- stream reading ----------------------------------------------------------------------------
 
 
-def _block_ends(blocks: Any) -> list[StreamEvent]:
-    """litellm's `thinking_blocks` on a delta (Claude through litellm): a signature closes the
-    block whose text came as `reasoning_content`; a redacted block is whole in one. Their text is
-    not taken from here, or it would count twice."""
-    out: list[StreamEvent] = []
-    for block in blocks or []:
-        get = block.get if isinstance(block, dict) else lambda key, b=block: getattr(b, key, None)
-        if get("type") == "redacted_thinking" and get("data"):
-            out.append(ThinkingChunk(text="", redacted=get("data")))
-        elif get("type") == "thinking" and get("signature"):
-            out.append(ThinkingChunk(text="", signature=get("signature")))
-    return out
-
-
 class ChatStreamReader:
     """Turns Chat Completions chunks (the openai SDK's or litellm's) into stream events.
 
@@ -186,6 +173,7 @@ class ChatStreamReader:
     def __init__(self, provider: str) -> None:
         self.provider = provider
         self.usage = Usage()
+        self.counted = False  # the server sent its token counts
         self._calls = ToolCallAssembler()
         self._slots: dict[int, tuple[int, str]] = {}  # stream index -> (assembler slot, call id)
         self._next_slot = 0
@@ -206,7 +194,7 @@ class ChatStreamReader:
                 reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
                 if isinstance(reasoning, str) and reasoning:
                     out.append(ThinkingChunk(text=reasoning))
-                out.extend(_block_ends(getattr(delta, "thinking_blocks", None)))
+                out.extend(block_ends(getattr(delta, "thinking_blocks", None)))
                 content = getattr(delta, "content", None)
                 if isinstance(content, list):  # Mistral's magistral: typed chunks, thinking among them
                     out.extend(content_chunks(content, self._tags))
@@ -248,6 +236,7 @@ class ChatStreamReader:
         cached = (getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None)
                   or getattr(raw, "prompt_cache_hit_tokens", None) or 0)  # the last is DeepSeek's name
         written = getattr(raw, "cache_creation_input_tokens", None) or 0
+        self.counted = True
         self.usage = Usage(
             input_tokens=max(0, prompt - cached - written),
             output_tokens=getattr(raw, "completion_tokens", None) or 0,
@@ -281,7 +270,8 @@ class ChatStreamReader:
             reason = "tool_use"  # several servers finish a tool-calling reply with "stop"
         elif reason == "tool_use" and not calls:
             reason = "end_turn"
-        return [*self._tags.end(), *calls, Done(stop_reason=reason, usage=self.usage)]
+        usage = self.usage if self.counted else Usage(estimated=True)  # no counts came: the runner estimates
+        return [*self._tags.end(), *calls, Done(stop_reason=reason, usage=usage)]
 
 
 # -- the adapter -------------------------------------------------------------------------------
@@ -310,6 +300,7 @@ class OpenAIProvider(VendorProvider):
         self._refused: set[str] = set()  # optional request fields this server refused (see _create)
         self._echo_reasoning = False  # the server asked for the model's reasoning back (see _create)
         self._cap_name = "max_tokens"  # or max_completion_tokens, when the server refused max_tokens
+        self._whole = False  # the server cannot stream this kind of request: replies are asked for whole
 
     def _make_client(self) -> Any:
         import openai  # lazy: ~1 s of import that `arreio --help` must not pay
@@ -335,8 +326,7 @@ class OpenAIProvider(VendorProvider):
         params: dict[str, Any] = {
             "model": self.model,
             "messages": to_chat_messages(request, self.model, reasoning=self._echo_reasoning),
-            "stream": True,
-            "stream_options": {"include_usage": True},
+            **({"stream": False} if self._whole else {"stream": True, "stream_options": {"include_usage": True}}),
         }
         if request.tools:
             params["tools"] = to_chat_tools(request)
@@ -375,6 +365,8 @@ class OpenAIProvider(VendorProvider):
                 self._cap_name = "max_completion_tokens"
             elif cap is None and (room := room_left(exc)) is not None:
                 cap = room
+            elif params.get("stream") and refuses_streaming(exc):
+                self._whole = True  # llama-cpp-python: "Automatic streaming tool choice is not supported"
             else:
                 raise
             return await self._create(client, request, cap)
@@ -390,6 +382,12 @@ class OpenAIProvider(VendorProvider):
                     yield event
                 return
             stream = await self._create(client, request)
+            if self._whole:  # a whole reply, read as one chunk (whole_reply.py)
+                whole = [*reader.feed(as_chunk(stream)), *reader.end()] if getattr(stream, "choices", None) else [
+                    Done(stop_reason="error", error=no_reply(self.name))]
+                for event in whole:
+                    yield event
+                return
             async with stream:
                 async for chunk in stream:
                     for event in reader.feed(chunk):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from arreio.engine.messages import Message, TextPart, ThinkingPart
+from arreio.engine.providers.base import StreamEvent, ThinkingChunk
 
 _ROUTE_PREFIXES = ("litellm/", "anthropic/", "openai/")
 
@@ -73,3 +74,17 @@ def wire_block(part: ThinkingPart) -> dict[str, Any]:
     if part.redacted:
         return {"type": "redacted_thinking", "data": part.redacted}
     return {"type": "thinking", "thinking": part.thinking, "signature": part.signature or ""}
+
+
+def block_ends(blocks: Any) -> list[StreamEvent]:
+    """litellm's `thinking_blocks` on a delta (Claude through litellm): a signature closes the
+    block whose text came as `reasoning_content`; a redacted block is whole in one. Their text is
+    not taken from here, or it would count twice."""
+    out: list[StreamEvent] = []
+    for block in blocks or []:
+        get = block.get if isinstance(block, dict) else lambda key, b=block: getattr(b, key, None)
+        if get("type") == "redacted_thinking" and get("data"):
+            out.append(ThinkingChunk(text="", redacted=get("data")))
+        elif get("type") == "thinking" and get("signature"):
+            out.append(ThinkingChunk(text="", signature=get("signature")))
+    return out

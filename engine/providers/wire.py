@@ -234,7 +234,18 @@ def classify(
         status=status,
         retry_after=parse_retry_after(headers),
         message=f"{prefix}{f' {label}' if label else ''}: {text}"[:500],
+        window=_refusal_window(text, body) if kind == "context_overflow" else None,
     )
+
+
+def _refusal_window(text: str, body: object) -> int | None:
+    from arreio.engine.providers.server_window import window_of_refusal
+
+    try:
+        shown = json.dumps(body) if isinstance(body, Mapping) else ""
+    except (TypeError, ValueError):
+        shown = ""
+    return window_of_refusal(f"{text} {shown}")
 
 
 def _class_names(exc: BaseException) -> set[str]:
@@ -249,7 +260,8 @@ def classify_exception(exc: BaseException, *, provider: str) -> ProviderError:
     body = getattr(exc, "body", None)
     message = str(getattr(exc, "message", "") or exc) or type(exc).__name__
     if "ContextWindowExceededError" in names:  # litellm's own normalisation of every vendor
-        return ProviderError(kind="context_overflow", status=status, message=f"{provider}: {message}"[:500])
+        return ProviderError(kind="context_overflow", status=status, message=f"{provider}: {message}"[:500],
+                             window=_refusal_window(message, body))
     if status is None and body is None:
         # no HTTP answer at all: the transport failed, or the code did
         cause = exc.__cause__ or exc.__context__

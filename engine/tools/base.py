@@ -85,6 +85,6 @@ class Tool:
 
     @classmethod
     def input_schema(cls) -> dict[str, Any]:
-        schema = cls.input_model.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        from arreio.engine.tools.schema import compact_schema  # what the model reads: no token spent on titles
+
+        return compact_schema(cls.input_model.model_json_schema())

@@ -58,10 +58,10 @@ def delegate_settings(settings: Any) -> DelegateSettings:
 class DelegateInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    task: str = Field(min_length=1, description="The whole task, self-contained: the sub-agent sees nothing else.")
-    tools: list[str] | None = Field(None, description="Tools the sub-agent may use (default: all of yours).")
-    model: str | None = Field(None, description="Model for the sub-agent (default: yours).")
-    max_steps: int | None = Field(None, ge=1, description="Model turns it gets (capped by config).")
+    task: str = Field(min_length=1, description="All it needs: it sees nothing else.")
+    tools: list[str] | None = None  # None: all of the parent's
+    model: str | None = None
+    max_steps: int | None = Field(None, ge=1)
 
 
 class _Brief:
@@ -74,9 +74,7 @@ class _Brief:
 class Delegate(Tool):
     name = "delegate"
     description = (
-        "Hand a self-contained task to a sub-agent with a fresh context and, optionally, fewer tools or another "
-        "model. It works on its own and returns its final answer and a summary of what it did. Use it for focused "
-        "side tasks whose details you do not need in your own context."
+        "Give a self-contained side task to a sub-agent with a fresh context; it returns its answer."
     )
     input_model = DelegateInput
     repeat = "per_target"

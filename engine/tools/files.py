@@ -89,18 +89,15 @@ def _numbered(number: int, line: str) -> str:
 class ReadFileInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="File to read, relative to the working directory.")
-    offset: int | None = Field(None, ge=1, description="First line to show (1-based). Default 1.")
-    limit: int | None = Field(None, ge=1, description="How many lines to show. Default 2000.")
+    path: str
+    offset: int | None = Field(None, ge=1, description="First line (1-based).")
+    limit: int | None = Field(None, ge=1, description="Default 2000.")
 
 
 class ReadFile(Tool):
     name = "read_file"
     description = (
-        "Read a text file. Lines come numbered (number, tab, text); the numbers are not part of "
-        "the file. Shows up to 2000 lines from `offset` (1-based); a note says which lines were "
-        "shown when it is not the whole file, so page on with a larger offset. Lines longer than "
-        "2000 characters are cut. Binary files are refused."
+        "Read a text file; lines come numbered (number, tab, text)."
     )
     input_model = ReadFileInput
     repeat = "per_target"
@@ -171,15 +168,14 @@ def _shown(lines: list[str], total: int, encoding: Encoding, shown: str, offset:
 class WriteFileInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="File to write, relative to the working directory.")
-    content: str = Field(description="The complete new content of the file.")
+    path: str
+    content: str = Field(description="The whole new content.")
 
 
 class WriteFile(Tool):
     name = "write_file"
     description = (
-        "Create a file or replace its whole content. Missing parent directories are created. "
-        "To change part of an existing file, prefer edit_file."
+        "Create or overwrite a whole file (missing folders are made). To change part of a file, use edit_file."
     )
     input_model = WriteFileInput
     repeat = "per_target"
@@ -220,9 +216,9 @@ class WriteFile(Tool):
 class EditFileInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="File to edit, relative to the working directory.")
-    old: str = Field(min_length=1, description="Exact text to replace; must occur exactly once.")
-    new: str = Field(description="Replacement text.")
+    path: str
+    old: str = Field(min_length=1)
+    new: str
 
 
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
@@ -231,9 +227,8 @@ _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
 class EditFile(Tool):
     name = "edit_file"
     description = (
-        "Replace one exact occurrence of `old` with `new` in a file. `old` must match the file "
-        "exactly (whitespace and indentation included, no line numbers from read_file) and occur "
-        "exactly once; include surrounding lines to make it unique. Read the file first."
+        "Replace `old` with `new` in a file; `old` must occur exactly once, whitespace included, "
+        "without line numbers."
     )
     input_model = EditFileInput
     repeat = "per_target"
@@ -331,15 +326,13 @@ def _edit_summary(shown: str, updated: str, start: int, old: str, new: str) -> s
 class ListDirInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(".", description="Directory to list, relative to the working directory.")
+    path: str = "."
 
 
 class ListDir(Tool):
     name = "list_dir"
     description = (
-        "List one directory (not recursive): entries sorted by name, directories end in '/', "
-        "files show their size, symlinks show their target. At most 500 entries. Use grep to "
-        "search file contents."
+        "List one directory (not recursive); folders end in '/'."
     )
     input_model = ListDirInput
     repeat = "per_target"

@@ -40,6 +40,7 @@ from arreio.engine.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from arreio.engine.conveyor.report import RunReport
+    from arreio.engine.providers.base import ToolSpec
     from arreio.engine.tools.base import Tool
 
 BUILTIN_FAMILY = "builtin"
@@ -86,6 +87,20 @@ def schema_tokens(registry: ToolRegistry) -> int:
     if not specs:
         return 0
     return estimate_tokens(json.dumps(specs, ensure_ascii=False, separators=(",", ":")))
+
+
+def spec_tokens(specs: Sequence[ToolSpec]) -> tuple[str, dict[str, int]]:
+    """Each spec's description plus JSON schema in tokens, and the tokenizer that counted them: OpenAI's
+    o200k_base from the BPE file litellm ships (never downloaded), else arreio's estimate."""
+    from arreio.engine.context.tokens import bundled_tiktoken
+
+    encoding = bundled_tiktoken("o200k_base") or bundled_tiktoken("cl100k_base")
+
+    def count(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=())) if encoding is not None else estimate_tokens(text)
+
+    name = encoding.name if encoding is not None else "arreio's estimate (no tokenizer file installed)"
+    return name, {s.name: count(s.description + json.dumps(s.input_schema, ensure_ascii=False)) for s in specs}
 
 
 def _prerequisite(tool: Tool, ctx: RunContext) -> str | None:

@@ -33,22 +33,15 @@ TOO_BIG, BINARY = "too big", "binary"  # why a file was not searched
 class GrepInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(min_length=1, description="Python regular expression, e.g. 'def \\w+_id'.")
-    path: str = Field(".", description="File or directory to search. Default: the working directory.")
-    glob: str | None = Field(
-        None, description="Only files matching this, e.g. '*.py', 'src/*.ts', '*.{js,ts}'."
-    )
+    pattern: str = Field(min_length=1)
+    path: str = "."
+    glob: str | None = Field(None, description="e.g. '*.py'")
 
 
 class Grep(Tool):
     name = "grep"
     description = (
-        "Search file contents with a Python regular expression (use (?i) for case-insensitive). "
-        "Prints matching lines as path:line: text. Searches text files under `path` (default: "
-        "the working directory), skipping binary files, files over 10 MB (named in the result) and "
-        ".git, .arreio, node_modules, "
-        "__pycache__, .venv. `glob` filters file names ('*.py'; with a '/', the relative path). "
-        "At most 200 matches are shown; the total is reported."
+        "Search the text files under `path` for a Python regex; prints path:line: text."
     )
     input_model = GrepInput
     repeat = "few"

@@ -83,22 +83,15 @@ class HeadTail:
 class ShellInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    command: str = Field(min_length=1, description="The bash command line to run.")
-    timeout_s: float | None = Field(
-        None, gt=0, description="Seconds before the command is killed. Default 120, at most 600."
-    )
+    command: str = Field(min_length=1)
+    timeout_s: float | None = Field(None, gt=0, description="Default 120, at most 600.")
 
 
 class Shell(Tool):
     name = "shell"
     description = (
-        "Run a bash command in the working directory and return its combined stdout and stderr, "
-        "ending with its exit code. No stdin: interactive commands fail, so pass flags like -y. "
-        "Killed after timeout_s (default 120 s, at most 600) with its child processes. Long "
-        "output keeps the beginning and the end. Destructive system commands are refused. Runs in "
-        "an OS sandbox where available: only the working directory is writable (.arreio/ and .git/ "
-        "are not), no network unless configured, and background processes end with the call. "
-        "Prefer read_file, list_dir and grep for looking at files."
+        "Run a bash command in the working directory; returns its output and exit code. No stdin "
+        "(pass -y); sandboxed: writes only there, no network."
     )
     input_model = ShellInput
     sensitive = True

@@ -59,8 +59,8 @@ def test_doctor_all_ok_exits_0(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     _config("sandbox: {mode: 'off'}\ncheckpoints: {enabled: false}\n")
     code, checks = _doctor(cli, "--no-mcp")
     assert code == 0, checks
-    assert list(checks) == ["python", "arreio", "config", "keys", "sandbox", "git", "knowledge", "memory scan", "hooks",
-                            "mcp"]
+    assert list(checks) == ["python", "arreio", "config", "keys", "tools", "sandbox", "git", "knowledge", "memory scan",
+                            "hooks", "mcp"]
     assert all(c["status"] == "ok" and c["fix"] == "" for c in checks.values())
     assert checks["python"]["detail"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}")
     assert "off" in checks["sandbox"]["detail"] and "not checked (--no-mcp)" in checks["mcp"]["detail"]

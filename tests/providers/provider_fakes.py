@@ -55,6 +55,8 @@ class FakeServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.seen: list[Seen] = []
+        self.gets: dict[str, Reply] = {}  # GET path (query string aside) -> its reply; any other GET: 404
+        self.got: list[str] = []  # the GET paths asked, in order
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -62,6 +64,17 @@ class FakeServer:
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                server.got.append(path)
+                reply = server.gets.get(path) or Reply.error(404, {"error": "not found"})
+                self.send_response(reply.status)
+                self.send_header("content-type", reply.content_type)
+                self.send_header("content-length", str(len(reply.body)))
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.wfile.write(reply.body)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
@@ -111,6 +124,11 @@ class FakeServer:
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def serve(self, path: str, body: dict[str, Any], status: int = 200) -> FakeServer:
+        """Answer GET `path` with `body` as JSON (a server's /v1/models, /props, /api/ps)."""
+        self.gets[path] = Reply.error(status, body)
+        return self
 
     def push(self, *replies: Reply) -> FakeServer:
         self.replies.extend(replies)

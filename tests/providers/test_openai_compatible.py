@@ -49,13 +49,13 @@ def test_llamacpp_error_line_is_the_replys_end_not_a_cut(server):
 def test_done_without_finish_reason_is_a_whole_reply(server):
     events = replay(server, Reply.stream("openai", "no_finish_reason_done"))
     assert calls(events) == [("call_nf", "read_file", {"path": "README.md"})]
-    assert events[-1] == Done(stop_reason="tool_use")
+    assert events[-1] == Done(stop_reason="tool_use", usage=Usage(estimated=True))  # it sent no counts
 
 
 def test_done_with_no_newline_after_it_still_counts(server):
     body = sse("openai", "no_finish_reason_done").rstrip(b"\n")
     events = replay(server, Reply(body=body))
-    assert events[-1] == Done(stop_reason="tool_use")
+    assert events[-1] == Done(stop_reason="tool_use", usage=Usage(estimated=True))  # it sent no counts
 
 
 def test_no_finish_reason_and_no_done_is_still_a_cut(server):
@@ -151,7 +151,7 @@ def test_events_without_data_do_not_end_the_stream(server, chunk_bytes):
     # "" as JSON and every request failed as "malformed stream data"
     events = replay(server, Reply(body=sse("openai", "meta_only_events"), chunk_bytes=chunk_bytes))
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Hello", ", world."]
-    assert events[-1] == Done(stop_reason="end_turn")
+    assert events[-1] == Done(stop_reason="end_turn", usage=Usage(estimated=True))  # it sent no counts
 
 
 def test_openrouter_error_chunk_inside_a_200_is_retryable(server):

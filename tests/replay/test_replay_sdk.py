@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from arreio.engine.context.window import context_window
 from arreio.engine.providers.cassette import load_cassette
 from tests.providers.provider_fakes import Reply
 from tests.replay.cassette_helpers import normalised
@@ -32,9 +33,11 @@ def test_sdk_run_records_and_replays_offline(vendor: str, fault: str, project, a
     first_reply = RATE_LIMITED[vendor] if fault == "429" else Reply.stream(vendor, CUT[vendor])
     server.push(first_reply, Reply.stream(vendor, "tool_call"), Reply.stream(vendor, "text_only"))
     rec = project("rec")
-    # the loopback server stands in for the vendor, and a local server bills nothing: priced as the vendor would
+    # the loopback server stands in for the vendor, and a local server bills nothing: priced as the vendor would;
+    # nor is a vendor asked its window (a local server is): the table's number, as the replay uses
     (rec / ".arreio" / "config.yaml").write_text("retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
-                                                 f"prices:\n  {MODELS[vendor]}: {{input: 2.5, output: 10}}\n")
+                                                 f"prices:\n  {MODELS[vendor]}: {{input: 2.5, output: 10}}\n"
+                                                 f"context:\n  windows: {{{MODELS[vendor]}: {context_window(MODELS[vendor])}}}\n")
     cassette = tmp_path / f"{vendor}.cassette.jsonl"
     first = arreio("run", "--goal", "G.md", "--model", MODELS[vendor], "--record", str(cassette), "--json")
     assert first.code == 0, first.stderr

@@ -35,16 +35,15 @@ _TEXTUAL = ("text/", "application/xml", "application/javascript", "application/x
 class WebFetchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    url: str = Field(description="The http(s) address to read.")
-    max_chars: int | None = Field(None, ge=200, le=200_000, description="How much text to show (default from config).")
-    start: int = Field(0, ge=0, description="Character offset to start from, to read on in a long page.")
+    url: str
+    max_chars: int | None = Field(None, ge=200, le=200_000)
+    start: int = Field(0, ge=0)
 
 
 class WebFetch(Tool):
     name = "web_fetch"
     description = (
-        "Fetch a web page (or PDF, JSON, text file) over http(s) and return it as readable text: title, headings, "
-        "and links as markdown. Long pages are cut; the result says how much it showed and the `start` to read on."
+        "Read an http(s) page or PDF as markdown; a long one is cut and says the `start` to read on."
     )
     input_model = WebFetchInput
     repeat = "paged"
