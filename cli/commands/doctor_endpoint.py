@@ -40,7 +40,7 @@ def endpoint_checks(env: dict[str, str], settings: Any, check: Check, *, call_mo
         answer = httpx.get(f"{root}/v1/models", headers=headers, timeout=ANSWER_TIMEOUT_S)
     except httpx.HTTPError as exc:
         return [check("endpoint", False, f"nothing answers at {url} ({type(exc).__name__}: {exc})"[:300],
-                      f"start the server, or point base_url / OPENAI_BASE_URL at where it listens")]
+                      "start the server, or point base_url / OPENAI_BASE_URL at where it listens")]
     out = [check("endpoint", True, f"{url} answers (HTTP {answer.status_code} for /v1/models)")]
     served = _served(answer)
     if served is None:
