@@ -16,7 +16,7 @@ hooks:
 
 The hooks of the user's config and the project's (`.arreio/config.yaml`) are joined, user first
 (engine/config.py); both files are protected from the agent's tools and sandbox, so the model cannot
-add or change a hook (DESIGN.md invariant 10). `match` is a regular expression the tool's name (or,
+add or change a hook (docs/architecture.md, invariant 10). `match` is a regular expression the tool's name (or,
 for `stop`, the verdict) must match whole; none, "" or "*" match everything. `command` is a list of
 words, or a string split as a shell would split it — no shell runs it. Its program is looked up only
 where the agent cannot have put it (`engine/programs.py`): a bare name on the run's PATH without the

@@ -66,7 +66,7 @@ def test_doctor_all_ok_exits_0(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "off" in checks["sandbox"]["detail"] and "not checked (--no-mcp)" in checks["mcp"]["detail"]
     text = cli("doctor", "--no-mcp")
     assert text.exit_code == 0
-    assert [ln.split()[0] for ln in text.stdout.splitlines()] == ["ok"] * 10
+    assert [ln.split()[0] for ln in text.stdout.splitlines()] == ["ok"] * 11
 
 
 def test_doctor_names_each_problem_with_its_fix(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
