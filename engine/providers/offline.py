@@ -280,10 +280,12 @@ class OfflineProvider:
         text = exact_text(shown) if shown is not None else None
         if text is None:
             return False
-        inputs = files.inputs
+        inputs = [p for p in files.inputs if p != path]  # read to be compared, not one of the sources
         wanted = (say.report(goal, inputs, view.contents(inputs)) if path in files.writes
                   else say.section(inputs, view.contents(inputs)))
-        return text.body.rstrip("\n") == wanted.rstrip("\n")
+        # the title line is worded from how the goal was given (a plan's unit, the mission's heading); the
+        # sections under it are what the files say
+        return _below_title(text.body) == _below_title(wanted)
 
     def _account(self, goal: str, files: GoalFiles, view: _View, can_list: bool) -> say.Account:
         # The answer says what this instruction's steps did: a resumed session's earlier work was
@@ -337,6 +339,12 @@ class OfflineProvider:
             yield ToolCallDone(id=c.id, name=c.name, arguments=c.arguments)
         usage = Usage(input_tokens=estimate_request_tokens(request), output_tokens=max(1, len(text) // 4))
         yield Done(stop_reason="tool_use" if calls else "refusal" if declined else "end_turn", usage=usage)
+
+
+def _below_title(text: str) -> str:
+    """A written summary without its first (title) line, trailing newlines dropped."""
+    head, _, rest = text.partition("\n")
+    return (rest if head.startswith("# ") else text).rstrip("\n")
 
 
 def _entries(content: str) -> int:

@@ -96,7 +96,9 @@ def test_every_model_a_run_asks_comes_from_the_deps_factory(tmp_path: Path) -> N
         "gates:\n"
         "  - {kind: validator, min: 0.5}\n"
     ))
-    read = {"tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt"}}]}
+    # the model's own long notes beside each read: a prune of old tool results alone cannot make room
+    notes = " ".join(f"note {i}: line {i * 7} says {i * i}." for i in range(200))
+    read = {"text": notes, "tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt"}}]}
     spy = Spy(
         unit=[read, read, {"text": "read it"}],
         main=[{"tool_calls": [{"name": "delegate", "arguments": {"task": "say hi", "model": "anthropic/child"}}]},
