@@ -1,0 +1,41 @@
+"""The context window against a real server (llama-server started with `-c 8192`): the run compacts
+at 60% of the window — before the server would refuse an overflowing request — whether the window is
+set in config or read from the server itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.realmodel.conftest import Project
+
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(1800)]
+
+SERVER_WINDOW = 8192  # prepare.start_server's -c
+LINES = 160  # ~1,900 tokens a file: two reads past 60% of 8192 with the system prompt and the tools
+
+
+def big_file(n: int) -> str:
+    return "".join(f"record {n}-{i:03d}: the quick brown fox jumps over the lazy dog\n" for i in range(LINES))
+
+
+@pytest.mark.parametrize("window", [
+    pytest.param("config", id="window-from-config"),
+    pytest.param("server", id="window-from-server", marks=pytest.mark.xfail(
+        strict=False, reason="the window read from the server (/props, /v1/models) is not on main yet: "
+        "without it the model's name gives 131,072 tokens and only the server's overflow makes it compact")),
+])
+def test_compaction_at_60_percent_of_the_servers_window(project: Project, window: str) -> None:
+    for n in (1, 2, 3):
+        (project.root / f"part{n}.txt").write_text(big_file(n))
+    context = "  prune: false\n" + (f"  window: {SERVER_WINDOW}\n" if window == "config" else "")
+    project.config(f"context:\n{context}")
+    result = project.run("Read part1.txt with read_file. Then read part2.txt. Then read part3.txt. "
+                         "Then answer with the number of files you read.", "--max-steps", "8", "--tools", "read_file")
+    compactions = [c for c in result.of("compaction") if c["kind"] == "summary"]
+    assert compactions, result.story()
+    first = compactions[0]
+    # compacted past the watermark and before the server's own limit: no request overflowed
+    assert 0.6 * SERVER_WINDOW <= first["tokens_before"] < SERVER_WINDOW, result.story()
+    assert first["tokens_after"] < first["tokens_before"]
+    assert not any("context" in r["reason"].lower() for r in result.of("retry")), result.story()
+    assert result.code == 0 or result.done["message"], result.story()
