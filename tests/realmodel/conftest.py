@@ -79,7 +79,7 @@ class Project:
         folder.mkdir(exist_ok=True)
         (folder / "config.yaml").write_text(text)
 
-    def run(self, *args: str, timeout: float = 600) -> Result:
+    def run(self, *args: str, timeout: float = 1800) -> Result:
         """`arreio run --json --yes --model openai/<name> ARGS…`: its events, exit code, stderr, seconds."""
         argv = [sys.executable, "-m", "arreio.cli.app", "run", "--json", "--yes", "--model", self.server.model, *args]
         started = time.monotonic()

@@ -11,10 +11,11 @@ from arreio.engine.session.file import Session
 from tests.chat.chatterm import ChatTerminal
 from tests.realmodel.conftest import Project
 
-pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(2400)]
 
 
 def test_chat_in_a_pty_with_the_real_model(project: Project) -> None:
+    project.config("tools_enabled: [list_dir, read_file]\n")  # a small schema: every token is paid on a CPU
     term = ChatTerminal(project.root, project.env, "--model", project.server.model, "--yes")
     try:
         term.prompt(timeout=120)
