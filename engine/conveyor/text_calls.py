@@ -11,6 +11,8 @@ Recognised shapes, for tools that exist, with arguments that validate:
 - `<function=list_dir>{…}</function>` (Llama 3.1);
 - `<invoke name="list_dir"><parameter name="path">.</parameter></invoke>`.
 
+The same call (name and arguments) written more than once in one reply is run once.
+
 `read_text_calls` says what the text is: calls to run (`calls`), and whether the reply is nothing
 but call-shaped text that could not be run (`shaped`: an unknown tool, arguments that do not
 validate, the tool list echoed back) — such a reply is never a final answer.
@@ -71,6 +73,10 @@ def read_text_calls(text: str, tools: set[str], validate: Validate) -> TextCalls
         why = validate(name, arguments)
         if why is not None:
             found.problems.append(f"{name}: {why}")
+            continue
+        if (name, arguments) in found.calls:
+            # one reply showing the same call again (fenced, then bare) is one call shown twice — a small
+            # model echoes what it just wrote; running it again would repeat a write or an append
             continue
         found.calls.append((name, arguments))
     if echoed:

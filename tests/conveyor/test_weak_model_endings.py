@@ -61,6 +61,23 @@ def test_a_call_written_as_text_is_read(text: str) -> None:
     assert found.calls and not found.problems
 
 
+# Qwen2.5-Coder 0.5B on llama-server, verbatim but for the path: each turn it wrote the call of the
+# turn before and then again, fenced and bare — one call shown two or three times, not three calls.
+_CALL = '{"name": "list_dir", "arguments": {"path": "."}}'
+_FENCED = '```json\n{\n  "name": "list_dir",\n  "arguments": {\n    "path": "."\n  }\n}\n```'
+ECHOED = {
+    "fenced-then-bare": f"{_FENCED}\n{_CALL}\n```",
+    "fenced-then-bare-twice": f"{_FENCED}\n{_CALL}\n```\n{_CALL}\n```",
+    "two-hermes-copies": f"<tool_call>{_CALL}</tool_call>\n<tool_call>{_CALL}</tool_call>",
+}
+
+
+@pytest.mark.parametrize("text", ECHOED.values(), ids=ECHOED.keys())
+def test_the_same_call_written_again_in_one_reply_runs_once(text: str) -> None:
+    found = read_text_calls(text, TOOLS, _valid)
+    assert found.calls == [("list_dir", {"path": "."})]
+
+
 @pytest.mark.parametrize("text", NOT_CALLS.values(), ids=NOT_CALLS.keys())
 def test_an_answer_that_only_looks_like_a_call_is_an_answer(text: str) -> None:
     found = read_text_calls(text, TOOLS, _valid)
