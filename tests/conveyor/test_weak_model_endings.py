@@ -78,6 +78,19 @@ def test_the_same_call_written_again_in_one_reply_runs_once(text: str) -> None:
     assert found.calls == [("list_dir", {"path": "."})]
 
 
+def test_bare_calls_between_unpaired_fences_are_calls_not_an_answer() -> None:
+    """The fourth turn of the same run, verbatim: a fenced call, then the call three times between
+    unpaired fences, with the long path of a real folder. The bare copies were left over as "prose"
+    longer than a lead-in, so the reply read as an answer: the run ended in success with nothing done."""
+    path = "/tmp/pytest-of-root/pytest-585/test_three_step_tool_task_ends0/project"
+    bare = json.dumps({"name": "list_dir", "arguments": {"path": path}})
+    fenced = "```json\n" + json.dumps({"name": "list_dir", "arguments": {"path": path}}, indent=2) + "\n```"
+    text = fenced + "".join(f"\n{bare}\n```" for _ in range(3))
+    found = read_text_calls(text, TOOLS, _valid)
+    assert found.calls == [("list_dir", {"path": path})]
+    assert found.shaped
+
+
 @pytest.mark.parametrize("text", NOT_CALLS.values(), ids=NOT_CALLS.keys())
 def test_an_answer_that_only_looks_like_a_call_is_an_answer(text: str) -> None:
     found = read_text_calls(text, TOOLS, _valid)
