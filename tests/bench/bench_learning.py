@@ -91,6 +91,8 @@ def main() -> int:
     parser.add_argument("--model", choices=sorted(prepare.MODELS), default="0.5b")
     parser.add_argument("--url", help="a llama-server already running (base URL with /v1)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder and say where")
+    parser.add_argument("--memory", type=Path, help="instead: one pass from this MEMORY.md (what a perfect "
+                        "--learn would keep: tests/bench/learning/oracle-memory.md), beside nothing else")
     parser.add_argument("--proposer", default=None,
                         help="learning.proposer_model (default: the run's model; `offline`: the offline proposer)")
     args = parser.parse_args()
@@ -110,13 +112,22 @@ def main() -> int:
         root, home = scratch / "suite", scratch / "home"
         shutil.copytree(SUITE, root)
         home.mkdir()
-        if args.proposer:
-            (root / ".arreio").mkdir()
-            (root / ".arreio" / "config.yaml").write_text(f"learning: {{proposer_model: {args.proposer}}}\n")
+        # a reply cap: a small model in a loop otherwise writes 8192 tokens (an hour on a busy CPU)
+        config = "max_tokens: 768\n" + (f"learning: {{proposer_model: {args.proposer}}}\n" if args.proposer else "")
+        (root / ".arreio").mkdir()
+        (root / ".arreio" / "config.yaml").write_text(config)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ARREIO_", "OPENAI_", "ANTHROPIC_"))}
         env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), OPENAI_BASE_URL=url,
                    OPENAI_API_KEY="local")
         model = f"openai/{spec.name}"
+        if args.memory:
+            (root / ".arreio").mkdir(exist_ok=True)
+            shutil.copy(args.memory, root / ".arreio" / "MEMORY.md")
+            rows, summary, seconds = batch(root, env, model)
+            print(f"model {spec.name} at {url}; one pass from {args.memory} in {seconds:.0f} s\n")
+            print(table(rows, []))
+            print(json.dumps(summary, default=str)[:4000])
+            return 0
         first, summary1, s1 = batch(root, env, model, "--learn")
         memory = {name: (root / ".arreio" / name).read_text() if (root / ".arreio" / name).is_file() else ""
                   for name in ("MEMORY.md", "USER.md")}

@@ -27,6 +27,9 @@ SPEC = prepare.MODELS[os.environ.get("ARREIO_REALMODEL", "0.5b")]
 URL = os.environ.get("ARREIO_REALMODEL_URL")
 WHY_NOT = None if URL else prepare.missing(SPEC)
 LOGS = prepare.CACHE / "logs"
+# A reply cap for every run: a small model that falls into a loop writes until the cap (8192 by
+# default, about an hour at the 2 tokens/s of a busy CPU); the runs here need a few hundred.
+MAX_TOKENS = 768
 
 
 @dataclass
@@ -74,10 +77,11 @@ class Project:
     server: Server
     env: dict[str, str] = field(default_factory=dict)
 
-    def config(self, text: str) -> None:
+    def config(self, text: str = "", max_tokens: int = MAX_TOKENS) -> None:
+        """The project's config: `text` after a reply cap (`max_tokens`)."""
         folder = self.root / ".arreio"
         folder.mkdir(exist_ok=True)
-        (folder / "config.yaml").write_text(text)
+        (folder / "config.yaml").write_text(f"max_tokens: {max_tokens}\n{text}")
 
     def run(self, *args: str, timeout: float = 1800) -> Result:
         """`arreio run --json --yes --model openai/<name> ARGS…`: its events, exit code, stderr, seconds."""
@@ -138,4 +142,6 @@ def project(tmp_path: Path, llama: Server) -> Project:
     root, home = tmp_path / "project", tmp_path / "home"
     root.mkdir()
     home.mkdir()
-    return Project(root, home, llama, env_for(home, llama))
+    made = Project(root, home, llama, env_for(home, llama))
+    made.config()
+    return made

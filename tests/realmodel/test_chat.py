@@ -20,7 +20,8 @@ def test_chat_in_a_pty_with_the_real_model(project: Project) -> None:
     try:
         term.prompt(timeout=120)
         term.send("What is the capital of France? Answer in one short sentence, without tools.")
-        term.prompt(timeout=600)
+        term.next(r"\d+ steps? · ", timeout=1200)  # the turn's closing line: the reply has streamed
+        term.prompt(timeout=60)
         term.type("\x04")
         found = term.next(r"session (\d{8}-\d{6}-[0-9a-f]+)", timeout=60)
         assert term.wait() == 0, term.plain

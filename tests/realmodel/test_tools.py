@@ -40,20 +40,21 @@ def test_a_tool_call_written_as_text_is_parsed_and_run(project: Project) -> None
     (project.root / "notes.txt").write_text("the secret word is heron\n")
     with NoParseProxy(project.server.url) as proxy:
         project.env = env_for(project.home, type(project.server)(proxy.url, project.server.model))
-        result = project.run("Use the read_file tool to read notes.txt, then tell me the secret word.",
-                             "--max-steps", "4", "--tools", "read_file")
+        # the model's first move on this goal, at temperature 0, is a list_dir call written as JSON
+        result = project.run("First list the files in this folder.", "--max-steps", "3", "--tools", "list_dir,read_file")
     assert proxy.requests and all(r["parse_tool_calls"] is False for r in proxy.requests)
     assert "text_tool_call" in result.warnings(), result.story()
-    reads = [e for e in result.of("tool_start") if e["name"] == "read_file"]
-    assert reads and reads[0]["arguments"]["path"].endswith("notes.txt"), result.story()
-    assert reads[0]["call_id"].startswith("text_")
-    ended = [e for e in result.of("tool_end") if e["call_id"] == reads[0]["call_id"]]
-    assert ended and not ended[0].get("is_error"), result.story()
+    listed = [e for e in result.of("tool_start") if e["name"] == "list_dir"]
+    assert listed and listed[0]["call_id"].startswith("text_"), result.story()
+    ended = [e for e in result.of("tool_end") if e["call_id"] == listed[0]["call_id"]]
+    assert ended and not ended[0]["is_error"] and ended[0]["chars"] > 0, result.story()
+    done = result.done  # whatever the model says next, a reply that is only call text is never the answer
+    assert done["verdict"] != "success" or not done["final_text"].lstrip().startswith(("{", "```")), result.story()
 
 
 def test_a_reply_cut_at_the_token_cap_is_not_accepted(project: Project) -> None:
     """`finish_reason: length` twice: the cut text is never the answer; the run fails and says why."""
-    project.config("max_tokens: 12\n")
+    project.config(max_tokens=12)
     result = project.run("Write a story of at least 300 words about a lighthouse keeper. Do not use any tool.",
                          "--max-steps", "4", "--tools", "read_file")
     done = result.done
