@@ -23,7 +23,8 @@ def big_file(n: int) -> str:
     pytest.param("config", id="window-from-config"),
     pytest.param("server", id="window-from-server", marks=pytest.mark.xfail(
         strict=False, reason="the window read from the server (/props, /v1/models) is not on main yet: "
-        "without it the model's name gives 131,072 tokens and only the server's overflow makes it compact")),
+        "without it the model's name gives 131,072 tokens and only the server's refusals make it compact "
+        "(four refusals in one run, measured)")),
 ])
 def test_compaction_at_60_percent_of_the_servers_window(project: Project, window: str) -> None:
     for n in (1, 2, 3):
@@ -46,5 +47,7 @@ def test_compaction_at_60_percent_of_the_servers_window(project: Project, window
     # compacted past the watermark and before the server's own limit: no request overflowed
     assert 0.6 * SERVER_WINDOW <= first["tokens_before"] < SERVER_WINDOW, result.story()
     assert first["tokens_after"] < first["tokens_before"]
-    assert not any("context" in r["reason"].lower() for r in result.of("retry")), result.story()
+    # the server refused no request as too long (a compaction after a refusal looks the same in the events)
+    refused = [ln for ln in server.log.read_text(errors="replace").splitlines() if "exceeds the available context" in ln]
+    assert not refused, "\n".join(refused) + "\n" + result.story()
     assert result.code == 0 or result.done["message"], result.story()
