@@ -21,6 +21,7 @@ validate, the tool list echoed back) — such a reply is never a final answer.
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -128,8 +129,8 @@ def _json_values(text: str) -> list[str]:
     decoder, values, at = json.JSONDecoder(), [], 0
     while at < len(text):
         try:
-            _, end = decoder.raw_decode(text, at)
-        except ValueError:
+            _, end = decoder.raw_decode(text, at)  # only to find where a value ends; json_loads reads it
+        except (ValueError, RecursionError):  # Python's parser recurses once per level
             return []
         values.append(text[at:end])
         at = end

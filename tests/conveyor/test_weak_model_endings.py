@@ -150,3 +150,10 @@ def test_a_reply_cut_at_the_token_cap_is_continued_then_refused(tmp_path: Path, 
     again.mkdir()
     code, events, _ = _run(again, arreio_env, [cut, cut])
     assert code == 1 and "cut off at the token limit" in events[-1]["message"]
+
+
+def test_deep_json_after_an_unpaired_fence_is_not_a_crash() -> None:
+    """Values one after another are measured by Python's own parser, which recurses once per level."""
+    deep = "[" * 50_000 + "]" * 50_000
+    found = read_text_calls(f"```\n{deep}\n{deep}", TOOLS, _valid)
+    assert not found.calls
