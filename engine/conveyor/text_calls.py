@@ -11,6 +11,8 @@ Recognised shapes, for tools that exist, with arguments that validate:
 - `<function=list_dir>{…}</function>` (Llama 3.1);
 - `<invoke name="list_dir"><parameter name="path">.</parameter></invoke>`.
 
+The same call (name and arguments) written more than once in one reply is run once.
+
 `read_text_calls` says what the text is: calls to run (`calls`), and whether the reply is nothing
 but call-shaped text that could not be run (`shaped`: an unknown tool, arguments that do not
 validate, the tool list echoed back) — such a reply is never a final answer.
@@ -19,6 +21,7 @@ validate, the tool list echoed back) — such a reply is never a final answer.
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +39,7 @@ _ATTR = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""
 _FUNCTION_EQ = re.compile(r"<function=([\w.-]+)>\s*(.*?)\s*</function>", re.DOTALL)
 _INVOKE = re.compile(r"<invoke\s+name=[\"']([\w.-]+)[\"']\s*>(.*?)</invoke>", re.DOTALL)
 _PARAMETER = re.compile(r"<parameter\s+name=[\"']([\w.-]+)[\"']\s*>(.*?)</parameter>", re.DOTALL)
+_OPEN_FENCE = re.compile(r"```[A-Za-z0-9_-]*")
 _WRAPPERS = re.compile(r"</?(?:tools|tool_calls|function_calls|antml:function_calls)\s*>", re.IGNORECASE)
 _NAME_KEYS = ("name", "tool", "tool_name", "function")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params")
@@ -72,6 +76,10 @@ def read_text_calls(text: str, tools: set[str], validate: Validate) -> TextCalls
         if why is not None:
             found.problems.append(f"{name}: {why}")
             continue
+        if (name, arguments) in found.calls:
+            # one reply showing the same call again (fenced, then bare) is one call shown twice — a small
+            # model echoes what it just wrote; running it again would repeat a write or an append
+            continue
         found.calls.append((name, arguments))
     if echoed:
         found.problems.append("the reply repeated the tool definitions instead of calling a tool")
@@ -103,13 +111,32 @@ def _candidates(text: str) -> tuple[list[tuple[str, dict[str, Any]]], str, bool]
     explicit = bool(out)
     take(_FENCE, lambda m: _from_json(m.group(1)))
     rest = _WRAPPERS.sub(" ", rest)
-    stripped = rest.strip()
-    if stripped[:1] in "[{":  # the whole remaining reply is JSON
-        got = _from_json(stripped)
-        if got:
-            out.extend(got)
+    # a fence left without its pair is a marker, not prose: a small model writes the same call
+    # again and again between fences that no longer pair up
+    unpaired = _OPEN_FENCE.sub(" ", rest)
+    stripped = unpaired.strip()
+    if stripped[:1] in "[{":  # the whole remaining reply is JSON: one value, or several one after another
+        groups = [_from_json(body) for body in _json_values(stripped)]
+        if groups and all(groups):  # every value a call (or a list of calls): else it is data
+            out.extend(call for group in groups for call in group)
             rest = ""
     return out, rest, explicit
+
+
+def _json_values(text: str) -> list[str]:
+    """`text` as JSON values one after another (whitespace between), each as its own text; [] when
+    anything else is there."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while at < len(text):
+        try:
+            _, end = decoder.raw_decode(text, at)  # only to find where a value ends; json_loads reads it
+        except (ValueError, RecursionError):  # Python's parser recurses once per level
+            return []
+        values.append(text[at:end])
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return values
 
 
 def _from_attributes(match: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:

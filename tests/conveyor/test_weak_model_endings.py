@@ -61,6 +61,36 @@ def test_a_call_written_as_text_is_read(text: str) -> None:
     assert found.calls and not found.problems
 
 
+# Qwen2.5-Coder 0.5B on llama-server, verbatim but for the path: each turn it wrote the call of the
+# turn before and then again, fenced and bare — one call shown two or three times, not three calls.
+_CALL = '{"name": "list_dir", "arguments": {"path": "."}}'
+_FENCED = '```json\n{\n  "name": "list_dir",\n  "arguments": {\n    "path": "."\n  }\n}\n```'
+ECHOED = {
+    "fenced-then-bare": f"{_FENCED}\n{_CALL}\n```",
+    "fenced-then-bare-twice": f"{_FENCED}\n{_CALL}\n```\n{_CALL}\n```",
+    "two-hermes-copies": f"<tool_call>{_CALL}</tool_call>\n<tool_call>{_CALL}</tool_call>",
+}
+
+
+@pytest.mark.parametrize("text", ECHOED.values(), ids=ECHOED.keys())
+def test_the_same_call_written_again_in_one_reply_runs_once(text: str) -> None:
+    found = read_text_calls(text, TOOLS, _valid)
+    assert found.calls == [("list_dir", {"path": "."})]
+
+
+def test_bare_calls_between_unpaired_fences_are_calls_not_an_answer() -> None:
+    """The fourth turn of the same run, verbatim: a fenced call, then the call three times between
+    unpaired fences, with the long path of a real folder. The bare copies were left over as "prose"
+    longer than a lead-in, so the reply read as an answer: the run ended in success with nothing done."""
+    path = "/tmp/pytest-of-root/pytest-585/test_three_step_tool_task_ends0/project"
+    bare = json.dumps({"name": "list_dir", "arguments": {"path": path}})
+    fenced = "```json\n" + json.dumps({"name": "list_dir", "arguments": {"path": path}}, indent=2) + "\n```"
+    text = fenced + "".join(f"\n{bare}\n```" for _ in range(3))
+    found = read_text_calls(text, TOOLS, _valid)
+    assert found.calls == [("list_dir", {"path": path})]
+    assert found.shaped
+
+
 @pytest.mark.parametrize("text", NOT_CALLS.values(), ids=NOT_CALLS.keys())
 def test_an_answer_that_only_looks_like_a_call_is_an_answer(text: str) -> None:
     found = read_text_calls(text, TOOLS, _valid)
@@ -120,3 +150,10 @@ def test_a_reply_cut_at_the_token_cap_is_continued_then_refused(tmp_path: Path, 
     again.mkdir()
     code, events, _ = _run(again, arreio_env, [cut, cut])
     assert code == 1 and "cut off at the token limit" in events[-1]["message"]
+
+
+def test_deep_json_after_an_unpaired_fence_is_not_a_crash() -> None:
+    """Values one after another are measured by Python's own parser, which recurses once per level."""
+    deep = "[" * 50_000 + "]" * 50_000
+    found = read_text_calls(f"```\n{deep}\n{deep}", TOOLS, _valid)
+    assert not found.calls

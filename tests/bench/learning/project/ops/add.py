@@ -1,0 +1,2 @@
+def op_add(a, b):
+    return a + b

@@ -1,0 +1,2 @@
+def op_negate(a):
+    return -a
