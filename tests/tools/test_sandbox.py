@@ -345,3 +345,23 @@ def test_status_says_what_is_active(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (tmp_path / ".arreio" / "config.yaml").write_text("sandbox: {mode: off}\n")
     text = CliRunner().invoke(app, ["sandbox", "status"]).stdout
     assert "mode: off" in text and "unsandboxed" in text
+
+
+def test_the_offline_model_which_never_runs_shell_is_not_warned_about_a_missing_sandbox(
+        tmp_path: Path, arreio_env: dict) -> None:
+    from tests.conftest import run_cli
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text("# Notes\n\nalpha\n")
+    nobin = tmp_path / "bin"
+    nobin.mkdir()
+    for tool in ("bash", "sh", "git"):
+        (nobin / tool).symlink_to(Path("/usr/bin" if Path(f"/usr/bin/{tool}").exists() else "/bin") / tool)
+    env = {**arreio_env, "PATH": str(nobin)}
+    done = run_cli(work, env, "run", "Read notes.md and write a summary to out.md", "--offline")
+    assert done.returncode == 0 and "UNSANDBOXED" not in done.stderr, done.stderr
+    # a sandbox turned off in config is still said, whatever the model
+    (work / ".arreio" / "config.yaml").write_text("sandbox: {mode: 'off'}\n")
+    off = run_cli(work, env, "run", "Read notes.md and write a summary to out2.md", "--offline")
+    assert off.returncode == 0 and "sandbox.mode: off" in off.stderr, off.stderr

@@ -50,6 +50,10 @@ class _SayOnce(RunHook):
     def at_unit_start(self, turn: Turn) -> list[ev.Event]:
         if self.said or "shell" not in turn.tools:
             return []
+        # the offline model never calls shell: no sandbox missing matters to its run (a config that
+        # turns the sandbox off is still said on every run)
+        if self.code == "sandbox" and turn.provider.name == "offline":
+            return []
         self.said = True
         return [ev.Warning_(message=self.message, code=self.code)]
 
