@@ -19,13 +19,7 @@ def big_file(n: int) -> str:
     return "".join(f"record {n}-{i:03d}: the quick brown fox jumps over the lazy dog\n" for i in range(LINES))
 
 
-@pytest.mark.parametrize("window", [
-    pytest.param("config", id="window-from-config"),
-    pytest.param("server", id="window-from-server", marks=pytest.mark.xfail(
-        strict=False, reason="the window read from the server (/props, /v1/models) is not on main yet: "
-        "without it the model's name gives 131,072 tokens and only the server's refusals make it compact "
-        "(four refusals in one run, measured)")),
-])
+@pytest.mark.parametrize("window", ["config", "server"], ids=["window-from-config", "window-from-server"])
 def test_compaction_at_60_percent_of_the_servers_window(project: Project, window: str) -> None:
     for n in (1, 2, 3):
         (project.root / f"part{n}.txt").write_text(big_file(n))
