@@ -11,13 +11,13 @@ from typing import Any
 from arreio.curator.index_block import SkillsIndexBlock
 from arreio.curator.skills import skills_root
 from arreio.curator.tools import skill_tools
-from arreio.engine import events as ev
-from arreio.engine.events import Warning_
-from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook
-from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.run_context import RunContext
+from arreio.engine.core import events as ev
+from arreio.engine.core.events import Warning_
+from arreio.engine.core.ports import SystemPromptBlockSource
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook
 from arreio.engine.tools.base import Tool
+from arreio.engine.tools.run_context import RunContext
 
 
 class _IndexNotices(RunHook):

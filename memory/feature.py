@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from arreio.engine import events as ev
-from arreio.engine.conveyor.report import RunReport
-from arreio.engine.events import Warning_
-from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook
-from arreio.engine.paths import display_path
-from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.run_context import RunContext
+from arreio.engine.core import events as ev
+from arreio.engine.core.events import Warning_
+from arreio.engine.core.paths import display_path
+from arreio.engine.core.ports import SystemPromptBlockSource
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook
+from arreio.engine.loop.report import RunReport
 from arreio.engine.tools.base import Tool
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.run_records import record_decision, record_episode, record_transcript
 from arreio.memory.snapshot import MemorySnapshotBlock
 from arreio.memory.store import MemoryStores

@@ -6,26 +6,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine import events as ev
-from arreio.engine.atomic import write_atomic
-from arreio.engine.feature import Feature
+from arreio.engine.core import events as ev
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.paths import display_path
 from arreio.engine.governance.approvals import ApprovalHook
-from arreio.engine.governance.audit import AuditJournal, digest
 from arreio.engine.governance.ceilings import CeilingsHook
-from arreio.engine.governance.policy import rule_warnings
-from arreio.engine.governance.redact import Redactor
 from arreio.engine.governance.requests import RequestRecorder, last_request_model
-from arreio.engine.governance.settings import governance_settings
-from arreio.engine.hooks import RunHook, Turn, WarningsHook
-from arreio.engine.paths import display_path
-from arreio.engine.run_context import RunContext
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook, Turn, WarningsHook
+from arreio.engine.tools.run_context import RunContext
+from arreio.engine.walls.audit import AuditJournal, digest
+from arreio.engine.walls.policy import rule_warnings
+from arreio.engine.walls.redact import Redactor
+from arreio.engine.walls.settings import governance_settings
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.report import RunReport
-    from arreio.engine.messages import ToolCallPart
-    from arreio.engine.providers.base import Usage
+    from arreio.engine.core.messages import ToolCallPart
+    from arreio.engine.core.model_io import Usage
+    from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import ToolResult
-    from arreio.engine.tools.resolver import ResolvedTools
+    from arreio.engine.tools.resolved import ResolvedTools
 
 
 class RedactResults(RunHook):
@@ -144,7 +144,7 @@ class GovernanceFeature(Feature):
             state.journal_entry("run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed})
         elif kind == "gate_result":
             state.journal_entry("gate", {"gate": event.gate, "passed": event.passed, "detail": event.detail})
-        elif kind == "model_switch":  # a fallback model took over (engine/conveyor/fallback.py)
+        elif kind == "model_switch":  # a fallback model took over (engine/loop/fallback.py)
             state.journal_entry("model_switch", {"session_id": ctx.session_id, "from": event.from_model,
                                                  "to": event.to_model, "reason": event.reason, "fallback": True,
                                                  "agent": event.agent})

@@ -1,0 +1,53 @@
+"""A feature plugs a layer above the engine (memory, skills, knowledge) into every run.
+
+The engine never imports those layers (docs/architecture.md section 1). Each layer ships a `Feature` subclass next
+to its code (`memory/feature.py`, ...), and the composition root (`cli/deps.py`) hands the pipeline a
+list of them. The pipeline calls the hooks at fixed points of the conveyor, for every entry point.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from arreio.engine.core.ports import RunChanges, SystemPromptBlockSource
+from arreio.engine.tools.run_context import RunContext
+
+if TYPE_CHECKING:
+    from arreio.engine.loop.hooks import RunHook
+    from arreio.engine.loop.report import RunReport
+    from arreio.engine.tools.base import Tool
+
+
+class Feature:
+    """Override what you need; every hook defaults to doing nothing. Hooks must not raise for
+    ordinary conditions: a feature that cannot work returns nothing and says why in a warning."""
+
+    name = "feature"
+
+    def check(self, ctx: RunContext) -> None:
+        """Validate this feature's config section before anything is created (a `ConfigError` then
+        fails the run cleanly, leaving no empty session behind). Parse it with `ctx.section(parse)`:
+        the result is kept for the run, so tools() and hooks() do not parse it again."""
+
+    def tools(self, ctx: RunContext) -> list[Tool]:
+        """Tools this feature offers in this run (only those whose prerequisite holds)."""
+        return []
+
+    def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
+        """System prompt blocks for a NEW session (a resumed one keeps its frozen prompt)."""
+        return []
+
+    def hooks(self, ctx: RunContext) -> list[RunHook]:
+        """Turn-loop hooks for this run (governance, compaction, ...), asked in feature order."""
+        return []
+
+    def on_event(self, ctx: RunContext, event: Any) -> None:
+        """Sees every event the run emits, in order (journals, metrics). Must be cheap; may not raise."""
+
+    def run_changes(self, ctx: RunContext) -> RunChanges | None:
+        """What this feature recorded of the files the run changed, for checks that hold the model's
+        claims against the world (the promise gate); None: it keeps no such record."""
+        return None
+
+    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+        """Called once the run's report is final, before it is written. Failures become warnings."""
