@@ -174,3 +174,25 @@ def test_no_test_uses_unittest_mock() -> None:
     users = [p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("*.py")
              if any(name.startswith("unittest.mock") or name == "unittest" for name in imported(p))]
     assert users == []
+
+
+def feature_probes(source: str) -> list[int]:
+    """Lines that look a feature's extension point up by name (`getattr(feature, "…")`) instead of
+    calling a method the `Feature` contract declares."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            target = node.args[0] if node.args else None
+            if isinstance(target, ast.Name) and "feature" in target.id.lower():
+                lines.append(node.lineno)
+    return lines
+
+
+def test_features_are_called_through_their_contract_never_probed_by_name() -> None:
+    found = {p.relative_to(REPO).as_posix(): lines for room in ROOMS for p in modules(room)
+             if (lines := feature_probes(p.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
+def test_the_feature_probe_check_sees_one() -> None:
+    assert feature_probes('for feature in fs:\n    hook = getattr(feature, "tools_resolved", None)\n') == [2]

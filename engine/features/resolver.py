@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arreio.engine.core.errors import ConfigError, UsageError
 from arreio.engine.core.tokens import estimate_tokens
@@ -104,9 +104,7 @@ def resolve_tools(
     for feature in features:
         # told the selectors before it lists its tools: a family can leave out what none could pass
         # (an MCP server whose every tool is excluded is not started: seconds a run, for nothing)
-        selected: Any = getattr(feature, "tools_selected", None)
-        if selected is not None:
-            selected(ctx, enable, disable)
+        feature.tools_selected(ctx, enable, disable)
         candidates += [(tool, feature.name) for tool in feature.tools(ctx)]
 
     offered = ResolvedTools()
@@ -130,7 +128,7 @@ def resolve_tools(
             offered.warnings.append(f"tool(s) {selector} not offered in this run: {why}")
     unknown = [s for s in unknown if not any(s.startswith(prefix) for prefix in absent)]
     if unknown:
-        hints = [f"{s} (did you mean '{close[0]}'?)" if (close := difflib.get_closematches(s, known, n=1)) else s
+        hints = [f"{s} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(s, known, n=1)) else s
                  for s in sorted(set(unknown))]
         # a typo on the command line is bad usage (exit 2); one in config.yaml a config error (exit 5)
         error = UsageError if set(unknown) & set(flagged) else ConfigError
@@ -147,9 +145,7 @@ def resolve_tools(
     resolved.schema_tokens = schema_tokens(resolved)
     resolved.selectors = (enable, disable)
     for feature in features:
-        notify: Any = getattr(feature, "tools_resolved", None)
-        if notify is not None:
-            notify(ctx, resolved)
+        feature.tools_resolved(ctx, resolved)
     return resolved
 
 
@@ -157,9 +153,7 @@ def _absent_namespaces(ctx: RunContext, features: Sequence[Feature]) -> dict[str
     """Asked after every family listed its tools (an MCP server's state is known only then)."""
     out: dict[str, str] = {}
     for feature in features:
-        absent: Any = getattr(feature, "absent_namespaces", None)
-        if absent is not None:
-            out.update(absent(ctx))
+        out.update(feature.absent_namespaces(ctx))
     return out
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from arreio.engine.loop.hooks import RunHook
     from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import Tool
+    from arreio.engine.tools.resolved import ResolvedTools
 
 
 class Feature:
@@ -32,6 +33,20 @@ class Feature:
     def tools(self, ctx: RunContext) -> list[Tool]:
         """Tools this feature offers in this run (only those whose prerequisite holds)."""
         return []
+
+    def tools_selected(self, ctx: RunContext, enable: list[str] | None, disable: list[str]) -> None:
+        """Told the run's tool selectors (`--tools` / config: allow-list or None, deny-list) before
+        `tools()` is asked, so a family can leave out what no selector could pass (an MCP server whose
+        every tool is excluded is never started)."""
+
+    def tools_resolved(self, ctx: RunContext, resolved: ResolvedTools) -> None:
+        """Told the tools the run offers, once they are chosen (which family each is from, why others
+        are not offered, what their schemas cost)."""
+
+    def absent_namespaces(self, ctx: RunContext) -> dict[str, str]:
+        """Tool-name prefixes this feature could have offered but does not in this run, each with why
+        (`""`: left out on purpose); a selector naming one is then a warning, not an unknown tool."""
+        return {}
 
     def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
         """System prompt blocks for a NEW session (a resumed one keeps its frozen prompt)."""
