@@ -9,6 +9,7 @@ reaches into the loop further than that).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -99,16 +100,13 @@ class RunContext:
         return self._sections[key]
 
     def for_call(self, **changes: Any) -> RunContext:
-        """A copy for one tool call — `turn`, `emit`, `runner` — sharing the parsed sections. A plain
-        copy: this context is complete already (cwd resolved, redactor built), so `__post_init__`
-        need not run again for every call (a `Path.resolve` each time)."""
+        """A copy for one tool call — `turn`, `emit`, `runner` — sharing the parsed sections and
+        everything else (a shallow copy: this context is complete already, so `__post_init__` does
+        not run again)."""
         unknown = set(changes) - _CALL_FIELDS
         if unknown:
             raise TypeError(f"for_call sets only {sorted(_CALL_FIELDS)}, not {sorted(unknown)}")
-        # Shallow: `_sections` and everything else shared, as before (a dict copy: `copy.copy` of a
-        # dataclass goes through `__reduce_ex__`, several times slower, and this runs every call).
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
+        clone = copy.copy(self)
         for name, value in changes.items():
             setattr(clone, name, value)
         return clone
