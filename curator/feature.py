@@ -36,6 +36,12 @@ class _IndexNotices(RunHook):
 class SkillsFeature(Feature):
     name = "skills"
 
+    def __init__(self) -> None:
+        self._block: SkillsIndexBlock | None = None  # a started run's prompt block, for its notices
+
+    def start(self, ctx: RunContext) -> SkillsFeature:
+        return SkillsFeature()
+
     def tools(self, ctx: RunContext) -> list[Tool]:
 
         return skill_tools(ctx.state_dir, ctx.clock)
@@ -46,5 +52,5 @@ class SkillsFeature(Feature):
         return [self._block]
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
-        block, self._block = getattr(self, "_block", None), None
+        block, self._block = self._block, None
         return [_IndexNotices(block)] if block is not None else []

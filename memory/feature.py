@@ -38,6 +38,12 @@ class _SnapshotNotices(RunHook):
 class MemoryFeature(Feature):
     name = "memory"
 
+    def __init__(self) -> None:
+        self._block: MemorySnapshotBlock | None = None  # a started run's prompt block, for its notices
+
+    def start(self, ctx: RunContext) -> MemoryFeature:
+        return MemoryFeature()
+
     def _stores(self, ctx: RunContext):
 
         return MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock, ctx.redactor)
@@ -52,7 +58,7 @@ class MemoryFeature(Feature):
         return [self._block]
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
-        block, self._block = getattr(self, "_block", None), None
+        block, self._block = self._block, None
         return [_SnapshotNotices(block)] if block is not None else []
 
     def on_event(self, ctx: RunContext, event: Any) -> None:

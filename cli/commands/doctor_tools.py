@@ -21,7 +21,7 @@ def offered_specs(cwd: Path, env: dict[str, str], settings: Any) -> list[Any]:
 
     deps = pipeline_deps()
     ctx = RunContext(cwd=cwd, settings=settings, env=env)
-    features = [f for f in deps.features if f.name != "mcp"]
+    features = [f.start(ctx) for f in deps.features if f.name != "mcp"]
     specs = resolve_tools(ctx, features, enable=settings.tools_enabled, disable=settings.tools_disabled).specs()
     return [s for s in specs if s.name not in RESULT_TOOLS]
 

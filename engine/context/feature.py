@@ -377,7 +377,10 @@ class ContextFeature(Feature):
         ctx.section(context_settings)
 
     def __init__(self) -> None:
-        self._hooks: dict[str, ContextHook] = {}
+        self._hook: ContextHook | None = None  # a started run's (`start`), else None
+
+    def start(self, ctx: RunContext) -> ContextFeature:
+        return ContextFeature()
 
     def tools(self, ctx: RunContext) -> list[Tool]:
         cfg = ctx.section(context_settings)
@@ -388,11 +391,11 @@ class ContextFeature(Feature):
         session_dir = ctx.state_dir / "sessions" / ctx.session_id
         windows = RunWindows(cfg, ctx.env, ctx.settings.base_url)
         hook = ContextHook(cfg, session_dir, ctx.cwd, Calibrator.load(ctx.state_dir / CALIBRATION_FILE), windows)
-        self._hooks[ctx.run_id] = hook
+        self._hook = hook
         return [hook]
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        hook = self._hooks.pop(ctx.run_id, None)
+        hook, self._hook = self._hook, None
         if hook is None:
             return
         hook.fill(report)

@@ -129,6 +129,10 @@ class McpFeature(Feature):
         self._excluded: set[str] = set()  # servers not started: every tool of theirs is excluded this run
         self._selectors: tuple[list[str] | None, list[str]] = (None, [])
 
+    def start(self, ctx: RunContext) -> McpFeature:
+        """The run's own hub and selectors: a chat's next message, or a concurrent run, starts its own."""
+        return McpFeature(self._screen)
+
     def tools_selected(self, ctx: RunContext, enable: list[str] | None, disable: list[str]) -> None:
         """Called by the resolver before `tools`: the run's allow- and deny-lists."""
         self._selectors = (enable, disable)

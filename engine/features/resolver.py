@@ -163,8 +163,11 @@ class ToolReportFeature(Feature):
     name = "tool-report"
 
     def __init__(self) -> None:
-        self.resolved: ResolvedTools | None = None
+        self.resolved: ResolvedTools | None = None  # a started run's tools, once resolved
         self._pending: list[str] = []
+
+    def start(self, ctx: RunContext) -> ToolReportFeature:
+        return ToolReportFeature()
 
     def tools_resolved(self, ctx: RunContext, resolved: ResolvedTools) -> None:
         """Called by the resolver; the last resolution is the run's."""

@@ -47,13 +47,15 @@ class SandboxFeature(Feature):
 
     def __init__(self, probe: Probe | None = None) -> None:
         self.probe = probe
-        self._hooks: dict[str, _SayOnce] = {}
+        self._hook: _SayOnce | None = None  # a started run's warning, if it has one
 
     def check(self, ctx: RunContext) -> None:
         ctx.section(sandbox_settings)
 
+    def start(self, ctx: RunContext) -> SandboxFeature:
+        return SandboxFeature(self.probe)
+
     def hooks(self, ctx: RunContext) -> list[RunHook]:
-        self._hooks.pop(ctx.run_id, None)
         sandbox = run_sandbox(ctx, self.probe)
         if sandbox.active:
             return []
@@ -61,10 +63,10 @@ class SandboxFeature(Feature):
             hook = _SayOnce(OFF_WARNING, "sandbox_off")
         else:
             hook = _SayOnce(unsandboxed_warning(sandbox.found), "sandbox")
-        self._hooks[ctx.run_id] = hook
+        self._hook = hook
         return [hook]
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        hook = self._hooks.pop(ctx.run_id, None)
+        hook, self._hook = self._hook, None
         if hook is not None and hook.said:
             report.warnings.append(hook.message)

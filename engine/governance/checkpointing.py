@@ -227,28 +227,30 @@ class CheckpointFeature(Feature):
     name = "checkpoints"
 
     def __init__(self) -> None:
-        self._runs: dict[str, _RunCheckpoints] = {}
+        self._run: _RunCheckpoints | None = None  # a started run's (`start`), else None
 
     def check(self, ctx: RunContext) -> None:
         ctx.section(checkpoint_settings)
+
+    def start(self, ctx: RunContext) -> CheckpointFeature:
+        return CheckpointFeature()
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         settings = ctx.section(checkpoint_settings)
         if not settings.enabled:
             return []
         untrusted = agent_writable(ctx.cwd, ctx.env, _writable_roots(ctx))
-        state = _RunCheckpoints(ctx, settings, find_git(ctx.env, untrusted), untrusted)
-        self._runs[ctx.run_id] = state
-        return [CheckpointHook(state)]
+        self._run = _RunCheckpoints(ctx, settings, find_git(ctx.env, untrusted), untrusted)
+        return [CheckpointHook(self._run)]
 
     def run_changes(self, ctx: RunContext) -> CheckpointChanges | None:
-        state = self._runs.get(ctx.run_id)
+        state = self._run
         if state is None or state.off:
             return None
         state.close_round()
         return CheckpointChanges(state.recorder)
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        state = self._runs.pop(ctx.run_id, None)
+        state, self._run = self._run, None
         if state is not None:
             state.finish(report)

@@ -103,21 +103,26 @@ class GovernanceFeature(Feature):
         ctx.section(governance_settings)
 
     def __init__(self) -> None:
-        self._runs: dict[str, _RunState] = {}
-        self._rule_warnings: dict[str, list[str]] = {}  # run id → what the rules' check found (once)
-        self._pending: dict[str, list[str]] = {}  # run id → not yet yielded as `warning` events
+        # a started run's (`start`): its state once hooked, what the rules' check found (once), and
+        # what of that is not yet yielded as `warning` events
+        self._run: _RunState | None = None
+        self._rule_warnings: list[str] | None = None
+        self._pending: list[str] = []
+
+    def start(self, ctx: RunContext) -> GovernanceFeature:
+        return GovernanceFeature()
 
     def tools_resolved(self, ctx: RunContext, resolved: ResolvedTools) -> None:
         """A policy rule naming no tool of the run does nothing, silently; say so once per run."""
-        if ctx.run_id in self._rule_warnings:
+        if self._rule_warnings is not None:
             return
         known = [*resolved.names(), *resolved.unavailable]  # unavailable: real tools, not typos
-        found = rule_warnings(ctx.section(governance_settings), known)
-        self._rule_warnings[ctx.run_id] = found
-        self._pending[ctx.run_id] = list(found)
+        self._rule_warnings = rule_warnings(ctx.section(governance_settings), known)
+        self._pending = list(self._rule_warnings)
 
-    def _drain(self, run_id: str) -> list[str]:
-        return self._pending.pop(run_id, [])
+    def _drain(self) -> list[str]:
+        out, self._pending = self._pending, []
+        return out
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         settings = ctx.section(governance_settings)
@@ -128,13 +133,13 @@ class GovernanceFeature(Feature):
         state.ceilings = CeilingsHook(settings, partial_path=partial, session_id=ctx.session_id)
         state.approvals = ApprovalHook(settings, ctx, state.journal, state.denied, state.note_audit_error)
         state.recorder = RequestRecorder(ctx.run_id, ctx.clock, redactor)
-        self._runs[ctx.run_id] = state
-        warnings = WarningsHook(lambda: self._drain(ctx.run_id), "policy")
+        self._run = state
+        warnings = WarningsHook(self._drain, "policy")
         # Ceilings first: a call over a ceiling is refused before anyone is asked to approve it.
         return [state.ceilings, state.approvals, RedactResults(redactor), AuditHook(state), state.recorder, warnings]
 
     def on_event(self, ctx: RunContext, event: Any) -> None:
-        state = self._runs.get(ctx.run_id)
+        state = self._run
         if state is None:
             return
         kind = getattr(event, "type", "")
@@ -154,7 +159,7 @@ class GovernanceFeature(Feature):
             })
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        state = self._runs.pop(ctx.run_id, None)
+        state, self._run = self._run, None
         if state is None:
             return
         if state.ceiling is not None:
@@ -179,8 +184,7 @@ class GovernanceFeature(Feature):
         if end is not None:  # an anchor outside the journal: `audit verify` notices a cut-off tail
             report.audit_head = {"seq": end["seq"], "hash": end["hash"]}
         report.warnings.extend(state.audit_errors)
-        rules = self._rule_warnings.pop(ctx.run_id, [])
-        self._pending.pop(ctx.run_id, None)
+        rules, self._rule_warnings, self._pending = self._rule_warnings or [], None, []
         report.warnings.extend(w for w in rules if w not in report.warnings)
 
     def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> None:

@@ -34,6 +34,14 @@ class Feature:
         """Tools this feature offers in this run (only those whose prerequisite holds)."""
         return []
 
+    def start(self, ctx: RunContext) -> Feature:
+        """The object that serves this run, once `check` passed: every later call of the run (tools,
+        prompt blocks, hooks, events, after_run) goes to it. A feature that keeps anything for a run
+        returns a fresh per-run object here; one that keeps nothing returns itself. The feature the
+        composition root made is never changed by a run (a chat's turns and a program's concurrent
+        runs share it)."""
+        return self
+
     def tools_selected(self, ctx: RunContext, enable: list[str] | None, disable: list[str]) -> None:
         """Told the run's tool selectors (`--tools` / config: allow-list or None, deny-list) before
         `tools()` is asked, so a family can leave out what no selector could pass (an MCP server whose

@@ -57,14 +57,14 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     session, redactor = run.session, ctx.redactor
     session.durable = run.settings.fsync
     session.redactor, guard = redactor, DeltaGuard(redactor)  # secrets never reach the session or events
-    tools = run.tools if run.tools is not None else resolve_run_tools(ctx, deps, options)
+    tools = run.tools if run.tools is not None else resolve_run_tools(ctx, run.features, options)
     totals = Totals()
     runner = Runner(provider=run.provider, model=run.model, session=session, tools=tools, ctx=ctx,
                     system=session.header.system, totals=totals,
-                    hooks=[hook for feature in deps.features for hook in feature.hooks(ctx)])
+                    hooks=[hook for feature in run.features for hook in feature.hooks(ctx)])
     outcome = CANCELLED
     # The features that look at events (most do not: their `on_event` is Feature's no-op).
-    observers = [f for f in deps.features if overrides(f, Feature, "on_event")]
+    observers = [f for f in run.features if overrides(f, Feature, "on_event")]
     learns = bool(options.learn or run.learn)
     seen: list[Any] = []  # the run's events, for the learning pass (kept only when it may run: a long run's events add up)
     with open(events_path, "w", encoding="utf-8") as sink:
@@ -127,7 +127,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                                     since=wall_start, sandbox=sandbox,
                                     unsandboxed=sandbox.settings.unsandboxed_gates
                                     or ("refuse" if options.unattended else "warn"),
-                                    changes=None if run.resumed else _run_changes(deps.features, ctx))
+                                    changes=None if run.resumed else _run_changes(run.features, ctx))
                 async for event in run_gates(run.plan.gates, inputs, deps.judge or _judge(run), failures):
                     event = emit(event)
                     if learns:
@@ -151,7 +151,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                                 preview="interrupted: the run was cancelled before the call finished"))
             report = _report(run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd))
             report = redactor.model(report)
-            for feature in deps.features:
+            for feature in run.features:
                 try:  # record keeping never changes the run's verdict
                     feature.after_run(ctx, report)
                 except Exception as error:  # noqa: BLE001

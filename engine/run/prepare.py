@@ -186,6 +186,7 @@ class PreparedRun:
     learn: bool = False  # the session was started with `--learn`: its resumes learn too
     output_schema: dict[str, Any] | None = None  # `--output-schema`, read and checked
     model_chosen: str | None = None  # why arreio chose the model (none was configured), else None
+    features: list[Feature] = field(default_factory=list)  # this run's objects (`Feature.start`), in deps' order
 
     @property
     def settings(self) -> Settings:
@@ -235,6 +236,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
             feature.check(ctx)
         except ConfigError as error:
             raise ConfigError(f"{error.message} (in {config_sources(options.cwd, options.env)})") from None
+    features = [feature.start(ctx) for feature in deps.features]  # this run's own objects
     plan: Plan | None = None
     progress = PlanProgress()
     if options.plan is not None:
@@ -275,17 +277,17 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     tools: ToolRegistry | None = None
     if session is None:
         title_text = goal or (plan.units[0].goal if plan else "")
-        tools = resolve_run_tools(ctx, deps, options)
+        tools = resolve_run_tools(ctx, features, options)
         if plan is not None and plan.from_file:  # a plan that cannot run makes no session
             check_units(plan, plan.ordered(), tools, Path(plan.source).parent)
-        session = _new_session(options, deps, ctx, tools, model, title_text, plan)
+        session = _new_session(options, deps, features, ctx, tools, model, title_text, plan)
         lock = SessionLock(session.path).acquire(session.id)
         locks.append(lock)
     output_schema = _kept_schema(session, output_schema)
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
     return PreparedRun(ctx, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       tools, progress, script, session.header.learn, output_schema, model_chosen)
+                       tools, progress, script, session.header.learn, output_schema, model_chosen, features)
 
 
 OUTPUT_SCHEMA_RECORD = "output_schema"  # the session record keeping a run's `--output-schema`
@@ -360,11 +362,11 @@ class _Recording:
 
 
 def _new_session(
-    options: RunOptions, deps: PipelineDeps, ctx: RunContext, tools: ToolRegistry, model: str, goal: str,
-    plan: Plan | None,
+    options: RunOptions, deps: PipelineDeps, features: list[Feature], ctx: RunContext, tools: ToolRegistry, model: str,
+    goal: str, plan: Plan | None,
 ) -> Session:
     now = deps.clock.now()
-    sources = [block for feature in deps.features for block in feature.prompt_blocks(ctx)]
+    sources = [block for feature in features for block in feature.prompt_blocks(ctx)]
     system = assemble_system(cwd=options.cwd, now=now, sources=sources, tool_names=tools.names())
     header = SessionHeader(
         id=ctx.session_id, created_at=iso_ms(now), cwd=str(options.cwd), model=model, title=goal_title(goal),
@@ -384,10 +386,11 @@ def _new_session(
 
 
 # -- orchestrator -------------------------------------------------------------------------------
-def resolve_run_tools(ctx: RunContext, deps: PipelineDeps, options: RunOptions) -> ToolRegistry:
+def resolve_run_tools(ctx: RunContext, features: list[Feature], options: RunOptions) -> ToolRegistry:
+    """The tools this run offers, from its started features (`PreparedRun.features`)."""
     settings = ctx.settings
     enable = options.tools if options.tools is not None else settings.tools_enabled
-    return resolve_tools(ctx, deps.features, enable=enable, disable=[*settings.tools_disabled, *options.no_tools],
+    return resolve_tools(ctx, features, enable=enable, disable=[*settings.tools_disabled, *options.no_tools],
                          flagged=[*(options.tools or []), *options.no_tools])
 
 
