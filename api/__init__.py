@@ -12,8 +12,8 @@ never renamed). See docs/embedding.md.
 """
 
 from arreio.api.running import Approve, Result, run, run_sync, run_to_result
-from arreio.engine.errors import ArreioError, ConfigError, SessionError, UsageError
-from arreio.engine.events import (
+from arreio.engine.core.errors import ArreioError, ConfigError, SessionError, UsageError
+from arreio.engine.core.events import (
     ApprovalRequired,
     Ceiling,
     Compaction,

@@ -81,7 +81,7 @@ async def _one_run(goal: str, session_id: str | None, home: Path, cwd: str | Non
     from mcp.server.mcpserver.exceptions import ToolError
 
     from arreio.api.running import Refusals, run_to_result
-    from arreio.engine.errors import ArreioError
+    from arreio.engine.core.errors import ArreioError
 
     where = home / Path(cwd).expanduser() if cwd else home
     refusals = Refusals(DOOR)

@@ -1,5 +1,5 @@
 """Running arreio from a program: `run()` streams a run's events, `run_to_result()` drains it into a
-`Result`. Both are the CLI's `arreio run`: the same pipeline (engine/conveyor/pipeline.py), wired by
+`Result`. Both are the CLI's `arreio run`: the same pipeline (engine/run/pipeline.py), wired by
 the same composition root (cli/deps.py: memory, skills, knowledge, the learning pass), under the same
 config, sandbox and policy of the working directory. No agent is assembled here.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from arreio.engine import events as ev
+from arreio.engine.core import events as ev
 
 __all__ = ["Approve", "Refusals", "Result", "run", "run_sync", "run_to_result"]
 
@@ -76,18 +76,18 @@ async def run(
     during the run end it with a failed `done`, never an exception. Cancel the consuming task to
     stop a run: the session stays valid and the report lands. `script` plays a scripted offline model
     (as `arreio run --script`): for testing what a program does with the events."""
-    from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import run_pipeline
+    from arreio.api.composition import pipeline_deps
+    from arreio.engine.run.pipeline import run_pipeline
 
     options = _options(goal, cwd=cwd, model=model, max_steps=max_steps, resume=resume, plan=plan, tools=tools,
                        no_tools=no_tools, yes=yes, learn=learn, output_schema=output_schema, env=env, script=script)
-    deps = pipeline_deps(settle=False)
+    deps = pipeline_deps()
     if callable(approve):
         deps.ask_approval = approve
     elif approve == "refuse":
         deps.ask_approval = _refusals or Refusals("a program that embeds arreio")
     elif approve != "pause":
-        from arreio.engine.errors import UsageError
+        from arreio.engine.core.errors import UsageError
 
         raise UsageError(f"approve={approve!r}: give 'refuse', 'pause' or a function")
     async for event in run_pipeline(options, deps):
@@ -123,8 +123,8 @@ def _options(goal: str | None, *, cwd: str | Path | None, model: str | None, max
              script: str | Path | None) -> Any:
     import os
 
-    from arreio.engine.conveyor.prepare import RunOptions
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.run.prepare import RunOptions
 
     where = Path(cwd).expanduser() if cwd is not None else Path.cwd()
     if not where.is_dir():

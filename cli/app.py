@@ -87,9 +87,8 @@ class _ArreioGroup(TyperGroup):
 
     def invoke(self, ctx):  # type: ignore[override]
         from arreio.cli.errors import report
-        from arreio.engine.errors import ArreioError
-
         from arreio.cli.launch import command_started
+        from arreio.engine.core.errors import ArreioError
 
         try:
             command_started()
@@ -308,7 +307,7 @@ def _closed_pipe(done: SystemExit) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: map expected failures to one line and an exit code, never a traceback."""
     from arreio.cli.errors import report
-    from arreio.engine.errors import ArreioError
+    from arreio.engine.core.errors import ArreioError
 
     args = sys.argv[1:] if argv is None else list(argv)
     try:

@@ -20,8 +20,8 @@ def text(value: str | None, what: str) -> str | None:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
-        from arreio.engine.errors import UsageError
-        from arreio.engine.surrogates import escaped  # the one way a lone surrogate is written out
+        from arreio.engine.core.errors import UsageError
+        from arreio.engine.core.surrogates import escaped  # the one way a lone surrogate is written out
 
         bad = escaped(value[error.start])
         shown = f"the byte {bad}" if bad.startswith("\\x") else bad

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.ids import iso_ms, new_id
+from arreio.engine.core.ids import iso_ms, new_id
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def _merged(request: BatchRequest, stored: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_ray() -> None:
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
 
     try:
         import ray  # noqa: F401 - only with --ray; the backend would import it next anyway
@@ -62,12 +62,12 @@ def _check_ray() -> None:
 
 
 def run_batch_command(request: BatchRequest) -> int:
-    from arreio.engine.config import load_settings
-    from arreio.engine.conveyor.batch.results import BatchFolder
-    from arreio.engine.conveyor.batch.settings import batch_settings
-    from arreio.engine.conveyor.batch.suite import load_suite
-    from arreio.engine.errors import UsageError
-    from arreio.engine.paths import make_state_dir, state_dir
+    from arreio.engine.batch.results import BatchFolder
+    from arreio.engine.batch.settings import batch_settings
+    from arreio.engine.batch.suite import load_suite
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.paths import make_state_dir, state_dir
     from arreio.engine.providers import registry
 
     cwd = Path.cwd()
@@ -113,7 +113,7 @@ def _digest(path: Path) -> str | None:
     """The suite file's sha256, so a resume can say when the suite changed since the batch began."""
     import hashlib
 
-    from arreio.engine.regular_file import Limit, read_bytes
+    from arreio.engine.core.regular_file import Limit, read_bytes
 
     try:
         return hashlib.sha256(read_bytes(path, limit=Limit.PLAN)).hexdigest()
@@ -126,9 +126,9 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
     from arreio.cli.batch_view import make_view
     from arreio.cli.deps import pipeline_deps
     from arreio.cli.interrupts import sigterm_interrupts
-    from arreio.engine.conveyor.batch.attempt import AttemptSpec, read_seeds
-    from arreio.engine.conveyor.batch.scheduler import Attempts, Budget, Scheduler
-    from arreio.engine.conveyor.batch.summary import Totals, summarize
+    from arreio.engine.batch.attempt import AttemptSpec, read_seeds
+    from arreio.engine.batch.scheduler import Attempts, Budget, Scheduler
+    from arreio.engine.batch.summary import Totals, summarize
 
     seeds = read_seeds(state)
     replay_dir = options["replay"]
@@ -198,20 +198,20 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
 
 def _backend(request: BatchRequest, config: Any, deps_factory: Any) -> Any:
     if request.ray is not None:
-        from arreio.engine.conveyor.batch.ray_backend import RayBackend
+        from arreio.engine.batch.ray_backend import RayBackend
 
         address = None if request.ray == "local" else request.ray
         return RayBackend(address, deps_factory, config.ray, retries=config.retries, in_flight=request.jobs)
-    from arreio.engine.conveyor.batch.workers import LocalWorkers
+    from arreio.engine.batch.workers import LocalWorkers
 
     return LocalWorkers(request.jobs or config.workers, deps_factory, retries=config.retries)
 
 
 def _learn(folder: Any, settings: Any, cwd: Path, state: Path) -> dict[str, Any]:
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.batch.learning import learn_from_batch
-    from arreio.engine.ports import SystemClock
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.batch.learning import learn_from_batch
+    from arreio.engine.core.ports import SystemClock
+    from arreio.engine.tools.run_context import RunContext
 
     deps = pipeline_deps()
     ctx = RunContext(cwd=cwd, settings=settings, clock=SystemClock(), env=dict(os.environ), state_dir=state,

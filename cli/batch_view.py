@@ -14,7 +14,7 @@ from typing import Any
 from arreio.cli.inert import flat
 from arreio.cli.inert import shown as escape
 from arreio.cli.render import console_for, isatty, money, silence
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 _RUNNING_SHOWN = 8  # running attempts listed in the live table; the rest are counted
 

@@ -13,7 +13,7 @@ from typing import Any
 
 def parse_value(text: str) -> Any:
     """VALUE as YAML, as it would read in the file: `80` an int, `[shell]` a list, `off` a string."""
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     return load_text(text, error=UsageError, what="VALUE")
 
@@ -22,7 +22,7 @@ def load_text(text: str, *, error: type, what: str) -> Any:
     """`text` read the way a run reads a config (safe, bounded); a YAML mistake is `error` naming `what`."""
     from ruamel.yaml import YAMLError
 
-    from arreio.engine.yaml_file import load_yaml
+    from arreio.engine.core.yaml_file import load_yaml
 
     try:
         return load_yaml(text)
@@ -34,7 +34,7 @@ def _round_trip(text: str) -> Any:
     """A ruamel round-trip YAML indenting new blocks the way the file already does."""
     import re
 
-    from arreio.engine.yaml_file import yaml_loader
+    from arreio.engine.core.yaml_file import yaml_loader
 
     mapping = next((len(m.group(2)) for m in re.finditer(r"^(\S[^\n]*:)[ \t]*\n( +)[^\s-]", text, re.M)), 2)
     dash = next((len(m.group(2)) - len(m.group(1)) for m in re.finditer(r"^( *)\S[^\n]*:[ \t]*\n( *)- ", text, re.M)
@@ -51,7 +51,7 @@ def _document(yaml: Any, text: str) -> tuple[Any, str]:
     """(the top-level mapping, text to keep before it: a file of comments only has no mapping)."""
     from ruamel.yaml.comments import CommentedMap
 
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
 
     try:
         doc = yaml.load(text) if text.strip() else None
@@ -70,7 +70,7 @@ def with_value(text: str, parts: list[str], value: Any) -> str:
 
     from ruamel.yaml.comments import CommentedMap
 
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     yaml = _round_trip(text)
     doc, head = _document(yaml, text)

@@ -31,7 +31,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
     from arreio.cli.deps import pipeline_deps
     from arreio.cli.render import final_answer, isatty
     from arreio.cli.spinner import Spinner, waiting_for
-    from arreio.engine.conveyor.pipeline import run_pipeline
+    from arreio.engine.run.pipeline import run_pipeline
 
     mode = "json" if json_output else (output or "live")
     deps = pipeline_deps()
@@ -84,7 +84,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
         if spinner is not None:
             spinner.clear()
         _cancelled(seen, render, mode == "json")
-        from arreio.engine.conveyor.outcome import EXIT_CODES
+        from arreio.engine.loop.outcome import EXIT_CODES
 
         return EXIT_CODES["cancelled"]
     finally:
@@ -134,7 +134,7 @@ def _views(mode: str) -> tuple[Any, Any]:
 def write_last_message(path: Path, text: str) -> None:
     """`--output-last-message`: the final answer (empty when the run has none), replacing the file
     whole. A file that cannot be written is said on stderr; the run's exit code stays the run's."""
-    from arreio.engine.atomic import write_atomic
+    from arreio.engine.core.atomic import write_atomic
 
     try:
         write_atomic(path, text)
@@ -164,9 +164,9 @@ def _cancelled(seen: dict[str, Any], render: Any, json_output: bool) -> None:
     """The pipeline closed the session and wrote the report on its way out; the events it recorded
     after the last one shown (interrupted calls, the final `done`) are shown now, as saved."""
     if json_output and "run" in seen:
-        from arreio.engine.events import event_from_json
-        from arreio.engine.paths import state_dir
-        from arreio.engine.regular_file import Limit, read_text
+        from arreio.engine.core.events import event_from_json
+        from arreio.engine.core.paths import state_dir
+        from arreio.engine.core.regular_file import Limit, read_text
 
         events = state_dir(seen["cwd"]) / "runs" / seen["run"] / "events.jsonl"
         try:

@@ -1,11 +1,11 @@
 """The one place failures become one-line messages with their exit codes (docs/architecture.md section 9; each
-`ArreioError` carries its code, a run's verdict maps to one in `engine/conveyor/outcome.py`)."""
+`ArreioError` carries its code, a run's verdict maps to one in `engine/loop/outcome.py`)."""
 
 from __future__ import annotations
 
 import sys
 
-from arreio.engine.errors import ArreioError
+from arreio.engine.core.errors import ArreioError
 
 
 def report(error: ArreioError) -> int:

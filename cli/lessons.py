@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from arreio.cli.inert import flat
 
 if TYPE_CHECKING:
-    from arreio.engine.events import Lesson
+    from arreio.engine.core.events import Lesson
 
 _TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
 

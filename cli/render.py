@@ -19,7 +19,7 @@ from rich.console import Console
 
 from arreio.cli.inert import call_text, flat, inert
 from arreio.cli.inert import shown as escape  # markup-safe and inert
-from arreio.engine.wording import counted, instructions_note
+from arreio.engine.core.wording import counted, instructions_note
 
 _ARG_PREVIEW = 60
 FULL_WIDTH = 1_000_000  # "as wide as the line is": rich wraps at the console's width, a pipe has none

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from arreio.curator.skills import ARCHIVE_DIR, SKILL_FILE, Skill, read_skill
-from arreio.engine.errors import UsageError
+from arreio.engine.core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from arreio.curator.archive import archive_destination, archive_skill
 from arreio.curator.lifecycle import Policy, Transition, seed, transition
 from arreio.curator.skills import USAGE_FILE, Diagnostic, load_skills
 from arreio.curator.usage import UsageData, UsageRecord, UsageStore
-from arreio.engine.ids import iso_ms
-from arreio.engine.ports import Clock
+from arreio.engine.core.ids import iso_ms
+from arreio.engine.core.ports import Clock
 
 Callback = Callable[[dict[str, Any]], None]
 COUNT_KEYS = {"stale": "marked_stale", "archive": "archived", "reactivate": "reactivated", "seed": "seeded"}

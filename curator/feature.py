@@ -11,13 +11,13 @@ from typing import Any
 from arreio.curator.index_block import SkillsIndexBlock
 from arreio.curator.skills import skills_root
 from arreio.curator.tools import skill_tools
-from arreio.engine import events as ev
-from arreio.engine.events import Warning_
-from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook
-from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.run_context import RunContext
+from arreio.engine.core import events as ev
+from arreio.engine.core.events import Warning_
+from arreio.engine.core.ports import SystemPromptBlockSource
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook
 from arreio.engine.tools.base import Tool
+from arreio.engine.tools.run_context import RunContext
 
 
 class _IndexNotices(RunHook):
@@ -36,6 +36,12 @@ class _IndexNotices(RunHook):
 class SkillsFeature(Feature):
     name = "skills"
 
+    def __init__(self) -> None:
+        self._block: SkillsIndexBlock | None = None  # a started run's prompt block, for its notices
+
+    def start(self, ctx: RunContext) -> SkillsFeature:
+        return SkillsFeature()
+
     def tools(self, ctx: RunContext) -> list[Tool]:
 
         return skill_tools(ctx.state_dir, ctx.clock)
@@ -46,5 +52,5 @@ class SkillsFeature(Feature):
         return [self._block]
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
-        block, self._block = getattr(self, "_block", None), None
+        block, self._block = self._block, None
         return [_IndexNotices(block)] if block is not None else []

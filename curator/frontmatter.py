@@ -38,7 +38,7 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     """Return (metadata, body). Raises FrontmatterError on a missing block or invalid YAML."""
     from ruamel.yaml.error import YAMLError
 
-    from arreio.engine.yaml_file import load_yaml
+    from arreio.engine.core.yaml_file import load_yaml
 
     raw, body = split(text)
     try:

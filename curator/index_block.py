@@ -1,6 +1,6 @@
 """The skills index: one line per skill (name + description) in the system prompt.
 
-Implements `arreio.engine.ports.SystemPromptBlockSource`. The block is stable (it is rendered once, at
+Implements `arreio.engine.core.ports.SystemPromptBlockSource`. The block is stable (it is rendered once, at
 session start, and sits in the cached prefix), lists only skills under `skills/` — archived ones are
 in `skills/.archive/` and never appear — and is capped so a large library cannot crowd the prompt.
 Full content loads on demand through the `skill_view` tool.

@@ -12,12 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from arreio.curator import frontmatter
-from arreio.curator.archive import (
-    ArchivedSkill,
-    find_archived,
-    list_archived,
-    restore_skill,
-)
+from arreio.curator.archive import ArchivedSkill, find_archived, list_archived, restore_skill
 from arreio.curator.skills import (
     SKILL_FILE,
     USAGE_FILE,
@@ -30,11 +25,11 @@ from arreio.curator.skills import (
     read_skill,
 )
 from arreio.curator.usage import UsageRecord, UsageStore
-from arreio.engine.atomic import write_atomic
-from arreio.engine.errors import UsageError
-from arreio.engine.ids import iso_ms
-from arreio.engine.ports import Clock
-from arreio.engine.regular_file import Limit, read_text
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.ids import iso_ms
+from arreio.engine.core.ports import Clock
+from arreio.engine.core.regular_file import Limit, read_text
 
 
 @dataclass(frozen=True)
@@ -172,7 +167,7 @@ class SkillLibrary:
 
 def _restamp(text: str, changes: dict[str, str]) -> str:
     """Set keys in the frontmatter with a round-trip edit, so the user's comments and order survive."""
-    from arreio.engine.yaml_file import yaml_loader
+    from arreio.engine.core.yaml_file import yaml_loader
 
     raw, body = frontmatter.split(text)
     yaml = yaml_loader("rt")  # round-trip: keeps comments and key order

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arreio.curator import frontmatter
-from arreio.engine.regular_file import Limit, TooLarge, read_text
+from arreio.engine.core.regular_file import Limit, TooLarge, read_text
 from arreio.memory.scan import ScanFinding, scan_text
 
 SKILL_FILE = "SKILL.md"

@@ -37,12 +37,12 @@ from arreio.curator.skills import (
     skills_root,
 )
 from arreio.curator.usage import UsageRecord, UsageStore
-from arreio.engine.atomic import write_atomic
-from arreio.engine.errors import UsageError
-from arreio.engine.ports import Clock
-from arreio.engine.regular_file import Limit, read_text
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.ports import Clock
+from arreio.engine.core.regular_file import Limit, read_text
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.run_context import RunContext
 
 MAX_VIEW_CHARS = 100_000
 

@@ -19,13 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from arreio.engine.atomic import write_atomic
-from arreio.engine.errors import UsageError
-from arreio.engine.file_lock import exclusive
-from arreio.engine.ids import iso_ms
-from arreio.engine.nesting import json_loads
-from arreio.engine.ports import Clock
-from arreio.engine.regular_file import Limit, read_text
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.file_lock import exclusive
+from arreio.engine.core.ids import iso_ms
+from arreio.engine.core.nesting import json_loads
+from arreio.engine.core.ports import Clock
+from arreio.engine.core.regular_file import Limit, read_text
 
 VERSION = 1
 State = Literal["active", "stale", "archived"]

@@ -35,19 +35,19 @@ RUN_ARREIO = "import sys; sys.argv[0] = 'arreio'; from arreio.cli.launch import 
 # Sections `Settings` keeps open (a `dict`) and a feature validates with a model of its own.
 SECTIONS = {
     "context": ("arreio.engine.context.settings", "ContextSettings"),
-    "governance": ("arreio.engine.governance.settings", "GovernanceSettings"),
+    "governance": ("arreio.engine.walls.settings", "GovernanceSettings"),
     "sandbox": ("arreio.engine.tools.sandbox.settings", "SandboxSettings"),
     "web": ("arreio.engine.tools.web.config", "WebSettings"),
     "knowledge": ("arreio.memory.knowledge.settings", "KnowledgeSettings"),
-    "checkpoints": ("arreio.engine.governance.checkpoints.settings", "CheckpointSettings"),
-    "batch": ("arreio.engine.conveyor.batch.settings", "BatchSettings"),
-    "tools.delegate": ("arreio.engine.tools.delegate", "DelegateSettings"),
+    "checkpoints": ("arreio.engine.checkpoints.settings", "CheckpointSettings"),
+    "batch": ("arreio.engine.batch.settings", "BatchSettings"),
+    "tools.delegate": ("arreio.engine.features.delegate", "DelegateSettings"),
 }
 # Sections whose keys are names the user picks; each value is one of these models.
 NAMED = {
     "mcp_servers": ("<name>", {"stdio": ("arreio.engine.tools.mcp.config", "StdioServer"),
                                "http": ("arreio.engine.tools.mcp.config", "HttpServer")}),
-    "prices": ("<model>", {"": ("arreio.engine.config", "ModelPrice")}),
+    "prices": ("<model>", {"": ("arreio.engine.core.config", "ModelPrice")}),
 }
 # Open sections with no model of their own: what they take is said by hand.
 OPEN = {
@@ -214,7 +214,7 @@ def _named(key: str, env: dict[str, str]) -> Iterator[tuple[str, str, str, str, 
 
 
 def config_reference() -> str:
-    from arreio.engine.config import ENV_KEYS, Settings
+    from arreio.engine.core.config import ENV_KEYS, Settings
 
     env = {".".join(keys): f"`{var}`" for var, keys in ENV_KEYS.items()}
     rows = list(_rows(Settings, "", env))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from arreio.engine.errors import ConfigError
+from arreio.engine.core.errors import ConfigError
 from arreio.learning.proposals import Proposal
 
 DEFAULT_THRESHOLD = 0.7

@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from arreio.engine.events import Lesson
+from arreio.engine.core.events import Lesson
 from arreio.learning.gate import Gate
 from arreio.learning.proposals import Proposal, validate
 from arreio.learning.proposers import Proposer

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from arreio.engine.messages import Message
-from arreio.engine.nesting import json_loads
-from arreio.engine.providers.base import ModelRequest
+from arreio.engine.core.messages import Message
+from arreio.engine.core.model_io import ModelRequest
+from arreio.engine.core.nesting import json_loads
 from arreio.engine.providers.oneshot import ask
 from arreio.learning.summary import RunSummary
 

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from arreio.engine import events as ev
-from arreio.engine.governance.audit import AuditJournal
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.messages import Message
+from arreio.engine.core import events as ev
+from arreio.engine.core.messages import Message
 from arreio.engine.providers.registry import is_offline
-from arreio.engine.run_context import RunContext
+from arreio.engine.tools.run_context import RunContext
+from arreio.engine.walls.audit import AuditJournal
+from arreio.engine.walls.redact import Redactor
 from arreio.learning.gate import make_gate
 from arreio.learning.kernel import Decision, LearnDeps, LearningOutcome, review_and_learn
 from arreio.learning.lesson_gate import LessonGate

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arreio.engine.context.summary import instructions_of
-from arreio.engine.messages import Message
-from arreio.engine.wording import counted
+from arreio.engine.core.messages import Message
+from arreio.engine.core.summary import instructions_of
+from arreio.engine.core.wording import counted
 
 
 @dataclass

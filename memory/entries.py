@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from arreio.engine.errors import UsageError
+from arreio.engine.core.errors import UsageError
 from arreio.memory.scan import ScanFinding, scan_store, scan_text
 
 SEPARATOR = "§"

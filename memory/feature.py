@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from arreio.engine import events as ev
-from arreio.engine.conveyor.report import RunReport
-from arreio.engine.events import Warning_
-from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook
-from arreio.engine.paths import display_path
-from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.run_context import RunContext
+from arreio.engine.core import events as ev
+from arreio.engine.core.events import Warning_
+from arreio.engine.core.paths import display_path
+from arreio.engine.core.ports import SystemPromptBlockSource
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook
+from arreio.engine.loop.report import RunReport
 from arreio.engine.tools.base import Tool
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.run_records import record_decision, record_episode, record_transcript
 from arreio.memory.snapshot import MemorySnapshotBlock
 from arreio.memory.store import MemoryStores
@@ -38,6 +38,12 @@ class _SnapshotNotices(RunHook):
 class MemoryFeature(Feature):
     name = "memory"
 
+    def __init__(self) -> None:
+        self._block: MemorySnapshotBlock | None = None  # a started run's prompt block, for its notices
+
+    def start(self, ctx: RunContext) -> MemoryFeature:
+        return MemoryFeature()
+
     def _stores(self, ctx: RunContext):
 
         return MemoryStores.configured(ctx.state_dir, ctx.settings, ctx.clock, ctx.redactor)
@@ -52,7 +58,7 @@ class MemoryFeature(Feature):
         return [self._block]
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
-        block, self._block = getattr(self, "_block", None), None
+        block, self._block = self._block, None
         return [_SnapshotNotices(block)] if block is not None else []
 
     def on_event(self, ctx: RunContext, event: Any) -> None:

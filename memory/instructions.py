@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.atomic import write_atomic
-from arreio.engine.config import Settings, parse_section
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.config import Settings, parse_section
 
 RECORD = "instructions.json"
 VERSION = 1

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from arreio.engine import events as ev
-from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook
-from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.run_context import RunContext
+from arreio.engine.core import events as ev
+from arreio.engine.core.ports import SystemPromptBlockSource
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.instructions import instructions_settings, notice, render, survey
 
 CAP_CHARS = 32_000  # as Codex reads AGENTS.md: a project's conventions may run longer than a memory block

@@ -14,7 +14,7 @@ entry stays removable without its text ever reaching the model.
 
 from __future__ import annotations
 
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.walls.redact import Redactor
 from arreio.memory.entries import SEPARATOR, MemoryRefused, blocked_handle
 from arreio.memory.scan import scan_text
 from arreio.memory.store import MemoryStore, MemoryStores, StoreState

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from arreio.engine.atomic import write_atomic
-from arreio.engine.errors import ConfigError
-from arreio.engine.file_lock import exclusive
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.ports import Clock, SystemClock
-from arreio.engine.regular_file import Limit, UnfitFile, read_text
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.core.file_lock import exclusive
+from arreio.engine.core.ports import Clock, SystemClock
+from arreio.engine.core.regular_file import Limit, UnfitFile, read_text
+from arreio.engine.walls.redact import Redactor
 from arreio.memory.entries import (
     JOINER,
     MemoryRefused,

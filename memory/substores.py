@@ -21,13 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from arreio.engine.errors import UsageError
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.ids import iso_ms, parse_utc
-from arreio.engine.nesting import json_loads
-from arreio.engine.ports import Clock, SystemClock
-from arreio.engine.regular_file import Limit, read_bytes
-from arreio.engine.regular_file import kind as file_kind
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.ids import iso_ms, parse_utc
+from arreio.engine.core.nesting import json_loads
+from arreio.engine.core.ports import Clock, SystemClock
+from arreio.engine.core.regular_file import Limit, read_bytes
+from arreio.engine.core.regular_file import kind as file_kind
+from arreio.engine.walls.redact import Redactor
 from arreio.memory.record_id import new_record_id
 
 SUBSTORES = ("episodic", "semantic", "procedural", "decision", "transcript")

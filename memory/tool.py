@@ -11,8 +11,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Repeat, Tool, ToolResult
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.entries import MemoryRefused, Operation
 from arreio.memory.store import MemoryStores, Target, WriteResult, secret_refusal
 

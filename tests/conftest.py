@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import Settings
-from arreio.engine.conveyor.runner import Runner
-from arreio.engine.ports import Provider
-from arreio.engine.providers.base import SystemBlock
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
+from arreio.engine.core.model_io import SystemBlock
+from arreio.engine.core.ports import Provider
+from arreio.engine.loop.runner import Runner
+from arreio.engine.providers.testing import FixedClock
 from arreio.engine.session.file import Session, SessionHeader
-from arreio.engine.testing import FixedClock
 from arreio.engine.tools.base import Tool
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,7 @@
-"""The house rules that hold the rooms apart (docs/architecture.md sections 1 and 8), checked on the source."""
+"""The house rules that hold the rooms apart (docs/architecture.md sections 1 and 8), checked on the source.
+
+The layer table below is the one direction of imports: a module may import its own room, the rooms of
+its own layer, and the layers under it — never a layer above, not even for type checking only."""
 
 from __future__ import annotations
 
@@ -11,6 +14,24 @@ REPO = Path(__file__).resolve().parent.parent
 ROOMS = ("cli", "engine", "memory", "learning", "curator", "api")
 LAYERS_ABOVE_ENGINE = ("arreio.memory", "arreio.learning", "arreio.curator", "arreio.cli", "arreio.api")
 MAX_LINES = 400
+
+# Bottom to top. A room imports only from its own layer and the layers listed before it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("engine.core",),                                            # events, messages, errors, ports, paths, config, ids
+    ("engine.walls",),                                           # the rules of the agent's room: policy, redaction, protected paths
+    ("engine.session", "engine.providers", "engine.checkpoints"),  # what is kept, who answers, what can be undone
+    ("engine.tools",),                                           # what the agent can do, and the run context tools see
+    ("engine.loop",),                                            # the runner: model call, tool round, reply, hooks
+    ("engine.context", "engine.governance", "engine.judgement"),  # hooks on the loop; verdicts on its answers
+    ("engine.features",),                                        # tool families and tracing plugged into a run
+    ("engine.run",),                                             # one run: prepare, units, gates, report
+    ("engine.batch",),                                           # many runs
+    ("memory",),
+    ("learning", "curator"),
+    ("api",),                                                    # the library's entry and composition root
+    ("cli",),
+)
+RANK = {room: rank for rank, rooms in enumerate(LAYERS) for room in rooms}
 MAX_RUNNER_LINES = 250
 
 
@@ -27,6 +48,77 @@ def imported(path: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.append(node.module)
     return names
+
+
+def room_of(module: str) -> str | None:
+    """`arreio.engine.loop.runner` → `engine.loop`; `arreio.cli.app` → `cli`; anything else → None."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[0] != "arreio":
+        return None
+    if parts[1] == "engine":
+        return f"engine.{parts[2]}" if len(parts) > 2 else "engine"
+    return parts[1]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return "arreio." + ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_edges(path: Path) -> list[str]:
+    """The arreio modules a file imports; `from arreio.engine import x` names `arreio.engine.x`."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            parent = node.module
+            names += [f"{parent}.{a.name}" for a in node.names] if parent in ("arreio", "arreio.engine") else [parent]
+    return [n for n in names if n.startswith("arreio.")]
+
+
+def upward_edges(paths: list[Path]) -> list[tuple[str, str]]:
+    found = []
+    for path in paths:
+        mine = room_of(module_name(path))
+        for name in import_edges(path):
+            theirs = room_of(name)
+            if mine in RANK and theirs in RANK and RANK[theirs] > RANK[mine]:
+                found.append((module_name(path), name))
+    return sorted(set(found))
+
+
+def test_every_room_is_in_the_layer_table() -> None:
+    rooms = {room_of(module_name(p)) for room in ROOMS for p in modules(room)} - {"engine"}
+    assert rooms - set(RANK) == set()
+
+
+def test_the_engine_has_no_module_outside_a_room() -> None:
+    assert [p.name for p in (REPO / "engine").glob("*.py") if p.name != "__init__.py"] == []
+
+
+def test_no_import_points_up_the_layer_table() -> None:
+    """Function-level and `TYPE_CHECKING` imports included: a type from above is a dependency too."""
+    assert upward_edges([p for room in ROOMS for p in modules(room)]) == []
+
+
+@pytest.mark.parametrize(("source", "wrong"), [
+    ("from arreio.engine.loop.runner import Runner\n", "arreio.engine.tools.run_context"),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arreio.engine.run.plan import Plan\n",
+     "arreio.engine.judgement.gates"),
+    ("def f():\n    from arreio.engine.context.compaction import prepare_compaction\n", "arreio.engine.providers.offline.model"),
+    ("from arreio.engine import loop\n", "arreio.engine.core.events"),
+    ("from arreio.cli.deps import pipeline_deps\n", "arreio.api.running"),
+])
+def test_the_layer_check_sees_an_upward_import(tmp_path: Path, source: str, wrong: str) -> None:
+    """The check itself: each kind of upward import, planted in a copy of a module's path, is found."""
+    parts = wrong.split(".")[1:]
+    path = REPO.joinpath(*parts[:-1], f"_planted_{parts[-1]}.py")
+    path.write_text(source, encoding="utf-8")
+    try:
+        assert upward_edges([path]), source
+    finally:
+        path.unlink()
 
 
 def test_the_engine_imports_nothing_from_the_layers_above_it() -> None:
@@ -50,7 +142,7 @@ def test_no_module_is_over_400_lines(room: str) -> None:
 
 
 def test_the_runner_stays_short() -> None:
-    assert len((REPO / "engine/conveyor/runner.py").read_text(encoding="utf-8").splitlines()) <= MAX_RUNNER_LINES
+    assert len((REPO / "engine/loop/runner.py").read_text(encoding="utf-8").splitlines()) <= MAX_RUNNER_LINES
 
 
 def test_every_provider_comes_from_the_one_factory() -> None:
@@ -82,3 +174,25 @@ def test_no_test_uses_unittest_mock() -> None:
     users = [p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("*.py")
              if any(name.startswith("unittest.mock") or name == "unittest" for name in imported(p))]
     assert users == []
+
+
+def feature_probes(source: str) -> list[int]:
+    """Lines that look a feature's extension point up by name (`getattr(feature, "…")`) instead of
+    calling a method the `Feature` contract declares."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            target = node.args[0] if node.args else None
+            if isinstance(target, ast.Name) and "feature" in target.id.lower():
+                lines.append(node.lineno)
+    return lines
+
+
+def test_features_are_called_through_their_contract_never_probed_by_name() -> None:
+    found = {p.relative_to(REPO).as_posix(): lines for room in ROOMS for p in modules(room)
+             if (lines := feature_probes(p.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
+def test_the_feature_probe_check_sees_one() -> None:
+    assert feature_probes('for feature in fs:\n    hook = getattr(feature, "tools_resolved", None)\n') == [2]

@@ -7,7 +7,7 @@ import os
 import pwd
 from pathlib import Path
 
-from arreio.engine.paths import state_dir, user_config_path
+from arreio.engine.core.paths import state_dir, user_config_path
 
 REPO = Path(__file__).resolve().parent.parent
 

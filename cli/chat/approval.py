@@ -23,7 +23,7 @@ QUESTION = "Run it? [y]es [n]o [a]lways in this chat [e]xplain: "
 
 
 def _key(event: Any) -> tuple[str, str]:
-    from arreio.engine.governance.audit import digest
+    from arreio.engine.walls.audit import digest
 
     return event.name, digest(event.arguments)
 

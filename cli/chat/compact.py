@@ -23,7 +23,7 @@ class Compacted:
 
 
 def _tokens(session: Any, profile: str) -> int:
-    from arreio.engine.context.tokens import estimate_message, estimate_prefix
+    from arreio.engine.core.tokens import estimate_message, estimate_prefix
 
     return round(estimate_prefix(session.header.system, [], profile)
                  + sum(estimate_message(m, profile) for m in session.messages))
@@ -31,12 +31,12 @@ def _tokens(session: Any, profile: str) -> int:
 
 async def compact_now(state: Any, provider_factory: Any) -> Compacted | None:
     """Compact `state.session_id`; None when there is nothing before the last turn to summarise."""
-    from arreio.engine.atomic import write_atomic
-    from arreio.engine.config import load_settings
     from arreio.engine.context.compaction import prepare_compaction, render_summary, summarise
     from arreio.engine.context.settings import context_settings
-    from arreio.engine.context.tokens import estimate_message, profile_for
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.atomic import write_atomic
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.core.tokens import estimate_message, profile_for
     from arreio.engine.session.file import Session
     from arreio.engine.session.lock import SessionLock
 

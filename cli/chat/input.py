@@ -26,7 +26,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.keys import Keys
 
 from arreio.cli.chat.paste import collapsed, normalised
-from arreio.engine.paths import make_state_dir
+from arreio.engine.core.paths import make_state_dir
 
 PROMPT = "› "
 CONTINUATION = "· "
@@ -39,7 +39,7 @@ class RedactedHistory(FileHistory):
     a secret, whatever the path); the running chat's own up-arrow still has the line as typed."""
 
     def store_string(self, string: str) -> None:
-        from arreio.engine.governance.redact import Redactor  # after a message is sent, not at start-up
+        from arreio.engine.walls.redact import Redactor  # after a message is sent, not at start-up
 
         super().store_string(Redactor.from_env(os.environ).text(string))
 

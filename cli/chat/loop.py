@@ -29,7 +29,7 @@ from typing import Any
 
 from arreio.cli.inert import shown as escape
 from arreio.cli.render import console_for, isatty
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 BURST_S = 0.7  # Ctrl-C this soon after a cancelled turn's prompt came back was meant for the turn
 
@@ -128,7 +128,7 @@ class Chat:
         from arreio.cli.chat.mentions import expand
         from arreio.cli.chat.turn import run_turn
         from arreio.cli.spinner import Spinner
-        from arreio.engine.errors import ArreioError
+        from arreio.engine.core.errors import ArreioError
 
         expanded = expand(message, self.state.cwd)
         for note in expanded.notes:
@@ -183,14 +183,14 @@ def _warm_up() -> None:
     with contextlib.suppress(Exception):  # the first message imports it again and says what is wrong
         import arreio.cli.chat.turn
         import arreio.cli.deps
-        import arreio.engine.conveyor.pipeline  # noqa: F401
+        import arreio.engine.run.pipeline  # noqa: F401
 
 
 def interactive(state: Any) -> int:
     """The chat at a terminal; returns the exit code (0: left by the person)."""
     from arreio.cli.chat import slash
     from arreio.cli.chat.input import CONTINUATION, PROMPT, prompt_session
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.paths import state_dir
 
     chat = Chat(state, interactive=True)
     screen: Any = None if chat.screen is chat.console else chat.screen.file  # stdout is not the terminal

@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arreio.engine.prompt import ATTACHED
-from arreio.engine.regular_file import open_regular, read_to_end
+from arreio.engine.core.prompt import ATTACHED
+from arreio.engine.core.regular_file import open_regular, read_to_end
 
 MENTION_CAP = 50 * 1024  # bytes of one file's text attached
 _MENTION = re.compile(r'(?<!\S)@(?:"([^"\n]+)"|((?:\\ |\S)+))')

@@ -45,8 +45,8 @@ def _tell(done: Any) -> None:
 def piped(state: Any, stdin: TextIO | None) -> int:
     from arreio.cli.chat import slash
     from arreio.cli.chat.loop import Chat
-    from arreio.engine.errors import UsageError
-    from arreio.engine.regular_file import Limit, size_text
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.regular_file import Limit, size_text
 
     # Bounded as a plan is: `arreio chat < /dev/zero` is refused, not read until the memory runs out.
     data = stdin.read(Limit.PLAN + 1) if stdin is not None else ""

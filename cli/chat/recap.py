@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arreio.cli.inert import shown as escape
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 SHOWN = 3  # exchanges shown in full
 EARLIER_CHARS = 160  # an earlier exchange's answer, on one line
@@ -45,7 +45,7 @@ def recap(messages: list[Any], shown: int = SHOWN) -> Recap:
     """The last `shown` exchanges of `messages` (a session's history). A user message with no text
     (the images after a tool result) or a compaction summary opens no exchange."""
     from arreio.cli.chat.mentions import as_typed
-    from arreio.engine.context.summary import is_summary
+    from arreio.engine.core.summary import is_summary
 
     exchanges: list[Exchange] = []
     found = Recap()

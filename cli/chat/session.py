@@ -42,14 +42,14 @@ class ChatState:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
     def store(self) -> Any:
-        from arreio.engine.paths import state_dir
+        from arreio.engine.core.paths import state_dir
         from arreio.engine.session.store import SessionStore
 
         return SessionStore(state_dir(self.cwd, self.env) / "sessions")
 
     def latest(self) -> str:
         """`--continue`: the session last worked on here, or a UsageError saying there is none."""
-        from arreio.engine.errors import UsageError
+        from arreio.engine.core.errors import UsageError
 
         store = self.store()
         found = store.latest(self.cwd)
@@ -62,7 +62,7 @@ class ChatState:
     def options(self, message: str) -> Any:
         """The run for one message: a new session, or this one resumed with the message as the new
         instruction."""
-        from arreio.engine.conveyor.pipeline import RunOptions
+        from arreio.engine.run.pipeline import RunOptions
 
         return RunOptions(goal_text=message, model=self.model, script=self.script, resume=self.session_id,
                           max_steps=self.max_steps, yes=self.yes, learn=self.learn, cwd=self.cwd, env=self.env)
@@ -124,7 +124,7 @@ class ChatState:
             if session is not None:
                 session.close()
                 return session.header.model
-        from arreio.engine.config import load_settings
+        from arreio.engine.core.config import load_settings
         from arreio.engine.providers.registry import model_for
 
         model, chosen = model_for(load_settings(self.cwd, self.env, {}), self.env)

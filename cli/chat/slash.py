@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arreio.cli.inert import shown as escape
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 LEAVE = "leave"
 REFUSED = "refused"  # an unknown command, or an argument to one that takes none: a scripted chat exits 2
@@ -70,7 +70,7 @@ def _cli(chat: Any, group: Any, command: str, args: list[str], *, slash: str) ->
     shell. (Run through the group, its --help said 'Usage: arreio show [OPTIONS]', no command there is.)"""
     import typer.main
 
-    from arreio.engine.errors import ArreioError
+    from arreio.engine.core.errors import ArreioError
 
     try:
         with chat.to_screen():
@@ -103,7 +103,7 @@ def _model(chat: Any, arg: str) -> None:
     if len(arg.split()) > 1:  # `/model gpt-4o please` was taken whole, and every later message failed on it
         chat.say("[yellow]give one model name: /model NAME[/yellow]")
         return
-    from arreio.engine.errors import ArreioError
+    from arreio.engine.core.errors import ArreioError
     from arreio.engine.providers import registry
 
     try:
@@ -130,7 +130,7 @@ def _compact(chat: Any, arg: str) -> None:
     import asyncio
 
     from arreio.cli.chat.compact import compact_now
-    from arreio.engine.errors import ArreioError
+    from arreio.engine.core.errors import ArreioError
 
     if not chat.state.session_id:
         chat.say("nothing to compact yet")
@@ -207,7 +207,7 @@ def _undo(chat: Any, arg: str) -> None:
 def _call(chat: Any, run: Callable[[], None]) -> bool:
     import typer
 
-    from arreio.engine.errors import ArreioError
+    from arreio.engine.core.errors import ArreioError
 
     try:
         with chat.to_screen():
@@ -248,7 +248,7 @@ def _sessions(chat: Any, arg: str) -> None:
 
 @command("resume", "/resume ID — go on with a saved session", arguments=True)
 def _resume(chat: Any, arg: str) -> None:
-    from arreio.engine.errors import ArreioError
+    from arreio.engine.core.errors import ArreioError
 
     if not arg:
         chat.say("give the session: /resume ID (/sessions lists them)")

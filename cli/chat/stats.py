@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arreio.cli.render import money
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 
 def _elements(row: dict[str, Any]) -> list[str]:

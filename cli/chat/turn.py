@@ -34,7 +34,7 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
     import asyncio
 
     from arreio.cli.spinner import waiting_for
-    from arreio.engine.conveyor.pipeline import run_pipeline
+    from arreio.engine.run.pipeline import run_pipeline
 
     result = TurnResult()
     keys = TypeAhead(sys.stdin)
@@ -92,9 +92,9 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
 
 def _saved_done(state: Any, run_id: str) -> Any:
     """A cancelled turn's `done` is recorded in its events file (the pipeline wrote it on its way out)."""
-    from arreio.engine.events import event_from_json
-    from arreio.engine.paths import state_dir
-    from arreio.engine.regular_file import Limit, read_text
+    from arreio.engine.core.events import event_from_json
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.core.regular_file import Limit, read_text
 
     path = state_dir(state.cwd, state.env) / "runs" / run_id / "events.jsonl"
     try:

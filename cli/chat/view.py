@@ -17,7 +17,7 @@ from typing import Any
 from arreio.cli.inert import inert
 from arreio.cli.inert import shown as escape
 from arreio.cli.render import LiveRenderer, money
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 

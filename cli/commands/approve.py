@@ -57,17 +57,17 @@ def approve(
     import sys
 
     from arreio.cli.arguments import text
-    from arreio.engine.conveyor.pipeline import RunOptions
-    from arreio.engine.errors import UsageError
     from arreio.cli.inert import call_text
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.ids import iso_ms
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.core.ports import SystemClock
     from arreio.engine.governance.approvals import ASK_LIMIT, decide_pending, describe_call, waiting_call, who
-    from arreio.engine.governance.audit import AuditJournal, digest
-    from arreio.engine.governance.redact import Redactor
-    from arreio.engine.ids import iso_ms
-    from arreio.engine.paths import state_dir
-    from arreio.engine.ports import SystemClock
+    from arreio.engine.run.pipeline import RunOptions
     from arreio.engine.session.file import Session
     from arreio.engine.session.store import SessionStore
+    from arreio.engine.walls.audit import AuditJournal, digest
+    from arreio.engine.walls.redact import Redactor
 
     text(reason, "the --reason")
     clock = SystemClock()
@@ -109,7 +109,7 @@ def _check_resumable(options: Any) -> None:
     """Everything the resumed run will need (config, model, script, plan, the session's lock), checked
     by preparing the run once and letting it go."""
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.prepare import prepare
+    from arreio.engine.run.prepare import prepare
 
     prepared = prepare(options, pipeline_deps())
     prepared.session.close()

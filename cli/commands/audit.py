@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from arreio.cli.inert import inert
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 app = typer.Typer(help="The tamper-evident audit journal: verify its chain, show recent entries.", no_args_is_help=True)
 
@@ -16,8 +16,8 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _journal():
-    from arreio.engine.governance.audit import AuditJournal
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.walls.audit import AuditJournal
 
     return AuditJournal(state_dir(), redactor=None)  # reading only
 
@@ -27,7 +27,7 @@ def verify(json_output: JsonFlag = False) -> None:
     """Check every link of the chain; exit 1 and name the first broken entry if one was edited or deleted."""
     import json
 
-    from arreio.engine.paths import display_path
+    from arreio.engine.core.paths import display_path
 
     journal = _journal()
     result = journal.verify(_anchors(journal.path.parent))
@@ -46,8 +46,8 @@ def verify(json_output: JsonFlag = False) -> None:
 
 def _anchors(state: Path) -> list[tuple[str, int, str]]:
     """The journal heads run reports recorded (`audit_head`): proof of how long the journal was."""
-    from arreio.engine.nesting import json_loads
-    from arreio.engine.regular_file import Limit, read_bytes
+    from arreio.engine.core.nesting import json_loads
+    from arreio.engine.core.regular_file import Limit, read_bytes
 
     out = []
     for report in sorted((state / "runs").glob("*/report.json")):

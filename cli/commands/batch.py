@@ -81,7 +81,7 @@ def batch(
                                                 show_default=False)] = None,
 ) -> None:
     from arreio.cli.batch_driver import BatchRequest, run_batch_command
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 app = typer.Typer(
     help="Inspect and compare recorded runs (cassettes from `arreio run --record FILE`; replay with --replay FILE).",

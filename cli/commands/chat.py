@@ -57,7 +57,7 @@ def chat(
 ) -> None:
     import sys
 
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     if offline and model and model != "offline":
         raise UsageError(f"--offline and --model {model} disagree; pass one of them")

@@ -32,19 +32,18 @@ def _where():
     import os
     from pathlib import Path
 
-    from arreio.engine.config import load_settings
-    from arreio.engine.governance.checkpoints.history import open_store
-    from arreio.engine.governance.checkpoints.settings import checkpoint_settings
-    from arreio.engine.paths import state_dir
-
-    from arreio.engine.programs import agent_writable
+    from arreio.engine.checkpoints.history import open_store
+    from arreio.engine.checkpoints.settings import checkpoint_settings
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.core.programs import agent_writable
     from arreio.engine.tools.sandbox import sandbox_settings
 
     cwd = Path.cwd().resolve()
     loaded = load_settings(cwd, os.environ)
     settings = checkpoint_settings(loaded)
     untrusted = agent_writable(cwd, os.environ, sandbox_settings(loaded).writable_roots)
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.walls.redact import Redactor
 
     repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes, untrusted,
                              redactor=Redactor.from_env(os.environ))
@@ -76,9 +75,9 @@ def diff(
     stat: Annotated[bool, typer.Option("--stat", help="A summary per file instead of the full diff.")] = False,
     json_output: JsonFlag = False,
 ) -> None:
-    from arreio.engine.governance.checkpoints.history import diff_run
-    from arreio.engine.governance.checkpoints.plan import shown
-    from arreio.engine.wording import counted
+    from arreio.engine.checkpoints.history import diff_run
+    from arreio.engine.checkpoints.plan import shown
+    from arreio.engine.core.wording import counted
 
     repo, index, _ = _where()
     result = diff_run(repo, index, run, step, stat_only=stat)
@@ -118,7 +117,7 @@ def diff(
 
 # -- undo ---------------------------------------------------------------------------------------------
 def _show_plan(prepared, *, force: bool = False) -> None:
-    from arreio.engine.governance.checkpoints.plan import shown
+    from arreio.engine.checkpoints.plan import shown
 
     plan = prepared.plan
     print(f"undo {prepared.undoing} (back to checkpoint {prepared.target_id}):")
@@ -159,13 +158,13 @@ def undo(
 ) -> None:
     import os
 
-    from arreio.engine.errors import ArreioError, UsageError
-    from arreio.engine.governance.audit import AuditJournal
-    from arreio.engine.governance.checkpoints.plan import shown
-    from arreio.engine.governance.checkpoints.restore import apply_undo, prepare_undo
-    from arreio.engine.governance.redact import Redactor
-    from arreio.engine.ports import SystemClock
-    from arreio.engine.wording import counted
+    from arreio.engine.checkpoints.plan import shown
+    from arreio.engine.checkpoints.restore import apply_undo, prepare_undo
+    from arreio.engine.core.errors import ArreioError, UsageError
+    from arreio.engine.core.ports import SystemClock
+    from arreio.engine.core.wording import counted
+    from arreio.engine.walls.audit import AuditJournal
+    from arreio.engine.walls.redact import Redactor
 
     if run is not None and to is not None:
         raise UsageError("give --run or --to, not both")
@@ -255,7 +254,7 @@ def _duration(text: str):
     import re
     from datetime import timedelta
 
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
     word = match.group(2) if match else ""
@@ -270,7 +269,7 @@ def _duration(text: str):
 
 def _spelled(age) -> str:
     """A duration in words, the largest whole unit: '1 minute', '30 days', '36 hours'."""
-    from arreio.engine.wording import counted
+    from arreio.engine.core.wording import counted
 
     seconds = age.total_seconds()
     for size, name in ((604800, "week"), (86400, "day"), (3600, "hour"), (60, "minute")):
@@ -290,9 +289,9 @@ def prune_checkpoints(
     over `checkpoints.max_total_mb`. Which runs go, and from what age, is said and asked first."""
     from datetime import datetime, timedelta
 
-    from arreio.engine.errors import UsageError
-    from arreio.engine.governance.checkpoints.history import prune, prune_by_age, run_ages
-    from arreio.engine.wording import counted
+    from arreio.engine.checkpoints.history import prune, prune_by_age, run_ages
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.wording import counted
 
     repo, index, settings = _where()
     keep = _duration(older_than) if older_than else timedelta(days=settings.keep_days)

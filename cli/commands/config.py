@@ -2,7 +2,7 @@
 
 The files are the user's (`~/.config/arreio/config.yaml`) and the project's (`.arreio/config.yaml`,
 the default target; `--global` picks the user's). Agent tools can never write either
-(`engine/governance/protected.py`); this command is the human's way. Every change is checked the way
+(`engine/walls/protected.py`); this command is the human's way. Every change is checked the way
 a run checks the config — `load_settings` over the merged layers, then every feature's section check
 and the model string — and written atomically only when the result is valid, so a run never meets a
 config this command broke. Edits go through ruamel's round-trip mode: comments and key order stay.
@@ -32,13 +32,13 @@ KeyArg = Annotated[str, typer.Argument(help="A dotted key: max_steps, retry.max_
 # defaults filled in, so `get governance.max_tool_calls` answers 200 before anyone sets it.
 SECTIONS = {
     "context": ("arreio.engine.context.settings", "context_settings"),
-    "governance": ("arreio.engine.governance.settings", "governance_settings"),
+    "governance": ("arreio.engine.walls.settings", "governance_settings"),
     "mcp_servers": ("arreio.engine.tools.mcp.config", "mcp_servers"),
     "web": ("arreio.engine.tools.web.config", "web_settings"),
     "sandbox": ("arreio.engine.tools.sandbox", "sandbox_settings"),
-    "checkpoints": ("arreio.engine.governance.checkpoints.settings", "checkpoint_settings"),
+    "checkpoints": ("arreio.engine.checkpoints.settings", "checkpoint_settings"),
     "knowledge": ("arreio.memory.knowledge.settings", "knowledge_settings"),
-    "tools.delegate": ("arreio.engine.tools.delegate", "delegate_settings"),
+    "tools.delegate": ("arreio.engine.features.delegate", "delegate_settings"),
 }
 LABELS = {"user": "user file", "project": "project file"}
 
@@ -53,11 +53,11 @@ def checked_settings(cwd: Path, env: dict[str, str], documents: dict[Path, Any] 
     feature's section (`Feature.check`), the model string. `documents` stands in for files' contents
     (see `load_settings`). Raises the run's ConfigError."""
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.config import config_files, load_settings
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.paths import display_path
+    from arreio.engine.core.config import config_files, load_settings
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.paths import display_path
     from arreio.engine.providers.registry import check_model
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.tools.run_context import RunContext
 
     settings = load_settings(cwd, env, documents=documents)
     ctx = RunContext(cwd=cwd, settings=settings, env=env)
@@ -74,7 +74,7 @@ def checked_settings(cwd: Path, env: dict[str, str], documents: dict[Path, Any] 
 
 def config_problem(cwd: Path, env: dict[str, str], documents: dict[Path, Any] | None = None) -> str | None:
     """What a run would refuse in this config, in the run's words; None when it is valid."""
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
 
     try:
         checked_settings(cwd, env, documents)
@@ -103,10 +103,10 @@ def effective(settings: Any) -> dict[str, Any]:
 
 def _layers(cwd: Path, env: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
     """Each layer's own keys, weakest first: (source label, data)."""
-    from arreio.engine.config import ENV_KEYS, config_files
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.regular_file import Limit
-    from arreio.engine.yaml_file import read_yaml
+    from arreio.engine.core.config import ENV_KEYS, config_files
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.regular_file import Limit
+    from arreio.engine.core.yaml_file import read_yaml
 
     out = []
     for kind, path in config_files(cwd, env).items():
@@ -154,7 +154,7 @@ def lookup(tree: dict[str, Any], key: str) -> Any:
     config, so not the configuration error's exit 5)."""
     import difflib
 
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     node: Any = tree
     parts = _parts(key)
@@ -170,7 +170,7 @@ def lookup(tree: dict[str, Any], key: str) -> Any:
 
 
 def _parts(key: str) -> list[str]:
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     parts = key.strip().split(".")
     if not all(parts):
@@ -232,7 +232,7 @@ def set_value(
     A value starting with '-' goes after `--`: arreio config set max_steps -- -1."""
     from arreio.cli.arguments import text as utf8
     from arreio.cli.config_file import parse_value, with_value
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     utf8(key, "the key")
     utf8(value, "the value")
@@ -276,7 +276,7 @@ def path(json_output: JsonFlag = False) -> None:
         return
     for row in files:
         print(f"{row['kind']:<8} {row['path']}  ({'exists' if row['exists'] else 'not present'})")
-    from arreio.engine.config import ENV_KEYS
+    from arreio.engine.core.config import ENV_KEYS
 
     for var in ENV_KEYS:
         if env.get(var):
@@ -291,8 +291,8 @@ def edit(global_: GlobalFlag = False) -> None:
     import shlex
     import subprocess
 
-    from arreio.engine.errors import UsageError
-    from arreio.engine.paths import make_state_dir
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.paths import make_state_dir
 
     cwd, env = _here()
     target = _target(cwd, env, global_)
@@ -320,19 +320,19 @@ def edit(global_: GlobalFlag = False) -> None:
 
 # -- edges -------------------------------------------------------------------------------------------
 def _target(cwd: Path, env: dict[str, str], user: bool) -> Path:
-    from arreio.engine.config import config_files
+    from arreio.engine.core.config import config_files
 
     return config_files(cwd, env)["user" if user else "project"]
 
 
 def _display(path: Path, cwd: Path) -> str:
-    from arreio.engine.paths import display_path
+    from arreio.engine.core.paths import display_path
 
     return display_path(path, cwd)
 
 
 def _files(cwd: Path, env: dict[str, str]) -> list[dict[str, Any]]:
-    from arreio.engine.config import config_files
+    from arreio.engine.core.config import config_files
 
     return [{"kind": kind, "path": str(p), "exists": p.exists()} for kind, p in config_files(cwd, env).items()]
 
@@ -340,9 +340,9 @@ def _files(cwd: Path, env: dict[str, str]) -> list[dict[str, Any]]:
 def _read(path: Path) -> str:
     """The file's text ('' when there is none). A file a run could not read is refused with the
     run's own message (file, line, problem): `config edit` is the way to repair that."""
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.regular_file import Limit, read_bytes
-    from arreio.engine.yaml_file import read_yaml
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.regular_file import Limit, read_bytes
+    from arreio.engine.core.yaml_file import read_yaml
 
     if path.exists():
         read_yaml(path, error=ConfigError, what="config", shown=_display(path, Path.cwd()), limit=Limit.CONFIG)
@@ -355,7 +355,7 @@ def _read(path: Path) -> str:
 
 
 def _read_bytes(path: Path) -> bytes:
-    from arreio.engine.regular_file import Limit, read_bytes
+    from arreio.engine.core.regular_file import Limit, read_bytes
 
     try:
         return read_bytes(path, limit=Limit.CONFIG)
@@ -368,9 +368,9 @@ def _write_checked(cwd: Path, env: dict[str, str], path: Path, after: str) -> No
     file can be repaired a key at a time: when the config is already invalid and this change moves
     the problem on, it is written and the remaining problem is named (exit 5)."""
     from arreio.cli.config_file import load_text
-    from arreio.engine.atomic import write_atomic
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.paths import make_state_dir
+    from arreio.engine.core.atomic import write_atomic
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.paths import make_state_dir
 
     data = load_text(after, error=ConfigError, what=f"config {_display(path, cwd)}")
     if path == _target(cwd, env, user=False):

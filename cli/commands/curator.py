@@ -16,7 +16,7 @@ import typer
 
 if TYPE_CHECKING:
     from arreio.curator.curator import Curator, CuratorReport
-    from arreio.engine.ports import Clock
+    from arreio.engine.core.ports import Clock
 
 app = typer.Typer(help="Keep the skill library tidy: stale, archive, reactivate — never delete.", no_args_is_help=True)
 
@@ -34,7 +34,7 @@ ArchiveOption = Annotated[
 
 def parse_now(value: str) -> datetime:
     """`--now` text to an aware UTC datetime; a naive time is taken as UTC."""
-    from arreio.engine.ids import parse_utc
+    from arreio.engine.core.ids import parse_utc
 
     return parse_utc(value, what="--now")
 
@@ -43,7 +43,7 @@ def substore_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]
     """`on_record` for the curator: append the run to the `procedural` substore."""
 
     def record(payload: dict[str, Any]) -> None:
-        from arreio.engine.governance.redact import Redactor
+        from arreio.engine.walls.redact import Redactor
         from arreio.memory.substores import Substores
 
         Substores(state_dir, clock, redactor=Redactor.from_env(os.environ)).append("procedural", "curator", payload)
@@ -63,13 +63,13 @@ def build_curator(
     from arreio.curator.curator import Curator
     from arreio.curator.lifecycle import Policy
     from arreio.curator.skills import skills_root
-    from arreio.engine.errors import UsageError
-    from arreio.engine.paths import state_dir
-    from arreio.engine.ports import SystemClock
-    from arreio.engine.testing import FixedClock  # `--now` freezes time for the whole run
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.core.ports import SystemClock
+    from arreio.engine.providers.testing import FixedClock  # `--now` freezes time for the whole run
 
     clock: Clock = FixedClock(parse_now(now)) if now else SystemClock()
-    from arreio.engine.config import load_settings
+    from arreio.engine.core.config import load_settings
 
     configured = load_settings().curator.model_dump()  # config.yaml `curator:`; flags win
     try:
@@ -92,8 +92,8 @@ def audit_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]], 
     """`on_audit` for the curator: one `curator` entry in the hash-chained audit journal."""
 
     def record(payload: dict[str, Any]) -> None:
-        from arreio.engine.governance.audit import AuditJournal
-        from arreio.engine.governance.redact import Redactor
+        from arreio.engine.walls.audit import AuditJournal
+        from arreio.engine.walls.redact import Redactor
 
         AuditJournal(state_dir, clock, redactor=Redactor.from_env(os.environ)).append("curator", payload)
 
@@ -128,7 +128,7 @@ def run(
     """Apply the lifecycle once: seed new skills, mark idle ones stale, archive long-idle ones."""
     curator = build_curator(now, stale_days, archive_days)
     if not dry_run:
-        from arreio.engine.paths import make_state_dir, state_dir
+        from arreio.engine.core.paths import make_state_dir, state_dir
 
         make_state_dir(state_dir())  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
     report = curator.run(dry_run=dry_run)

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embedder, memory scan, hooks, MCP servers."
 MCP_TIMEOUT_S = 5.0  # a server slower than this to start is reported; a run gives it its own timeout
@@ -51,9 +51,9 @@ def _arreio() -> dict[str, Any]:
 def _config(cwd: Path, env: dict[str, str]) -> tuple[dict[str, Any], Any]:
     """The config line, and the settings the other checks use (defaults when the config is invalid)."""
     from arreio.cli.commands.config import checked_settings
-    from arreio.engine.config import Settings, config_files, load_settings
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.paths import display_path
+    from arreio.engine.core.config import Settings, config_files, load_settings
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.paths import display_path
 
     files = ", ".join(f"{display_path(p, cwd)}{'' if p.exists() else ' (not present)'}"
                       for p in config_files(cwd, env).values())
@@ -70,7 +70,7 @@ def _config(cwd: Path, env: dict[str, str]) -> tuple[dict[str, Any], Any]:
 
 def _keys(env: dict[str, str], settings: Any) -> dict[str, Any]:
     from arreio.cli.commands.models import key_vars
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
     from arreio.engine.providers.registry import KEY_VARS, LITELLM_KEY_VARS, is_offline, parse_model
 
     present = [var for var, is_set in key_vars(env).items() if is_set]
@@ -91,8 +91,8 @@ def _keys(env: dict[str, str], settings: Any) -> dict[str, Any]:
 
 
 def _sandbox(cwd: Path, env: dict[str, str], settings: Any) -> dict[str, Any]:
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.tools.sandbox import parse_sandbox, status
 
     try:
@@ -113,10 +113,10 @@ def _sandbox(cwd: Path, env: dict[str, str], settings: Any) -> dict[str, Any]:
 
 def _hooks(cwd: Path, env: dict[str, str], settings: Any) -> list[dict[str, Any]]:
     """Each configured hook, with the program it runs as found (or why it cannot run)."""
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.governance.hook_settings import find_programs, hook_settings
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.tools.sandbox import parse_sandbox
+    from arreio.engine.walls.hook_settings import find_programs, hook_settings
 
     try:
         hooks, roots = hook_settings(settings), parse_sandbox(settings.sandbox).writable_roots
@@ -140,9 +140,9 @@ def _hooks(cwd: Path, env: dict[str, str], settings: Any) -> list[dict[str, Any]
 def _git(env: dict[str, str], settings: Any) -> dict[str, Any]:
     import subprocess
 
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.governance.checkpoints.settings import checkpoint_settings
-    from arreio.engine.governance.checkpoints.store import find_git
+    from arreio.engine.checkpoints.settings import checkpoint_settings
+    from arreio.engine.checkpoints.store import find_git
+    from arreio.engine.core.errors import ConfigError
 
     try:
         enabled = checkpoint_settings(settings).enabled
@@ -167,7 +167,7 @@ def _git(env: dict[str, str], settings: Any) -> dict[str, Any]:
 def _embedder(env: dict[str, str]) -> dict[str, Any]:
     from importlib.util import find_spec
 
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
     from arreio.memory.knowledge.embedders import ENV_VAR, check_choice
 
     try:
@@ -189,7 +189,7 @@ def _embedder(env: dict[str, str]) -> dict[str, Any]:
 
 def _scan(env: dict[str, str]) -> dict[str, Any]:
     """The memory scan's second reader (scan_meaning.py): on with the e5 embedder, else the rules alone."""
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
     from arreio.memory.scan_meaning import meaning_status
 
     try:
@@ -202,8 +202,8 @@ def _scan(env: dict[str, str]) -> dict[str, Any]:
 
 
 def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list[dict[str, Any]]:
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.tools.mcp.config import parse_mcp_servers
 
     if not config_ok:
@@ -218,9 +218,8 @@ def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list
             for name, cfg in servers.items() if cfg.enabled}
     states = {}
     if live:
+        from arreio.engine.features.mcp import start_place_for
         from arreio.engine.tools.mcp.hub import McpHub
-
-        from arreio.engine.tools.mcp.feature import start_place_for
 
         hub = McpHub(live, cwd=cwd, env=env, log_dir=state_dir(cwd, env) / "logs",
                      start=start_place_for(cwd, env, settings, state_dir(cwd, env)))

@@ -16,19 +16,19 @@ def offered_specs(cwd: Path, env: dict[str, str], settings: Any) -> list[Any]:
     result-set tools are withheld until a session has a set)."""
     from arreio.cli.deps import pipeline_deps
     from arreio.engine.context.feature import RESULT_TOOLS
-    from arreio.engine.run_context import RunContext
-    from arreio.engine.tools.resolver import resolve_tools
+    from arreio.engine.features.resolver import resolve_tools
+    from arreio.engine.tools.run_context import RunContext
 
     deps = pipeline_deps()
     ctx = RunContext(cwd=cwd, settings=settings, env=env)
-    features = [f for f in deps.features if f.name != "mcp"]
+    features = [f.start(ctx) for f in deps.features if f.name != "mcp"]
     specs = resolve_tools(ctx, features, enable=settings.tools_enabled, disable=settings.tools_disabled).specs()
     return [s for s in specs if s.name not in RESULT_TOOLS]
 
 
 def tools_check(cwd: Path, env: dict[str, str], settings: Any, check: Callable[..., dict[str, Any]]) -> dict[str, Any]:
-    from arreio.engine.errors import ArreioError
-    from arreio.engine.tools.resolver import spec_tokens
+    from arreio.engine.core.errors import ArreioError
+    from arreio.engine.features.resolver import spec_tokens
 
     try:
         specs = offered_specs(cwd, env, settings)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 app = typer.Typer(help="Project instructions (AGENTS.md, CLAUDE.md): see what a run obeys, accept a new or "
                   "changed file.", no_args_is_help=True)
@@ -23,8 +23,8 @@ def _here() -> tuple[Any, Any, Any]:
     import os
     from pathlib import Path
 
-    from arreio.engine.config import load_settings
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.paths import state_dir
     from arreio.memory.instructions import instructions_settings
 
     cwd, env = Path.cwd().resolve(), dict(os.environ)
@@ -73,9 +73,9 @@ def accept(
 ) -> None:
     """Accept the new or changed instruction files as they are now: their text passes the security
     scan, and a run obeys them until they change again."""
-    from arreio.engine.errors import UsageError
-    from arreio.engine.ids import iso_ms
-    from arreio.engine.ports import SystemClock
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.ids import iso_ms
+    from arreio.engine.core.ports import SystemClock
     from arreio.memory.instructions import accept as record
     from arreio.memory.instructions import survey
     from arreio.memory.scan import scan_text

@@ -31,9 +31,9 @@ def _console(stderr: bool = False) -> Console:
 def _open():
     import os
 
-    from arreio.engine.config import config_sources, load_settings
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.config import config_sources, load_settings
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.core.paths import state_dir
     from arreio.memory.knowledge.index import open_knowledge_base
     from arreio.memory.knowledge.settings import parse_knowledge
 
@@ -48,8 +48,8 @@ def _open():
 def _existing():
     """The knowledge base of this folder for commands that only look, sync or remove: without one,
     say so instead of leaving an empty database behind (only `kb add` creates one)."""
-    from arreio.engine.errors import UsageError
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.paths import state_dir
     from arreio.memory.knowledge.embedders import default_embedder
     from arreio.memory.knowledge.index import DB_NAME
 
@@ -60,7 +60,7 @@ def _existing():
 
 
 def _display(path: str) -> str:
-    from arreio.engine.paths import display_path
+    from arreio.engine.core.paths import display_path
 
     return display_path(Path(path))
 
@@ -79,13 +79,7 @@ def _with_progress(action, quiet: bool):
     """Run `action(progress_callback)` under a rich progress bar (files, then embedding)."""
     if quiet:
         return action(lambda phase, done, total: None)
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=_console(stderr=True), transient=True) as progress:
@@ -120,8 +114,8 @@ def add(
     import shlex
 
     from arreio.cli.interrupts import sigterm_interrupts
-    from arreio.engine.errors import UsageError
-    from arreio.engine.paths import make_state_dir, state_dir
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.paths import make_state_dir, state_dir
     from arreio.memory.knowledge.sources import expand
 
     if any(not p.strip() for p in paths):  # Path("") is ".": the whole folder, which nobody typed
@@ -162,7 +156,7 @@ def search(
 ) -> None:
     """Print the best passages for a query: path, line range, score, a snippet."""
     from arreio.cli.arguments import text
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     text(query, "the query")
     if not query.strip():  # nothing to look for: a usage error, not "no matches" (exit 0 read as an answer)
@@ -202,7 +196,7 @@ def search(
 @app.command()
 def stats(json_: JsonOption = False) -> None:
     """Documents, chunks, vectors, the embedding model, size on disk."""
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.paths import state_dir
     from arreio.memory.knowledge.index import DB_NAME
 
     if not (state_dir() / DB_NAME).exists():  # looking must not create an empty database
@@ -234,7 +228,7 @@ def remove(
     json_: JsonOption = False,
 ) -> None:
     """Drop a document (or a folder's documents) from the index; the files are not touched."""
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     if not path.strip():
         raise UsageError("an empty path names no document; to drop every document under this folder, say `.`")

@@ -16,7 +16,7 @@ def learn(
 ) -> None:
     from pathlib import Path
 
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.session.lock import SessionLock
     from arreio.engine.session.store import SessionStore
 
@@ -39,18 +39,18 @@ def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> N
     import os
 
     from arreio.cli.lessons import lesson_line
-    from arreio.engine.config import load_settings
-    from arreio.engine.events import event_from_json
-    from arreio.engine.ports import SystemClock
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.events import event_from_json
+    from arreio.engine.core.ports import SystemClock
     from arreio.engine.session.file import Session
+    from arreio.engine.tools.run_context import RunContext
     from arreio.learning.stage import learn as learn_pass
 
     saved, _ = Session.open(store.path_for(sid), repair=False)
     saved.close()
     ended = [r for r in saved.runs if r.get("event") == "end"]
     if ended and ended[-1].get("verdict") != "success":
-        from arreio.engine.errors import UsageError
+        from arreio.engine.core.errors import UsageError
 
         raise UsageError(
             f"session {sid}'s last run ended {ended[-1].get('verdict')}: the learning pass learns only from "
@@ -61,7 +61,7 @@ def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> N
     if run_ids:
         path = home / "runs" / str(run_ids[-1]) / "events.jsonl"
         if path.exists():
-            from arreio.engine.regular_file import Limit, read_text
+            from arreio.engine.core.regular_file import Limit, read_text
 
             for line in read_text(path, limit=Limit.JOURNAL, errors="replace").splitlines():
                 try:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 app = typer.Typer(help="MCP servers from config: list them with their state and tools, test one, list their prompts; "
                   "serve arreio itself over MCP.", no_args_is_help=True)
@@ -21,7 +21,7 @@ app = typer.Typer(help="MCP servers from config: list them with their state and 
 def _settings() -> tuple[Any, Any]:
     from pathlib import Path
 
-    from arreio.engine.config import load_settings
+    from arreio.engine.core.config import load_settings
     from arreio.engine.tools.mcp.config import parse_mcp_servers
 
     settings = load_settings(Path.cwd())
@@ -35,12 +35,10 @@ def _connect(servers: dict[str, Any]) -> tuple[list[Any], dict[str, list[dict[st
     from contextlib import nullcontext
     from pathlib import Path
 
-    from arreio.engine.paths import state_dir
-    from arreio.engine.tools.mcp.feature import terminal_status
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.features.mcp import start_place_for, terminal_status
     from arreio.engine.tools.mcp.hub import McpHub
-
-    from arreio.engine.config import load_settings
-    from arreio.engine.tools.mcp.feature import start_place_for
 
     cwd = Path.cwd()
     env = dict(os.environ)
@@ -143,7 +141,7 @@ def test_server(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
     """Connect to one server (even a disabled one), list its tools, and disconnect. Exit 1 if it fails."""
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
     from arreio.engine.tools.mcp.config import describe
 
     _, servers = _settings()
@@ -172,7 +170,7 @@ def _prompts() -> Any:
     import os
     from pathlib import Path
 
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.tools.mcp.prompts import Prompts
 
     _, servers = _settings()
@@ -201,7 +199,7 @@ def prompts(
         return
     if name is None:
         if args:
-            from arreio.engine.errors import UsageError
+            from arreio.engine.core.errors import UsageError
 
             raise UsageError("--arg renders one prompt: name it (arreio mcp prompts SERVER/NAME --arg KEY=VALUE)")
         found, problems = catalogue.catalogue()
@@ -248,7 +246,7 @@ def _print_prompts(found: list[Any], problems: list[str], as_json: bool) -> None
 def prompt_goal(ref: str, pairs: list[str]) -> str:
     """`arreio run --mcp-prompt SERVER/NAME --arg K=V`: the prompt rendered by its server, as the
     run's goal. Bad usage (unknown prompt, missing or unknown argument) is a `UsageError`."""
-    from arreio.engine.tools.mcp.feature import terminal_status
+    from arreio.engine.features.mcp import terminal_status
     from arreio.engine.tools.mcp.prompts import parse_args, parse_ref
 
     parse_ref(ref)
@@ -278,7 +276,7 @@ def serve(
     from pathlib import Path
 
     from arreio.api.mcp_server import serve as serve_stdio
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     if script is not None and not Path(script).is_file():
         raise UsageError(f"--script {script}: no such file")

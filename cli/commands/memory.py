@@ -15,7 +15,6 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-
 # Mirrors arreio.memory.substores.SUBSTORES (a test keeps them equal); not imported here so that
 # loading the CLI does not load pydantic.
 SUBSTORE_NAMES = ("episodic", "semantic", "procedural", "decision", "transcript")
@@ -28,7 +27,7 @@ class _MemoryGroup(TyperGroup):
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-            from arreio.engine.errors import UsageError
+            from arreio.engine.core.errors import UsageError
 
             raise UsageError(
                 f"unknown memory substore or command {name!r}: substores are {', '.join(SUBSTORE_NAMES)}; "
@@ -59,9 +58,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 def _stores() -> Any:
     import os
 
-    from arreio.engine.config import load_settings
-    from arreio.engine.governance.redact import Redactor
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.walls.redact import Redactor
     from arreio.memory.store import MemoryStores
 
     # The limits a run's memory tool enforces, and its refusal of secrets (the environment's redactor).
@@ -69,7 +68,7 @@ def _stores() -> Any:
 
 
 def _write(operation: Any, target: TargetName) -> None:
-    from arreio.engine.paths import make_state_dir, state_dir
+    from arreio.engine.core.paths import make_state_dir, state_dir
     from arreio.memory.tool import success_message
 
     make_state_dir(state_dir())  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
@@ -87,7 +86,7 @@ def show(
 ) -> None:
     """Print the entries of MEMORY.md and USER.md, with their usage."""
     from arreio.cli.inert import inert
-    from arreio.engine.paths import display_path
+    from arreio.engine.core.paths import display_path
     from arreio.memory.entries import blocked_handle
     from arreio.memory.scan import scan_text
 
@@ -163,7 +162,7 @@ def remove(
 
 
 def _substores() -> Any:
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.paths import state_dir
     from arreio.memory.substores import Substores
 
     return Substores(state_dir(), redactor=None, logged=False)  # reading only; _print_diagnostics says them
@@ -189,7 +188,7 @@ def _substore_app(name: str) -> typer.Typer:
     ) -> None:
         """List records, newest first (`--long`: what each one says: kind · subject · verdict)."""
         from arreio.cli.inert import inert
-        from arreio.engine.paths import display_path
+        from arreio.engine.core.paths import display_path
 
         substores = _substores()
         records, total = substores.list(name, limit=limit, agent=agent, since=since)
@@ -219,7 +218,7 @@ def _substore_app(name: str) -> typer.Typer:
         as_json: JsonOption = False,
     ) -> None:
         """Print one record."""
-        from arreio.engine.errors import UsageError
+        from arreio.engine.core.errors import UsageError
 
         substores = _substores()
         record = substores.get(name, record_id)

@@ -1,7 +1,7 @@
 """`arreio models`: the model strings arreio knows — provider, context window, prices, and whether the
 key that provider needs is set (the variable's name only, never its value).
 
-The rows come from the tables a run uses: the price table (`engine/conveyor/pricing.py`), the context
+The rows come from the tables a run uses: the price table (`engine/providers/pricing.py`), the context
 windows (`engine/context/window.py`) and the providers' key variables (`engine/providers/registry.py`).
 Names match by prefix there, so `anthropic/claude-sonnet-4-5-20250929` reads the row of
 `claude-sonnet-4-5`'s family. Any other `litellm/<vendor>/<model>` works too; it is just not listed.
@@ -30,7 +30,7 @@ _GENERIC = {"claude", "gemini", "offline", "scripted"}  # table fallbacks, not m
 def model_rows(env: dict[str, str]) -> list[dict[str, Any]]:
     """One row per known model string, `offline` first."""
     from arreio.engine.context.window import WINDOWS, context_window
-    from arreio.engine.conveyor.pricing import PRICES
+    from arreio.engine.providers.pricing import PRICES
 
     names = list(PRICES)
     names += [w for w in WINDOWS if w not in PRICES and w not in _GENERIC and not any(p.startswith(w) for p in PRICES)]
@@ -48,7 +48,7 @@ def model_rows(env: dict[str, str]) -> list[dict[str, Any]]:
 
 def _route(name: str) -> tuple[str | None, str, str | None]:
     """(model string, provider, key variable) for a table name; None when no one vendor serves it."""
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
     from arreio.engine.providers.registry import KEY_VARS, LITELLM_KEY_VARS, parse_model
 
     try:
@@ -62,7 +62,7 @@ def _route(name: str) -> tuple[str | None, str, str | None]:
 
 
 def _price(model: str) -> dict[str, float | None] | None:
-    from arreio.engine.conveyor.pricing import price_for
+    from arreio.engine.providers.pricing import price_for
 
     price = price_for(model)
     if price is None:
@@ -75,8 +75,8 @@ def endpoint_row(env: dict[str, str]) -> dict[str, Any] | None:
     """The server `openai/…` models are sent to when a base URL is in force (config `base_url`,
     ARREIO_BASE_URL, or OPENAI_BASE_URL): the models it serves and each one's context window, as the
     server says it (engine/providers/server_window.py, cached); None without one."""
-    from arreio.engine.config import load_settings
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.errors import ConfigError
     from arreio.engine.providers.endpoint import endpoint_of
     from arreio.engine.providers.server_window import ServedWindow, is_cloud, probe_window, server_window
 
@@ -147,7 +147,7 @@ def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
             table.add_row(f"  {row['model']}", _tokens(row["context_window"]),
                           *(_money(price.get(k)) for k in ("input", "output", "cache_read", "cache_write")))
         console.print(table)
-    from arreio.engine.conveyor.pricing import PRICES_TAKEN
+    from arreio.engine.providers.pricing import PRICES_TAKEN
 
     console.print(f"Prices in US dollars per million tokens, from the vendors' price pages as of {PRICES_TAKEN} "
                   "(other models: the price map litellm ships; `prices:` in config sets your own). Names match by "

@@ -121,9 +121,9 @@ def run(
 ) -> None:
     from arreio.cli.arguments import text as utf8
     from arreio.cli.driving import OUTPUTS
-    from arreio.engine.conveyor.goal import read_goal
-    from arreio.engine.conveyor.pipeline import RunOptions
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.run.goal import read_goal
+    from arreio.engine.run.pipeline import RunOptions
 
     try:
         utf8(text, "the goal")
@@ -216,8 +216,8 @@ def run(
 
 def _latest_session(cwd: Path) -> str:
     """`--continue`: the session last worked on in this directory, or a UsageError saying there is none."""
-    from arreio.engine.errors import UsageError
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.session.store import SessionStore
 
     store = SessionStore(state_dir(cwd) / "sessions")
@@ -268,7 +268,7 @@ def _ready(fd: int, wait_s: float) -> bool:
 
 def _stdin_goal() -> str:
     """`--goal -`: all of stdin is the goal. It is asked for, so it is waited for (saying so)."""
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     if _no_stdin():
         raise UsageError("--goal - reads the goal from stdin, but there is no stdin")
@@ -284,8 +284,8 @@ def _stdin_goal() -> str:
 def _goal_bytes() -> bytes:
     """All of stdin, as the goal: at most `Limit.GOAL` bytes (a goal file's limit), else a UsageError;
     `arreio run < /dev/zero` is refused after that much, not read until the memory runs out."""
-    from arreio.engine.errors import UsageError
-    from arreio.engine.regular_file import Limit, size_text
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.regular_file import Limit, size_text
 
     data = sys.stdin.buffer.read(Limit.GOAL + 1)
     if len(data) > Limit.GOAL:
@@ -335,7 +335,7 @@ def _decode(data: bytes, size: int, *, as_goal: bool) -> str | None:
     """Piped bytes as text, read the way read_file reads a file (UTF-8, a BOM's encoding, cp1252).
     Binary input is not text for a model: as the goal it is bad input; as context it is left out with
     a warning (3,000 random bytes were attached as '5 KB' of mojibake and NULs)."""
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
     from arreio.engine.tools.encoding import SNIFF_BYTES, sniff
 
     encoding = sniff(data[:SNIFF_BYTES])
@@ -354,7 +354,7 @@ def _size(n: int) -> str:
 def attach(goal: str, context: str, cut: int | None) -> str:
     """The goal with piped input below it, in a fence no line of the input can close, named as what
     it is (so the model reads it as material, not as the instruction), and a cut said in words."""
-    from arreio.engine.prompt import PIPED_INPUT
+    from arreio.engine.core.prompt import PIPED_INPUT
 
     longest = max((len(line) - len(line.lstrip("~")) for line in context.splitlines()), default=0)
     fence = "~" * max(3, longest + 1)

@@ -19,8 +19,8 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
     import os
     from pathlib import Path
 
-    from arreio.engine.config import load_settings
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.config import load_settings
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.tools.sandbox import parse_sandbox
     from arreio.engine.tools.sandbox import status as sandbox_status
 

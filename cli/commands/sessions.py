@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 app = typer.Typer(help="Inspect, export, search and repair saved sessions.", no_args_is_help=True)
 
@@ -14,7 +14,7 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a 
 
 
 def _store():
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.session.store import SessionStore
 
     return SessionStore(state_dir() / "sessions")

@@ -21,7 +21,7 @@ def export(
     """Export a session to read or share: Markdown, a self-contained HTML page, or JSON. Each tool call
     is shown with its result under it, thinking is folded, secrets stay as redacted when stored."""
     from arreio.cli.commands.sessions import _store
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
     from arreio.engine.session.file import Session
 
     if format_ not in FORMATS:
@@ -45,7 +45,7 @@ def export(
 
         text = to_markdown(session.header, session.messages, session.runs)
     if output is not None:
-        from arreio.engine.atomic import write_atomic
+        from arreio.engine.core.atomic import write_atomic
 
         write_atomic(output, text.encode("utf-8", "surrogateescape"), durable=False)
         print(f"wrote {output} ({format_}, {len(session.messages)} messages)", file=sys.stderr)
@@ -70,8 +70,8 @@ def search(
     The index (.arreio/search.sqlite) is brought up to date first, and rebuilt when it is missing."""
     import json
 
-    from arreio.engine.errors import UsageError
-    from arreio.engine.paths import state_dir
+    from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.paths import state_dir
     from arreio.engine.session.search import SessionIndex, excerpt
 
     if role is not None and role not in ROLES:
@@ -86,7 +86,7 @@ def search(
         try:
             index = SessionIndex(state / "search.sqlite", sessions)
         except RuntimeError as error:
-            from arreio.engine.errors import ConfigError
+            from arreio.engine.core.errors import ConfigError
 
             raise ConfigError(str(error)) from None
         try:

@@ -32,8 +32,8 @@ class StateFilter(str, Enum):
 def _library() -> SkillLibrary:
     from arreio.curator.library import SkillLibrary
     from arreio.curator.skills import skills_root
-    from arreio.engine.paths import state_dir
-    from arreio.engine.ports import SystemClock
+    from arreio.engine.core.paths import state_dir
+    from arreio.engine.core.ports import SystemClock
 
     return SkillLibrary(skills_root(state_dir()), SystemClock())
 
@@ -109,7 +109,7 @@ def show(name: Annotated[str, typer.Argument(help="Skill name (or archive entry)
 def _skill_text(path: Path) -> str:
     """The SKILL.md as shown, or why it is not (the skill is listed either way)."""
     from arreio.cli.inert import inert
-    from arreio.engine.regular_file import Limit, read_text
+    from arreio.engine.core.regular_file import Limit, read_text
 
     if not path.exists():
         return "(no SKILL.md)"

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.atomic import fsync_dir, write_atomic
+from arreio.engine.core.atomic import fsync_dir, write_atomic
 
 __all__ = ["SHARED_NAME", "ArtifactFile", "Saved"]
 

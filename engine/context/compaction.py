@@ -5,7 +5,7 @@ replaced by one structured summary (a `user` message starting with `SUMMARY_MARK
 recent messages kept verbatim. The decisions are pure — `should_compact`, `find_cut_point`,
 `prepare_compaction`, `summariser_backoff`, `fallback_summary` — and the one impure step,
 `summarise`, asks a model and falls back to the deterministic summary when that fails, so a failed
-summary never drops turns. The summary's text format lives in `engine/context/summary.py`.
+summary never drops turns. The summary's text format lives in `engine/core/summary.py`.
 
 A cut lands only where a new assistant turn begins: every call/result group stays whole, no result
 is orphaned, and the summary (a user message) is followed by an assistant message, as providers expect.
@@ -19,7 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from arreio.engine.context.pruning import call_label, digest
-from arreio.engine.context.summary import (
+from arreio.engine.core.messages import Message, ToolResultPart
+from arreio.engine.core.model_io import ModelRequest, SystemBlock, Usage
+from arreio.engine.core.summary import (
     SECTION_ITEMS,
     SUMMARY_MARKER,
     Summary,
@@ -32,8 +34,6 @@ from arreio.engine.context.summary import (
     parse_summary_message,
     render_summary,
 )
-from arreio.engine.messages import Message, ToolResultPart
-from arreio.engine.providers.base import ModelRequest, SystemBlock, Usage
 from arreio.engine.providers.oneshot import ask
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "render_summary",
     "should_compact",
     "summarise",
-    "summarised_turns",
     "summariser_backoff",
 ]
 
@@ -120,15 +119,6 @@ class CompactionPlan:
         """`summary` carrying the plan's record of the user's instructions, whatever it said of them."""
         return summary.model_copy(update={"goal": self.goal or summary.goal, "current_task": self.current_task,
                                           "instructions": self.instructions[-SECTION_ITEMS:]})
-
-
-def summarised_turns(messages: list[Message]) -> int:
-    """Assistant turns that earlier compactions folded into the summary at the top, if any."""
-    for message in messages:
-        if is_summary(message):
-            parsed = parse_summary_message(message)
-            return parsed[1].turns if parsed else 0
-    return 0
 
 
 def prepare_compaction(messages: list[Message], keep_tail_tokens: float, weigh: Weigh) -> CompactionPlan | None:
@@ -288,14 +278,3 @@ async def summarise(
                                      *summary.files_touched]))[-40:],
     })
     return plan.with_instructions(prose), "model", usage
-
-
-def offline_summary(request: ModelRequest) -> str:
-    """The offline model's deterministic answer to a summarisation request: the goal and every call
-    of the transcript, as the JSON summary. Pure."""
-    body = request.messages[-1].text if request.messages else ""
-    goal = body.split("GOAL:\n", 1)[-1].split("\n\n", 1)[0].strip() if "GOAL:\n" in body else ""
-    calls = [ln[5:].strip() for ln in body.splitlines() if ln.startswith("CALL ")]
-    errors = [ln[7:].strip()[:160] for ln in body.splitlines() if ln.startswith("RESULT ") and "(error)" in ln[:60]]
-    summary = Summary(goal=goal, done=calls, blocked=errors, next_steps=["continue with the goal"])
-    return summary.model_dump_json()

@@ -16,8 +16,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine import events as ev
-from arreio.engine.atomic import write_atomic
 from arreio.engine.context.artifacts import ArtifactFile
 from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
 from arreio.engine.context.prefix_sums import PrefixSums
@@ -34,19 +32,21 @@ from arreio.engine.context.resultsets import ResultStore
 from arreio.engine.context.served import RunWindows, fit_reply_cap
 from arreio.engine.context.settings import ContextSettings, context_settings
 from arreio.engine.context.stats import ContextStats
-from arreio.engine.context.summary import render_summary
-from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.context.tools import resultset_tools
-from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook, Turn
-from arreio.engine.paths import display_path
-from arreio.engine.run_context import RunContext
+from arreio.engine.core import events as ev
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.paths import display_path
+from arreio.engine.core.summary import render_summary
+from arreio.engine.core.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook, Turn
 from arreio.engine.tools.base import ToolResult
+from arreio.engine.tools.run_context import RunContext
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.report import RunReport
-    from arreio.engine.messages import Message, ToolCallPart
-    from arreio.engine.providers.base import ModelRequest, Usage
+    from arreio.engine.core.messages import Message, ToolCallPart
+    from arreio.engine.core.model_io import ModelRequest, Usage
+    from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import Tool
 
 RESULT_TOOLS = ("result_query", "result_grep")
@@ -377,7 +377,10 @@ class ContextFeature(Feature):
         ctx.section(context_settings)
 
     def __init__(self) -> None:
-        self._hooks: dict[str, ContextHook] = {}
+        self._hook: ContextHook | None = None  # a started run's (`start`), else None
+
+    def start(self, ctx: RunContext) -> ContextFeature:
+        return ContextFeature()
 
     def tools(self, ctx: RunContext) -> list[Tool]:
         cfg = ctx.section(context_settings)
@@ -388,11 +391,11 @@ class ContextFeature(Feature):
         session_dir = ctx.state_dir / "sessions" / ctx.session_id
         windows = RunWindows(cfg, ctx.env, ctx.settings.base_url)
         hook = ContextHook(cfg, session_dir, ctx.cwd, Calibrator.load(ctx.state_dir / CALIBRATION_FILE), windows)
-        self._hooks[ctx.run_id] = hook
+        self._hook = hook
         return [hook]
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        hook = self._hooks.pop(ctx.run_id, None)
+        hook, self._hook = self._hook, None
         if hook is None:
             return
         hook.fill(report)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.context.artifacts import ArtifactFile, Saved
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.nesting import json_loads
-from arreio.engine.regular_file import Limit, read_text
+from arreio.engine.core.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.core.nesting import json_loads
+from arreio.engine.core.regular_file import Limit, read_text
 
 STUB_MARKER = "[pruned to save context:"
 _DEFS = re.compile(r"^\s*(?:\d+\t)?\s*(?:async\s+def|def|class|function|fn|func|interface|type|struct)\s+([A-Za-z_][\w]*)", re.MULTILINE)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.errors import ArreioError
-from arreio.engine.nesting import json_loads
+from arreio.engine.core.errors import ArreioError
+from arreio.engine.core.nesting import json_loads
 
 DB_NAME = "results.sqlite"
 MAX_COLUMNS = 40

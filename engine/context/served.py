@@ -14,13 +14,13 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from arreio.engine import events as ev
 from arreio.engine.context.window import bare_name, context_window
+from arreio.engine.core import events as ev
 from arreio.engine.providers.server_window import api_root, endpoint_to_ask, learn_window, server_window
 
 if TYPE_CHECKING:
     from arreio.engine.context.settings import ContextSettings
-    from arreio.engine.providers.base import ModelRequest
+    from arreio.engine.core.model_io import ModelRequest
 
 
 class RunWindows:

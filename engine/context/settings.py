@@ -1,4 +1,4 @@
-"""The `context:` section of config.yaml (context engineering), validated here, not in `engine/config.py`.
+"""The `context:` section of config.yaml (context engineering), validated here, not in `engine/core/config.py`.
 
 ```yaml
 context:
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.config import parse_section
+from arreio.engine.core.config import parse_section
 
 
 class ContextSettings(BaseModel):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.report import RunReport
+    from arreio.engine.loop.report import RunReport
 
 __all__ = ["ContextStats"]
 

@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.context.resultsets import ResultSetError, ResultStore, column_profile, format_rows
-from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.pattern import BoundedPattern
+from arreio.engine.tools.run_context import RunContext
 
 MAX_LIMIT = 500
 GREP_SHOWN = 100

@@ -25,20 +25,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine import events as ev
-from arreio.engine.errors import UsageError
-from arreio.engine.governance.audit import AuditJournal, digest
-from arreio.engine.governance.policy import decide
-from arreio.engine.governance.settings import GovernanceSettings
-from arreio.engine.hooks import Ask, Deny, Pause, RunHook, Turn
-from arreio.engine.ids import iso_ms
+from arreio.engine.core import events as ev
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.ids import iso_ms
+from arreio.engine.loop.hooks import Ask, Deny, Pause, RunHook, Turn
 from arreio.engine.session.healing import check_pairing, heal
+from arreio.engine.walls.audit import AuditJournal, digest
+from arreio.engine.walls.policy import decide
+from arreio.engine.walls.settings import GovernanceSettings
 
 if TYPE_CHECKING:
-    from arreio.engine.messages import ToolCallPart
-    from arreio.engine.providers.base import ModelRequest
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.core.messages import ToolCallPart
+    from arreio.engine.core.model_io import ModelRequest
     from arreio.engine.session.file import Session
+    from arreio.engine.tools.run_context import RunContext
 
 RECORD = "approval"
 STARTED = "call_started"  # an approved call began: killed now, it is closed as interrupted, not re-run

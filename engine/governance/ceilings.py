@@ -23,18 +23,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine import events as ev
-from arreio.engine.conveyor.pricing import estimate_cost, run_cost
-from arreio.engine.governance.audit import canonical
-from arreio.engine.governance.checkpoints.plan import may_change
-from arreio.engine.governance.settings import DEFAULT_REPEAT_LIMITS, GovernanceSettings
-from arreio.engine.hooks import Deny, Land, RunHook, Turn
+from arreio.engine.checkpoints.plan import may_change
+from arreio.engine.core import events as ev
+from arreio.engine.core.wording import counted
+from arreio.engine.loop.hooks import Deny, Land, RunHook, Turn
 from arreio.engine.providers import registry
-from arreio.engine.wording import counted
+from arreio.engine.providers.pricing import estimate_cost, run_cost
+from arreio.engine.walls.audit import canonical
+from arreio.engine.walls.settings import DEFAULT_REPEAT_LIMITS, GovernanceSettings
 
 if TYPE_CHECKING:
-    from arreio.engine.messages import ToolCallPart
-    from arreio.engine.providers.base import ModelRequest, Usage
+    from arreio.engine.core.messages import ToolCallPart
+    from arreio.engine.core.model_io import ModelRequest, Usage
     from arreio.engine.tools.base import ToolResult
 
 LAND_INSTRUCTION = (

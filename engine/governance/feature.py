@@ -6,26 +6,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine import events as ev
-from arreio.engine.atomic import write_atomic
-from arreio.engine.feature import Feature
+from arreio.engine.core import events as ev
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.paths import display_path
 from arreio.engine.governance.approvals import ApprovalHook
-from arreio.engine.governance.audit import AuditJournal, digest
 from arreio.engine.governance.ceilings import CeilingsHook
-from arreio.engine.governance.policy import rule_warnings
-from arreio.engine.governance.redact import Redactor
 from arreio.engine.governance.requests import RequestRecorder, last_request_model
-from arreio.engine.governance.settings import governance_settings
-from arreio.engine.hooks import RunHook, Turn, WarningsHook
-from arreio.engine.paths import display_path
-from arreio.engine.run_context import RunContext
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook, Turn, WarningsHook
+from arreio.engine.tools.run_context import RunContext
+from arreio.engine.walls.audit import AuditJournal, digest
+from arreio.engine.walls.policy import rule_warnings
+from arreio.engine.walls.redact import Redactor
+from arreio.engine.walls.settings import governance_settings
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.report import RunReport
-    from arreio.engine.messages import ToolCallPart
-    from arreio.engine.providers.base import Usage
+    from arreio.engine.core.messages import ToolCallPart
+    from arreio.engine.core.model_io import Usage
+    from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import ToolResult
-    from arreio.engine.tools.resolver import ResolvedTools
+    from arreio.engine.tools.resolved import ResolvedTools
 
 
 class RedactResults(RunHook):
@@ -103,21 +103,26 @@ class GovernanceFeature(Feature):
         ctx.section(governance_settings)
 
     def __init__(self) -> None:
-        self._runs: dict[str, _RunState] = {}
-        self._rule_warnings: dict[str, list[str]] = {}  # run id → what the rules' check found (once)
-        self._pending: dict[str, list[str]] = {}  # run id → not yet yielded as `warning` events
+        # a started run's (`start`): its state once hooked, what the rules' check found (once), and
+        # what of that is not yet yielded as `warning` events
+        self._run: _RunState | None = None
+        self._rule_warnings: list[str] | None = None
+        self._pending: list[str] = []
+
+    def start(self, ctx: RunContext) -> GovernanceFeature:
+        return GovernanceFeature()
 
     def tools_resolved(self, ctx: RunContext, resolved: ResolvedTools) -> None:
         """A policy rule naming no tool of the run does nothing, silently; say so once per run."""
-        if ctx.run_id in self._rule_warnings:
+        if self._rule_warnings is not None:
             return
         known = [*resolved.names(), *resolved.unavailable]  # unavailable: real tools, not typos
-        found = rule_warnings(ctx.section(governance_settings), known)
-        self._rule_warnings[ctx.run_id] = found
-        self._pending[ctx.run_id] = list(found)
+        self._rule_warnings = rule_warnings(ctx.section(governance_settings), known)
+        self._pending = list(self._rule_warnings)
 
-    def _drain(self, run_id: str) -> list[str]:
-        return self._pending.pop(run_id, [])
+    def _drain(self) -> list[str]:
+        out, self._pending = self._pending, []
+        return out
 
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         settings = ctx.section(governance_settings)
@@ -128,13 +133,13 @@ class GovernanceFeature(Feature):
         state.ceilings = CeilingsHook(settings, partial_path=partial, session_id=ctx.session_id)
         state.approvals = ApprovalHook(settings, ctx, state.journal, state.denied, state.note_audit_error)
         state.recorder = RequestRecorder(ctx.run_id, ctx.clock, redactor)
-        self._runs[ctx.run_id] = state
-        warnings = WarningsHook(lambda: self._drain(ctx.run_id), "policy")
+        self._run = state
+        warnings = WarningsHook(self._drain, "policy")
         # Ceilings first: a call over a ceiling is refused before anyone is asked to approve it.
         return [state.ceilings, state.approvals, RedactResults(redactor), AuditHook(state), state.recorder, warnings]
 
     def on_event(self, ctx: RunContext, event: Any) -> None:
-        state = self._runs.get(ctx.run_id)
+        state = self._run
         if state is None:
             return
         kind = getattr(event, "type", "")
@@ -144,7 +149,7 @@ class GovernanceFeature(Feature):
             state.journal_entry("run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed})
         elif kind == "gate_result":
             state.journal_entry("gate", {"gate": event.gate, "passed": event.passed, "detail": event.detail})
-        elif kind == "model_switch":  # a fallback model took over (engine/conveyor/fallback.py)
+        elif kind == "model_switch":  # a fallback model took over (engine/loop/fallback.py)
             state.journal_entry("model_switch", {"session_id": ctx.session_id, "from": event.from_model,
                                                  "to": event.to_model, "reason": event.reason, "fallback": True,
                                                  "agent": event.agent})
@@ -154,7 +159,7 @@ class GovernanceFeature(Feature):
             })
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        state = self._runs.pop(ctx.run_id, None)
+        state, self._run = self._run, None
         if state is None:
             return
         if state.ceiling is not None:
@@ -179,8 +184,7 @@ class GovernanceFeature(Feature):
         if end is not None:  # an anchor outside the journal: `audit verify` notices a cut-off tail
             report.audit_head = {"seq": end["seq"], "hash": end["hash"]}
         report.warnings.extend(state.audit_errors)
-        rules = self._rule_warnings.pop(ctx.run_id, [])
-        self._pending.pop(ctx.run_id, None)
+        rules, self._rule_warnings, self._pending = self._rule_warnings or [], None, []
         report.warnings.extend(w for w in rules if w not in report.warnings)
 
     def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> None:

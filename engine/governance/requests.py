@@ -17,20 +17,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine import events as ev
-from arreio.engine.governance.audit import digest
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.hooks import RunHook, Turn
-from arreio.engine.ids import iso_ms
-from arreio.engine.messages import Message
-from arreio.engine.nesting import json_loads
-from arreio.engine.regular_file import Limit, read_bytes
+from arreio.engine.core import events as ev
+from arreio.engine.core.ids import iso_ms
+from arreio.engine.core.messages import Message
+from arreio.engine.core.nesting import json_loads
+from arreio.engine.core.regular_file import Limit, read_bytes
+from arreio.engine.loop.hooks import RunHook, Turn
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import PRUNE, apply_prune
+from arreio.engine.walls.audit import digest
+from arreio.engine.walls.redact import Redactor
 
 if TYPE_CHECKING:
-    from arreio.engine.ports import Clock
-    from arreio.engine.providers.base import Usage
+    from arreio.engine.core.model_io import Usage
+    from arreio.engine.core.ports import Clock
 
 REQUEST, TOOLS = "request", "tools"
 

@@ -1,4 +1,4 @@
-"""`UserHooksFeature`: the user's hook commands (engine/governance/hook_settings.py) at the moments of
+"""`UserHooksFeature`: the user's hook commands (engine/walls/hook_settings.py) at the moments of
 every run, whatever door it came through — `run`, each message of `chat`, each attempt of `batch`,
 the resume after `approve` — because every one of them goes through the one conveyor.
 
@@ -22,19 +22,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine.feature import Feature
-from arreio.engine.governance.audit import AuditJournal
-from arreio.engine.governance.hook_process import HookRun, hook_env, run_hook, run_hook_sync
-from arreio.engine.governance.hook_settings import FILE, HookSpec, HooksSettings, check_programs, hook_settings
-from arreio.engine.hooks import Deny, RunHook, Stop, Turn, WarningsHook
-from arreio.engine.messages import Message
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.messages import Message
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import Deny, RunHook, Stop, Turn, WarningsHook
+from arreio.engine.tools.run_context import RunContext
+from arreio.engine.walls.audit import AuditJournal
+from arreio.engine.walls.hook_process import HookRun, hook_env, run_hook, run_hook_sync
+from arreio.engine.walls.hook_settings import FILE, HookSpec, HooksSettings, check_programs, hook_settings
 
 if TYPE_CHECKING:
-    from arreio.engine.conveyor.report import RunReport
-    from arreio.engine.messages import ToolCallPart
-    from arreio.engine.ports import SystemPromptBlockSource
-    from arreio.engine.providers.base import ModelRequest
+    from arreio.engine.core.messages import ToolCallPart
+    from arreio.engine.core.model_io import ModelRequest
+    from arreio.engine.core.ports import SystemPromptBlockSource
+    from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import ToolResult
 
 _STATE = "user-hooks"  # the per-run key of `_Hooks`
@@ -89,8 +89,8 @@ class _Hooks:
             return None
         env, fds, call, sandbox = self._env(moment), (), None, None
         if spec.sandbox:
-            from arreio.engine.governance.hook_process import sandboxed_argv
             from arreio.engine.tools.sandbox import run_sandbox
+            from arreio.engine.walls.hook_process import sandboxed_argv
 
             sandbox = run_sandbox(self.ctx)
             call = sandbox.start()

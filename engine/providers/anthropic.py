@@ -10,15 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from arreio.engine.messages import (
-    ImagePart,
-    Message,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolResultPart,
-)
-from arreio.engine.providers.base import (
+from arreio.engine.core.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import (
     Done,
     ModelRequest,
     ProviderError,
@@ -32,13 +25,7 @@ from arreio.engine.providers.sse_tap import not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import anthropic_output_config, claude_has_native_output
 from arreio.engine.providers.thinking import prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
-from arreio.engine.providers.wire import (
-    ToolCallAssembler,
-    classify_exception,
-    images_message,
-    stream_cut,
-    turns,
-)
+from arreio.engine.providers.wire import ToolCallAssembler, classify_exception, images_message, stream_cut, turns
 
 EPHEMERAL = {"type": "ephemeral"}
 

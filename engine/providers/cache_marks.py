@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from arreio.engine.core.model_io import ModelRequest
 from arreio.engine.providers.anthropic import EPHEMERAL
-from arreio.engine.providers.base import ModelRequest
 
 
 def mark_for_claude(request: ModelRequest, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:

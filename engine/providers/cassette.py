@@ -31,12 +31,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from arreio.engine.atomic import write_atomic
-from arreio.engine.conveyor.pricing import estimate_cost
-from arreio.engine.errors import UsageError
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.nesting import json_loads
-from arreio.engine.providers.base import (
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.model_io import (
     Done,
     ModelRequest,
     ProviderError,
@@ -46,8 +43,11 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.core.nesting import json_loads
+from arreio.engine.core.regular_file import Limit, NotRegularFile, read_text
+from arreio.engine.providers.pricing import estimate_cost
 from arreio.engine.providers.registry import is_offline
-from arreio.engine.regular_file import Limit, NotRegularFile, read_text
+from arreio.engine.walls.redact import Redactor
 
 FORMAT = "arreio-cassette"
 VERSION = 1

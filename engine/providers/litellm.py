@@ -16,14 +16,10 @@ from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
 
+from arreio.engine.core.model_io import Done, ModelRequest, StreamEvent
 from arreio.engine.providers.anthropic import thinking_param
-from arreio.engine.providers.base import Done, ModelRequest, StreamEvent
 from arreio.engine.providers.cache_marks import mark_for_claude
-from arreio.engine.providers.openai import (
-    ChatStreamReader,
-    to_chat_messages,
-    to_chat_tools,
-)
+from arreio.engine.providers.openai import ChatStreamReader, to_chat_messages, to_chat_tools
 from arreio.engine.providers.sse_tap import SseTap, line_error, not_a_stream, tap_of, tap_response
 from arreio.engine.providers.structured import openai_response_format
 from arreio.engine.providers.vendor import VendorProvider

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from arreio.engine.ports import Provider
-from arreio.engine.providers.base import Done, ModelRequest, ProviderError, TextChunk, Usage
+from arreio.engine.core.model_io import Done, ModelRequest, ProviderError, TextChunk, Usage
+from arreio.engine.core.ports import Provider
 
 
 @dataclass

@@ -17,23 +17,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from arreio.engine.messages import (
-    ImagePart,
-    Message,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolResultPart,
-)
-from arreio.engine.providers.base import (
-    Done,
-    ModelRequest,
-    StopReason,
-    StreamEvent,
-    ThinkingChunk,
-    ToolCallDone,
-    Usage,
-)
+from arreio.engine.core.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import Done, ModelRequest, StopReason, StreamEvent, ThinkingChunk, ToolCallDone, Usage
 from arreio.engine.providers.refusal import (
     refused_field,
     room_left,
@@ -47,13 +32,7 @@ from arreio.engine.providers.think_tags import ThinkTags, content_chunks
 from arreio.engine.providers.thinking import block_ends, prepare_thinking, wire_block
 from arreio.engine.providers.vendor import VendorProvider
 from arreio.engine.providers.whole_reply import as_chunk, no_reply, refuses_streaming
-from arreio.engine.providers.wire import (
-    ToolCallAssembler,
-    classify_exception,
-    images_message,
-    stream_cut,
-    turns,
-)
+from arreio.engine.providers.wire import ToolCallAssembler, classify_exception, images_message, stream_cut, turns
 
 CACHE_KEY_MAX = 64  # OpenAI refuses a longer prompt_cache_key
 

@@ -26,9 +26,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from arreio.engine.messages import ImagePart, Message, ThinkingPart, ToolCallPart, ToolResultPart
-from arreio.engine.nesting import json_loads
-from arreio.engine.providers.base import (
+from arreio.engine.core.messages import ImagePart, Message, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import (
     Done,
     ModelRequest,
     ProviderError,
@@ -39,6 +38,7 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
+from arreio.engine.core.nesting import json_loads
 from arreio.engine.providers.openai import user_message
 from arreio.engine.providers.thinking import prepare_thinking
 from arreio.engine.providers.wire import (

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from arreio.engine.governance.redact import CASSETTE, Redactor
-from arreio.engine.ids import iso_ms
-from arreio.engine.ports import Clock, Provider, SystemClock
-from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, Usage
+from arreio.engine.core.ids import iso_ms
+from arreio.engine.core.model_io import Done, ModelRequest, StreamEvent, Usage
+from arreio.engine.core.ports import Clock, Provider, SystemClock
 from arreio.engine.providers.cassette import (
     CassetteCall,
     CassetteHeader,
@@ -24,6 +23,7 @@ from arreio.engine.providers.cassette import (
     fingerprint,
     request_digest,
 )
+from arreio.engine.walls.redact import CASSETTE, Redactor
 
 
 def _arreio_version() -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from arreio.engine.providers.base import ProviderError
+from arreio.engine.core.model_io import ProviderError
 
 MIN_ROOM = 256  # less room than this for the reply: the conversation itself is too long (compact)
 # OpenAI's wording, kept by vLLM, DeepSeek and others: "This model's maximum context length is 4096

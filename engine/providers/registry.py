@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arreio.engine.config import OpenAISettings
-from arreio.engine.errors import ConfigError, UsageError
-from arreio.engine.ports import Provider
+from arreio.engine.core.config import OpenAISettings
+from arreio.engine.core.errors import ConfigError, UsageError
+from arreio.engine.core.ports import Provider
 
 if TYPE_CHECKING:
     from arreio.engine.providers.anthropic import AnthropicProvider
@@ -132,7 +132,7 @@ def make_provider(
 
         return ScriptedProvider.from_script(load_script(script), first_turn=script_first_turn)
     if is_offline(model):
-        from arreio.engine.providers.offline import OfflineProvider
+        from arreio.engine.providers.offline.model import OfflineProvider
 
         return OfflineProvider()
     return _vendor_provider(model, env=env, base_url=base_url, session_id=session_id, openai=openai)

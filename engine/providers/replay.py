@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from arreio.engine.governance.redact import CASSETTE, Redactor
-from arreio.engine.providers.base import Done, ModelRequest, ProviderError, StreamEvent
+from arreio.engine.core.model_io import Done, ModelRequest, ProviderError, StreamEvent
 from arreio.engine.providers.cassette import (
     canonical_request,
     diff_requests,
@@ -28,6 +27,7 @@ from arreio.engine.providers.cassette import (
     load_cassette,
     request_digest,
 )
+from arreio.engine.walls.redact import CASSETTE, Redactor
 
 
 class ReplayProvider:

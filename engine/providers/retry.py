@@ -6,8 +6,8 @@ import random
 import re
 from dataclasses import dataclass
 
-from arreio.engine.config import RetrySettings
-from arreio.engine.providers.base import ProviderError
+from arreio.engine.core.config import RetrySettings
+from arreio.engine.core.model_io import ProviderError
 
 
 def backoff(attempt: int, *, base_s: float, cap_s: float, rng: random.Random) -> float:

@@ -44,9 +44,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arreio.engine.context.compaction import summarised_turns
-from arreio.engine.errors import UsageError
-from arreio.engine.providers.base import (
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.model_io import (
     Done,
     ErrorKind,
     ModelRequest,
@@ -57,9 +56,10 @@ from arreio.engine.providers.base import (
     ToolCallDone,
     Usage,
 )
-from arreio.engine.regular_file import Limit
-from arreio.engine.wording import counted
-from arreio.engine.yaml_file import read_yaml
+from arreio.engine.core.regular_file import Limit
+from arreio.engine.core.summary import summarised_turns
+from arreio.engine.core.wording import counted
+from arreio.engine.core.yaml_file import read_yaml
 
 _AGENT_TAG = re.compile(r"d[1-9][0-9]*(\.d[1-9][0-9]*)*")
 

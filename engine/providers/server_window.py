@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from arreio.engine.atomic import write_atomic
-from arreio.engine.paths import user_cache_dir
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.paths import user_cache_dir
 from arreio.engine.providers.endpoint import endpoint_of
 
 CACHE_FILE = "windows.json"

@@ -31,8 +31,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from arreio.engine.nesting import json_loads
-from arreio.engine.providers.base import ProviderError
+from arreio.engine.core.model_io import ProviderError
+from arreio.engine.core.nesting import json_loads
 from arreio.engine.providers.wire import classify
 
 MAX_ERRORS = 3

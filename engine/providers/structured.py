@@ -14,7 +14,7 @@ Who constrains the answer:
   the schema from the request.
 - `tool` — older Claude models: a final `answer` tool whose input schema is the wire schema.
 
-Whichever route, the harness validates the answer itself (engine/conveyor/answer.py).
+Whichever route, the harness validates the answer itself (engine/loop/answer.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Only a block that opens the content counts: a tag later in an answer is the answ
 
 from __future__ import annotations
 
-from arreio.engine.providers.base import StreamEvent, TextChunk, ThinkingChunk
+from arreio.engine.core.model_io import StreamEvent, TextChunk, ThinkingChunk
 
 OPEN, CLOSE = "<think>", "</think>"
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from arreio.engine.messages import Message, TextPart, ThinkingPart
-from arreio.engine.providers.base import StreamEvent, ThinkingChunk
+from arreio.engine.core.messages import Message, TextPart, ThinkingPart
+from arreio.engine.core.model_io import StreamEvent, ThinkingChunk
 
 _ROUTE_PREFIXES = ("litellm/", "anthropic/", "openai/")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from arreio.engine.providers.base import ProviderError
+from arreio.engine.core.model_io import ProviderError
 
 _REFUSED = ("not supported", "unsupported", "does not support", "cannot stream", "can't stream")
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arreio.engine.nesting import json_loads
-from arreio.engine.providers.base import ErrorKind, ProviderError, ToolCallDone
+from arreio.engine.core.model_io import ErrorKind, ProviderError, ToolCallDone
+from arreio.engine.core.nesting import json_loads
 
 # -- tool arguments ----------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from arreio.engine.session.format import json_bytes
 
 if TYPE_CHECKING:
-    from arreio.engine.messages import Message
+    from arreio.engine.core.messages import Message
 
 EVERY = 32  # messages between snapshots: a rewind feeds at most this many again, plus what follows
 KEEP = 2048  # the escaped text of this many messages (the newest made) is kept

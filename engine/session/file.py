@@ -24,10 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from arreio.engine.atomic import write_atomic
-from arreio.engine.errors import SessionError
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.errors import SessionError
+from arreio.engine.core.messages import Message, ToolCallPart, ToolResultPart
 from arreio.engine.session.digest import RollingDigest, escaped, escaped_line
 from arreio.engine.session.format import (
     _MIGRATIONS,  # noqa: F401 - tests register a migration here
@@ -44,6 +43,7 @@ from arreio.engine.session.format import (
 from arreio.engine.session.healing import PRUNE, Placed, Repair, apply_prune, remap_placed
 from arreio.engine.session.reading import read_session
 from arreio.engine.session.records import RecordLines, freeze
+from arreio.engine.walls.redact import Redactor
 
 __all__ = ["CURRENT_VERSION", "Repair", "Session", "SessionHeader"]
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from arreio.engine.errors import SessionError
-from arreio.engine.messages import Message
-from arreio.engine.providers.base import SystemBlock
+from arreio.engine.core.errors import SessionError
+from arreio.engine.core.messages import Message
+from arreio.engine.core.model_io import SystemBlock
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, parse_object
 
 __all__ = ["CURRENT_VERSION", "SessionHeader", "ends_with_newline", "header_line", "json_bytes", "json_line", "json_of_line", "message_line",

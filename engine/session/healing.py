@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from arreio.engine.messages import Message, ToolResultPart, interrupted_result
-from arreio.engine.nesting import json_loads
+from arreio.engine.core.messages import Message, ToolResultPart, interrupted_result
+from arreio.engine.core.nesting import json_loads
 
 RepairKind = Literal[
     "torn_tail",

@@ -7,7 +7,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from arreio.engine.errors import UsageError
+from arreio.engine.core.errors import UsageError
 
 
 class SessionLock:

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arreio.engine.errors import SessionError
-from arreio.engine.messages import Message
-from arreio.engine.regular_file import Limit, read_bytes
+from arreio.engine.core.errors import SessionError
+from arreio.engine.core.messages import Message
+from arreio.engine.core.regular_file import Limit, read_bytes
 from arreio.engine.session.format import SessionHeader, needs_rewrite, parse_header, upgrade
 from arreio.engine.session.healing import Placed, Repair, awaiting_approval, heal, remap_placed, scan_lines
 

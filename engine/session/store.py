@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from arreio.engine.errors import SessionError
-from arreio.engine.nesting import json_loads
-from arreio.engine.regular_file import Limit, UnfitFile, open_regular, read_bytes
+from arreio.engine.core.errors import SessionError
+from arreio.engine.core.nesting import json_loads
+from arreio.engine.core.regular_file import Limit, UnfitFile, open_regular, read_bytes
 from arreio.engine.session.format import SessionHeader, parse_header, upgrade
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, parse_object
 

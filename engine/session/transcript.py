@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from arreio.engine.messages import ImagePart, Message, ToolCallPart, ToolResultPart
+from arreio.engine.core.messages import ImagePart, Message, ToolCallPart, ToolResultPart
 
 __all__ = ["EXPORT_VERSION", "Entry", "Turn", "to_json", "to_markdown", "turns"]
 

@@ -13,7 +13,7 @@ import json
 from html import escape
 from typing import Any
 
-from arreio.engine.messages import ImagePart, Message, ToolResultPart
+from arreio.engine.core.messages import ImagePart, Message, ToolResultPart
 from arreio.engine.session.transcript import FOLD_LINES, Entry, result_label, turns
 
 __all__ = ["to_html"]

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
-from arreio.engine.messages import ImagePart
+from arreio.engine.core.messages import ImagePart
 
 if TYPE_CHECKING:
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.tools.run_context import RunContext
 
 Repeat = Literal["once", "few", "paged", "per_target", "reads"]  # reads: an MCP read-only tool (ceilings)
 PREVIEW_CHARS = 160
@@ -64,7 +64,7 @@ class Tool:
     input_model: ClassVar[type[BaseModel]]
     sensitive: ClassVar[bool] = False
     # Declares the tool changes nothing outside the harness: checkpoints skip its rounds, and several
-    # calls of read-only (non-sensitive) tools in one reply run concurrently (engine/conveyor/toolround.py),
+    # calls of read-only (non-sensitive) tools in one reply run concurrently (engine/loop/toolround.py),
     # so such a tool must be safe to run alongside another call. An MCP tool says so through its
     # server's readOnlyHint.
     read_only: ClassVar[bool] = False

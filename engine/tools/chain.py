@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from arreio.engine.core.surrogates import escaped
 from arreio.engine.providers.wire import INVALID_ARGS_KEY
-from arreio.engine.run_context import RunContext
-from arreio.engine.surrogates import escaped
 from arreio.engine.tools.base import SETTINGS_TIMEOUT, Tool, ToolError, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 # Long exception texts would flood the context; the start says what went wrong.
 _MAX_ERROR_CHARS = 1000

@@ -16,13 +16,13 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.atomic import write_atomic
-from arreio.engine.regular_file import NotRegularFile, kind, open_regular, read_to_end
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.atomic import write_atomic
+from arreio.engine.core.regular_file import NotRegularFile, kind, open_regular, read_to_end
+from arreio.engine.core.wording import counted
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.workspace import check_writable, display_path, resolve_in_root, shown_name
-from arreio.engine.wording import counted
 
 MAX_LINE_CHARS = 2000
 LIST_DIR_CAP = 500

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from arreio.engine.errors import ConfigError
-from arreio.engine.providers.base import ToolSpec
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.core.model_io import ToolSpec
 from arreio.engine.tools.base import Tool
 
 

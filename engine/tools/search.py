@@ -16,11 +16,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.regular_file import NotRegularFile, kind, open_regular
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.regular_file import NotRegularFile, kind, open_regular
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.encoding import SNIFF_BYTES, Encoding, sniff
 from arreio.engine.tools.pattern import MATCH_BUDGET_S, BoundedPattern
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.workspace import display_path, resolve_in_root
 
 SKIP_DIRS = frozenset({".git", ".arreio", "node_modules", "__pycache__", ".venv"})

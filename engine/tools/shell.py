@@ -21,11 +21,11 @@ import signal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.governance.blocklist import blocked_by
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.programs import trusted_which
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
-from arreio.engine.programs import trusted_which
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.sandbox import Probe, refusal_hint, run_sandbox
+from arreio.engine.walls.blocklist import blocked_by
 
 MAX_TIMEOUT_S = 600.0
 KILL_GRACE_S = 2.0

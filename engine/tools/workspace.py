@@ -15,13 +15,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arreio.engine.governance.protected import write_refusal
-from arreio.engine.governance.settings import governance_settings
-from arreio.engine.paths import resolve_below
+from arreio.engine.core.paths import resolve_below
 from arreio.engine.tools.base import ToolError
+from arreio.engine.walls.protected import write_refusal
+from arreio.engine.walls.settings import governance_settings
 
 if TYPE_CHECKING:
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.tools.run_context import RunContext
 
 
 def resolve_in_root(root: Path, path: str, *, root_resolved: bool = False) -> Path:

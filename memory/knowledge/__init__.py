@@ -7,12 +7,7 @@ Reciprocal Rank Fusion. Heavy imports (numpy, the embedding model) stay inside f
 
 from __future__ import annotations
 
-from arreio.memory.knowledge.backend import (
-    ChunkRecord,
-    DocumentRecord,
-    Hit,
-    KnowledgeBackend,
-)
+from arreio.memory.knowledge.backend import ChunkRecord, DocumentRecord, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import Chunk, ChunkConfig, chunk_text
 from arreio.memory.knowledge.fusion import FusionConfig, dedupe, fuse, rrf
 from arreio.memory.knowledge.index import KnowledgeBase, open_knowledge_base

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from arreio.engine.errors import ConfigError
+from arreio.engine.core.errors import ConfigError
 from arreio.memory.knowledge import cjk
 
 if TYPE_CHECKING:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from arreio.engine.feature import Feature
-from arreio.engine.run_context import RunContext
+from arreio.engine.loop.feature import Feature
 from arreio.engine.tools.base import Tool
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.knowledge.settings import knowledge_settings
 from arreio.memory.knowledge.tool import kb_tools
 

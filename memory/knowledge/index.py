@@ -18,15 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.walls.redact import Redactor
 from arreio.memory.knowledge import embedding, passes
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
-from arreio.memory.knowledge.embedders import (
-    Embedder,
-    default_embedder,
-    no_embedder_notice,
-)
+from arreio.memory.knowledge.embedders import Embedder, default_embedder, no_embedder_notice
 from arreio.memory.knowledge.fusion import FusionConfig, fuse
 from arreio.memory.knowledge.query_threads import QueryThreads
 from arreio.memory.knowledge.sources import SourceText, expand, read_text

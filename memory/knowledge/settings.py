@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from arreio.engine.config import parse_section
+from arreio.engine.core.config import parse_section
 from arreio.memory.knowledge.fusion import FusionConfig
 
 _DEFAULTS = FusionConfig()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from arreio.engine.regular_file import NotRegularFile, open_regular
+from arreio.engine.core.regular_file import NotRegularFile, open_regular
 from arreio.engine.tools.encoding import SNIFF_BYTES, sniff
 
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", ".venv", "site-packages", "dist", "build"})
@@ -145,7 +145,7 @@ def _shown(path: Path) -> str:
 
 def _open(path: Path) -> tuple[BinaryIO, int] | str:
     """The open file and its size, or a one-line reason why it is not indexed. Only a regular
-    file is opened, never one that would block (`engine/regular_file.py`)."""
+    file is opened, never one that would block (`engine/core/regular_file.py`)."""
     try:
         fd, info = open_regular(path)
     except NotRegularFile:

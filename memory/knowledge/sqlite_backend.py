@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arreio.engine.errors import UsageError
+from arreio.engine.core.errors import UsageError
 from arreio.memory.knowledge import cjk, scan, segmenter
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.bm25 import Bm25Scorer

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.batch.results import BatchFolder
-from arreio.engine.errors import UsageError
+from arreio.engine.batch.results import BatchFolder
+from arreio.engine.core.errors import UsageError
 
 
 def test_rows_survive_a_torn_last_line(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.batch.suite import load_suite
-from arreio.engine.errors import UsageError
+from arreio.engine.batch.suite import load_suite
+from arreio.engine.core.errors import UsageError
 from tests.conftest import REPO
 
 SAMPLE = REPO / "fixtures" / "batch" / "sample" / "suite.yaml"
@@ -82,7 +82,7 @@ def test_goal_file_is_read_relative_to_the_suite(tmp_path: Path) -> None:
 def test_a_workdir_too_big_to_copy_per_attempt_is_refused_at_once(tmp_path: Path) -> None:
     """Regression: `workdir: ../..` made each attempt copy everything below it (the whole disk),
     with no output for ten minutes."""
-    from arreio.engine.conveyor.batch.suite import _too_big_to_copy
+    from arreio.engine.batch.suite import _too_big_to_copy
 
     message = error_of(write(tmp_path, "tasks:\n  - {id: a, goal: x, workdir: /}\n"))
     assert ":2: task 'a': workdir / (/) holds more than " in message

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arreio.engine.conveyor.batch.scheduler import Budget
-from arreio.engine.conveyor.batch.summary import Totals, pass_at_k, percentile, summarize
+from arreio.engine.batch.scheduler import Budget
+from arreio.engine.batch.summary import Totals, pass_at_k, percentile, summarize
 
 
 def row(task: str, attempt: int, passed: bool, **extra) -> dict:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.batch.ray_address import check_answers, host_and_port
-from arreio.engine.errors import ConfigError
+from arreio.engine.batch.ray_address import check_answers, host_and_port
+from arreio.engine.core.errors import ConfigError
 from tests.conftest import run_cli
 
 

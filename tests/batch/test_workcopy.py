@@ -1,4 +1,4 @@
-"""An attempt's working copy (engine/conveyor/batch/workcopy.py): what cannot be copied is skipped and
+"""An attempt's working copy (engine/batch/workcopy.py): what cannot be copied is skipped and
 said, and what a dead worker left (the copy, the setup's process group) is cleaned up from the
 ledger by whoever outlives it. Real files, real processes."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.batch.workcopy import LEDGER, WorkCopy, clean
+from arreio.engine.batch.workcopy import LEDGER, WorkCopy, clean
 
 
 @pytest.fixture

@@ -93,7 +93,7 @@ def warm_runs(root: Path, n: int) -> tuple[float, float]:
     """Mean wall and CPU time (gate processes included) of the same run in one warm process (after a
     first, untimed run)."""
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import RunOptions, run_to_end
+    from arreio.engine.run.pipeline import RunOptions, run_to_end
 
     times, cpus = [], []
     for i in range(n + 1):

@@ -30,11 +30,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from arreio.engine.governance.checkpoints.index import CheckpointIndex
-from arreio.engine.governance.checkpoints.recorder import Recorder
-from arreio.engine.governance.checkpoints.restore import apply_undo, prepare_undo
-from arreio.engine.governance.checkpoints.store import ShadowRepo, find_git
-from arreio.engine.ports import SystemClock
+from arreio.engine.checkpoints.index import CheckpointIndex
+from arreio.engine.checkpoints.recorder import Recorder
+from arreio.engine.checkpoints.restore import apply_undo, prepare_undo
+from arreio.engine.checkpoints.store import ShadowRepo, find_git
+from arreio.engine.core.ports import SystemClock
 
 WORDS = ("def return self value import class for in if else None True data path result items count index name "
          "text config error raise with open async await yield lambda print").split()

@@ -24,11 +24,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from arreio.engine.context.feature import ContextFeature
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
-from arreio.engine.feature import Feature
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock, provider_factory
+from arreio.engine.loop.feature import Feature
+from arreio.engine.providers.testing import FixedClock, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_sync
 from arreio.engine.tools.base import Tool, ToolResult
+from arreio.engine.tools.run_context import RunContext
 from tests.context.task_provider import Ctx, TaskProvider, make_repo
 
 MODULES, ROWS, WINDOW = 40, 3000, 128_000

@@ -18,16 +18,16 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from arreio.engine.config import Settings
-from arreio.engine.conveyor.runner import Runner
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import Done, SystemBlock, TextChunk, ToolCallDone, Usage
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import Done, SystemBlock, TextChunk, ToolCallDone, Usage
+from arreio.engine.loop.runner import Runner
+from arreio.engine.providers.testing import FixedClock
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.healing import check_pairing
-from arreio.engine.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolResult
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 
 def wall(cmd: list[str], cwd: Path, runs: int = 7) -> float:

@@ -3,7 +3,7 @@
     python tests/bench/bench_policy.py [--rounds N]
 
 Times `governance.policy.decide` with the default settings in a working directory of this repo for
-a read (`read_file engine/paths.py`), a write (`write_file notes/new.md`, which the protected-path
+a read (`read_file engine/core/paths.py`), a write (`write_file notes/new.md`, which the protected-path
 check resolves) and a shell command (`git status`, parsed). Prints the fastest of five repeats, in
 microseconds per decision.
 """
@@ -24,12 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20_000)
     args = parser.parse_args(argv)
 
-    from arreio.engine.governance.policy import decide
-    from arreio.engine.governance.settings import GovernanceSettings
+    from arreio.engine.walls.policy import decide
+    from arreio.engine.walls.settings import GovernanceSettings
 
     settings, cwd = GovernanceSettings(), REPO.resolve()
     calls = {
-        "read_file engine/paths.py": ("read_file", {"path": "engine/paths.py"}, False),
+        "read_file engine/core/paths.py": ("read_file", {"path": "engine/core/paths.py"}, False),
         "write_file notes/new.md": ("write_file", {"path": "notes/new.md", "content": "x"}, True),
         "shell git status": ("shell", {"command": "git status"}, True),
     }

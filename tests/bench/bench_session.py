@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.healing import heal
 

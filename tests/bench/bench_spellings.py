@@ -3,7 +3,7 @@
     python tests/bench/bench_spellings.py [--chars N] [--chunk N] [--rounds N]
 
 The redactor hides the environment's secrets reversed, in base64, hex, percent-encoded and broken in
-pieces (`engine/governance/spellings.py`): a `str.find` for each spelling's anchor on every text,
+pieces (`engine/walls/spellings.py`): a `str.find` for each spelling's anchor on every text,
 and a squeeze of the text after an anchor where one is found. This times, for three environments
 (none; two API keys; two API keys and a private key, whose lines are spellings of their own):
 
@@ -63,10 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
 
-    from arreio.engine import events as ev
-    from arreio.engine.governance.delta_guard import DeltaGuard
-    from arreio.engine.governance.redact import Redactor
-    from arreio.engine.governance.spellings import Spellings
+    from arreio.engine.core import events as ev
+    from arreio.engine.walls.delta_guard import DeltaGuard
+    from arreio.engine.walls.redact import Redactor
+    from arreio.engine.walls.spellings import Spellings
 
     prose = (REPO / "README.md").read_text(encoding="utf-8")
     text = (prose * (args.chars // len(prose) + 1))[: args.chars]

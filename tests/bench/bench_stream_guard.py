@@ -36,9 +36,9 @@ sys.path.insert(0, str(REPO))
 def _held_texts(text: str, chunk: int, env: dict[str, str]) -> list[str]:
     """The texts the guard looks at, delta by delta (what it held plus the new delta), recorded
     from a real guard as the reply streams through it."""
-    from arreio.engine import events as ev
-    from arreio.engine.governance.delta_guard import DeltaGuard
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.core import events as ev
+    from arreio.engine.walls.delta_guard import DeltaGuard
+    from arreio.engine.walls.redact import Redactor
 
     guard = DeltaGuard(Redactor(env))
     seen: list[str] = []
@@ -119,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="an environment holding two API keys (108 and 164 characters), as many users' does")
     args = parser.parse_args(argv)
 
-    from arreio.engine.governance.delta_guard import DeltaGuard
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.walls.delta_guard import DeltaGuard
+    from arreio.engine.walls.redact import Redactor
 
     prose = (REPO / "README.md").read_text(encoding="utf-8")
     text = (prose * (args.chars // len(prose) + 1))[: args.chars]

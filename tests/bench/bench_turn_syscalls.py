@@ -34,7 +34,7 @@ def child(turns: int, mark: int) -> None:
     import bench_turns
 
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import run_pipeline
+    from arreio.engine.run.pipeline import run_pipeline
 
     with tempfile.TemporaryDirectory() as folder:
         options = bench_turns.library_options(Path(folder), turns)

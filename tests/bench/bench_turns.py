@@ -111,7 +111,7 @@ class FsyncCounter:
 def library_options(root: Path, turns: int, fsync: bool = False, tool: str = "read") -> Any:
     """The workspace made in `root` and the `RunOptions` of its run through `run_pipeline` (the other
     library benchmarks run this same workload)."""
-    from arreio.engine.conveyor.pipeline import RunOptions
+    from arreio.engine.run.pipeline import RunOptions
 
     goal, script = make_workspace(root, turns, fsync, tool)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
@@ -120,7 +120,7 @@ def library_options(root: Path, turns: int, fsync: bool = False, tool: str = "re
 
 def run_library(turns: int, fsync: bool, tool: str = "read") -> dict[str, float]:
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import run_pipeline
+    from arreio.engine.run.pipeline import run_pipeline
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

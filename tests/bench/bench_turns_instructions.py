@@ -45,7 +45,7 @@ def run_counted(turns: int, shim: str, per_turn: bool, notes_path: str) -> None:
     import bench_turns
 
     from arreio.cli.deps import pipeline_deps
-    from arreio.engine.conveyor.pipeline import run_pipeline
+    from arreio.engine.run.pipeline import run_pipeline
 
     cg = ctypes.CDLL(shim)
     every = 1 if per_turn else turns // 10

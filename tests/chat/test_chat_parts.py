@@ -15,7 +15,7 @@ from arreio.cli.chat.approval import QUESTION, ChatApprovals
 from arreio.cli.chat.mentions import expand
 from arreio.cli.chat.piped import split_messages
 from arreio.cli.chat.view import ChatRenderer, _cut, stats_line
-from arreio.engine import events as ev
+from arreio.engine.core import events as ev
 
 
 # -- piped input ---------------------------------------------------------------------------------

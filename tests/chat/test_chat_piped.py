@@ -151,7 +151,7 @@ from arreio.cli.app import app
 for args, stdin in [(["--help"], None), (["chat", "--help"], None), (["chat", "--offline"], "hello\\n")]:
     CliRunner().invoke(app, args, input=stdin)
 print(json.dumps(sorted(m for m in ("prompt_toolkit", "anthropic", "openai", "litellm") if m in sys.modules)))
-print("ran" if "arreio.engine.conveyor.pipeline" in sys.modules else "did not run")
+print("ran" if "arreio.engine.run.pipeline" in sys.modules else "did not run")
 """
     out = subprocess.run([sys.executable, "-c", probe], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arreio.engine.context.summary import SUMMARY_MARKER
+from arreio.engine.core.summary import SUMMARY_MARKER
 from arreio.engine.session.file import Session
 
 

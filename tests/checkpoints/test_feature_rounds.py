@@ -9,9 +9,9 @@ import json
 import os
 from pathlib import Path
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.governance.checkpoints.index import CheckpointIndex
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.checkpoints.index import CheckpointIndex
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 
 
 def _run(work: Path, provider: ScriptedProvider, **deps) -> tuple[list, dict]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from arreio.engine.governance.checkpoints.index import CheckpointIndex
-from arreio.engine.governance.checkpoints.recorder import Recorder
-from arreio.engine.governance.checkpoints.store import ShadowRepo
-from arreio.engine.testing import FixedClock
+from arreio.engine.checkpoints.index import CheckpointIndex
+from arreio.engine.checkpoints.recorder import Recorder
+from arreio.engine.checkpoints.store import ShadowRepo
+from arreio.engine.providers.testing import FixedClock
 
 
 def recorder(tmp_path: Path) -> tuple[Recorder, Path]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.checkpoints.index import CheckpointIndex, skipped_line, skipped_of
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.checkpoints.index import CheckpointIndex, skipped_line, skipped_of
+from arreio.engine.walls.redact import Redactor
 from tests.checkpoints.conftest import scripted, tree_state
 
 SECRET = "ghp_Q7fL2mN9pR4sT6vW8xZ1bC3dE5gH7jK9mN1p"

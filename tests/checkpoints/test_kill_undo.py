@@ -154,8 +154,8 @@ def test_a_sigkilled_undo_takes_its_git_with_it_and_the_next_undo_works(tmp_path
 def test_lock_files_a_killed_git_left_do_not_fail_later_checkpoints_or_undos(tmp_path: Path) -> None:
     """Before, one `….lock` a SIGKILLed git left behind made every later `update-ref` or `read-tree`
     fail ("File exists"): no run could checkpoint, no undo restore, until someone deleted it by hand."""
-    from arreio.engine.governance.checkpoints.restore import write_back
-    from arreio.engine.governance.checkpoints.store import ShadowRepo
+    from arreio.engine.checkpoints.restore import write_back
+    from arreio.engine.checkpoints.store import ShadowRepo
 
     work = tmp_path / "w"
     work.mkdir()

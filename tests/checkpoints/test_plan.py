@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from arreio.engine.governance.checkpoints.plan import (
+from arreio.engine.checkpoints.plan import (
     READ_ONLY_TOOLS,
     RunAge,
     may_change,
@@ -14,7 +14,7 @@ from arreio.engine.governance.checkpoints.plan import (
     relevant_skipped,
     summarise,
 )
-from arreio.engine.governance.checkpoints.store import Delta, Entry
+from arreio.engine.checkpoints.store import Delta, Entry
 
 A, B, C = Entry("100644", "a" * 40), Entry("100644", "b" * 40), Entry("100644", "c" * 40)
 A_EXEC = Entry("100755", "a" * 40)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.checkpoints.index import CheckpointIndex
-from arreio.engine.governance.checkpoints.recorder import Recorder
-from arreio.engine.governance.checkpoints.secret_files import is_secret_file
-from arreio.engine.governance.checkpoints.store import ShadowRepo
-from arreio.engine.testing import FixedClock
+from arreio.engine.checkpoints.index import CheckpointIndex
+from arreio.engine.checkpoints.recorder import Recorder
+from arreio.engine.checkpoints.secret_files import is_secret_file
+from arreio.engine.checkpoints.store import ShadowRepo
+from arreio.engine.providers.testing import FixedClock
 from tests.checkpoints.conftest import scripted
 
 PASSWORD = "hunter2-Xk9mQ2vL7pRt"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.checkpoints.ignore_rules import anchored
+from arreio.engine.checkpoints.ignore_rules import anchored
 from tests.checkpoints.conftest import scripted, tree_state
 
 
@@ -166,8 +166,8 @@ def test_the_kept_rules_mean_what_the_gitignore_files_meant(tmp_path: Path) -> N
 def test_write_back_reaches_only_through_real_folders(tmp_path: Path) -> None:
     """Below the plan: whatever it is asked, undo's own deletes and moves never pass a link on the way,
     and never touch a `.git` or the state folder."""
-    from arreio.engine.governance.checkpoints.restore import write_back
-    from arreio.engine.governance.checkpoints.store import ShadowRepo
+    from arreio.engine.checkpoints.restore import write_back
+    from arreio.engine.checkpoints.store import ShadowRepo
 
     work = tmp_path / "work"
     (work / ".git").mkdir(parents=True)

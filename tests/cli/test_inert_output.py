@@ -18,8 +18,8 @@ from arreio.cli.inert import inert
 from arreio.cli.lessons import lesson_line
 from arreio.cli.render import FULL_WIDTH, LiveRenderer
 from arreio.cli.spinner import Spinner
-from arreio.engine import events as ev
-from arreio.engine.errors import UsageError
+from arreio.engine.core import events as ev
+from arreio.engine.core.errors import UsageError
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import isolate
 

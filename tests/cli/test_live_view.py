@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from arreio.cli.render import LiveRenderer
-from arreio.engine import events as ev
+from arreio.engine.core import events as ev
 
 
 def test_the_end_line_shows_what_the_run_changed() -> None:

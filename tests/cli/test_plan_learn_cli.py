@@ -8,8 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
-from arreio.engine import events as ev
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
+from arreio.engine.core import events as ev
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from tests.conftest import REPO
 
 GOAL = "fixtures/goals/quickstart.md"

@@ -185,7 +185,7 @@ def test_live_view_nests_sub_agent_events() -> None:
     from rich.console import Console
 
     from arreio.cli.render import LiveRenderer
-    from arreio.engine import events as ev
+    from arreio.engine.core import events as ev
 
     out = io.StringIO()
     render = LiveRenderer(Console(file=out, width=100, highlight=False, color_system=None))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.errors import UsageError
+from arreio.engine.core.errors import UsageError
 from arreio.engine.session.lock import SessionLock
 
 GOAL = "fixtures/goals/quickstart.md"

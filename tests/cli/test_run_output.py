@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 
 from arreio.cli.app import app
 from arreio.cli.render import LiveRenderer
-from arreio.engine import events as ev
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
+from arreio.engine.core import events as ev
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.session.store import SessionStore
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
 from tests.conftest import isolate
 from tests.terminal import Terminal
 

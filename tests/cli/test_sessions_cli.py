@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.errors import SessionError
+from arreio.engine.core.errors import SessionError
 
 GOAL = "fixtures/goals/quickstart.md"
 

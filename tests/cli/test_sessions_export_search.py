@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.messages import Message, ToolResultPart
+from arreio.engine.core.messages import Message, ToolResultPart
 
 GOAL = "fixtures/goals/quickstart.md"
 LEAK = "http://leak.arreio-test.invalid"

@@ -9,7 +9,7 @@ from tests.conftest import run_cli
 
 
 def _records(work: Path, n: int) -> list[str]:
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.walls.redact import Redactor
     from arreio.memory.substores import Substores
 
     store = Substores(work / ".arreio", redactor=Redactor())

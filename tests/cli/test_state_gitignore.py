@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.paths import STATE_GITIGNORE, make_state_dir
+from arreio.engine.core.paths import STATE_GITIGNORE, make_state_dir
 from tests.conftest import run_cli as arreio
 
 

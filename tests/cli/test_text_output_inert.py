@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arreio.cli.render import TextRenderer
-from arreio.engine import events as ev
+from arreio.engine.core import events as ev
 from tests.conftest import run_cli
 from tests.terminal import Terminal
 

@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.context.compaction import SUMMARISER_BLOCK, summarised_turns
-from arreio.engine.context.tokens import estimate_request
-from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
+from arreio.engine.context.compaction import SUMMARISER_BLOCK
+from arreio.engine.core.model_io import Done, ModelRequest, StreamEvent, TextChunk, ToolCallDone, Usage
+from arreio.engine.core.summary import summarised_turns
+from arreio.engine.core.tokens import estimate_request
 
 Step = Callable[[str], tuple[str, list[tuple[str, dict[str, Any]]]]]
 _NOTE = re.compile(r"NOTE: ([\w.-]+)=([\w.-]+)")

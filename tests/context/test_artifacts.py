@@ -7,10 +7,10 @@ import asyncio
 from pathlib import Path
 
 from arreio.engine.context.artifacts import ArtifactFile
-from arreio.engine.run_context import RunContext
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 TEXTS = {
     "c1": "first result\nwith two lines\n",

@@ -10,7 +10,6 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arreio.engine.config import Settings
 from arreio.engine.context.compaction import (
     fallback_summary,
     find_cut_point,
@@ -22,9 +21,10 @@ from arreio.engine.context.compaction import (
 )
 from arreio.engine.context.feature import ContextHook
 from arreio.engine.context.settings import load_context_settings
-from arreio.engine.context.summary import is_summary, parse_summary, parse_summary_message
-from arreio.engine.context.tokens import Calibrator, estimate_message
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.config import Settings
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.summary import is_summary, parse_summary, parse_summary_message
+from arreio.engine.core.tokens import Calibrator, estimate_message
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing, heal
 from tests.conftest import drain, make_runner, unit_end
@@ -185,7 +185,7 @@ def test_watermark_zero_turns_compaction_off(tmp_path: Path) -> None:
 def test_the_archived_head_holds_no_secret_the_history_carried(tmp_path: Path) -> None:
     """The session file is redacted line by line on the way in; the archive of a compacted head is
     written from the history in memory (what the model saw), so it goes through the redactor too."""
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.walls.redact import Redactor
 
     secret = "s3cr3t-Value-9f8e7d6c5b4a"
     runner, _hook = _runner(tmp_path, TaskProvider(READS), prune=False)
@@ -201,7 +201,7 @@ def test_the_archived_head_holds_no_secret_the_history_carried(tmp_path: Path) -
 def test_pruned_results_and_the_work_log_hold_no_secret_either(tmp_path: Path) -> None:
     """Pruning writes a result's text to the artifacts file and a line per call to the work log, from
     the history in memory: both go through the run's redactor, as the session file does."""
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.walls.redact import Redactor
 
     secret = "s3cr3t-Value-9f8e7d6c5b4a"
     reads = [call("read_file", f"NOTE: read{i}=yes", path=f"{secret}.txt") for i in range(8)]

@@ -5,22 +5,21 @@ model request recorded in a cassette and read back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-import asyncio
-
 from arreio.engine.context.compaction import fallback_summary, prepare_compaction
-from arreio.engine.context.summary import CURRENT_TASK, parse_summary_message, render_summary
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import ModelRequest
-from arreio.engine.providers.offline import OfflineProvider
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import ModelRequest
+from arreio.engine.core.summary import CURRENT_TASK, parse_summary_message, render_summary
+from arreio.engine.providers.offline.model import OfflineProvider
 from arreio.engine.providers.scripted import ScriptedProvider
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.session.file import Session
-from arreio.engine.testing import FixedClock
 from tests.conftest import run_cli
 
 UNIT_TWO = "Write the marker word PLUM-42 into result.txt, and nothing else."
@@ -118,7 +117,7 @@ def test_the_plan_keeps_goal_current_task_and_the_ones_between() -> None:
 
 def test_a_lying_summariser_does_not_rewrite_the_task() -> None:
     from arreio.engine.context.compaction import summarise
-    from arreio.engine.providers.base import Done, TextChunk, Usage
+    from arreio.engine.core.model_io import Done, TextChunk, Usage
 
     class Liar:
         name = "liar"

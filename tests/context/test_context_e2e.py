@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 from arreio.engine.context.feature import ContextFeature
-from arreio.engine.context.summary import is_summary, parse_summary_message
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
+from arreio.engine.core.summary import is_summary, parse_summary_message
+from arreio.engine.providers.testing import FixedClock, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_sync
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing, heal
-from arreio.engine.testing import FixedClock, provider_factory
 from tests.context.task_provider import TaskProvider, call, make_repo
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,8 +35,8 @@ import sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
 from arreio.engine.context.feature import ContextFeature
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_sync
-from arreio.engine.testing import provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_sync
+from arreio.engine.providers.testing import provider_factory
 from tests.context.test_context_e2e import steps
 from tests.context.task_provider import TaskProvider
 deps = PipelineDeps(provider_factory=provider_factory(TaskProvider(steps(kill=True))), features=[ContextFeature()])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arreio.engine.prompt import PromptBlock, assemble_system, order_blocks
-from arreio.engine.testing import FixedClock
+from arreio.engine.core.prompt import PromptBlock, assemble_system, order_blocks
+from arreio.engine.providers.testing import FixedClock
 
 
 @dataclass
@@ -46,7 +46,7 @@ def test_no_tools_no_tool_guidance_and_result_set_lines_only_with_those_tools(tm
 def test_no_prompt_text_asks_the_model_to_report_well() -> None:
     """Seed rule (invariant 6): the server checks what an answer claims; no block tells the model to
     claim only what it did, or that it is checked."""
-    from arreio.engine.prompt import IDENTITY, RESULT_GUIDANCE, TOOL_GUIDANCE
+    from arreio.engine.core.prompt import IDENTITY, RESULT_GUIDANCE, TOOL_GUIDANCE
 
     text = " ".join((IDENTITY, TOOL_GUIDANCE, RESULT_GUIDANCE)).lower()
     assert "claim" not in text and "the harness checks" not in text

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import Settings
 from arreio.engine.context.feature import ContextHook
 from arreio.engine.context.pruning import STUB_MARKER
 from arreio.engine.context.settings import load_context_settings
-from arreio.engine.context.tokens import Calibrator
-from arreio.engine.conveyor.report import RunReport
+from arreio.engine.core.config import Settings
+from arreio.engine.core.tokens import Calibrator
+from arreio.engine.loop.report import RunReport
 from arreio.engine.session.healing import check_pairing
 from tests.conftest import drain, make_runner, unit_end
 from tests.context.task_provider import TaskProvider, call
@@ -83,7 +83,7 @@ def test_prune_off_keeps_results(tmp_path: Path) -> None:
 def test_pruning_appends_prune_lines_that_a_reload_reads_back(tmp_path: Path) -> None:
     """No rewrite of the session per prune; the file, reloaded, is the history the run had,
     and the hook's running token sums match a full recount."""
-    from arreio.engine.context.tokens import estimate_message
+    from arreio.engine.core.tokens import estimate_message
     from arreio.engine.session.file import Session
 
     steps = [call("read_file", f"NOTE: h{n}=ok", path=f"h{n}.py") for n in range(6)]

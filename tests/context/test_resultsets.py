@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from arreio.engine.config import Settings
 from arreio.engine.context.feature import ContextHook
 from arreio.engine.context.resultsets import ResultStore, parse_table
 from arreio.engine.context.settings import load_context_settings
-from arreio.engine.context.tokens import Calibrator
 from arreio.engine.context.tools import resultset_tools
-from arreio.engine.errors import ConfigError
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.core.tokens import Calibrator
 from arreio.engine.tools.base import Tool, ToolResult
+from arreio.engine.tools.run_context import RunContext
 from tests.conftest import drain, make_runner
 from tests.context.task_provider import TaskProvider, call
 
@@ -133,7 +133,7 @@ def test_a_shell_result_cut_for_the_model_is_stored_whole(tmp_path) -> None:
     """The shell keeps head and tail for the model; the result set gets every row."""
     import asyncio as _asyncio
 
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.tools.run_context import RunContext
     from arreio.engine.tools.shell import Shell
 
     rows = "\n".join(["id,region,amount"] + [f"{i},{'eu' if i % 2 else 'us'},{i}" for i in range(3000)])

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from arreio.engine.context.tokens import _latin_counts
+from arreio.engine.core.tokens import _latin_counts
 
 _WORD, _DIGITS, _PUNCT = re.compile(r"[A-Za-z]+"), re.compile(r"[0-9]+"), re.compile(r"[!-/:-@\[-`{-~]")
 ALPHABET = "aZq09 \t\n\r!@#~`[]{}_-/:é—→✓日本語カ한\u200d😀\udc80ſKİ\x00\x7f\x80\xff"
@@ -32,7 +32,7 @@ def test_byte_table_counts_equal_the_regex_counts(short: int) -> None:
 
 def _wide_by_whole_scan(text: str, p) -> float:
     """The non-ASCII part of `estimate_text` as it was: every class counted over the whole text."""
-    from arreio.engine.context import tokens as t
+    from arreio.engine.core import tokens as t
 
     runs = lambda pattern, s: sum(len(m) for m in pattern.findall(s))  # noqa: E731
     total = runs(t._CJK, text) * p.cjk + runs(t._KANA, text) * p.kana + runs(t._HANGUL, text) * p.hangul
@@ -47,7 +47,7 @@ def _wide_by_whole_scan(text: str, p) -> float:
 def test_non_ascii_classes_counted_over_the_non_ascii_part_alone(profile: str) -> None:
     """The script classes are counted over the text's non-ASCII characters only (a stub with
     one dash is not scanned seven times whole); the estimate must equal the whole-text scan's."""
-    from arreio.engine.context.tokens import _NEWLINES, PROFILES, estimate_text
+    from arreio.engine.core.tokens import _NEWLINES, PROFILES, estimate_text
 
     p, rng = PROFILES[profile], random.Random(profile)
     alphabet = ALPHABET + "\u3000\u3001「」ｶﾞ\uff01\u00a0\u2028ΣσςКирилл\U00020001🇯🇵\ufe0f"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.context.tokens import Calibrator, bundled_tiktoken, estimate_text, profile_for
 from arreio.engine.context.window import DEFAULT_WINDOW, context_window
+from arreio.engine.core.tokens import Calibrator, bundled_tiktoken, estimate_text, profile_for
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tokens"
 COUNTS = json.loads((FIXTURES / "counts.json").read_text())
@@ -33,7 +33,7 @@ def test_cjk_is_not_underestimated_like_chars_over_four() -> None:
 
 
 @pytest.mark.skipif(bundled_tiktoken("o200k_base") is None, reason="litellm's bundled BPE files are not installed")
-@pytest.mark.parametrize("path", ["engine/conveyor/runner.py", "engine/session/file.py", "README.md"])
+@pytest.mark.parametrize("path", ["engine/loop/runner.py", "engine/session/file.py", "README.md"])
 def test_held_out_repo_files_stay_within_15_percent(path: str) -> None:
     text = (FIXTURES.parents[1] / path).read_text(encoding="utf-8")
     real = len(bundled_tiktoken("o200k_base").encode(text, disallowed_special=()))

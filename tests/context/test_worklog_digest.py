@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from arreio.engine.context import pruning
-from arreio.engine.messages import ToolCallPart
+from arreio.engine.core.messages import ToolCallPart
 
 CALL = ToolCallPart(id="t1", name="read_file", arguments={"path": "x.py"})
 PIECES = ["def", "class", "fn", "func", "function", "interface", "type", "struct", "async", "x", "# h", "## two",

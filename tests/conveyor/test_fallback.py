@@ -14,16 +14,16 @@ import pytest
 from rich.console import Console
 
 from arreio.cli.render import LiveRenderer
-from arreio.engine import events as ev
-from arreio.engine.conveyor.fallback import Fallback
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.conveyor.pricing import estimate_cost
-from arreio.engine.errors import ConfigError
-from arreio.engine.governance.audit import AuditJournal
-from arreio.engine.providers.base import ModelRequest, StreamEvent, TextChunk, Usage
+from arreio.engine.core import events as ev
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.core.model_io import ModelRequest, StreamEvent, TextChunk, Usage
+from arreio.engine.loop.fallback import Fallback
+from arreio.engine.providers.pricing import estimate_cost
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
-from arreio.engine.testing import FixedClock, ScriptedProvider
+from arreio.engine.walls.audit import AuditJournal
 
 MAIN, BACKUP, LAST = "anthropic/claude-sonnet-4-5", "openai/gpt-5", "openai/o3"
 OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from arreio.cli.deps import pipeline_deps
-from arreio.engine.conveyor.pipeline import RunOptions, run_pipeline
+from arreio.engine.run.pipeline import RunOptions, run_pipeline
 from arreio.engine.session.file import Session
 
 TURNS = 6

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.answer import AnswerCheck, parse_json
-from arreio.engine.providers.offline_schema import minimal_instance, schema_answer
+from arreio.engine.loop.answer import AnswerCheck, parse_json
+from arreio.engine.providers.offline.schema import minimal_instance, schema_answer
 from arreio.engine.providers.structured import is_strict, route_for, wire_schema
 from tests.conftest import isolate
 

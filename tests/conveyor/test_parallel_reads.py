@@ -1,4 +1,4 @@
-"""Parallel read-only tool calls (engine/conveyor/toolround.py): a stretch of read-only calls in one
+"""Parallel read-only tool calls (engine/loop/toolround.py): a stretch of read-only calls in one
 reply runs concurrently, while results enter the history and events are yielded in declared order;
 a writing call, a sensitive one or a repeat ends the stretch; guards and ceilings count each call."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from arreio.engine.config import Settings
+from arreio.engine.core.config import Settings
+from arreio.engine.core.messages import ToolResultPart
 from arreio.engine.governance.ceilings import CeilingsHook
-from arreio.engine.governance.settings import GovernanceSettings
-from arreio.engine.messages import ToolResultPart
+from arreio.engine.providers.testing import ScriptedProvider
 from arreio.engine.session.healing import check_pairing
-from arreio.engine.testing import ScriptedProvider
 from arreio.engine.tools.base import Tool, ToolResult
+from arreio.engine.walls.settings import GovernanceSettings
 from tests.conftest import drain, make_runner, unit_end
 
 

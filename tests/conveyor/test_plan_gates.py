@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.gates import GateInputs, OfflineJudge, evaluate_gate
-from arreio.engine.conveyor.plan import GateSpec, load_plan
-from arreio.engine.conveyor.promises import command_claims, file_claims
-from arreio.engine.errors import UsageError
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.judgement.gate_spec import GateSpec
+from arreio.engine.judgement.gates import GateInputs, OfflineJudge, evaluate_gate
+from arreio.engine.judgement.promises import command_claims, file_claims
+from arreio.engine.run.plan import load_plan
 
 
 def plan_file(tmp_path: Path, text: str) -> Path:
@@ -104,8 +105,8 @@ def test_validator_gate_uses_the_threshold(tmp_path: Path) -> None:
 
 
 def _judged(replies, tmp_path: Path):
-    from arreio.engine.conveyor.gates import ModelJudge
-    from arreio.engine.testing import ScriptedProvider
+    from arreio.engine.judgement.gates import ModelJudge
+    from arreio.engine.providers.testing import ScriptedProvider
 
     provider = ScriptedProvider(replies)
     inputs = GateInputs(cwd=tmp_path, goal="Summarise the notes.", final_text="Summary written.",

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from arreio.engine.context.summary import SUMMARY_MARKER
-from arreio.engine.conveyor.gates import GateInputs, evaluate_gate
-from arreio.engine.conveyor.plan import GateSpec
-from arreio.engine.conveyor.promises import Claim, check_promises
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.summary import SUMMARY_MARKER
+from arreio.engine.judgement.gate_spec import GateSpec
+from arreio.engine.judgement.gates import GateInputs, evaluate_gate
+from arreio.engine.judgement.promises import Claim, check_promises
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "promises"
 _yaml = YAML(typ="safe")

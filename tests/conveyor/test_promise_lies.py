@@ -63,8 +63,8 @@ def test_a_command_that_exited_1_did_not_succeed(tmp_path: Path, arreio_env: dic
 def test_a_judges_score_never_overrides_a_checkable_fact(tmp_path: Path) -> None:
     import asyncio
 
-    from arreio.engine.conveyor.gates import GateInputs, evaluate_gate
-    from arreio.engine.conveyor.plan import GateSpec
+    from arreio.engine.judgement.gate_spec import GateSpec
+    from arreio.engine.judgement.gates import GateInputs, evaluate_gate
 
     class Generous:
         async def score(self, inputs: GateInputs) -> tuple[float, str]:

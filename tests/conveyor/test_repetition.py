@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arreio.engine.conveyor.repetition import Repetition, repeated_end
+from arreio.engine.loop.repetition import Repetition, repeated_end
 
 HONEST = {
     "table": "| name | size |\n|---|---|\n" + "".join(f"| file_{i}.py | {i * 37} |\n" for i in range(200)),

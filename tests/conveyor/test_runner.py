@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from arreio.engine.config import RetrySettings, Settings
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import RetrySettings, Settings
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, SlowProvider
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
-from arreio.engine.testing import FixedClock, ScriptedProvider, SlowProvider
 from arreio.engine.tools.base import Tool, ToolResult
+from arreio.engine.tools.run_context import RunContext
 from tests.conftest import drain, make_runner, unit_end
 
 
@@ -140,7 +140,7 @@ class _Resampling:
         self.calls = 0
 
     async def stream(self, request):  # noqa: ANN001, ANN201 - the provider protocol
-        from arreio.engine.providers.base import Done, ProviderError, TextChunk
+        from arreio.engine.core.model_io import Done, ProviderError, TextChunk
 
         self.calls += 1
         if self.calls == 1:

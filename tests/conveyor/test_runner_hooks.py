@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from arreio.engine import events as ev
-from arreio.engine.hooks import Deny, Land, Pause, RunHook, Stop
+from arreio.engine.core import events as ev
+from arreio.engine.loop.hooks import Deny, Land, Pause, RunHook, Stop
+from arreio.engine.providers.testing import ScriptedProvider
 from arreio.engine.session.healing import check_pairing
-from arreio.engine.testing import ScriptedProvider
 from arreio.engine.tools.base import ToolResult
 from tests.conftest import drain, make_runner, unit_end
 
@@ -152,7 +152,7 @@ def test_context_overflow_twice_fails_clearly(tmp_path: Path) -> None:
 def test_each_moment_asks_the_hooks_that_act_then_in_their_order(tmp_path: Path) -> None:
     """Hooks asks, at each moment, only the hooks whose class (or the object itself) defines that
     method; the order and "the first decision wins" stay as they were."""
-    from arreio.engine.hooks import Hooks
+    from arreio.engine.loop.hooks import Hooks
 
     asked: list[str] = []
 

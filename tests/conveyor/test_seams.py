@@ -10,13 +10,13 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from arreio.engine import events as ev
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.conveyor.reply import INCOMPLETE
-from arreio.engine.feature import Feature
-from arreio.engine.providers.base import Done, ModelRequest, StreamEvent, TextChunk
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.core import events as ev
+from arreio.engine.core.model_io import Done, ModelRequest, StreamEvent, TextChunk
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.reply import INCOMPLETE
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
+from arreio.engine.tools.run_context import RunContext
 
 SECRET = "hunter2-correct-horse-battery"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.text_calls import read_text_calls
+from arreio.engine.loop.text_calls import read_text_calls
 from tests.conftest import run_cli
 
 TOOLS = {"list_dir", "read_file", "write_file"}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from curator_fakes import clock_at
 
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "skills"

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from arreio.cli.commands import curator as curator_cmd
 from arreio.cli.commands import skills as skills_cmd
 from arreio.curator.skills import USAGE_FILE
-from arreio.engine.errors import UsageError
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.core.errors import UsageError
+from arreio.engine.walls.redact import Redactor
 
 runner = CliRunner()
 

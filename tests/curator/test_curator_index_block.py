@@ -7,7 +7,7 @@ from pathlib import Path
 from curator_fakes import clock_at, write_skill
 
 from arreio.curator.index_block import SkillsIndexBlock
-from arreio.engine.ports import SystemPromptBlockSource
+from arreio.engine.core.ports import SystemPromptBlockSource
 
 
 def test_is_a_stable_block_source_named_skills(skills_dir: Path) -> None:
@@ -51,8 +51,8 @@ def test_capped_by_count_and_characters(skills_dir: Path) -> None:
 def test_skills_feature_offers_the_tools_and_the_index(tmp_path: Path) -> None:
 
     from arreio.curator.feature import SkillsFeature
-    from arreio.engine.config import Settings
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.core.config import Settings
+    from arreio.engine.tools.run_context import RunContext
 
     state = tmp_path / ".arreio"
     ctx = RunContext(cwd=tmp_path, state_dir=state, settings=Settings(), clock=clock_at(), env={})

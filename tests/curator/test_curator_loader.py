@@ -125,7 +125,7 @@ def test_usage_sidecar_version_1_fixture_still_loads(tmp_path: Path) -> None:
 def test_a_bad_sidecar_is_a_clear_usage_error(tmp_path: Path, content: str, fragment: str) -> None:
 
     from arreio.curator.usage import UsageStore
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     path = tmp_path / ".usage.json"
     path.write_text(content, encoding="utf-8")

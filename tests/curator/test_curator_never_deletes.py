@@ -17,8 +17,8 @@ from arreio.curator.lifecycle import Policy
 from arreio.curator.skills import USAGE_FILE
 from arreio.curator.tools import skill_tools
 from arreio.curator.usage import UsageStore
-from arreio.engine.errors import UsageError
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.errors import UsageError
+from arreio.engine.tools.run_context import RunContext
 
 NAMES = ("alpha", "beta", "gamma")
 name = st.sampled_from(NAMES)

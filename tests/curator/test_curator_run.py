@@ -14,8 +14,8 @@ from arreio.curator.archive import restore_skill
 from arreio.curator.curator import Curator
 from arreio.curator.skills import USAGE_FILE
 from arreio.curator.usage import UsageStore
-from arreio.engine.errors import UsageError
-from arreio.engine.testing import FixedClock
+from arreio.engine.core.errors import UsageError
+from arreio.engine.providers.testing import FixedClock
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -11,9 +11,9 @@ from curator_fakes import write_skill
 from arreio.curator.skills import USAGE_FILE, load_skills
 from arreio.curator.tools import SkillManageTool, SkillViewTool, skill_tools
 from arreio.curator.usage import UsageStore
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.run_context import RunContext
 
 
 def call(tool: Tool, tmp_path: Path, **args) -> ToolResult:

@@ -18,9 +18,9 @@ from ruamel.yaml import YAML
 from arreio.curator.index_block import SkillsIndexBlock
 from arreio.curator.skills import scan_skill, scan_skill_text
 from arreio.curator.tools import skill_tools
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.run_context import RunContext
 
 CORPUS = YAML(typ="safe").load((Path(__file__).resolve().parents[2] / "fixtures" / "scan" / "skills.yaml")
                                .read_text(encoding="utf-8"))

@@ -15,10 +15,10 @@ from arreio.curator.feature import SkillsFeature
 from arreio.curator.index_block import SkillsIndexBlock
 from arreio.curator.skills import scan_skill
 from arreio.curator.tools import SkillManageTool, SkillViewTool, skill_tools
-from arreio.engine.config import Settings
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock
+from arreio.engine.core.config import Settings
+from arreio.engine.providers.testing import FixedClock
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.run_context import RunContext
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "scan"
 SKILL_DESCRIPTIONS = [

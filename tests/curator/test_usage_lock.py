@@ -8,7 +8,7 @@ import multiprocessing
 from pathlib import Path
 
 from arreio.curator.usage import UsageStore
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
 
 BUMPS = 60
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAMLError
 
-from arreio.engine.nesting import MAX_DEPTH, depth, json_loads
-from arreio.engine.regular_file import NotRegularFile, TooLarge, read_bytes, read_text, size_text
-from arreio.engine.yaml_file import MAX_NODES, load_yaml
+from arreio.engine.core.nesting import MAX_DEPTH, depth, json_loads
+from arreio.engine.core.regular_file import NotRegularFile, TooLarge, read_bytes, read_text, size_text
+from arreio.engine.core.yaml_file import MAX_NODES, load_yaml
 from tests.bad_files import deep_json, deep_yaml, laughs, make
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /dev/zero")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import load_settings
-from arreio.engine.errors import ConfigError
+from arreio.engine.core.config import load_settings
+from arreio.engine.core.errors import ConfigError
 
 
 def settings(tmp_path: Path, config: str = "", **env: str):

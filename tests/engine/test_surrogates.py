@@ -8,8 +8,8 @@ import json
 import os
 from pathlib import Path
 
+from arreio.engine.core.surrogates import escaped, repaired, repaired_value
 from arreio.engine.session.file import Session
-from arreio.engine.surrogates import escaped, repaired, repaired_value
 from tests.conftest import run_cli as arreio
 
 

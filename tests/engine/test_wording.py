@@ -1,4 +1,4 @@
-from arreio.engine.wording import counted
+from arreio.engine.core.wording import counted
 
 
 def test_one_is_singular_everything_else_plural() -> None:

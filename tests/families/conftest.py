@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import Settings
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock
+from arreio.engine.core.config import Settings
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.tools.run_context import RunContext
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import REPO, isolate
 

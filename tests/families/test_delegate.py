@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook, Stop
-from arreio.engine.testing import FixedClock, ScriptedProvider
-from arreio.engine.tools.delegate import DelegateFeature
-from arreio.engine.tools.resolver import ToolReportFeature
+from arreio.engine.features.delegate import DelegateFeature
+from arreio.engine.features.resolver import ToolReportFeature
+from arreio.engine.loop.feature import Feature
+from arreio.engine.loop.hooks import RunHook, Stop
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 
 
 def delegate_call(task: str, **extra) -> dict:
@@ -173,10 +173,10 @@ def test_the_parents_ceilings_count_the_childs_calls(tmp_path: Path) -> None:
 
 
 def test_delegate_outside_a_run_is_a_readable_error() -> None:
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.features.delegate import Delegate
     from arreio.engine.tools.chain import run_tool
-    from arreio.engine.tools.delegate import Delegate
     from arreio.engine.tools.registry import ToolRegistry
+    from arreio.engine.tools.run_context import RunContext
 
     result = asyncio.run(run_tool(ToolRegistry([Delegate()]), "delegate", {"task": "x"}, RunContext(cwd=Path("."))))
     assert result.is_error and "only works inside an agent run" in result.content
@@ -184,8 +184,8 @@ def test_delegate_outside_a_run_is_a_readable_error() -> None:
 
 @pytest.mark.parametrize("bad", [{"max_depth": -1}, {"max_steps": 0}, {"depth": 1}])
 def test_delegate_config_mistakes_name_the_field(bad) -> None:
-    from arreio.engine.errors import ConfigError
-    from arreio.engine.tools.delegate import parse_delegate
+    from arreio.engine.core.errors import ConfigError
+    from arreio.engine.features.delegate import parse_delegate
 
     with pytest.raises(ConfigError, match="tools.delegate."):
         parse_delegate({"delegate": bad})

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-from arreio.engine.errors import ConfigError
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.errors import ConfigError
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.mcp.config import parse_mcp_servers
 from arreio.engine.tools.mcp.hub import McpHub, tool_name
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 from tests.families.conftest import fixture_server
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # real MCP server processes
@@ -319,8 +319,8 @@ def test_a_token_written_in_two_pieces_is_held_until_its_second(tmp_path) -> Non
     """The log reads the server's stderr pipe whenever it holds something: a key whose halves arrive
     in two writes (a line break between them) is held, not written half by half where neither half
     looks like a secret."""
-    from arreio.engine.governance.redact import Redactor
     from arreio.engine.tools.mcp.logs import ServerLog
+    from arreio.engine.walls.redact import Redactor
 
     async def scenario() -> None:
         log = ServerLog(tmp_path / "mcp-fx.log", redactor=Redactor.from_env({"GITHUB_TOKEN": SERVER_TOKEN}))

@@ -37,7 +37,7 @@ def test_a_server_whose_tools_are_all_excluded_is_not_started(tmp_path: Path, ar
 
 
 def test_whether_selectors_exclude_a_namespace() -> None:
-    from arreio.engine.tools.resolver import excludes_namespace
+    from arreio.engine.features.resolver import excludes_namespace
 
     assert excludes_namespace("fx__", None, ["fx__*"]) and excludes_namespace("fx__", None, ["*"])
     assert excludes_namespace("fx__", ["read_file", "read_*"], [])

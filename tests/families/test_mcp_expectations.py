@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.tools.mcp.config import parse_mcp_servers
 from arreio.engine.tools.mcp.hub import McpHub
 from tests.families.conftest import configure, fixture_server, script
@@ -241,9 +241,9 @@ def test_mcp_test_reports_the_auth_failure(project: Path, cli) -> None:
 
 
 def test_a_401_mid_run_fails_the_call_with_the_same_advice(tmp_path: Path, http_fixture_server: str) -> None:
-    from arreio.engine.run_context import RunContext
     from arreio.engine.tools.chain import run_tool
     from arreio.engine.tools.registry import ToolRegistry
+    from arreio.engine.tools.run_context import RunContext
 
     gate = _Gate(upstream=http_fixture_server)
     hub = McpHub(parse_mcp_servers({"remote": {"url": gate.url}}), cwd=tmp_path, env={}, log_dir=tmp_path / "logs")

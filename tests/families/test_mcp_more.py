@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.errors import UsageError
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.core.errors import UsageError
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.mcp.config import parse_mcp_servers
 from arreio.engine.tools.mcp.hub import McpHub
 from arreio.engine.tools.mcp.instructions import InstructionsBlock
 from arreio.engine.tools.mcp.prompts import PromptInfo, check_arguments, parse_args, parse_ref
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 from tests.conftest import REPO
 from tests.families.conftest import configure, fixture_server, script
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.features import engine_features
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.features.defaults import engine_features
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.tools.mcp.screen import Screen
 from arreio.memory.scan import prompt_screen
 from tests.conftest import REPO

@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.errors import ConfigError
-from arreio.engine.feature import Feature
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.core.tokens import estimate_tokens
+from arreio.engine.features.delegate import DelegateFeature
+from arreio.engine.features.resolver import ToolReportFeature, resolve_tools
+from arreio.engine.features.web import WebFeature
+from arreio.engine.loop.feature import Feature
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.tools.base import Tool, ToolResult
-from arreio.engine.tools.delegate import DelegateFeature
-from arreio.engine.tools.resolver import ToolReportFeature, estimate_tokens, resolve_tools, schema_tokens
-from arreio.engine.tools.web.feature import WebFeature
+from arreio.engine.tools.resolved import schema_tokens
 from tests.families.conftest import run_context
 
 

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from arreio.engine.errors import ConfigError
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.errors import ConfigError
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.web.config import SearchSettings, WebSettings, parse_web
 from arreio.engine.tools.web.fetch import WebFetch
 from arreio.engine.tools.web.html_text import html_to_text

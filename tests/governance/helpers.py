@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.feature import Feature
 from arreio.engine.governance.feature import GovernanceFeature
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.loop.feature import Feature
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 
 
 def write_config(work: Path, text: str) -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from arreio.engine.governance.policy import decide
-from arreio.engine.governance.settings import GovernanceSettings
+from arreio.engine.walls.policy import decide
+from arreio.engine.walls.settings import GovernanceSettings
 
 CORPUS = YAML(typ="safe").load((Path(__file__).resolve().parents[2] / "fixtures" / "policy" /
                                 "allow_side_doors.yaml").read_text(encoding="utf-8"))

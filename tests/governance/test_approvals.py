@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.policy import decide
-from arreio.engine.governance.settings import GovernanceSettings, PolicyRule
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
+from arreio.engine.walls.policy import decide
+from arreio.engine.walls.settings import GovernanceSettings, PolicyRule
 from tests.governance.helpers import kinds, run, write_config
 
 SCRIPT = """\

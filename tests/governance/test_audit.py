@@ -6,9 +6,9 @@ import json
 from itertools import pairwise
 from pathlib import Path
 
-from arreio.engine.governance.audit import AuditJournal
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.walls.audit import AuditJournal
+from arreio.engine.walls.redact import Redactor
 from tests.governance.helpers import run
 
 
@@ -91,7 +91,7 @@ def test_an_anchor_mismatch_counts_the_entries_before_it_and_a_missing_journal_s
 
 
 def test_a_rehashed_forgery_still_breaks_the_next_link(tmp_path: Path) -> None:
-    from arreio.engine.governance.audit import canonical, entry_hash
+    from arreio.engine.walls.audit import canonical, entry_hash
 
     journal = journal_with(tmp_path, 4)
     entries = journal.entries()
@@ -163,7 +163,7 @@ def test_the_v1_journal_fixture_still_verifies(tmp_path: Path) -> None:
     """Format version 1 is frozen in fixtures/audit/v1: a later arreio must still verify it."""
     import shutil
 
-    from arreio.engine.governance.audit import AuditJournal
+    from arreio.engine.walls.audit import AuditJournal
     from tests.conftest import REPO
 
     shutil.copy(REPO / "fixtures" / "audit" / "v1" / "audit.jsonl", tmp_path / "audit.jsonl")
@@ -180,7 +180,7 @@ def test_canonical_is_the_spelling_json_dumps_gives() -> None:
 
     import pytest
 
-    from arreio.engine.governance.audit import canonical
+    from arreio.engine.walls.audit import canonical
 
     values = [
         {"b": 1, "a": [1, 2.5, -0.0, 1e300], "é": "naïve — ✓", "z": {"y": None, "x": True}},

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arreio.engine.governance.audit import AuditJournal
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.walls.audit import AuditJournal
+from arreio.engine.walls.redact import Redactor
 
 
 def _journal(state: Path) -> AuditJournal:

@@ -8,12 +8,12 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from arreio.engine.config import Settings
-from arreio.engine.feature import Feature
+from arreio.engine.core.config import Settings
 from arreio.engine.governance.ceilings import CeilingsHook
-from arreio.engine.governance.settings import GovernanceSettings, governance_settings
-from arreio.engine.testing import ScriptedProvider, SlowProvider
+from arreio.engine.loop.feature import Feature
+from arreio.engine.providers.testing import ScriptedProvider, SlowProvider
 from arreio.engine.tools.base import Tool, ToolResult
+from arreio.engine.walls.settings import GovernanceSettings, governance_settings
 from tests.conftest import drain, make_runner, unit_end
 from tests.governance.helpers import kinds, run, write_config
 
@@ -182,7 +182,7 @@ def test_stall_watchdog_cuts_a_silent_model_stream(tmp_path: Path) -> None:
 def test_bad_governance_config_names_the_field() -> None:
     import pytest
 
-    from arreio.engine.errors import ConfigError
+    from arreio.engine.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="governance.max_tool_calls"):
         governance_settings(Settings(governance={"max_tool_calls": 0}))

@@ -4,8 +4,8 @@ for a text that held a secret."""
 
 from __future__ import annotations
 
-from arreio.engine.governance.clean_texts import CleanTexts
-from arreio.engine.governance.redact import CASSETTE, Redactor
+from arreio.engine.walls.clean_texts import CleanTexts
+from arreio.engine.walls.redact import CASSETTE, Redactor
 
 SECRET = "Zq8vN3xL0pR7tY2wK9mB4cD6"
 PLAIN = "def handler(event):\n    return event['value'] * 2\n" * 20  # ~1 KB, nothing secret
@@ -56,7 +56,7 @@ def test_the_memory_is_bounded_and_forgets_the_oldest() -> None:
 def test_short_texts_are_remembered_by_value_per_label_set_and_bounded() -> None:
     """Ids, names and digests come back every turn; their redacted form is remembered (a
     secret short enough to fit is still hidden every time, in each labelling's own words)."""
-    from arreio.engine.governance import redact
+    from arreio.engine.walls import redact
 
     short = "k8Vq3ZpL0wX7"
     journal = Redactor({"TINY_TOKEN": short})

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from arreio.engine.governance.delta_guard import DeltaGuard
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.walls.delta_guard import DeltaGuard
+from arreio.engine.walls.redact import Redactor
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")

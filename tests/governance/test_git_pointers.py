@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.git_pointers import pointed_paths
-from arreio.engine.governance.protected import write_refusal
+from arreio.engine.walls.git_pointers import pointed_paths
+from arreio.engine.walls.protected import write_refusal
 
 
 def _git(*args: str, cwd: Path) -> None:

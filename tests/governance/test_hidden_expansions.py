@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.equivalents import parse
-from arreio.engine.governance.policy import decide
-from arreio.engine.governance.settings import GovernanceSettings
+from arreio.engine.walls.equivalents import parse
+from arreio.engine.walls.policy import decide
+from arreio.engine.walls.settings import GovernanceSettings
 
 ALLOW = GovernanceSettings(policy=[{"tool": "shell", "match": m, "action": "allow"}
                                    for m in ("echo", "cat", "ls", "test", "[", "[[", "unset", "let")])

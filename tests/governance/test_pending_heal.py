@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.healing import awaiting_approval, heal
 
@@ -58,7 +58,7 @@ def test_a_decided_but_unrun_call_stays_open_across_loads(tmp_path: Path) -> Non
 
 
 def test_the_session_writes_redacted_lines(tmp_path: Path) -> None:
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.walls.redact import Redactor
 
     header = SessionHeader(id="s2", created_at="2026-06-27T16:00:00.000Z", cwd=str(tmp_path), model=MODEL)
     session = Session.create(tmp_path, header)

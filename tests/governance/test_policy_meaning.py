@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from arreio.engine.config import Settings
-from arreio.engine.errors import ConfigError
-from arreio.engine.feature import Feature
-from arreio.engine.governance.blocklist import blocked_by
-from arreio.engine.governance.equivalents import parse
-from arreio.engine.governance.policy import decide
-from arreio.engine.governance.settings import GovernanceSettings, governance_settings
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.loop.feature import Feature
 from arreio.engine.tools.base import Tool, ToolResult
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
+from arreio.engine.walls.blocklist import blocked_by
+from arreio.engine.walls.equivalents import parse
+from arreio.engine.walls.policy import decide
+from arreio.engine.walls.settings import GovernanceSettings, governance_settings
 from tests.governance.helpers import kinds, run, write_config
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arreio.engine import events as ev
-from arreio.engine.governance.delta_guard import DeltaGuard
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.governance.secret_env import looks_secret
+from arreio.engine.core import events as ev
+from arreio.engine.walls.delta_guard import DeltaGuard
+from arreio.engine.walls.redact import Redactor
+from arreio.engine.walls.secret_env import looks_secret
 
 SECRET = "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6"  # also a provider-key format, but found here as the env value
 PLAIN_SECRET = "hunter2-correct-horse-battery"  # no known format: only the env name marks it

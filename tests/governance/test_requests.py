@@ -14,7 +14,7 @@ def test_every_request_is_recoverable_exactly(tmp_path: Path) -> None:
     (work / "d0").mkdir(parents=True)
     write_config(work, "governance:\n  max_tool_calls: 1\n")
     replies = [{"text": "look", "tool_calls": [{"name": "list_dir", "arguments": {"path": "d0"}}]}, {"text": "landed"}]
-    from arreio.engine.testing import ScriptedProvider
+    from arreio.engine.providers.testing import ScriptedProvider
 
     provider = ScriptedProvider(replies)
     _, report = run(work, provider)
@@ -43,7 +43,7 @@ def test_what_later_hooks_change_is_what_gets_recorded(tmp_path: Path) -> None:
     """The context feature withdraws the result-set tools until a set exists; the record must show the
     tools the model was really offered, not the registry's list."""
     from arreio.engine.context.feature import ContextFeature
-    from arreio.engine.testing import ScriptedProvider
+    from arreio.engine.providers.testing import ScriptedProvider
 
     work = tmp_path / "w"
     provider = ScriptedProvider([{"tool_calls": [{"name": "list_dir", "arguments": {}}]}, {"text": "done"}])

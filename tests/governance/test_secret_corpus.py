@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from arreio.engine import events as ev
-from arreio.engine.governance.delta_guard import DeltaGuard
-from arreio.engine.governance.redact import CASSETTE, Redactor
-from arreio.engine.governance.secret_env import looks_secret
+from arreio.engine.core import events as ev
+from arreio.engine.walls.delta_guard import DeltaGuard
+from arreio.engine.walls.redact import CASSETTE, Redactor
+from arreio.engine.walls.secret_env import looks_secret
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")

@@ -1,4 +1,4 @@
-"""A known secret is hidden in its other spellings too (`engine/governance/spellings.py`): reversed,
+"""A known secret is hidden in its other spellings too (`engine/walls/spellings.py`): reversed,
 base64 at every byte offset in both alphabets, hex, percent-encoded, broken in pieces at any point
 past its anchor, wrapped; while streaming as well as whole. The corpus (`fixtures/secrets/
 spellings.yaml`, tests/governance/test_secret_corpus.py) holds realistic texts; these go through every
@@ -13,9 +13,9 @@ import textwrap
 
 import pytest
 
-from arreio.engine import events as ev
-from arreio.engine.governance.delta_guard import DeltaGuard
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.core import events as ev
+from arreio.engine.walls.delta_guard import DeltaGuard
+from arreio.engine.walls.redact import Redactor
 
 KEY = "sk-ant-api03-Rk4vZ9qL2xW7nB5mT8cJ3hF6dS1gA0pE-yU_iO9tPq"
 AWS = "q8Hf/3kPz+Lw9RvX2mTb7YcN5dGj/E4sUa1K6oQi"  # `+` and `/`: its two base64 alphabets differ

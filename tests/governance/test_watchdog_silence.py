@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from arreio.engine.governance.watchdog import Watchdog
-from arreio.engine.providers.base import Done
+from arreio.engine.core.model_io import Done
+from arreio.engine.loop.watchdog import Watchdog
 
 
 async def _chunks(gaps: list[float]) -> AsyncIterator[str]:

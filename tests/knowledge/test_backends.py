@@ -109,7 +109,7 @@ def test_sqlite_vector_cache_is_rebuilt_when_stale(tmp_path: Path) -> None:
 
 
 def test_sqlite_refuses_a_newer_schema_with_a_clear_error(tmp_path: Path) -> None:
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     db = tmp_path / "knowledge.sqlite"
     SqliteBackend(db).close()
@@ -122,7 +122,7 @@ def test_sqlite_refuses_a_newer_schema_with_a_clear_error(tmp_path: Path) -> Non
 
 
 def test_not_a_database_is_a_usage_error(tmp_path: Path) -> None:
-    from arreio.engine.errors import UsageError
+    from arreio.engine.core.errors import UsageError
 
     bad = tmp_path / "knowledge.sqlite"
     bad.write_text("this is not sqlite" * 100)

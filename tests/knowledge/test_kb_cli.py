@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from arreio.cli.commands import kb as kb_cmd
-from arreio.engine.errors import ConfigError, UsageError
+from arreio.engine.core.errors import ConfigError, UsageError
 from tests.conftest import isolate
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.errors import ConfigError
+from arreio.engine.core.errors import ConfigError
 from arreio.memory.knowledge.chunking import chunk_text
 from arreio.memory.knowledge.fusion import fuse
 from arreio.memory.knowledge.index import EMBED_MAX_CHARS, KnowledgeBase

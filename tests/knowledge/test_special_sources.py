@@ -13,7 +13,7 @@ import typer
 from typer.testing import CliRunner
 
 from arreio.cli.commands import kb as kb_cmd
-from arreio.engine.errors import UsageError
+from arreio.engine.core.errors import UsageError
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.memory_backend import MemoryBackend
 from arreio.memory.knowledge.sources import MAX_FILE_BYTES, expand, read_text

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import ScriptedProvider
+from arreio.engine.providers.testing import ScriptedProvider
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
 from arreio.memory.knowledge.tool import KbSearchTool, kb_tools
@@ -81,9 +81,9 @@ def test_kb_search_in_an_offline_run(tmp_path: Path, docs: Path) -> None:
 
 
 def test_knowledge_feature_offers_the_tool_only_with_documents(tmp_path: Path, docs: Path) -> None:
-    from arreio.engine.config import Settings
-    from arreio.engine.run_context import RunContext
-    from arreio.engine.testing import FixedClock
+    from arreio.engine.core.config import Settings
+    from arreio.engine.providers.testing import FixedClock
+    from arreio.engine.tools.run_context import RunContext
     from arreio.memory.knowledge.feature import KnowledgeFeature
 
     state = tmp_path / "state"

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from arreio.engine.testing import InMemoryStores
+from arreio.engine.providers.testing import InMemoryStores
 from arreio.learning.gate import ScoreGate, make_gate
 from arreio.learning.kernel import LearnDeps, review_and_learn
 from arreio.learning.offline_proposer import OfflineProposer
@@ -171,7 +171,7 @@ def test_model_answer_parsing() -> None:
 
 
 def test_model_proposer_reads_structured_output_through_the_provider() -> None:
-    from arreio.engine.testing import ScriptedProvider
+    from arreio.engine.providers.testing import ScriptedProvider
     from arreio.learning.proposers import ModelProposer
 
     reply = '```json\n[{"target": "user", "action": "add", "content": "Wants summaries in French.", "score": 0.9, "rationale": "said so twice"}]\n```'
@@ -186,7 +186,7 @@ def test_model_proposer_reads_structured_output_through_the_provider() -> None:
 
 
 def test_model_proposer_failure_fails_closed() -> None:
-    from arreio.engine.testing import ScriptedProvider
+    from arreio.engine.providers.testing import ScriptedProvider
     from arreio.learning.proposers import ModelProposer
 
     provider = ScriptedProvider([{"error": {"status": 401, "message": "bad key"}}])

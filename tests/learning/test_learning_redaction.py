@@ -11,8 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.testing import FixedClock, ScriptedProvider
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.learning.stage import LearningStage
 
 SECRET = "hunter2-correct-horse-battery"  # no known token format: only the variable's name marks it

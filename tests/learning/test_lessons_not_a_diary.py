@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.providers.offline import OfflineProvider
+from arreio.engine.providers.offline.model import OfflineProvider
 from arreio.engine.providers.scripted import ScriptedProvider
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.learning.offline_proposer import OUTPUTS, TESTS, USER
 from arreio.learning.stage import LearningStage
 

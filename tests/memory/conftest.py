@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.testing import FixedClock
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.walls.redact import Redactor
 from arreio.memory.store import MemoryLimits, MemoryStores
 from arreio.memory.substores import Substores
 

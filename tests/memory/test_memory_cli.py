@@ -10,8 +10,8 @@ import typer
 
 from arreio.cli.commands import memory as memory_cmd
 from arreio.cli.errors import report
-from arreio.engine.errors import ArreioError
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.core.errors import ArreioError
+from arreio.engine.walls.redact import Redactor
 from arreio.memory.substores import SUBSTORES, Substores
 
 

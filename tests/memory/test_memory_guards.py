@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from arreio.engine.run_context import RunContext
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.store import MemoryStores
 from arreio.memory.tool import MemoryTool
 
@@ -66,7 +66,7 @@ def test_a_refused_secret_is_not_echoed_back() -> None:
 
 
 def test_repeated_refusals_on_a_drifted_file_keep_one_backup(tmp_path: Path) -> None:
-    from arreio.engine.testing import FixedClock
+    from arreio.engine.providers.testing import FixedClock
     from arreio.memory.entries import MemoryRefused
 
     clock = FixedClock()

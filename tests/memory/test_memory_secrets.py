@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.conveyor.features import engine_features
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.testing import FixedClock, ScriptedProvider
+from arreio.engine.features.defaults import engine_features
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.learning.stage import LearningStage
 from arreio.memory.feature import MemoryFeature
 from tests.conftest import goal_folder

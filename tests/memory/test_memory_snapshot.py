@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from arreio.engine.ports import SystemPromptBlockSource
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.ports import SystemPromptBlockSource
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.entries import blocked_handle
 from arreio.memory.snapshot import MemorySnapshotBlock
 from arreio.memory.store import MemoryStores

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.errors import ConfigError, UsageError
+from arreio.engine.core.errors import ConfigError, UsageError
 from arreio.memory.entries import MemoryRefused, Operation
 from arreio.memory.store import MemoryLimits, MemoryStores
 

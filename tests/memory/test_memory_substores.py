@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timezone
 
 import pytest
 
-from arreio.engine.errors import UsageError
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.core.errors import UsageError
+from arreio.engine.walls.redact import Redactor
 from arreio.memory.record_id import CROCKFORD, UlidGenerator, decode_time_ms, new_record_id
 from arreio.memory.run_records import record_decision, record_episode, record_transcript
 from arreio.memory.substores import PREFIXES, SUBSTORES, SubstoreRecord, Substores
@@ -230,7 +230,7 @@ APPENDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from arreio.engine.governance.redact import Redactor
+    from arreio.engine.walls.redact import Redactor
     from arreio.memory.substores import Substores
 
     state, name, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])

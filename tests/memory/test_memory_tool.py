@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import ToolResult
+from arreio.engine.tools.run_context import RunContext
 from arreio.memory.store import MemoryLimits, MemoryStores
 from arreio.memory.tool import MemoryInput, MemoryTool
 

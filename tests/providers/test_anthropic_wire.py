@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from provider_fakes import Reply, collect
 
-from arreio.engine.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
-from arreio.engine.providers.anthropic import AnthropicProvider
-from arreio.engine.providers.base import (
+from arreio.engine.core.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import (
     Done,
     ModelRequest,
     SystemBlock,
@@ -16,6 +15,7 @@ from arreio.engine.providers.base import (
     ToolSpec,
     Usage,
 )
+from arreio.engine.providers.anthropic import AnthropicProvider
 
 MODEL = "claude-sonnet-4-6"
 

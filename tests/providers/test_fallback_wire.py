@@ -12,7 +12,7 @@ from provider_fakes import Reply
 from typer.testing import CliRunner
 
 from arreio.cli.app import app
-from arreio.engine.governance.audit import AuditJournal
+from arreio.engine.walls.audit import AuditJournal
 
 SIGNATURE = "EqQBCkgIARABGAIiQL2sig0000base64signatureAAAA=="
 OVERLOADED = Reply.error(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})

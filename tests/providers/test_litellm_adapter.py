@@ -6,8 +6,8 @@ import os
 
 from provider_fakes import Reply, collect
 
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import ModelRequest, TextChunk, ToolCallDone, ToolSpec
+from arreio.engine.core.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import ModelRequest, TextChunk, ToolCallDone, ToolSpec
 from arreio.engine.providers.litellm import LiteLLMProvider
 
 TOOLS = [ToolSpec(name="read_file", description="Read a file.", input_schema={"type": "object"})]
@@ -65,8 +65,8 @@ def test_litellm_faults_are_classified_without_its_own_retries(server):
 
 
 def test_claude_through_litellm_gets_prompt_cache_breakpoints(server):
-    from arreio.engine.messages import TextPart
-    from arreio.engine.providers.base import SystemBlock
+    from arreio.engine.core.messages import TextPart
+    from arreio.engine.core.model_io import SystemBlock
 
     server.push(Reply.stream("anthropic", "text_only"))
     claude = LiteLLMProvider("anthropic/claude-sonnet-4-5", api_key="test-key", base_url=server.url)
@@ -102,8 +102,8 @@ def test_other_models_through_litellm_get_no_cache_marks(server):
 
 
 def test_claude_thinking_through_litellm_keeps_signed_and_redacted_blocks(server):
-    from arreio.engine.messages import ThinkingPart
-    from arreio.engine.providers.base import ThinkingChunk
+    from arreio.engine.core.messages import ThinkingPart
+    from arreio.engine.core.model_io import ThinkingChunk
 
     server.push(Reply.stream("anthropic", "redacted_thinking_tool_call"), Reply.stream("anthropic", "text_only"))
     model = "anthropic/claude-sonnet-4-5"

@@ -9,9 +9,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.session.file import Session
-from arreio.engine.testing import FixedClock
 
 
 def _ids(path: Path) -> list[str]:

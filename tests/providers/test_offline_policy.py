@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.conveyor.promises import file_claims
-from arreio.engine.providers.offline_answer import APPEND_MARK
-from arreio.engine.providers.offline_goal import goal_files, read_goal
-from arreio.engine.testing import FixedClock
+from arreio.engine.judgement.promises import file_claims
+from arreio.engine.providers.offline.answer import APPEND_MARK
+from arreio.engine.providers.offline.goal import goal_files, read_goal
+from arreio.engine.providers.testing import FixedClock
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from tests.conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "offline"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from arreio.engine.messages import Message
-from arreio.engine.providers.base import ModelRequest, TextChunk
+from arreio.engine.core.messages import Message
+from arreio.engine.core.model_io import ModelRequest, TextChunk
 from arreio.engine.providers.oneshot import ask
-from arreio.engine.testing import ScriptedProvider
+from arreio.engine.providers.testing import ScriptedProvider
 
 REQUEST = ModelRequest(model="m", messages=[Message.user("hi")])
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from provider_fakes import Reply, collect, sse
 
-from arreio.engine.messages import Message
-from arreio.engine.providers.base import Done, ModelRequest, TextChunk, ThinkingChunk, ToolCallDone, Usage
+from arreio.engine.core.messages import Message
+from arreio.engine.core.model_io import Done, ModelRequest, TextChunk, ThinkingChunk, ToolCallDone, Usage
 from arreio.engine.providers.openai import OpenAIProvider
 from arreio.engine.providers.think_tags import ThinkTags
 from arreio.engine.providers.wire import INVALID_ARGS_KEY

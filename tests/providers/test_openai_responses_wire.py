@@ -9,11 +9,9 @@ import random
 import pytest
 from provider_fakes import Reply, collect
 
-from arreio.engine.config import OpenAISettings, RetrySettings
-from arreio.engine.conveyor.reply import fold
-from arreio.engine.messages import ImagePart, Message, TextPart, ToolResultPart
-from arreio.engine.providers import anthropic
-from arreio.engine.providers.base import (
+from arreio.engine.core.config import OpenAISettings, RetrySettings
+from arreio.engine.core.messages import ImagePart, Message, TextPart, ToolResultPart
+from arreio.engine.core.model_io import (
     Done,
     ModelRequest,
     SystemBlock,
@@ -23,6 +21,8 @@ from arreio.engine.providers.base import (
     ToolSpec,
     Usage,
 )
+from arreio.engine.loop.reply import fold
+from arreio.engine.providers import anthropic
 from arreio.engine.providers.openai import OpenAIProvider, is_openai_host
 from arreio.engine.providers.openai_responses import ResponsesOptions, read_token
 from arreio.engine.providers.registry import make_provider
@@ -221,7 +221,7 @@ def test_tools_results_and_images_in_the_responses_shape(server):
         Message.assistant([TextPart(text="Looking.")], model="openai/gpt-5"),
         Message.user("again"),
     ]
-    from arreio.engine.messages import ToolCallPart
+    from arreio.engine.core.messages import ToolCallPart
 
     history += [
         Message.assistant([ToolCallPart(id="c1", name="screenshot")], model="openai/gpt-5"),

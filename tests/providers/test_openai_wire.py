@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from provider_fakes import Reply, collect
 
-from arreio.engine.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import (
+from arreio.engine.core.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import (
     Done,
     ModelRequest,
     SystemBlock,

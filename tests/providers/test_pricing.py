@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arreio.engine.conveyor.pricing import cache_share, estimate_cost, normalise, price_for
-from arreio.engine.providers.base import Usage
+from arreio.engine.core.model_io import Usage
+from arreio.engine.providers.pricing import cache_share, estimate_cost, normalise, price_for
 
 MILLION = 1_000_000
 

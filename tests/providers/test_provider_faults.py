@@ -9,9 +9,9 @@ import socket
 import pytest
 from provider_fakes import Reply, collect
 
-from arreio.engine.messages import Message
+from arreio.engine.core.messages import Message
+from arreio.engine.core.model_io import Done, ModelRequest, TextChunk
 from arreio.engine.providers.anthropic import AnthropicProvider
-from arreio.engine.providers.base import Done, ModelRequest, TextChunk
 from arreio.engine.providers.openai import OpenAIProvider
 
 REQUEST = ModelRequest(model="m", messages=[Message.user("hi")])

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from arreio.engine.errors import ConfigError
-from arreio.engine.messages import Message, TextPart, ThinkingPart, ToolCallPart
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.core.messages import Message, TextPart, ThinkingPart, ToolCallPart
 from arreio.engine.providers.anthropic import AnthropicProvider
 from arreio.engine.providers.litellm import LiteLLMProvider
 from arreio.engine.providers.openai import OpenAIProvider
@@ -89,7 +89,7 @@ def test_importing_the_adapters_does_not_import_the_sdks():
     code = (
         "import sys\n"
         "import arreio.engine.providers.registry, arreio.engine.providers.anthropic, arreio.engine.providers.openai\n"
-        "import arreio.engine.providers.litellm, arreio.engine.conveyor.pricing\n"
+        "import arreio.engine.providers.litellm, arreio.engine.providers.pricing\n"
         "print(sorted(m for m in ('anthropic', 'openai', 'litellm', 'httpx2') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
@@ -189,7 +189,7 @@ def test_classify_by_status_and_body(status, body, kind):
 def test_sdk_base_url_variables_are_honoured_when_no_base_url_is_given(server, monkeypatch, vendor):
     from provider_fakes import Reply, collect
 
-    from arreio.engine.providers.base import ModelRequest
+    from arreio.engine.core.model_io import ModelRequest
 
     var, suffix, model = {
         "anthropic": ("ANTHROPIC_BASE_URL", "", "anthropic/claude-sonnet-4-6"),

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import Done, ModelRequest
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import Done, ModelRequest
 from arreio.engine.providers.scripted import ScriptedProvider
 
 

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.errors import UsageError
-from arreio.engine.governance.redact import CASSETTE, Redactor
-from arreio.engine.messages import Message, ToolCallPart, ToolResultPart
-from arreio.engine.prompt import assemble_system
-from arreio.engine.providers.base import ModelRequest, ToolSpec
+from arreio.engine.core.errors import UsageError
+from arreio.engine.core.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import ModelRequest, ToolSpec
+from arreio.engine.core.prompt import assemble_system
 from arreio.engine.providers.cassette import (
     canonical_request,
     compare_cassettes,
@@ -24,7 +23,8 @@ from arreio.engine.providers.cassette import (
 )
 from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.replay import ReplayProvider
-from arreio.engine.testing import FixedClock, ScriptedProvider
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider
+from arreio.engine.walls.redact import CASSETTE, Redactor
 
 PLAIN = Redactor(labels=CASSETTE)  # no environment secrets: token formats only
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.session.healing import check_pairing, heal
 
 MODEL = "anthropic/claude-sonnet-4-5"

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arreio.engine.errors import SessionError
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import SystemBlock
+from arreio.engine.core.errors import SessionError
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import SystemBlock
 from arreio.engine.session.file import CURRENT_VERSION, Session, SessionHeader
 from arreio.engine.session.healing import check_pairing
 from arreio.engine.session.store import SessionStore

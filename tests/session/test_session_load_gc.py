@@ -7,7 +7,7 @@ import gc
 import weakref
 from pathlib import Path
 
-from arreio.engine.messages import Message
+from arreio.engine.core.messages import Message
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.reading import FREEZE_FROM_LINES
 

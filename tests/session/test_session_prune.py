@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.governance.requests import messages_digest, reconstruct
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.session.file import CURRENT_VERSION, Session, SessionHeader
 from arreio.engine.session.healing import check_pairing
+from arreio.engine.walls.redact import Redactor
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 MODEL = "anthropic/claude-sonnet-4-5"

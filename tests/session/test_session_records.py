@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.messages import Message
+from arreio.engine.core.messages import Message
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.records import FrozenList, FrozenRecord, RecordLines, freeze
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.messages import Message, ToolResultPart
+from arreio.engine.core.messages import Message, ToolResultPart
 from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.walls.redact import Redactor
 
 SECRET = "Zq8vN3xL0pR7tY2wK9mB4cD6"
 BODY = "\n".join(f"{i:>6}\tline {i}: the quick brown fox\tjumps over the lazy dog" for i in range(1, 40))
@@ -101,7 +101,7 @@ def test_a_record_changed_after_loading_is_scanned_again_when_rewritten(tmp_path
 def test_the_request_record_hides_a_secret_in_the_model_name(tmp_path: Path) -> None:
     """The recorder redacts the values that may hold one (the model's and tools' names) itself."""
     from arreio.engine.governance.requests import RequestRecorder
-    from arreio.engine.testing import FixedClock
+    from arreio.engine.providers.testing import FixedClock
 
     recorder = RequestRecorder("run-1", FixedClock(), Redactor({"MY_API_KEY": SECRET}))
     assert recorder._clean(f"litellm/x?key={SECRET}") == "litellm/x?key=[REDACTED:MY_API_KEY]"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.messages import Message, TextPart
+from arreio.engine.core.messages import Message, TextPart
 from arreio.engine.session.file import Session, SessionHeader
+from arreio.engine.walls.redact import Redactor
 
 SECRET = "Zq8vN3xL0pR7tY2wK9mB4cD6"
 ENV = {"MY_API_KEY": SECRET}

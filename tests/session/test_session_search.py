@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from arreio.engine.session import search as search_mod
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.search import SessionIndex, excerpt

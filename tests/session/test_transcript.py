@@ -7,12 +7,12 @@ import json
 import re
 from pathlib import Path
 
-from arreio.engine.governance.redact import Redactor
-from arreio.engine.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
-from arreio.engine.providers.base import SystemBlock
+from arreio.engine.core.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from arreio.engine.core.model_io import SystemBlock
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.transcript import to_json, to_markdown, turns
 from arreio.engine.session.transcript_html import to_html
+from arreio.engine.walls.redact import Redactor
 
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

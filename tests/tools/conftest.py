@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import ToolResult
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from arreio.engine.config import Settings
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.pattern import BoundedPattern
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 EVIL = r"(a|aa)+$"
 LINE = "a" * 64 + "!"

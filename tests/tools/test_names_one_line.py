@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from arreio.engine.run_context import RunContext
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.workspace import shown_name
 from arreio.memory.knowledge.index import open_knowledge_base
 from arreio.memory.knowledge.tool import KbSearchTool

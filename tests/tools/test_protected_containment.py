@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arreio.engine.governance.protected import _below, _same, _within
+from arreio.engine.walls.protected import _below, _same, _within
 
 NAMES = st.sampled_from(["a", "A", "b", "bc", "B", ".git", ".GIT", "ß", "ss", "SS", "İ", "i̇", "K", "k", "..", ".", "x y"])
 PATHS = st.lists(NAMES, max_size=5).map(lambda names: Path("/", *names))

@@ -15,13 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 from arreio.cli.app import app
-from arreio.engine.config import Settings
-from arreio.engine.governance.protected import protected_paths, protecting
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
 from arreio.engine.tools.base import ToolResult
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
+from arreio.engine.walls.protected import protected_paths, protecting
 from tests.conftest import isolate
 
 STATE_REFUSAL = "refused: .arreio/ is arreio's own state; the agent's tools cannot write it"

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import Settings
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
 from arreio.engine.tools.base import ToolError
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.files import INLINE_READ_BYTES
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 
 def _ctx(root: Path) -> RunContext:

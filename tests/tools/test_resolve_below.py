@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.paths import resolve_below
+from arreio.engine.core.paths import resolve_below
 from arreio.engine.tools.base import ToolError
 from arreio.engine.tools.workspace import resolve_in_root
 

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import Settings
-from arreio.engine.conveyor.pipeline import PipelineDeps, RunOptions, run_to_end
-from arreio.engine.errors import ConfigError
-from arreio.engine.run_context import RunContext
-from arreio.engine.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.core.config import Settings
+from arreio.engine.core.errors import ConfigError
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.tools.base import ToolResult
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.sandbox import (
     Availability,
     SandboxFeature,

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import Settings
-from arreio.engine.errors import ConfigError
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
+from arreio.engine.core.errors import ConfigError
 from arreio.engine.tools.base import ToolResult
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.sandbox import availability, find_bwrap, parse_sandbox, probe_bwrap, run_sandbox
 from arreio.engine.tools.sandbox.limits import find_groups
 from arreio.engine.tools.shell import Shell
@@ -262,7 +262,7 @@ def test_the_virtualenv_arreio_runs_from_is_read_only(tmp_path: Path) -> None:
     try:
         result = shell(venv.parent, f"echo 'import os' > {planted}; echo done", state=tmp_path / "state")
         assert "done" in result.content and not planted.exists()
-        from arreio.engine.governance.protected import write_refusal
+        from arreio.engine.walls.protected import write_refusal
 
         said = write_refusal("write_file", planted, venv.parent, {"HOME": str(tmp_path)}, [])
         assert said is not None and "the Python environment arreio runs from" in said

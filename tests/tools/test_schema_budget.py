@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from arreio.cli.commands.doctor_tools import BUDGET, offered_specs
-from arreio.engine.config import Settings
-from arreio.engine.tools.resolver import spec_tokens
+from arreio.engine.core.config import Settings
+from arreio.engine.features.resolver import spec_tokens
 from arreio.engine.tools.schema import compact_schema
 
 DEFAULT_TOOLS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "shell", "memory", "skill_view",

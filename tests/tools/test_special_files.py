@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine import regular_file
-from arreio.engine.config import Settings
-from arreio.engine.regular_file import NotRegularFile, kind, open_regular
-from arreio.engine.run_context import RunContext
+from arreio.engine.core import regular_file
+from arreio.engine.core.config import Settings
+from arreio.engine.core.regular_file import NotRegularFile, kind, open_regular
+from arreio.engine.tools.run_context import RunContext
 from tests.conftest import fifos_unblocked
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -161,7 +161,7 @@ def test_a_run_whose_grep_meets_a_fifo_ends(tmp_path: Path, arreio_cmd, arreio_e
 
 
 def test_read_to_end_reads_what_is_there_up_to_the_limit(tmp_path: Path) -> None:
-    from arreio.engine.regular_file import read_to_end
+    from arreio.engine.core.regular_file import read_to_end
 
     path = tmp_path / "f.bin"
     path.write_bytes(b"x" * 10_000)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from arreio.engine.config import Settings
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
 from arreio.engine.tools.base import SETTINGS_TIMEOUT, Tool, ToolError, ToolResult
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 
 
 class EchoInput(BaseModel):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arreio.engine.config import Settings
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
+from arreio.engine.tools.run_context import RunContext
 
 
 def make_tree(root: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arreio.engine.errors import ConfigError
+from arreio.engine.core.errors import ConfigError
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
 

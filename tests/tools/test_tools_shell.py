@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.config import Settings
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.config import Settings
 from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.registry import ToolRegistry
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.shell import HeadTail, Shell, blocked_by
 
 

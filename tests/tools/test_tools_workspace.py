@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arreio.engine.atomic import write_atomic as atomic_write
+from arreio.engine.core.atomic import write_atomic as atomic_write
 from arreio.engine.tools.base import ToolError
 from arreio.engine.tools.workspace import resolve_in_root
 

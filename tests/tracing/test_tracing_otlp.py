@@ -18,10 +18,10 @@ import pytest
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
 
-from arreio.engine.conveyor.pipeline import RunOptions, run_sync  # noqa: E402
-from arreio.engine.providers.base import Done, ProviderError, Usage  # noqa: E402
-from arreio.engine.run_context import RunContext  # noqa: E402
-from arreio.engine.tracing import RunTrace, TracingSettings, provider_name, traces_endpoint  # noqa: E402
+from arreio.engine.core.model_io import Done, ProviderError, Usage  # noqa: E402
+from arreio.engine.features.tracing import RunTrace, TracingSettings, provider_name, traces_endpoint  # noqa: E402
+from arreio.engine.run.pipeline import RunOptions, run_sync  # noqa: E402
+from arreio.engine.tools.run_context import RunContext  # noqa: E402
 
 SCRIPT = """\
 - tool_calls: [{name: read_file, arguments: {path: notes.md}}, {name: read_file, arguments: {path: missing.md}}]

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arreio.engine.errors import ConfigError
+from arreio.engine.core.errors import ConfigError
 
 # Server names prefix tool names, and providers allow only [A-Za-z0-9_-] there; "__" separates the two.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$")

@@ -33,17 +33,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.governance.redact import Redactor
 from arreio.engine.tools.base import ToolError, ToolResult
-from arreio.engine.tools.mcp import logs
+from arreio.engine.tools.mcp import connection, logs
 from arreio.engine.tools.mcp.config import McpServerConfig, filter_warnings
-from arreio.engine.tools.mcp.connection import (
-    Connection, ServerState, StartPlace, auth_failed, describe_error, exited, failure_detail, gone_text, list_resources,
-    list_tools, listen_for_changes, transport,
-)
+from arreio.engine.tools.mcp.connection import Connection, ServerState, StartPlace
 from arreio.engine.tools.mcp.resources import RESOURCE_TOOLS, resource_tools
 from arreio.engine.tools.mcp.screen import PromptScreen, Screen
 from arreio.engine.tools.mcp.tool import McpTool, normalise_result, tool_name
+from arreio.engine.walls.redact import Redactor
 
 __all__ = ["McpHub", "ServerState", "tool_name"]
 
@@ -136,7 +133,7 @@ class McpHub:
                 await conn.task
             return self._fail(conn, f"did not answer within {conn.config.connect_timeout_s:g}s")
         except Exception as exc:  # noqa: BLE001 — any start-up failure is a warning, never a crash
-            return self._fail(conn, describe_error(exc))
+            return self._fail(conn, connection.describe_error(exc))
         conn.status.state = "ready"
         synthetic = list(RESOURCE_TOOLS) if conn.resources else []
         for message in filter_warnings(conn.name, conn.config, [t.name for t in conn.listing] + synthetic):
@@ -145,7 +142,7 @@ class McpHub:
         return None
 
     def _fail(self, conn: Connection, why: str) -> str:
-        conn.status.state, conn.status.detail = "failed", failure_detail(conn, why, self.cwd)
+        conn.status.state, conn.status.detail = "failed", connection.failure_detail(conn, why, self.cwd)
         if conn.restarts == 0:
             self.warn(f"{conn.status.detail}; its tools are not available" if conn.auth_status is not None else
                       f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
@@ -162,15 +159,15 @@ class McpHub:
         logs.bind(log)  # this task's context: every task the SDK starts for the connection inherits it
         try:
             async with contextlib.AsyncExitStack() as stack:
-                link = await transport(conn, stack, cwd=self.cwd, env=self.env, start=self.start_place)
+                link = await connection.transport(conn, stack, cwd=self.cwd, env=self.env, start=self.start_place)
                 client = Client(link, client_info=Implementation(name="arreio", version="0.1"),
                                 message_handler=conn.on_message)
                 await stack.enter_async_context(client)
-                conn.listing = await list_tools(client)
-                conn.resources = await list_resources(client)
+                conn.listing = await connection.list_tools(client)
+                conn.resources = await connection.list_resources(client)
                 conn.instructions = (client.instructions or "").strip()
                 conn.client = client
-                listener = asyncio.create_task(listen_for_changes(client))
+                listener = asyncio.create_task(connection.listen_for_changes(client))
                 ready.set_result(True)
                 try:
                     await conn.stop.wait()  # type: ignore[union-attr]
@@ -185,7 +182,7 @@ class McpHub:
                 else:  # cancelled (a missed connect_timeout_s): nobody awaits `ready` any more, and an
                     ready.cancel()  # exception set on it would be "Future exception was never retrieved"
             else:
-                self._died(conn, describe_error(exc), generation)
+                self._died(conn, connection.describe_error(exc), generation)
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
@@ -224,7 +221,7 @@ class McpHub:
         server no longer lists are withdrawn (`withdrawn()`)."""
         if self._closed:
             return {}
-        if any(c.status.state == "ready" and exited(c.client) for c in self._conns.values()):
+        if any(c.status.state == "ready" and connection.exited(c.client) for c in self._conns.values()):
             await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._notice_exits(), self._loop))
         busy = [c for c in self._conns.values() if c.restart is not None and not c.restart.done()]
         stale = [c for c in self._conns.values() if c.changed or c in busy]
@@ -237,7 +234,7 @@ class McpHub:
         """A server that exited between calls is dead now, not at its next call (a restart can then
         be under way, or its tools withdrawn, before the model is asked)."""
         for conn in self._conns.values():
-            if conn.status.state == "ready" and exited(conn.client):
+            if conn.status.state == "ready" and connection.exited(conn.client):
                 self._died(conn, "it exited between calls", conn.generation)
 
     async def _relist(self, conns: list[Connection]) -> dict[str, list[McpTool]]:
@@ -251,7 +248,7 @@ class McpHub:
             conn.changed = False
             before = set(conn.status.tools)
             try:
-                conn.listing = await asyncio.wait_for(list_tools(conn.client), conn.config.connect_timeout_s)
+                conn.listing = await asyncio.wait_for(connection.list_tools(conn.client), conn.config.connect_timeout_s)
             except Exception:  # noqa: BLE001, S112 — keep the old listing; a dead server is noticed on its next call
                 continue
             fresh = self._tools_of(conn)
@@ -290,7 +287,7 @@ class McpHub:
             logs.bind(conn.log)  # this call's task: what the SDK logs about it goes to the server's log
             conn.log_mark = conn.log.size()
         conn.auth_status = None
-        if conn.status.state == "ready" and exited(conn.client):  # it died before this call, not of it:
+        if conn.status.state == "ready" and connection.exited(conn.client):  # it died before this call, not of it:
             self._died(conn, "it exited between calls", conn.generation)  # restart, then send
             if conn.restart is not None:
                 await _wait(conn.restart)
@@ -310,11 +307,11 @@ class McpHub:
                 self._died(conn, "its connection closed", generation)
                 raise ToolError(self._gone_text(conn, during_call=True)) from None
             if conn.auth_status is not None:
-                raise ToolError(auth_failed(conn)) from None
+                raise ToolError(connection.auth_failed(conn)) from None
             raise ToolError(f"MCP server '{conn.name}' refused the request: {exc}") from None
 
     def _gone_text(self, conn: Connection, *, during_call: bool = False) -> str:
-        return gone_text(conn, hub_closed=self._closed, during_call=during_call)
+        return connection.gone_text(conn, hub_closed=self._closed, during_call=during_call)
 
     def _died(self, conn: Connection, why: str, generation: int) -> None:
         if conn.status.state != "ready" or generation != conn.generation or self._closed:

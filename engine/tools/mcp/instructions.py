@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from arreio.engine.prompt import cap
+from arreio.engine.core.prompt import cap
 from arreio.engine.tools.mcp.tool import SEP
 
 PER_SERVER_CHARS = 2_000

@@ -4,7 +4,7 @@ A server runs outside the OS sandbox, with arreio's rights, unless its config sa
 So, unless the user's config names a file itself:
 
 - its **command** given by name (`python`, `npx`, `uvx`) is found on PATH entries the agent cannot
-  write (`engine/programs.py`): not the project's `.venv/bin`, not `node_modules/.bin`; a command
+  write (`engine/core/programs.py`): not the project's `.venv/bin`, not `node_modules/.bin`; a command
   given as a path (`.venv/bin/python`, `./server.sh`, relative to the working directory) is the user's
   choice and is run as named;
 - it **starts in a fresh folder of arreio's own**, outside the working directory (a temporary folder:
@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arreio.engine.programs import inside_any, trusted_path, trusted_which
+from arreio.engine.core.programs import inside_any, trusted_path, trusted_which
 from arreio.engine.tools.mcp.config import StdioServer, expand_vars
 
 SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")

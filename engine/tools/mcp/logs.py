@@ -33,9 +33,9 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from arreio.engine import events as ev
-from arreio.engine.governance.delta_guard import DeltaGuard
-from arreio.engine.governance.redact import Redactor
+from arreio.engine.core import events as ev
+from arreio.engine.walls.delta_guard import DeltaGuard
+from arreio.engine.walls.redact import Redactor
 
 SDK_LOGGERS = ("mcp", "client", "server")
 SDK_MARK = "[arreio: mcp sdk] "

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.errors import ArreioError, UsageError
+from arreio.engine.core.errors import ArreioError, UsageError
 from arreio.engine.tools.mcp.config import McpServerConfig
 
 _TIMEOUT_S = 30.0

@@ -13,10 +13,10 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from arreio.engine.messages import ImagePart
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.messages import ImagePart
 from arreio.engine.tools.base import ToolError, ToolResult
 from arreio.engine.tools.mcp.tool import McpTool, resource_text, tool_name
+from arreio.engine.tools.run_context import RunContext
 
 if TYPE_CHECKING:
     from arreio.engine.tools.mcp.connection import Connection

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from arreio.engine.ports import PromptScreen
+from arreio.engine.core.ports import PromptScreen
 
 __all__ = ["PromptScreen", "Screen"]
 

@@ -10,7 +10,7 @@ it reads and writes is undone like any other write; `Tool.remote`).
   and any call in between that may change state (a tool that is not read-only: this server's writes,
   `shell`, `write_file`, …) starts the count again — after a write, the same read may answer anew, so
   status / add / status / status passes; and `read_only = True`: several such calls in one reply run
-  concurrently (engine/conveyor/toolround.py; unless the server is configured `sensitive`);
+  concurrently (engine/loop/toolround.py; unless the server is configured `sensitive`);
 - anything else → `repeat = "few"`: identical calls are counted over the whole run, whatever ran in
   between (a repeated write is the loop the limit is there to stop).
 """
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
-from arreio.engine.messages import ImagePart
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.messages import ImagePart
 from arreio.engine.tools.base import Tool, ToolResult
+from arreio.engine.tools.run_context import RunContext
 
 if TYPE_CHECKING:
     from arreio.engine.tools.mcp.hub import McpHub

@@ -3,7 +3,7 @@
 On Linux, each `shell` call and each command gate runs under bubblewrap (`bwrap`): the whole
 filesystem read-only, the working directory read-write (`workspace-write`) or read-only too
 (`read-only`); a private, size-capped `/tmp`; a minimal `/dev`, a fresh `/proc`; arreio's protected
-paths (`engine/governance/protected.py`: the state folder, `.git`, arreio's config — made to exist
+paths (`engine/walls/protected.py`: the state folder, `.git`, arreio's config — made to exist
 first where they are missing, so they can be mounted) read-only even inside the working directory,
 and every nested repository pinned in place; no network unless `sandbox.network: true`; every
 capability dropped (as root, a kept CAP_SYS_ADMIN could simply remount `/` read-write); a PID
@@ -11,7 +11,7 @@ namespace of its own with `--die-with-parent`, so no process — a `setsid … &
 outlives its call; limits on processes, memory and file size (`limits.py`); an environment without
 arreio's credentials (`governance/agent_env.py`). A `.git` or protected path the call creates anyway
 is moved out of the working tree after it (`guard.py`). `bwrap` itself is found only where the agent
-cannot have put it (`engine/programs.py`), and the probe checks that it really sandboxes.
+cannot have put it (`engine/core/programs.py`), and the probe checks that it really sandboxes.
 
 ```yaml
 sandbox:
@@ -24,10 +24,9 @@ sandbox:
 
 Where the sandbox cannot run (no bwrap, not Linux, namespaces refused: probed once per process and
 remembered), shell runs unsandboxed and the run says so once, as a `warning`; `mode: off` is the
-user's choice and is said on every run too (`feature.py`).
+user's choice and is said on every run too (`status.py` words it; `engine/features/sandbox.py` says it).
 """
 
-from arreio.engine.tools.sandbox.feature import SandboxFeature, status, unsandboxed_warning
 from arreio.engine.tools.sandbox.limits import LimitSettings
 from arreio.engine.tools.sandbox.plan import (
     Call,
@@ -41,9 +40,10 @@ from arreio.engine.tools.sandbox.plan import (
 )
 from arreio.engine.tools.sandbox.probe import Availability, Probe, availability, find_bwrap, probe_bwrap
 from arreio.engine.tools.sandbox.settings import SandboxSettings, parse_sandbox, sandbox_settings
+from arreio.engine.tools.sandbox.status import status, unsandboxed_warning
 
 __all__ = [
-    "Availability", "Call", "LimitSettings", "Probe", "RunSandbox", "SandboxFeature", "SandboxPlan",
+    "Availability", "Call", "LimitSettings", "Probe", "RunSandbox", "SandboxPlan",
     "SandboxSettings", "availability", "bwrap_args", "find_bwrap", "parse_sandbox", "probe_bwrap", "protected",
     "refusal_hint", "run_sandbox", "sandbox_plan", "sandbox_settings", "status", "unsandboxed_warning",
 ]

@@ -16,18 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arreio.engine.governance.agent_env import agent_env
-from arreio.engine.governance.protected import STATE, STATE_ENTRIES, USER_CONFIG, protected_areas
-from arreio.engine.paths import make_state_dir
-from arreio.engine.programs import agent_writable, inside_any
+from arreio.engine.core.paths import make_state_dir
+from arreio.engine.core.programs import agent_writable, inside_any
 from arreio.engine.tools.sandbox.guard import Before, PlantGuard
 from arreio.engine.tools.sandbox.limits import Box, open_box
 from arreio.engine.tools.sandbox.probe import Availability, Probe, availability, namespace_args
 from arreio.engine.tools.sandbox.seccomp import program_fd
 from arreio.engine.tools.sandbox.settings import SandboxSettings, sandbox_settings
+from arreio.engine.walls.agent_env import agent_env
+from arreio.engine.walls.protected import STATE, STATE_ENTRIES, USER_CONFIG, protected_areas
 
 if TYPE_CHECKING:
-    from arreio.engine.run_context import RunContext
+    from arreio.engine.tools.run_context import RunContext
 
 
 def bwrap_args(cwd: Path, settings: SandboxSettings, protected: list[Path], writable: list[Path],

@@ -1,5 +1,5 @@
 """Can bubblewrap sandbox here? Which `bwrap` (found only where the agent cannot have put one:
-`engine/programs.py`), and does it really build a sandbox — a stand-in that drops its options and runs
+`engine/core/programs.py`), and does it really build a sandbox — a stand-in that drops its options and runs
 the command would pass a probe that only asks it to run `true`, so the probe asks the sandboxed
 command for its PID namespace, which must differ from ours."""
 
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arreio.engine.programs import trusted_which
+from arreio.engine.core.programs import trusted_which
 
 PROBE_TIMEOUT_S = 10.0
 # The probe's own PATH: it only needs `readlink`, and it must not find one the agent wrote.

@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arreio.engine.config import parse_section
-from arreio.engine.governance.agent_env import is_provider_key
+from arreio.engine.core.config import parse_section
 from arreio.engine.tools.sandbox.limits import LimitSettings
+from arreio.engine.walls.agent_env import is_provider_key
 
 Mode = Literal["workspace-write", "read-only", "off"]
 

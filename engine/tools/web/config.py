@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.config import parse_section
+from arreio.engine.core.config import parse_section
 
 
 class SearchSettings(BaseModel):

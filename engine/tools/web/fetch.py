@@ -23,9 +23,9 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.nesting import json_loads
-from arreio.engine.run_context import RunContext
+from arreio.engine.core.nesting import json_loads
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.web.config import WebSettings
 from arreio.engine.tools.web.html_text import html_to_text
 

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
+from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.web.config import SearchSettings
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
