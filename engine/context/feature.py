@@ -38,7 +38,7 @@ from arreio.engine.context.summary import render_summary
 from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.context.tools import resultset_tools
 from arreio.engine.feature import Feature
-from arreio.engine.hooks import RunHook, Turn
+from arreio.engine.hooks import Rewrite, RunHook, Turn
 from arreio.engine.paths import display_path
 from arreio.engine.run_context import RunContext
 from arreio.engine.tools.base import ToolResult
@@ -86,7 +86,6 @@ class ContextHook(RunHook):
         self._raw_estimate = 0.0
         self._profile = "claude"
         self._model = ""
-        self._pending_events: list[ev.Event] = []  # from a compaction in before_model, which cannot yield events
         self._stub_weight = 0.0  # the mean weight of the last prune's stubs (`_prune`)
 
     # -- measuring ------------------------------------------------------------------------------
@@ -188,17 +187,19 @@ class ContextHook(RunHook):
         return [*self._last_head, *((h, w) for w, h in (self._entry(m) for m in self._last_request))]
 
     # -- hooks ----------------------------------------------------------------------------------
-    async def before_model(self, turn: Turn, request: ModelRequest):
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Rewrite:
         self._model, self._profile = turn.model, profile_for(turn.model)
-        self._pending_events += await self.windows.ensure(turn.model)
+        rewrite = Rewrite(events=await self.windows.ensure(turn.model))
         if not self.offered and request.tools:
-            request.tools = [t for t in request.tools if t.name not in RESULT_TOOLS]
+            rewrite.tools = [t for t in request.tools if t.name not in RESULT_TOOLS]
         if self.cfg.enabled and should_compact(self._context_tokens(turn), self._window(turn.model), self.cfg.watermark):
             # A resumed (or freshly grown) history already past the watermark: reduce before sending.
-            self._pending_events += await self._reduce(turn)
-            request.messages = list(turn.session.messages)
-        self._measure(request, turn.session)
-        request.max_tokens = fit_reply_cap(request, self._window(turn.model), self.calibrator.tokens(turn.model, self._raw_estimate))
+            rewrite.events += await self._reduce(turn)
+            rewrite.messages = list(turn.session.messages)
+        sent = rewrite.applied_to(request)
+        self._measure(sent, turn.session)
+        rewrite.max_tokens = fit_reply_cap(sent, self._window(turn.model), self.calibrator.tokens(turn.model, self._raw_estimate))
+        return rewrite
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         reported = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
@@ -206,8 +207,7 @@ class ContextHook(RunHook):
             self.stats.peak_context_tokens = max(self.stats.peak_context_tokens, reported)
             if self.cfg.calibrate:
                 self.calibrator.observe(turn.model, self._raw_estimate, reported)
-        events, self._pending_events = self._pending_events, []
-        return events
+        return []
 
     def transform_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
         self.worklog.redactor = turn.session.redactor  # every writer redacts (the call's arguments are the model's)
