@@ -44,7 +44,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
     render, view = _views(mode)
     spinner = Spinner(sys.stderr) if view is not None and isatty(sys.stderr) else None
     shown_on_terminal = (mode == "live" and isatty(sys.stdout)) or (mode == "text" and isatty(sys.stderr))
-    seen: dict[str, Any] = {"printed": 0}
+    seen: dict[str, Any] = {}
 
     async def go() -> int:
         loop = asyncio.get_running_loop()
@@ -59,14 +59,16 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
         async for event in run_pipeline(options, deps):
             if spinner is not None:
                 spinner.clear()
-            render(event)
-            seen["printed"] += 1
-            if event.type == "warning" and event.code in _WALL_WARNINGS and not shown_on_terminal:
-                _say(f"arreio: warning: {flat(event.message)}")
-            if spinner is not None and event.type != "done":
-                spinner.wait(waiting_for(event, answer_shown=mode == "live") if view.at_line_start else None)
+            # A cancelled run's last events (the calls it cut short, its `done`) are shown in `--json`
+            # only: the other views end at the cancel, which says itself on stderr.
+            if mode == "json" or task is None or not task.cancelling():
+                render(event)
+                if event.type == "warning" and event.code in _WALL_WARNINGS and not shown_on_terminal:
+                    _say(f"arreio: warning: {flat(event.message)}")
+                if spinner is not None and event.type != "done":
+                    spinner.wait(waiting_for(event, answer_shown=mode == "live") if view.at_line_start else None)
             if event.type == "run_start":
-                seen["run"], seen["session"], seen["cwd"] = event.run_id, event.session_id, Path(event.cwd)
+                seen["session"] = event.session_id
             elif event.type == "done":
                 code = event.exit_code
                 seen["done"] = True
@@ -83,7 +85,7 @@ def drive(options: Any, *, json_output: bool = False, output: str | None = None,
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if spinner is not None:
             spinner.clear()
-        _cancelled(seen, render, mode == "json")
+        _cancelled(seen)
         from arreio.engine.loop.outcome import EXIT_CODES
 
         return EXIT_CODES["cancelled"]
@@ -160,23 +162,8 @@ def _tell(done: Any) -> None:
         _say(f"arreio: {prefix}: {message}")
 
 
-def _cancelled(seen: dict[str, Any], render: Any, json_output: bool) -> None:
-    """The pipeline closed the session and wrote the report on its way out; the events it recorded
-    after the last one shown (interrupted calls, the final `done`) are shown now, as saved."""
-    if json_output and "run" in seen:
-        from arreio.engine.core.events import event_from_json
-        from arreio.engine.core.paths import state_dir
-        from arreio.engine.core.regular_file import Limit, read_text
-
-        events = state_dir(seen["cwd"]) / "runs" / seen["run"] / "events.jsonl"
-        try:
-            lines = read_text(events, limit=Limit.JOURNAL, errors="replace").splitlines()
-        except OSError:
-            lines = []
-        for line in lines[seen["printed"]:]:
-            try:
-                render(event_from_json(line))
-            except ValueError:
-                continue
+def _cancelled(seen: dict[str, Any]) -> None:
+    """The pipeline closed the session, wrote the report and ended its stream in `done` on its way
+    out (shown in `--json`); what is left is to say how to go on."""
     hint = f"continue with `arreio run --resume {seen['session']}`" if "session" in seen else "nothing was saved"
     _say(f"arreio: cancelled; {hint}")

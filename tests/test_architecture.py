@@ -196,3 +196,122 @@ def test_features_are_called_through_their_contract_never_probed_by_name() -> No
 
 def test_the_feature_probe_check_sees_one() -> None:
     assert feature_probes('for feature in fs:\n    hook = getattr(feature, "tools_resolved", None)\n') == [2]
+
+
+# -- hooks return values, the runner owns its state (docs/architecture.md section 1) ----------------
+HOOK_BASES = ("RunHook", "WarningsHook")
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update"})
+
+
+def _root(node: ast.expr) -> ast.expr:
+    """`a` of `a.b[c].d`: what an assignment target's attribute and subscript chain starts from."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    """What an assignment writes, tuples unpacked (`a.x, a.y = ...`)."""
+    if isinstance(node, ast.Assign):
+        found = list(node.targets)
+    elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+        found = [node.target]
+    else:
+        return []
+    flat: list[ast.expr] = []
+    while found:
+        target = found.pop()
+        if isinstance(target, ast.Tuple | ast.List):
+            found += target.elts
+        else:
+            flat.append(target)
+    return flat
+
+
+def _is_runner(node: ast.expr) -> bool:
+    """`runner`, `self.runner`, `ctx.runner`, `self._runner`: a runner reached from outside it."""
+    return (isinstance(node, ast.Name) and node.id == "runner") or (
+        isinstance(node, ast.Attribute) and node.attr in ("runner", "_runner"))
+
+
+def runner_writes(root: Path) -> list[str]:
+    """`runner.<attr> = …` anywhere but the module that defines `class Runner`."""
+    found = []
+    for room in ROOMS:
+        for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            if any(isinstance(n, ast.ClassDef) and n.name == "Runner" for n in tree.body):
+                continue
+            for node in ast.walk(tree):
+                for target in _targets(node):
+                    if isinstance(target, ast.Attribute) and _is_runner(target.value):
+                        found.append(f"{path.relative_to(root).as_posix()}:{target.lineno}")
+    return found
+
+
+def _is_hook(node: ast.ClassDef) -> bool:
+    named = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases}
+    return bool(named & set(HOOK_BASES)) or any(
+        isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef) and f.name == "before_model" for f in node.body)
+
+
+def request_writes(root: Path, rooms: tuple[str, ...] = (*ROOMS, "tests")) -> list[str]:
+    """In a hook's methods, a write into the `request` they were given: an attribute or item assigned
+    (`request.tools = …`, `request.messages[:] = …`) or a list of it changed in place (`.append`)."""
+    found = []
+    for room in rooms:
+        for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
+            for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not (isinstance(cls, ast.ClassDef) and _is_hook(cls)):
+                    continue
+                for method in cls.body:
+                    if not isinstance(method, ast.AsyncFunctionDef | ast.FunctionDef):
+                        continue
+                    if "request" not in {a.arg for a in method.args.args + method.args.kwonlyargs}:
+                        continue
+                    for node in ast.walk(method):
+                        writes = [t for t in _targets(node) if isinstance(t, ast.Attribute | ast.Subscript)]
+                        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                                and node.func.attr in MUTATORS):
+                            writes.append(node.func.value)
+                        for target in writes:
+                            root_node = _root(target)
+                            if target is not root_node and isinstance(root_node, ast.Name) and root_node.id == "request":
+                                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno} {cls.name}.{method.name}")
+    return found
+
+
+def test_nothing_outside_the_runner_writes_the_runners_attributes() -> None:
+    """The runner's state is the runner's: a model call, a tool round, a unit hand back what happened
+    (engine/loop/model_call.py yields its `CallState`) and the runner records it."""
+    assert runner_writes(REPO) == []
+
+
+def test_no_hook_changes_the_request_it_is_shown() -> None:
+    """Hooks return values (`Rewrite`, `Stop`, `Land`) and the runner applies them: a hook that
+    assigned into the request changed what the hooks after it and the runner's records saw."""
+    assert request_writes(REPO) == []
+
+
+def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    """Both scans on code that breaks the rules (so an empty answer above means something)."""
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "bad.py").write_text(
+        "class H(RunHook):\n"
+        "    async def before_model(self, turn, request):\n"
+        "        request.tools = []\n"
+        "        request.messages[:] = []\n"
+        "        request.messages.append(1)\n"
+        "        self._helper(request)\n"
+        "    def _helper(self, request):\n"
+        "        request.max_tokens += 1\n"
+        "        kept = request.tools\n"
+        "def call(runner, state):\n"
+        "    runner.model, runner.provider = state\n"
+        "    self.runner.last_error = None\n", encoding="utf-8")
+    (tmp_path / "engine" / "runner.py").write_text("class Runner:\n    def f(self, runner):\n        runner.x = 1\n",
+                                                   encoding="utf-8")
+    assert request_writes(tmp_path, ("engine",)) == [
+        "engine/bad.py:3 H.before_model", "engine/bad.py:4 H.before_model", "engine/bad.py:5 H.before_model",
+        "engine/bad.py:8 H._helper"]
+    assert sorted(runner_writes(tmp_path)) == ["engine/bad.py:11", "engine/bad.py:11", "engine/bad.py:12"]

@@ -51,9 +51,12 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
             loop.remove_signal_handler(signal.SIGTERM)
 
     async def drive() -> None:
+        task = asyncio.current_task()
         async for event in run_pipeline(state.options(message), deps):
             if spinner is not None:
                 spinner.clear()
+            if event.type != "done" and task is not None and task.cancelling():
+                continue  # a cancelled turn's calls it cut short: the turn shows only its end
             render(event)
             if event.type == "run_start" and event.agent is None:
                 result.session_id, result.run_id = event.session_id, event.run_id
@@ -81,31 +84,8 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
             spinner.clear()
         if hasattr(render, "flush"):  # a cancel mid-answer: the preview ends, the cursor shows again
             render.flush()
-    if result.done is None and result.run_id is not None:
-        result.done = _saved_done(state, result.run_id)
-        if result.done is not None:
-            render(result.done)  # the cancelled turn's stats line, as saved
     if result.done is not None and result.run_id is not None:
         state.record(result.done, result.run_id)
     return result
 
 
-def _saved_done(state: Any, run_id: str) -> Any:
-    """A cancelled turn's `done` is recorded in its events file (the pipeline wrote it on its way out)."""
-    from arreio.engine.core.events import event_from_json
-    from arreio.engine.core.paths import state_dir
-    from arreio.engine.core.regular_file import Limit, read_text
-
-    path = state_dir(state.cwd, state.env) / "runs" / run_id / "events.jsonl"
-    try:
-        lines = read_text(path, limit=Limit.JOURNAL, errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        try:
-            event = event_from_json(line)
-        except ValueError:
-            continue
-        if event.type == "done":
-            return event
-    return None

@@ -214,6 +214,7 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
             if timer is None or not timer.expired():
                 raise
             row.update(verdict="timeout", exit_code=1, message=f"timed out after {spec.task.timeout_s:g} s")
+            done = None  # the stream's last word is the cancel the timeout made: the row says timeout
         except ArreioError as error:  # bad input met at the edge (an unknown model, a bad plan): this attempt's
             row.update(verdict="error", exit_code=error.exit_code, message=error.message)
     row["run_s"] = round(time.monotonic() - t0, 3)

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from arreio.engine.core.ports import PromptScreen, SystemPromptBlockSource
 from arreio.engine.loop.feature import Feature
-from arreio.engine.loop.hooks import RunHook, Turn, WarningsHook
+from arreio.engine.loop.hooks import Rewrite, RunHook, Turn, WarningsHook
 from arreio.engine.tools.mcp.config import mcp_servers
 from arreio.engine.tools.mcp.connection import StartPlace
 from arreio.engine.tools.mcp.tool import SEP
 from arreio.engine.tools.run_context import RunContext
 
 if TYPE_CHECKING:
-    from arreio.engine.core.model_io import ModelRequest
+    from arreio.engine.core.model_io import ModelRequest, ToolSpec
     from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import Tool
     from arreio.engine.tools.mcp.hub import McpHub
@@ -84,23 +84,25 @@ class McpHook(WarningsHook):
         super().__init__(hub.drain_warnings, "mcp")
         self.hub = hub
 
-    async def before_model(self, turn: Turn, request: ModelRequest) -> None:
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Rewrite | None:
+        offered = request.tools
         fresh = await self.hub.refresh()  # a server said its tools changed, or was restarted
         if fresh:
-            self._offer(turn, request, [t for tools in fresh.values() for t in tools])
+            offered = self._offer(turn, offered, [t for tools in fresh.values() for t in tools])
         gone = self.hub.withdrawn()
-        if gone and request.tools:
-            request.tools = [t for t in request.tools if t.name not in gone]
+        if gone and offered:
+            offered = [t for t in offered if t.name not in gone]
+        return Rewrite(tools=offered) if offered is not request.tools else None
 
     @staticmethod
-    def _offer(turn: Turn, request: ModelRequest, tools: list[Tool]) -> None:
+    def _offer(turn: Turn, offered: list[ToolSpec], tools: list[Tool]) -> list[ToolSpec]:
         """Tools a re-listing found that the run does not have yet: registered (so calls reach them)
         and added to this request — if the run's own allow/deny would have offered them at start
         (a sub-agent's or a unit's narrowed set adds none), and not on a landing turn (no tools)."""
         registry = turn.tools
         admits = getattr(registry, "admits", None)
         if admits is None:
-            return
+            return offered
         added = []
         for tool in tools:
             if getattr(tool, "withheld", None) is None and tool.name not in registry and admits(tool.name):
@@ -109,8 +111,9 @@ class McpHook(WarningsHook):
                 if families is not None:
                     families[tool.name] = "mcp"
                 added.append(tool.name)
-        if added and request.tools:
-            request.tools = [*request.tools, *(s for s in registry.specs() if s.name in added)]
+        if added and offered:
+            return [*offered, *(s for s in registry.specs() if s.name in added)]
+        return offered
 
 
 class McpFeature(Feature):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from arreio.engine.core import events as ev
 from arreio.engine.core.errors import UsageError
 from arreio.engine.core.ids import iso_ms
-from arreio.engine.loop.hooks import Ask, Deny, Pause, RunHook, Turn
+from arreio.engine.loop.hooks import Ask, Deny, Pause, Rewrite, RunHook, Turn
 from arreio.engine.session.healing import check_pairing, heal
 from arreio.engine.walls.audit import AuditJournal, digest
 from arreio.engine.walls.policy import decide
@@ -196,18 +196,19 @@ class ApprovalHook(RunHook):
         self._checked_history = False
         self._recorded = DecisionsRead()
 
-    async def before_model(self, turn: Turn, request: ModelRequest) -> None:
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Rewrite | None:
         if not self._checked_history:
             self._checked_history = True
-            self._supersede(turn, request)
+            return self._supersede(turn)
+        return None
 
-    def _supersede(self, turn: Turn, request: ModelRequest) -> None:
+    def _supersede(self, turn: Turn) -> Rewrite | None:
         """A paused session resumed with a new instruction: the waiting calls will not run. They get
         `interrupted` results (pairing stays whole) and their approval is closed as denied."""
 
         session = turn.session
         if not check_pairing(session.messages):
-            return
+            return None
         healed, _ = heal(session.messages)
         waiting = latest_decisions(session.extra)
         at = iso_ms(self.ctx.clock.now())
@@ -215,7 +216,7 @@ class ApprovalHook(RunHook):
         for call_id, rec in waiting.items():
             if rec.get("status") == "pending":
                 session.append_record(record(call_id, rec.get("name", ""), "denied", "arreio", at, "superseded by a new instruction"))
-        request.messages[:] = list(session.messages)  # the request was assembled before this fix
+        return Rewrite(messages=list(session.messages))  # the request was assembled before this fix
 
     async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
         tool = turn.tools.get(call.name)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from arreio.engine.core.messages import Message
 from arreio.engine.loop.feature import Feature
-from arreio.engine.loop.hooks import Deny, RunHook, Stop, Turn, WarningsHook
+from arreio.engine.loop.hooks import Deny, Rewrite, RunHook, Stop, Turn, WarningsHook
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.walls.audit import AuditJournal
 from arreio.engine.walls.hook_process import HookRun, hook_env, run_hook, run_hook_sync
@@ -169,7 +169,7 @@ class _ToolHooks(RunHook):
         self.hooks = hooks
         self.prompted = False
 
-    async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | None:
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | Rewrite | None:
         if self.prompted or turn.agent:
             return None
         self.prompted = True
@@ -177,6 +177,7 @@ class _ToolHooks(RunHook):
         if last is None or last.role != "user" or not last.text:
             return None  # a resume that goes on with the history: no instruction was submitted
         payload = {**self.hooks.base("user_prompt_submit"), "prompt": last.text}
+        grown = False
         for index, spec in self.hooks.chosen("user_prompt_submit", ""):
             outcome = await self.hooks.run("user_prompt_submit", index, spec, payload)
             if outcome is None:
@@ -188,8 +189,9 @@ class _ToolHooks(RunHook):
             added = outcome.context or (outcome.stdout.strip() if outcome.exit_code == 0 and not outcome.reply else "")
             if added:
                 turn.session.append(Message.user(f"[context from the hook `{spec.shown}`]\n{added}"))
-                request.messages[:] = list(turn.session.messages)
-        return None
+                grown = True
+        # The request was assembled before the added context: it is sent with it.
+        return Rewrite(messages=list(turn.session.messages)) if grown else None
 
     async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | None:
         payload = {**self.hooks.base("pre_tool_use"), "tool_name": call.name, "tool_input": call.arguments,

@@ -6,6 +6,11 @@ A hook overrides only what it needs; every method defaults to "no opinion". It s
 through a narrow `Turn` view — the session, the model, the tools, the counters — never the runner
 itself. `Hooks` is the one place they are asked, in order: the first decision that is not None wins;
 events are gathered from all of them; results pass through each in turn.
+
+A hook returns what it wants, it never changes what it was shown: the request a hook gets before a
+model call is the runner's, and a hook that wants it sent otherwise (fewer tools, a smaller reply
+cap, the history as a compaction left it) returns a `Rewrite`, which the runner applies before the
+next hook is asked (tests/test_architecture.py holds this).
 """
 
 from __future__ import annotations
@@ -18,8 +23,8 @@ from arreio.engine.core import events as ev
 
 if TYPE_CHECKING:
     from arreio.engine.core.config import Settings
-    from arreio.engine.core.messages import ToolCallPart
-    from arreio.engine.core.model_io import Done, ModelRequest, ProviderError, SystemBlock, Usage
+    from arreio.engine.core.messages import Message, ToolCallPart
+    from arreio.engine.core.model_io import Done, ModelRequest, ProviderError, SystemBlock, ToolSpec, Usage
     from arreio.engine.core.ports import Provider
     from arreio.engine.loop.totals import Totals
     from arreio.engine.loop.watchdog import Stall
@@ -97,6 +102,42 @@ class Land:
 
 
 @dataclass
+class Rewrite:
+    """Send this model call otherwise; a field left None stays as it was. `messages`: the history to
+    send (a hook that changed the session — a compaction, an added message — sends the session's
+    messages as they now are); `tools`: the tools offered; `max_tokens`: the reply cap. `events` are
+    yielded before the call (e.g. the `compaction` that made room for it). The next hook is asked
+    with the request rewritten."""
+
+    messages: list[Message] | None = None
+    tools: list[ToolSpec] | None = None
+    max_tokens: int | None = None
+    events: list[ev.Event] = field(default_factory=list)
+
+    def applied_to(self, request: ModelRequest) -> ModelRequest:
+        """`request` with these changes: a new request (the one given is left as it was)."""
+        update: dict[str, Any] = {}
+        if self.messages is not None:
+            update["messages"] = self.messages
+        if self.tools is not None:
+            update["tools"] = self.tools
+        if self.max_tokens is not None:
+            update["max_tokens"] = self.max_tokens
+        return request.model_copy(update=update) if update else request
+
+
+@dataclass
+class Asked:
+    """What the hooks said before a model call: the request to send (every `Rewrite` applied), the
+    events to yield first, and a `Stop` or `Land` when one hook decided so (the hooks after it are
+    not asked)."""
+
+    request: ModelRequest
+    events: list[ev.Event]
+    decision: Stop | Land | None = None
+
+
+@dataclass
 class Deny:
     """Do not run this call; the model receives `content` as its (error) result."""
 
@@ -132,8 +173,9 @@ class RunHook:
         gathered while the run was assembled)."""
         return []
 
-    async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | Land | None:
-        """Before each model call (the reserve turn included: then `request.tools` is empty)."""
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | Land | Rewrite | None:
+        """Before each model call (the reserve turn included: then `request.tools` is empty). The
+        request is read-only: a hook that wants it sent otherwise returns a `Rewrite`."""
         return None
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
@@ -185,12 +227,20 @@ class Hooks:
     def at_unit_start(self, turn: Turn) -> list[ev.Event]:
         return [e for hook in self._asked["at_unit_start"] for e in hook.at_unit_start(turn)]
 
-    async def before_model(self, turn: Turn, request: ModelRequest) -> Stop | Land | None:
+    async def before_model(self, turn: Turn, request: ModelRequest) -> Asked:
+        """Each hook in turn, each shown the request as the ones before it rewrote it; a `Stop` or
+        `Land` ends the asking (the events gathered so far are yielded before its own)."""
+        events: list[ev.Event] = []
         for hook in self._asked["before_model"]:
             decision = await hook.before_model(turn, request)
-            if decision is not None:
-                return decision
-        return None
+            if decision is None:
+                continue
+            if isinstance(decision, Rewrite):
+                request = decision.applied_to(request)
+                events += decision.events
+                continue
+            return Asked(request, events, decision)
+        return Asked(request, events)
 
     def after_model(self, turn: Turn, usage: Usage) -> list[ev.Event]:
         return [e for hook in self._asked["after_model"] for e in hook.after_model(turn, usage)]

@@ -4,13 +4,16 @@
 (`repetition.py`) is stopped there and fails the step.
 
 `ModelCall(runner, request).run()` ends with the folded `Reply`, or an `Outcome` when the call
-failed for good. A switch changes the runner's model and provider (the rest of the run is served by
-the new model, so the reply is stamped with it) and yields `model_switch`.
+failed for good. It writes nothing of the runner's: after each attempt, and after a switch, it yields
+a `CallState` the runner records (how the attempt ended — hooks read it, `on_context_overflow` the
+error — and, after a switch, the model and provider that serve the rest of the run, so the reply is
+stamped with the new model), then `model_switch`.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arreio.engine.core import events as ev
@@ -26,7 +29,19 @@ from arreio.engine.loop.reply import Reply, fold
 from arreio.engine.providers.retry import RetryDecision, decide_retry
 
 if TYPE_CHECKING:
+    from arreio.engine.core.ports import Provider
     from arreio.engine.loop.runner import Runner
+
+
+@dataclass
+class CallState:
+    """Where a model call stands, for the runner to record before the call goes on."""
+
+    request: ModelRequest  # as sent (the model a switch moved to included)
+    model: str
+    provider: Provider
+    usage: Usage  # the step's so far, every attempt (and model) included
+    done: Done | None = None  # how the last attempt ended (None: no attempt since the switch)
 
 
 class ModelCall:
@@ -34,18 +49,20 @@ class ModelCall:
 
     def __init__(self, runner: Runner, request: ModelRequest) -> None:
         self.runner, self.request = runner, request
+        self.model, self.provider = runner.model, runner.provider  # a switch moves both
         self.usage = Usage()  # this step's usage, every attempt (and model) included
 
-    async def run(self) -> AsyncIterator[ev.Event | Reply | Outcome]:
+    def _state(self, request: ModelRequest, done: Done | None) -> CallState:
+        return CallState(request, self.model, self.provider, self.usage, done)
+
+    async def run(self) -> AsyncIterator[ev.Event | Reply | Outcome | CallState]:
         runner, request = self.runner, self.request
-        runner.last_request = request
-        runner._turn_usage = Usage()
         shown = False  # this attempt has streamed text: a retry withdraws it (the `retry` event says so)
         overflowed, attempt, waited = False, 0, 0.0
         while True:
             attempt += 1
             chunks, looping, watch = [], None, Repetition()
-            stream = runner.watchdog.stream(runner.provider.stream(request))
+            stream = runner.watchdog.stream(self.provider.stream(request))
             async for chunk in stream:
                 chunks.append(chunk)
                 if isinstance(chunk, TextChunk) and chunk.text:
@@ -61,16 +78,15 @@ class ModelCall:
                     break
             reply = fold(chunks)
             if reply.done.usage.estimated and reply.done.error is None:  # the server counted nothing
-                reply.done.usage = estimated_usage(request, Message.assistant(reply.parts, model=runner.model))
+                reply.done.usage = estimated_usage(request, Message.assistant(reply.parts, model=self.model))
                 if not runner.totals.usage.estimated:
                     yield ev.Warning_(code="usage_estimated", message=(
-                        f"{runner.model}'s server reported no token usage; the run's token figures are arreio's "
+                        f"{self.model}'s server reported no token usage; the run's token figures are arreio's "
                         "estimates (budgets and the context calibration work from them)"))
-            runner.last_done = reply.done
             self.usage = self.usage + reply.done.usage
-            runner._turn_usage = self.usage
-            runner.totals.add_usage(reply.done.usage, runner.model)
-            error = runner.last_error = reply.done.error
+            runner.totals.add_usage(reply.done.usage, self.model)
+            yield self._state(request, reply.done)  # recorded before a hook is asked about it
+            error = reply.done.error
             if error is None:
                 yield reply
                 return
@@ -80,7 +96,8 @@ class ModelCall:
                 if shrunk is not None:
                     for event in shrunk:
                         yield event
-                    request.messages = list(runner.session.messages)
+                    request = request.model_copy(update={"messages": list(runner.session.messages)})
+                    yield self._state(request, reply.done)
                     continue
             decision = decide_retry(error, attempt, runner.settings.retry, runner.rng, waited)
             if not decision.retry:
@@ -88,10 +105,10 @@ class ModelCall:
                 if isinstance(switch, Outcome):
                     yield switch
                     return
+                request = request.model_copy(update={"model": self.model})
+                yield self._state(request, reply.done)
                 yield switch.model_copy(update={"withdraws_text": shown})
                 shown = False
-                request = request.model_copy(update={"model": runner.model})
-                runner.last_request = request
                 attempt, overflowed, waited = 0, False, 0.0  # the new model has retries of its own
                 continue
             runner.totals.retries += 1
@@ -106,14 +123,14 @@ class ModelCall:
         failed = Outcome.of("failed", decision.failure, auth=error.kind == "auth")
         if not may_switch(error):
             return failed
-        before = runner.model
+        before = self.model
         try:
             found = runner.fallback.next(before)
         except ArreioError as problem:  # a fallback model that cannot be built (its key is missing)
             return Outcome.of("failed", f"{decision.failure}; the fallback model could not take over: {problem.message}")
         if found is None:
             return failed
-        runner.model, runner.provider = found
+        self.model, self.provider = found
         reason = " ".join(decision.failure.split())[:300]
-        runner.totals.switches.append({"from": before, "to": runner.model, "reason": reason})
-        return ev.ModelSwitch(from_model=before, to_model=runner.model, reason=reason)
+        runner.totals.switches.append({"from": before, "to": self.model, "reason": reason})
+        return ev.ModelSwitch(from_model=before, to_model=self.model, reason=reason)

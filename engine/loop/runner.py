@@ -27,7 +27,7 @@ from arreio.engine.loop.answer import AnswerCheck, Judgement, answer_text
 from arreio.engine.loop.ending import UnitEnding
 from arreio.engine.loop.fallback import Fallback
 from arreio.engine.loop.hooks import Hooks, Land, RunHook, Stop
-from arreio.engine.loop.model_call import ModelCall
+from arreio.engine.loop.model_call import CallState, ModelCall
 from arreio.engine.loop.outcome import Outcome
 from arreio.engine.loop.reply import Reply
 from arreio.engine.loop.toolround import ToolRound
@@ -51,6 +51,9 @@ class Runner:
         totals: Totals | None = None, agent: str = "", fallback: Fallback | None = None,
     ) -> None:
         self.provider, self.model, self.session, self.tools = provider, model, session, tools
+        # The runner's own provider, model and tools: a unit without its own is served by these (a
+        # unit's own are its alone; the next unit does not inherit them).
+        self._own = (provider, model, tools)
         self.ctx, self.system, self.agent = ctx, system, agent
         self.settings, self.clock = ctx.settings, ctx.clock
         self.hooks = hooks if isinstance(hooks, Hooks) else Hooks(hooks)
@@ -85,10 +88,11 @@ class Runner:
         """Run one unit; the last event is its `unit_end`. `user_text=None` continues the history as
         it stands (resume). `provider`, `model`, `tools`: this unit's own (a plan unit's).
         `output_schema`: the unit's answer must be JSON valid against it (engine/loop/answer.py)."""
-        self.provider = self.provider if provider is None else provider
-        self.model = self.model if model is None else model
-        self.tools = self.tools if tools is None else tools
-        self.model, self.provider = self.fallback.route(self.model, self.provider)  # a retired model stays retired
+        own_provider, own_model, own_tools = self._own
+        if model is None:  # the runner's own model (with its own provider, whatever this unit names)
+            model, provider = own_model, own_provider
+        self.tools = own_tools if tools is None else tools
+        self.model, self.provider = self.fallback.route(model, provider or own_provider)  # a retired model stays retired
         self.unit_limit, self.unit_steps = max_steps or self.settings.max_steps, 0
         self.ending = UnitEnding()
         self.answer = (AnswerCheck(output_schema, self.model, self.settings.structured_output)
@@ -126,8 +130,10 @@ class Runner:
                 yield ev.Ceiling(kind="steps", limit=self.unit_limit, value=self.unit_steps, message=message)
                 outcome = Outcome.of("partial", message, self.session.last_text())
                 break
-            request = self._request(with_tools=landing is None)
-            decision = await self.hooks.before_model(self.view, request)
+            asked = await self.hooks.before_model(self.view, self._request(with_tools=landing is None))
+            request, decision = asked.request, asked.decision
+            for event in asked.events:
+                yield event
             if isinstance(decision, Stop):
                 for event in decision.events:
                     yield event
@@ -141,8 +147,11 @@ class Runner:
             self.unit_steps += 1
             self.totals.count_turn(self.agent)
             reply: Reply | Outcome | None = None
-            async for event in self._ask(request):
-                if isinstance(event, (Reply, Outcome)):
+            self.last_request, self._turn_usage = request, Usage()
+            async for event in ModelCall(self, request).run():
+                if isinstance(event, CallState):
+                    self._record(event)
+                elif isinstance(event, (Reply, Outcome)):
                     reply = event
                 else:
                     yield event
@@ -211,11 +220,14 @@ class Runner:
         )
 
     # -- one model call, with the harness's retries and the run's fallback models --------------
-    def _ask(self, request: ModelRequest) -> AsyncIterator[ev.Event | Reply | Outcome]:
-        """Stream the reply (deltas as they come), retrying what can be retried and switching to a
-        fallback model when the model fails for good (engine/loop/model_call.py); ends with the
-        folded `Reply`, or an `Outcome` when the call failed for good."""
-        return ModelCall(self, request).run()
+    def _record(self, state: CallState) -> None:
+        """Where the model call stands (engine/loop/model_call.py streams the reply, retries what
+        can be retried and switches to a fallback model when the model fails for good): what hooks
+        read of it, and the model that serves the rest of the run."""
+        self.last_request, self._turn_usage = state.request, state.usage
+        self.model, self.provider = state.model, state.provider
+        if state.done is not None:
+            self.last_done, self.last_error = state.done, state.done.error
 
     # -- one tool round ------------------------------------------------------------------------
     def _run_tools(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event | Outcome]:

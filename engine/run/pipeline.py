@@ -6,6 +6,10 @@
 `--resume`, `approve`, tests) only build `RunOptions` and `PipelineDeps`. Later stages plug in
 here, once, for all of them. The run's outcome is read from its events (the last `unit_end` of the
 run's own runner), never from shared state.
+
+The stream ends in its result on every path a caller can read: a cancel (Ctrl-C, SIGTERM, a task
+cancelled) still yields the calls it cut short (`tool_end`, interrupted) and `done` (cancelled, 130),
+and the cancel goes on from the next step of the stream (the caller's `async for` raises it then).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     system=session.header.system, totals=totals,
                     hooks=[hook for feature in run.features for hook in feature.hooks(ctx)])
     outcome = CANCELLED
+    cancel: BaseException | None = None  # a cancel the stream ended on: raised on after `done`
+    closing: list[Any] = []  # the calls a cancel cut short, closed on the way out
     # The features that look at events (most do not: their `on_event` is Feature's no-op).
     observers = [f for f in run.features if overrides(f, Feature, "on_event")]
     learns = bool(options.learn or run.learn)
@@ -143,12 +149,15 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         except ArreioError as error:  # an expected failure mid-run is a failed run, not a cancelled one
             if not isinstance(error, Cancelled):
                 outcome = Outcome(verdict="failed", exit_code=error.exit_code, message=error.message)
-            raise
+                raise
+            cancel = error
+        except asyncio.CancelledError as error:
+            cancel = error
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
-                emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted",
-                                preview="interrupted: the run was cancelled before the call finished"))
+                closing += [emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted",
+                                preview="interrupted: the run was cancelled before the call finished"))]
             report = _report(run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd))
             report = redactor.model(report)
             for feature in run.features:
@@ -171,7 +180,11 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             session.close()
             if run.lock is not None:
                 run.lock.release()
+    for event in closing:
+        yield event
     yield done
+    if cancel is not None:
+        raise cancel
 
 
 def _run_changes(features: list[Feature], ctx: Any) -> Any:

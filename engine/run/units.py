@@ -81,12 +81,11 @@ class UnitRunner:
         else:
             units = self.plan.ordered()
         self.check(units)
-        swapped = False  # the unit before had its own provider: the next one goes back to the run's
         session = self.runner.session
         for index, unit in enumerate(units):
             turns = self._turns()
             first_turn = self.progress.first_turn(unit.id)
-            provider, model, swapped = self._provider_for(unit, turns if first_turn is None else first_turn, swapped)
+            provider, model = self._provider_for(unit, turns if first_turn is None else first_turn)
             text = self._opening(unit, index, is_plan)
             if text is None:
                 title = f"continue session {session.id}"
@@ -131,13 +130,11 @@ class UnitRunner:
         messages = self.runner.session.messages
         return sum(1 for m in messages if m.role == "assistant") + summarised_turns(messages)
 
-    def _provider_for(self, unit: Unit, first_turn: int, swapped: bool) -> tuple[Provider | None, str | None, bool]:
-        """The unit's own provider and model, the run's again after a unit that had its own, or
-        (None, None) to keep the runner's; and whether this unit has its own."""
+    def _provider_for(self, unit: Unit, first_turn: int) -> tuple[Provider | None, str | None]:
+        """The unit's own provider and model, or (None, None) for the runner's own: a unit's own
+        serve that unit alone (the runner does not keep them for the next)."""
         if unit.model or unit.script:
             model = unit.model or self.default_model
             script = (self.plan_dir / unit.script) if unit.script else None
-            return self.unit_provider(model, script, first_turn), model, True
-        if swapped:
-            return self.unit_provider(None, None, 0), self.default_model, False
-        return None, None, False
+            return self.unit_provider(model, script, first_turn), model
+        return None, None

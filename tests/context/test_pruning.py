@@ -95,8 +95,8 @@ def test_pruning_appends_prune_lines_that_a_reload_reads_back(tmp_path: Path) ->
     assert prunes and kinds.count(b"prune") == len(prunes)
     reloaded, repairs = Session.open(session.path, repair=False)
     assert repairs == [] and reloaded.messages == session.messages
-    full = sum(estimate_message(m, hook._profile) for m in session.messages)
-    assert abs(hook._history_tokens(session) - full) < 1e-6 * full
+    full = sum(estimate_message(m, hook.meter.profile) for m in session.messages)
+    assert abs(hook.meter.sums(session).total - full) < 1e-6 * full
 
 
 def _many_reads(tmp_path: Path, reads: int, **context):

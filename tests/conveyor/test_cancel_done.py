@@ -1,0 +1,81 @@
+"""A cancelled run's stream still ends in its result (docs/architecture.md section 3): the calls the
+cancel cut short get their `tool_end` (interrupted) and the last event is `done` (cancelled, 130),
+yielded to the caller — nothing has to be read back from the run's events file. The cancel itself
+goes on after `done`: the caller's `async for` raises it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
+from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_pipeline
+from tests.conftest import INTERRUPTIBLE
+
+
+def _options(work: Path) -> RunOptions:
+    work.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work.parent / "home")}
+    return RunOptions(goal_text="# Wait a while\n", cwd=work, env=env, yes=True)
+
+
+def test_a_cancel_mid_call_ends_the_stream_in_done(tmp_path: Path) -> None:
+    provider = ScriptedProvider([
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "sleep 30"}}]},
+        {"text": "never reached"},
+    ])
+    deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider))
+    work = tmp_path / "work"
+    seen: list = []
+
+    async def scenario() -> None:
+        async def consume() -> None:
+            async for event in run_pipeline(_options(work), deps):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        while not any(e.type == "tool_start" for e in seen):
+            assert not task.done(), seen
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):  # the cancel goes on after `done`
+            await task
+
+    asyncio.run(scenario())
+    done = seen[-1]
+    assert done.type == "done" and done.verdict == "cancelled" and done.exit_code == 130
+    closed = [e for e in seen if e.type == "tool_end"]
+    assert [(e.name, e.status) for e in closed] == [("shell", "interrupted")]
+    # What the caller was given is what the run recorded, to the last line.
+    recorded = (work / ".arreio" / "runs" / seen[0].run_id / "events.jsonl").read_text().splitlines()
+    assert [json.loads(line)["type"] for line in recorded] == [e.type for e in seen]
+
+
+@pytest.mark.slow
+def test_arreio_run_json_ends_in_done_after_ctrl_c(tmp_path: Path, arreio_env) -> None:
+    """`--json` after Ctrl-C: the last line on stdout is the run's `done`, as the stream gave it."""
+    (tmp_path / "s.yaml").write_text('- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n'
+                                     '  delay_s: 0.3\n')
+    proc = subprocess.Popen([sys.executable, "-m", "arreio.cli.app", "run", "x", "--script", "s.yaml", "--json"],
+                            cwd=tmp_path, env=arreio_env, text=True, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **INTERRUPTIBLE)
+    deadline = time.monotonic() + 30
+    while not list((tmp_path / ".arreio" / "sessions").glob("*.jsonl")):  # the run has started
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(1.0)  # in the middle of the answer (about 7 s long)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[0]["type"] == "run_start" and lines[-1]["type"] == "done"
+    assert lines[-1]["verdict"] == "cancelled" and lines[-1]["exit_code"] == 130
+    assert "arreio: cancelled; continue with `arreio run --resume" in err
