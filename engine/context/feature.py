@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine import events as ev
-from arreio.engine.atomic import write_atomic
 from arreio.engine.context.artifacts import ArtifactFile
-from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
+from arreio.engine.context.compaction import prepare_compaction, should_compact, summariser_backoff
+from arreio.engine.context.compactor import WORKLOG_FILE, compact_session
 from arreio.engine.context.prefix_sums import PrefixSums
 from arreio.engine.context.pruning import (
     READ_TOOLS,
@@ -34,7 +34,6 @@ from arreio.engine.context.resultsets import ResultStore
 from arreio.engine.context.served import RunWindows, fit_reply_cap
 from arreio.engine.context.settings import ContextSettings, context_settings
 from arreio.engine.context.stats import ContextStats
-from arreio.engine.context.summary import render_summary
 from arreio.engine.context.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.context.tools import resultset_tools
 from arreio.engine.feature import Feature
@@ -64,7 +63,7 @@ class ContextHook(RunHook):
         self.cwd = cwd
         self.calibrator = calibrator
         self.store = ResultStore(session_dir)
-        self.worklog = WorkLog(session_dir / "worklog.jsonl")
+        self.worklog = WorkLog(session_dir / WORKLOG_FILE)
         self.artifacts = ArtifactFile(session_dir / "artifacts")  # pruned results' raw text
         self._shown_paths: dict[Path, str] = {}
         self.stats = ContextStats()
@@ -280,16 +279,16 @@ class ContextHook(RunHook):
         plan = prepare_compaction(turn.session.messages, self._keep_tail(turn.model), self.weigh)
         if plan is None:
             return events
-        entries = self.worklog.entries
-        plan.records = {c.id: (e.label, e.digest) for m in plan.head if m.role == "assistant"
-                        for c in m.tool_calls if (e := entries.get(c.id)) is not None}
         use_model = self.skip == 0
         provider, model = turn.provider, turn.model
         if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
             model = self.cfg.summary_model
             provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
-        summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
-        turn.totals.add_usage(usage, model if source == "model" else None)  # counted per model (the report's costs)
+        done = await compact_session(turn.session, plan, provider=provider, model=model, weigh=self.weigh,
+                                     archive_dir=self.session_dir / "compacted", durable=turn.settings.fsync,
+                                     worklog=self.worklog, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
+        source = done.source
+        turn.totals.add_usage(done.usage, model if source == "model" else None)  # counted per model (the report's costs)
         if source == "model":
             self.failures = 0
         elif use_model:
@@ -297,11 +296,6 @@ class ContextHook(RunHook):
             self.skip = summariser_backoff(self.failures)
         else:
             self.skip -= 1
-        archive = self.session_dir / "compacted" / f"{plan.meta.number:03d}.jsonl"
-        # Nothing lost, and no secret: each message as the session stored it (redacted on its way in).
-        head = turn.session.stored_jsonl(plan.head)
-        write_atomic(archive, head, durable=turn.settings.fsync)
-        turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
         # Forget the estimates of messages no history holds any more (they kept a long run's messages alive).
         alive = {id(m) for m in turn.session.messages}
         self._weights = {k: v for k, v in self._weights.items() if k in alive}

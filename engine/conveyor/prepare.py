@@ -251,7 +251,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         path = store.path_for(session_id)
         lock = SessionLock(path).acquire(session_id)  # before the loader may rewrite the file
         locks.append(lock)
-        session, repairs = Session.open(path, repair=True)
+        session, repairs = Session.open(path, repair=True, redactor=ctx.redactor, durable=settings.fsync)
         if parent := session.header.parent:
             raise UsageError(f"{session_id} is a sub-agent's session, which ended with its task; "
                              f"resume its parent session {parent} instead")
