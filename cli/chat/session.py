@@ -6,11 +6,12 @@ the new instruction — the very options `arreio run --resume ID "message"` buil
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from arreio.engine.ports import process_env
 
 
 @dataclass
@@ -50,7 +51,7 @@ class ChatState:
     session_id: str | None = None  # None until the first message starts a session (or /new)
     turns: list[TurnRecord] = field(default_factory=list)  # this chat's turns, oldest first
     side_costs: list[SideCost] = field(default_factory=list)  # /compact's summaries, oldest first
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    env: dict[str, str] = field(default_factory=process_env)
 
     def store(self) -> Any:
         from arreio.engine.paths import state_dir

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from arreio.engine.ports import process_env
 
 # Mirrors arreio.memory.substores.SUBSTORES (a test keeps them equal); not imported here so that
 # loading the CLI does not load pydantic.
@@ -57,15 +58,13 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 def _stores() -> Any:
-    import os
-
     from arreio.engine.config import load_settings
     from arreio.engine.governance.redact import Redactor
     from arreio.engine.paths import state_dir
     from arreio.memory.store import MemoryStores
 
     # The limits a run's memory tool enforces, and its refusal of secrets (the environment's redactor).
-    return MemoryStores.configured(state_dir(), load_settings(), redactor=Redactor.from_env(os.environ))
+    return MemoryStores.configured(state_dir(), load_settings(), redactor=Redactor.from_env(process_env()))
 
 
 def _write(operation: Any, target: TargetName) -> None:

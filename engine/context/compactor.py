@@ -116,7 +116,8 @@ async def compact_stored(
 
     lock = SessionLock(path).acquire(session_id)
     try:
-        session, _ = Session.open(path, repair=True, redactor=Redactor.from_env(env), durable=settings.fsync)
+        session, _ = Session.open(path, repair=True, redactor=Redactor.from_env(env))
+        session.durable = settings.fsync  # as a run writes it
         try:
             plan = prepare_compaction(session.messages, 0, weigh)
             if plan is None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import getpass
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from arreio.engine.governance.policy import decide
 from arreio.engine.governance.settings import GovernanceSettings
 from arreio.engine.hooks import Ask, Deny, Pause, RunHook, Turn
 from arreio.engine.ids import iso_ms
+from arreio.engine.ports import process_env
 from arreio.engine.session.healing import check_pairing, heal
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def one_line(text: str) -> str:
 
 def who(env: dict[str, str] | None = None) -> str:
     """The person deciding, as the OS knows them."""
-    env = dict(os.environ if env is None else env)
+    env = dict(process_env() if env is None else env)
     try:
         return env.get("USER") or env.get("USERNAME") or getpass.getuser()
     except (KeyError, OSError):

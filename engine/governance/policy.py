@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -58,6 +57,7 @@ from arreio.engine.governance.settings import Action, GovernanceSettings, Policy
 from arreio.engine.governance.shell_syntax import parse_structure
 from arreio.engine.governance.side_doors import line_side_door, planted_git_dir, side_door
 from arreio.engine.paths import resolve_below
+from arreio.engine.ports import process_env
 
 _SUBJECT_ARGS = ("command", "path", "url", "query")
 
@@ -118,7 +118,7 @@ def decide(
     process's, as `paths.state_dir` does — and `state` the run's state folder when set another way.
     `cwd_resolved`: `cwd` is resolved already (a `RunContext.cwd` is), so it is not walked again."""
     call = _Call(name, arguments, Path(cwd or Path.cwd()).resolve() if not cwd_resolved else cwd,
-                 os.environ if env is None else env)
+                 process_env() if env is None else env)
     command = arguments.get("command")
     if name == "shell" and isinstance(command, str):
         call.line = parse(command)

@@ -116,9 +116,9 @@ class KnowledgeBase:
     @property
     def redactor(self) -> Redactor:
         if self._redactor is None:
-            import os
+            from arreio.engine.ports import process_env
 
-            self._redactor = Redactor.from_env(os.environ)
+            self._redactor = Redactor.from_env(process_env())
         return self._redactor
 
     def _redact_stored(self) -> None:

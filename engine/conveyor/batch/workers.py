@@ -48,11 +48,12 @@ def warm(deps_factory: Callable[[], Any]) -> None:
     import importlib
 
     from arreio.engine.governance.redact import Redactor
+    from arreio.engine.ports import process_env
 
     for name in PRELOAD:
         importlib.import_module(name)
     deps_factory()
-    Redactor.from_env(dict(os.environ))  # the pattern caches are what a worker's first run would fill
+    Redactor.from_env(process_env())  # the pattern caches are what a worker's first run would fill
 
 
 def _serve(conn: Connection, deps_factory: Callable[[], Any]) -> None:
