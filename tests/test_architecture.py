@@ -112,7 +112,7 @@ def _clock_and_env_uses(tree: ast.AST) -> set[str]:
                 found.add("os.environ")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner = node.func.value
-            owner_name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+            owner_name = getattr(owner, "id", None) or getattr(owner, "attr", "")
             if node.func.attr in ("now", "utcnow", "today") and owner_name == "datetime":
                 found.add("datetime.now")
             elif node.func.attr == "time" and owner_name == "time":

@@ -145,8 +145,8 @@ def _compact(chat: Any, arg: str) -> None:
         return
     if done.done.kept:
         chat.say(f"not compacted: a summary of the {counted(done.done.messages_removed, 'message')} before the last "
-                 f"turn is no shorter than they are ({done.tokens_before:,} tokens now, {done.tokens_after:,} with it); "
-                 "the conversation stays as it is")
+                 f"turn is no shorter than they are ({done.tokens_before:,} tokens now, {done.tokens_after:,} "
+                 "with it); the conversation stays as it is")
         return
     how = "" if done.done.source == "model" else f" [dim]({escape(done.done.source)})[/dim]"
     chat.say(f"context compacted: {done.tokens_before:,} → {done.tokens_after:,} tokens "

@@ -288,7 +288,8 @@ class ContextHook(RunHook):
                                      archive_dir=self.session_dir / "compacted", durable=turn.settings.fsync,
                                      worklog=self.worklog, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
         source = done.source
-        turn.totals.add_usage(done.usage, model if source == "model" else None)  # counted per model (the report's costs)
+        # counted per model (the report's costs)
+        turn.totals.add_usage(done.usage, model if source == "model" else None)
         if source == "model":
             self.failures = 0
         elif use_model:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from arreio.engine.context.summary import SUMMARY_MARKER
 from arreio.engine.session.file import Session
+from tests.conftest import run_cli
 
 
 def chat(work: Path, env: dict, stdin: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", *args], cwd=work, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(work, env, "chat", *args, input=stdin)
 
 
 def messages(work: Path) -> list:

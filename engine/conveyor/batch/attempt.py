@@ -127,7 +127,8 @@ def blank_row(spec: AttemptSpec, clock: Clock | None = None) -> dict[str, Any]:
         "exit_code": 1, "message": "", "gates": [], "steps": 0, "tool_calls": 0, "input_tokens": 0,
         "output_tokens": 0, "cached_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0, "cache_share": 0.0, "duration_s": 0.0,
         "setup_s": 0.0, "run_s": 0.0, "model": None, "session": None, "report": None, "run_id": None,
-        "started_at": iso_ms((clock or SystemClock()).now()), "ended_at": None, "tries": spec.tries, "worker": None, "warnings": [],
+        "started_at": iso_ms((clock or SystemClock()).now()), "ended_at": None, "tries": spec.tries, "worker": None,
+        "warnings": [],
     }
 
 
