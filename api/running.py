@@ -121,9 +121,9 @@ def _options(goal: str | None, *, cwd: str | Path | None, model: str | None, max
              resume: str | None, plan: str | Path | None, tools: list[str] | None, no_tools: list[str] | None,
              yes: bool, learn: bool, output_schema: Any, env: Mapping[str, str] | None,
              script: str | Path | None) -> Any:
-    import os
 
     from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.ports import process_env
     from arreio.engine.run.prepare import RunOptions
 
     where = Path(cwd).expanduser() if cwd is not None else Path.cwd()
@@ -139,5 +139,5 @@ def _options(goal: str | None, *, cwd: str | Path | None, model: str | None, max
     return RunOptions(goal_text=goal, model=model, resume=resume, max_steps=max_steps, yes=yes,
                       tools=list(tools) if tools is not None else None, no_tools=list(no_tools or []),
                       plan=Path(plan) if plan is not None else None, learn=learn, output_schema=schema,
-                      cwd=where.resolve(), env=dict(env) if env is not None else dict(os.environ),
+                      cwd=where.resolve(), env=dict(env) if env is not None else process_env(),
                       script=(where / Path(script).expanduser()) if script is not None else None)

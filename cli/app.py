@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from arreio.cli import help_style
+from arreio.engine.core.ports import process_env
 
 
 def _one_line_usage_error(error) -> None:
@@ -50,7 +51,7 @@ class _ArreioGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         """Standalone runs print usage errors our way (one line), instead of Typer's panel."""
-        if COMPLETE_VAR in os.environ:  # the shell asks for completions: Typer's script speaks Typer's protocol
+        if COMPLETE_VAR in process_env():  # the shell asks for completions: Typer's script speaks Typer's protocol
             from typer.completion import completion_init
 
             completion_init()
@@ -134,7 +135,7 @@ def _completion_shell(value: str) -> str:
 
             shell = shellingham.detect_shell()[0]
         except Exception:  # noqa: BLE001 - not installed, or no shell among our parents
-            shell = os.path.basename(os.environ.get("SHELL", "")).lower()
+            shell = os.path.basename(process_env().get("SHELL", "")).lower()
     if shell not in SHELLS:
         raise typer.BadParameter(f"completion is for {', '.join(SHELLS[:3])} (or powershell), not {shell or 'this shell'!r}")
     return shell
@@ -279,7 +280,7 @@ ROOT_HELP = ([], ["--help"], ["-h"])  # the command lines that only show root he
 
 def _only(args: list[str]) -> str | None:
     """The one command `args` runs, when it names one and nothing needs the whole tree."""
-    if COMPLETE_VAR in os.environ or not args or args[0] not in COMMANDS:
+    if COMPLETE_VAR in process_env() or not args or args[0] not in COMMANDS:
         return None
     return args[0]
 
@@ -311,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        listing = args in ROOT_HELP and COMPLETE_VAR not in os.environ
+        listing = args in ROOT_HELP and COMPLETE_VAR not in process_env()
         make_app(_only(args), listing=listing)(args=args, prog_name="arreio", standalone_mode=True)
     except SystemExit as done:
         # The reader took what it wanted (`arreio kb search … | head -3`): nothing failed, so 0,
@@ -325,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
         print("arreio: cancelled", file=sys.stderr)
         sys.exit(130)
     except Exception as error:  # a bug: still one line, with a way to see more
-        if os.environ.get("ARREIO_DEBUG"):
+        if process_env().get("ARREIO_DEBUG"):
             raise
         if isinstance(error, OSError):
             from arreio.cli.errors import report_os_error

@@ -6,15 +6,14 @@ get `cli.deps.pipeline_deps` (memory, skills, knowledge, learning), as `arreio r
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from arreio.engine.core.ids import iso_ms, new_id
+from arreio.engine.core.ports import SystemClock, process_env
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,7 @@ def run_batch_command(request: BatchRequest) -> int:
             registry.check_model(options["model"])
         if folder is None:
             make_state_dir(state)  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
-            now = datetime.now(UTC)
+            now = SystemClock().now()
             meta_options = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()}
             folder = BatchFolder.create(root, new_id(now), {"suite": str(suite.path.resolve()), "created_at": iso_ms(now),
                                                             "options": meta_options, "suite_sha256": _digest(suite.path)})
@@ -102,7 +101,7 @@ def run_batch_command(request: BatchRequest) -> int:
             if stored.get("suite_sha256") not in (None, _digest(suite.path)):
                 print(f"arreio: warning: {suite_path} changed since batch {request.resume} started; the attempts "
                       f"still to run use it as it is now", file=sys.stderr)
-            folder.update_meta(resumed_at=iso_ms(datetime.now(UTC)))
+            folder.update_meta(resumed_at=iso_ms(SystemClock().now()))
         return _run(folder, suite, tasks, options, request, config, settings, cwd, state)
     finally:
         if folder is not None:
@@ -214,6 +213,6 @@ def _learn(folder: Any, settings: Any, cwd: Path, state: Path) -> dict[str, Any]
     from arreio.engine.tools.run_context import RunContext
 
     deps = pipeline_deps()
-    ctx = RunContext(cwd=cwd, settings=settings, clock=SystemClock(), env=dict(os.environ), state_dir=state,
+    ctx = RunContext(cwd=cwd, settings=settings, clock=SystemClock(), env=process_env(), state_dir=state,
                      provider_factory=deps.provider_factory)
     return asyncio.run(learn_from_batch(folder, deps.learning, ctx=ctx))

@@ -32,6 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arreio.engine.core.ports import process_env
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -178,7 +180,8 @@ class _Reader:
 
 
 def _cache_file(key: str) -> Path | None:
-    root = os.environ.get("XDG_CACHE_HOME") or (os.path.join(os.environ["HOME"], ".cache") if os.environ.get("HOME") else None)
+    env = process_env()
+    root = env.get("XDG_CACHE_HOME") or (os.path.join(env["HOME"], ".cache") if env.get("HOME") else None)
     return Path(root) / "arreio" / f"scan-meaning-{key}.tsv" if root else None
 
 

@@ -102,27 +102,39 @@ def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return work
 
 
-@pytest.fixture
-def arreio_env(tmp_path: Path) -> dict[str, str]:
-    """An environment for subprocess runs: isolated HOME/XDG so no user config leaks in."""
+def cli_env(home: Path) -> dict[str, str]:
+    """An environment for `arreio` as a real process: HOME/XDG at `home`, so no user config leaks in,
+    and no ARREIO_* setting of the developer's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-    env["HOME"] = str(tmp_path / "home")
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "home" / ".config")
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
 @pytest.fixture
+def arreio_env(tmp_path: Path) -> dict[str, str]:
+    """An environment for subprocess runs: isolated HOME/XDG so no user config leaks in."""
+    return cli_env(tmp_path / "home")
+
+
+# `arreio` as a real process: this interpreter, this checkout. Every test that starts one starts this:
+# through `run_cli` (output captured), or as the argv of its own Popen or terminal.
+ARREIO = (sys.executable, "-m", "arreio.cli.app")
+
+
+@pytest.fixture
 def arreio_cmd() -> list[str]:
-    return [sys.executable, "-m", "arreio.cli.app"]
+    return list(ARREIO)
 
 
-def run_cli(work: Path, env: dict[str, str], *args: str | bytes, text: bool = True,
-            timeout: float = 120) -> subprocess.CompletedProcess:
-    """`arreio ARGS` as a real process in `work` (stdin closed), its output captured (`text=False`:
-    as bytes); never raises for an exit code."""
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=text, timeout=timeout, check=False)
+def run_cli(work: Path | None, env: dict[str, str], *args: str | bytes, text: bool = True, timeout: float = 120,
+            input: str | bytes | None = None) -> subprocess.CompletedProcess:
+    """`arreio ARGS` as a real process in `work`, its output captured (`text=False`: as bytes); stdin is
+    `input` piped in, else closed. Never raises for an exit code."""
+    stdin = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
+    return subprocess.run([*ARREIO, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout,
+                          check=False, **stdin)
 
 
 def _ctrl_c_reaches_the_child() -> None:

@@ -315,3 +315,63 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "engine/bad.py:3 H.before_model", "engine/bad.py:4 H.before_model", "engine/bad.py:5 H.before_model",
         "engine/bad.py:8 H._helper"]
     assert sorted(runner_writes(tmp_path)) == ["engine/bad.py:11", "engine/bad.py:11", "engine/bad.py:12"]
+
+
+# Where logic may read the wall clock or the process environment (docs/architecture.md section 8: time and
+# environment are injected). Each entry names what it may use, and why nothing can hand it in instead.
+EDGES: dict[str, set[str]] = {
+    # The port implementations: `SystemClock` (the real `Clock`) and `process_env` (the real `Env`).
+    "engine/core/ports.py": {"datetime.now", "os.environ"},
+    # litellm reads LITELLM_LOCAL_MODEL_COST_MAP / LITELLM_OFFLINE_MODE only from the process environment,
+    # at import and on later calls (its cost map, its offline checks), and takes no parameter for them.
+    "engine/providers/litellm.py": {"os.environ"},
+    # libgomp, loaded by the embedding model's C engine, reads its wait policy with getenv() when it loads:
+    # no API sets it; the settings are put in for the load and taken out after (a command gets `ctx.env`).
+    "memory/knowledge/embedders.py": {"os.environ"},
+}
+_OS_ENV = {"environ", "getenv", "putenv", "unsetenv", "environb", "getenvb"}
+
+
+def _clock_and_env_uses(tree: ast.AST) -> set[str]:
+    """`datetime.now(`, `time.time(` and any touch of the process environment (`os.environ`,
+    `os.getenv`, `from os import environ`, …) in a parsed module."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == "os" and node.attr in _OS_ENV:
+                found.add("os.environ")
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            if any(alias.name in _OS_ENV for alias in node.names):
+                found.add("os.environ")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            owner_name = getattr(owner, "id", None) or getattr(owner, "attr", "")
+            if node.func.attr in ("now", "utcnow", "today") and owner_name == "datetime":
+                found.add("datetime.now")
+            elif node.func.attr == "time" and owner_name == "time":
+                found.add("time.time")
+    return found
+
+
+def test_time_and_the_environment_are_read_only_at_the_edges() -> None:
+    uses = {}
+    for room in ROOMS:
+        for path in modules(room):
+            rel = path.relative_to(REPO).as_posix()
+            found = _clock_and_env_uses(ast.parse(path.read_text(encoding="utf-8")))
+            if extra := found - EDGES.get(rel, set()):
+                uses[rel] = sorted(extra)
+    assert uses == {}, "read the clock through `Clock`, the environment through an `Env` handed in"
+
+
+def test_every_edge_in_the_list_still_needs_its_entry() -> None:
+    stale = {rel: sorted(allowed - _clock_and_env_uses(ast.parse((REPO / rel).read_text(encoding="utf-8"))))
+             for rel, allowed in EDGES.items()}
+    assert {rel: names for rel, names in stale.items() if names} == {}
+
+
+def test_the_check_sees_each_form() -> None:
+    source = ("import os, time\nfrom datetime import datetime\nfrom os import getenv\n"
+              "a = os.environ.get('X')\nos.environ['Y'] = '1'\nb = datetime.now()\nc = time.time()\n")
+    assert _clock_and_env_uses(ast.parse(source)) == {"os.environ", "datetime.now", "time.time"}
+    assert _clock_and_env_uses(ast.parse("import time\nt = time.monotonic()\nenv = {}\n")) == set()

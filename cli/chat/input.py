@@ -27,6 +27,7 @@ from prompt_toolkit.keys import Keys
 
 from arreio.cli.chat.paste import collapsed, normalised
 from arreio.engine.core.paths import make_state_dir
+from arreio.engine.core.ports import process_env
 
 PROMPT = "› "
 CONTINUATION = "· "
@@ -41,7 +42,7 @@ class RedactedHistory(FileHistory):
     def store_string(self, string: str) -> None:
         from arreio.engine.walls.redact import Redactor  # after a message is sent, not at start-up
 
-        super().store_string(Redactor.from_env(os.environ).text(string))
+        super().store_string(Redactor.from_env(process_env()).text(string))
 
 
 class ChatCompleter(Completer):

@@ -21,7 +21,6 @@ is ready as soon as prompt_toolkit is."""
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -29,6 +28,7 @@ from typing import Any
 
 from arreio.cli.inert import shown as escape
 from arreio.cli.render import console_for, isatty
+from arreio.engine.core.ports import process_env
 from arreio.engine.core.wording import counted
 
 BURST_S = 0.7  # Ctrl-C this soon after a cancelled turn's prompt came back was meant for the turn
@@ -144,7 +144,7 @@ class Chat:
             self.failed_code = error.exit_code
             return None
         except Exception as error:  # a bug: one line, and the chat (and its session) goes on
-            if os.environ.get("ARREIO_DEBUG"):
+            if process_env().get("ARREIO_DEBUG"):
                 raise
             self._failed(f"internal error: {type(error).__name__}: {error} (set ARREIO_DEBUG=1 for the traceback)")
             self.failed_code = 1

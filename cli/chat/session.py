@@ -6,11 +6,12 @@ the new instruction — the very options `arreio run --resume ID "message"` buil
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from arreio.engine.core.ports import process_env
 
 
 @dataclass
@@ -30,6 +31,16 @@ class TurnRecord:
 
 
 @dataclass
+class SideCost:
+    """What the chat spent outside its turns' runs: a `/compact`'s summariser (for /cost)."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    free: bool
+
+
+@dataclass
 class ChatState:
     cwd: Path
     model: str | None = None  # None: the session's (or config's) model
@@ -39,7 +50,8 @@ class ChatState:
     max_steps: int | None = None
     session_id: str | None = None  # None until the first message starts a session (or /new)
     turns: list[TurnRecord] = field(default_factory=list)  # this chat's turns, oldest first
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    side_costs: list[SideCost] = field(default_factory=list)  # /compact's summaries, oldest first
+    env: dict[str, str] = field(default_factory=process_env)
 
     def store(self) -> Any:
         from arreio.engine.core.paths import state_dir
@@ -74,6 +86,14 @@ class ChatState:
                           changed_files=None if done.changes is None else any(done.changes.values()))
         self.turns.append(turn)
         return turn
+
+    def record_compaction(self, stored: Any) -> SideCost:
+        """A `/compact` (`StoredCompaction`): its summariser's tokens and cost join the chat's totals."""
+        usage = stored.done.usage
+        cost = SideCost(usage.input_tokens, usage.output_tokens,
+                        stored.cost_usd, stored.free)
+        self.side_costs.append(cost)
+        return cost
 
     def last_run(self) -> str | None:
         """The run of this chat's last message (what /diff and /undo work on); in a chat that has sent

@@ -143,14 +143,14 @@ def _compact(chat: Any, arg: str) -> None:
     if done is None:
         chat.say("nothing to compact: the conversation is one turn long")
         return
-    if done.kept:
-        chat.say(f"not compacted: a summary of the {counted(done.messages_removed, 'message')} before the last turn "
-                 f"is no shorter than they are ({done.tokens_before:,} tokens now, {done.tokens_after:,} with it); "
-                 "the conversation stays as it is")
+    if done.done.kept:
+        chat.say(f"not compacted: a summary of the {counted(done.done.messages_removed, 'message')} before the last "
+                 f"turn is no shorter than they are ({done.tokens_before:,} tokens now, {done.tokens_after:,} "
+                 "with it); the conversation stays as it is")
         return
-    how = "" if done.source == "model" else f" [dim]({escape(done.source)})[/dim]"
+    how = "" if done.done.source == "model" else f" [dim]({escape(done.done.source)})[/dim]"
     chat.say(f"context compacted: {done.tokens_before:,} → {done.tokens_after:,} tokens "
-             f"({counted(done.messages_removed, 'message')} summarised){how}")
+             f"({counted(done.done.messages_removed, 'message')} summarised){how}")
 
 
 @command("cost", "/cost — tokens, cost and cache share of this chat")

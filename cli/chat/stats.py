@@ -52,22 +52,25 @@ def prefix_share(session_path: Path, run_ids: set[str] | None = None) -> tuple[f
 def cost_lines(state: Any) -> list[str]:
     """`/cost`: this chat's turns on this session, added up."""
     turns = state.turns
-    if not turns:
+    side = getattr(state, "side_costs", [])  # /compact's summaries: tokens and cost outside the turns
+    if not turns and not side:
         return ["no turns yet in this chat"]
-    tokens_in = sum(t.input_tokens for t in turns)
-    tokens_out = sum(t.output_tokens for t in turns)
-    if all(t.free for t in turns):
+    spent = [*turns, *side]
+    tokens_in = sum(t.input_tokens for t in spent)
+    tokens_out = sum(t.output_tokens for t in spent)
+    if all(t.free for t in spent):
         cost = "$0 (offline)"
-    elif any(t.cost_usd is None and not t.free for t in turns):
-        known = sum(t.cost_usd or 0 for t in turns)
+    elif any(t.cost_usd is None and not t.free for t in spent):
+        known = sum(t.cost_usd or 0 for t in spent)
         cost = f"at least {money(known)} (a model's price is unknown)"
     else:
-        cost = money(sum(t.cost_usd or 0 for t in turns))
+        cost = money(sum(t.cost_usd or 0 for t in spent))
     cached = sum((t.cache_share or 0) * t.input_tokens for t in turns)
     share = round(100 * cached / tokens_in) if tokens_in else 0
     lines = [
         (f"{counted(len(turns), 'turn')} · {counted(sum(t.steps for t in turns), 'step')} · "
-         f"{counted(sum(t.tool_calls for t in turns), 'tool call')}"),
+         f"{counted(sum(t.tool_calls for t in turns), 'tool call')}"
+         + (f" · {counted(len(side), 'compaction')}" if side else "")),
         f"tokens: {tokens_in:,} in / {tokens_out:,} out · cost: {cost}",
         f"prompt cache: {share}% of input tokens served from the cache (as the provider reports)",
     ]

@@ -53,50 +53,19 @@ def approve(
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model for the resumed run (default: the session's).")] = None,
 ) -> None:
-    import os
     import sys
 
     from arreio.cli.arguments import text
+    from arreio.cli.deps import pipeline_deps
     from arreio.cli.inert import call_text
-    from arreio.engine.core.errors import UsageError
-    from arreio.engine.core.ids import iso_ms
-    from arreio.engine.core.paths import state_dir
-    from arreio.engine.core.ports import SystemClock
-    from arreio.engine.governance.approvals import ASK_LIMIT, decide_pending, describe_call, waiting_call, who
+    from arreio.engine.governance.approvals import describe_call
+    from arreio.engine.run.decision import decide
     from arreio.engine.run.pipeline import RunOptions
-    from arreio.engine.session.file import Session
-    from arreio.engine.session.store import SessionStore
-    from arreio.engine.walls.audit import AuditJournal, digest
-    from arreio.engine.walls.redact import Redactor
 
     text(reason, "the --reason")
-    clock = SystemClock()
-    root = state_dir()
-    store = SessionStore(root / "sessions")
-    sid = store.resolve(session_id)
-    options = RunOptions(resume=sid, script=script, model=model)
-    looked, _ = Session.open(store.path_for(sid), repair=False)
-    looked.close()
-    if parent := looked.header.parent:  # its parent went on without it
-        raise UsageError(f"{sid} is a sub-agent's session: the sub-agent already ended; its parent session is {parent}")
-    waiting = waiting_call(looked)  # nothing waiting (or already decided): say so first
-    if not deny and len(describe_call(waiting.name, waiting.arguments)) > ASK_LIMIT:
-        raise UsageError(f"session {sid}: the waiting {waiting.name} call is too long to have been shown whole "
-                         f"(over {ASK_LIMIT:,} characters); refuse it with `arreio approve {sid} --deny`")
-    _check_resumable(options)  # before the decision is written: a run that cannot go on keeps its approval
-    redactor = Redactor.from_env(os.environ)
-    session, _ = Session.open(store.path_for(sid), repair=True)
-    session.redactor = redactor
-    by, at = who(), iso_ms(clock.now())
-    try:
-        pending = decide_pending(session, approve=not deny, by=by, at=at, reason=reason or "")
-    finally:
-        session.close()
-    status = "denied" if deny else "approved"
-    AuditJournal(root, clock, redactor=redactor).append("approval", {
-        "session_id": sid, "call_id": pending.call_id, "name": pending.name, "status": status, "by": by, "at": at,
-        "reason": reason or "", "args_digest": digest(pending.arguments),
-    })
+    options = RunOptions(resume=session_id, script=script, model=model)
+    decision = decide(options, pipeline_deps(), approve=not deny, reason=reason or "")
+    pending, status, sid = decision.pending, decision.status, decision.session_id
     shown = call_text(describe_call(pending.name, pending.arguments))  # all of it: exactly what runs
     print(f"arreio: {status} {pending.name} ({pending.call_id}): {shown}", file=sys.stderr)
     print(f"arreio: resuming session {sid}", file=sys.stderr)
@@ -104,14 +73,3 @@ def approve(
 
     raise typer.Exit(drive(options, json_output=json_output))
 
-
-def _check_resumable(options: Any) -> None:
-    """Everything the resumed run will need (config, model, script, plan, the session's lock), checked
-    by preparing the run once and letting it go."""
-    from arreio.cli.deps import pipeline_deps
-    from arreio.engine.run.prepare import prepare
-
-    prepared = prepare(options, pipeline_deps())
-    prepared.session.close()
-    if prepared.lock is not None:
-        prepared.lock.release()

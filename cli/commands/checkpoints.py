@@ -4,7 +4,6 @@ tree, taking it back, and the checkpoints kept for that (engine/governance/check
 from __future__ import annotations
 
 import sys
-from datetime import UTC
 from typing import Annotated
 
 import typer
@@ -29,24 +28,24 @@ _ASIDE = "what is there now was never checkpointed: it is moved aside, into the 
 
 
 def _where():
-    import os
     from pathlib import Path
 
     from arreio.engine.checkpoints.history import open_store
     from arreio.engine.checkpoints.settings import checkpoint_settings
     from arreio.engine.core.config import load_settings
     from arreio.engine.core.paths import state_dir
+    from arreio.engine.core.ports import process_env
     from arreio.engine.core.programs import agent_writable
     from arreio.engine.tools.sandbox import sandbox_settings
 
-    cwd = Path.cwd().resolve()
-    loaded = load_settings(cwd, os.environ)
+    cwd, env = Path.cwd().resolve(), process_env()
+    loaded = load_settings(cwd, env)
     settings = checkpoint_settings(loaded)
-    untrusted = agent_writable(cwd, os.environ, sandbox_settings(loaded).writable_roots)
+    untrusted = agent_writable(cwd, env, sandbox_settings(loaded).writable_roots)
     from arreio.engine.walls.redact import Redactor
 
-    repo, index = open_store(state_dir(cwd, os.environ), cwd, os.environ, settings.max_file_bytes, untrusted,
-                             redactor=Redactor.from_env(os.environ))
+    repo, index = open_store(state_dir(cwd, env), cwd, env, settings.max_file_bytes, untrusted,
+                             redactor=Redactor.from_env(env))
     return repo, index, settings
 
 
@@ -156,12 +155,10 @@ def undo(
     force: Annotated[bool, typer.Option("--force", help="Overwrite files changed since the run (conflicts) too.")] = False,
     json_output: JsonFlag = False,
 ) -> None:
-    import os
-
     from arreio.engine.checkpoints.plan import shown
     from arreio.engine.checkpoints.restore import apply_undo, prepare_undo
     from arreio.engine.core.errors import ArreioError, UsageError
-    from arreio.engine.core.ports import SystemClock
+    from arreio.engine.core.ports import SystemClock, process_env
     from arreio.engine.core.wording import counted
     from arreio.engine.walls.audit import AuditJournal
     from arreio.engine.walls.redact import Redactor
@@ -197,7 +194,7 @@ def undo(
             print("undo cancelled: nothing was changed")
             raise typer.Exit(1)
     clock = SystemClock()
-    journal = AuditJournal(repo.state_dir, clock, redactor=Redactor.from_env(os.environ))
+    journal = AuditJournal(repo.state_dir, clock, redactor=Redactor.from_env(process_env()))
     result = apply_undo(prepared, force=force, clock=clock, journal=journal)
     if json_output:
         _dump({"plan": _plan_json(prepared), "result": {
@@ -287,15 +284,16 @@ def prune_checkpoints(
 ) -> None:
     """Remove old runs' checkpoints (each folder's newest run is kept), then the oldest while the store is
     over `checkpoints.max_total_mb`. Which runs go, and from what age, is said and asked first."""
-    from datetime import datetime, timedelta
+    from datetime import timedelta
 
     from arreio.engine.checkpoints.history import prune, prune_by_age, run_ages
     from arreio.engine.core.errors import UsageError
+    from arreio.engine.core.ports import SystemClock
     from arreio.engine.core.wording import counted
 
     repo, index, settings = _where()
     keep = _duration(older_than) if older_than else timedelta(days=settings.keep_days)
-    now = datetime.now(UTC)
+    now = SystemClock().now()
     going = prune_by_age(run_ages(index.runs()), now, keep) if index.path.exists() else []
     if going and not yes:
         # The checkpoints are what `arreio undo` needs: a unit misread removes them for good.

@@ -13,12 +13,13 @@ Only typer and the standard library at import time; the engine is imported by ea
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from arreio.engine.core.ports import process_env
 
 app = typer.Typer(help="See and change settings: list, get, set, unset, path, edit.", no_args_is_help=True)
 
@@ -45,7 +46,7 @@ LABELS = {"user": "user file", "project": "project file"}
 
 # -- checking: the same steps, and so the same messages, as a run ----------------------------------
 def _here() -> tuple[Path, dict[str, str]]:
-    return Path.cwd().resolve(), dict(os.environ)
+    return Path.cwd().resolve(), process_env()
 
 
 def checked_settings(cwd: Path, env: dict[str, str], documents: dict[Path, Any] | None = None) -> Any:

@@ -6,13 +6,14 @@ Only typer/stdlib at import time; the curator and the memory substores are impor
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from arreio.engine.core.ports import process_env
 
 if TYPE_CHECKING:
     from arreio.curator.curator import Curator, CuratorReport
@@ -46,7 +47,7 @@ def substore_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]
         from arreio.engine.walls.redact import Redactor
         from arreio.memory.substores import Substores
 
-        Substores(state_dir, clock, redactor=Redactor.from_env(os.environ)).append("procedural", "curator", payload)
+        Substores(state_dir, clock, redactor=Redactor.from_env(process_env())).append("procedural", "curator", payload)
 
     return record
 
@@ -95,7 +96,7 @@ def audit_recorder(state_dir: Path, clock: Clock) -> Callable[[dict[str, Any]], 
         from arreio.engine.walls.audit import AuditJournal
         from arreio.engine.walls.redact import Redactor
 
-        AuditJournal(state_dir, clock, redactor=Redactor.from_env(os.environ)).append("curator", payload)
+        AuditJournal(state_dir, clock, redactor=Redactor.from_env(process_env())).append("curator", payload)
 
     return record
 

@@ -12,13 +12,13 @@ embedder is found with `importlib.util.find_spec`, never loaded).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from arreio.engine.core.ports import process_env
 from arreio.engine.core.wording import counted
 
 HELP = "Check this machine and folder: Python, config, keys, sandbox, git, embedder, memory scan, hooks, MCP servers."
@@ -248,7 +248,7 @@ def doctor(
         "--no-model-call", help="Do not send the model's server the one-tool request (a CPU model can take a minute).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    cwd, env = Path.cwd().resolve(), dict(os.environ)
+    cwd, env = Path.cwd().resolve(), process_env()
     config_line, settings = _config(cwd, env)
     from arreio.cli.commands.doctor_endpoint import endpoint_checks
     from arreio.cli.commands.doctor_tools import tools_check

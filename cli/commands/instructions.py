@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from arreio.engine.core.ports import process_env
 from arreio.engine.core.wording import counted
 
 app = typer.Typer(help="Project instructions (AGENTS.md, CLAUDE.md): see what a run obeys, accept a new or "
@@ -20,14 +21,13 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _here() -> tuple[Any, Any, Any]:
-    import os
     from pathlib import Path
 
     from arreio.engine.core.config import load_settings
     from arreio.engine.core.paths import state_dir
     from arreio.memory.instructions import instructions_settings
 
-    cwd, env = Path.cwd().resolve(), dict(os.environ)
+    cwd, env = Path.cwd().resolve(), process_env()
     return cwd, state_dir(cwd, env), instructions_settings(load_settings(cwd, env))
 
 

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from arreio.cli.inert import shown as escape  # markup-safe and inert
+from arreio.engine.core.ports import process_env
 
 app = typer.Typer(
     help="The knowledge base: index your documents, then search them (the agent can too).",
@@ -29,7 +30,6 @@ def _console(stderr: bool = False) -> Console:
 
 
 def _open():
-    import os
 
     from arreio.engine.core.config import config_sources, load_settings
     from arreio.engine.core.errors import ConfigError
@@ -41,7 +41,7 @@ def _open():
     try:  # a config mistake fails before any file is made, naming the file to fix
         settings = parse_knowledge(section)
     except ConfigError as error:
-        raise ConfigError(f"{error.message} (in {config_sources(Path.cwd(), os.environ)})") from None
+        raise ConfigError(f"{error.message} (in {config_sources(Path.cwd(), process_env())})") from None
     return open_knowledge_base(state_dir(), settings=settings)
 
 

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from arreio.engine.core.ports import process_env
+
 HELP = "Run the learning pass on a finished session (proposer → validate → gate → apply to memory)."
 
 
@@ -36,7 +38,6 @@ def learn(
 def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> None:
     import asyncio
     import json
-    import os
 
     from arreio.cli.lessons import lesson_line
     from arreio.engine.core.config import load_settings
@@ -69,7 +70,7 @@ def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> N
                 except ValueError:
                     continue  # a torn last line of a killed run
     goal = next((m.text for m in saved.messages if m.role == "user"), saved.header.title)
-    ctx = RunContext(cwd=cwd, state_dir=home, settings=load_settings(cwd), clock=SystemClock(), env=dict(os.environ),
+    ctx = RunContext(cwd=cwd, state_dir=home, settings=load_settings(cwd), clock=SystemClock(), env=process_env(),
                      session_id=sid, session_path=saved.path, run_id=str(run_ids[-1]) if run_ids else "")
     outcome = asyncio.run(learn_pass(ctx, events=events, messages=saved.messages, goal=goal,
                                      model=saved.header.model, dry_run=dry_run))

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from arreio.engine.core.ports import process_env
 from arreio.engine.core.wording import counted
 
 app = typer.Typer(help="MCP servers from config: list them with their state and tools, test one, list their prompts; "
@@ -31,7 +32,6 @@ def _settings() -> tuple[Any, Any]:
 def _connect(servers: dict[str, Any]) -> tuple[list[Any], dict[str, list[dict[str, Any]]]]:
     """Connect, list, close; returns each server's state (failed ones say why) and, per server, its
     tools as `_tool_json` rows."""
-    import os
     from contextlib import nullcontext
     from pathlib import Path
 
@@ -41,7 +41,7 @@ def _connect(servers: dict[str, Any]) -> tuple[list[Any], dict[str, list[dict[st
     from arreio.engine.tools.mcp.hub import McpHub
 
     cwd = Path.cwd()
-    env = dict(os.environ)
+    env = process_env()
     start = start_place_for(cwd, env, load_settings(cwd, env), state_dir(cwd, env))
     hub = McpHub(servers, cwd=cwd, env=env, log_dir=state_dir(cwd, env) / "logs", start=start)
     try:
@@ -167,7 +167,6 @@ def test_server(
 
 
 def _prompts() -> Any:
-    import os
     from pathlib import Path
 
     from arreio.engine.core.paths import state_dir
@@ -175,7 +174,7 @@ def _prompts() -> Any:
 
     _, servers = _settings()
     cwd = Path.cwd()
-    return Prompts(servers, cwd=cwd, env=dict(os.environ), log_dir=state_dir(cwd) / "logs")
+    return Prompts(servers, cwd=cwd, env=process_env(), log_dir=state_dir(cwd) / "logs")
 
 
 @app.command("prompts")

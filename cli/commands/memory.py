@@ -15,6 +15,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from arreio.engine.core.ports import process_env
+
 # Mirrors arreio.memory.substores.SUBSTORES (a test keeps them equal); not imported here so that
 # loading the CLI does not load pydantic.
 SUBSTORE_NAMES = ("episodic", "semantic", "procedural", "decision", "transcript")
@@ -56,7 +58,6 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 def _stores() -> Any:
-    import os
 
     from arreio.engine.core.config import load_settings
     from arreio.engine.core.paths import state_dir
@@ -64,7 +65,7 @@ def _stores() -> Any:
     from arreio.memory.store import MemoryStores
 
     # The limits a run's memory tool enforces, and its refusal of secrets (the environment's redactor).
-    return MemoryStores.configured(state_dir(), load_settings(), redactor=Redactor.from_env(os.environ))
+    return MemoryStores.configured(state_dir(), load_settings(), redactor=Redactor.from_env(process_env()))
 
 
 def _write(operation: Any, target: TargetName) -> None:

@@ -12,11 +12,12 @@ Only typer and the standard library at import time.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from arreio.engine.core.ports import process_env
 
 HELP = ("List the known model strings with provider, context window, prices per million tokens and "
         "whether the provider's API key is set (names only, never values).")
@@ -113,7 +114,7 @@ def key_vars(env: dict[str, str]) -> dict[str, bool]:
 
 
 def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    env = dict(os.environ)
+    env = process_env()
     rows = model_rows(env)
     endpoint = endpoint_row(env)
     if json_output:

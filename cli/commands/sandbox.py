@@ -10,13 +10,14 @@ from typing import Annotated
 
 import typer
 
+from arreio.engine.core.ports import process_env
+
 app = typer.Typer(help="The OS sandbox shell runs in: see what is active here.", no_args_is_help=True)
 
 
 @app.command("status")
 def status(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Show the sandbox mode in force, network, the bwrap found (or why there is none) and the protected paths."""
-    import os
     from pathlib import Path
 
     from arreio.engine.core.config import load_settings
@@ -25,7 +26,7 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
     from arreio.engine.tools.sandbox import status as sandbox_status
 
     cwd = Path.cwd().resolve()
-    env = dict(os.environ)
+    env = process_env()
     settings = parse_sandbox(load_settings(cwd, env).sandbox)
     shown = sandbox_status(cwd, env, settings, state_dir(cwd, env))
     if json_output:

@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from arreio.engine.batch.workcopy import WorkCopy, clean, held
 from arreio.engine.core.errors import ArreioError, Cancelled
 from arreio.engine.core.ids import iso_ms
 from arreio.engine.core.nesting import json_loads
+from arreio.engine.core.ports import Clock, SystemClock, process_env
 from arreio.engine.core.regular_file import Limit, read_bytes
 
 ROW_VERSION = 1
@@ -89,14 +89,12 @@ def read_seeds(state: Path) -> dict[str, bytes]:
     return seeds
 
 
-def _now() -> str:
-    return iso_ms(datetime.now(UTC))
-
-
-def run_attempt(spec: AttemptSpec, deps_factory: Callable[[], Any]) -> dict[str, Any]:
-    """Run the attempt to its end and return its result row (see `blank_row` for the fields)."""
+def run_attempt(spec: AttemptSpec, deps_factory: Callable[[], Any], clock: Clock | None = None) -> dict[str, Any]:
+    """Run the attempt to its end and return its result row (see `blank_row` for the fields). `clock`
+    stamps the row (the real one by default)."""
+    clock = clock or SystemClock()
     t0 = time.monotonic()
-    row = blank_row(spec)
+    row = blank_row(spec, clock)
     out = spec.out_dir
     clean(out)  # a try that died, or a batch killed halfway, may have left its copy and setup running
     if out.exists():  # start clean
@@ -104,14 +102,14 @@ def run_attempt(spec: AttemptSpec, deps_factory: Callable[[], Any]) -> dict[str,
     out.mkdir(parents=True)
     for name, data in spec.seeds.items():
         (out / name).write_bytes(data)
-    env = dict(os.environ if spec.env is None else spec.env)
+    env = dict(process_env() if spec.env is None else spec.env)
     env["ARREIO_HOME"] = str(out)
     copy = WorkCopy(out, spec.task.id)
     try:
         if spec.task.workdir is not None and not _fill(copy, spec.task.workdir, row):
-            return _finish(row, t0)
+            return _finish(row, t0, clock)
         if spec.task.setup and not _setup(spec, copy, out, env, row):
-            return _finish(row, t0)
+            return _finish(row, t0, clock)
         asyncio.run(_run(spec, copy.path, env, deps_factory, row))
     except Exception as error:  # noqa: BLE001 - a bug below is this attempt's failure, not the batch's
         row.update(verdict="error", exit_code=1, message=f"internal error: {type(error).__name__}: {error}")
@@ -119,23 +117,24 @@ def run_attempt(spec: AttemptSpec, deps_factory: Callable[[], Any]) -> dict[str,
         with held():
             copy.remove()
             shutil.rmtree(out / "checkpoints", ignore_errors=True)  # they described the copy just removed
-    return _finish(row, t0)
+    return _finish(row, t0, clock)
 
 
-def blank_row(spec: AttemptSpec) -> dict[str, Any]:
+def blank_row(spec: AttemptSpec, clock: Clock | None = None) -> dict[str, Any]:
     """A result row before the run fills it in (also the row of an attempt lost with its worker)."""
     return {
         "version": ROW_VERSION, "task": spec.task.id, "attempt": spec.attempt, "verdict": "error", "passed": False,
         "exit_code": 1, "message": "", "gates": [], "steps": 0, "tool_calls": 0, "input_tokens": 0,
         "output_tokens": 0, "cached_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0, "cache_share": 0.0, "duration_s": 0.0,
         "setup_s": 0.0, "run_s": 0.0, "model": None, "session": None, "report": None, "run_id": None,
-        "started_at": _now(), "ended_at": None, "tries": spec.tries, "worker": None, "warnings": [],
+        "started_at": iso_ms((clock or SystemClock()).now()), "ended_at": None, "tries": spec.tries, "worker": None,
+        "warnings": [],
     }
 
 
-def _finish(row: dict[str, Any], t0: float) -> dict[str, Any]:
+def _finish(row: dict[str, Any], t0: float, clock: Clock) -> dict[str, Any]:
     row["duration_s"] = round(time.monotonic() - t0, 3)
-    row["ended_at"] = _now()
+    row["ended_at"] = iso_ms(clock.now())
     row["passed"] = row["verdict"] == "success"
     return row
 

@@ -47,12 +47,13 @@ def warm(deps_factory: Callable[[], Any]) -> None:
     """Import what a run imports and compile what it compiles, so forked workers inherit it."""
     import importlib
 
+    from arreio.engine.core.ports import process_env
     from arreio.engine.walls.redact import Redactor
 
     for name in PRELOAD:
         importlib.import_module(name)
     deps_factory()
-    Redactor.from_env(dict(os.environ))  # the pattern caches are what a worker's first run would fill
+    Redactor.from_env(process_env())  # the pattern caches are what a worker's first run would fill
 
 
 def _serve(conn: Connection, deps_factory: Callable[[], Any]) -> None:

@@ -39,6 +39,7 @@ from arreio.engine.checkpoints.store_lock import StoreLock, clear_stale_git_lock
 from arreio.engine.checkpoints.trees import Delta, Entry, TreeReading
 from arreio.engine.core.errors import ArreioError
 from arreio.engine.core.parent_death import die_with_us
+from arreio.engine.core.ports import process_env
 from arreio.engine.core.programs import trusted_path, trusted_which
 
 __all__ = ["CheckpointError", "Delta", "Entry", "ShadowRepo", "Snapshot", "find_git", "tree_key"]
@@ -116,7 +117,7 @@ class ShadowRepo(TreeReading):
         self._pinned: set[str] = set()  # first trees of runs that changed a .gitignore: their rules stand
         self._env = {
             # git looks up its helpers on PATH: only the entries the agent cannot write
-            "PATH": trusted_path({"PATH": path_env if path_env is not None else os.environ.get("PATH", os.defpath)},
+            "PATH": trusted_path({"PATH": path_env if path_env is not None else process_env().get("PATH", os.defpath)},
                                  [self.worktree, *untrusted]),
             "HOME": str(self.state_dir), "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.worktree),
             "GIT_INDEX_FILE": str(self.index_file), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,

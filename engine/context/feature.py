@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arreio.engine.context.compaction import should_compact
+from arreio.engine.context.compactor import WORKLOG_FILE
 from arreio.engine.context.meter import RequestMeter
 from arreio.engine.context.pruning import READ_TOOLS, WorkLog, read_key
 from arreio.engine.context.reducer import HistoryReducer
@@ -55,7 +56,7 @@ class ContextHook(RunHook):
         self.windows = windows or RunWindows(cfg, {}, None)  # what each model's server says its window is
         self.calibrator = calibrator
         self.store = ResultStore(session_dir)
-        self.worklog = WorkLog(session_dir / "worklog.jsonl")
+        self.worklog = WorkLog(session_dir / WORKLOG_FILE)
         self.stats = ContextStats()
         self.offered = self.store.exists()  # the result-set tools are offered once the session has a set
         self.meter = RequestMeter(calibrator)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine.context.artifacts import ArtifactFile
-from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
+from arreio.engine.context.compaction import prepare_compaction, should_compact, summariser_backoff
+from arreio.engine.context.compactor import compact_session
 from arreio.engine.context.pruning import (
     READ_TOOLS,
     WorkLog,
@@ -19,9 +20,7 @@ from arreio.engine.context.pruning import (
     sample_stub,
 )
 from arreio.engine.core import events as ev
-from arreio.engine.core.atomic import write_atomic
 from arreio.engine.core.paths import display_path
-from arreio.engine.core.summary import render_summary
 from arreio.engine.core.tokens import estimate_message
 
 if TYPE_CHECKING:
@@ -76,16 +75,16 @@ class HistoryReducer:
         plan = prepare_compaction(turn.session.messages, self.keep_tail(turn.model), self.meter.weigh)
         if plan is None:
             return events
-        entries = self.worklog.entries
-        plan.records = {c.id: (e.label, e.digest) for m in plan.head if m.role == "assistant"
-                        for c in m.tool_calls if (e := entries.get(c.id)) is not None}
         use_model = self.skip == 0
         provider, model = turn.provider, turn.model
         if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
             model = self.cfg.summary_model
             provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
-        summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
-        turn.totals.add_usage(usage, model if source == "model" else None)  # counted per model (the report's costs)
+        done = await compact_session(turn.session, plan, provider=provider, model=model, weigh=self.meter.weigh,
+                                     archive_dir=self.session_dir / "compacted", durable=turn.settings.fsync,
+                                     worklog=self.worklog, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
+        source = done.source
+        turn.totals.add_usage(done.usage, model if source == "model" else None)  # counted per model (the report's costs)
         if source == "model":
             self.failures = 0
         elif use_model:
@@ -93,11 +92,6 @@ class HistoryReducer:
             self.skip = summariser_backoff(self.failures)
         else:
             self.skip -= 1
-        archive = self.session_dir / "compacted" / f"{plan.meta.number:03d}.jsonl"
-        # Nothing lost, and no secret: each message as the session stored it (redacted on its way in).
-        head = turn.session.stored_jsonl(plan.head)
-        write_atomic(archive, head, durable=turn.settings.fsync)
-        turn.session.rewrite([render_summary(summary, plan.meta), *plan.tail])
         self.meter.forget_all_but(turn.session.messages)
         after = self.tokens(turn)
         self.stats.compactions += 1

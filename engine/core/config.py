@@ -7,7 +7,6 @@ is documented here because this model *is* the documentation of `config.yaml`.
 from __future__ import annotations
 
 import difflib
-import os
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from arreio.engine.core.errors import ConfigError
 from arreio.engine.core.paths import display_path, state_dir, user_config_path
+from arreio.engine.core.ports import process_env
 from arreio.engine.core.regular_file import Limit
 from arreio.engine.core.yaml_file import read_yaml
 
@@ -310,7 +310,7 @@ def load_settings(
     in for a config file's parsed contents (keyed by its path in `config_files`): `arreio config set`
     validates the file it is about to write exactly as a run would read it, before writing it."""
     cwd = (cwd or Path.cwd()).resolve()
-    env = os.environ if env is None else env
+    env = process_env() if env is None else env
     layers: list[tuple[str, dict[str, Any]]] = []
     for path in config_files(cwd, env).values():
         data = documents[path] if documents and path in documents else _read_yaml(path, cwd)

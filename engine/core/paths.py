@@ -7,10 +7,12 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from arreio.engine.core.ports import process_env
+
 
 def state_dir(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
     """The state folder (docs/architecture.md section 7). Not created here; writers create what they need."""
-    env = os.environ if env is None else env
+    env = process_env() if env is None else env
     home = env.get("ARREIO_HOME")
     if home:
         return Path(home).expanduser().resolve()
@@ -49,7 +51,7 @@ def make_state_dir(path: Path) -> bool:
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     """`~/.config/arreio/config.yaml`, honouring `XDG_CONFIG_HOME`."""
-    env = os.environ if env is None else env
+    env = process_env() if env is None else env
     base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
     return Path(base) / "arreio" / "config.yaml"
 
@@ -57,7 +59,7 @@ def user_config_path(env: Mapping[str, str] | None = None) -> Path:
 def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """`~/.cache/arreio`, honouring `XDG_CACHE_HOME`: what is worth keeping between runs but can be
     made again (a server's context window)."""
-    env = os.environ if env is None else env
+    env = process_env() if env is None else env
     base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
     return Path(base) / "arreio"
 

@@ -6,9 +6,9 @@ The engine never imports `memory`, `learning`, `curator` or `cli`: it sees them 
 
 from __future__ import annotations
 
-import asyncio
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -43,8 +43,21 @@ class SystemClock:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
+        import asyncio  # lazy: the CLI's entry reads the environment through this module before any loop runs
 
         await asyncio.sleep(seconds)
+
+
+# Where the environment comes from: a mapping handed down from the entry point (`RunOptions.env`,
+# `RunContext.env`), never read from the process by logic, never written. A child process gets it
+# as its `env=`; a test passes its own.
+Env = Mapping[str, str]
+
+
+def process_env() -> dict[str, str]:
+    """The real `Env`: a copy of this process's environment, taken when asked (the one reader of
+    `os.environ` — tests/test_architecture.py holds the few others to their reasons)."""
+    return dict(os.environ)
 
 
 @runtime_checkable

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import getpass
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from arreio.engine.core import events as ev
 from arreio.engine.core.errors import UsageError
 from arreio.engine.core.ids import iso_ms
+from arreio.engine.core.ports import process_env
 from arreio.engine.loop.hooks import Ask, Deny, Pause, Rewrite, RunHook, Turn
 from arreio.engine.session.healing import check_pairing, heal
 from arreio.engine.walls.audit import AuditJournal, digest
@@ -111,7 +111,7 @@ def one_line(text: str) -> str:
 
 def who(env: dict[str, str] | None = None) -> str:
     """The person deciding, as the OS knows them."""
-    env = dict(os.environ if env is None else env)
+    env = dict(process_env() if env is None else env)
     try:
         return env.get("USER") or env.get("USERNAME") or getpass.getuser()
     except (KeyError, OSError):

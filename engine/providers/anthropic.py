@@ -176,7 +176,7 @@ class AnthropicProvider(VendorProvider):
         import anthropic  # lazy: ~2 s of import that `arreio --help` must not pay
 
         # The tap keeps the start of a 200 that is no event stream (a proxy's page), to name it (sse_tap.py).
-        http = anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [tap_response]})
+        http = anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [tap_response]}, **self._transport_kw())
         return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0, http_client=http)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -285,7 +285,7 @@ class OpenAIProvider(VendorProvider):
         import openai  # lazy: ~1 s of import that `arreio --help` must not pay
 
         # the tap sees what the SDK's SSE decoder drops (sse_tap.py)
-        http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [tap_response]})
+        http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [tap_response]}, **self._transport_kw())
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0, http_client=http)
 
     def speaks_responses(self, client: Any) -> bool:

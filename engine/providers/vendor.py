@@ -20,12 +20,21 @@ class VendorProvider:
         base_url: str | None,
         session_id: str | None = None,
         client: Any = None,
+        transport: Any = None,
     ) -> None:
         self.model = model
         self._api_key = api_key
         self._base_url = base_url
         self._session_id = session_id
         self._client = client
+        # The httpx transport under the SDK's client (None: the real network). Tests replay wire
+        # fixtures through the real SDK with an `httpx.MockTransport`, the SSE tap still in place.
+        self._transport = transport
+
+    def _transport_kw(self) -> dict[str, Any]:
+        """The SDK client's `transport` argument, only when one was given: without it the SDK picks
+        its own (with TCP keep-alive)."""
+        return {} if self._transport is None else {"transport": self._transport}
 
     def _make_client(self) -> Any:  # pragma: no cover - each adapter overrides it
         raise NotImplementedError

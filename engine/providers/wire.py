@@ -11,7 +11,6 @@ import email.utils
 import json
 import os
 import re
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,7 +148,9 @@ _TIMEOUT_CLASSES = {"APITimeoutError", "Timeout", "TimeoutException", "TimeoutEr
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
     """Seconds the server asked us to wait: `retry-after-ms`, else `retry-after` as seconds or an
-    HTTP date. None when absent or unreadable; never negative."""
+    HTTP date. None when absent or unreadable; never negative. A date counts from the response's own
+    `Date` (the clock that wrote the retry date: a skewed local clock neither stretches nor cuts the
+    wait), else from `now` (epoch seconds); with neither, the harness's own backoff decides (None)."""
     if not headers:
         return None
     lower = {str(k).lower(): str(v) for k, v in headers.items()}
@@ -172,7 +173,15 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
         return None
     if when is None:
         return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    if now is None:
+        try:
+            sent = email.utils.parsedate_to_datetime(lower.get("date", ""))
+        except (TypeError, ValueError, IndexError):
+            return None
+        if sent is None:
+            return None
+        now = sent.timestamp()
+    return max(0.0, when.timestamp() - now)
 
 
 def error_fields(body: object) -> tuple[str | None, str | None, str | None]:

@@ -15,7 +15,7 @@ and the cancel goes on from the next step of the stream (the caller's `async for
 from __future__ import annotations
 
 import asyncio
-import time
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,6 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     run = prepare(options, deps)
     ctx = run.ctx
     started_at, t0 = clock.now(), clock.monotonic()
-    wall_start = time.time() - 1  # file times are wall-clock (and coarse on some filesystems)
     run_dir = ctx.state_dir / "runs" / ctx.run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     events_path = run_dir / "events.jsonl"
@@ -74,6 +73,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     learns = bool(options.learn or run.learn)
     seen: list[Any] = []  # the run's events, for the learning pass (kept only when it may run: a long run's events add up)
     with open(events_path, "w", encoding="utf-8") as sink:
+        # The run's start as file times count it (the gates compare the files' times with it): the
+        # events file's own, just made, by the filesystem's clock (coarse on some: a second's margin).
+        wall_start = os.fstat(sink.fileno()).st_mtime - 1
 
         open_calls: dict[str, str] = {}  # tool_start without tool_end yet (a cancel closes them below)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from arreio.engine.core.config import OpenAISettings, Settings, config_sources, 
 from arreio.engine.core.errors import ConfigError, UsageError
 from arreio.engine.core.ids import iso_ms, new_id
 from arreio.engine.core.paths import display_path, make_state_dir, state_dir
-from arreio.engine.core.ports import Clock, Provider, SystemClock
+from arreio.engine.core.ports import Clock, Env, Provider, SystemClock, process_env
 from arreio.engine.core.prompt import assemble_system
 from arreio.engine.features.defaults import engine_features
 from arreio.engine.features.resolver import resolve_tools
@@ -64,7 +64,7 @@ class RunOptions:
     output_schema: Path | dict[str, Any] | None = None
     fallback_models: list[str] | None = None  # --fallback-model (repeatable): replaces config's fallback_models
     cwd: Path = field(default_factory=Path.cwd)
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    env: Env = field(default_factory=process_env)  # the process's, copied when the options are made
     # Nobody watches this run as it happens (a batch attempt): a check that would only warn a person
     # fails closed instead (a command gate with no sandbox to run in).
     unattended: bool = False
@@ -253,7 +253,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         path = store.path_for(session_id)
         lock = SessionLock(path).acquire(session_id)  # before the loader may rewrite the file
         locks.append(lock)
-        session, repairs = Session.open(path, repair=True)
+        session, repairs = Session.open(path, repair=True, redactor=ctx.redactor)
         if parent := session.header.parent:
             raise UsageError(f"{session_id} is a sub-agent's session, which ended with its task; "
                              f"resume its parent session {parent} instead")

@@ -128,14 +128,14 @@ class Session:
         return session
 
     @classmethod
-    def open(cls, path: Path, *, repair: bool = True) -> tuple[Session, list[Repair]]:
-        """Load a session: skip bad lines, drop a torn tail, heal pairing. With `repair=True`, any
-        repair is written back (atomically) so later appends are safe; with `repair=False` nothing
-        is written and the session is read-only when it needed repair."""
+    def open(cls, path: Path, *, repair: bool = True, redactor: Redactor | None = None) -> tuple[Session, list[Repair]]:
+        """Load a session: skip bad lines, drop a torn tail, heal pairing; `repair=True` writes repairs back
+        (atomically; `repair=False`: read-only if it needed one). `redactor`: the writer's, from the first write."""
         read = read_session(path)
         # An older file is written back in the current format before anything is appended to it.
         writable = repair or not (read.repairs or read.migrated)
         session = cls(path, read.header, read.messages, read.runs, read.extra, read.placed, writable=writable)
+        session.redactor = redactor
         if repair and (read.repairs or read.migrated):
             session._write_repaired(read.repairs, read.good_end, read.migrated)
         return session, read.repairs

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from arreio.engine.core.paths import resolve_below
+from arreio.engine.core.ports import process_env
 from arreio.engine.walls.commands import Command, CommandLine
 from arreio.engine.walls.equivalents import core, parse
 from arreio.engine.walls.protected import path_matches, relative_or_absolute, write_refusal
@@ -118,7 +118,7 @@ def decide(
     process's, as `paths.state_dir` does — and `state` the run's state folder when set another way.
     `cwd_resolved`: `cwd` is resolved already (a `RunContext.cwd` is), so it is not walked again."""
     call = _Call(name, arguments, Path(cwd or Path.cwd()).resolve() if not cwd_resolved else cwd,
-                 os.environ if env is None else env)
+                 process_env() if env is None else env)
     command = arguments.get("command")
     if name == "shell" and isinstance(command, str):
         call.line = parse(command)

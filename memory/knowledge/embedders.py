@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from arreio.engine.core.errors import ConfigError
+from arreio.engine.core.ports import process_env
 from arreio.memory.knowledge import cjk
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ class HashingEmbedder:
 
 def check_choice(env: Mapping[str, str] | None = None) -> str:
     """`$ARREIO_KB_EMBEDDER`, normalised; an unknown value is a ConfigError. Loads no model."""
-    env = os.environ if env is None else env
+    env = process_env() if env is None else env
     choice = (env.get(ENV_VAR) or "auto").strip().lower()
     if choice not in ("auto", "e5", "none", "hashing"):
         raise ConfigError(f"{ENV_VAR} must be one of auto, e5, none, hashing (got {choice!r})")
@@ -185,7 +186,7 @@ def check_choice(env: Mapping[str, str] | None = None) -> str:
 
 def no_embedder_notice(env: Mapping[str, str] | None = None) -> str:
     """Why search is keyword-only when there is no embedder: switched off, or not installed."""
-    env = os.environ if env is None else env
+    env = process_env() if env is None else env
     if (env.get(ENV_VAR) or "").strip().lower() == "none":
         return f"keyword search only ({ENV_VAR}=none)"
     return NO_EMBEDDER_NOTICE

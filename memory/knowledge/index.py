@@ -112,9 +112,9 @@ class KnowledgeBase:
     @property
     def redactor(self) -> Redactor:
         if self._redactor is None:
-            import os
+            from arreio.engine.core.ports import process_env
 
-            self._redactor = Redactor.from_env(os.environ)
+            self._redactor = Redactor.from_env(process_env())
         return self._redactor
 
     def _redact_stored(self) -> None:

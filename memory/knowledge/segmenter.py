@@ -12,10 +12,11 @@ Chinese never does, and a Japanese dictionary would cut Chinese wrongly.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from functools import cache
+
+from arreio.engine.core.ports import process_env
 
 ENV_VAR = "ARREIO_KB_SEGMENTER"
 _KANA = re.compile("[\u3041-\u309f\u30a1-\u30fa\u31f0-\u31ff]")
@@ -57,5 +58,5 @@ def current() -> tuple[str, Segmenter | None]:
     """(analyzer name, segmenter or None). `$ARREIO_KB_SEGMENTER` = `auto` (default: MeCab with
     unidic-lite when installed) or `none` (bigrams only). The name is stored with a full-text index
     so an index built by another analyzer is rebuilt rather than searched inconsistently."""
-    choice = (os.environ.get(ENV_VAR) or "auto").strip().lower()
+    choice = (process_env().get(ENV_VAR) or "auto").strip().lower()
     return _load("none" if choice == "none" else "auto")

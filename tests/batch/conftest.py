@@ -6,12 +6,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import ARREIO, REPO
 
 SAMPLE = REPO / "fixtures" / "batch" / "sample"
 FIX_ADD = SAMPLE / "tasks" / "fix-add"
@@ -42,7 +41,7 @@ class Project:
         return f"tasks/{name}"
 
     def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "arreio.cli.app", "batch", *args]
+        return [*ARREIO, "batch", *args]
 
     def batch(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run(self.argv(*args), check=False, cwd=self.root, env=self.env, capture_output=True, text=True,

@@ -5,10 +5,10 @@ wait for the next one."""
 from __future__ import annotations
 
 import re
-import sys
 import time
 from pathlib import Path
 
+from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
 PROMPT = "›"
@@ -21,7 +21,7 @@ class ChatTerminal(Terminal):
         (`through="tee chat.log"` is `arreio chat | tee chat.log`)."""
         # prompt_toolkit asks the terminal where its cursor is (CPR); this pty never answers
         env = {**env, "PROMPT_TOOLKIT_NO_CPR": "1"}
-        argv = [sys.executable, "-m", "arreio.cli.app", "chat", *args]
+        argv = [*ARREIO, "chat", *args]
         if through is not None:
             argv = ["sh", "-c", f'"$@" | {through}', "sh", *argv]
         super().__init__(argv, cwd=cwd, env=env, stdout=stdout)

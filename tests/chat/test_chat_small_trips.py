@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
-import sys
 from pathlib import Path
 
 from arreio.engine.core.summary import SUMMARY_MARKER
 from arreio.engine.session.file import Session
+from tests.conftest import run_cli
 
 
 def chat(work: Path, env: dict, stdin: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", *args], cwd=work, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(work, env, "chat", *args, input=stdin)
 
 
 def messages(work: Path) -> list:
@@ -47,3 +47,19 @@ def test_a_scripted_chat_exits_2_on_an_unknown_slash_command(work: Path, arreio_
     assert "arreio: error: /comapct: refused (said above)" in done.stderr
     assert "1 turn" in done.stdout  # the commands after it still ran
     assert chat(work, arreio_env, "hi\n/cost\n", "--offline").returncode == 0
+
+
+def test_compact_counts_its_summary_in_the_chat_totals(work: Path, arreio_env: dict) -> None:
+    """/compact asks the model for the summary (the offline model answers it, with its usage): /cost
+    counts those tokens, as a run counts its own compaction's."""
+    words = ("alpha", "beta", "gamma", "delta", "river", "stone", "cloud", "paper")
+    (work / "notes.md").write_text("\n".join(" ".join(words[(i * 7 + j) % 8] for j in range(12)) for i in range(400)))
+    done = chat(work, arreio_env, "Read notes.md and write a summary to o.md\n/cost\n/compact\n/cost\n", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert "context compacted" in done.stdout
+    before, after = (tuple(int(n.replace(",", "")) for n in found)
+                     for found in re.findall(r"tokens: ([\d,]+) in / ([\d,]+) out", done.stdout))
+    assert after[0] > before[0] and after[1] > before[1]
+    assert "· 1 compaction" in done.stdout
+    (archive,) = (work / ".arreio" / "sessions").glob("*/compacted/001.jsonl")  # the replaced head, kept
+    assert "read_file" in archive.read_text()

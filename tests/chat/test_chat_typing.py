@@ -17,6 +17,7 @@ import pytest
 
 from tests.chat.chatterm import ChatTerminal
 from tests.chat.test_chat_terminal import SESSION, chat, leave, session_of
+from tests.conftest import run_cli
 from tests.terminal import Terminal
 
 pytestmark = pytest.mark.slow
@@ -269,8 +270,7 @@ def test_resuming_a_session_paused_at_an_approval_says_what_waits(work: Path, ar
   tool_calls: [{name: shell, arguments: {command: "echo p >> log.txt"}}]
 - text: "Went on."
 """)
-    piped = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--script", "s.yaml"], cwd=work,
-                           env=arreio_env, input="log it\n", capture_output=True, text=True, timeout=120)
+    piped = run_cli(work, arreio_env, "chat", "--script", "s.yaml", input="log it\n")
     assert piped.returncode == 3, piped.stderr
     again = ChatTerminal(work, arreio_env, "--continue")
     again.next(r"waiting for approval: \$ echo p >> log\.txt")
@@ -299,12 +299,10 @@ def test_a_piped_message_that_cannot_start_says_why_on_stderr(work: Path, arreio
     """`echo again | arreio chat --continue` on a session whose --script is gone printed 'error: …' on
     stdout, among the answers a script reads; `arreio run` says it on stderr."""
     (work / "s.yaml").write_text('- text: "First."\n')
-    first = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--script", "s.yaml"], cwd=work,
-                           env=arreio_env, input="hi\n", capture_output=True, text=True, timeout=120)
+    first = run_cli(work, arreio_env, "chat", "--script", "s.yaml", input="hi\n")
     assert first.returncode == 0, first.stderr
     (work / "s.yaml").unlink()
-    again = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--continue"], cwd=work,
-                           env=arreio_env, input="again\n", capture_output=True, text=True, timeout=120)
+    again = run_cli(work, arreio_env, "chat", "--continue", input="again\n")
     assert again.returncode == 2
     assert re.search(r"^arreio: error: session \S+ was run with --script .*s\.yaml, which no longer exists",
                      again.stderr, re.MULTILINE), again.stderr
@@ -318,8 +316,7 @@ def test_undo_in_a_new_chat_does_not_take_back_another_sessions_changes(work: Pa
 - tool_calls: [{name: write_file, arguments: {path: kept.md, content: "kept\\n"}}]
 - text: "Wrote kept.md."
 """)
-    other = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--script", "s.yaml"], cwd=work,
-                           env=arreio_env, input="write it\n", capture_output=True, text=True, timeout=120)
+    other = run_cli(work, arreio_env, "chat", "--script", "s.yaml", input="write it\n")
     assert other.returncode == 0, other.stderr
     assert (work / "kept.md").read_text() == "kept\n"
     term = ChatTerminal(work, arreio_env, "--offline")

@@ -5,9 +5,9 @@ are the patch as it is, so `arreio diff > p.patch` still applies. A real pty and
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
 SCRIPT = ('- tool_calls: [{name: write_file, arguments: {path: evil.txt, content: "x\\u001b]52;c;cm0gLXJmIH4=\\u0007y\\n"}}]\n'
@@ -16,7 +16,7 @@ SCRIPT = ('- tool_calls: [{name: write_file, arguments: {path: evil.txt, content
 
 def test_a_diff_is_inert_at_a_terminal_and_exact_through_a_pipe(tmp_path: Path, arreio_env: dict[str, str]) -> None:
     (tmp_path / "s.yaml").write_text(SCRIPT)
-    cli = [sys.executable, "-m", "arreio.cli.app"]
+    cli = [*ARREIO]
     ran = subprocess.run([*cli, "run", "x", "--script", "s.yaml", "--yes"], cwd=tmp_path, env=arreio_env,
                          capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False)
     assert ran.returncode == 0, ran.stderr

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
-CLI = [sys.executable, "-m", "arreio.cli.app"]
+CLI = [*ARREIO]
 
 
 def _two_runs(work: Path, env: dict) -> list[str]:

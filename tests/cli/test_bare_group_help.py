@@ -4,15 +4,15 @@ stdout, the same help `--help` shows, and exits 2 (a usage error: no command was
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
+
 
 def arreio(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60, check=False)
+    return run_cli(cwd, env, *args, timeout=60)
 
 
 @pytest.mark.parametrize("group", [[], ["sessions"], ["memory", "decision"]], ids=["arreio", "sessions", "decision"])

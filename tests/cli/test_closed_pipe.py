@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import ARREIO
 
 
 def closed_pipe_run(work: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
@@ -18,7 +19,7 @@ def closed_pipe_run(work: Path, env: dict, *args: str) -> subprocess.CompletedPr
     os.close(read)
     try:
         return subprocess.run(
-            [sys.executable, "-m", "arreio.cli.app", *args],
+            [*ARREIO, *args],
             cwd=work,
             env=env,
             stdout=write,
@@ -70,7 +71,7 @@ def test_a_failed_run_keeps_exit_1(tmp_path: Path, arreio_env: dict, reader_left
         done = closed_pipe_run(work, arreio_env, *args)
     else:
         done = subprocess.run(
-            [sys.executable, "-m", "arreio.cli.app", *args],
+            [*ARREIO, *args],
             cwd=work,
             env=arreio_env,
             capture_output=True,

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
+
 HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf", "ruamel", "arreio.engine.core.config")
 
 
 def arreio(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     full = {**os.environ, "SHELL": "/bin/bash", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], capture_output=True, text=True,
-                          env=full, cwd=cwd, timeout=60)
+    return run_cli(cwd, full, *args, timeout=60)
 
 
 @pytest.mark.parametrize(("shell", "marker"), [

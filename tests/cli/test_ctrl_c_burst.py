@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
-from tests.conftest import INTERRUPTIBLE
+from tests.conftest import ARREIO, INTERRUPTIBLE
 
 SLOW = '- text: "slow slow slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n  delay_s: 0.3\n'
 
@@ -25,7 +24,7 @@ SLOW = '- text: "slow slow slow slow slow slow slow slow slow slow"\n  chunk_cha
 @pytest.mark.parametrize("gap_s", [0.0, 0.004, 0.05])
 def test_a_burst_of_ctrl_c_stops_the_run_once(tmp_path: Path, arreio_env: dict[str, str], gap_s: float) -> None:
     (tmp_path / "s.yaml").write_text(SLOW)
-    child = subprocess.Popen([sys.executable, "-m", "arreio.cli.app", "run", "x", "--script", "s.yaml"], cwd=tmp_path,
+    child = subprocess.Popen([*ARREIO, "run", "x", "--script", "s.yaml"], cwd=tmp_path,
                              env=arreio_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              **INTERRUPTIBLE)
     assert child.stdout is not None

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import INTERRUPTIBLE
+from tests.conftest import ARREIO, INTERRUPTIBLE, run_cli
 
 SLOW = '- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n  delay_s: 0.3\n'
 
@@ -22,7 +21,7 @@ SLOW = '- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n  d
 def test_a_cancelled_run_empties_the_last_message_file(tmp_path: Path, arreio_env, sig: signal.Signals) -> None:
     (tmp_path / "last.txt").write_text("OLD answer of an earlier run\n")
     (tmp_path / "s.yaml").write_text(SLOW)
-    proc = subprocess.Popen([sys.executable, "-m", "arreio.cli.app", "run", "x", "--script", "s.yaml",
+    proc = subprocess.Popen([*ARREIO, "run", "x", "--script", "s.yaml",
                              "--output-last-message", "last.txt"], cwd=tmp_path, env=arreio_env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **INTERRUPTIBLE)
     deadline = time.monotonic() + 30
@@ -43,8 +42,6 @@ def test_bad_input_empties_the_last_message_file_too(tmp_path: Path, arreio_env,
     """Regression: bad input found before the run started (here with stdin piped, as a script runs it)
     left the file holding the last run's answer."""
     (tmp_path / "last.txt").write_text("OLD answer of an earlier run\n")
-    done = subprocess.run([sys.executable, "-m", "arreio.cli.app", "run", *argv, "--output-last-message", "last.txt"],
-                          check=False, cwd=tmp_path, env=arreio_env, text=True, input="some context\n",
-                          capture_output=True)
+    done = run_cli(tmp_path, arreio_env, "run", *argv, "--output-last-message", "last.txt", input="some context\n")
     assert done.returncode == 2, done.stderr
     assert (tmp_path / "last.txt").read_text() == ""

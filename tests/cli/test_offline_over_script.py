@@ -4,8 +4,6 @@ started with does not play over it (it ran out and failed the run)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import run_cli
@@ -32,8 +30,7 @@ def test_resume_with_offline_plays_the_offline_model_not_the_sessions_script(tmp
 
 def test_resume_in_an_offline_chat_goes_on_with_the_offline_model(tmp_path: Path, arreio_env: dict) -> None:
     session = _scripted_session(tmp_path, arreio_env)
-    chat = subprocess.run([sys.executable, "-m", "arreio.cli.app", "chat", "--offline"], cwd=tmp_path, env=arreio_env,
-                          input=f"/resume {session}\nList the files here.\nAnd again, list them.\n",
-                          capture_output=True, text=True, timeout=120, check=False)
+    chat = run_cli(tmp_path, arreio_env, "chat", "--offline",
+                   input=f"/resume {session}\nList the files here.\nAnd again, list them.\n")
     assert chat.returncode == 0, chat.stdout + chat.stderr
     assert "ran out" not in chat.stdout + chat.stderr

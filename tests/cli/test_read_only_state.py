@@ -9,12 +9,12 @@ import errno
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from arreio.cli.errors import report_os_error
+from tests.conftest import cli_env, run_cli
 
 
 def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
@@ -29,10 +29,7 @@ def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[st
 
 
 def _arreio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-    env.update(HOME=str(cwd.parent / "home"), XDG_CONFIG_HOME=str(cwd.parent / "home" / ".config"))
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], check=False, cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return run_cli(cwd, cli_env(cwd.parent / "home"), *args, timeout=60)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from arreio.cli.app import app
 from arreio.cli.commands.run import STDIN_CAP
 from arreio.engine.session.file import Session
 from arreio.engine.session.store import SessionStore
-from tests.conftest import isolate
+from tests.conftest import ARREIO, isolate
 
 REPLY = "- text: \"Done here.\"\n"
 
@@ -186,7 +185,7 @@ def test_cd_runs_as_if_started_in_dir(work: Path, tmp_path: Path, monkeypatch) -
 
 # -- real pipes ------------------------------------------------------------------------------------
 def _arreio(work: Path, arreio_env: dict, *args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=arreio_env,
+    return subprocess.Popen([*ARREIO, *args], cwd=work, env=arreio_env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 

@@ -23,7 +23,7 @@ from arreio.engine.core import events as ev
 from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
 from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.session.store import SessionStore
-from tests.conftest import isolate
+from tests.conftest import ARREIO, isolate
 from tests.terminal import Terminal
 
 LONG_PATH = "notes/" + "a-rather-long-folder-name/" * 4 + "and-a-long-file-name.md"
@@ -207,7 +207,7 @@ sys.stderr.write(err.decode())
 @pytest.mark.slow
 @pytest.mark.parametrize("output", ["live", "json"])
 def test_a_closed_pipe_stops_the_printing_not_the_run(work: Path, arreio_env: dict, output: str) -> None:
-    argv = [sys.executable, "-m", "arreio.cli.app", "run", "Look around", "--script", "slow.yaml", "--output", output]
+    argv = [*ARREIO, "run", "Look around", "--script", "slow.yaml", "--output", output]
     reader = subprocess.run([sys.executable, "-c", READ_ONE_LINE, *argv], cwd=work, env=arreio_env,
                             capture_output=True, text=True, timeout=60, check=False)
     first, code = reader.stdout.splitlines()
@@ -221,7 +221,7 @@ def test_a_closed_pipe_stops_the_printing_not_the_run(work: Path, arreio_env: di
 
 # -- a real terminal -------------------------------------------------------------------------------
 def terminal(work: Path, env: dict, *args: str, shell_tail: str = "") -> Terminal:
-    argv = [sys.executable, "-m", "arreio.cli.app", *args]
+    argv = [*ARREIO, *args]
     if shell_tail:  # e.g. stderr redirected to a file while stdout stays the terminal
         argv = ["sh", "-c", 'exec "$@" ' + shell_tail, "sh", *argv]
     return Terminal(argv, cwd=work, env=env)

@@ -3,9 +3,9 @@ read as if the parent had said it."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
 SCRIPT = """
@@ -23,7 +23,7 @@ agents:
 
 def test_a_sub_agents_text_is_tagged_like_its_calls(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / "s.yaml").write_text(SCRIPT)
-    term = Terminal([sys.executable, "-m", "arreio.cli.app", "run", "Write a note", "--script", "s.yaml", "--yes"],
+    term = Terminal([*ARREIO, "run", "Write a note", "--script", "s.yaml", "--yes"],
                     cwd=tmp_path, env=arreio_env)
     assert term.wait(60) == 0, term.plain
     lines = term.plain.splitlines()

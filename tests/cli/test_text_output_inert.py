@@ -9,14 +9,13 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from arreio.cli.render import TextRenderer
 from arreio.engine.core import events as ev
-from tests.conftest import run_cli
+from tests.conftest import ARREIO, run_cli
 from tests.terminal import Terminal
 
 EVIL = "before\x1b]0;TITLE-PWNED\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[Hafter-clear \u202egnp.exe \x9b2J"
@@ -66,7 +65,7 @@ def test_json_keeps_the_text_as_data(work: Path, env: dict) -> None:
 
 def at_a_terminal(work: Path, env: dict, script: str) -> str:
     """What the terminal receives when stdout alone is a pty (stderr to a file, so no progress shows)."""
-    argv = [sys.executable, "-m", "arreio.cli.app", "run", "Say it", "--script", script, "--output", "text"]
+    argv = [*ARREIO, "run", "Say it", "--script", script, "--output", "text"]
     term = Terminal(["sh", "-c", 'exec "$@" 2>err.txt', "sh", *argv], cwd=work, env=env)
     assert term.wait() == 0, term.output + (work / "err.txt").read_text()
     return term.output.replace("\r\n", "\n")  # the line discipline's newline

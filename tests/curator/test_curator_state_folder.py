@@ -5,17 +5,14 @@ user's next commit. Real CLI, real git."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.conftest import cli_env, run_cli
 
 
 def arreio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-    env.update(HOME=str(cwd.parent / "home"), XDG_CONFIG_HOME=str(cwd.parent / "home" / ".config"))
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], check=False, cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return run_cli(cwd, cli_env(cwd.parent / "home"), *args, timeout=60)
 
 
 def repo(tmp_path: Path) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arreio.engine.tools.sandbox import availability
+from tests.conftest import run_cli
 from tests.families.conftest import MCP_SERVER, configure, script
 
 pytestmark = pytest.mark.slow
@@ -24,9 +25,8 @@ PLANT = "import pathlib\npathlib.Path({marker!r}).write_text('the agent ran on t
 
 
 def _run(project: Path, env: dict, replies: list[dict], *extra: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "arreio.cli.app", "run", "--goal", "GOAL.md", "--json", "--yes",
-           "--script", script(project, replies), *extra]
-    return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(project, env, "run", "--goal", "GOAL.md", "--json", "--yes", "--script", script(project, replies),
+                   *extra)
 
 
 def _ends(done: subprocess.CompletedProcess) -> list[dict]:
@@ -37,8 +37,7 @@ def test_python_dash_m_does_not_import_the_agents_module(project: Path, arreio_e
     marker = tmp_path / "IMPORTED"
     (project / "my_server.py").write_text(PLANT.format(marker=str(marker)))
     configure(project, {"mcp_servers": {"mine": {"command": "python3", "args": ["-m", "my_server"]}}})
-    listed = subprocess.run([sys.executable, "-m", "arreio.cli.app", "mcp", "list"], cwd=project, env=arreio_env,
-                            capture_output=True, text=True, timeout=60, check=False)
+    listed = run_cli(project, arreio_env, "mcp", "list", timeout=60)
     assert "mine" in listed.stdout + listed.stderr
     _run(project, arreio_env, [{"text": "done"}])
     assert not marker.exists()
@@ -81,8 +80,7 @@ def test_a_sandboxed_server_stays_in_the_room(project: Path, arreio_env: dict, t
     python = os.path.realpath(sys.executable)  # the real interpreter: a venv under /tmp is not in the sandbox
     server = {"command": python, "args": ["tools/srv.py"], "cwd": "."}
     configure(project, {"mcp_servers": {"srv": server if sandboxed is None else {**server, "sandbox": sandboxed}}})
-    subprocess.run([sys.executable, "-m", "arreio.cli.app", "mcp", "list"], cwd=project, env=arreio_env,
-                   capture_output=True, text=True, timeout=60, check=False)
+    run_cli(project, arreio_env, "mcp", "list", timeout=60)
     try:
         assert outside.exists() is (sandboxed is False)
     finally:

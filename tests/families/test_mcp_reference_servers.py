@@ -6,7 +6,8 @@ goal (`--mcp-prompt fetch/fetch --arg url=…`) — fetching only from a loopbac
 
 They are installed into a virtualenv of their own (they pin their own `mcp`), made once and reused
 from a cache folder (`$ARREIO_TEST_CACHE`, default ~/.cache/arreio-tests); where that cannot be done
-— no registry, no `venv` — the tests skip, saying why."""
+— no registry, no `venv` — the tests skip, saying why. They are marked `network` and run only when
+asked: `pytest -m network`."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ import pytest
 
 from tests.families.conftest import configure, reply, script
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # a pip install (once), then real server processes
+# a pip install from PyPI (once), then real server processes: out of the default run (`pytest -m network`)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.network]
 
 PACKAGES = ["mcp-server-time", "mcp-server-git", "mcp-server-fetch"]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from arreio.engine.governance.approvals import ASK_LIMIT
 from tests.chat.chatterm import ChatTerminal
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
+from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
 # The part that matters comes after 3,000 harmless characters.
@@ -36,7 +36,7 @@ def events_of(output: str) -> list[dict]:
 
 @pytest.mark.slow
 def test_arreio_run_in_a_terminal_shows_the_whole_command_before_it_asks(work: Path, arreio_env) -> None:
-    term = Terminal([sys.executable, "-m", "arreio.cli.app", "run", "--goal", "GOAL.md", "--script",
+    term = Terminal([*ARREIO, "run", "--goal", "GOAL.md", "--script",
                      script(work, LONG)], cwd=work, env=arreio_env)
     term.expect(r"Run it\? \[y/N\] ")
     assert 0 <= term.plain.find("SEEN-THE-TAIL > tail.txt") < term.plain.find("Run it?"), term.plain

@@ -5,7 +5,6 @@ the call's arguments. The terminal cases run arreio in a real pseudo-terminal.""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
 from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
+from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
 COMMAND = "echo ran >> log.txt"
@@ -35,7 +35,7 @@ def events_of(output: str) -> list[dict]:
 
 
 def terminal(work: Path, arreio_env: dict, *args: str) -> Terminal:
-    return Terminal([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=arreio_env)
+    return Terminal([*ARREIO, *args], cwd=work, env=arreio_env)
 
 
 @pytest.mark.slow

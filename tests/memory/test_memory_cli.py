@@ -13,6 +13,7 @@ from arreio.cli.errors import report
 from arreio.engine.core.errors import ArreioError
 from arreio.engine.walls.redact import Redactor
 from arreio.memory.substores import SUBSTORES, Substores
+from tests.conftest import run_cli
 
 
 def _root() -> typer.Typer:
@@ -202,14 +203,11 @@ def test_an_unreadable_line_is_said_once_by_the_real_command(workdir, clock) -> 
     """Regression: the warning came twice, once bare (the library's log, through Python's last-resort
     handler: pytest's own log capture hides it, so this runs the real command) and once prefixed."""
     import os
-    import subprocess
-    import sys
 
     _seed(workdir, clock)
     with open(workdir / ".arreio" / "memory" / "decision.jsonl", "ab") as handle:
         handle.write(b"{broken\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
-    done = subprocess.run([sys.executable, "-m", "arreio.cli.app", "memory", "decision", "list"], check=False,
-                          cwd=workdir, env=env, capture_output=True, text=True, timeout=60)
+    done = run_cli(workdir, env, "memory", "decision", "list", timeout=60)
     assert done.returncode == 0 and "2 record(s)" in done.stdout
     assert done.stderr == "arreio: warning: decision.jsonl:4: skipped an unreadable line\n"

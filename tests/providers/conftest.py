@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from provider_fakes import server  # noqa: F401  (the local wire server fixture)
+from provider_fakes import server, wire  # noqa: F401  (the local wire server and the mock transport fixtures)
 
 FAST_RETRIES = "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
 

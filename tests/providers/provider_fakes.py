@@ -1,13 +1,22 @@
-"""A local HTTP server (127.0.0.1, ephemeral port) that plays scripted replies to the real SDKs.
+"""Scripted replies played to the real SDKs, two ways with one interface (`push`, `serve`, `seen`, `got`,
+`url`, `transport`):
+
+- `MockWire` (fixture `wire`): an `httpx.MockTransport` under the SDK's client — no socket. Plain SSE
+  quirk files and HTTP errors replay here.
+- `FakeServer` (fixture `server`): a local HTTP server (127.0.0.1, ephemeral port), for what only a
+  connection shows (a stream cut off mid-body: the socket closed before the chunked terminator) and
+  for whole runs, whose clients find it by `base_url`.
 
 Each request pops the next `Reply`: a raw SSE fixture streamed in chunks, a JSON error with any
-status and headers, or a stream cut off mid-body (the socket closed before the chunked terminator).
-Requests are recorded (path, headers, JSON body) so tests can check what the adapters sent.
+status and headers, or (`FakeServer` only) a cut stream. Requests are recorded (path, headers, JSON
+body) so tests can check what the adapters sent. A provider made with `transport=fake.transport` talks
+to either (`FakeServer.transport` is None: the real network to its `url`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import socket
 import threading
@@ -52,6 +61,8 @@ class Seen:
 
 
 class FakeServer:
+    transport = None  # the SDK's own: the real network, to `url`
+
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.seen: list[Seen] = []
@@ -142,6 +153,73 @@ class FakeServer:
         self._httpd.server_close()
 
 
+def sdk_httpx() -> Any:
+    """The httpx the SDKs build on (`httpx2` in newer releases, which refuse `httpx` objects)."""
+    import openai
+
+    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
+    return importlib.import_module(base.__module__.partition(".")[0])
+
+
+class MockWire:
+    """`FakeServer`'s replies through an `httpx.MockTransport`: the same SSE chunks (one per event),
+    errors and recorded requests, without a socket. A cut stream is a connection's quirk: `FakeServer`."""
+
+    url = "http://wire.test"
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.seen: list[Seen] = []
+        self.gets: dict[str, Reply] = {}
+        self.got: list[str] = []
+        self.transport = sdk_httpx().MockTransport(self._answer)
+
+    serve = FakeServer.serve
+    push = FakeServer.push
+
+    def _answer(self, request: Any) -> Any:
+        httpx = sdk_httpx()
+        path = request.url.raw_path.decode()
+        if request.method == "GET":
+            self.got.append(path.split("?", 1)[0])
+            reply = self.gets.get(path.split("?", 1)[0]) or Reply.error(404, {"error": "not found"})
+        else:
+            raw = request.read()
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"_raw": raw.decode(errors="replace")}
+            self.seen.append(Seen(path, {k.lower(): v for k, v in request.headers.items()}, body))
+            reply = self.replies.popleft() if self.replies else Reply.error(
+                500, {"error": {"type": "api_error", "message": "no scripted reply left"}})
+        assert reply.cut_after is None, "a stream cut is a connection-level quirk: replay it with `server`"
+        headers = {"content-type": reply.content_type, **reply.headers}
+        if reply.content_type != "text/event-stream":
+            headers["content-length"] = str(len(reply.body))
+        # Streamed, as off a socket: unread when the SDK's response hooks (the SSE tap) see it.
+        return httpx.Response(reply.status, headers=headers, stream=_Chunks(httpx, reply))
+
+
+def _chunks(reply: Reply) -> list[bytes]:
+    """The body as `FakeServer` sends it: in pieces of `chunk_bytes`, else one chunk per event."""
+    body = reply.body
+    if reply.content_type != "text/event-stream":
+        return [body]
+    if reply.chunk_bytes:
+        return [body[i:i + reply.chunk_bytes] for i in range(0, len(body), reply.chunk_bytes)]
+    events = [event + b"\n\n" for event in body.split(b"\n\n")[:-1]]
+    return events + ([tail] if (tail := body.split(b"\n\n")[-1]) else [])
+
+
+def _Chunks(httpx: Any, reply: Reply) -> Any:  # noqa: N802 - builds a stream class of the SDK's httpx
+    class Chunks(httpx.AsyncByteStream):
+        async def __aiter__(self):
+            for piece in _chunks(reply):
+                yield piece
+
+    return Chunks()
+
+
 def collect(provider: Any, request: Any) -> list[Any]:
     """Every event of one `stream` call, run to completion on a fresh event loop."""
 
@@ -149,6 +227,12 @@ def collect(provider: Any, request: Any) -> list[Any]:
         return [event async for event in provider.stream(request)]
 
     return asyncio.run(go())
+
+
+@pytest.fixture
+def wire():
+    """A `MockWire`: replies through an `httpx.MockTransport` (imported by the conftests that need it)."""
+    return MockWire()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Raw Anthropic SSE fixtures replayed through the real `anthropic` SDK (local server) into the adapter."""
+"""Raw Anthropic SSE fixtures replayed through the real `anthropic` SDK (an `httpx.MockTransport`) into the adapter."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ MODEL = "claude-sonnet-4-6"
 
 
 def provider(server, session_id: str | None = None) -> AnthropicProvider:
-    return AnthropicProvider(MODEL, api_key="test-key", base_url=server.url, session_id=session_id)
+    return AnthropicProvider(MODEL, api_key="test-key", base_url=server.url, session_id=session_id,
+                             transport=server.transport)
 
 
 def request(**kw) -> ModelRequest:
@@ -34,28 +35,28 @@ def replay(server, quirk: str, req: ModelRequest | None = None) -> list:
     return collect(provider(server), req or request())
 
 
-def test_text_only_streams_deltas_and_ends_with_usage(server):
-    events = replay(server, "text_only")
+def test_text_only_streams_deltas_and_ends_with_usage(wire):
+    events = replay(wire, "text_only")
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Hello", ", world."]
     assert events[-1] == Done(stop_reason="end_turn", usage=Usage(input_tokens=25, output_tokens=12))
     assert sum(isinstance(e, Done) for e in events) == 1
-    seen = server.seen[0]
+    seen = wire.seen[0]
     assert seen.path == "/v1/messages"
     assert "test-key" in seen.headers.get("x-api-key", "") + seen.headers.get("authorization", "")
     assert seen.headers.get("x-stainless-retry-count") == "0"
     assert seen.body["stream"] is True and seen.body["model"] == MODEL
 
 
-def test_tool_call_args_assembled_from_partial_json(server):
-    events = replay(server, "tool_call")
+def test_tool_call_args_assembled_from_partial_json(wire):
+    events = replay(wire, "tool_call")
     calls = [e for e in events if isinstance(e, ToolCallDone)]
     assert calls == [ToolCallDone(id="toolu_01", name="read_file", arguments={"path": "README.md", "limit": 20})]
     assert events[0] == TextChunk(text="Reading it.")
     assert events[-1].stop_reason == "tool_use"
 
 
-def test_parallel_tool_calls_keep_declared_order(server):
-    events = replay(server, "parallel_tool_calls")
+def test_parallel_tool_calls_keep_declared_order(wire):
+    events = replay(wire, "parallel_tool_calls")
     calls = [e for e in events if isinstance(e, ToolCallDone)]
     assert [(c.id, c.name, c.arguments) for c in calls] == [
         ("toolu_a", "read_file", {"path": "a.txt"}),
@@ -65,14 +66,14 @@ def test_parallel_tool_calls_keep_declared_order(server):
     assert isinstance(events[-1], Done) and events[-1].stop_reason == "tool_use"
 
 
-def test_tool_args_empty_string_then_braces_mean_no_arguments(server):
-    events = replay(server, "tool_args_empty_then_braces")
+def test_tool_args_empty_string_then_braces_mean_no_arguments(wire):
+    events = replay(wire, "tool_args_empty_then_braces")
     calls = [e for e in events if isinstance(e, ToolCallDone)]
     assert [(c.id, c.arguments) for c in calls] == [("toolu_e1", {}), ("toolu_e2", {})]
 
 
-def test_thinking_streams_then_signature_on_the_final_chunk(server):
-    events = replay(server, "thinking_signature")
+def test_thinking_streams_then_signature_on_the_final_chunk(wire):
+    events = replay(wire, "thinking_signature")
     thinking = [e for e in events if isinstance(e, ThinkingChunk)]
     assert "".join(t.text for t in thinking) == "The user wants a file. I will read it."
     assert [t.signature for t in thinking[:-1]] == [None, None]
@@ -82,19 +83,19 @@ def test_thinking_streams_then_signature_on_the_final_chunk(server):
     assert events[-1].stop_reason == "tool_use"
 
 
-def test_max_tokens_stop_drops_the_truncated_tool_call(server):
-    events = replay(server, "max_tokens_stop")
+def test_max_tokens_stop_drops_the_truncated_tool_call(wire):
+    events = replay(wire, "max_tokens_stop")
     assert not [e for e in events if isinstance(e, ToolCallDone)]
     assert events[-1].stop_reason == "max_tokens"
     assert events[0] == TextChunk(text="A long answer that gets")
 
 
-def test_cache_usage_fields_reported_on_done(server):
-    events = replay(server, "cache_usage")
+def test_cache_usage_fields_reported_on_done(wire):
+    events = replay(wire, "cache_usage")
     assert events[-1].usage == Usage(input_tokens=12, output_tokens=7, cache_read_tokens=4096, cache_write_tokens=512)
 
 
-def test_cache_control_breakpoints_on_the_stable_prefix(server):
+def test_cache_control_breakpoints_on_the_stable_prefix(wire):
     history = [
         Message.user("read a.txt"),
         Message.assistant([TextPart(text="ok"), ToolCallPart(id="t1", name="read_file", arguments={"path": "a"})], MODEL),
@@ -112,8 +113,8 @@ def test_cache_control_breakpoints_on_the_stable_prefix(server):
             ToolSpec(name="grep", description="grep", input_schema={"type": "object"}),
         ],
     )
-    replay(server, "text_only", req)
-    body = server.seen[0].body
+    replay(wire, "text_only", req)
+    body = wire.seen[0].body
     assert [b.get("cache_control") for b in body["system"]] == [None, {"type": "ephemeral"}, None]
     assert body["system"][-1]["text"] == "now: 12:00"  # volatile last, outside the cached prefix
     assert [t.get("cache_control") for t in body["tools"]] == [None, {"type": "ephemeral"}]
@@ -125,7 +126,7 @@ def test_cache_control_breakpoints_on_the_stable_prefix(server):
     assert msgs[2]["content"][0] == {"type": "tool_result", "tool_use_id": "t1", "content": "A"}
 
 
-def test_tool_images_go_in_a_separate_user_message_after_the_results(server):
+def test_tool_images_go_in_a_separate_user_message_after_the_results(wire):
     image = ImagePart(media_type="image/png", data="iVBORw0KGgo=")
     history = [
         Message.user("screenshot please"),
@@ -135,8 +136,8 @@ def test_tool_images_go_in_a_separate_user_message_after_the_results(server):
         Message.tool_result(ToolResultPart(call_id="t1", name="screenshot", content="1 image", images=[image])),
         Message.tool_result(ToolResultPart(call_id="t2", name="read_file", content="", is_error=True)),
     ]
-    replay(server, "text_only", request(messages=history))
-    msgs = server.seen[0].body["messages"]
+    replay(wire, "text_only", request(messages=history))
+    msgs = wire.seen[0].body["messages"]
     assert [m["role"] for m in msgs] == ["user", "assistant", "user", "user"]
     results = msgs[2]["content"]
     assert [b["type"] for b in results] == ["tool_result", "tool_result"]
@@ -149,7 +150,7 @@ def test_tool_images_go_in_a_separate_user_message_after_the_results(server):
     }
 
 
-def test_thinking_replayed_verbatim_to_the_same_model_and_downgraded_for_another(server):
+def test_thinking_replayed_verbatim_to_the_same_model_and_downgraded_for_another(wire):
     history = [
         Message.user("q1"),
         Message.assistant([ThinkingPart(thinking="mine", signature="sig-1"), TextPart(text="a1")], MODEL),
@@ -157,8 +158,8 @@ def test_thinking_replayed_verbatim_to_the_same_model_and_downgraded_for_another
         Message.assistant([ThinkingPart(thinking="theirs", signature="sig-x"), TextPart(text="a2")], "openai/gpt-5"),
         Message.user("q3"),
     ]
-    replay(server, "text_only", request(messages=history))
-    msgs = server.seen[0].body["messages"]
+    replay(wire, "text_only", request(messages=history))
+    msgs = wire.seen[0].body["messages"]
     assert msgs[1]["content"][0] == {"type": "thinking", "thinking": "mine", "signature": "sig-1"}
     assert msgs[3]["content"][0] == {"type": "text", "text": "<thinking>\ntheirs\n</thinking>"}
     assert all(b["type"] != "thinking" for b in msgs[3]["content"])
@@ -167,26 +168,26 @@ def test_thinking_replayed_verbatim_to_the_same_model_and_downgraded_for_another
 REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
 
 
-def test_thinking_config_goes_on_the_wire_and_no_temperature_is_sent(server):
-    replay(server, "text_only", request(thinking=2048, temperature=0.2))
-    body = server.seen[0].body
+def test_thinking_config_goes_on_the_wire_and_no_temperature_is_sent(wire):
+    replay(wire, "text_only", request(thinking=2048, temperature=0.2))
+    body = wire.seen[0].body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and "temperature" not in body
-    replay(server, "text_only", request(thinking="adaptive"))
-    assert server.seen[1].body["thinking"] == {"type": "adaptive"}
-    events = replay(server, "text_only", request(temperature=0.2))
+    replay(wire, "text_only", request(thinking="adaptive"))
+    assert wire.seen[1].body["thinking"] == {"type": "adaptive"}
+    events = replay(wire, "text_only", request(temperature=0.2))
     assert events[-1].stop_reason == "end_turn"  # the SDK's create() takes no temperature: not sent
-    assert "thinking" not in server.seen[2].body and "temperature" not in server.seen[2].body
+    assert "thinking" not in wire.seen[2].body and "temperature" not in wire.seen[2].body
 
 
-def test_a_redacted_thinking_block_streams_as_its_own_chunk(server):
-    events = replay(server, "redacted_thinking_tool_call")
+def test_a_redacted_thinking_block_streams_as_its_own_chunk(wire):
+    events = replay(wire, "redacted_thinking_tool_call")
     thinking = [e for e in events if isinstance(e, ThinkingChunk)]
     assert [(t.signature is not None, t.redacted) for t in thinking if t.signature or t.redacted] == [(True, None), (False, REDACTED)]
     assert "".join(t.text for t in thinking) == "The README will say what this is."  # nothing readable added
     assert isinstance(events[-2], ToolCallDone) and events[-1].stop_reason == "tool_use"
 
 
-def test_redacted_thinking_goes_back_only_to_the_model_that_wrote_it(server):
+def test_redacted_thinking_goes_back_only_to_the_model_that_wrote_it(wire):
     history = [
         Message.user("q1"),
         Message.assistant([ThinkingPart(thinking="", redacted=REDACTED), TextPart(text="a1")], MODEL),
@@ -194,17 +195,17 @@ def test_redacted_thinking_goes_back_only_to_the_model_that_wrote_it(server):
         Message.assistant([ThinkingPart(thinking="", redacted="other"), TextPart(text="a2")], "openai/gpt-5"),
         Message.user("q3"),
     ]
-    replay(server, "text_only", request(messages=history))
-    msgs = server.seen[0].body["messages"]
+    replay(wire, "text_only", request(messages=history))
+    msgs = wire.seen[0].body["messages"]
     assert msgs[1]["content"][0] == {"type": "redacted_thinking", "data": REDACTED}
     assert [b["type"] for b in msgs[3]["content"]] == ["text"]  # nothing readable to carry over
 
 
-def test_a_200_that_is_no_event_stream_says_what_came_and_is_not_retried(server):
+def test_a_200_that_is_no_event_stream_says_what_came_and_is_not_retried(wire):
     # A proxy's or portal's page where the API was meant to be: it used to end as "stream ended before
     # the reply was complete (no stop reason)", retried, the page never named.
-    server.push(Reply(body=b"<!doctype html><html><title>Sign in to the Wi-Fi</title></html>", content_type="text/html"))
-    events = collect(provider(server), request())
+    wire.push(Reply(body=b"<!doctype html><html><title>Sign in to the Wi-Fi</title></html>", content_type="text/html"))
+    events = collect(provider(wire), request())
     done = events[-1]
     assert isinstance(done, Done) and done.error is not None
     assert done.error.kind == "fatal"
@@ -215,9 +216,9 @@ def test_a_200_that_is_no_event_stream_says_what_came_and_is_not_retried(server)
     assert "often ending in /v1" not in done.error.message and "without /v1" in done.error.message
 
 
-def test_an_error_sent_as_json_with_a_200_is_classified_as_the_error(server):
+def test_an_error_sent_as_json_with_a_200_is_classified_as_the_error(wire):
     body = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
-    server.push(Reply(body=body, content_type="application/json"))
-    done = collect(provider(server), request())[-1]
+    wire.push(Reply(body=body, content_type="application/json"))
+    done = collect(provider(wire), request())[-1]
     assert done.error is not None and "Overloaded" in done.error.message
     assert done.error.kind == "retryable"

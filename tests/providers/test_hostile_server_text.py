@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,10 +54,7 @@ def project(tmp_path: Path, server) -> tuple[Path, dict[str, str]]:
 def arreio(project: tuple[Path, dict[str, str]], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     """`arreio ARGS` as a real process, its output as bytes (`stdin`: what is piped in, else closed)."""
     work, env = project
-    if stdin is None:
-        return run_cli(work, env, *args, text=False, timeout=60)
-    return subprocess.run([sys.executable, "-m", "arreio.cli.app", *args], cwd=work, env=env, input=stdin,
-                          capture_output=True, timeout=60, check=False)
+    return run_cli(work, env, *args, text=False, timeout=60, input=stdin)
 
 
 def assert_inert(*outputs: bytes) -> None:

@@ -6,14 +6,13 @@ only wrote the summary (its end line said one file created). Real runs through t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.conftest import run_cli
 
 
 def run(work: Path, env: dict[str, str], *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "arreio.cli.app", "run", "--offline", "--json", *args], cwd=work,
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    done = run_cli(work, env, "run", "--offline", "--json", *args)
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     return {**events[-1], "session_id": events[0]["session_id"]}  # done, and run_start's session

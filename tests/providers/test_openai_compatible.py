@@ -23,7 +23,8 @@ CONTEXT_FULL = "the request exceeds the available context size"
 
 
 def provider(server) -> OpenAIProvider:
-    return OpenAIProvider("local", api_key="test-key", base_url=f"{server.url}/v1", session_id="sess-1")
+    return OpenAIProvider("local", api_key="test-key", base_url=f"{server.url}/v1", session_id="sess-1",
+                          transport=server.transport)
 
 
 def replay(server, *replies: Reply) -> list:
@@ -38,58 +39,58 @@ def calls(events: list) -> list[tuple[str, str, dict]]:
 # -- the stream --------------------------------------------------------------------------------
 
 
-def test_llamacpp_error_line_is_the_replys_end_not_a_cut(server):
-    # llama.cpp's server (2025 builds) says `error: {...}` then `data: [DONE]`; the SDK drops the line
-    events = replay(server, Reply.stream("openai", "llamacpp_error_line"))
+def test_llamacpp_error_line_is_the_replys_end_not_a_cut(wire):
+    # llama.cpp's wire (2025 builds) says `error: {...}` then `data: [DONE]`; the SDK drops the line
+    events = replay(wire, Reply.stream("openai", "llamacpp_error_line"))
     done = events[-1]
     assert done.stop_reason == "error" and done.error.kind == "context_overflow"
     assert CONTEXT_FULL in done.error.message and "no finish_reason" not in done.error.message
 
 
-def test_done_without_finish_reason_is_a_whole_reply(server):
-    events = replay(server, Reply.stream("openai", "no_finish_reason_done"))
+def test_done_without_finish_reason_is_a_whole_reply(wire):
+    events = replay(wire, Reply.stream("openai", "no_finish_reason_done"))
     assert calls(events) == [("call_nf", "read_file", {"path": "README.md"})]
     assert events[-1] == Done(stop_reason="tool_use", usage=Usage(estimated=True))  # it sent no counts
 
 
-def test_done_with_no_newline_after_it_still_counts(server):
+def test_done_with_no_newline_after_it_still_counts(wire):
     body = sse("openai", "no_finish_reason_done").rstrip(b"\n")
-    events = replay(server, Reply(body=body))
+    events = replay(wire, Reply(body=body))
     assert events[-1] == Done(stop_reason="tool_use", usage=Usage(estimated=True))  # it sent no counts
 
 
-def test_no_finish_reason_and_no_done_is_still_a_cut(server):
-    events = replay(server, Reply.stream("openai", "stream_cut_no_finish"))
+def test_no_finish_reason_and_no_done_is_still_a_cut(wire):
+    events = replay(wire, Reply.stream("openai", "stream_cut_no_finish"))
     assert events[-1].stop_reason == "error" and events[-1].error.kind == "retryable"
 
 
-def test_an_aborted_reply_is_not_a_whole_one(server):
+def test_an_aborted_reply_is_not_a_whole_one(wire):
     # vLLM: finish_reason "abort" then data: [DONE]; the half answer was taken as the run's answer
-    events = replay(server, Reply.stream("openai", "vllm_abort"))
+    events = replay(wire, Reply.stream("openai", "vllm_abort"))
     assert events[-1].stop_reason == "error" and events[-1].error.kind == "retryable"
     assert "'abort'" in events[-1].error.message
 
 
-def test_whole_calls_with_neither_index_nor_id_stay_apart(server):
-    events = replay(server, Reply.stream("openai", "calls_without_index_or_id"))
+def test_whole_calls_with_neither_index_nor_id_stay_apart(wire):
+    events = replay(wire, Reply.stream("openai", "calls_without_index_or_id"))
     assert [(name, args) for _, name, args in calls(events)] == [("read_file", {"path": "a.txt"}), ("list_dir", {})]
     assert len({call_id for call_id, _, _ in calls(events)}) == 2
 
 
-def test_arguments_sent_as_an_object_are_the_arguments(server):
-    events = replay(server, Reply.stream("openai", "tool_args_as_object"))
+def test_arguments_sent_as_an_object_are_the_arguments(wire):
+    events = replay(wire, Reply.stream("openai", "tool_args_as_object"))
     assert calls(events) == [("call_obj", "read_file", {"path": "café.md"})]
 
 
-def test_deepseek_reasoning_and_its_cache_hits(server):
-    events = replay(server, Reply.stream("openai", "deepseek_reasoning_tool_call"))
+def test_deepseek_reasoning_and_its_cache_hits(wire):
+    events = replay(wire, Reply.stream("openai", "deepseek_reasoning_tool_call"))
     assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "The README says what it is."
     assert calls(events) == [("call_00_ds", "read_file", {"path": "README.md"})]
     assert events[-1].usage == Usage(input_tokens=44, output_tokens=40, cache_read_tokens=256)
 
 
-def test_think_tags_opening_the_content_are_thinking(server):
-    events = replay(server, Reply.stream("openai", "think_tags_in_content"))
+def test_think_tags_opening_the_content_are_thinking(wire):
+    events = replay(wire, Reply.stream("openai", "think_tags_in_content"))
     assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "\nI have written summary.md and the tests pass."
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world. A <think> tag later is text."
 
@@ -120,42 +121,42 @@ def test_think_tags_split_anywhere(content):
         assert whole == ("", content)
 
 
-def test_magistral_content_chunks_thinking_then_text(server):
+def test_magistral_content_chunks_thinking_then_text(wire):
     # Mistral's reasoning models stream content as typed chunks; the str join failed every call
-    events = replay(server, Reply.stream("openai", "magistral_content_chunks"))
+    events = replay(wire, Reply.stream("openai", "magistral_content_chunks"))
     assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "It's a greeting, I should return one."
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world."
     assert events[-1] == Done(stop_reason="end_turn", usage=Usage(input_tokens=12, output_tokens=28))
 
 
-def test_truncated_arguments_are_kept_for_the_model_to_see(server):
-    events = replay(server, Reply.stream("openai", "truncated_tool_args"))
+def test_truncated_arguments_are_kept_for_the_model_to_see(wire):
+    events = replay(wire, Reply.stream("openai", "truncated_tool_args"))
     assert calls(events) == [("call_bad", "read_file", {INVALID_ARGS_KEY: '{"path": "READ'})]
 
 
 @pytest.mark.parametrize("chunk_bytes", [None, 1, 7])
-def test_keepalives_reasoning_and_ids_on_every_delta_split_anywhere(server, chunk_bytes):
+def test_keepalives_reasoning_and_ids_on_every_delta_split_anywhere(wire, chunk_bytes):
     # OpenRouter's comment lines, a `reasoning` delta, the id repeated on every delta with no index,
     # arguments split inside a \\u escape, "stop" after a call, usage only on the last chunk; and the
     # same bytes cut into pieces that split UTF-8 characters
     body = sse("openai", "keepalive_reasoning_id_every_delta")
-    events = replay(server, Reply(body=body, chunk_bytes=chunk_bytes))
+    events = replay(wire, Reply(body=body, chunk_bytes=chunk_bytes))
     assert [e.text for e in events if isinstance(e, ThinkingChunk)] == ["Look first. "]
     assert calls(events) == [("call_r1", "read_file", {"path": "café ☕.md"})]
     assert events[-1].stop_reason == "tool_use" and events[-1].usage.input_tokens == 40
 
 
 @pytest.mark.parametrize("chunk_bytes", [None, 1, 5])
-def test_events_without_data_do_not_end_the_stream(server, chunk_bytes):
+def test_events_without_data_do_not_end_the_stream(wire, chunk_bytes):
     # a gateway's `retry:` directive, an `id:` or `event: ping` alone, an empty `data:`: the SDK parsed
     # "" as JSON and every request failed as "malformed stream data"
-    events = replay(server, Reply(body=sse("openai", "meta_only_events"), chunk_bytes=chunk_bytes))
+    events = replay(wire, Reply(body=sse("openai", "meta_only_events"), chunk_bytes=chunk_bytes))
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Hello", ", world."]
     assert events[-1] == Done(stop_reason="end_turn", usage=Usage(estimated=True))  # it sent no counts
 
 
-def test_openrouter_error_chunk_inside_a_200_is_retryable(server):
-    events = replay(server, Reply.stream("openai", "openrouter_error_chunk"))
+def test_openrouter_error_chunk_inside_a_200_is_retryable(wire):
+    events = replay(wire, Reply.stream("openai", "openrouter_error_chunk"))
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Partial"]
     assert events[-1].error.kind == "retryable" and "Provider disconnected" in events[-1].error.message
 
@@ -165,9 +166,9 @@ def test_openrouter_error_chunk_inside_a_200_is_retryable(server):
     ("text/html", b"<!doctype html><html><title>Open WebUI</title></html>", "fatal", "<!doctype html>"),
     ("application/json", b'{"error": {"message": "model is loading", "type": "server_error"}}', "retryable", "model is loading"),
 ])
-def test_a_200_that_is_no_event_stream_says_what_came(server, content_type, body, kind, said):
+def test_a_200_that_is_no_event_stream_says_what_came(wire, content_type, body, kind, said):
     # was: "stream ended before the reply was complete (no finish_reason)", six times
-    events = replay(server, Reply(body=body, content_type=content_type))
+    events = replay(wire, Reply(body=body, content_type=content_type))
     assert events[-1].error.kind == kind and said in events[-1].error.message
     assert "no finish_reason" not in events[-1].error.message
 
@@ -178,8 +179,8 @@ def test_a_200_that_is_no_event_stream_says_what_came(server, content_type, body
     {"error": "Trying to keep the first 5012 tokens when context the overflows. However, the model is loaded with "
               "context length of only 4096 tokens, which is not enough."},  # LM Studio
 ])
-def test_local_servers_context_full_is_an_overflow(server, body):
-    events = replay(server, Reply.error(400, body))
+def test_local_servers_context_full_is_an_overflow(wire, body):
+    events = replay(wire, Reply.error(400, body))
     assert events[-1].error.kind == "context_overflow"
 
 
@@ -188,14 +189,14 @@ def test_local_servers_context_full_is_an_overflow(server, body):
     (422, {"message": "body.prompt_cache_key: property 'body.prompt_cache_key' is unsupported",
            "type": "invalid_request_error", "param": "validation_error", "code": "wrong_api_format"}),  # Cerebras
 ])
-def test_a_refused_cache_key_is_dropped_and_the_call_made_again(server, status, body):
-    server.push(Reply.error(status, body), Reply.stream("openai", "text_only"), Reply.stream("openai", "text_only"))
-    model = provider(server)
+def test_a_refused_cache_key_is_dropped_and_the_call_made_again(wire, status, body):
+    wire.push(Reply.error(status, body), Reply.stream("openai", "text_only"), Reply.stream("openai", "text_only"))
+    model = provider(wire)
     events = collect(model, REQUEST)
     assert events[-1].stop_reason == "end_turn"
-    assert [("prompt_cache_key" in s.body) for s in server.seen] == [True, False]
+    assert [("prompt_cache_key" in s.body) for s in wire.seen] == [True, False]
     collect(model, REQUEST)  # remembered: the next call does not ask to be refused again
-    assert len(server.seen) == 3 and "prompt_cache_key" not in server.seen[2].body
+    assert len(wire.seen) == 3 and "prompt_cache_key" not in wire.seen[2].body
 
 
 def _vllm_too_long(messages: int) -> Reply:
@@ -205,44 +206,44 @@ def _vllm_too_long(messages: int) -> Reply:
                              "the messages or completion."})
 
 
-def test_a_reply_cap_larger_than_the_window_leaves_is_cut_to_fit(server):
+def test_a_reply_cap_larger_than_the_window_leaves_is_cut_to_fit(wire):
     # vLLM with max_model_len 4096 refused every call (max_tokens 8192) as a context overflow
-    events = replay(server, _vllm_too_long(150), Reply.stream("openai", "text_only"))
+    events = replay(wire, _vllm_too_long(150), Reply.stream("openai", "text_only"))
     assert events[-1].stop_reason == "end_turn"
-    assert [s.body["max_tokens"] for s in server.seen] == [8192, 4096 - 150]
+    assert [s.body["max_tokens"] for s in wire.seen] == [8192, 4096 - 150]
 
 
-def test_messages_that_fill_the_window_are_still_an_overflow(server):
-    events = replay(server, _vllm_too_long(4000), Reply.stream("openai", "text_only"))
-    assert events[-1].error.kind == "context_overflow" and len(server.seen) == 1
+def test_messages_that_fill_the_window_are_still_an_overflow(wire):
+    events = replay(wire, _vllm_too_long(4000), Reply.stream("openai", "text_only"))
+    assert events[-1].error.kind == "context_overflow" and len(wire.seen) == 1
 
 
-def test_a_404_that_is_no_api_error_names_the_address(server):
+def test_a_404_that_is_no_api_error_names_the_address(wire):
     # OPENAI_BASE_URL=http://localhost:11434 (no /v1): Ollama's router says "404 page not found"
-    events = replay(server, Reply(status=404, body=b"404 page not found", content_type="text/plain"))
+    events = replay(wire, Reply(status=404, body=b"404 page not found", content_type="text/plain"))
     assert events[-1].error.kind == "fatal"
-    assert f"POST {server.url}/v1/chat/completions" in events[-1].error.message and "/v1" in events[-1].error.message
+    assert f"POST {wire.url}/v1/chat/completions" in events[-1].error.message and "/v1" in events[-1].error.message
 
 
-def test_a_404_from_the_api_is_left_as_it_said(server):
+def test_a_404_from_the_api_is_left_as_it_said(wire):
     body = {"error": {"message": 'model "qwen3" not found, try pulling it first', "type": "not_found_error"}}
-    events = replay(server, Reply.error(404, body))
+    events = replay(wire, Reply.error(404, body))
     assert "try pulling it first" in events[-1].error.message and "base_url" not in events[-1].error.message
 
 
-def test_max_tokens_refused_for_max_completion_tokens(server):
+def test_max_tokens_refused_for_max_completion_tokens(wire):
     # Azure (not OpenAI's host, so max_tokens was sent) with a reasoning model
     said = {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
                                  "'max_completion_tokens' instead.", "type": "invalid_request_error",
                       "param": "max_tokens", "code": "unsupported_parameter"}}
-    events = replay(server, Reply.error(400, said), Reply.stream("openai", "text_only"))
+    events = replay(wire, Reply.error(400, said), Reply.stream("openai", "text_only"))
     assert events[-1].stop_reason == "end_turn"
-    assert [("max_tokens" in s.body, s.body.get("max_completion_tokens")) for s in server.seen] == [(True, None), (False, 8192)]
+    assert [("max_tokens" in s.body, s.body.get("max_completion_tokens")) for s in wire.seen] == [(True, None), (False, 8192)]
 
 
-def test_a_refusal_that_names_no_optional_field_is_not_repeated(server):
-    events = replay(server, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}}))
-    assert events[-1].error.kind == "fatal" and len(server.seen) == 1
+def test_a_refusal_that_names_no_optional_field_is_not_repeated(wire):
+    events = replay(wire, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}}))
+    assert events[-1].error.kind == "fatal" and len(wire.seen) == 1
 
 
 # -- whole runs ----------------------------------------------------------------------------------

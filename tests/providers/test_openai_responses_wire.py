@@ -35,7 +35,8 @@ FOLDER = "openai_responses"
 
 def provider(server, model: str = MODEL, **kw) -> OpenAIProvider:
     kw.setdefault("session_id", "sess-1")
-    return OpenAIProvider(model, api="responses", api_key="test-key", base_url=f"{server.url}/v1", **kw)
+    return OpenAIProvider(model, api="responses", api_key="test-key", base_url=f"{server.url}/v1",
+                          transport=server.transport, **kw)
 
 
 def request(**kw) -> ModelRequest:
@@ -48,12 +49,12 @@ def replay(server, quirk: str, req: ModelRequest | None = None, **kw) -> list:
     return collect(provider(server, **kw), req or request())
 
 
-def test_text_streams_deltas_and_the_request_is_stateless_with_encrypted_reasoning(server):
+def test_text_streams_deltas_and_the_request_is_stateless_with_encrypted_reasoning(wire):
     req = request(system=[SystemBlock(name="clock", text="now", stable=False), SystemBlock(name="id", text="You are arreio.")])
-    events = replay(server, "text", req)
+    events = replay(wire, "text", req)
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Hello", ", world."]
     assert events[-1] == Done(stop_reason="end_turn", usage=Usage(input_tokens=30, output_tokens=5))
-    seen = server.seen[0]
+    seen = wire.seen[0]
     assert seen.path == "/v1/responses"
     assert seen.headers["authorization"] == "Bearer test-key"
     assert seen.headers.get("x-stainless-retry-count") == "0"  # the harness owns retries
@@ -68,8 +69,8 @@ def test_text_streams_deltas_and_the_request_is_stateless_with_encrypted_reasoni
     assert "messages" not in body and "max_tokens" not in body
 
 
-def test_tool_call_arguments_and_stop_reason(server):
-    events = replay(server, "tool_call")
+def test_tool_call_arguments_and_stop_reason(wire):
+    events = replay(wire, "tool_call")
     assert events[0] == TextChunk(text="Reading it.")
     calls = [e for e in events if isinstance(e, ToolCallDone)]
     assert calls == [ToolCallDone(id="call_01", name="read_file", arguments={"path": "README.md", "limit": 20})]
@@ -77,8 +78,8 @@ def test_tool_call_arguments_and_stop_reason(server):
     assert events[-1].usage == Usage(input_tokens=80, output_tokens=22)
 
 
-def test_parallel_calls_keep_declared_order_and_empty_arguments_mean_none(server):
-    events = replay(server, "parallel_tool_calls")
+def test_parallel_calls_keep_declared_order_and_empty_arguments_mean_none(wire):
+    events = replay(wire, "parallel_tool_calls")
     calls = [(e.id, e.name, e.arguments) for e in events if isinstance(e, ToolCallDone)]
     assert calls == [
         ("call_a", "read_file", {"path": "a.txt"}),
@@ -92,8 +93,8 @@ def _reasoning_reply(server):
     return events, fold(events)
 
 
-def test_reasoning_summary_streams_as_thinking_and_the_item_is_kept_signed(server):
-    events, reply = _reasoning_reply(server)
+def test_reasoning_summary_streams_as_thinking_and_the_item_is_kept_signed(wire):
+    events, reply = _reasoning_reply(wire)
     thinking = "".join(e.text for e in events if isinstance(e, ThinkingChunk))
     assert thinking == ("**Finding the file**\n\nThe user wants README.md; I should read it first."
                         "\n\n**Planning**\n\nThen summarise.")
@@ -113,10 +114,10 @@ def _history(reply, model: str) -> list[Message]:
     ]
 
 
-def test_reasoning_is_replayed_verbatim_to_the_model_that_wrote_it(server):
-    _, reply = _reasoning_reply(server)
-    replay(server, "text", request(messages=_history(reply, "openai/gpt-5")))
-    items = server.seen[1].body["input"]
+def test_reasoning_is_replayed_verbatim_to_the_model_that_wrote_it(wire):
+    _, reply = _reasoning_reply(wire)
+    replay(wire, "text", request(messages=_history(reply, "openai/gpt-5")))
+    items = wire.seen[1].body["input"]
     assert items[0] == {"role": "user", "content": "summarise the README"}
     assert items[1]["type"] == "reasoning" and items[1]["id"] == "rs_01" and items[1]["encrypted_content"] == ENC
     assert items[1]["summary"][0]["type"] == "summary_text" and "Then summarise." in items[1]["summary"][0]["text"]
@@ -125,11 +126,11 @@ def test_reasoning_is_replayed_verbatim_to_the_model_that_wrote_it(server):
     assert len(items) == 4
 
 
-def test_reasoning_of_another_model_becomes_text_and_is_never_sent_as_an_item(server):
-    _, reply = _reasoning_reply(server)
-    server.push(Reply.stream(FOLDER, "text"))
-    collect(provider(server, model="o3"), request(messages=_history(reply, "openai/gpt-5")))
-    items = server.seen[1].body["input"]
+def test_reasoning_of_another_model_becomes_text_and_is_never_sent_as_an_item(wire):
+    _, reply = _reasoning_reply(wire)
+    wire.push(Reply.stream(FOLDER, "text"))
+    collect(provider(wire, model="o3"), request(messages=_history(reply, "openai/gpt-5")))
+    items = wire.seen[1].body["input"]
     assert not [i for i in items if i.get("type") == "reasoning"]
     assert ENC not in str(items)
     assert items[1]["role"] == "assistant" and items[1]["content"].startswith("<thinking>\n**Finding the file**")
@@ -141,14 +142,14 @@ def test_reasoning_of_another_model_becomes_text_and_is_never_sent_as_an_item(se
     assert [b["type"] for b in blocks] == ["text", "tool_use"] and ENC not in str(params)
 
 
-def test_refusal_is_text_with_a_refusal_stop(server):
-    events = replay(server, "refusal")
+def test_refusal_is_text_with_a_refusal_stop(wire):
+    events = replay(wire, "refusal")
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "I can't help with that."
     assert events[-1].stop_reason == "refusal" and events[-1].error is None
 
 
-def test_incomplete_at_max_output_tokens_keeps_the_text_and_drops_the_cut_call(server):
-    events = replay(server, "incomplete_max_output_tokens")
+def test_incomplete_at_max_output_tokens_keeps_the_text_and_drops_the_cut_call(wire):
+    events = replay(wire, "incomplete_max_output_tokens")
     assert not [e for e in events if isinstance(e, ToolCallDone)]
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Writing the file now."]
     assert events[-1] == Done(stop_reason="max_tokens", usage=Usage(input_tokens=300, output_tokens=8192))
@@ -160,19 +161,19 @@ def _error_of(events) -> object:
     return done.error
 
 
-def test_an_error_event_mid_stream_is_a_retryable_failure(server):
-    error = _error_of(replay(server, "error_mid_stream"))
+def test_an_error_event_mid_stream_is_a_retryable_failure(wire):
+    error = _error_of(replay(wire, "error_mid_stream"))
     assert error.kind == "retryable" and "server_error" in error.message and error.message.startswith("openai:")
     assert decide_retry(error, 1, RetrySettings(), random.Random(0)).retry
 
 
-def test_response_failed_with_a_rate_limit_is_retryable(server):
-    error = _error_of(replay(server, "failed_rate_limit"))
+def test_response_failed_with_a_rate_limit_is_retryable(wire):
+    error = _error_of(replay(wire, "failed_rate_limit"))
     assert error.kind == "retryable" and "rate_limit_exceeded" in error.message
 
 
-def test_a_stream_without_its_terminal_event_is_a_cut(server):
-    error = _error_of(replay(server, "stream_cut_no_completed"))
+def test_a_stream_without_its_terminal_event_is_a_cut(wire):
+    error = _error_of(replay(wire, "stream_cut_no_completed"))
     assert error.kind == "retryable" and "stream ended before the reply was complete" in error.message
 
 
@@ -194,27 +195,27 @@ def test_a_connection_dropped_mid_body_is_retryable(server):
         (400, {"error": {"message": "Unsupported parameter: 'temperature'", "type": "invalid_request_error", "code": None}}, {}, "fatal"),
     ],
 )
-def test_http_errors_map_to_the_retry_classes(server, status, body, headers, kind):
-    server.push(Reply.error(status, body, headers))
-    error = _error_of(collect(provider(server), request()))
+def test_http_errors_map_to_the_retry_classes(wire, status, body, headers, kind):
+    wire.push(Reply.error(status, body, headers))
+    error = _error_of(collect(provider(wire), request()))
     assert error.kind == kind and error.status == status
     if headers:
         assert error.retry_after == 7.0
 
 
-def test_a_model_that_does_not_reason_gets_no_reasoning_parameters(server):
-    replay(server, "text", model="gpt-4.1")
-    body = server.seen[0].body
+def test_a_model_that_does_not_reason_gets_no_reasoning_parameters(wire):
+    replay(wire, "text", model="gpt-4.1")
+    body = wire.seen[0].body
     assert "include" not in body and "reasoning" not in body and body["store"] is False
 
 
-def test_reasoning_options_reach_the_request(server):
-    server.push(Reply.stream(FOLDER, "text"))
-    collect(provider(server, responses=ResponsesOptions(reasoning_summary="off", reasoning_effort="high")), request())
-    assert server.seen[0].body["reasoning"] == {"effort": "high"}
+def test_reasoning_options_reach_the_request(wire):
+    wire.push(Reply.stream(FOLDER, "text"))
+    collect(provider(wire, responses=ResponsesOptions(reasoning_summary="off", reasoning_effort="high")), request())
+    assert wire.seen[0].body["reasoning"] == {"effort": "high"}
 
 
-def test_tools_results_and_images_in_the_responses_shape(server):
+def test_tools_results_and_images_in_the_responses_shape(wire):
     image = ImagePart(media_type="image/png", data="iVBORw0KGgo=")
     history = [
         Message.user("look"),
@@ -228,8 +229,8 @@ def test_tools_results_and_images_in_the_responses_shape(server):
         Message.tool_result(ToolResultPart(call_id="c1", name="screenshot", content="", images=[image])),
     ]
     tools = [ToolSpec(name="read_file", description="Read a file.", input_schema={"type": "object"})]
-    replay(server, "text", request(messages=history, tools=tools))
-    body = server.seen[0].body
+    replay(wire, "text", request(messages=history, tools=tools))
+    body = wire.seen[0].body
     assert body["tools"] == [{"type": "function", "name": "read_file", "description": "Read a file.",
                               "parameters": {"type": "object"}, "strict": False}]
     items = body["input"]
@@ -300,7 +301,7 @@ def test_a_full_run_keeps_the_reasoning_between_tool_calls(tmp_path, monkeypatch
     assert read_token(kept.signature)["encrypted_content"] == ENC and session.messages[1].model == "openai/gpt-5"
 
 
-def test_an_error_event_in_the_wrapped_shape_is_classified_by_its_body(server):
+def test_an_error_event_in_the_wrapped_shape_is_classified_by_its_body(wire):
     """Proxies send `{"type": "error", "error": {...}}`: the SDK raises on it; the body still decides."""
-    error = _error_of(replay(server, "error_wrapped_overflow"))
+    error = _error_of(replay(wire, "error_wrapped_overflow"))
     assert error.kind == "context_overflow" and "context window" in error.message

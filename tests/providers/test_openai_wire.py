@@ -21,7 +21,8 @@ MODEL = "gpt-5"
 
 
 def provider(server, session_id: str | None = "sess-1") -> OpenAIProvider:
-    return OpenAIProvider(MODEL, api_key="test-key", base_url=f"{server.url}/v1", session_id=session_id)
+    return OpenAIProvider(MODEL, api_key="test-key", base_url=f"{server.url}/v1", session_id=session_id,
+                          transport=server.transport)
 
 
 def request(**kw) -> ModelRequest:
@@ -34,30 +35,30 @@ def replay(server, quirk: str, req: ModelRequest | None = None, **kw) -> list:
     return collect(provider(server, **kw), req or request())
 
 
-def test_text_only_streams_deltas_and_ends_with_usage(server):
-    events = replay(server, "text_only")
+def test_text_only_streams_deltas_and_ends_with_usage(wire):
+    events = replay(wire, "text_only")
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Hello", ", world."]
     assert events[-1] == Done(stop_reason="end_turn", usage=Usage(input_tokens=30, output_tokens=5))
-    seen = server.seen[0]
+    seen = wire.seen[0]
     assert seen.path == "/v1/chat/completions"
     assert seen.headers["authorization"] == "Bearer test-key"
     assert seen.headers.get("x-stainless-retry-count") == "0"
     body = seen.body
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["prompt_cache_key"] == "sess-1"
-    assert body["max_tokens"] == 8192  # a compatible server: the widely understood name
+    assert body["max_tokens"] == 8192  # a compatible wire: the widely understood name
 
 
-def test_tool_call_args_assembled_from_partial_json(server):
-    events = replay(server, "tool_call")
+def test_tool_call_args_assembled_from_partial_json(wire):
+    events = replay(wire, "tool_call")
     assert events[0] == TextChunk(text="Reading it.")
     calls = [e for e in events if isinstance(e, ToolCallDone)]
     assert calls == [ToolCallDone(id="call_01", name="read_file", arguments={"path": "README.md", "limit": 20})]
     assert events[-1].stop_reason == "tool_use"
 
 
-def test_parallel_tool_calls_keep_declared_order(server):
-    events = replay(server, "parallel_tool_calls")
+def test_parallel_tool_calls_keep_declared_order(wire):
+    events = replay(wire, "parallel_tool_calls")
     calls = [(e.id, e.name, e.arguments) for e in events if isinstance(e, ToolCallDone)]
     assert calls == [
         ("call_a", "read_file", {"path": "a.txt"}),
@@ -66,49 +67,49 @@ def test_parallel_tool_calls_keep_declared_order(server):
     ]
 
 
-def test_tool_args_empty_string_then_braces_mean_no_arguments(server):
-    events = replay(server, "tool_args_empty_then_braces")
+def test_tool_args_empty_string_then_braces_mean_no_arguments(wire):
+    events = replay(wire, "tool_args_empty_then_braces")
     assert [(e.id, e.arguments) for e in events if isinstance(e, ToolCallDone)] == [("call_e1", {}), ("call_e2", {})]
 
 
-def test_calls_sent_at_one_index_with_new_ids_stay_separate_and_stop_becomes_tool_use(server):
-    events = replay(server, "calls_all_at_index_zero")
+def test_calls_sent_at_one_index_with_new_ids_stay_separate_and_stop_becomes_tool_use(wire):
+    events = replay(wire, "calls_all_at_index_zero")
     calls = [(e.id, e.arguments) for e in events if isinstance(e, ToolCallDone)]
     assert calls == [("call_x", {"path": "x"}), ("call_y", {"path": "y"})]
-    assert events[-1].stop_reason == "tool_use"  # the server said "stop"; the calls say otherwise
+    assert events[-1].stop_reason == "tool_use"  # the wire said "stop"; the calls say otherwise
 
 
-def test_reasoning_content_streams_as_thinking(server):
-    events = replay(server, "reasoning_content")
+def test_reasoning_content_streams_as_thinking(wire):
+    events = replay(wire, "reasoning_content")
     assert [e.text for e in events if isinstance(e, ThinkingChunk)] == ["Think first. ", "Then answer."]
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["42."]
 
 
-def test_length_stop_is_max_tokens_and_drops_the_truncated_call(server):
-    events = replay(server, "max_tokens_stop")
+def test_length_stop_is_max_tokens_and_drops_the_truncated_call(wire):
+    events = replay(wire, "max_tokens_stop")
     assert not [e for e in events if isinstance(e, ToolCallDone)]
     assert events[-1].stop_reason == "max_tokens"
 
 
-def test_cached_tokens_are_split_out_of_prompt_tokens(server):
-    events = replay(server, "cache_usage")
+def test_cached_tokens_are_split_out_of_prompt_tokens(wire):
+    events = replay(wire, "cache_usage")
     assert events[-1].usage == Usage(input_tokens=392, output_tokens=7, cache_read_tokens=4608)
 
 
-def test_long_session_id_is_hashed_into_the_cache_key(server):
+def test_long_session_id_is_hashed_into_the_cache_key(wire):
     long_id = "s" * 100
     key = prompt_cache_key(long_id)
     assert len(key) <= CACHE_KEY_MAX and key == prompt_cache_key(long_id) and key != prompt_cache_key("t" * 100)
-    replay(server, "text_only", session_id=long_id)
-    assert server.seen[0].body["prompt_cache_key"] == key
+    replay(wire, "text_only", session_id=long_id)
+    assert wire.seen[0].body["prompt_cache_key"] == key
 
 
-def test_no_session_sends_no_cache_key(server):
-    replay(server, "text_only", session_id=None)
-    assert "prompt_cache_key" not in server.seen[0].body
+def test_no_session_sends_no_cache_key(wire):
+    replay(wire, "text_only", session_id=None)
+    assert "prompt_cache_key" not in wire.seen[0].body
 
 
-def test_request_translation_system_tools_results_and_images(server):
+def test_request_translation_system_tools_results_and_images(wire):
     image = ImagePart(media_type="image/png", data="iVBORw0KGgo=")
     history = [
         Message.user("look"),
@@ -129,8 +130,8 @@ def test_request_translation_system_tools_results_and_images(server):
         system=[SystemBlock(name="clock", text="now", stable=False), SystemBlock(name="identity", text="You are arreio.")],
         tools=[ToolSpec(name="read_file", description="Read a file.", input_schema={"type": "object"})],
     )
-    replay(server, "text_only", req)
-    body = server.seen[0].body
+    replay(wire, "text_only", req)
+    body = wire.seen[0].body
     msgs = body["messages"]
     assert msgs[0] == {"role": "system", "content": "You are arreio.\n\nnow"}  # stable before volatile
     assert msgs[1] == {"role": "user", "content": "look"}

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from typer.testing import CliRunner
 from arreio.cli.app import app
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
+from tests.conftest import run_cli
 
 SCHEMA = {
     "type": "object",
@@ -135,9 +134,8 @@ def test_invalid_twice_fails_the_run_with_exit_1(work: Path, server) -> None:
     """A real process: the exit code is the one a script sees."""
     server.push(Reply.stream("openai", "structured_invalid"), Reply.stream("openai", "structured_invalid"))
     env = {**os.environ, "HOME": str(work / "home"), "ARREIO_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"}
-    out = subprocess.run([sys.executable, "-m", "arreio.cli.app", "run", "Name it", "--model", NATIVE["openai"],
-                          "--output-schema", "schema.json", "--output", "text"],
-                         cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
+    out = run_cli(work, env, "run", "Name it", "--model", NATIVE["openai"], "--output-schema", "schema.json",
+                  "--output", "text")
     assert out.returncode == 1, out.stderr
     assert out.stdout == ""  # no answer is printed for a failed run
     assert out.stderr.strip().splitlines()[-1].startswith(
