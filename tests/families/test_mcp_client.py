@@ -18,7 +18,7 @@ from arreio.engine.tools.mcp.hub import McpHub, tool_name
 from arreio.engine.tools.registry import ToolRegistry
 from tests.families.conftest import fixture_server
 
-pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # real MCP server processes
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # real MCP server processes
 
 
 def _hub(tmp_path, **servers) -> McpHub:

@@ -15,7 +15,7 @@ from arreio.engine.session.healing import check_pairing
 from tests.conftest import REPO
 from tests.families.conftest import configure, script
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]  # a real MCP server process
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # a real MCP server process
 
 SLOW = REPO / "fixtures" / "mcp" / "slow_reads.py"
 KEYS = [f"k{i}" for i in range(8)]
