@@ -19,7 +19,7 @@ from rich.console import Console
 
 from arreio.cli.inert import call_text, flat, inert
 from arreio.cli.inert import shown as escape  # markup-safe and inert
-from arreio.engine.core.wording import counted, instructions_note
+from arreio.engine.core.wording import NOTE_CODES, counted, instructions_note
 
 _ARG_PREVIEW = 60
 FULL_WIDTH = 1_000_000  # "as wide as the line is": rich wraps at the console's width, a pipe has none
@@ -274,7 +274,10 @@ class LiveRenderer(_ChildView):
                 c.print("[yellow]  the reply above is withdrawn; the new model's reply follows whole[/yellow]")
         elif kind == "warning":
             self._end_text()
-            c.print(f"[yellow]warning:[/yellow] {escape(flat(event.message))}")
+            if event.code in NOTE_CODES:  # said for the record, nothing went wrong: not in a warning's colour
+                c.print(f"[dim]note: {escape(flat(event.message))}[/dim]")
+            else:
+                c.print(f"[yellow]warning:[/yellow] {escape(flat(event.message))}")
         elif kind == "ceiling":
             self._end_text()
             c.print(f"[yellow]■ {escape(event.message)}[/yellow]")

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from arreio.engine.core.config import Settings
 from arreio.engine.core.model_io import SystemBlock
@@ -25,6 +27,11 @@ from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.run_context import RunContext
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property tests judge what a function returns, never how long an example took: hypothesis's default
+# 200 ms deadline (and its too-slow health check) failed an example on a busy machine, not a bug.
+hypothesis_settings.register_profile("arreio", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("arreio")
 
 # A developer's own provider keys never reach a test: with no model configured, a set key makes a run
 # use that provider (registry.model_for), and tests never talk to anything beyond loopback.

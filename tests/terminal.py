@@ -16,7 +16,8 @@ from pathlib import Path
 
 
 class Terminal:
-    """One child process on a fresh pty. `expect` reads until a pattern shows; `type` writes keys."""
+    """One child process on a fresh pty. `expect` reads until a pattern shows; `type` writes keys. The
+    waits are generous (a minute): they bound a hang, and a busy machine may take seconds to start one."""
 
     def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], columns: int = 120,
                  stdout: int | None = None) -> None:
@@ -49,7 +50,7 @@ class Terminal:
         self.output += chunk.decode("utf-8", errors="replace")
         return True
 
-    def expect(self, pattern: str, timeout: float = 20.0) -> re.Match[str]:
+    def expect(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
         """Read until `pattern` (a regex) shows in the output; AssertionError with the output if not."""
         deadline = time.monotonic() + timeout
         while True:
@@ -63,7 +64,7 @@ class Terminal:
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
-    def wait(self, timeout: float = 20.0) -> int:
+    def wait(self, timeout: float = 60.0) -> int:
         """The exit code, reading what is left to show meanwhile."""
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None and time.monotonic() < deadline:

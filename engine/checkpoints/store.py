@@ -61,6 +61,8 @@ GIT_TIMEOUT_S = 300  # a hung git (a dead network mount) must not hang the run: 
 # Highest precedence of all attribute files: no conversion of any kind, on the way in or out.
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
 
+IGNORED_WHY = "ignored by .gitignore"
+
 
 def _regular(path: Path) -> os.stat_result | None:
     """`lstat` of a regular file; None for anything else, or nothing."""
@@ -216,7 +218,7 @@ class ShadowRepo(TreeReading):
             self._tracked.update(os.fsdecode(p) for p in tracked.split(b"\0") if p)
         for rel, info in present.items():
             if rel not in self._tracked:
-                skipped[rel] = [info.st_size, info.st_mtime_ns, "ignored by .gitignore"]
+                skipped[rel] = [info.st_size, info.st_mtime_ns, IGNORED_WHY]
 
     def _listing(self, rules_from: str | None) -> list[bytes]:
         """What changed since the index, each "<tag> <path>" (`?`: untracked and not ignored)."""

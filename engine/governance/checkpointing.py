@@ -12,6 +12,7 @@ failed run.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,10 +24,11 @@ from arreio.engine.checkpoints.index import CheckpointIndex
 from arreio.engine.checkpoints.plan import empty_changes, may_change, relevant_skipped, shown, shown_changes
 from arreio.engine.checkpoints.recorder import Checkpoint, Recorder
 from arreio.engine.checkpoints.settings import CheckpointSettings, checkpoint_settings
-from arreio.engine.checkpoints.store import CheckpointError, ShadowRepo, find_git
+from arreio.engine.checkpoints.store import IGNORED_WHY, CheckpointError, ShadowRepo, find_git
 from arreio.engine.core import events as ev
 from arreio.engine.core.paths import resolve_below
 from arreio.engine.core.programs import agent_writable
+from arreio.engine.core.wording import UNDO_LEAVES
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import RunHook, Turn
 from arreio.engine.tools.run_context import RunContext
@@ -39,6 +41,11 @@ if TYPE_CHECKING:
 
 GIT_MISSING = ("checkpoints are off for this run: git is not installed (or not on PATH), so changes cannot "
                "be undone with `arreio undo`; install git, or set `checkpoints: {enabled: false}` to silence this")
+
+
+def _listed(paths: list[str], why: dict[str, Any]) -> str:
+    listed = ", ".join(f"{shown(p)} ({why[p][2]})" for p in paths[:5])
+    return listed + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
 @dataclass
@@ -62,16 +69,21 @@ class _RunCheckpoints:
         self.events: list[ev.Event] = []
         self.warnings: list[str] = []
         self.announced_skips: set[str] = set()
+        self.noted_ignored = False  # a gitignored file the run made (undo leaves it) is said once a run
         # The files this run's file tools write, relative to the working tree: one that .gitignore
         # keeps out of the checkpoints (`.env`, `build/…`) is said, not silently left out of undo.
         self.written: set[str] = set()
+        self.existed: set[str] = set()  # those of them that were there before the run's call wrote them
         self.write_tools = frozenset(governance_settings(ctx.settings).write_tools)
         if git is None:
             self._warn(GIT_MISSING)
 
     def _warn(self, message: str) -> None:
+        self._say(message, code="checkpoints")
+
+    def _say(self, message: str, *, code: str) -> None:
         self.warnings.append(message)
-        self.events.append(ev.Warning_(message=message, code="checkpoints"))
+        self.events.append(ev.Warning_(message=message, code=code))
 
     def drain(self) -> list[ev.Event]:
         out, self.events = self.events, []
@@ -110,6 +122,8 @@ class _RunCheckpoints:
             return  # outside the working tree: the file tools refuse it anyway
         if any(part.casefold() in (".git", ".arreio") for part in rel.parts):
             return  # never written by the agent (refused) and never checkpointed: not "ignored by .gitignore"
+        if rel.as_posix() not in self.written and os.path.lexists(target):
+            self.existed.add(rel.as_posix())  # seen before the call runs: the user's (or an earlier round's)
         self.written.add(rel.as_posix())
 
     def before_call(self, step: int, call: ToolCallPart) -> None:
@@ -136,17 +150,27 @@ class _RunCheckpoints:
             self._announce(point)
 
     def _announce(self, point: Checkpoint) -> None:
-        """A file left out of the checkpoints because the run touched it (too big, unreadable) is said
-        at once, not only in the report."""
+        """A file left out of the checkpoints (gitignored, too big, unreadable) that the run touched is
+        said, not only listed in the report. One that existed before the run and was changed is a
+        warning at once: what the user had cannot be restored. One the run made is a note: nothing the
+        user had is at stake, only that undo leaves it (a first quickstart writes into `build/`, and a
+        warning there read as if something went wrong); gitignored ones are noted once a run."""
         first = self.recorder.first.skipped if self.recorder and self.recorder.first else {}
         fresh = [p for p in relevant_skipped(first, point.skipped) if p not in self.announced_skips]
         if not fresh:
             return
         self.announced_skips.update(fresh)
         why = {**first, **point.skipped}
-        listed = "; ".join(f"{shown(p)} ({why[p][2]})" for p in fresh[:5])
-        more = f"; and {len(fresh) - 5} more" if len(fresh) > 5 else ""
-        self._warn(f"not checkpointed, so `arreio undo` cannot restore them: {listed}{more}")
+        had = [p for p in fresh if p in first or p in self.existed]
+        made = [p for p in fresh if p not in had]
+        if had:
+            self._warn(f"not checkpointed, so `arreio undo` cannot restore them: {_listed(had, why)}")
+        # A build output (gitignored) is the common case, round after round: said the first time only.
+        ignored = [p for p in made if why[p][2] == IGNORED_WHY]
+        said = [p for p in made if p not in ignored or not self.noted_ignored]
+        self.noted_ignored = self.noted_ignored or bool(ignored)
+        if said:
+            self._say(f"undo will not remove {_listed(said, why)}", code=UNDO_LEAVES)
 
     # -- the end ----------------------------------------------------------------------------------------
     def finish(self, report: RunReport) -> None:

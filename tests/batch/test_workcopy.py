@@ -50,7 +50,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def gone(pid: int, within: float = 5.0) -> bool:
+def gone(pid: int, within: float = 60.0) -> bool:  # a wait for a killed process, not a bound
     deadline = time.monotonic() + within
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -72,10 +72,9 @@ def test_what_a_dead_worker_left_is_cleaned_from_the_ledger(tmp_path: Path, tmp:
 
 def test_a_setup_that_ran_out_of_time_is_killed_with_its_group(tmp_path: Path, tmp: Path) -> None:
     copy = WorkCopy(tmp_path / "attempt", "t")
-    started = time.monotonic()
-    assert copy.run("sleep 62.5 & echo $! > bg.pid; sleep 63.5", env=dict(os.environ), log=tmp_path / "setup.log",
+    # None is the time-out's answer; a setup waited out (or waited for the child on the pipe) holds the test
+    assert copy.run("sleep 602.5 & echo $! > bg.pid; sleep 603.5", env=dict(os.environ), log=tmp_path / "setup.log",
                     timeout=0.5) is None
-    assert time.monotonic() - started < 30  # not the 63 s sleep
     assert gone(int((copy.path / "bg.pid").read_text()))  # at once, not when the attempt ends
     copy.remove()
     assert list(tmp.iterdir()) == []

@@ -27,7 +27,7 @@ class ChatTerminal(Terminal):
         super().__init__(argv, cwd=cwd, env=env, stdout=stdout)
         self.seen = 0
 
-    def next(self, pattern: str, timeout: float = 30.0) -> re.Match[str]:
+    def next(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
         """Wait until `pattern` shows after everything matched so far; AssertionError with the screen if not."""
         deadline = time.monotonic() + timeout
         regex = re.compile(pattern)
@@ -46,7 +46,7 @@ class ChatTerminal(Terminal):
         text = re.sub(r"\x1b(\[[0-9;?]*)?$|\x1b\][^\x07]*$", "", self.output)
         return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", text).replace("\r\n", "\n")
 
-    def prompt(self, timeout: float = 30.0) -> None:
+    def prompt(self, timeout: float = 60.0) -> None:
         """Wait for the next prompt."""
         self.next(PROMPT, timeout)
 

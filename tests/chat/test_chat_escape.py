@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 SLOW_SHELL = """\
 - text: "Waiting a while."
-  tool_calls: [{name: shell, arguments: {command: "sleep 30 && echo late > late.txt"}}]
+  tool_calls: [{name: shell, arguments: {command: "sleep 600 && echo late > late.txt"}}]
 - text: "Back, and the session goes on."
 """
 
@@ -29,13 +29,12 @@ def test_esc_mid_turn_stops_it_and_what_was_typed_ahead_waits_at_the_prompt(work
     term.prompt()
     term.send("wait")
     first = term.next(r"arreio · offline · " + SESSION).group(1)
-    term.next(r"● shell\(command='sleep 30")
-    started = time.monotonic()
+    term.next(r"● shell\(command='sleep 600")
     term.type("go on")  # typed ahead, then Esc
     time.sleep(0.2)
     term.type("\x1b")
-    term.next(r"\ninterrupted · 1 step · 1 tool call \(1 interrupted\) · ", timeout=20)
-    assert time.monotonic() - started < 20  # stopped, not the 30 s sleep waited out
+    # stopped, not the 600 s sleep waited out (the wait is generous for a busy machine, and far short of it)
+    term.next(r"\ninterrupted · 1 step · 1 tool call \(1 interrupted\) · ", timeout=90)
     term.next("turn cancelled — the session is intact; send a message to go on")
     term.next(r"› go on")  # the keys typed ahead, at the prompt as if typed there
     term.type("\r")

@@ -13,7 +13,7 @@ import pytest
 from tests.checkpoints.conftest import scripted, tree_state
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]  # a real MCP server process
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # a real MCP server process
 
 LYING = REPO / "fixtures" / "mcp" / "lying_reads.py"
 

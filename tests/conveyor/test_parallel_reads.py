@@ -88,7 +88,8 @@ def _results(runner) -> list[tuple[str, str]]:
 def test_reads_finishing_out_of_order_are_recorded_and_reported_in_declared_order(tmp_path: Path) -> None:
     # a finishes last, d first: completion order is the reverse of the declared order
     delays = {"a": 0.4, "b": 0.3, "c": 0.2, "d": 0.1}
-    runner, events, journal, wall = _run(tmp_path, _reply(*[("slow_read", k) for k in "abcd"]), delays)
+    # how much sooner they end together is measured by tests/bench/bench_parallel_tools.py, not asserted
+    runner, events, journal, _ = _run(tmp_path, _reply(*[("slow_read", k) for k in "abcd"]), delays)
     assert unit_end(events).verdict == "success"
     assert journal.order("end") == ["d", "c", "b", "a"]  # they really did finish out of order …
     assert set(journal.order("start")) == set("abcd") and all(
@@ -100,7 +101,6 @@ def test_reads_finishing_out_of_order_are_recorded_and_reported_in_declared_orde
     assert [c for _, c in _results(runner)] == [f"value of {k}" for k in "abcd"]
     assert [cid for cid, _ in _results(runner)] == ids
     assert check_pairing(runner.session.messages) == []
-    assert wall < 0.9  # the serial sum is 1.0 s; together, the longest: 0.4 s
     assert runner.totals.tool_calls == 4
 
 

@@ -59,7 +59,7 @@ def test_command_gate(tmp_path: Path) -> None:
     assert gate("command", tmp_path, command="true").passed
     failed = gate("command", tmp_path, command="echo broken >&2; exit 3")
     assert not failed.passed and failed.detail == "exit 3: broken"
-    slow = gate("command", tmp_path, command="sleep 20", timeout_s=0.3)
+    slow = gate("command", tmp_path, command="sleep 600", timeout_s=0.3)
     assert not slow.passed and "timed out after 0.3s" in slow.detail
 
 
@@ -176,13 +176,13 @@ def test_a_command_gate_ends_when_its_command_does_not_when_a_child_lets_go(tmp_
     child goes with the command's process group."""
     import time
 
-    tag = "sleep 47.125"
-    started = time.monotonic()
-    outcome = asyncio.run(evaluate_gate(GateSpec(kind="command", command=f"{tag} & echo started", timeout_s=20),
+    tag = "sleep 600.125"
+    # Waiting for the child would end in the gate's own timeout, a failure ('timed out after 60s'): its
+    # passing is the proof, with no clock asserted.
+    outcome = asyncio.run(evaluate_gate(GateSpec(kind="command", command=f"{tag} & echo started", timeout_s=60),
                                         GateInputs(cwd=tmp_path, goal="g", final_text="")))
     assert outcome.passed and outcome.detail == "exit 0"
-    assert time.monotonic() - started < 25  # not the 47 s of the child it left
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 60  # a wait, not a bound: the group is killed at once
     while _tagged_alive(tag) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _tagged_alive(tag)

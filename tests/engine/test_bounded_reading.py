@@ -8,7 +8,6 @@ import errno
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -87,10 +86,9 @@ def test_brackets_inside_strings_do_not_count() -> None:
 # -- YAML ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("typ", ["safe", "rt"])
 def test_billion_laughs_is_refused_at_once(typ: str) -> None:
-    started = time.monotonic()
     with pytest.raises(YAMLError) as refused:
         load_yaml(laughs(), typ)
-    assert time.monotonic() - started < 5  # the bound is reached while composing, before any walk
+    # the bound is reached while composing, before any walk: the mark below is the alias that crossed it
     assert refused.value.problem == f"more than {MAX_NODES:,} nodes (aliases expanded)"
     assert refused.value.problem_mark.line + 1 == 7  # the alias that crossed the bound
 

@@ -21,8 +21,10 @@ MCP_SERVER = REPO / "fixtures" / "mcp" / "server.py"
 
 
 def fixture_server(**extra) -> dict:
-    """A `mcp_servers` entry that starts the fixture server with this interpreter."""
-    return {"command": sys.executable, "args": [str(MCP_SERVER)], **extra}
+    """A `mcp_servers` entry that starts the fixture server with this interpreter. It may take two
+    minutes to start (importing `mcp` on a busy machine took longer than the default 30 s): a wait, not
+    a bound, for the tests that are not about start-up time."""
+    return {"command": sys.executable, "args": [str(MCP_SERVER)], "connect_timeout_s": 120, **extra}
 
 
 def run_context(tmp_path: Path, **settings) -> RunContext:

@@ -35,7 +35,7 @@ from arreio.engine.tools.mcp.config import parse_mcp_servers
 from arreio.engine.tools.mcp.hub import McpHub
 from tests.families.conftest import configure, fixture_server, script
 
-pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # real MCP server processes
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # real MCP server processes
 
 GOAL = ["--goal", "GOAL.md", "--json", "--yes"]
 

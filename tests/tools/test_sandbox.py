@@ -243,10 +243,8 @@ def test_tmp_is_private(root: Path) -> None:
 def test_the_timeout_still_kills_and_keeps_head_and_tail(root: Path) -> None:
     tag = f"arreio-to-{uuid.uuid4().hex[:8]}"
     ctx = RunContext(cwd=root, env={"PATH": PATH}, settings=Settings(tools={"shell_output_cap": 1000}))
-    started = time.monotonic()
-    result = asyncio.run(run_tool(ToolRegistry([Shell()]), "shell", {
-        "command": f"echo FIRST; seq 1 20000; echo LAST; {sleeper(tag)} sleep 30", "timeout_s": 1}, ctx))
-    assert time.monotonic() - started < 20  # not the 30 s sleep
+    result = asyncio.run(run_tool(ToolRegistry([Shell()]), "shell", {  # the 600 s sleep is never waited out
+        "command": f"echo FIRST; seq 1 20000; echo LAST; {sleeper(tag)} sleep 600", "timeout_s": 1}, ctx))
     assert result.is_error and "timed out after 1 s" in result.content
     assert result.content.startswith("FIRST\n1\n2\n") and "chars omitted …]" in result.content
     assert "20000\nLAST\n" in result.content
