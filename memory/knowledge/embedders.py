@@ -74,18 +74,22 @@ class E5Embedder:
 
     def for_worker(self) -> E5Embedder:
         """The copy a worker process runs (embedding.py): one thread, since there is one worker
-        per core; the model loads in the worker."""
+        per core (the pool gives its numpy one BLAS thread too); the model loads in the worker."""
         return E5Embedder(num_threads=1)
 
     def __getstate__(self) -> dict:
         return {"_num_threads": self._num_threads, "_model": None}  # the loaded model stays here
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
+        """The same model's vectors from numpy's BLAS (e5_numpy.py): 5-9x the C engine's speed on
+        passages, within a cosine of 0.9999 of its vectors. All `texts` run as one batch."""
+        from arreio.memory.knowledge import e5_numpy
 
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.ascontiguousarray(self._get().passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+        try:
+            model = e5_numpy.shared()
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"{NO_EMBEDDER_NOTICE} ({error})") from error
+        return model.embed(list(texts))
 
     def embed_query(self, text: str, threads: int = 1) -> np.ndarray:
         """One short text on `threads` threads (1 unless the caller saw idle cores: cores.py). The
