@@ -208,6 +208,9 @@ class KnowledgeBase:
             results.close()  # Ctrl-C or an error: stop the workers; the uncommitted batch is dropped
         if ids:
             done += self._store(scheme, ids, vectors, matrices)
+        prepare = getattr(self.backend, "prepare_search", None)
+        if done and prepare is not None and self.backend.count_pending_vectors() == 0:
+            prepare()  # the search matrices are built here, at add time, not by the first search
         return done
 
     def _jobs(self) -> Iterator[embedding.Job]:

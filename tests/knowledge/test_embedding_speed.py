@@ -152,3 +152,15 @@ def test_jobs_go_to_the_model_in_batches_and_come_back_one_by_one_in_order() -> 
     alone = HashingEmbedder()
     for job, vectors in out:
         assert np.array_equal(vectors, alone.embed_passages(list(job.texts)))
+
+
+def test_the_search_matrices_are_built_when_an_add_ends_not_by_the_first_search(tmp_path: Path, docs: Path) -> None:
+    backend = SqliteBackend(tmp_path / "kb.sqlite")
+    kb = KnowledgeBase(backend, HashingEmbedder())
+    assert backend._cache.sidecar_files() == []
+    kb.add(["."], docs)
+    built = backend._cache.sidecar_files() + backend._sentences.sidecar_files()
+    assert len(built) == 4  # ids and matrix, for chunks and for sentences
+    kb.search("aphids on roses", k=3)
+    assert backend._cache.sidecar_files() + backend._sentences.sidecar_files() == built  # nothing rebuilt
+    kb.close()
