@@ -289,8 +289,7 @@ class SqliteBackend:
             self._db.execute("COMMIT")
 
     def prepare_search(self) -> None:
-        """Build the vector and sentence matrices (and their sidecars) for the current vectors now,
-        so the first search after a large add does not pay for it (seconds at 100,000 chunks)."""
+        """Build the search matrices and their sidecars now, not in the first search (seconds at 100k chunks)."""
         generation = int(self._meta("vec_generation") or 0)
         self._cache.get(generation, self._load_matrix)
         self._sentences.get(generation, self._load_sentence_matrix)
