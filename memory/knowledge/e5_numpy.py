@@ -79,32 +79,29 @@ class NumpyE5:
     """Passages in, L2-normalised float32 vectors out (`embed`), or each text's token states
     (`forward`). Loads in ~2 s; keep one per process (`shared`)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, layers: bool = True) -> None:
+        """`layers=False`: the tokenizer and the embedding layer only (another runtime runs the
+        encoder's layers from `f32` and `q4_blocks`)."""
         data = np.fromfile(path or model_file(), dtype=np.uint8)
         header, self.tokenizer, at = e5_tokenizer.read(memoryview(data))
         self.header = header
         self.dim = header.hidden
         self._window = header.max_positions - 2
-        tensors = self._directory(data, at)
-
-        def f32(name: str) -> np.ndarray:
-            kind, count, offset = tensors[name]
-            return data[offset : offset + 4 * count].view(np.float32)
+        self._data = data
+        self._tensors = self._directory(data, at)
+        f32 = self.f32
 
         def q4t(name: str, rows: int, cols: int) -> np.ndarray:
-            kind, count, offset = tensors[name]
-            assert kind == _DTYPE_Q4 and count == rows * cols, name
             # Transposed once, so every product is activations @ weights (row-major, BLAS-friendly).
-            return np.ascontiguousarray(_q4_to_float(data[offset : offset + rows * cols // 32 * 18], rows, cols).T)
+            return np.ascontiguousarray(_q4_to_float(self.q4_blocks(name, rows, cols), rows, cols).T)
 
         h, ff = header.hidden, header.ffn
-        kind, count, offset = tensors["emb.word"]
-        self._word = data[offset : offset + count // 32 * 18].reshape(header.vocab, h // 32 * 18)
+        self._word = self.q4_blocks("emb.word", header.vocab, h).reshape(header.vocab, h // 32 * 18)
         self._pos = f32("emb.pos").reshape(header.max_positions, h)
         self._type = f32("emb.type")[:h]
         self._emb_ln = (f32("emb.ln.w"), f32("emb.ln.b"))
         self._layers = []
-        for n in range(header.layers):
+        for n in range(header.layers if layers else 0):
             p = f"l{n}."
             qkv = np.concatenate([q4t(p + "q.w", h, h), q4t(p + "k.w", h, h), q4t(p + "v.w", h, h)], axis=1)
             qkv_b = np.concatenate([f32(p + "q.b"), f32(p + "k.b"), f32(p + "v.b")])
@@ -122,6 +119,19 @@ class NumpyE5:
                     (f32(p + "oln.w"), f32(p + "oln.b")),
                 )
             )
+
+    def f32(self, name: str) -> np.ndarray:
+        """A float32 tensor of the file, flat (a view)."""
+        _kind, count, offset = self._tensors[name]
+        return self._data[offset : offset + 4 * count].view(np.float32)
+
+    def q4_blocks(self, name: str, rows: int, cols: int) -> np.ndarray:
+        """A 4-bit tensor of `rows` x `cols` as its Q4_0 blocks [rows * cols / 32, 18] (a view):
+        an fp16 scale, then 16 bytes whose low nibbles are weights 0-15 and high ones 16-31, each
+        minus 8."""
+        kind, count, offset = self._tensors[name]
+        assert kind == _DTYPE_Q4 and count == rows * cols, name
+        return self._data[offset : offset + rows * cols // 32 * 18].reshape(rows * cols // 32, 18)
 
     @staticmethod
     def _directory(data: np.ndarray, at: int) -> dict[str, tuple[int, int, int]]:
@@ -148,17 +158,21 @@ class NumpyE5:
         parts = [content[i : i + step] for i in range(0, len(content), step)] or [[]]
         return [[self.tokenizer.bos, *part, self.tokenizer.eos] for part in parts]
 
+    def embeddings(self, ids: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """The embedding layer's output for the segments' ids, concatenated: [len(ids), dim]."""
+        positions = np.concatenate([np.arange(n) for n in lengths])
+        x = _q4_to_float(self._word[ids], len(ids), self.header.hidden)
+        x += self._pos[positions]
+        x += self._type
+        return _layer_norm(x, *self._emb_ln, self.header.eps)
+
     def forward(self, segments: Sequence[Sequence[int]]) -> np.ndarray:
         """The last layer's token states of every segment, concatenated: [sum of lengths, dim]."""
         h, heads = self.header.hidden, self.header.heads
         head = h // heads
         lengths = [len(segment) for segment in segments]
         ids = np.fromiter((i for segment in segments for i in segment), dtype=np.int64)
-        positions = np.concatenate([np.arange(n) for n in lengths])
-        x = _q4_to_float(self._word[ids], len(ids), h)
-        x += self._pos[positions]
-        x += self._type
-        _layer_norm(x, *self._emb_ln, self.header.eps)
+        x = self.embeddings(ids, lengths)
         groups = _groups(lengths, heads)
         scale = np.float32(1.0 / np.sqrt(head))
         for qkv_w, qkv_b, ao_w, ao_b, aln, fi_w, fi_b, fo_w, fo_b, oln in self._layers:
