@@ -129,7 +129,9 @@ def _worker_embed(batch: tuple[Job, ...]) -> list[np.ndarray]:
     return _embed_batch(_worker_embedder, batch)
 
 
-def _in_thread(embedder: Embedder, jobs: Iterable[Job], ahead: int) -> Iterator[tuple[Job, np.ndarray]]:
+def _in_thread(
+    embedder: Embedder, jobs: Iterable[Job], ahead: int, max_chars: int
+) -> Iterator[tuple[Job, np.ndarray]]:
     """One daemon thread embeds up to `ahead` batches in advance; its exceptions (a KeyboardInterrupt
     raised by a test embedder included) come out here, in order."""
     todo: queue.Queue[tuple[Job, ...] | None] = queue.Queue(maxsize=ahead)
@@ -146,7 +148,7 @@ def _in_thread(embedder: Embedder, jobs: Iterable[Job], ahead: int) -> Iterator[
 
     thread = threading.Thread(target=work, name="arreio-embed", daemon=True)
     thread.start()
-    source = batches(jobs)
+    source = batches(jobs, max_chars)
     in_flight = 0
     try:
         while True:
@@ -169,7 +171,7 @@ def _in_thread(embedder: Embedder, jobs: Iterable[Job], ahead: int) -> Iterator[
 
 
 def _in_processes(
-    worker: Any, jobs: Iterable[Job], processes: int
+    worker: Any, jobs: Iterable[Job], processes: int, max_chars: int
 ) -> Iterator[tuple[Job, np.ndarray]]:
     import multiprocessing
 
@@ -188,7 +190,7 @@ def _in_processes(
         if main:
             signal.signal(signal.SIGINT, previous)
     pending: list[tuple[tuple[Job, ...], Any]] = []
-    source = batches(jobs)
+    source = batches(jobs, max_chars)
     try:
         while True:
             while len(pending) < 2 * processes and (batch := next(source, None)) is not None:
@@ -204,13 +206,18 @@ def _in_processes(
 
 
 def run(
-    embedder: Embedder, jobs: Iterable[Job], total: int, workers: int | None = None
+    embedder: Embedder,
+    jobs: Iterable[Job],
+    total: int,
+    workers: int | None = None,
+    max_chars: int = BATCH_CHARS,
 ) -> Iterator[tuple[Job, np.ndarray]]:
     """(job, its vectors) for every one of the `total` jobs, in order. `workers`: processes to use
-    (None: one per usable core, when the embedder can run in a worker and there is enough work).
-    Closing the iterator early stops the workers."""
+    (None: one per usable core, when the embedder can run in a worker and there is enough work);
+    `max_chars`: the most characters one model call takes (`batches`). Closing the iterator early
+    stops the workers."""
     worker = getattr(embedder, "for_worker", None)
     count = min(usable_cores() if workers is None else workers, total)
     if worker is not None and count >= 2 and (workers is not None or total >= MIN_JOBS_FOR_WORKERS):
-        return _in_processes(worker(), jobs, count)
-    return _in_thread(embedder, jobs, ahead=2)
+        return _in_processes(worker(), jobs, count, max_chars)
+    return _in_thread(embedder, jobs, ahead=2, max_chars=max_chars)

