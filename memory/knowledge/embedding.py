@@ -4,22 +4,25 @@ One `Job` per chunk: its own text, then the sentences its sentence pass needs (s
 sentence that is nearly the whole chunk would get nearly the chunk's own vector, so it reuses that
 vector instead of being embedded again; a chunk of one sentence has no sentence rows at all.
 
-The jobs run either in a daemon thread of this process or, when there are several cores and
-enough work, in worker processes (one single-threaded model per core: the model's own threads
-scale poorly, and one short call per chunk keeps its working set in cache). Either way the caller's
-thread only waits, so Ctrl-C (a KeyboardInterrupt in the main thread) stops the run at once: the
-workers are killed, the thread's result is dropped, and nothing half-embedded is ever stored.
-Results come back in job order.
+The jobs go to the model a few at a time (`batches`: up to `BATCH_CHARS` characters, every text of
+them in one call, so the weights are read once for all of them), either in a daemon thread of this
+process or, when there are several cores and enough work, in worker processes (one single-threaded
+model per core, numpy's BLAS included: the element-wise steps between the products are
+single-threaded anyway, and two processes keep both cores busy through them). Either way the
+caller's thread only waits, so Ctrl-C (a KeyboardInterrupt in the main thread) stops the run at
+once: the workers are killed, the thread's result is dropped, and nothing half-embedded is ever
+stored. Results come back in job order, one job at a time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +40,14 @@ if TYPE_CHECKING:
 EMBED_MAX_CHARS = 4_000
 # A sentence holding at least this share of its chunk's characters is the chunk, to a vector.
 NEAR_WHOLE = 0.9
-# Worker processes start (spawn, import, load the model) in about a second: not worth it for less.
+# Worker processes start (spawn, import, load the model) in about two seconds: not worth it for less.
 MIN_JOBS_FOR_WORKERS = 6
+# One model call takes jobs up to this many characters (at least one job): ~4 chunks of markdown, a
+# fraction of a second on one core. Longer calls gain little more (the products are already large)
+# and make the progress bar move in bigger steps.
+BATCH_CHARS = 6_000
+# What a worker's numpy reads when it loads: one BLAS thread, as the worker is one per core.
+WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,30 @@ def assemble(job: Job, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | No
     return vectors[0], (vectors[list(job.rows)] if job.rows else None)
 
 
+def batches(jobs: Iterable[Job], max_chars: int = BATCH_CHARS) -> Iterator[tuple[Job, ...]]:
+    """Consecutive jobs grouped for one model call each: up to `max_chars` characters, never empty."""
+    batch: list[Job] = []
+    size = 0
+    for job in jobs:
+        if batch and size + job.size > max_chars:
+            yield tuple(batch)
+            batch, size = [], 0
+        batch.append(job)
+        size += job.size
+    if batch:
+        yield tuple(batch)
+
+
+def _embed_batch(embedder: Any, batch: Sequence[Job]) -> list[np.ndarray]:
+    """Every text of the batch in one call; each job's rows back on their own."""
+    vectors = embedder.embed_passages([text for job in batch for text in job.texts])
+    out, start = [], 0
+    for job in batch:
+        out.append(vectors[start : start + len(job.texts)])
+        start += len(job.texts)
+    return out
+
+
 # -- where the jobs run --------------------------------------------------------------------------
 
 _worker_embedder: Any = None
@@ -92,41 +125,43 @@ def _worker_init(embedder: Any) -> None:
             ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _worker_embed(texts: tuple[str, ...]) -> np.ndarray:
-    return _worker_embedder.embed_passages(list(texts))
+def _worker_embed(batch: tuple[Job, ...]) -> list[np.ndarray]:
+    return _embed_batch(_worker_embedder, batch)
 
 
-def _in_thread(embedder: Embedder, jobs: Iterable[Job], ahead: int) -> Iterator[tuple[Job, np.ndarray]]:
-    """One daemon thread embeds up to `ahead` jobs in advance; its exceptions (a KeyboardInterrupt
+def _in_thread(
+    embedder: Embedder, jobs: Iterable[Job], ahead: int, max_chars: int
+) -> Iterator[tuple[Job, np.ndarray]]:
+    """One daemon thread embeds up to `ahead` batches in advance; its exceptions (a KeyboardInterrupt
     raised by a test embedder included) come out here, in order."""
-    todo: queue.Queue[Job | None] = queue.Queue(maxsize=ahead)
-    done: queue.Queue[tuple[Job, Any, BaseException | None]] = queue.Queue()
+    todo: queue.Queue[tuple[Job, ...] | None] = queue.Queue(maxsize=ahead)
+    done: queue.Queue[tuple[tuple[Job, ...], Any, BaseException | None]] = queue.Queue()
     stop = threading.Event()
 
     def work() -> None:
-        while (job := todo.get()) is not None and not stop.is_set():
+        while (batch := todo.get()) is not None and not stop.is_set():
             try:
-                done.put((job, embedder.embed_passages(list(job.texts)), None))
+                done.put((batch, _embed_batch(embedder, batch), None))
             except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
-                done.put((job, None, error))
+                done.put((batch, None, error))
                 return
 
     thread = threading.Thread(target=work, name="arreio-embed", daemon=True)
     thread.start()
-    source = iter(jobs)
+    source = batches(jobs, max_chars)
     in_flight = 0
     try:
         while True:
-            while in_flight < ahead and (job := next(source, None)) is not None:
-                todo.put(job)
+            while in_flight < ahead and (batch := next(source, None)) is not None:
+                todo.put(batch)
                 in_flight += 1
             if not in_flight:
                 return
-            job, vectors, error = done.get()  # interruptible: Ctrl-C lands here at once
+            batch, vectors, error = done.get()  # interruptible: Ctrl-C lands here at once
             in_flight -= 1
             if error is not None:
                 raise error
-            yield job, vectors
+            yield from zip(batch, vectors)
     finally:
         stop.set()
         try:
@@ -136,7 +171,7 @@ def _in_thread(embedder: Embedder, jobs: Iterable[Job], ahead: int) -> Iterator[
 
 
 def _in_processes(
-    worker: Any, jobs: Iterable[Job], processes: int
+    worker: Any, jobs: Iterable[Job], processes: int, max_chars: int
 ) -> Iterator[tuple[Job, np.ndarray]]:
     import multiprocessing
 
@@ -145,21 +180,25 @@ def _in_processes(
     # Python keeps an ignored SIGINT ignored in the child, so this also covers its start-up.
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    added = [name for name in WORKER_ENV if name not in os.environ]  # a spawned child copies the environment
+    os.environ.update({name: WORKER_ENV[name] for name in added})
     try:
         pool = context.Pool(processes, initializer=_worker_init, initargs=(worker,))
     finally:
+        for name in added:
+            os.environ.pop(name, None)
         if main:
             signal.signal(signal.SIGINT, previous)
-    pending: list[tuple[Job, Any]] = []
-    source = iter(jobs)
+    pending: list[tuple[tuple[Job, ...], Any]] = []
+    source = batches(jobs, max_chars)
     try:
         while True:
-            while len(pending) < 2 * processes and (job := next(source, None)) is not None:
-                pending.append((job, pool.apply_async(_worker_embed, (job.texts,))))
+            while len(pending) < 2 * processes and (batch := next(source, None)) is not None:
+                pending.append((batch, pool.apply_async(_worker_embed, (batch,))))
             if not pending:
                 break
-            job, result = pending.pop(0)
-            yield job, result.get()
+            batch, result = pending.pop(0)
+            yield from zip(batch, result.get())
         pool.close()
         pool.join()
     finally:
@@ -167,13 +206,18 @@ def _in_processes(
 
 
 def run(
-    embedder: Embedder, jobs: Iterable[Job], total: int, workers: int | None = None
+    embedder: Embedder,
+    jobs: Iterable[Job],
+    total: int,
+    workers: int | None = None,
+    max_chars: int = BATCH_CHARS,
 ) -> Iterator[tuple[Job, np.ndarray]]:
     """(job, its vectors) for every one of the `total` jobs, in order. `workers`: processes to use
-    (None: one per usable core, when the embedder can run in a worker and there is enough work).
-    Closing the iterator early stops the workers."""
+    (None: one per usable core, when the embedder can run in a worker and there is enough work);
+    `max_chars`: the most characters one model call takes (`batches`). Closing the iterator early
+    stops the workers."""
     worker = getattr(embedder, "for_worker", None)
     count = min(usable_cores() if workers is None else workers, total)
     if worker is not None and count >= 2 and (workers is not None or total >= MIN_JOBS_FOR_WORKERS):
-        return _in_processes(worker(), jobs, count)
-    return _in_thread(embedder, jobs, ahead=2)
+        return _in_processes(worker(), jobs, count, max_chars)
+    return _in_thread(embedder, jobs, ahead=2, max_chars=max_chars)

@@ -76,7 +76,8 @@ class KnowledgeBase:
     """A backend, an optional embedder (None: keyword search only), and the chunking and fusion
     settings. `sentence_vectors` also embeds each chunk's sentences (sentences.py), which doubles
     embedding time and sharpens ranking for short queries. `batch_size` chunks are stored per
-    transaction; `workers` is how many processes embed (None: one per core, see embedding.py).
+    transaction; `embed_chars` is the most characters of chunks one model call takes (at least
+    one chunk); `workers` is how many processes embed (None: one per core, see embedding.py).
     Safe to use from one thread at a time."""
 
     def __init__(
@@ -87,6 +88,7 @@ class KnowledgeBase:
         chunking: ChunkConfig = ChunkConfig(),
         fusion: FusionConfig = FusionConfig(),
         batch_size: int = 8,
+        embed_chars: int = embedding.BATCH_CHARS,
         sentence_vectors: bool = True,
         workers: int | None = None,
         redactor: Redactor | None = None,
@@ -98,6 +100,7 @@ class KnowledgeBase:
         self.chunking = chunking
         self.fusion = fusion
         self.batch_size = batch_size
+        self.embed_chars = embed_chars
         self.workers = workers
         self._keyword_worker: ThreadPoolExecutor | None = None  # see `_keyword_worker_if_concurrent`
         self._query_threads = QueryThreads()
@@ -192,7 +195,7 @@ class KnowledgeBase:
         matrices: list[np.ndarray | None] = []
         if total:
             progress("embed", 0, total)
-        results = embedding.run(self.embedder, self._jobs(), total, self.workers)
+        results = embedding.run(self.embedder, self._jobs(), total, self.workers, self.embed_chars)
         try:
             for job, embedded in results:
                 vector, matrix = embedding.assemble(job, embedded)
@@ -208,6 +211,9 @@ class KnowledgeBase:
             results.close()  # Ctrl-C or an error: stop the workers; the uncommitted batch is dropped
         if ids:
             done += self._store(scheme, ids, vectors, matrices)
+        prepare = getattr(self.backend, "prepare_search", None)
+        if done and prepare is not None and self.backend.count_pending_vectors() == 0:
+            prepare()  # the search matrices are built here, at add time, not by the first search
         return done
 
     def _jobs(self) -> Iterator[embedding.Job]:

@@ -288,6 +288,12 @@ class SqliteBackend:
         finally:
             self._db.execute("COMMIT")
 
+    def prepare_search(self) -> None:
+        """Build the search matrices and their sidecars now, not in the first search (seconds at 100k chunks)."""
+        generation = int(self._meta("vec_generation") or 0)
+        self._cache.get(generation, self._load_matrix)
+        self._sentences.get(generation, self._load_sentence_matrix)
+
     def vector_search(
         self, query_vector: np.ndarray, n: int, helper: Executor | None = None
     ) -> list[tuple[int, float]]:

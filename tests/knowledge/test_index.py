@@ -78,8 +78,8 @@ def test_remove_a_file_or_a_folder(backend, docs: Path) -> None:
 
 def test_interrupted_embedding_leaves_a_usable_index_and_resumes(tmp_path: Path, docs: Path) -> None:
     db = tmp_path / "state" / "knowledge.sqlite"
-    # One embedder call per chunk: the fifth fails, after two whole batches of two were stored.
-    kb = KnowledgeBase(SqliteBackend(db), CountingEmbedder(fail_on_batch=5), batch_size=2)
+    # One chunk per model call (embed_chars=1): the fifth call fails, after two whole batches of two were stored.
+    kb = KnowledgeBase(SqliteBackend(db), CountingEmbedder(fail_on_batch=5), batch_size=2, embed_chars=1)
     with pytest.raises(KeyboardInterrupt):
         kb.add(["."], docs)
     done_before = kb.backend.stats()
@@ -101,6 +101,26 @@ def test_interrupted_embedding_leaves_a_usable_index_and_resumes(tmp_path: Path,
     resumed.close()
 
 
+def test_an_interrupted_call_of_several_chunks_loses_only_that_call(tmp_path: Path, docs: Path) -> None:
+    """Model calls of several chunks each (the default): a Ctrl-C in the second call leaves what the
+    first call's chunks filled (whole store batches), and the next add embeds exactly the rest."""
+    db = tmp_path / "state" / "knowledge.sqlite"
+    kb = KnowledgeBase(SqliteBackend(db), CountingEmbedder(fail_on_batch=2), batch_size=1, embed_chars=2_000)
+    with pytest.raises(KeyboardInterrupt):
+        kb.add(["."], docs)
+    first_call = kb.embedder.embedded
+    stored = kb.backend.stats()
+    kb.close()
+    assert 2 <= stored.vectors < stored.chunks  # the first call held two chunks or more, all stored
+    resumed = KnowledgeBase(SqliteBackend(db), CountingEmbedder(), batch_size=1, embed_chars=2_000)
+    missing = resumed.backend.pending_vectors(100)
+    assert len(missing) == stored.chunks - stored.vectors
+    report = resumed.add(["."], docs)
+    assert report.embedded == len(missing) and report.pending == 0
+    assert not set(resumed.embedder.embedded) & set(first_call)  # nothing embedded twice
+    resumed.close()
+
+
 _KILL_SCRIPT = textwrap.dedent(
     """
     import os, signal, sys
@@ -113,11 +133,11 @@ _KILL_SCRIPT = textwrap.dedent(
         calls = 0
         def embed_passages(self, texts):
             DiesMidway.calls += 1
-            if DiesMidway.calls == 5:  # one call per chunk: two batches of two are stored
+            if DiesMidway.calls == 5:  # one chunk per call: two batches of two are stored
                 os.kill(os.getpid(), signal.SIGKILL)  # no cleanup, no finally: a real crash
             return super().embed_passages(texts)
 
-    kb = KnowledgeBase(SqliteBackend(Path(sys.argv[1])), DiesMidway(), batch_size=2)
+    kb = KnowledgeBase(SqliteBackend(Path(sys.argv[1])), DiesMidway(), batch_size=2, embed_chars=1)
     kb.add(["."], Path(sys.argv[2]))
     """
 )

@@ -120,7 +120,8 @@ def test_ctrl_c_during_embedding_exits_130_and_leaves_a_usable_index(cli, tmp_pa
     from tests.knowledge.conftest import CountingEmbedder
 
     db = tmp_path / "state" / DB_NAME
-    monkeypatch.setattr(kb_cmd, "_open", lambda: KnowledgeBase(SqliteBackend(db), CountingEmbedder(fail_on_batch=2), batch_size=2))
+    failing = CountingEmbedder(fail_on_batch=2)  # the second model call: one chunk per call (embed_chars=1)
+    monkeypatch.setattr(kb_cmd, "_open", lambda: KnowledgeBase(SqliteBackend(db), failing, batch_size=2, embed_chars=1))
     result = cli("add", ".")
     assert result.exit_code == 130
     assert "interrupted" in result.output and "still need vectors" in result.output
