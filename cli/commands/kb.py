@@ -159,7 +159,8 @@ def search(
     mode: Annotated[str, typer.Option(metavar="hybrid|keyword|vector", help="Which passes rank the hits.")] = "hybrid",
     json_: JsonOption = False,
 ) -> None:
-    """Print the best passages for a query: path, line range, score, a snippet."""
+    """Print the best passages for a query: path, line range, score (how well it matches, 0..1), a snippet.
+    Passages scoring below `knowledge.min_score` are left out, so a query about nothing indexed finds nothing."""
     from arreio.cli.arguments import text
     from arreio.engine.core.errors import UsageError
 
@@ -174,6 +175,7 @@ def search(
         if mode == "vector" and not kb.vectors_ready(complete=False):
             raise UsageError(f"no vectors to search: {notice or 'run `arreio kb sync`'}")
         hits = kb.search(query, k=k, mode=mode)  # type: ignore[arg-type]
+        floor = kb.fusion.min_score
     finally:
         kb.close()
     if notice and mode == "hybrid":  # what was searched, said once (stderr: --json stays clean)
@@ -181,13 +183,14 @@ def search(
     if json_:
         _print_json([
             {"path": _display(h.path), "start_line": h.start_line, "end_line": h.end_line,
-             "score": round(h.score, 4), "text": h.text}
+             "score": round(h.score, 4), "similarity": _rounded(h.similarity), "coverage": _rounded(h.coverage),
+             "text": h.text}
             for h in hits
         ])
         return
     out = _console()
-    if not hits:
-        out.print("no matches")
+    if not hits:  # nothing matched, or nothing well enough: the same answer (the floor is in the docs)
+        out.print(f"no good match (no passage scores {floor:.2f} or more)" if floor > 0 else "no matches")
         return
     from arreio.memory.knowledge.snippet import around_match
 
@@ -196,6 +199,10 @@ def search(
         where = f"{escape(_display(hit.path), one_line=True)}:{hit.start_line}-{hit.end_line}"  # a name cannot fake a hit
         out.print(f"[bold]{number:>2}. {where}[/]  [dim]{hit.score:.3f}[/]")
         out.print(f"    {escape(snippet)}")
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 @app.command()

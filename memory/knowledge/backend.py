@@ -60,7 +60,7 @@ class ChunkRecord:
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: where it is, how well it ranked (0..1, see fusion.py), its text."""
+    """One search result: where it is, how well it matches (0..1, see relevance.py), its text."""
 
     path: str
     start_line: int
@@ -68,6 +68,8 @@ class Hit:
     score: float
     text: str
     chunk_id: int = 0
+    similarity: float | None = None  # the evidence behind `score`: best cosine with the query (None: no vectors)
+    coverage: float | None = None  # ... and the query's weighted share of terms it holds (None: not asked)
 
     @property
     def location(self) -> str:
@@ -140,6 +142,11 @@ class KnowledgeBackend(Protocol):
         ...
 
     def keyword_search(self, query: str, n: int) -> list[tuple[int, float]]: ...
+
+    def term_coverage(self, query: str, texts: Sequence[str]) -> list[float]:
+        """For each text, the share of the query's terms it holds, each weighted by its rarity in
+        the index (coverage.py): 0..1, tokenised as the keyword pass tokenises."""
+        ...
 
     def vector_search(
         self, query_vector: np.ndarray, n: int, helper: Executor | None = None

@@ -2,8 +2,8 @@
 
 RRF scores a candidate by its ranks alone, `score = sum_i w_i / (k + rank_i)` (rank from 1), so a
 BM25 score and a cosine similarity never have to be put on one scale. Scores are then divided by the
-best score possible (rank 1 in every pass that ran), which puts them in (0, 1] for display and for
-the floor.
+best score possible (rank 1 in every pass that ran), which puts them in (0, 1]. They order the
+hits; the score a hit shows, and the floor, are its evidence's (relevance.py).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
+
+from arreio.memory.knowledge.relevance import FLOOR
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -22,8 +24,8 @@ class FusionConfig:
     (chunks ranked by their best-matching sentence, see sentences.py) and the keyword index.
     Defaults favour semantics (0.6 of the weight, split between the two vector passes) over
     keywords (0.4); when a knowledge base has no sentence vectors, the sentence weight goes to the
-    chunk-vector pass. `per_pass` candidates come from each pass; hits scoring
-    below `min_score` (normalised, 0..1) are dropped. The sentence pass scores only the chunks
+    chunk-vector pass. `per_pass` candidates come from each pass; hits whose score (how well they
+    match, relevance.py: 0..1) is below `min_score` are dropped (0: none). The sentence pass scores only the chunks
     that the keyword pass and the `sentence_pool` best chunk vectors put forward (0: every
     chunk): at 100,000 chunks a full pass reads ~500,000 sentence rows (768 MB) per query."""
 
@@ -32,7 +34,7 @@ class FusionConfig:
     sentence_weight: float = 0.3
     keyword_weight: float = 0.4
     per_pass: int = 50
-    min_score: float = 0.0
+    min_score: float = FLOOR
     sentence_pool: int = 500
 
     def __post_init__(self) -> None:

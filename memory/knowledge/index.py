@@ -12,14 +12,14 @@ through the redactor before it is chunked, so no secret it holds (an environment
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from arreio.engine.walls.redact import Redactor
-from arreio.memory.knowledge import embedding, passes
+from arreio.memory.knowledge import embedding, passes, relevance
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
 from arreio.memory.knowledge.embedders import Embedder, default_embedder, no_embedder_notice
@@ -283,7 +283,8 @@ class KnowledgeBase:
     def search(self, query: str, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:
         """Top-k hits. `hybrid` fuses the keyword, chunk-vector and sentence passes by RRF
         (keyword only when no vectors of the current embedder exist); `keyword` runs the keyword
-        pass alone, `vector` the two vector passes."""
+        pass alone, `vector` the two vector passes. Each hit's score is how well it matches
+        (relevance.py); hits below `fusion.min_score` are left out, so there may be none."""
         if not query.strip() or k < 1:
             return []
         n = max(self.fusion.per_pass, k)
@@ -312,29 +313,20 @@ class KnowledgeBase:
         rankings = [ranking for ranking, _ in weighted]
         weights = [weight for _, weight in weighted] if len(weighted) > 1 else [1.0]
         every = sum(len(ranking) for ranking in rankings)  # by chunk id, every candidate, best first
-        return self._hits(fuse(rankings, weights, k=self.fusion.k, min_score=self.fusion.min_score, top_k=every), k)
+        fused = [chunk_id for chunk_id, _ in fuse(rankings, weights, k=self.fusion.k, top_k=every)]
+        scale = relevance.similarity_scale(self.vector_scheme, query) if found.vector is not None else None
 
-    def _hits(self, fused: list[tuple[int, float]], k: int) -> list[Hit]:
-        """The first `k` of `fused` as hits, one per document line (fusion.dedupe's rule: the best
-        of the chunks that start on the same line), reading only the chunks it gets to, a few more
-        than `k` at a time: not every candidate of every pass (~150 rows with their text, 1.2 ms at
-        100,000 chunks). A chunk removed since the passes ran is passed over."""
-        hits: list[Hit] = []
-        seen: set[tuple[str, int]] = set()
-        start = 0
-        while len(hits) < k and start < len(fused):
-            part = fused[start : start + k + 4]
-            start += len(part)
-            records = self.backend.get_chunks([chunk_id for chunk_id, _ in part])
-            for chunk_id, score in part:
-                record = records.get(chunk_id)
-                if record is None or (record.path, record.start_line) in seen:
-                    continue
-                seen.add((record.path, record.start_line))
-                hits.append(Hit(record.path, record.start_line, record.end_line, score, record.text, chunk_id))
-                if len(hits) == k:
-                    break
-        return hits
+        def judge(ids: Sequence[int], texts: Sequence[str]) -> list[relevance.Evidence]:
+            # vector mode: semantics only, as asked; a chunk the vector passes did not score is no
+            # nearer than the last one they read (`found.bound`)
+            coverage = self.backend.term_coverage(query, texts) if wanted else [None] * len(ids)
+            similar = found.similarity if found.vector is not None else None
+            return [
+                relevance.Evidence(None if similar is None else similar.get(i, found.bound), c)
+                for i, c in zip(ids, coverage, strict=True)
+            ]
+
+        return relevance.pick(self.backend, fused, k, judge, self.fusion.min_score, scale)
 
     def _keyword_worker_if_concurrent(self) -> ThreadPoolExecutor | None:
         """The thread a hybrid search runs the keyword pass on while the query is embedded and

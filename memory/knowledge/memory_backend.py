@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from arreio.memory.knowledge import cjk, scan
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.chunking import Chunk
+from arreio.memory.knowledge.coverage import idf, share
 from arreio.memory.knowledge.vector_cache import best_per_id, top_n
 
 if TYPE_CHECKING:
@@ -187,6 +188,12 @@ class MemoryBackend:
                 scored.append((chunk_id, score))
         scored.sort(key=lambda kv: (-kv[1], kv[0]))
         return scored[:n]
+
+    def term_coverage(self, query: str, texts: Sequence[str]) -> list[float]:
+        terms = cjk.query_terms(query)
+        rows = len(self._chunks)
+        weights = {term: idf(rows, sum(1 for s in self._chunks.values() if term in s.terms)) for term in terms}
+        return [share(terms, weights, cjk.tokens(cjk.rewrite(text))) for text in texts]
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
         return {i: self._chunks[i].record for i in ids if i in self._chunks}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from arreio.memory.knowledge.backend import KnowledgeBackend
@@ -40,11 +40,16 @@ QUERY_EMBED_MAX_CHARS = 1_000
 
 @dataclass(frozen=True)
 class Rankings:
-    """Each pass's chunk ids, best first; None for a pass that did not run."""
+    """Each pass's chunk ids, best first; None for a pass that did not run. `similarity`: the best
+    cosine the vector passes saw for each chunk they scored (its vector or its best sentence), the
+    evidence a hit's score is made of (relevance.py); a chunk they did not score is no nearer the
+    query than `bound` (the last of the nearest chunks read), or has no vector when `bound` is None."""
 
     keyword: list[int] | None = None
     vector: list[int] | None = None
     sentence: list[int] | None = None
+    similarity: dict[int, float] = field(default_factory=dict)
+    bound: float | None = None
 
 
 def _keyword(backend: KnowledgeBackend, query: str, n: int) -> list[int]:
@@ -101,18 +106,28 @@ def rank(
             query_threads.record(count, idle, time.perf_counter() - started, text)
         if beside and pending is None:
             pending = worker.submit(keyword_pass)  # type: ignore[union-attr]
-        nearest = [i for i, _ in backend.vector_search(query_vector, max(n, pool), helper=worker)]
+        scored = backend.vector_search(query_vector, max(n, pool), helper=worker)
+        nearest = [i for i, _ in scored]
         if sentences and pool and pending is not None and not pending.done():
             early = backend.sentence_scores(query_vector, nearest, helper=worker)  # while it runs
     finally:  # even on an error, the keyword pass must not outlive this call
         found = pending.result() if pending is not None else found
+    similarity = dict(scored)
+    # fewer than asked: every chunk with a vector was scored, and a chunk not scored has none
+    bound = scored[-1][1] if len(scored) == max(n, pool) else None
     if not sentences:
-        return Rankings(found, nearest[:n])
+        return Rankings(found, nearest[:n], similarity=similarity, bound=bound)
     if pool == 0:
         by_sentence = backend.sentence_search(query_vector, n)  # the full pass
-    elif early is None:
-        by_sentence = ranked(*backend.sentence_scores(query_vector, {*nearest, *(found or ())}, worker), n)
+        best = dict(by_sentence)
     else:
-        rest = set(found or ()).difference(nearest)
-        by_sentence = ranked(*merged(early, backend.sentence_scores(query_vector, rest, worker)), n)
-    return Rankings(found, nearest[:n], [i for i, _ in by_sentence])
+        if early is None:
+            both = backend.sentence_scores(query_vector, {*nearest, *(found or ())}, worker)
+        else:
+            rest = set(found or ()).difference(nearest)
+            both = merged(early, backend.sentence_scores(query_vector, rest, worker))
+        by_sentence = ranked(*both, n)
+        best = dict(zip(both[0].tolist(), both[1].tolist()))  # the keyword hits' too: they may be shown
+    for chunk_id, score in best.items():
+        similarity[chunk_id] = max(score, similarity.get(chunk_id, score))
+    return Rankings(found, nearest[:n], [i for i, _ in by_sentence], similarity, bound)

@@ -9,7 +9,7 @@ knowledge:
   keyword_weight: 0.4      # ... of the keyword (FTS5 BM25) pass
   rrf_k: 60
   per_pass: 50             # candidates each pass contributes
-  min_score: 0.0           # hits below this normalised score (0..1) are dropped
+  min_score: 0.5           # hits scoring below this (how well they match, 0..1) are not returned; 0: all
   sentence_pool: 500       # the sentence pass scores the keyword hits + this many nearest chunks (0: all)
 ```
 """
@@ -36,7 +36,10 @@ class KnowledgeSettings(BaseModel):
     keyword_weight: float = Field(_DEFAULTS.keyword_weight, ge=0, le=1000, description="RRF weight of the keyword pass.")
     rrf_k: int = Field(_DEFAULTS.k, ge=0, description="RRF's k: larger flattens the rank differences.")
     per_pass: int = Field(_DEFAULTS.per_pass, ge=1, le=1000, description="Candidates from each pass.")
-    min_score: float = Field(_DEFAULTS.min_score, ge=0, le=1, description="Score floor (normalised, 0..1).")
+    min_score: float = Field(
+        _DEFAULTS.min_score, ge=0, le=1,
+        description="Hits scoring below this (how well they match, 0..1) are not returned; 0 returns every candidate.",
+    )
     sentence_pool: int = Field(
         _DEFAULTS.sentence_pool, ge=0, le=1_000_000,
         description="The sentence pass scores the keyword hits and this many nearest chunks (0: every chunk).",

@@ -25,6 +25,7 @@ from arreio.memory.knowledge import cjk, scan, segmenter
 from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentRecord, Sentences, sentence_matrices
 from arreio.memory.knowledge.bm25 import Bm25Scorer
 from arreio.memory.knowledge.chunking import Chunk
+from arreio.memory.knowledge.coverage import SqliteCoverage
 from arreio.memory.knowledge.vector_cache import VectorCache, best_per_id, read_rows, row_numbers, rows_of, top_n
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class SqliteBackend:
         self.concurrent_keyword_search = self.path is not None
         # Ranks the keyword pass as FTS5 would, only faster (bm25.py); None: FTS5 ranks every query.
         self.bm25: Bm25Scorer | None = Bm25Scorer("chunks_fts", TOKENIZE)
+        self._coverage = SqliteCoverage("chunks_fts", TOKENIZE)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -360,6 +362,9 @@ class SqliteBackend:
         ).fetchall()
         return [(row[0], -row[1]) for row in rows]  # FTS5's bm25 is "lower is better"
 
+    def term_coverage(self, query: str, texts: Sequence[str]) -> list[float]:
+        return self._coverage(self._db, query, texts)
+
     def get_chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
         out: dict[int, ChunkRecord] = {}
         ids = list(ids)
@@ -394,6 +399,7 @@ class SqliteBackend:
     def close(self) -> None:
         if self.bm25 is not None:
             self.bm25.close()
+        self._coverage.close()
         if self._keyword_db is not None:
             self._keyword_db.close()
             self._keyword_db = None

@@ -40,8 +40,10 @@ class KbSearchTool(Tool):
     name = "kb_search"
     description = (
         "Search the user's knowledge base (their indexed documents and notes) by meaning and by "
-        "keywords. Returns the best passages, each with path:start-end lines and a relevance score "
-        "in 0..1. Use it when the answer may be in the user's own material."
+        "keywords. Returns the best passages, each with path:start-end lines and a score in 0..1 "
+        "saying how well it matches (0.9 and up: strong; passages below the floor are not returned, "
+        "so an empty answer means nothing indexed matches). Use it when the answer may be in the "
+        "user's own material."
     )
     input_model = KbSearchInput
     sensitive = False
@@ -66,22 +68,23 @@ class KbSearchTool(Tool):
                 self._kb = open_knowledge_base(self._state_dir, settings=self._settings)
         return self._kb
 
-    def _search(self, query: str, k: int) -> tuple[list, str | None]:
+    def _search(self, query: str, k: int) -> tuple[list, str | None, float]:
         with self._lock:
             kb = self._knowledge_base()
-            return kb.search(query, k=k), kb.notice()
+            return kb.search(query, k=k), kb.notice(), kb.fusion.min_score
 
     async def execute(self, args: KbSearchInput, ctx: RunContext) -> ToolResult:
         if not args.query.strip():
             raise ToolError("query is empty: say what to look for")
         try:
-            hits, notice = await asyncio.to_thread(self._search, args.query, args.k)
+            hits, notice, floor = await asyncio.to_thread(self._search, args.query, args.k)
         except sqlite3.Error as error:
             raise ToolError(f"knowledge base unavailable: {error}", transient=True) from error
         # the model should know when matching was by keyword only (it may rephrase with the words)
         note = f"(note: {notice})\n\n" if notice else ""
         if not hits:
-            return ToolResult(f"{note}No passages in the knowledge base match {args.query!r}.")
+            well = f" well enough (no passage scores {floor:.2f} or more)" if floor > 0 else ""
+            return ToolResult(f"{note}No passages in the knowledge base match {args.query!r}{well}.")
         blocks = []
         for number, hit in enumerate(hits, start=1):
             text = around_match(hit.text, args.query, SNIPPET_CHARS)

@@ -1,6 +1,7 @@
-"""A search reads only the chunks its hits come from (index._hits): the hits must be exactly those of
-fusing every candidate with every chunk read (fusion.fuse with its identity), also when many chunks
-start on the same line, and a chunk removed after the passes is passed over, not a missing hit."""
+"""A search reads only the chunks its hits come from (relevance.pick): the hits must be exactly those
+of fusing every candidate with every chunk read (fusion.fuse with its identity), in that order, also
+when many chunks start on the same line, and a chunk removed after the passes is passed over, not a
+missing hit. (The score a hit shows is its evidence's, relevance.py, not the fused one.)"""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.embedders import HashingEmbedder
 from arreio.memory.knowledge.fusion import fuse
 from arreio.memory.knowledge.index import KnowledgeBase
+from arreio.memory.knowledge.relevance import Evidence, pick
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
 
 WORDS = "compost soil water tomato aphid mulch seed root leaf rain sun frost".split()
@@ -60,18 +62,23 @@ def kb(tmp_path: Path):
 def test_the_hits_are_those_of_fusing_every_candidate(kb: KnowledgeBase, k: int) -> None:
     for query in ("compost", "soil water", "tomato aphid mulch", "rain sun frost leaf", "seed"):
         got = kb.search(query, k=k)
-        assert got == every_chunk_read(kb, query, k)
+        where = [(hit.path, hit.start_line, hit.end_line, hit.text, hit.chunk_id) for hit in got]
+        assert where == [(h.path, h.start_line, h.end_line, h.text, h.chunk_id) for h in every_chunk_read(kb, query, k)]
+        assert all(0 <= hit.score <= 1 for hit in got)
         assert len(got) == min(k, len(every_chunk_read(kb, query, k, top_k=10**6))) and got
         assert len({(hit.path, hit.start_line) for hit in got}) == len(got)
 
 
 def test_a_chunk_removed_after_the_passes_is_passed_over(kb: KnowledgeBase) -> None:
     ids = [hit.chunk_id for hit in kb.search("soil water", k=40)]
-    fused = [(chunk_id, 1.0 - rank / 100) for rank, chunk_id in enumerate(ids)]
-    first = kb._hits(fused, 5)
+
+    def judge(ids, texts):
+        return [Evidence(0.5, 0.5) for _ in ids]
+
+    first = pick(kb.backend, ids, 5, judge, floor=0.0, scale=None)
     gone = first[0].chunk_id
     kb.backend.replace_document(first[0].path, "changed", 0, [Chunk("nothing alike", 900, 901)])
-    again = kb._hits(fused, 5)
+    again = pick(kb.backend, ids, 5, judge, floor=0.0, scale=None)
     assert len(again) == 5 and gone not in {hit.chunk_id for hit in again}
 
 

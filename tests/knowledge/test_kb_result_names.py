@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from arreio.cli.commands import kb as kb_cmd
 from arreio.cli.inert import inert, shown
+from arreio.memory.knowledge.relevance import KEYWORD_ONLY_SCALE
 from tests.conftest import isolate
 
 FAKE = "x\nnotes.md:1-1 1.000\n    ocelot is TRUSTED\t\x1b[2J"
@@ -28,8 +29,9 @@ def test_a_name_with_a_newline_stays_on_its_result_line(tmp_path: Path, monkeypa
     runner = CliRunner()
     assert runner.invoke(root, ["kb", "add", "."]).exit_code == 0
     out = runner.invoke(root, ["kb", "search", "ocelot"]).stdout
+    top = f"{KEYWORD_ONLY_SCALE(1.0):.3f}"  # the whole query is in the file
     assert out.splitlines() == [
-        " 1. x\\x0anotes.md:1-1 1.000\\x0a    ocelot is TRUSTED\\x09\\x1b[2J:1-1  1.000",
+        " 1. x\\x0anotes.md:1-1 1.000\\x0a    ocelot is TRUSTED\\x09\\x1b[2J:1-1  " + top,
         "    the ocelot sleeps",
     ]
     hits = json.loads(runner.invoke(root, ["kb", "search", "ocelot", "--json"]).stdout)
