@@ -57,9 +57,14 @@ _EN_USE = r"(?:used|called|invoked|ran|executed|employed|utili[sz]ed|leveraged|m
 _EN_READ = (r"(?:read|opened|viewed|inspected|examined|reviewed|studied|checked|read through|looked (?:at|through|into|"
             r"over)|went (?:through|over))")
 _EN_READ_OPENING = r"(?:opened|viewed|inspected|examined|reviewed|studied|checked|looked (?:at|through|into|over))"
+# Where a search looked: code, files, a folder, the docs — not "a better name" (a search in the head).
+_EN_WHERE = (rf"(?:\s+(?:for\s+.{{1,40}}?\s+)?(?:through\s+|in\s+|across\s+|over\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|"
+             rf"each\s+|our\s+|this\s+)?(?:(?:whole|entire|project|source|python|test|remaining)\s+)*(?:code|codebase|"
+             rf"repo|repository|project|files?|sources?|folders?|director(?:y|ies)|docs|documentation|logs?|tests?|"
+             rf"modules?|tree)\b|\s+(?:for\s+.{{1,40}}?\s+)?(?:through\s+|in\s+|across\s+)(?:the\s+)?{P})")
 _EN_RUN_OBJ = (r"(?:(?:the\s+|all\s+(?:the\s+)?|both\s+|my\s+|a\s+|an\s+)?(?:(?:full|whole|entire|complete|existing|unit|"
                r"integration|test|new|updated)\s+)*(?P<obj>tests?|test suite|suite|specs?|script|program|code|commands?|"
-               rf"linter|lint|build|checks?|benchmarks?)\b|(?P<command>{C}))")
+               rf"linter|lint|build|benchmarks?)\b|(?P<command>{C}))")
 ENGLISH = Language("english", re.compile(f"{DOUBT.pattern}|{_EN_DOUBT_EXTRA.pattern}", re.IGNORECASE), _acts(
     ("tool", rf"{_I}{_ADV}\s*\b{_EN_USE}\s+(?:the\s+|a\s+|my\s+)?(?:tools?\s+)?(?P<obj>{TLIST})"),
     ("tool", rf"(?:^|,\s*|\band\s+)(?:by\s+|after\s+)?(?:using|calling|invoking|running|with|via|through)\s+(?:the\s+|a\s+)?"
@@ -72,13 +77,14 @@ ENGLISH = Language("english", re.compile(f"{DOUBT.pattern}|{_EN_DOUBT_EXTRA.patt
              rf"{_FILL}(?P<obj>{PLIST})"),
     ("list", rf"{_I}{_ADV}\s*\b(?:listed|enumerated|explored|browsed)\s+(?:the\s+|all\s+(?:the\s+)?|a\s+|its\s+|of\s+)*"
              r"(?:(?:project|repo|repository|working|current|root|top-level|source|src)\s+)*"
-             r"(?:folders?|director(?:y|ies)|dirs?|files|contents?|project|repo|repository|workspace|tree|structure|"
-             r"codebase|cwd)\b"),
+             r"(?:folders?|director(?:y|ies)|dirs?|files|project|repo|repository|workspace|tree|codebase|cwd|"
+             r"(?:project|repo|repository|directory|folder|file)\s+structure)\b"),
     ("list", rf"(?:^|,\s*)(?:after|by)\s+listing\b(?=.*{_PRONOUN})"),
     ("web", rf"{_I}{_ADV}\s*\b(?:searched|looked)\s+(?:it\s+up\s+)?(?:on\s+)?(?:the\s+)?(?:web|internet|online)\b"),
     ("web", rf"{_I}{_ADV}\s*\b(?:googled|did a web search)\b"),
-    ("search", rf"{_I}{_ADV}\s*\b(?:searched|grepped|scanned|looked for|hunted for|searched for|searched through)\b"),
-    ("search", rf"(?:^|,\s*)(?:after|by)\s+(?:searching|grepping|scanning)\b(?=.*{_PRONOUN})"),
+    ("search", rf"{_I}{_ADV}\s*\b(?:grepped|ran a search|did a search)\b"),
+    ("search", rf"{_I}{_ADV}\s*\b(?:searched|scanned|looked|hunted|combed){_EN_WHERE}"),
+    ("search", rf"(?:^|,\s*)(?:after|by)\s+(?:grepping\b|(?:searching|scanning){_EN_WHERE})(?=.*{_PRONOUN})"),
     ("run", rf"{_I}{_ADV}\s*\b(?:ran|re-?ran|executed|launched)\s+{_EN_RUN_OBJ}"),
     ("run", rf"(?:^|,\s*)(?:after|by)\s+(?:running|executing)\s+{_EN_RUN_OBJ}(?=.*{_PRONOUN})"),
 ))
@@ -97,7 +103,8 @@ PORTUGUESE = Language("portuguese", re.compile(
     ("read", rf"\b(?:usei|utilizei|chamei|executei|rodei)\s+.{{0,40}}?\bpara\s+(?:ler|abrir)\s+{_PT_FILL}(?P<obj>{PLIST})"),
     ("list", r"\b(?:listei|enumerei)\b"),
     ("web", r"\b(?:pesquisei|procurei|busquei)\b.{0,30}\b(?:na (?:web|internet)|online)\b"),
-    ("search", r"\b(?:pesquisei|procurei|busquei|vasculhei)\b"),
+    ("search", r"\b(?:pesquisei|procurei|busquei|vasculhei)\b.{0,40}?\b(?:n[oa]s?|em)\s+(?:\S+\s+)?(?:código|codigo|"
+               r"arquivos?|repositório|repositorio|projeto|pasta|diretório|diretorio|fontes?|documentação|logs?)\b"),
     ("run", rf"\b(?:executei|rodei|corri)\s+(?:os\s+|as\s+|o\s+|a\s+|todos os\s+)?(?P<obj>testes|teste|suíte|script|"
             rf"programa|código|codigo|comando|{C})"),
 ))
@@ -118,7 +125,8 @@ SPANISH = Language("spanish", re.compile(
              rf"(?P<obj>{PLIST})"),
     ("list", r"\b(?:listé|he listado|enumeré)\b"),
     ("web", r"\b(?:busqué|he buscado)\b.{0,30}\b(?:en (?:la )?(?:web|internet)|en línea)\b"),
-    ("search", r"\b(?:busqué|he buscado|rastreé)\b"),
+    ("search", r"\b(?:busqué|he buscado|rastreé)\b.{0,40}?\ben\s+(?:el\s+|la\s+|los\s+|las\s+|todo el\s+)?(?:código|"
+               r"codigo|archivos?|repositorio|proyecto|carpeta|directorio|documentación|registros?|logs?)\b"),
     ("run", rf"\b(?:ejecuté|corrí|he ejecutado|lancé)\s+(?:las\s+|los\s+|el\s+|la\s+|todas las\s+|todos los\s+)?"
             rf"(?P<obj>pruebas|prueba|tests?|script|programa|código|codigo|comando|{C})"),
 ))
@@ -138,7 +146,8 @@ GERMAN = Language("german", re.compile(
     ("read", rf"\b(?:ich|wir)\s+(?:las|lasen|öffnete|öffneten)\s+(?:\S+\s+){{0,3}}?(?P<obj>{PLIST})"),
     ("list", r"\b(?:aufgelistet|listete)\b"),
     ("web", r"\b(?:im (?:web|internet)|online)\b.{0,30}\b(?:gesucht|recherchiert)\b"),
-    ("search", r"\b(?:durchsucht|gesucht|durchsuchte|suchte|gegrept)\b"),
+    ("search", r"\b(?:code|quellcode|dateien|repository|repo|projekt|ordner|verzeichnis|logs?|dokumentation)\b.{0,30}?"
+               r"\b(?:durchsucht|gesucht|durchsuchte|gegrept)\b"),
     ("run", rf"\b(?P<obj>tests?|testsuite|skript|programm|code|befehl|{C})\s+(?:\S+\s+){{0,3}}?"
             r"(?:ausgeführt|laufen lassen|gestartet)\b"),
 ), speaker=re.compile(r"\b(?:ich|wir)\b"))
@@ -158,7 +167,8 @@ FRENCH = Language("french", re.compile(
     ("read", rf"{_FR_HAVE}(?:utilisé|appelé|exécuté)\s+.{{0,40}}?\bpour\s+(?:lire|ouvrir)\s+{_FR_FILL}(?P<obj>{PLIST})"),
     ("list", rf"{_FR_HAVE}(?:listé|énuméré)\b"),
     ("web", rf"{_FR_HAVE}(?:cherché|recherché)\b.{{0,30}}\b(?:sur (?:le )?(?:web|internet)|en ligne)\b"),
-    ("search", rf"{_FR_HAVE}(?:cherché|recherché|fouillé)\b"),
+    ("search", rf"{_FR_HAVE}(?:cherché|recherché|fouillé)\b.{{0,40}}?\b(?:dans|à travers)\s+(?:le\s+|la\s+|les\s+|l'|"
+               r"tout le\s+)?(?:code|fichiers?|dépôt|projet|dossier|répertoire|documentation|journaux|logs?)\b"),
     ("run", rf"{_FR_HAVE}(?:exécuté|lancé|fait tourner)\s+(?:les\s+|le\s+|la\s+|l'|l’|tous les\s+)?"
             rf"(?P<obj>tests?|suite|script|programme|code|commande|{C})"),
 ))
@@ -170,7 +180,8 @@ CHINESE = Language("chinese", re.compile(
     ("read", rf"(?:读取了|阅读了|读了|打开了|查看了|看了|浏览了|读取|阅读|打开|查看)\s*(?:文件\s*)?(?P<obj>{PLIST})"),
     ("list", r"列出了|列举了|列出"),
     ("web", r"(?:在网上|网上|在互联网上|联网)\s*(?:搜索|查找|检索)了?"),
-    ("search", r"搜索了|查找了|检索了|搜了|搜索"),
+    ("search", r"(?:搜索了|查找了|检索了|搜了|搜索|查找)\s*(?:了)?\s*(?:整个|所有的?)?\s*(?:代码|仓库|项目|文件|目录|文档|日志)"),
+    ("search", r"在\s*(?:整个)?\s*(?:代码|代码库|仓库|项目|文件|目录)\s*(?:中|里)?\s*(?:搜索|查找|检索)"),
     ("run", rf"(?:运行了|执行了|跑了|运行|执行)\s*(?:了)?\s*(?:所有的?|全部的?)?\s*(?P<obj>单元测试|测试|脚本|程序|代码|命令|{C})"),
 ), speaker=re.compile(r"我|了"))
 
@@ -183,7 +194,7 @@ JAPANESE = Language("japanese", re.compile(
     ("read", rf"(?P<obj>{PLIST})\s*(?:ファイル)?\s*(?:の内容)?\s*(?:を|は)\s*.{{0,16}}?(?:読み|読ん|開き|開い)"),
     ("list", r"一覧(?:を|に)?(?:表示し|取得し|にし)|リスト(?:アップ)?し|列挙し"),
     ("web", r"(?:ウェブ|インターネット|ネット)\s*(?:で|を)\s*(?:検索し|調べ)"),
-    ("search", r"検索し|探し|調べ|grepし"),
+    ("search", r"(?:コード|ファイル|リポジトリ|プロジェクト|フォルダ|ディレクトリ|ログ|ドキュメント)\S{0,8}?\s*(?:検索し|探し|grepし)"),
     ("run", rf"(?P<obj>テスト|スクリプト|プログラム|コード|コマンド|{C})\s*を?\s*(?:実行し|走らせ|回し)"),
 ), speaker=re.compile(r"ました|った|んだ|いた|した|えた|だ。"), verb_last=True)
 
@@ -192,4 +203,4 @@ LANGUAGES = (ENGLISH, PORTUGUESE, SPANISH, GERMAN, FRENCH, CHINESE, JAPANESE)
 BUILTIN_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "grep", "shell", "web_fetch", "web_search", "brave",
                  "delegate", "memory", "kb_search", "skill_view", "skill_manage", "result_query", "result_grep"}
 # Names by which a tool is told apart from a word; a bare word needs "tool" next to it (`acts.py`).
-TOOL_WORDS = r"(?:tools?|functions?|ferramenta|herramienta|outil|werkzeug|funktion|função|función|fonction|工具|ツール)"
+TOOL_WORDS = r"(?:tools?|ferramentas?|herramientas?|outils?|werkzeugs?|工具|ツール)"

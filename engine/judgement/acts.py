@@ -39,6 +39,9 @@ _IDENT = re.compile(r"(?:functions\.)?([A-Za-z_][A-Za-z0-9_]*(?:[.-][A-Za-z0-9_]
 _SNAKE = re.compile(r"(?<![\w⟦./-])([A-Za-z][A-Za-z0-9]*(?:_{1,2}[A-Za-z0-9]+)+)(?![\w./-]|⟧)")
 _BARE_TOOLS = re.compile(r"(?<![\w⟦./-])(grep|shell)(?![\w./-])", re.IGNORECASE)
 _NAMED_TOOLS = re.compile(rf"(?<![\w⟦./-])(memory|delegate|brave)(?=\s*{TOOL_WORDS})", re.IGNORECASE)
+# A name followed by one of these is the project's code, not the harness's tool ("the read_file helper").
+_CODE_NOUN = re.compile(r"\s*(?:helper|function|method|module|class|utility|util|api|wrapper|decorator|library|package|"
+                        r"parameter|argument|option|flag|variable|from|in\s+⟦p\d+⟧|\(|'s\b)")
 _SLOT = re.compile(r"⟦([ptc])(\d+)⟧")
 _TESTS = re.compile(r"tests?|test suite|suite|specs?|testes|teste|suíte|pruebas|prueba|testsuite|单元测试|测试|テスト")
 
@@ -93,9 +96,11 @@ def _acts_of(kind: str, obj: str, template: _Template, shown: str) -> list[Act]:
 
 def _is_tool(key: str, name: str, low: str) -> bool:
     """One of the harness's tools, or a name the answer calls a tool ("the fetch_page tool")."""
+    slot = re.escape(f"⟦{key}⟧")
+    if re.search(rf"{slot}{_CODE_NOUN.pattern}", low):
+        return False
     if name.lower() in BUILTIN_TOOLS:
         return True
-    slot = re.escape(f"⟦{key}⟧")
     return re.search(rf"{slot}\s*{TOOL_WORDS}|{TOOL_WORDS}\s+{slot}", low) is not None
 
 

@@ -117,8 +117,10 @@ def _tool(name: str, calls: Calls) -> Claim | None:
     if want in called or any(n.endswith("__" + want) for n in called) or any(
             want in _command_words(r.command) for r in calls.runs):
         return Claim("tool", f"the {name} tool", True, "was called")
-    if calls.opaque or (want not in BUILTIN_TOOLS and calls.calls):
-        return None  # a sub-agent may have called it; an unknown name may be a tool's other name
+    if calls.opaque or (want not in BUILTIN_TOOLS and calls.calls) or any(want in c.text for c in calls.calls):
+        # A sub-agent may have called it; an unknown name may be a tool's other name; a name the
+        # session's files hold may be the project's own function ("the read_file helper").
+        return None
     why = "was never called in this session" + ("" if calls.calls else " (the session made no tool call)")
     return Claim("tool", f"the {name} tool", False, why)
 
