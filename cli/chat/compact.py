@@ -37,6 +37,7 @@ async def compact_now(state: Any, provider_factory: Any) -> Compacted | None:
     from arreio.engine.core.config import load_settings
     from arreio.engine.core.paths import state_dir
     from arreio.engine.core.tokens import estimate_message, profile_for
+    from arreio.engine.providers.endpoint import endpoint_of, is_local
     from arreio.engine.session.file import Session
     from arreio.engine.session.lock import SessionLock
 
@@ -58,8 +59,9 @@ async def compact_now(state: Any, provider_factory: Any) -> Compacted | None:
             before = _tokens(session, profile)
             summary_model = cfg.summary_model or model
             provider = provider_factory(summary_model, env=state.env, base_url=settings.base_url)
+            local = is_local(endpoint_of(summary_model, state.env, settings.base_url))
             summary, source, _ = await summarise(provider, summary_model, plan, use_model=not scripted,
-                                                 timeout_s=cfg.summary_timeout_s)
+                                                 timeout_s=cfg.summary_timeout_s, local=local)
             if scripted:
                 source = "fallback: the deterministic summary (a --script chat)"
             message = render_summary(summary, plan.meta)

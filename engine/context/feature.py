@@ -40,6 +40,7 @@ from arreio.engine.core.summary import render_summary
 from arreio.engine.core.tokens import Calibrator, estimate_message, estimate_prefix, profile_for
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import RunHook, Turn
+from arreio.engine.providers.endpoint import endpoint_of, is_local
 from arreio.engine.tools.base import ToolResult
 from arreio.engine.tools.run_context import RunContext
 
@@ -288,7 +289,9 @@ class ContextHook(RunHook):
         if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
             model = self.cfg.summary_model
             provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
-        summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
+        local = is_local(endpoint_of(model, turn.ctx.env, turn.settings.base_url))
+        summary, source, usage = await summarise(provider, model, plan, use_model=use_model,
+                                                 timeout_s=self.cfg.summary_timeout_s, local=local)
         turn.totals.add_usage(usage, model if source == "model" else None)  # counted per model (the report's costs)
         if source == "model":
             self.failures = 0
