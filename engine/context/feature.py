@@ -19,15 +19,7 @@ from typing import TYPE_CHECKING, Any
 from arreio.engine.context.artifacts import ArtifactFile
 from arreio.engine.context.compaction import prepare_compaction, should_compact, summarise, summariser_backoff
 from arreio.engine.context.prefix_sums import PrefixSums
-from arreio.engine.context.pruning import (
-    READ_TOOLS,
-    WorkLog,
-    apply_pruning,
-    call_of,
-    plan_pruning,
-    read_key,
-    sample_stub,
-)
+from arreio.engine.context.pruning import READ_TOOLS, WorkLog, apply_pruning, call_of, plan_pruning, read_key, sample_stub
 from arreio.engine.context.resultsets import ResultStore
 from arreio.engine.context.served import RunWindows, fit_reply_cap
 from arreio.engine.context.settings import ContextSettings, context_settings
@@ -289,9 +281,8 @@ class ContextHook(RunHook):
         if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
             model = self.cfg.summary_model
             provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
-        local = is_local(endpoint_of(model, turn.ctx.env, turn.settings.base_url))
-        summary, source, usage = await summarise(provider, model, plan, use_model=use_model,
-                                                 timeout_s=self.cfg.summary_timeout_s, local=local)
+        summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=self.cfg.summary_timeout_s,
+                                                 local=is_local(endpoint_of(model, turn.ctx.env, turn.settings.base_url)))
         turn.totals.add_usage(usage, model if source == "model" else None)  # counted per model (the report's costs)
         if source == "model":
             self.failures = 0
