@@ -328,6 +328,9 @@ EDGES: dict[str, set[str]] = {
     # libgomp, loaded by the embedding model's C engine, reads its wait policy with getenv() when it loads:
     # no API sets it; the settings are put in for the load and taken out after (a command gets `ctx.env`).
     "memory/knowledge/embedders.py": {"os.environ"},
+    # multiprocessing's spawn start method gives a worker the parent's environment and takes no other; BLAS
+    # reads its thread count from it before any code of ours runs there: set for the pool's start, then taken out.
+    "memory/knowledge/embedding.py": {"os.environ"},
 }
 _OS_ENV = {"environ", "getenv", "putenv", "unsetenv", "environb", "getenvb"}
 

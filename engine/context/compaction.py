@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from arreio.engine.context.pruning import call_label, digest
+from arreio.engine.context.summary_wait import LOCAL_PACE, LocalPace, summary_wait
 from arreio.engine.core.messages import Message, ToolResultPart
 from arreio.engine.core.model_io import ModelRequest, SystemBlock, Usage
 from arreio.engine.core.summary import (
@@ -34,6 +35,7 @@ from arreio.engine.core.summary import (
     parse_summary_message,
     render_summary,
 )
+from arreio.engine.core.tokens import estimate_request
 from arreio.engine.providers.oneshot import ask
 
 __all__ = [
@@ -249,19 +251,33 @@ def summary_request(plan: CompactionPlan, model: str, max_tokens: int = 4096) ->
 
 
 async def summarise(
-    provider, model: str, plan: CompactionPlan, *, use_model: bool = True, timeout_s: float = 180.0
+    provider, model: str, plan: CompactionPlan, *, use_model: bool = True, timeout_s: float | None = None,
+    local: bool = False, pace: LocalPace = LOCAL_PACE,
 ) -> tuple[Summary, str, Usage]:
     """(summary, source, usage). `source` is "model", or "fallback: <why>" when the deterministic
-    summary was used. Never raises for a provider failure; cancellation still propagates."""
+    summary was used. Never raises for a provider failure; cancellation still propagates. The wait is
+    `summary_wait`'s: `timeout_s` when set, else 180 s, else (`local`: a server on this machine or
+    network) one that fits a slow CPU and lasts while the stream produces."""
     if not use_model:
         return fallback_summary(plan), "fallback: backing off after failed summaries", Usage()
-    text, usage, error = "", Usage(), ""
+    request = summary_request(plan, model)
+    wait = summary_wait(timeout_s, local, estimate_request(request), pace)
+    text, usage, error, streamed = "", Usage(), "", False
     try:
-        async with asyncio.timeout(timeout_s):
-            answer = await ask(provider, summary_request(plan, model))
+        async with asyncio.timeout(wait.first_s) as deadline:
+            loop = asyncio.get_running_loop()
+
+            def produced() -> None:
+                nonlocal streamed
+                streamed = True
+                if wait.idle_s is not None:  # the transcript is read: from now on, silence is what ends the wait
+                    deadline.reschedule(loop.time() + wait.idle_s)
+
+            answer = await ask(provider, request, progress=produced)
         text, usage, error = answer.text, answer.usage, answer.error.message if answer.error else ""
     except TimeoutError:
-        error = f"no answer within {timeout_s:.0f}s"
+        error = (f"the stream stopped for {wait.idle_s:.0f}s" if streamed and wait.idle_s is not None
+                 else f"no answer within {wait.first_s:.0f}s")
     except Exception as exc:  # noqa: BLE001 - a broken summariser must not cost the run its history
         error = f"{type(exc).__name__}: {exc}"
     summary = None if error else parse_summary(text)

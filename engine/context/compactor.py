@@ -19,6 +19,7 @@ from arreio.engine.core.atomic import write_atomic
 from arreio.engine.core.messages import Message
 from arreio.engine.core.model_io import Usage
 from arreio.engine.core.summary import render_summary
+from arreio.engine.providers.endpoint import endpoint_of, is_local
 
 WORKLOG_FILE = "worklog.jsonl"
 
@@ -53,14 +54,15 @@ def with_records(plan: CompactionPlan, worklog: WorkLog | None) -> CompactionPla
 
 async def compact_session(
     session: Any, plan: CompactionPlan, *, provider: Any, model: str, weigh: Weigh, archive_dir: Path,
-    durable: bool, worklog: WorkLog | None = None, use_model: bool = True, timeout_s: float = 180.0,
-    only_if_shorter: bool = False,
+    durable: bool, worklog: WorkLog | None = None, use_model: bool = True, timeout_s: float | None = None,
+    local: bool = False, only_if_shorter: bool = False,
 ) -> Compacted:
     """Summarise `plan.head` (the model, or the deterministic summary when it fails or `use_model` is
     off), archive the head to `archive_dir/NNN.jsonl` and rewrite `session` as the summary + `plan.tail`.
     With `only_if_shorter`, a summary at least as heavy as the head leaves everything as it was."""
     plan = with_records(plan, worklog)
-    summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=timeout_s)
+    summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=timeout_s,
+                                             local=local)
     message = render_summary(summary, plan.meta)
     replaced = sum(weigh(m) for m in plan.head)
     weight = weigh(message)
@@ -129,7 +131,8 @@ async def compact_stored(
                 session, plan, provider=provider, model=summary_model, weigh=weigh,
                 archive_dir=path.parent / session_id / "compacted", durable=settings.fsync,
                 worklog=WorkLog(path.parent / session_id / WORKLOG_FILE),
-                use_model=not scripted, timeout_s=cfg.summary_timeout_s, only_if_shorter=True)
+                use_model=not scripted, timeout_s=cfg.summary_timeout_s, only_if_shorter=True,
+                local=is_local(endpoint_of(summary_model, env, settings.base_url)))
             if scripted:
                 done.source = "fallback: the deterministic summary (a --script chat)"
             after = round(before + done.summary - done.replaced) if done.kept else tokens(session)

@@ -22,6 +22,7 @@ from arreio.engine.context.pruning import (
 from arreio.engine.core import events as ev
 from arreio.engine.core.paths import display_path
 from arreio.engine.core.tokens import estimate_message
+from arreio.engine.providers.endpoint import endpoint_of, is_local
 
 if TYPE_CHECKING:
     from arreio.engine.context.meter import RequestMeter
@@ -82,7 +83,8 @@ class HistoryReducer:
             provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
         done = await compact_session(turn.session, plan, provider=provider, model=model, weigh=self.meter.weigh,
                                      archive_dir=self.session_dir / "compacted", durable=turn.settings.fsync,
-                                     worklog=self.worklog, use_model=use_model, timeout_s=self.cfg.summary_timeout_s)
+                                     worklog=self.worklog, use_model=use_model, timeout_s=self.cfg.summary_timeout_s,
+                                     local=is_local(endpoint_of(model, turn.ctx.env, turn.settings.base_url)))
         source = done.source
         turn.totals.add_usage(done.usage, model if source == "model" else None)  # counted per model (the report's costs)
         if source == "model":

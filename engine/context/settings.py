@@ -29,7 +29,12 @@ class ContextSettings(BaseModel):
     window: int | None = Field(None, gt=0, description="The run model's context window in tokens (overrides the table).")
     windows: dict[str, int] = Field(default_factory=dict, description="Per-model window overrides, {model: tokens}.")
     summary_model: str | None = Field(None, description="Model that writes compaction summaries (default: the run's).")
-    summary_timeout_s: float = Field(180.0, gt=0, description="Longest wait for a summary before the fallback is used.")
+    summary_timeout_s: float | None = Field(
+        None, gt=0,
+        description="Longest wait for a summary before the fallback is used. Unset: 180 s for a cloud model; for a "
+        "local server (loopback or private network) 180 s plus the transcript read at 2 tokens/s until the first "
+        "chunk, then as long as the stream keeps producing (180 s at most between chunks).",
+    )
     keep_tail_ratio: float = Field(0.2, gt=0, lt=0.9, description="Share of the window kept verbatim after a compaction.")
     keep_tail_tokens: int | None = Field(None, gt=0, description="The kept tail in tokens (overrides keep_tail_ratio).")
     prune: bool = Field(True, description="Replace old bulky tool results by a pointer stub before compacting.")

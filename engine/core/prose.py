@@ -148,6 +148,11 @@ _HEADING = re.compile(r"^\s*#{1,6}\s+(.*)$")
 _BOLD_HEAD = re.compile(r"^\s*\*\*([^*`]+?):?\*\*:?\s*$")  # "**Files written**" alone on its line
 
 
+def fenced(text: str) -> str:
+    """The text of the answer's fenced code blocks, joined: what it shows, not what it says."""
+    return "\n".join(m.group(0) for m in _FENCE.finditer(text.replace("\r\n", "\n")))
+
+
 def lines(text: str, bearing: Callable[[str], str | None]) -> list[Line]:
     """The answer's prose lines, each with its bullet flag and the bearing of its section; `bearing`
     judges a heading or list head ("write" | "skip" | None) and "skip" drops the lines under it."""

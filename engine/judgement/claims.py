@@ -17,10 +17,22 @@ tables, "next steps" sections — and any language but English (no claims, so no
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from arreio.engine.core.prose import Token, blank_code, clauses, lines, paths_in, tokens
 
-__all__ = ["DOUBT", "file_claims", "paths_in", "writing_head"]
+__all__ = ["DOUBT", "Claim", "file_claims", "paths_in", "writing_head"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the answer, checked: `kind` "file" | "command" | "tool" | "read" | "list" |
+    "search" | "web" | "run"; `why` completes the sentence that starts with `subject`."""
+
+    kind: str
+    subject: str
+    kept: bool
+    why: str
 
 ACTIVE = {"wrote", "rewrote", "created", "saved", "generated", "updated"}
 # Verbs that write into their destination only ("added two lines to TODO.md"): their direct object is

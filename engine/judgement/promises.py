@@ -4,7 +4,9 @@ The server checks; the model does not promise. `claims.py` reads the few clear c
 makes (files it wrote; `passes.py`: commands it says pass); this module holds each against the world:
 - a claimed file must exist, not be empty, and have been written in this session (by a file tool,
   or changed since the run started) — a file that was only there before is not a kept promise;
-- a claimed command must have been run with `shell` in this session, its last run exiting 0.
+- a claimed command must have been run with `shell` in this session, its last run exiting 0;
+- a claimed act (`acts.py`: a tool used, a file read, a folder listed, a search, a run of the tests)
+  must have a tool call in this session that did it (`calls.py`).
 Where the evidence itself is in doubt — the history was compacted, the result was pruned, another
 agent or tool may have done the work, the path lies outside the working directory — the claim is
 left unchecked: a false alarm costs more than a miss.
@@ -14,20 +16,19 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from arreio.engine.context.pruning import STUB_MARKER
 from arreio.engine.core.messages import Message
 from arreio.engine.core.ports import RunChanges
 from arreio.engine.core.prose import paths_in
 from arreio.engine.core.summary import is_summary
-from arreio.engine.judgement.claims import file_claims
+from arreio.engine.judgement.acts import act_claims
+from arreio.engine.judgement.calls import Calls, ShellRun, act_claim, alike, last_run, shell_runs
+from arreio.engine.judgement.claims import Claim, file_claims
 from arreio.engine.judgement.passes import command_claims
 
 __all__ = ["Claim", "check_promises", "command_claims", "file_claims", "paths_in"]
 
-_EXIT = re.compile(r"^exit code: (-?\d+)(?: \(killed by signal \w+\))?\s*$", re.MULTILINE)
 # Tools that only look or write files: a command the session never ran through `shell` cannot have
 # been run by them. Any other tool (a sub-agent, an MCP server) might have run it — then we back off.
 _LOOKING_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "grep", "web_fetch", "web_search", "brave",
@@ -41,44 +42,6 @@ _REMOVAL = re.compile(r"\b(?:deleted|removed|renamed|moved|discarded|cleaned up|
 _WALK_LIMIT = 20_000
 _NOT_WALKED = {".git", ".arreio", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache",
                ".ruff_cache", ".tox", ".nox"}
-
-
-@dataclass(frozen=True)
-class Claim:
-    kind: str  # "file" | "command"
-    subject: str
-    kept: bool
-    why: str
-
-
-@dataclass(frozen=True)
-class ShellRun:
-    command: str
-    code: int | None  # None: no exit code in the result
-    timed_out: bool
-    pruned: bool  # the result was replaced by a stub to save context: its exit code is unknown
-    refused: bool = False  # it never ran: denied by a policy or a person, refused, cancelled before it started
-
-
-# How the harness words the result of a call that surely did not run (approvals, policy, blocklist,
-# ceilings, a cancel before the call started): the command was never executed.
-_NEVER_RAN = ("denied by ", "refused: ", "not run: ", "[not run: ")
-
-
-def shell_runs(messages: list[Message]) -> list[ShellRun]:
-    """Every `shell` call of the session that has a result, in order."""
-    calls = {c.id: str(c.arguments.get("command", "")).strip()
-             for m in messages if m.role == "assistant" for c in m.tool_calls if c.name == "shell"}
-    runs: list[ShellRun] = []
-    for m in messages:
-        result = m.tool_result_part if m.role == "tool" else None
-        if result is None or result.call_id not in calls:
-            continue
-        codes = _EXIT.findall(result.content)
-        refused = result.is_error and not codes and result.content.startswith(_NEVER_RAN)
-        runs.append(ShellRun(calls[result.call_id], int(codes[-1]) if codes else None,
-                             "[timed out after" in result.content, result.content.startswith(STUB_MARKER), refused))
-    return runs
 
 
 def _written_in_session(messages: list[Message], root: Path) -> set[Path]:
@@ -107,7 +70,11 @@ def check_promises(final_text: str, messages: list[Message], cwd: Path, since: f
     runs = shell_runs(messages)
     cannot_tell = any(is_summary(m) for m in messages) or any(
         c.name not in _LOOKING_TOOLS and c.name != "shell" for m in messages if m.role == "assistant" for c in m.tool_calls)
-    claims += [c for command in command_claims(final_text) if (c := _command(command, runs, cannot_tell)) is not None]
+    commands = command_claims(final_text)
+    claims += [c for command in commands if (c := _command(command, runs, cannot_tell)) is not None]
+    calls = Calls(messages)
+    acts = [a for a in act_claims(final_text) if not (a.kind == "command" and a.subject in commands)]
+    claims += [c for act in acts if (c := act_claim(act, calls)) is not None]
     return claims
 
 
@@ -168,9 +135,9 @@ def _elsewhere(name: str, root: Path, written: set[Path], since: float | None) -
 
 
 def _command(command: str, runs: list[ShellRun], cannot_tell: bool) -> Claim | None:
-    run = _last_run(command, runs)
+    run = last_run(command, runs)
     if run is None:
-        if cannot_tell or any(_alike(command, r.command) for r in runs):
+        if cannot_tell or any(alike(command, r.command) for r in runs):
             return None  # run under another spelling ("pytest -q tests/" for `pytest -q`), or by someone else
         return Claim("command", command, False, "was never run in this session")
     if run.refused:
@@ -182,32 +149,3 @@ def _command(command: str, runs: list[ShellRun], cannot_tell: bool) -> Claim | N
     if run.code != 0:
         return Claim("command", command, False, f"last exited {run.code}")
     return Claim("command", command, True, "last exited 0")
-
-
-def _last_run(command: str, runs: list[ShellRun]) -> ShellRun | None:
-    """The last run of exactly `command`, else the last run holding it whole ("pytest" in
-    "cd app && python -m pytest -q"): answers name commands shorter than they ran them."""
-    exact = [r for r in runs if r.command == command]
-    if exact:
-        return exact[-1]
-    want = _words(command)
-    holding = [r for r in runs if _holds(_words(r.command), want)]
-    return holding[-1] if holding else None
-
-
-def _words(command: str) -> list[str]:
-    return [w.removeprefix("./").rstrip("/") or w for w in command.split()]
-
-
-def _holds(words: list[str], want: list[str]) -> bool:
-    return any(words[i : i + len(want)] == want for i in range(len(words) - len(want) + 1))
-
-
-_GLUE = {"cd", "&&", "||", ";", "|", "2>&1", "python", "python3", "-m", "uv", "run", "poetry"}
-
-
-def _alike(claimed: str, ran: str) -> bool:
-    """The same command in other words: one's words all among the other's (flags in another order,
-    a path added or dropped, `npm run test` for `npm test`), `cd` and interpreters aside."""
-    a, b = set(_words(claimed)) - _GLUE, set(_words(ran)) - _GLUE
-    return bool(a and b) and (a <= b or b <= a)

@@ -3,6 +3,7 @@ a validator judge, the learning proposer). The turn loop streams; these only nee
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arreio.engine.core.model_io import Done, ModelRequest, ProviderError, TextChunk, Usage
@@ -22,10 +23,13 @@ class Answer:
         return self.text
 
 
-async def ask(provider: Provider, request: ModelRequest) -> Answer:
-    """Drain one stream into an `Answer`; a stream that ends without `Done` counts as an error."""
+async def ask(provider: Provider, request: ModelRequest, progress: Callable[[], None] | None = None) -> Answer:
+    """Drain one stream into an `Answer`; a stream that ends without `Done` counts as an error.
+    `progress` is called on every chunk (a caller that waits while the stream produces)."""
     answer, finished, parts = Answer(), False, []
     async for chunk in provider.stream(request):
+        if progress is not None:
+            progress()
         if isinstance(chunk, TextChunk):
             parts.append(chunk.text)  # joined once: `answer.text += …` copied the text so far each time
         elif isinstance(chunk, Done):

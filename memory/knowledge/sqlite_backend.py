@@ -26,36 +26,11 @@ from arreio.memory.knowledge.backend import BackendStats, ChunkRecord, DocumentR
 from arreio.memory.knowledge.bm25 import Bm25Scorer
 from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.coverage import SqliteCoverage
+from arreio.memory.knowledge.sqlite_schema import SCHEMA, SCHEMA_VERSION, TOKENIZE
 from arreio.memory.knowledge.vector_cache import VectorCache, best_per_id, read_rows, row_numbers, rows_of, top_n
 
 if TYPE_CHECKING:
     import numpy as np
-
-SCHEMA_VERSION = 2  # 2: chunks.svec (sentence vectors)
-TOKENIZE = "porter unicode61 remove_diacritics 2"  # the full-text index's; bm25.py tokenises queries alike
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    sha256 TEXT NOT NULL,
-    size INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    vec BLOB,
-    svec BLOB
-);
-CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id);
-CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(id) WHERE vec IS NULL;
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(body, tokenize = '{TOKENIZE}');
-"""
-
 
 class SqliteBackend:
     """See `backend.KnowledgeBackend` for the contract. `path=":memory:"` works for throwaway use."""
@@ -99,7 +74,7 @@ class SqliteBackend:
 
     def _migrate(self) -> None:
         with self._tx() as db:
-            for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+            for statement in filter(None, (s.strip() for s in SCHEMA.split(";"))):
                 db.execute(statement)
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:

@@ -105,6 +105,24 @@ def test_a_broken_promise_says_its_reason_once(workdir: Path, cli) -> None:
         "arreio: error: 1 gate(s) failed: promise — the answer claims what is not so: report.pdf does not exist")
 
 
+def test_a_tool_use_the_run_never_made_is_a_broken_promise(workdir: Path, cli) -> None:
+    """A small model said it used read_file on notes.txt in a run that called no tool: the run fails
+    with the reason; the same words after the call was made pass."""
+    Path("notes.txt").write_text("heron\n")
+    said = "I used the read_file tool to read notes.txt and the word is heron."
+    Path("s.yaml").write_text(f"- text: {said}\n")
+    result = cli("run", "What word is in notes.txt?", "--script", "s.yaml")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "arreio: error: 1 gate(s) failed: promise — the answer claims what is not so: the read_file tool was never "
+        "called in this session (the session made no tool call); reading notes.txt was claimed, but the session "
+        "made no tool call")
+    Path("s.yaml").write_text("- tool_calls: [{name: read_file, arguments: {path: notes.txt}}]\n"
+                              f"- text: {said}\n")
+    result = cli("run", "What word is in notes.txt?", "--script", "s.yaml")
+    assert result.exit_code == 0, result.output
+
+
 def test_bad_plan_is_exit_2_with_file_and_line(workdir: Path, cli) -> None:
     Path("bad.plan.yaml").write_text("units:\n  - id: a\n    goal: x\n    needs: [ghost]\n")
     result = cli("run", "--plan", "bad.plan.yaml", "--offline")

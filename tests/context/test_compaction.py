@@ -16,14 +16,13 @@ from arreio.engine.context.compaction import (
     prepare_compaction,
     render_summary,
     should_compact,
-    summarised_turns,
     summariser_backoff,
 )
 from arreio.engine.context.feature import ContextHook
 from arreio.engine.context.settings import load_context_settings
 from arreio.engine.core.config import Settings
 from arreio.engine.core.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from arreio.engine.core.summary import is_summary, parse_summary, parse_summary_message
+from arreio.engine.core.summary import is_summary, parse_summary, parse_summary_message, summarised_turns
 from arreio.engine.core.tokens import Calibrator, estimate_message
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing, heal

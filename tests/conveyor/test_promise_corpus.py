@@ -3,9 +3,12 @@
 The corpus in `fixtures/promises/`: `honest.yaml` (true final answers, each in the world it is true
 in: they must all pass — invariant 9 in docs/architecture.md, a false alarm costs more than a miss) and `false.yaml`
 (answers claiming files or passing commands that are not so: each must be caught with the subject
-it lists, except the few marked `miss:`, which the closed registry knowingly lets through). Each
-world is built for real: files in a temp folder (before the run, changed or written during it) and
-the session's messages (`shell` calls with their exit codes, `write_file` calls, a compaction).
+it lists, except the few marked `miss:`, which the closed registry knowingly lets through);
+`acts-honest.yaml` and `acts-false.yaml` do the same for the agent's tool use (a tool used, a file
+read, a folder listed, a search, a run), and `acts-held-out.yaml` holds both kinds, written before
+that reading was built and reported apart. Each world is built for real: files in a temp folder
+(before the run, changed or written during it) and the session's messages (`shell` calls with
+their exit codes, `write_file` calls, other tool calls, a compaction, the user's message).
 """
 
 from __future__ import annotations
@@ -26,17 +29,36 @@ from arreio.engine.judgement.promises import Claim, check_promises
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "promises"
 _yaml = YAML(typ="safe")
-HONEST: list[dict] = _yaml.load((CORPUS / "honest.yaml").read_text(encoding="utf-8"))
-FALSE: list[dict] = _yaml.load((CORPUS / "false.yaml").read_text(encoding="utf-8"))
+
+
+
+def _load(name: str) -> list[dict]:
+    return _yaml.load((CORPUS / name).read_text(encoding="utf-8"))
+
+
+FILES_HONEST, FILES_FALSE = _load("honest.yaml"), _load("false.yaml")
+ACTS_HONEST, ACTS_FALSE = _load("acts-honest.yaml"), _load("acts-false.yaml")
+HELD_OUT = _load("acts-held-out.yaml")
+HONEST = FILES_HONEST + ACTS_HONEST + [c for c in HELD_OUT if "expect" not in c]
+FALSE = FILES_FALSE + ACTS_FALSE + [c for c in HELD_OUT if "expect" in c]
 CAUGHT = [c for c in FALSE if "miss" not in c]
 MISSED = [c for c in FALSE if "miss" in c]
 _KEYS = {"id", "answer", "before", "changed", "written", "tools", "empty", "shell", "compacted", "calls", "expect",
-         "miss"}  # a `shell` run may say `refused: <the harness's words>`: it never ran
+         "miss", "used", "goal"}  # a `shell` run may say `refused: <the harness's words>`: it never ran
 _HOUR = 3600.0
 
 
+_CATEGORIES = ("files", "tool", "read", "list", "search", "run")
+
+
 def _ids(cases: list[dict]) -> list[str]:
-    return [case["id"] for case in cases]
+    return [("held-out/" if case in HELD_OUT else "") + case["id"] for case in cases]
+
+
+def _category(case: dict) -> str:
+    """files (the files and passing commands of honest.yaml and false.yaml), else the act: tool, read, …"""
+    first = case["id"].split("-")[0]
+    return first if first in _CATEGORIES and (case in ACTS_HONEST + ACTS_FALSE + HELD_OUT) else "files"
 
 
 class World:
@@ -65,12 +87,14 @@ class World:
             os.utime(path, (stamp, stamp))
 
     def _messages(self) -> list[Message]:
-        case, out = self.case, [Message.user("the goal")]
+        case = self.case
+        out = [Message.user(case.get("goal", "the goal"))]
         if case.get("compacted"):
             out.append(Message.user(f"{SUMMARY_MARKER} #1 · replaces 40 messages · 12 turns · 30 tool calls]\n..."))
         calls = [("write_file", {"path": p, "content": "…"}, f"wrote {p}") for p in case.get("tools", [])]
         calls += [("shell", {"command": run["run"]}, _shell_output(run)) for run in case.get("shell", [])]
         calls += [(name, {"task": "run the checks"}, "done") for name in case.get("calls", [])]
+        calls += [_used(call) for call in case.get("used", [])]
         for n, (name, arguments, content) in enumerate(calls):
             call = ToolCallPart(id=f"c{n}", name=name, arguments=arguments)
             failed = content.startswith(("denied by", "refused:", "not run:", "[not run:")) or (
@@ -81,6 +105,16 @@ class World:
 
     def check(self) -> list[Claim]:
         return check_promises(self.case["answer"], self.messages, self.root, self.since)
+
+
+_MAIN_ARGUMENT = {"read_file": "path", "list_dir": "path", "write_file": "path", "edit_file": "path", "grep": "pattern",
+                  "web_search": "query", "web_fetch": "url", "delegate": "task"}
+
+
+def _used(call: dict) -> tuple[str, dict, str]:
+    """`{read_file: notes.txt, result: "heron"}` → the call's name, arguments and result."""
+    (name, value), = [(k, v) for k, v in call.items() if k != "result"]
+    return name, {_MAIN_ARGUMENT.get(name, "input"): value}, call.get("result", "ok")
 
 
 def _shell_output(run: dict) -> str:
@@ -104,7 +138,10 @@ def test_the_corpus_is_big_enough_and_well_formed() -> None:
     assert all(set(case) <= _KEYS for case in HONEST + FALSE)
     assert all("expect" not in case for case in HONEST) and all(case["expect"] for case in FALSE)
     languages = {"german", "french", "spanish", "japanese", "chinese", "portuguese"}
-    assert languages <= {case["id"].split("-")[0] for case in HONEST}
+    assert languages <= {case["id"].split("-")[0] for case in FILES_HONEST}
+    for cases in (ACTS_HONEST, ACTS_FALSE, HELD_OUT):
+        assert {_category(c) for c in cases} <= set(_CATEGORIES)
+        assert {"en", "pt", "es", "de", "fr", "zh", "ja"} <= {c["id"].split("-")[1] for c in cases}
 
 
 @pytest.mark.parametrize("case", HONEST, ids=_ids(HONEST))
@@ -125,20 +162,42 @@ def test_a_known_miss_stays_a_miss(case: dict, tmp_path: Path) -> None:
     assert broken(case, tmp_path) == [], f"now caught: move {case['id']} out of the known misses"
 
 
-def test_precision_and_recall_on_the_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Precision: broken claims reported on false answers / all broken claims reported (one on an
-    honest answer is a false alarm). Recall: listed false subjects reported / listed."""
-    reported_honest = sum(len(broken(c, tmp_path / f"h{i}")) for i, c in enumerate(HONEST))
-    reports = [(c, broken(c, tmp_path / f"f{i}")) for i, c in enumerate(FALSE)]
+def _figures(honest: list[dict], false: list[dict], root: Path) -> tuple[int, int, int, int, int]:
+    """(false alarms on honest answers, true alarms, stray alarms on false answers, false subjects listed,
+    honest answers)."""
+    reported_honest = sum(len(broken(c, root / f"h{i}")) for i, c in enumerate(honest))
+    reports = [(c, broken(c, root / f"f{i}")) for i, c in enumerate(false)]
     true_alarms = sum(len([s for s in found if s in c["expect"]]) for c, found in reports)
     stray = sum(len([s for s in found if s not in c["expect"]]) for c, found in reports)
-    listed = sum(len(c["expect"]) for c in FALSE)
-    alarms = true_alarms + stray + reported_honest
-    precision, recall = (true_alarms / alarms if alarms else 1.0), true_alarms / listed
+    return reported_honest, true_alarms, stray, sum(len(c["expect"]) for c in false), len(honest)
+
+
+def _said(label: str, figures: tuple[int, int, int, int, int], false: int) -> str:
+    honest_alarms, true_alarms, stray, listed, honest = figures
+    alarms = true_alarms + stray + honest_alarms
+    precision = true_alarms / alarms if alarms else 1.0
+    recall = true_alarms / listed if listed else 1.0
+    return (f"{label:<9} {honest:>4} honest, {false:>3} false ({listed:>3} false subjects): "
+            f"precision {precision:.3f}, recall {recall:.3f}")
+
+
+def test_precision_and_recall_on_the_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Precision: broken claims reported on false answers / all broken claims reported (one on an
+    honest answer is a false alarm). Recall: listed false subjects reported / listed. Said for the
+    whole corpus, by category, and for the held-out part alone."""
+    rows = []
+    for category in _CATEGORIES:
+        honest = [c for c in HONEST if _category(c) == category and c not in HELD_OUT]
+        false = [c for c in FALSE if _category(c) == category and c not in HELD_OUT]
+        rows.append(_said(category, _figures(honest, false, tmp_path / category), len(false)))
+    held_honest, held_false = [c for c in HELD_OUT if "expect" not in c], [c for c in HELD_OUT if "expect" in c]
+    held = _figures(held_honest, held_false, tmp_path / "held")
+    everything = _figures(HONEST, FALSE, tmp_path / "all")
+    rows += [_said("held-out", held, len(held_false)), _said("all", everything, len(FALSE))]
     with capsys.disabled():
-        print(f"\npromise corpus: {len(HONEST)} honest, {len(FALSE)} false ({listed} false subjects): "
-              f"precision {precision:.3f}, recall {recall:.3f}")
-    assert reported_honest == 0 and precision == 1.0 and recall >= 0.9
+        print("\npromise corpus\n" + "\n".join(rows))
+    honest_alarms, true_alarms, stray, listed, _ = everything
+    assert honest_alarms == 0 and stray == 0 and true_alarms / listed >= 0.9
 
 
 def test_a_file_moved_in_with_its_old_time_is_new(tmp_path: Path) -> None:

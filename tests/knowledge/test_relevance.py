@@ -16,7 +16,6 @@ from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.coverage import idf, share
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.relevance import COVERAGE_SCALE, FLOOR, KEYWORD_ONLY_SCALE, Evidence, Scale, score
-
 from tests.knowledge.conftest import make_backend
 
 PASSAGES = [
@@ -148,8 +147,8 @@ def test_with_e5_the_top_hit_is_not_always_one(e5_kb: KnowledgeBase) -> None:
 
 def test_the_tool_says_when_nothing_matches_well_enough(e5_kb: KnowledgeBase, tmp_path: Path) -> None:
     from arreio.engine.core.config import Settings
-    from arreio.engine.tools.run_context import RunContext
     from arreio.engine.providers.testing import FixedClock
+    from arreio.engine.tools.run_context import RunContext
     from arreio.memory.knowledge.tool import KbSearchInput, KbSearchTool
 
     tool = KbSearchTool(tmp_path, open_kb=lambda: e5_kb)
