@@ -103,8 +103,9 @@ PROFILES.update({
     "make": Profile(short="*", deny_short="CEfIo", deny_long=_GENERIC_DENIED | _names("eval file makefile include-dir"),
                     deny_stems=_GENERIC_STEMS),
     "pytest": Profile(
-        long=_names("""quiet verbose verbosity exitfirst maxfail tb showlocals no-header no-summary disable-warnings lf
-            last-failed ff failed-first nf new-first sw stepwise stepwise-skip co collect-only durations durations-min
+        long=_names("""quiet verbose verbosity exitfirst maxfail tb showlocals no-header no-summary
+            disable-warnings lf last-failed ff failed-first nf new-first sw stepwise stepwise-skip co collect-only
+            durations durations-min
             strict-markers strict-config runxfail color code-highlight capture deselect ignore ignore-glob
             doctest-modules fixtures fixtures-per-test markers setup-show setup-only setup-plan import-mode pyargs
             continue-on-collection-errors full-trace numprocesses dist maxprocesses timeout version help

@@ -6,8 +6,9 @@ inside `${…}`, `$((…))`, array subscripts and words bash evaluates (`shell_e
 quoting (shlex's POSIX rules, plus what shlex cannot tell: whether text was quoted, which decides
 whether `$(…)` inside it runs), here-documents (their body is data, unless the delimiter is unquoted:
 then `$(…)` and `${…}` in it run), `NAME=value` assignments (a later `$NAME` in the line takes the
-value), `for`/`case` headers (data; a `for` variable's values are kept for arithmetic that reads it), `if`/`then`/`do`/`{`/`}`/`!` (skipped to reach the program) and
-`f() { … }` definitions. It never raises: what it does not understand clears `complete`.
+value), `for`/`case` headers (data; a `for` variable's values are kept for arithmetic that reads it),
+`if`/`then`/`do`/`{`/`}`/`!` (skipped to reach the program) and `f() { … }` definitions. It never
+raises: what it does not understand clears `complete`.
 """
 
 from __future__ import annotations

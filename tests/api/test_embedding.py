@@ -9,8 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO
 
 SHELL_SCRIPT = '- tool_calls: [{name: shell, arguments: {command: "echo hello > out.txt"}}]\n- text: "finished"\n'

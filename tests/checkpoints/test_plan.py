@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from arreio.engine.checkpoints.plan import (
     READ_ONLY_TOOLS,

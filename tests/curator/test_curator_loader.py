@@ -96,7 +96,7 @@ def test_missing_root_is_empty_not_an_error(tmp_path: Path) -> None:
 def test_usage_sidecar_version_1_fixture_still_loads(tmp_path: Path) -> None:
     """Freezes the on-disk sidecar format (v1); a file without the newer `last_restored_at` loads too."""
     import shutil
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from arreio.curator.curator import Curator
     from arreio.curator.skills import USAGE_FILE

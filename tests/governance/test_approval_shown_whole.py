@@ -15,7 +15,6 @@ import pytest
 
 from arreio.engine.governance.approvals import ASK_LIMIT
 from tests.chat.chatterm import ChatTerminal
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.terminal import Terminal
 
 # The part that matters comes after 3,000 harmless characters.

@@ -12,7 +12,6 @@ import pytest
 
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.terminal import Terminal
 
 COMMAND = "echo ran >> log.txt"

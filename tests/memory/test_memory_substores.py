@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
