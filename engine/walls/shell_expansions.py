@@ -24,16 +24,22 @@ from contextvars import ContextVar
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SPECIAL_PARAMETERS = frozenset("@*#?$!-0123456789")
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-]")
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 _WORD_OPERATORS = (":-", ":=", ":?", ":+", "-", "=", "?", "+", "##", "#", "%%", "%", "//", "/#", "/%", "/",
                    "^^", "^", ",,", ",")
+# fmt: on
 _TRANSFORMS = frozenset("QEAaKkUuL")  # `${x@Q}`…; not `@P`: prompt expansion runs the `$(…)` in the value
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*")
 _LOOPED = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _DEFAULTED = re.compile(r"\$\{([A-Za-z_]\w*):?=")
 _SUBSCRIPTED = re.compile(r"[A-Za-z_]\w*\[")
 _COMPARISONS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 _NAMES_READ = frozenset({"unset", "read", "declare", "typeset", "local", "export", "readonly", "mapfile",
                          "readarray", "printf", "wait", "getopts", "test", "[", "[["})
+# fmt: on
 MAX_NESTING = 64  # `$( $( … ) )`, `${x:-${…}}`, `$(( $(( … )) ))` levels read; deeper is not understood
 # Characters one check may lex in all (code inside code is lexed once per level): a line built to
 # make us work is cut there and left not understood, instead of holding the event loop.

@@ -30,11 +30,14 @@ from arreio.engine.walls.shell_expansions import (
 
 __all__ = ["WORK_FACTOR", "WORK_FLOOR", "parse_structure", "work_budget"]
 
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!",
                        "esac", "function"})
 _HEADERS = frozenset({"for", "select", "case"})  # their words are data, not a command
 _OPS = ("&>>", ";;&", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", "<<", ">&", "<&", ">|", "<>",
         "|", "&", ";", "(", ")", "<", ">", "\n")
+# fmt: on
 _REDIRS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", "<<", ">&", "<&", ">|", "<>", "<", ">"})
 _WORD_END = frozenset(" \t\n|&;()<>")
 _FD = re.compile(r"\d+(?=[<>])")
