@@ -17,16 +17,8 @@ import re
 from dataclasses import dataclass
 
 from arreio.engine.walls.commands import MAX_DEPTH, Command, CommandLine, Redirect
-from arreio.engine.walls.shell_expansions import (
-    MAX_NESTING,
-    WORK_FACTOR,
-    WORK_FLOOR,
-    ExpansionReader,
-    Variables,
-    evaluated_operands,
-    spend,
-    work_budget,
-)
+from arreio.engine.walls.shell_expansions import MAX_NESTING, ExpansionReader, Variables, evaluated_operands
+from arreio.engine.walls.work_budget import WORK_FACTOR, WORK_FLOOR, spend, work_budget
 
 __all__ = ["WORK_FACTOR", "WORK_FLOOR", "parse_structure", "work_budget"]
 

@@ -15,12 +15,12 @@ from arreio.engine.core.model_io import ModelRequest, ToolSpec
 from arreio.engine.core.prompt import assemble_system
 from arreio.engine.providers.cassette import (
     canonical_request,
-    compare_cassettes,
     diff_requests,
     fingerprint,
     load_cassette,
     request_digest,
 )
+from arreio.engine.providers.cassette_reading import compare_cassettes
 from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.providers.testing import FixedClock, ScriptedProvider
