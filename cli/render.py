@@ -194,7 +194,8 @@ class _ChildView:
             c.print(f"{pad}    [{style}]{'✗' if event.is_error else '⎿'} {escape(event.preview)}[/{style}]")
         elif event.type in ("warning", "ceiling", "retry"):
             self._end_text()
-            c.print(f"{pad}[yellow]↳ {escape(agent)}: {escape(flat(getattr(event, 'message', '') or getattr(event, 'reason', '')))}[/yellow]")
+            said = getattr(event, "message", "") or getattr(event, "reason", "")
+            c.print(f"{pad}[yellow]↳ {escape(agent)}: {escape(flat(said))}[/yellow]")
         elif event.type == "model_switch":
             self._end_text()
             c.print(f"{pad}[yellow]↳ {escape(agent)}: model {escape(event.from_model)} → {escape(event.to_model)}[/yellow]")
@@ -268,8 +269,8 @@ class LiveRenderer(_ChildView):
                 c.print("[yellow]  the reply above was cut off and is withdrawn; the retried reply follows whole[/yellow]")
         elif kind == "model_switch":
             self._end_text()
-            c.print(f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: {escape(flat(event.reason))}[/yellow]",
-                    soft_wrap=True)
+            c.print(f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: "
+                    f"{escape(flat(event.reason))}[/yellow]", soft_wrap=True)
             if event.withdraws_text:
                 c.print("[yellow]  the reply above is withdrawn; the new model's reply follows whole[/yellow]")
         elif kind == "warning":
@@ -316,8 +317,9 @@ class LiveRenderer(_ChildView):
             colour = {"success": "green", "partial": "yellow", "paused": "yellow"}.get(event.verdict, "red")
             tokens = f"{event.input_tokens:,} in / {event.output_tokens:,} out tokens"
             c.print(
-                f"[{colour}]{event.verdict}[/{colour}] · {counted(event.steps, 'step')} · {counted(event.tool_calls, 'tool call')} · "
-                f"{tokens} · {cost_line(event)} · report {event.report_path}",
+                f"[{colour}]{event.verdict}[/{colour}] · {counted(event.steps, 'step')} · "
+                f"{counted(event.tool_calls, 'tool call')} · {tokens} · {cost_line(event)} · "
+                f"report {event.report_path}",
                 soft_wrap=True,
             )
             changes = event.changes  # None: checkpoints are off; all empty: the run changed no file

@@ -19,9 +19,10 @@ from urllib.parse import unquote
 __all__ = ["payloads", "invisible_payloads", "hidden_readings", "MIN_RUN"]
 
 MIN_RUN = 16
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{%d,}={0,2}" % MIN_RUN)
-_HEX = re.compile(r"(?:\\x|0x)?(?:[0-9a-fA-F]{2}(?:\\x|[ :]|0x)?){%d,}" % (MIN_RUN // 2))
-_BASE32 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Z2-7]{%d,}={0,6}(?![A-Za-z0-9+/])" % MIN_RUN)
+# `%` and not an f-string: the patterns are full of regex braces
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{%d,}={0,2}" % MIN_RUN)  # noqa: UP031
+_HEX = re.compile(r"(?:\\x|0x)?(?:[0-9a-fA-F]{2}(?:\\x|[ :]|0x)?){%d,}" % (MIN_RUN // 2))  # noqa: UP031
+_BASE32 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Z2-7]{%d,}={0,6}(?![A-Za-z0-9+/])" % MIN_RUN)  # noqa: UP031
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ROT13_NAMED = re.compile(r"\brot[\s_-]?13\b", re.IGNORECASE)
 _MAX_RUNS = 32  # a store holds a handful of runs; a pathological text must not cost more

@@ -14,6 +14,9 @@ from arreio.memory.scan_rules import IMPERATIVE, TRIGGER, URL, Rule, gated, rule
 
 __all__ = ["CONDUCT_RULES"]
 
+# The rules are a table, each `_rule(category, name, pattern)` on one line above its verbose pattern:
+# the formatter would spread every call over five lines.
+# fmt: off
 _UNIVERSAL = (r"(?:everything|anything|whatever(?:\s+you\s+(?:want|like|need))?|any\s+(?:shell\s+)?(?:command|commands|tool|tools"
               r"|action|actions|operation|operations|script|scripts|program|programs|code|file|files)|every\s+file"
               r"|all\s+(?:future\s+|shell\s+|tool\s+)?(?:files|commands|tools|tool\s+calls|actions|operations|requests|scripts"
@@ -356,3 +359,4 @@ _GATES = {
 }
 
 CONDUCT_RULES: tuple[Rule, ...] = gated(_R, _GATES)
+# fmt: on

@@ -15,6 +15,9 @@ from arreio.memory.scan_rules import EMAIL, IMPERATIVE, PASTE_HOSTS, TRIGGER, UR
 
 __all__ = ["OUTBOUND_RULES"]
 
+# The rules are a table, each `_rule(category, name, pattern)` on one line above its verbose pattern:
+# the formatter would spread every call over five lines.
+# fmt: off
 _R: list[Rule] = []
 
 
@@ -143,3 +146,4 @@ _GATES = {
 }
 
 OUTBOUND_RULES: tuple[Rule, ...] = gated(_R, _GATES)
+# fmt: on

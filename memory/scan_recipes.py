@@ -82,6 +82,9 @@ _DEST = (rf"(?:to|at|via|into|onto)\s+(?:{URL}|{EMAIL}|(?:the\s+|a\s+|my\s+|this
 _R: list[Rule] = []
 
 
+# The rules are a table, each `_rule(category, name, pattern)` on one line above its verbose pattern:
+# the formatter would spread every call over five lines.
+# fmt: off
 def _rule(category: str, name: str, regex: str, **options) -> None:
     rule(_R, category, name, regex, **options)
 
@@ -234,3 +237,4 @@ _GATES = {
 }
 
 RECIPE_RULES: tuple[Rule, ...] = gated(_R, _GATES)
+# fmt: on

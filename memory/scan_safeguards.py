@@ -15,6 +15,9 @@ from arreio.memory.scan_rules import Rule, gated, rule, win
 
 __all__ = ["SAFEGUARD_RULES"]
 
+# The rules are a table, each `_rule(category, name, pattern)` on one line above its verbose pattern:
+# the formatter would spread every call over five lines.
+# fmt: off
 _R: list[Rule] = []
 
 
@@ -156,3 +159,4 @@ _GATES = {
 }
 
 SAFEGUARD_RULES: tuple[Rule, ...] = gated(_R, _GATES)
+# fmt: on

@@ -135,6 +135,21 @@ def arreio_cmd() -> list[str]:
     return list(ARREIO)
 
 
+@pytest.fixture
+def cli():
+    """`cli(*args)` runs `arreio ARGS` in-process (typer's CliRunner) and returns its result; exceptions propagate."""
+    from typer.testing import CliRunner  # the CLI is imported only by the tests that use it
+
+    from arreio.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(app, list(args), catch_exceptions=False)
+
+    return invoke
+
+
 def run_cli(work: Path | None, env: dict[str, str], *args: str | bytes, text: bool = True, timeout: float = 120,
             input: str | bytes | None = None) -> subprocess.CompletedProcess:
     """`arreio ARGS` as a real process in `work`, its output captured (`text=False`: as bytes); stdin is

@@ -2,12 +2,13 @@
 
     Run it? [y]es [n]o [a]lways in this chat [e]xplain:
 
-`y` runs the call, `n` (or Enter, or end of input) refuses it, anything else asks again, `a` runs it and allows this tool with
-these very arguments for the rest of the chat (a call with other arguments is asked about afresh),
-`e` shows the full arguments and asks again. At a terminal one key answers, without Enter (the rest
-of its word and an Enter typed straight after are taken with it: "yes⏎" is one answer, not a "yes"
-and then an "es" sent as the next message); elsewhere a line does. Ctrl-C (or SIGTERM) at the question refuses the call and
-stops the turn (the approvals hook turns the KeyboardInterrupt into a cancel; the call is never run)."""
+`y` runs the call, `n` (or Enter, or end of input) refuses it, anything else asks again, `a` runs it
+and allows this tool with these very arguments for the rest of the chat (a call with other arguments
+is asked about afresh), `e` shows the full arguments and asks again. At a terminal one key answers,
+without Enter (the rest of its word and an Enter typed straight after are taken with it: "yes⏎" is
+one answer, not a "yes" and then an "es" sent as the next message); elsewhere a line does. Ctrl-C (or
+SIGTERM) at the question refuses the call and stops the turn (the approvals hook turns the
+KeyboardInterrupt into a cancel; the call is never run)."""
 
 from __future__ import annotations
 

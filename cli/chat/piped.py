@@ -66,8 +66,8 @@ def piped(state: Any, stdin: TextIO | None) -> int:
                 break
             if outcome == slash.REFUSED:  # a script's typo must not pass for success (exit 0)
                 code = 2
-                print(f"arreio: error: {inert(' '.join(message.split()))}: refused (said above); /help lists the commands",
-                      file=sys.stderr, flush=True)
+                print(f"arreio: error: {inert(' '.join(message.split()))}: refused (said above); "
+                      "/help lists the commands", file=sys.stderr, flush=True)
             continue
         result = chat.send(message.removeprefix("/") if message.startswith("//") else message)
         if result is None:

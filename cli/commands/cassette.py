@@ -29,7 +29,8 @@ def show(path: CassetteArg, json_output: JsonFlag = False) -> None:
     """Summarise a cassette: calls, faults, tools, tokens, and the cost a replay saves."""
     import json
 
-    from arreio.engine.providers.cassette import load_cassette, summarise
+    from arreio.engine.providers.cassette import load_cassette
+    from arreio.engine.providers.cassette_reading import summarise
 
     info = summarise(load_cassette(path))
     if json_output:
@@ -68,7 +69,8 @@ def diff(
     Exit code 0 when every call is the same, 1 when anything differs (handy in CI)."""
     import json
 
-    from arreio.engine.providers.cassette import compare_cassettes, load_cassette
+    from arreio.engine.providers.cassette import load_cassette
+    from arreio.engine.providers.cassette_reading import compare_cassettes
 
     left, right = load_cassette(a), load_cassette(b)
     rows = compare_cassettes(left, right)

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from arreio.cli.durations import duration, spelled
+
 app = typer.Typer(help="Working-tree checkpoints kept for `arreio diff` and `arreio undo`.", no_args_is_help=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -241,40 +243,6 @@ def list_checkpoints(
         print(f"{r.run_id:<30} {r.at:<24} {(r.session_id or '-'):<24} {what:<12} {r.first['id']}{extra}")
 
 
-_UNITS = {"s": "seconds", "sec": "seconds", "second": "seconds", "min": "minutes", "minute": "minutes",
-          "h": "hours", "hour": "hours", "d": "days", "day": "days", "w": "weeks", "week": "weeks"}
-
-
-def _duration(text: str):
-    """`30d`, `12h`, `90min`, `2 weeks`. A bare `m` is refused: it reads as minutes to some and as
-    months to others (`--older-than 1m` meant a month and pruned everything older than a minute)."""
-    import re
-    from datetime import timedelta
-
-    from arreio.engine.core.errors import UsageError
-
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
-    word = match.group(2) if match else ""
-    unit = _UNITS.get(word.removesuffix("s") if len(word) > 3 else word) if match else None
-    if match and word in ("m", "mo", "mon", "month", "months"):
-        raise UsageError(f"--older-than {text!r}: m could be minutes or months; write minutes as min (90min), "
-                         "and months as days (30d)")
-    if unit is None and not (match and word == ""):
-        raise UsageError(f"--older-than {text!r}: give a number with s, min, h, d or w (e.g. 30d, 12h, 90min)")
-    return timedelta(**{unit or "days": float(match.group(1))})
-
-
-def _spelled(age) -> str:
-    """A duration in words, the largest whole unit: '1 minute', '30 days', '36 hours'."""
-    from arreio.engine.core.wording import counted
-
-    seconds = age.total_seconds()
-    for size, name in ((604800, "week"), (86400, "day"), (3600, "hour"), (60, "minute")):
-        if seconds >= size and seconds % size == 0:
-            return counted(int(seconds // size), name)
-    return counted(int(seconds), "second") if seconds == int(seconds) else f"{seconds:g} seconds"
-
-
 @app.command("prune")
 def prune_checkpoints(
     older_than: Annotated[str | None, typer.Option("--older-than", help="Remove runs older than this (30d, 12h, 90min; "
@@ -292,12 +260,12 @@ def prune_checkpoints(
     from arreio.engine.core.wording import counted
 
     repo, index, settings = _where()
-    keep = _duration(older_than) if older_than else timedelta(days=settings.keep_days)
+    keep = duration(older_than) if older_than else timedelta(days=settings.keep_days)
     now = SystemClock().now()
     going = prune_by_age(run_ages(index.runs()), now, keep) if index.path.exists() else []
     if going and not yes:
         # The checkpoints are what `arreio undo` needs: a unit misread removes them for good.
-        print(f"{counted(len(going), 'run')} older than {_spelled(keep)} would lose their checkpoints "
+        print(f"{counted(len(going), 'run')} older than {spelled(keep)} would lose their checkpoints "
               f"(undo can no longer take them back): {', '.join(going)}", file=sys.stderr)
         if not (sys.stdin.isatty() and sys.stderr.isatty()) or json_output:
             raise UsageError("prune removes checkpoints and nobody can confirm here: re-run with --yes")

@@ -139,7 +139,8 @@ def show(
             elif part.type == "tool_result" and part.call_id not in calls:
                 result_line(part)
     if repairs:
-        c.print(f"[yellow]{counted(len(repairs), 'repair')} would be made on load — see `arreio sessions doctor {h.id}`[/yellow]")
+        c.print(f"[yellow]{counted(len(repairs), 'repair')} would be made on load — "
+                f"see `arreio sessions doctor {h.id}`[/yellow]")
 
 
 def _show_requests(path, json_output: bool) -> None:

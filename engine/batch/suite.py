@@ -161,7 +161,8 @@ def _resolve(entry: TaskEntry, defaults: Defaults, base: Path, where: Any) -> Ta
         try:
             goal = read_text(goal_path, limit=Limit.GOAL, encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{where('goal_file')}: task '{entry.id}': cannot read {entry.goal_file}: {getattr(exc, 'strerror', None) or exc}") from None
+            why = getattr(exc, "strerror", None) or exc
+            raise UsageError(f"{where('goal_file')}: task '{entry.id}': cannot read {entry.goal_file}: {why}") from None
         if not goal.strip():
             raise UsageError(f"{where('goal_file')}: task '{entry.id}': {entry.goal_file} is empty")
     gates = entry.gates if entry.gates is not None else defaults.gates or []

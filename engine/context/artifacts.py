@@ -40,7 +40,8 @@ class Saved:
         """How the stub names it (`shown`: the path as the model should pass it to read_file)."""
         if self.first is None or self.last is None:
             return shown
-        return f"{shown}, lines {self.first}-{self.last} (read_file offset={self.first}, limit={self.last - self.first + 1})"
+        limit = self.last - self.first + 1
+        return f"{shown}, lines {self.first}-{self.last} (read_file offset={self.first}, limit={limit})"
 
 
 class ArtifactFile:

@@ -215,14 +215,16 @@ class ResultStore:
             profile = column_profile(db, handle, table.columns, types)
         schema = ", ".join(f"{c} {t}" for c, t in zip(table.columns, types))
         return "\n".join([
-            (f"[result set {handle}: this {tool} result was {len(raw.splitlines())} lines / {len(raw)} chars — too "
-             f"large for the context, so it is stored whole as a queryable set of {len(table.rows)} rows ({table.kind})]"),
+            (f"[result set {handle}: this {tool} result was {len(raw.splitlines())} lines / {len(raw)} chars — "
+             f"too large for the context, so it is stored whole as a queryable set of {len(table.rows)} rows "
+             f"({table.kind})]"),
             f"Schema: {schema}",
             "Columns:", *profile,
             f"First {len(shown)} of {len(table.rows)} rows:",
             format_rows(table.columns, [tuple(r) for r in shown], width=160),
-            (f"[showing {len(shown)} of {len(table.rows)} rows. Ask for the rest with result_query(handle=\"{handle}\", "
-             f"where=…, group_by=…, aggregate=…, order_by=…, limit=…, offset=…) or result_grep(handle=\"{handle}\", pattern=…)]"),
+            (f"[showing {len(shown)} of {len(table.rows)} rows. Ask for the rest with "
+             f"result_query(handle=\"{handle}\", where=…, group_by=…, aggregate=…, order_by=…, limit=…, offset=…) "
+             f"or result_grep(handle=\"{handle}\", pattern=…)]"),
         ])
 
 def column_profile(db: sqlite3.Connection, handle: str, columns: list[str], types: list[str], limit: int = 3) -> list[str]:

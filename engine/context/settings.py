@@ -44,7 +44,8 @@ class ContextSettings(BaseModel):
     prune_step: float = Field(
         0.05, ge=0, le=0.5,
         description="Past prune_at, prune once the results to stub hold this share of the window (0: every turn). "
-        "Fewer, larger prunes: each one changes an old message, which breaks the provider's prompt cache from there on.",
+        "Fewer, larger prunes: each one changes an old message, which breaks the provider's prompt cache "
+        "from there on.",
     )
     prune_min_chars: int = Field(2_000, ge=200, description="Only results at least this long are pruned.")
     prune_exempt_tools: list[str] = Field(default_factory=list, description="Tools whose results are never pruned.")

@@ -1,4 +1,6 @@
-"""Saying so: a run never runs the agent's commands unsandboxed silently (the words are in `tools/sandbox/status.py`)."""
+"""Saying so: a run never runs the agent's commands unsandboxed silently.
+
+The words are in `tools/sandbox/status.py`."""
 
 from __future__ import annotations
 

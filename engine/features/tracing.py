@@ -323,4 +323,5 @@ def _start(ctx: RunContext) -> tuple[RunTrace | None, str | None]:
     try:
         return RunTrace(ctx, endpoint, config), None
     except ImportError:
-        return None, f"tracing: an OTLP endpoint is set ({endpoint}) but OpenTelemetry is not installed ({INSTALL_HINT}); not traced"
+        return None, (f"tracing: an OTLP endpoint is set ({endpoint}) but OpenTelemetry is not installed "
+                      f"({INSTALL_HINT}); not traced")

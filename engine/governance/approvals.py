@@ -6,10 +6,11 @@ to the process between the pause and the decision:
     {"type":"approval","call_id":"call_0_1","name":"shell","status":"pending","by":"arreio","at":"…","reason":"…"}
 
 `status` is `pending` (the run paused before the call), `approved` or `denied`. When an approved call
-begins, a `{"type":"call_started","call_id":…}` line follows, so a crash mid-call never runs it twice. The latest line for a
-call id wins. The session loader keeps calls that wait on a decision open (no `interrupted` result,
-`engine/session/healing.py`), and a resumed run executes exactly those calls first (`Session.pending_calls`):
-approved → the call runs, once, under its own id; denied → the model gets the denial as its result.
+begins, a `{"type":"call_started","call_id":…}` line follows, so a crash mid-call never runs it twice.
+The latest line for a call id wins. The session loader keeps calls that wait on a decision open (no
+`interrupted` result, `engine/session/healing.py`), and a resumed run executes exactly those calls first
+(`Session.pending_calls`): approved → the call runs, once, under its own id; denied → the model gets the
+denial as its result.
 
 `arreio approve <session>` records the decision (`decide`) and resumes through the one pipeline.
 """

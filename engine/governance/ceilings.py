@@ -134,7 +134,8 @@ class CeilingsHook(RunHook):
         cost = estimate_cost(turn.model, usage)
         if cost is None and self._cost_known and not _is_offline(turn.model):
             self._cost_known = False
-            message = f"governance.max_cost_usd is set but the price of {turn.model} is unknown; the cost budget is not enforced"
+            message = (f"governance.max_cost_usd is set but the price of {turn.model} is unknown; "
+                       "the cost budget is not enforced")
             self.warnings.append(message)
             return [ev.Warning_(message=message, code="cost_unknown")]
         self._last_turn_cost = cost or 0.0

@@ -34,6 +34,8 @@ class Claim:
     kept: bool
     why: str
 
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 ACTIVE = {"wrote", "rewrote", "created", "saved", "generated", "updated"}
 # Verbs that write into their destination only ("added two lines to TODO.md"): their direct object is
 # what went in, not a file ("added `foo.py` to .gitignore" wrote .gitignore, not foo.py).
@@ -96,6 +98,7 @@ _SUBJECT_FILLER = {"the", "file", "files", "new", "both", "output", "outputs", "
                    "report", "a", "an"}
 _DOMAINS = {"com", "org", "net", "io", "dev", "ai", "co", "edu", "gov", "uk", "de", "fr", "info", "biz", "me",
             "us", "eu", "xyz", "cloud", "site", "online", "tech", "app"}
+# fmt: on
 
 # Doubt about a whole clause: negation, condition, future or wish, a request being quoted, a file
 # that is meant to be empty, or one that was there already. Checked with code and paths blanked.

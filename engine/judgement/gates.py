@@ -82,7 +82,8 @@ class OfflineJudge:
         ok_share = sum(not r.is_error for r in results) / len(results) if results else 1.0
         answered = 1.0 if inputs.final_text.strip() else 0.0
         score = round(0.6 * out_share + 0.2 * answered + 0.2 * ok_share, 4)
-        reason = f"outputs {len(present)}/{len(outputs)}, answer {'given' if answered else 'missing'}, tool calls ok {ok_share:.0%}"
+        answer = "given" if answered else "missing"
+        reason = f"outputs {len(present)}/{len(outputs)}, answer {answer}, tool calls ok {ok_share:.0%}"
         return score, reason
 
 

@@ -5,14 +5,14 @@ Each call is *admitted* (the hooks' `before_tool`: approvals, ceilings, repeat g
 `tool_end`, `after_tool`) — always in declared order.
 
 Parallel reads: a stretch of consecutive calls to tools that declare `read_only` (and are not
-`sensitive`) runs concurrently, at most `tools.parallel` at a time. Every call of the stretch is
-still admitted in order, each counted as it is admitted (not when its result is in), so a ceiling or a guard decides exactly as
-in a serial round (invariant 7); a call that repeats one already in the stretch (same tool, same
-arguments) ends it, because its guard must see the first one counted. Results enter the history and
-`tool_start` / the tool's own events / `tool_end` are yielded in declared order, each call's once it
-and every call before it have finished: the history and the event stream are what a serial round
-gives, so pairing and replays are unchanged; only the wall time differs. A writing or sensitive
-call, an unknown tool, or a call a hook wants to ask a person about ends the stretch.
+`sensitive`) runs concurrently, at most `tools.parallel` at a time. Every call of the stretch is still
+admitted in order, each counted as it is admitted (not when its result is in), so a ceiling or a guard
+decides exactly as in a serial round (invariant 7); a call that repeats one already in the stretch (same
+tool, same arguments) ends it, because its guard must see the first one counted. Results enter the
+history and `tool_start` / the tool's own events / `tool_end` are yielded in declared order, each call's
+once it and every call before it have finished: the history and the event stream are what a serial round
+gives, so pairing and replays are unchanged; only the wall time differs. A writing or sensitive call, an
+unknown tool, or a call a hook wants to ask a person about ends the stretch.
 
 Cancellation (Ctrl-C) may land at any await: every call of the round without a result gets one —
 `interrupted` when it had started (it may have run), "not run" when it surely had not — so the

@@ -5,7 +5,6 @@ created, so a bad input leaves nothing behind."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Callable
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arreio.engine.core.config import OpenAISettings, Settings, config_sources, load_settings
+from arreio.engine.core.config import Settings, config_sources, load_settings
 from arreio.engine.core.errors import ConfigError, UsageError
 from arreio.engine.core.ids import iso_ms, new_id
 from arreio.engine.core.paths import display_path, make_state_dir, state_dir
@@ -25,12 +24,11 @@ from arreio.engine.judgement.gates import Judge
 from arreio.engine.loop.answer import check_schema, load_schema
 from arreio.engine.loop.feature import Feature
 from arreio.engine.providers import registry
-from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.registry import ProviderFactory
-from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.run.goal import read_goal
 from arreio.engine.run.learning import LearningPass
 from arreio.engine.run.plan import Plan, PlanProgress, kept_form, load_plan, resumed_plan, single_unit_plan
+from arreio.engine.run.provider_source import run_factory
 from arreio.engine.run.units import check_units, goal_title
 from arreio.engine.session.file import Session, SessionHeader
 from arreio.engine.session.format import json_line
@@ -224,7 +222,7 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     store = SessionStore(state_dir(options.cwd, options.env) / "sessions")
     session_id = store.resolve(options.resume) if options.resume else new_id(now)
     redactor = Redactor.from_env(options.env)  # the run's one redactor: every writer uses it
-    factory, replay = _run_factory(options, deps, redactor, settings)
+    factory, replay = run_factory(options, deps, redactor, settings)
     ctx = RunContext(
         cwd=options.cwd, settings=settings, clock=deps.clock, env=options.env, redactor=redactor,
         provider_factory=factory, session_id=session_id,
@@ -311,54 +309,6 @@ def _output_schema(options: RunOptions) -> dict[str, Any] | None:
         return None if given is None else check_schema(given, "output schema")
     path = given if given.is_absolute() else options.cwd / given
     return load_schema(path, shown=str(given))
-
-
-def _run_factory(
-    options: RunOptions, deps: PipelineDeps, redactor: Redactor, settings: Settings | None = None
-) -> tuple[ProviderFactory, Any]:
-    """Where every provider of this run comes from (and the replay, if any): `deps.provider_factory`,
-    or with `--replay` the cassette (each call, whoever asks — a unit, the summariser, a judge, the
-    proposer, a sub-agent — is served the next recorded one); with `--record` each provider made is
-    recorded into the one cassette, in the order the run calls them (a replay re-recorded too)."""
-    factory: ProviderFactory = deps.provider_factory
-    if settings is not None and settings.openai != OpenAISettings():  # `openai.*` set: every provider made gets it
-        factory = functools.partial(factory, openai=settings.openai)
-    replay = None
-    if options.replay is not None:
-
-        replay = ReplayProvider(options.replay, strict=options.replay_mode == "strict", redactor=redactor)
-        factory = _Serving(replay)
-    if options.record is not None:
-        factory = _Recording(factory, options.record, redactor, deps.clock, durable=settings is None or settings.fsync)
-    return factory, replay
-
-
-class _Serving:
-    """A factory that serves every request from one replay."""
-
-    def __init__(self, replay: Provider) -> None:
-        self.replay = replay
-
-    def __call__(self, model: str, **_: Any) -> Provider:
-        return self.replay
-
-
-class _Recording:
-    """A factory whose providers all record into one cassette (opened by the first provider made,
-    the run's own, whose model the cassette is stamped with)."""
-
-    def __init__(self, inner: ProviderFactory, path: Path, redactor: Redactor, clock: Clock, durable: bool) -> None:
-        self.inner, self.path, self.redactor, self.clock, self.durable = inner, path, redactor, clock, durable
-        self.first: Any = None
-
-    def __call__(self, model: str, **kwargs: Any) -> Provider:
-        fresh = self.inner(model, **kwargs)
-        if self.first is None:
-
-            self.first = RecordingProvider(fresh, self.path, model=model, redactor=self.redactor, clock=self.clock,
-                                           durable=self.durable)
-            return self.first
-        return self.first.wrap(fresh)
 
 
 def _new_session(

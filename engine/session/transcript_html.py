@@ -30,7 +30,8 @@ _STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg);
   max-width: 58rem; margin: 2rem auto; padding: 0 1rem; }
 h1 { font-size: 1.5rem; margin-bottom: .25rem; }
-dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; color: var(--muted); margin: 0 0 1.5rem; }
+dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; color: var(--muted);
+  margin: 0 0 1.5rem; }
 dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 section.turn { border: 1px solid var(--line); border-radius: 8px; padding: .6rem 1rem; margin: 1rem 0; }
 section.user { background: var(--user); } section.assistant { background: var(--assistant); }

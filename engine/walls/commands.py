@@ -4,7 +4,8 @@
 each a `Command` (argv and redirects); `shell_syntax.py` is the lexer and parser behind it. The same
 parsing reads a policy rule's `match`, so a rule and a call are compared as commands:
 
-- words are split and unquoted as bash does ('…' literal, "…" with `$(…)` live, a backslash escaping one character, `$'…'` decoded);
+- words are split and unquoted as bash does ('…' literal, "…" with `$(…)` live, a backslash escaping
+  one character, `$'…'` decoded);
 - a line splits into commands at `|`, `|&`, `&&`, `||`, `;`, `&`, newlines, `( )` and `{ }`; code in
   `$(…)`, backticks, `<(…)`, `sh -c '…'`, `eval`, `find -exec`, behind wrappers (`sudo`, `env`,
   `xargs`…) and text piped into a shell is parsed the same way, recursively;

@@ -55,6 +55,8 @@ class Profile:
 
 ANY = Profile(short="*")
 
+# Tables, kept filled as written: the formatter would put one word or one entry to a line.
+# fmt: off
 _GENERIC_DENIED = _names("""
     output out outfile out-file outdir out-dir output-dir output-directory output-file exec execute exec-path
     config config-file rcfile init-file pager editor command cmd shell hook hooks plugin plugins load preload
@@ -69,6 +71,7 @@ GENERIC = Profile(short="*", deny_long=_GENERIC_DENIED, deny_stems=_GENERIC_STEM
 # python, node, perl, ruby…: code given inline, modules preloaded
 INTERPRETER = Profile(short="*", deny_long=_GENERIC_DENIED | _names("print experimental-loader"),
                       deny_stems=_GENERIC_STEMS, deny_short="cCeEprMox", stop_at_dashes=True)
+# fmt: on
 
 
 def _deny(short: str = "", long: str = "", *, single_dash: bool = False) -> Profile:
@@ -77,6 +80,8 @@ def _deny(short: str = "", long: str = "", *, single_dash: bool = False) -> Prof
 
 # -- programs -----------------------------------------------------------------------------------------
 # Every option harmless: they read and print.
+# Tables, kept filled as written: the formatter would put one word or one entry to a line.
+# fmt: off
 _INERT = """ls dir vdir pwd echo cat head tail wc stat du df basename dirname realpath readlink whoami id uname true
     false test [ nl od hexdump cmp comm diff tac rev column fold fmt expand unexpand cut paste tr strings md5sum
     sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum printenv which whereis type grep egrep fgrep rgrep
@@ -103,8 +108,9 @@ PROFILES.update({
     "make": Profile(short="*", deny_short="CEfIo", deny_long=_GENERIC_DENIED | _names("eval file makefile include-dir"),
                     deny_stems=_GENERIC_STEMS),
     "pytest": Profile(
-        long=_names("""quiet verbose verbosity exitfirst maxfail tb showlocals no-header no-summary disable-warnings lf
-            last-failed ff failed-first nf new-first sw stepwise stepwise-skip co collect-only durations durations-min
+        long=_names("""quiet verbose verbosity exitfirst maxfail tb showlocals no-header no-summary
+            disable-warnings lf last-failed ff failed-first nf new-first sw stepwise stepwise-skip co collect-only
+            durations durations-min
             strict-markers strict-config runxfail color code-highlight capture deselect ignore ignore-glob
             doctest-modules fixtures fixtures-per-test markers setup-show setup-only setup-plan import-mode pyargs
             continue-on-collection-errors full-trace numprocesses dist maxprocesses timeout version help
@@ -233,6 +239,7 @@ GIT_RUNS = frozenset({("submodule", "foreach"), ("bisect", "run"), ("filter-bran
                       ("web--browse", ""), ("credential", ""), ("upload-pack", ""), ("receive-pack", ""),
                       ("shell", ""), ("archive", ""), ("bundle", "create"), ("fast-import", ""),
                       ("http-backend", ""), ("remote-ext", ""), ("help", "")})
+# fmt: on
 
 
 def option_problem(profile: Profile, args: Sequence[str], accepted: frozenset[str], *,

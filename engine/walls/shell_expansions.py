@@ -17,55 +17,30 @@ arithmetic that reads a variable the line sets to text not known before it runs 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
+
+from arreio.engine.walls.work_budget import spend
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SPECIAL_PARAMETERS = frozenset("@*#?$!-0123456789")
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-]")
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 _WORD_OPERATORS = (":-", ":=", ":?", ":+", "-", "=", "?", "+", "##", "#", "%%", "%", "//", "/#", "/%", "/",
                    "^^", "^", ",,", ",")
+# fmt: on
 _TRANSFORMS = frozenset("QEAaKkUuL")  # `${x@Q}`…; not `@P`: prompt expansion runs the `$(…)` in the value
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*")
 _LOOPED = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _DEFAULTED = re.compile(r"\$\{([A-Za-z_]\w*):?=")
 _SUBSCRIPTED = re.compile(r"[A-Za-z_]\w*\[")
 _COMPARISONS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 _NAMES_READ = frozenset({"unset", "read", "declare", "typeset", "local", "export", "readonly", "mapfile",
                          "readarray", "printf", "wait", "getopts", "test", "[", "[["})
+# fmt: on
 MAX_NESTING = 64  # `$( $( … ) )`, `${x:-${…}}`, `$(( $(( … )) ))` levels read; deeper is not understood
-# Characters one check may lex in all (code inside code is lexed once per level): a line built to
-# make us work is cut there and left not understood, instead of holding the event loop.
-_WORK: ContextVar[list[int] | None] = ContextVar("shell_syntax_work", default=None)
-WORK_FACTOR, WORK_FLOOR = 8, 1 << 16
-
-
-@contextmanager
-def work_budget(line: str) -> Iterator[None]:
-    """Bound the lexing every `parse_structure` call inside does to a multiple of `line`'s length
-    (an enclosing budget, if any, stays the one that counts)."""
-    if _WORK.get() is not None:
-        yield
-        return
-    token = _WORK.set([WORK_FACTOR * len(line) + WORK_FLOOR])
-    try:
-        yield
-    finally:
-        _WORK.reset(token)
-
-
-def spend(characters: int) -> bool:
-    """Take `characters` from the budget in force; False (nothing taken) when it has not that many."""
-    work = _WORK.get()
-    if work is None:
-        return True
-    if work[0] < characters:
-        return False
-    work[0] -= characters
-    return True
-
-
 class Variables(dict[str, str]):
     """What a line sets, as far as reading it needs: NAME → value for `NAME=value` (a later `$NAME`
     takes it); a `for`/`select` variable's values when its list is literal (`candidates`); names set to

@@ -6,8 +6,9 @@ inside `${…}`, `$((…))`, array subscripts and words bash evaluates (`shell_e
 quoting (shlex's POSIX rules, plus what shlex cannot tell: whether text was quoted, which decides
 whether `$(…)` inside it runs), here-documents (their body is data, unless the delimiter is unquoted:
 then `$(…)` and `${…}` in it run), `NAME=value` assignments (a later `$NAME` in the line takes the
-value), `for`/`case` headers (data; a `for` variable's values are kept for arithmetic that reads it), `if`/`then`/`do`/`{`/`}`/`!` (skipped to reach the program) and
-`f() { … }` definitions. It never raises: what it does not understand clears `complete`.
+value), `for`/`case` headers (data; a `for` variable's values are kept for arithmetic that reads it),
+`if`/`then`/`do`/`{`/`}`/`!` (skipped to reach the program) and `f() { … }` definitions. It never
+raises: what it does not understand clears `complete`.
 """
 
 from __future__ import annotations
@@ -16,24 +17,19 @@ import re
 from dataclasses import dataclass
 
 from arreio.engine.walls.commands import MAX_DEPTH, Command, CommandLine, Redirect
-from arreio.engine.walls.shell_expansions import (
-    MAX_NESTING,
-    WORK_FACTOR,
-    WORK_FLOOR,
-    ExpansionReader,
-    Variables,
-    evaluated_operands,
-    spend,
-    work_budget,
-)
+from arreio.engine.walls.shell_expansions import MAX_NESTING, ExpansionReader, Variables, evaluated_operands
+from arreio.engine.walls.work_budget import WORK_FACTOR, WORK_FLOOR, spend, work_budget
 
 __all__ = ["WORK_FACTOR", "WORK_FLOOR", "parse_structure", "work_budget"]
 
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!",
                        "esac", "function"})
 _HEADERS = frozenset({"for", "select", "case"})  # their words are data, not a command
 _OPS = ("&>>", ";;&", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", "<<", ">&", "<&", ">|", "<>",
         "|", "&", ";", "(", ")", "<", ">", "\n")
+# fmt: on
 _REDIRS = frozenset({"&>>", "<<<", "<<-", "&>", ">>", "<<", ">&", "<&", ">|", "<>", "<", ">"})
 _WORD_END = frozenset(" \t\n|&;()<>")
 _FD = re.compile(r"\d+(?=[<>])")

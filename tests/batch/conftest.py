@@ -60,6 +60,11 @@ class Project:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
+    return make_project(tmp_path)
+
+
+def make_project(tmp_path: Path) -> Project:
+    """A project folder under `tmp_path` with an isolated HOME and no ARREIO_* settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
     env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "home" / ".config"), PYTHONUNBUFFERED="1")
     root = tmp_path / "project"

@@ -144,13 +144,14 @@ def main() -> None:
         per_attempt, cpu_per_attempt = w1 / n, c1 / n
         print(f"bare `arreio run` (fresh process): {bare * 1000:6.0f} ms per run")
         print(f"same run in a warm process:        {warm * 1000:6.0f} ms per run ({warm_cpu * 1000:.0f} ms CPU)")
-        print(f"batch -j 1, per attempt:           {per_attempt * 1000:6.0f} ms wall, {cpu_per_attempt * 1000:.0f} ms CPU "
-              "(the driver's start and the workers' warm-up included)")
+        print(f"batch -j 1, per attempt:           {per_attempt * 1000:6.0f} ms wall, "
+              f"{cpu_per_attempt * 1000:.0f} ms CPU (the driver's start and the workers' warm-up included)")
         print(f"  overhead over a bare arreio run: {(per_attempt - bare) * 1000:+6.0f} ms per attempt (wall)")
         print(f"  overhead over a warm run:        {(per_attempt - warm) * 1000:+6.0f} ms wall, "
               f"{(cpu_per_attempt - warm_cpu) * 1000:+.0f} ms CPU per attempt")
         mean_row = s1["duration_s"]["mean"]
-        print(f"  inside the worker (row duration {mean_row * 1000:.0f} ms): {(mean_row - warm) * 1000:+.0f} ms per attempt")
+        print(f"  inside the worker (row duration {mean_row * 1000:.0f} ms): "
+              f"{(mean_row - warm) * 1000:+.0f} ms per attempt")
         if use_ray:
             wr, sr, _, steady_r = batch(root, suite, "--ray")
             assert sr["passed"] == n
@@ -162,7 +163,8 @@ def main() -> None:
                       f"(local -j 2 steady: {1000 / steady2 if steady2 else 0:.0f} ms)")
         small, big = driver_rss(root, 20), driver_rss(root, 200)
         print(f"driver peak RSS: {small:.0f} MB for 20 tasks, {big:.0f} MB for 200 tasks")
-        print(f"load average at end {os.getloadavg()[0]:.2f}; self rusage {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB")
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        print(f"load average at end {os.getloadavg()[0]:.2f}; self rusage {rss_mb} MB")
 
 
 if __name__ == "__main__":

@@ -27,14 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: this checkout's arreio
 from arreio.engine.checkpoints.index import CheckpointIndex
 from arreio.engine.checkpoints.recorder import Recorder
 from arreio.engine.checkpoints.restore import apply_undo, prepare_undo
 from arreio.engine.checkpoints.store import ShadowRepo, find_git
 from arreio.engine.core.ports import SystemClock
+
+REPO = Path(__file__).resolve().parents[2]
 
 WORDS = ("def return self value import class for in if else None True data path result items count index name "
          "text config error raise with open async await yield lambda print").split()

@@ -20,9 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: this checkout's arreio
 from arreio.engine.context.feature import ContextFeature
 from arreio.engine.loop.feature import Feature
 from arreio.engine.providers.testing import FixedClock, provider_factory
@@ -30,6 +28,8 @@ from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_sync
 from arreio.engine.tools.base import Tool, ToolResult
 from arreio.engine.tools.run_context import RunContext
 from tests.context.task_provider import Ctx, TaskProvider, make_repo
+
+REPO = Path(__file__).resolve().parents[2]
 
 MODULES, ROWS, WINDOW = 40, 3000, 128_000
 PAIRS = 37  # 1 + 40 reads + export + sum + 37 × (grep, page) + 3 = 120 tool calls

@@ -28,9 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: this checkout's arreio
 from tests.realmodel import prepare
+
+REPO = Path(__file__).resolve().parents[2]
 
 SUITE = Path(__file__).resolve().parent / "learning"
 

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     meaning = scan_meaning._reader()
     load_ms = (time.perf_counter() - start) * 1000
-    print(f"meaning check: {'on, model and examples loaded in %.0f ms' % load_ms if meaning else 'off (rules only)'}")
+    print(f"meaning check: {f'on, model and examples loaded in {load_ms:.0f} ms' if meaning else 'off (rules only)'}")
 
     def write() -> None:
         scan_text(store[-1])

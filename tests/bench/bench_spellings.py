@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             anchors = len(redactor._spellings.anchors)
             # A new string each time: `CleanTexts` remembers a text object found clean.
             fresh = iter(range(10**9))
-            on_prose = _best(args.rounds, lambda r=redactor: r.text(text + str(next(fresh))))
-            on_line = _best(args.rounds, lambda r=redactor: r.text(line + str(next(fresh))))
+            on_prose = _best(args.rounds, lambda r=redactor, n=fresh: r.text(text + str(next(n))))
+            on_line = _best(args.rounds, lambda r=redactor, n=fresh: r.text(line + str(next(n))))
 
             def stream(r=redactor) -> None:
                 guard = DeltaGuard(r)

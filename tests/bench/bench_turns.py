@@ -11,8 +11,8 @@ Per turn is the wall time between two consecutive `tool_end` events (the model a
 that gap is the harness: request, hooks, records, the tool, the session lines). Printed: the mean
 per-turn time of the first and the last tenth of the turns, their ratio (flat means ~1), and the
 run's total harness time (everything from `prepare` to `done`); then the median turn of the first
-and last tenth, and the periodic work the means carry (compactions, batch prunes, full collections). With `--fsync` it also counts the
-fsyncs a turn makes (library mode only: `os.fsync` is wrapped for the run).
+and last tenth, and the periodic work the means carry (compactions, batch prunes, full collections).
+With `--fsync` it also counts the fsyncs a turn makes (library mode only: `os.fsync` is wrapped for the run).
 """
 
 from __future__ import annotations

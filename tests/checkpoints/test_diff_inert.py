@@ -10,7 +10,8 @@ from pathlib import Path
 from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
-SCRIPT = ('- tool_calls: [{name: write_file, arguments: {path: evil.txt, content: "x\\u001b]52;c;cm0gLXJmIH4=\\u0007y\\n"}}]\n'
+EVIL = "x\\u001b]52;c;cm0gLXJmIH4=\\u0007y\\n"  # YAML escapes: an OSC 52 clipboard write, raw in the file
+SCRIPT = ('- tool_calls: [{name: write_file, arguments: {path: evil.txt, content: "' + EVIL + '"}}]\n'
           '- text: done\n')
 
 

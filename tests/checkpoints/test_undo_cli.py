@@ -149,7 +149,8 @@ def test_undo_restores_modes_line_endings_binary_and_symlinks_byte_for_byte(work
     script = """\
 - text: "Rewriting."
   tool_calls:
-    - {name: shell, arguments: {command: "chmod -x tool.sh; printf 'three\\\\r\\\\n' >> crlf.txt; printf 'x' > blob.bin; ln -sfn tool.sh link; chmod +x crlf.txt"}}
+    - {name: shell, arguments: {command: "chmod -x tool.sh; printf 'three\\\\r\\\\n' >> crlf.txt;
+        printf 'x' > blob.bin; ln -sfn tool.sh link; chmod +x crlf.txt"}}
 - text: "Done."
 """
     result, _, report = scripted(cli, work, script)
@@ -238,7 +239,8 @@ def test_a_file_that_became_a_folder_and_a_folder_that_became_a_symlink_come_bac
     script = f"""\
 - text: "Swapping."
   tool_calls:
-    - {{name: shell, arguments: {{command: "rm -r d && echo now-a-file > d && rm a && mkdir a && echo in > a/f && rm -r src && ln -s {outside} src"}}}}
+    - {{name: shell, arguments: {{command: "rm -r d && echo now-a-file > d && rm a && mkdir a && echo in > a/f
+        && rm -r src && ln -s {outside} src"}}}}
 - text: "Done."
 """
     result, _, report = scripted(cli, work, script)

@@ -4,9 +4,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from arreio.cli.app import app
 from tests.conftest import REPO, isolate
 
 
@@ -19,13 +17,3 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(REPO / "fixtures" / "quickstart", work / "fixtures" / "quickstart")
     isolate(monkeypatch, tmp_path / "home", work)
     return work
-
-
-@pytest.fixture
-def cli():
-    runner = CliRunner()
-
-    def invoke(*args: str):
-        return runner.invoke(app, list(args), catch_exceptions=False)
-
-    return invoke

@@ -20,7 +20,6 @@ from arreio.cli.render import FULL_WIDTH, LiveRenderer
 from arreio.cli.spinner import Spinner
 from arreio.engine.core import events as ev
 from arreio.engine.core.errors import UsageError
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import isolate
 
 CLEAR, TITLE, BIDI = "\x1b[2J", "\x1b]0;pwned\x07", "\u202e"

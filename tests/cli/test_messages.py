@@ -7,8 +7,6 @@ import json
 import re
 from pathlib import Path
 
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
-
 
 def test_a_misspelt_plan_key_gets_a_suggestion(cli) -> None:
     Path("a.yaml").write_text("units:\n  - {id: a, goal: x, need: [b]}\n")

@@ -24,7 +24,8 @@ def test_dash_p_with_a_goal_says_what_dash_p_is(tmp_path: Path, arreio_env: dict
 
 def test_a_gate_with_an_invalid_regex_is_refused_before_any_unit_runs(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / "plan.yaml").write_text(
-        "units:\n  - {id: a, goal: 'Write x.md with hello.'}\ngates:\n  - {kind: file, path: x.md, pattern: '[unclosed'}\n")
+        "units:\n  - {id: a, goal: 'Write x.md with hello.'}\n"
+        "gates:\n  - {kind: file, path: x.md, pattern: '[unclosed'}\n")
     done = run_cli(tmp_path, arreio_env, "run", "--plan", "plan.yaml", "--offline")
     assert done.returncode == 2 and "plan.yaml:4: gates.0.pattern: not a valid regular expression" in done.stderr
     assert not (tmp_path / "x.md").exists() and not (tmp_path / ".arreio" / "sessions").exists()

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arreio.cli.app import app
-from arreio.cli.commands.run import STDIN_CAP
+from arreio.cli.stdin import STDIN_CAP
 from arreio.engine.session.file import Session
 from arreio.engine.session.store import SessionStore
 from tests.conftest import ARREIO, isolate

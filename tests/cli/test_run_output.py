@@ -121,7 +121,9 @@ def test_bad_output_flags_exit_2(work: Path, args, says) -> None:
 
 
 def test_output_last_message_writes_the_final_answer(work: Path, tmp_path: Path, monkeypatch) -> None:
-    (work / "out").mkdir()  # a missing folder is refused before the run (test_output_last_message_into_a_missing_folder_is_refused_before_the_run)
+    # a missing folder is refused before the run:
+    # test_output_last_message_into_a_missing_folder_is_refused_before_the_run
+    (work / "out").mkdir()
     result = invoke("run", "Write notes", "--script", "s.yaml", "--json", "--output-last-message", "out/answer.txt")
     assert result.exit_code == 0, result.output
     assert (work / "out" / "answer.txt").read_text() == "Wrote the notes.\nSecond line of the answer."

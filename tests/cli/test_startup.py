@@ -46,7 +46,8 @@ def test_the_real_rich_markdown_still_loads_after_help(tmp_path: Path) -> None:
     code = (
         "from arreio.cli import app\nimport rich.markdown, rich.traceback\n"
         "import io\nfrom rich.console import Console\nc = Console(file=io.StringIO(), record=True, width=40)\n"
-        "c.print(rich.markdown.Markdown('# Title\\n\\n*x*'))\nprint(type(rich.traceback.Traceback).__name__, 'Title' in c.export_text())"
+        "c.print(rich.markdown.Markdown('# Title\\n\\n*x*'))\n"
+        "print(type(rich.traceback.Traceback).__name__, 'Title' in c.export_text())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

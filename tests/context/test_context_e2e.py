@@ -40,7 +40,8 @@ from arreio.engine.providers.testing import provider_factory
 from tests.context.test_context_e2e import steps
 from tests.context.task_provider import TaskProvider
 deps = PipelineDeps(provider_factory=provider_factory(TaskProvider(steps(kill=True))), features=[ContextFeature()])
-run_sync(RunOptions(goal_text="# Survey\\n\\nRead every module under src/. Never edit anything.", cwd=Path({work!r}), env={env!r}), deps)
+goal = "# Survey\\n\\nRead every module under src/. Never edit anything."
+run_sync(RunOptions(goal_text=goal, cwd=Path({work!r}), env={env!r}), deps)
 """
 
 

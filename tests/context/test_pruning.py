@@ -145,10 +145,10 @@ def test_the_tail_start_from_running_sums_is_where_the_walk_back_stops() -> None
         weights = [float(rng.randint(4, 3000)) for _ in range(rng.randint(0, 60))]
         messages = [object() for _ in weights]
         weight_of = dict(zip(map(id, messages), weights))
-        sums = PrefixSums(lambda m: weight_of[id(m)])
+        sums = PrefixSums(lambda m, w=weight_of: w[id(m)])
         sums.sync(History(messages))
         for limit in (0.0, 3.0, 4.0, rng.uniform(0, sum(weights) + 10), sum(weights), sum(weights) + 1, *weights[-3:]):
-            assert sums.tail_start(limit) == protected_from(messages, limit, lambda m: weight_of[id(m)]), (weights, limit)
+            assert sums.tail_start(limit) == protected_from(messages, limit, lambda m, w=weight_of: w[id(m)]), (weights, limit)
 
 
 def test_at_the_watermark_a_prune_that_frees_little_is_followed_by_the_compaction(tmp_path: Path) -> None:

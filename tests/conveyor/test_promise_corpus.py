@@ -121,7 +121,8 @@ def _shell_output(run: dict) -> str:
     if run.get("refused"):  # the harness's own words for a call that never ran
         return run["refused"]
     if run.get("timeout"):
-        return "collecting…\n[timed out after 120 s; the command and its child processes were killed; output above is what it printed before]"
+        return ("collecting…\n[timed out after 120 s; the command and its child processes were killed; "
+                "output above is what it printed before]")
     if run.get("pruned"):
         return "[pruned to save context: work log #3: shell(command=…) → ok, 900 lines]"
     code = run["exit"]

@@ -24,11 +24,13 @@ def _valid(name: str, arguments: dict) -> str | None:
 
 CALLS = {
     "fenced-json": '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```',
-    "fenced-with-lead-in": 'I will look at the folder first.\n```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```',
+    "fenced-with-lead-in": ('I will look at the folder first.\n'
+                            '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```'),
     "bare-json": '{"name": "read_file", "arguments": {"path": "notes.md"}}',
     "arguments-as-string": '{"name": "read_file", "arguments": "{\\"path\\": \\"notes.md\\"}"}',
     "parameters-key": '{"name": "read_file", "parameters": {"path": "notes.md"}}',
-    "openai-function": '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": \\"a.md\\"}"}}',
+    "openai-function": ('{"type": "function", '
+                        '"function": {"name": "read_file", "arguments": "{\\"path\\": \\"a.md\\"}"}}'),
     "hermes-tool-call": '<tool_call>\n{"name": "list_dir", "arguments": {"path": "."}}\n</tool_call>',
     "two-hermes-calls": ('<tool_call>{"name": "read_file", "arguments": {"path": "a.md"}}</tool_call>\n'
                          '<tool_call>{"name": "read_file", "arguments": {"path": "b.md"}}</tool_call>'),

@@ -175,7 +175,7 @@ def test_restore_of_an_unknown_entry_is_a_usage_error(skills_dir: Path) -> None:
 
 
 def test_dry_run_changes_nothing(skills_dir: Path, clock: FixedClock) -> None:
-    curator = seeded(skills_dir, clock, "a-stale", "b-archive", "c-user")
+    seeded(skills_dir, clock, "a-stale", "b-archive", "c-user")
     write_skill(skills_dir, "c-user", created_by="user")
     UsageStore(skills_dir / USAGE_FILE, clock).record_use("a-stale", "agent")
     days_after_t0(clock, 95)

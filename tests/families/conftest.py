@@ -14,7 +14,6 @@ import pytest
 from arreio.engine.core.config import Settings
 from arreio.engine.providers.testing import FixedClock
 from arreio.engine.tools.run_context import RunContext
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import REPO, isolate
 
 MCP_SERVER = REPO / "fixtures" / "mcp" / "server.py"

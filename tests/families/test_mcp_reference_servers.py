@@ -105,7 +105,8 @@ def test_status_add_status_status_status_passes_with_clean_stderr(
     assert not any(name.endswith(("__list_resources", "__read_resource")) for name in tools)
 
 
-PAGE = "<html><head><title>Release notes</title></head><body><h1>Release 7</h1><p>The kettle now whistles.</p></body></html>"
+PAGE = ("<html><head><title>Release notes</title></head>"
+        "<body><h1>Release 7</h1><p>The kettle now whistles.</p></body></html>")
 
 
 def test_fetch_servers_prompt_is_the_goal_and_its_tool_reads_a_loopback_page(

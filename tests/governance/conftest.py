@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import goal_folder
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from arreio.engine.session.healing import check_pairing
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.governance.test_approval_trust import COMMAND, SCRIPT, events_of, session_of, terminal
 
 

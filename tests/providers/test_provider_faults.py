@@ -79,7 +79,8 @@ OPENAI_FAULTS = {
             400,
             openai_error(
                 "invalid_request_error",
-                "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+                ("This model's maximum context length is 128000 tokens. "
+                 "However, your messages resulted in 130000 tokens."),
                 "context_length_exceeded",
             ),
         ),

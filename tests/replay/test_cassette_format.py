@@ -15,12 +15,12 @@ from arreio.engine.core.model_io import ModelRequest, ToolSpec
 from arreio.engine.core.prompt import assemble_system
 from arreio.engine.providers.cassette import (
     canonical_request,
-    compare_cassettes,
     diff_requests,
     fingerprint,
     load_cassette,
     request_digest,
 )
+from arreio.engine.providers.cassette_reading import compare_cassettes
 from arreio.engine.providers.recorder import RecordingProvider
 from arreio.engine.providers.replay import ReplayProvider
 from arreio.engine.providers.testing import FixedClock, ScriptedProvider
@@ -47,7 +47,8 @@ def _request(cwd: Path, *, when: str = "2026-06-27T16:00:00+00:00", session: str
 def test_redactor_finds_env_secrets_and_token_formats() -> None:
     env = {"GITHUB_TOKEN": "abcdefgh12345", "DB_PASSWORD": "pa55word!", "SHORT_KEY": "abc", "HOME": "/home/me-long"}
     r = Redactor.from_env(env, labels=CASSETTE)
-    text = "tok abcdefgh12345 pw pa55word! short abc home /home/me-long sk-ant-api03-ABCDEFGHIJKLMNOP AKIAABCDEFGHIJKLMNOP xoxb-1234-abcdefghij"
+    text = ("tok abcdefgh12345 pw pa55word! short abc home /home/me-long "
+            "sk-ant-api03-ABCDEFGHIJKLMNOP AKIAABCDEFGHIJKLMNOP xoxb-1234-abcdefghij")
     out = r.text(text)
     assert "[redacted:GITHUB_TOKEN]" in out and "[redacted:DB_PASSWORD]" in out
     assert "abc home /home/me-long" in out  # short values and non-secret names stay

@@ -171,7 +171,8 @@ def test_secrets_never_enter_the_cassette(project, arreio, tmp_path: Path, monke
     (work / "G.md").write_text(f"# Check the deploy\n\nThe deploy token is {secret}; the bot uses {token}.\n")
     script = tmp_path / "leaky.yaml"
     script.write_text(
-        f"- text: 'I see {secret} and {token} in the goal.'\n  tool_calls: [{{name: list_dir, arguments: {{path: .}}}}]\n"
+        f"- text: 'I see {secret} and {token} in the goal.'\n"
+        "  tool_calls: [{name: list_dir, arguments: {path: .}}]\n"
         f"- text: 'Done; key {secret}.'\n"
     )
     cassette = tmp_path / "leaky.cassette.jsonl"

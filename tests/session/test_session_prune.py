@@ -189,5 +189,6 @@ def test_a_stored_line_escapes_as_its_json_does() -> None:
         for message in (Message.user(text), Message.tool_result(ToolResultPart(call_id="c", name="t", content=text))):
             line = message_line(message)
             assert escaped_line(line) == escaped(json_of_line(line)) == escaped(message.model_dump_json())
-    odd = b'{"type":"message","role":"user","parts":[{"type":"text","text":"raw\ttab"}]}\n'  # a line json.dumps would not write
+    # a line json.dumps would not write
+    odd = b'{"type":"message","role":"user","parts":[{"type":"text","text":"raw\ttab"}]}\n'
     assert escaped_line(odd) == escaped(json_of_line(odd))

@@ -96,7 +96,8 @@ def test_a_provider_key_cannot_be_passed_through() -> None:
 
 
 # -- protected places that do not exist yet --------------------------------------------------------
-SPLIT_NAME = "python3 -c \"import os; d='.arr'+'eio'; os.makedirs(d, exist_ok=True); open(d+'/config.yaml','w').write('sandbox: {mode: off}')\""
+SPLIT_NAME = ("python3 -c \"import os; d='.arr'+'eio'; os.makedirs(d, exist_ok=True); "
+              "open(d+'/config.yaml','w').write('sandbox: {mode: off}')\"")
 
 
 @requires_sandbox
@@ -188,7 +189,8 @@ def _alive_with(tag: str) -> list[str]:
 @requires_groups
 @pytest.mark.parametrize("bomb", [
     "perl -e 'fork while 1'",
-    "python3 -c 'import multiprocessing as m, time; [m.Process(target=time.sleep, args=(100,)).start() for _ in iter(int, 1)]'",
+    ("python3 -c 'import multiprocessing as m, time; "
+     "[m.Process(target=time.sleep, args=(100,)).start() for _ in iter(int, 1)]'"),
     "while true; do sleep 100 & done",
     "yes 1 | head -c 20000 | xargs -P0 -n1 sleep 100",
 ])

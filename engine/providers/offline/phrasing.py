@@ -39,6 +39,8 @@ _EXTENDING = Verb("append", "append")  # update b.md · extend the table in b.md
 _CHANGING = Verb("change", "change")  # edit, rewrite, move or delete: never done offline
 
 # lemma → role. Inflections (writes, writing, written, …) come from `inflections`.
+# Vocabulary, kept filled as written: the formatter would put one word to a line.
+# fmt: off
 VERBS: dict[str, Verb] = {
     **dict.fromkeys(
         ("read", "review", "check", "inspect", "study", "examine", "scan", "parse", "analyse", "analyze",
@@ -125,6 +127,7 @@ LABELS: dict[str, Role] = {
     **dict.fromkeys(("do not touch", "don't touch", "read-only", "read only", "leave alone", "keep as is",
                      "protected", "never change"), "read"),
 }
+# fmt: on
 
 # Existing files the offline model may extend with a marked section: text documents, where an added
 # section cannot break what was there. Code and data files are never extended.
