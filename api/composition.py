@@ -17,6 +17,7 @@ def pipeline_deps() -> PipelineDeps:
     from arreio.memory.knowledge.feature import KnowledgeFeature
     from arreio.memory.scan import prompt_screen
 
-    features = engine_features(InstructionsFeature(), MemoryFeature(), SkillsFeature(), KnowledgeFeature(),
-                               screen=prompt_screen)
+    features = engine_features(
+        InstructionsFeature(), MemoryFeature(), SkillsFeature(), KnowledgeFeature(), screen=prompt_screen
+    )
     return PipelineDeps(features=features, learning=LearningStage())

@@ -39,14 +39,19 @@ class RunAnswer(BaseModel):
     exit_code: int = Field(description="As `arreio run` would exit: 0 success, 1 failed, 4 ceiling reached, ...")
     session_id: str | None = Field(description="The session, to `continue` it.")
     message: str = Field(default="", description="Why a run that did not succeed ended as it did.")
-    refused_approvals: list[str] = Field(default_factory=list, description=(
-        "Calls policy refused because they needed a person's approval (what would have run, and the rule)."))
+    refused_approvals: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Calls policy refused because they needed a person's approval (what would have run, and the rule)."
+        ),
+    )
     cost_usd: float | None = Field(default=None, description="Estimated cost; null when the price is unknown.")
     report_path: str | None = None
 
 
-def build(*, model: str | None = None, max_steps: int | None = None, base: Path | None = None,
-          script: Path | None = None) -> Any:
+def build(
+    *, model: str | None = None, max_steps: int | None = None, base: Path | None = None, script: Path | None = None
+) -> Any:
     """The server, with `model` and `max_steps` as defaults for calls that give none; a call's relative
     `cwd` is taken from `base` (the directory the server was started in). `script`: every call plays
     this offline script (as `arreio run --script`), for testing an MCP client against arreio."""
@@ -55,29 +60,54 @@ def build(*, model: str | None = None, max_steps: int | None = None, base: Path 
     server = MCPServer("arreio", instructions=INSTRUCTIONS, log_level="WARNING")
     home = (base or Path.cwd()).resolve()
 
-    async def run(goal: str, cwd: str | None = None, model: str | None = None,
-                  max_steps: int | None = None) -> RunAnswer:
-        return await _one_run(goal, None, home, cwd, model or defaults["model"], max_steps or defaults["max_steps"],
-                              script)
+    async def run(
+        goal: str, cwd: str | None = None, model: str | None = None, max_steps: int | None = None
+    ) -> RunAnswer:
+        return await _one_run(
+            goal, None, home, cwd, model or defaults["model"], max_steps or defaults["max_steps"], script
+        )
 
-    async def continue_(session_id: str, instruction: str, cwd: str | None = None, model: str | None = None,
-                        max_steps: int | None = None) -> RunAnswer:
-        return await _one_run(instruction, session_id, home, cwd, model or defaults["model"],
-                              max_steps or defaults["max_steps"], script)
+    async def continue_(
+        session_id: str,
+        instruction: str,
+        cwd: str | None = None,
+        model: str | None = None,
+        max_steps: int | None = None,
+    ) -> RunAnswer:
+        return await _one_run(
+            instruction, session_id, home, cwd, model or defaults["model"], max_steps or defaults["max_steps"], script
+        )
 
     defaults: dict[str, Any] = {"model": model, "max_steps": max_steps}
-    server.add_tool(run, name="run", description=(
-        "Run arreio on a goal in a working directory (default: where the server started) and return its "
-        "final answer, verdict and session id. The run uses that directory's arreio config, sandbox and "
-        "approval policy; calls that need a person's approval are refused."))
-    server.add_tool(continue_, name="continue", description=(
-        "Send a further instruction to a saved arreio session (the session_id a run returned), in the same "
-        "working directory, and return the new final answer, verdict and session id."))
+    server.add_tool(
+        run,
+        name="run",
+        description=(
+            "Run arreio on a goal in a working directory (default: where the server started) and return its "
+            "final answer, verdict and session id. The run uses that directory's arreio config, sandbox and "
+            "approval policy; calls that need a person's approval are refused."
+        ),
+    )
+    server.add_tool(
+        continue_,
+        name="continue",
+        description=(
+            "Send a further instruction to a saved arreio session (the session_id a run returned), in the same "
+            "working directory, and return the new final answer, verdict and session id."
+        ),
+    )
     return server
 
 
-async def _one_run(goal: str, session_id: str | None, home: Path, cwd: str | None, model: str | None,
-                   max_steps: int | None, script: Path | None) -> RunAnswer:
+async def _one_run(
+    goal: str,
+    session_id: str | None,
+    home: Path,
+    cwd: str | None,
+    model: str | None,
+    max_steps: int | None,
+    script: Path | None,
+) -> RunAnswer:
     from mcp.server.mcpserver.exceptions import ToolError
 
     from arreio.api.running import Refusals, run_to_result
@@ -86,16 +116,31 @@ async def _one_run(goal: str, session_id: str | None, home: Path, cwd: str | Non
     where = home / Path(cwd).expanduser() if cwd else home
     refusals = Refusals(DOOR)
     try:
-        result = await run_to_result(goal, cwd=where, model=model, max_steps=max_steps, resume=session_id,
-                                     approve="refuse", script=script, _refusals=refusals)
+        result = await run_to_result(
+            goal,
+            cwd=where,
+            model=model,
+            max_steps=max_steps,
+            resume=session_id,
+            approve="refuse",
+            script=script,
+            _refusals=refusals,
+        )
     except ArreioError as error:  # bad input: the call fails with the one line `arreio run` would print
         raise ToolError(error.message) from None
     message = result.message
     if result.refused and not message:
         message = f"{len(result.refused)} call(s) needed a person's approval and were refused by policy"
-    return RunAnswer(final_answer=result.final_text, verdict=result.verdict, exit_code=result.exit_code,
-                     session_id=result.session_id, message=message, refused_approvals=result.refused,
-                     cost_usd=result.cost_usd, report_path=result.report_path)
+    return RunAnswer(
+        final_answer=result.final_text,
+        verdict=result.verdict,
+        exit_code=result.exit_code,
+        session_id=result.session_id,
+        message=message,
+        refused_approvals=result.refused,
+        cost_usd=result.cost_usd,
+        report_path=result.report_path,
+    )
 
 
 def serve(*, model: str | None = None, max_steps: int | None = None, script: Path | None = None) -> None:

@@ -63,11 +63,22 @@ class Refusals:
 
 
 async def run(
-    goal: str | None = None, *, cwd: str | Path | None = None, model: str | None = None,
-    max_steps: int | None = None, resume: str | None = None, plan: str | Path | None = None,
-    tools: list[str] | None = None, no_tools: list[str] | None = None, yes: bool = False,
-    approve: Approve = "refuse", learn: bool = False, output_schema: str | Path | dict[str, Any] | None = None,
-    env: Mapping[str, str] | None = None, script: str | Path | None = None, _refusals: Refusals | None = None,
+    goal: str | None = None,
+    *,
+    cwd: str | Path | None = None,
+    model: str | None = None,
+    max_steps: int | None = None,
+    resume: str | None = None,
+    plan: str | Path | None = None,
+    tools: list[str] | None = None,
+    no_tools: list[str] | None = None,
+    yes: bool = False,
+    approve: Approve = "refuse",
+    learn: bool = False,
+    output_schema: str | Path | dict[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    script: str | Path | None = None,
+    _refusals: Refusals | None = None,
 ) -> AsyncIterator[ev.Event]:
     """Run `goal` (the goal's text) in `cwd` (default: the current directory) and yield every event,
     the last one always `done`. `resume` continues a saved session (its id; `goal` is then the new
@@ -79,8 +90,21 @@ async def run(
     from arreio.api.composition import pipeline_deps
     from arreio.engine.run.pipeline import run_pipeline
 
-    options = _options(goal, cwd=cwd, model=model, max_steps=max_steps, resume=resume, plan=plan, tools=tools,
-                       no_tools=no_tools, yes=yes, learn=learn, output_schema=output_schema, env=env, script=script)
+    options = _options(
+        goal,
+        cwd=cwd,
+        model=model,
+        max_steps=max_steps,
+        resume=resume,
+        plan=plan,
+        tools=tools,
+        no_tools=no_tools,
+        yes=yes,
+        learn=learn,
+        output_schema=output_schema,
+        env=env,
+        script=script,
+    )
     deps = pipeline_deps()
     if callable(approve):
         deps.ask_approval = approve
@@ -105,9 +129,17 @@ async def run_to_result(goal: str | None = None, **kwargs: Any) -> Result:
             done = event
     assert done is not None  # the pipeline's last event is always `done`
     return Result(
-        verdict=done.verdict, exit_code=done.exit_code, final_text=done.final_text, session_id=done.session_id,
-        message=done.message, cost_usd=done.cost_usd, report_path=done.report_path, steps=done.steps,
-        tool_calls=done.tool_calls, changes=done.changes, final_json=done.final_json,
+        verdict=done.verdict,
+        exit_code=done.exit_code,
+        final_text=done.final_text,
+        session_id=done.session_id,
+        message=done.message,
+        cost_usd=done.cost_usd,
+        report_path=done.report_path,
+        steps=done.steps,
+        tool_calls=done.tool_calls,
+        changes=done.changes,
+        final_json=done.final_json,
         refused=list(refusals.refused) if refusals is not None else [],
     )
 
@@ -117,10 +149,22 @@ def run_sync(goal: str | None = None, **kwargs: Any) -> Result:
     return asyncio.run(run_to_result(goal, **kwargs))
 
 
-def _options(goal: str | None, *, cwd: str | Path | None, model: str | None, max_steps: int | None,
-             resume: str | None, plan: str | Path | None, tools: list[str] | None, no_tools: list[str] | None,
-             yes: bool, learn: bool, output_schema: Any, env: Mapping[str, str] | None,
-             script: str | Path | None) -> Any:
+def _options(
+    goal: str | None,
+    *,
+    cwd: str | Path | None,
+    model: str | None,
+    max_steps: int | None,
+    resume: str | None,
+    plan: str | Path | None,
+    tools: list[str] | None,
+    no_tools: list[str] | None,
+    yes: bool,
+    learn: bool,
+    output_schema: Any,
+    env: Mapping[str, str] | None,
+    script: str | Path | None,
+) -> Any:
 
     from arreio.engine.core.errors import UsageError
     from arreio.engine.core.ports import process_env
@@ -136,8 +180,18 @@ def _options(goal: str | None, *, cwd: str | Path | None, model: str | None, max
     if max_steps is not None and max_steps < 1:
         raise UsageError(f"max_steps {max_steps}: give 1 or more")
     schema = Path(output_schema) if isinstance(output_schema, str) else output_schema
-    return RunOptions(goal_text=goal, model=model, resume=resume, max_steps=max_steps, yes=yes,
-                      tools=list(tools) if tools is not None else None, no_tools=list(no_tools or []),
-                      plan=Path(plan) if plan is not None else None, learn=learn, output_schema=schema,
-                      cwd=where.resolve(), env=dict(env) if env is not None else process_env(),
-                      script=(where / Path(script).expanduser()) if script is not None else None)
+    return RunOptions(
+        goal_text=goal,
+        model=model,
+        resume=resume,
+        max_steps=max_steps,
+        yes=yes,
+        tools=list(tools) if tools is not None else None,
+        no_tools=list(no_tools or []),
+        plan=Path(plan) if plan is not None else None,
+        learn=learn,
+        output_schema=schema,
+        cwd=where.resolve(),
+        env=dict(env) if env is not None else process_env(),
+        script=(where / Path(script).expanduser()) if script is not None else None,
+    )

@@ -26,8 +26,10 @@ def _one_line_usage_error(error) -> None:
     option = getattr(error, "option_name", "") or ""
     if type(error).__name__ == "NoSuchOption" and option[1:].replace(".", "", 1).isdigit():
         # `config set max_steps -5`: a negative number is read as a flag unless `--` ends the flags
-        where = f" (a negative number is read as an option: put `--` before the arguments, as in " \
-                f"`{ctx.command_path if ctx else 'arreio'} -- KEY {option}`)"
+        where = (
+            f" (a negative number is read as an option: put `--` before the arguments, as in "
+            f"`{ctx.command_path if ctx else 'arreio'} -- KEY {option}`)"
+        )
     elif type(error).__name__ == "NoSuchOption" and ctx is not None and (meant := _value_as_flag(ctx, option)):
         message = f"No such option: {option}. Did you mean `{meant}`?"
     print(f"arreio: error: {message}{where}", file=sys.stderr)
@@ -105,6 +107,7 @@ class _ArreioGroup(TyperGroup):
 
 help_style.install()  # help reads like a manual: no <bool>, no {session_id}
 
+
 def _new_app() -> typer.Typer:
     return typer.Typer(
         name="arreio",
@@ -112,13 +115,14 @@ def _new_app() -> typer.Typer:
         help="A terminal agent harness: turns a model into an agent you can trust every day.",
         # `arreio` alone (a first try) shows this help: it says where to start
         epilog='Start here: `arreio chat` to talk to the agent, or `arreio run "GOAL"` for one goal '
-               "(add --offline to try it without a model key).",
+        "(add --offline to try it without a model key).",
         no_args_is_help=True,
         add_completion=False,  # our own --install/--show-completion take the shell as an argument
         pretty_exceptions_enable=False,
         rich_markup_mode="rich",
         context_settings={"help_option_names": ["-h", "--help"]},
     )
+
 
 COMPLETE_VAR = "_ARREIO_COMPLETE"
 _FLAG_TYPED_AS_COMMAND = {"version": "--version", "help": "--help", "completion": "--show-completion"}
@@ -137,7 +141,9 @@ def _completion_shell(value: str) -> str:
         except Exception:  # noqa: BLE001 - not installed, or no shell among our parents
             shell = os.path.basename(process_env().get("SHELL", "")).lower()
     if shell not in SHELLS:
-        raise typer.BadParameter(f"completion is for {', '.join(SHELLS[:3])} (or powershell), not {shell or 'this shell'!r}")
+        raise typer.BadParameter(
+            f"completion is for {', '.join(SHELLS[:3])} (or powershell), not {shell or 'this shell'!r}"
+        )
     return shell
 
 
@@ -168,8 +174,9 @@ def _install_completion(ctx: typer.Context, value: str | None) -> None:
         return
     from typer.completion import install
 
-    shell, path = install(shell=_completion_shell(value), prog_name=ctx.find_root().info_name or "arreio",
-                          complete_var=COMPLETE_VAR)
+    shell, path = install(
+        shell=_completion_shell(value), prog_name=ctx.find_root().info_name or "arreio", complete_var=COMPLETE_VAR
+    )
     print(f"{shell} completion installed in {path}; it takes effect in a new terminal")
     raise typer.Exit()
 
@@ -184,18 +191,31 @@ def _version_callback(value: bool) -> None:
 
 def _root(
     version_: Annotated[
-        bool,
-        typer.Option("--version", help="Show the version and exit.", callback=_version_callback, is_eager=True),
+        bool, typer.Option("--version", help="Show the version and exit.", callback=_version_callback, is_eager=True)
     ] = False,
     # SHELL is optional (`_completion_args`): without it, the shell arreio runs under
-    install_completion: Annotated[str | None, typer.Option(
-        "--install-completion", metavar="[SHELL]", expose_value=False, is_eager=True,
-        callback=_install_completion, help="Install completion for bash, zsh or fish (default: this shell).",
-    )] = None,
-    show_completion: Annotated[str | None, typer.Option(
-        "--show-completion", metavar="[SHELL]", expose_value=False, is_eager=True,
-        callback=_show_completion, help="Print the completion script for bash, zsh or fish, to install it yourself.",
-    )] = None,
+    install_completion: Annotated[
+        str | None,
+        typer.Option(
+            "--install-completion",
+            metavar="[SHELL]",
+            expose_value=False,
+            is_eager=True,
+            callback=_install_completion,
+            help="Install completion for bash, zsh or fish (default: this shell).",
+        ),
+    ] = None,
+    show_completion: Annotated[
+        str | None,
+        typer.Option(
+            "--show-completion",
+            metavar="[SHELL]",
+            expose_value=False,
+            is_eager=True,
+            callback=_show_completion,
+            help="Print the completion script for bash, zsh or fish, to install it yourself.",
+        ),
+    ] = None,
 ) -> None:
     """A terminal agent harness: turns a model into an agent you can trust every day."""
 
@@ -333,7 +353,10 @@ def main(argv: list[str] | None = None) -> None:
 
             if (code := report_os_error(error)) is not None:
                 sys.exit(code)
-        print(f"arreio: internal error: {type(error).__name__}: {error} (set ARREIO_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(
+            f"arreio: internal error: {type(error).__name__}: {error} (set ARREIO_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         sys.exit(1)
 
 

@@ -57,7 +57,9 @@ def _check_ray() -> None:
     try:
         import ray  # noqa: F401 - only with --ray; the backend would import it next anyway
     except ImportError:
-        raise ConfigError("--ray needs Ray, which is not installed: pip install 'arreio[ray]' (or run without --ray)") from None
+        raise ConfigError(
+            "--ray needs Ray, which is not installed: pip install 'arreio[ray]' (or run without --ray)"
+        ) from None
 
 
 def run_batch_command(request: BatchRequest) -> int:
@@ -87,20 +89,33 @@ def run_batch_command(request: BatchRequest) -> int:
         suite = load_suite(suite_path)  # as given: messages name the file the way the user wrote it
         tasks = suite.select(options["filter"])
         if not tasks:
-            raise UsageError(f"--filter {options['filter']} matches no task of {suite_path} "
-                             f"(ids: {', '.join(t.id for t in suite.tasks[:8])})")
+            raise UsageError(
+                f"--filter {options['filter']} matches no task of {suite_path} "
+                f"(ids: {', '.join(t.id for t in suite.tasks[:8])})"
+            )
         if options["model"]:
             registry.check_model(options["model"])
         if folder is None:
             make_state_dir(state)  # a folder made here keeps itself out of git (paths.STATE_GITIGNORE)
             now = SystemClock().now()
             meta_options = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()}
-            folder = BatchFolder.create(root, new_id(now), {"suite": str(suite.path.resolve()), "created_at": iso_ms(now),
-                                                            "options": meta_options, "suite_sha256": _digest(suite.path)})
+            folder = BatchFolder.create(
+                root,
+                new_id(now),
+                {
+                    "suite": str(suite.path.resolve()),
+                    "created_at": iso_ms(now),
+                    "options": meta_options,
+                    "suite_sha256": _digest(suite.path),
+                },
+            )
         else:
             if stored.get("suite_sha256") not in (None, _digest(suite.path)):
-                print(f"arreio: warning: {suite_path} changed since batch {request.resume} started; the attempts "
-                      f"still to run use it as it is now", file=sys.stderr)
+                print(
+                    f"arreio: warning: {suite_path} changed since batch {request.resume} started; the attempts "
+                    f"still to run use it as it is now",
+                    file=sys.stderr,
+                )
             folder.update_meta(resumed_at=iso_ms(SystemClock().now()))
         return _run(folder, suite, tasks, options, request, config, settings, cwd, state)
     finally:
@@ -120,8 +135,17 @@ def _digest(path: Path) -> str | None:
         return None
 
 
-def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], request: BatchRequest, config: Any,
-         settings: Any, cwd: Path, state: Path) -> int:
+def _run(
+    folder: Any,
+    suite: Any,
+    tasks: list[Any],
+    options: dict[str, Any],
+    request: BatchRequest,
+    config: Any,
+    settings: Any,
+    cwd: Path,
+    state: Path,
+) -> int:
     from arreio.cli.batch_view import make_view
     from arreio.cli.deps import pipeline_deps
     from arreio.cli.interrupts import sigterm_interrupts
@@ -138,8 +162,16 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
         if replay is not None and not replay.is_file() and (task.cassette is not None or task.script is not None):
             replay = None  # no recording, but the task is hermetic on its own: it runs as the suite says
         # (a task that would ask a live model keeps the missing recording: its attempt fails, never spends)
-        return AttemptSpec(task=task, attempt=n, out_dir=out, rel=rel, model=options["model"], replay=replay,
-                           record=record_dir is not None, seeds=seeds)
+        return AttemptSpec(
+            task=task,
+            attempt=n,
+            out_dir=out,
+            rel=rel,
+            model=options["model"],
+            replay=replay,
+            record=record_dir is not None,
+            seeds=seeds,
+        )
 
     finished = folder.finished()
     totals = Totals()
@@ -149,13 +181,25 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
             totals.add(row)
     attempts = Attempts(folder, tasks, options["repeat"], make, finished)
     backend = _backend(request, config, pipeline_deps)
-    scheduler = Scheduler(folder, backend, Budget(options["max_cost"], options["max_tokens"]), totals,
-                          record_dir=record_dir, repeat=options["repeat"])
+    scheduler = Scheduler(
+        folder,
+        backend,
+        Budget(options["max_cost"], options["max_tokens"]),
+        totals,
+        record_dir=record_dir,
+        repeat=options["repeat"],
+    )
     out = sys.stdout
     if request.ray is not None:  # Ray prints its workers' errors on sys.stdout: they are stderr's, not the results'
         sys.stdout = sys.stderr
-    view = make_view(json_output=request.json_output, batch_id=folder.id, planned=attempts.planned,
-                     done_before=totals.attempts, backend=backend.name, out=out)
+    view = make_view(
+        json_output=request.json_output,
+        batch_id=folder.id,
+        planned=attempts.planned,
+        done_before=totals.attempts,
+        backend=backend.name,
+        out=out,
+    )
     t0 = time.monotonic()
     cancelled = False
     try:
@@ -175,9 +219,16 @@ def _run(folder: Any, suite: Any, tasks: list[Any], options: dict[str, Any], req
             learning = _learn(folder, settings, cwd, state)
         stopped = "cancelled" if cancelled else scheduler.stopped
         summary = summarize(
-            (r for r in folder.rows() if int(r["attempt"]) <= options["repeat"]), batch_id=folder.id,
-            suite=str(suite.path), tasks=[t.id for t in tasks], repeat=options["repeat"], planned=attempts.planned,
-            min_pass_rate=options["min_pass_rate"], stopped=stopped, wall_s=time.monotonic() - t0, learning=learning,
+            (r for r in folder.rows() if int(r["attempt"]) <= options["repeat"]),
+            batch_id=folder.id,
+            suite=str(suite.path),
+            tasks=[t.id for t in tasks],
+            repeat=options["repeat"],
+            planned=attempts.planned,
+            min_pass_rate=options["min_pass_rate"],
+            stopped=stopped,
+            wall_s=time.monotonic() - t0,
+            learning=learning,
         )
         if cancelled:
             summary["exit_code"] = 130
@@ -213,6 +264,12 @@ def _learn(folder: Any, settings: Any, cwd: Path, state: Path) -> dict[str, Any]
     from arreio.engine.tools.run_context import RunContext
 
     deps = pipeline_deps()
-    ctx = RunContext(cwd=cwd, settings=settings, clock=SystemClock(), env=process_env(), state_dir=state,
-                     provider_factory=deps.provider_factory)
+    ctx = RunContext(
+        cwd=cwd,
+        settings=settings,
+        clock=SystemClock(),
+        env=process_env(),
+        state_dir=state,
+        provider_factory=deps.provider_factory,
+    )
     return asyncio.run(learn_from_batch(folder, deps.learning, ctx=ctx))

@@ -19,8 +19,9 @@ from arreio.engine.core.wording import counted
 _RUNNING_SHOWN = 8  # running attempts listed in the live table; the rest are counted
 
 
-def make_view(*, json_output: bool, batch_id: str, planned: int, done_before: int, backend: str,
-              out: Any = None) -> Any:
+def make_view(
+    *, json_output: bool, batch_id: str, planned: int, done_before: int, backend: str, out: Any = None
+) -> Any:
     """The view for where `out` (stdout by default) goes."""
     out = out or sys.stdout
     if json_output:
@@ -45,7 +46,7 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit - 1]
-    return (head.rsplit(" ", 1)[0] if " " in head[limit // 2:] else head) + "…"
+    return (head.rsplit(" ", 1)[0] if " " in head[limit // 2 :] else head) + "…"
 
 
 def row_line(row: dict[str, Any]) -> str:
@@ -58,34 +59,49 @@ def row_line(row: dict[str, Any]) -> str:
     # gets these lines as they are, and a newline in them would fake a row of its own)
     why = "" if row.get("passed") else f" — {clip(flat(str(row.get('message') or '')), 200)}"
     warned = row.get("warnings") or []  # what the attempt left out (a FIFO in the workdir): said, not only stored
-    said = f"  (warning: {clip(flat(str(warned[0])), 160)}{f'; +{len(warned) - 1} more' if len(warned) > 1 else ''})" \
-        if warned else ""
+    said = (
+        f"  (warning: {clip(flat(str(warned[0])), 160)}{f'; +{len(warned) - 1} more' if len(warned) > 1 else ''})"
+        if warned
+        else ""
+    )
     return head + extra + why + said
 
 
 def summary_lines(summary: dict[str, Any], path: Path | None) -> list[str]:
     """The end of a batch in plain lines (the live view draws the task table with rich)."""
     pass_at = "  ".join(f"pass@{k} {v:.2f}" for k, v in summary.get("pass_at", {}).items())
-    lines = [f"batch {summary['batch']}: {summary['attempts']}/{summary['planned']} attempts · "
-             f"{summary['passed']} passed · {summary['failed']} failed · pass rate {_pct(summary['pass_rate'])}"
-             + (f" · {pass_at}" if summary["repeat"] > 1 else "")]
+    lines = [
+        f"batch {summary['batch']}: {summary['attempts']}/{summary['planned']} attempts · "
+        f"{summary['passed']} passed · {summary['failed']} failed · pass rate {_pct(summary['pass_rate'])}"
+        + (f" · {pass_at}" if summary["repeat"] > 1 else "")
+    ]
     width = max((len(t) for t in summary["tasks"]), default=4)
     for name, task in summary["tasks"].items():
         # a stopped batch's task with no attempt landed may have been running: "not run" was untrue
-        rate = _pct(task["pass_rate"]) if task["attempts"] else ("not finished" if summary.get("stopped") else "not run")
+        rate = (
+            _pct(task["pass_rate"]) if task["attempts"] else ("not finished" if summary.get("stopped") else "not run")
+        )
         lines.append(f"  {name:<{width}}  {task['passed']}/{task['attempts']}  {rate}")
         lines += [f"  {'':<{width}}    {clip(flat(reason), 160)}" for reason in task["failures"][:1]]
     tokens = summary["tokens"]
-    cost = money(summary["cost_usd"]) if summary["cost_usd"] is not None else f"{money(summary['cost_known_usd'])} + unknown"
-    lines.append(f"duration mean {summary['duration_s']['mean']:.1f}s · p90 {summary['duration_s']['p90']:.1f}s · "
-                 f"tokens {tokens['input']:,} in / {tokens['output']:,} out / {tokens['cached']:,} cached · "
-                 f"{cost} · {_pct(summary['cache_share'])} cached")
+    cost = (
+        money(summary["cost_usd"])
+        if summary["cost_usd"] is not None
+        else f"{money(summary['cost_known_usd'])} + unknown"
+    )
+    lines.append(
+        f"duration mean {summary['duration_s']['mean']:.1f}s · p90 {summary['duration_s']['p90']:.1f}s · "
+        f"tokens {tokens['input']:,} in / {tokens['output']:,} out / {tokens['cached']:,} cached · "
+        f"{cost} · {_pct(summary['cache_share'])} cached"
+    )
     if summary.get("retried"):
         lines.append(f"retried after a lost worker: {counted(summary['retried'], 'attempt')}")
     if learning := summary.get("learning"):
-        lines.append(f"learning: {learning['applied']} applied, {learning['rejected']} rejected, {learning['failed']} "
-                     f"failed, from {counted(learning['attempts'], 'passed attempt')}"
-                     + (f" ({'; '.join(flat(e) for e in learning['errors'])})" if learning.get("errors") else ""))
+        lines.append(
+            f"learning: {learning['applied']} applied, {learning['rejected']} rejected, {learning['failed']} "
+            f"failed, from {counted(learning['attempts'], 'passed attempt')}"
+            + (f" ({'; '.join(flat(e) for e in learning['errors'])})" if learning.get("errors") else "")
+        )
     if summary.get("stopped"):
         lines.append(f"stopped: {flat(str(summary['stopped']))}")
     if path is not None:
@@ -172,8 +188,10 @@ class LiveView(PlainView):
         now = time.monotonic()
         done = totals.attempts if totals else self.done_before
         failed = totals.failed if totals else 0
-        title = (f"batch {self.batch_id} · {done}/{self.planned} done · {len(running)} running · "
-                 f"{failed} failed · {now - self.t0:.0f}s elapsed" + (f" · {_spend(totals)}" if totals else ""))
+        title = (
+            f"batch {self.batch_id} · {done}/{self.planned} done · {len(running)} running · "
+            f"{failed} failed · {now - self.t0:.0f}s elapsed" + (f" · {_spend(totals)}" if totals else "")
+        )
         header = Text(title, no_wrap=True, overflow="ellipsis")
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("running")
@@ -187,8 +205,9 @@ class LiveView(PlainView):
     def update(self, update: Any, totals: Any, running: list) -> None:
         if update.kind == "finished":
             # soft_wrap: a long line is the terminal's to wrap (rich broke a path with a hard newline)
-            self.console.print(escape(row_line(update.row)), style=None if update.row.get("passed") else "red",
-                               soft_wrap=True)
+            self.console.print(
+                escape(row_line(update.row)), style=None if update.row.get("passed") else "red", soft_wrap=True
+            )
         if self.live is not None:
             self.live.update(self._table(totals, running))
 

@@ -37,8 +37,14 @@ def _round_trip(text: str) -> Any:
     from arreio.engine.core.yaml_file import yaml_loader
 
     mapping = next((len(m.group(2)) for m in re.finditer(r"^(\S[^\n]*:)[ \t]*\n( +)[^\s-]", text, re.M)), 2)
-    dash = next((len(m.group(2)) - len(m.group(1)) for m in re.finditer(r"^( *)\S[^\n]*:[ \t]*\n( *)- ", text, re.M)
-                 if len(m.group(2)) >= len(m.group(1))), None)
+    dash = next(
+        (
+            len(m.group(2)) - len(m.group(1))
+            for m in re.finditer(r"^( *)\S[^\n]*:[ \t]*\n( *)- ", text, re.M)
+            if len(m.group(2)) >= len(m.group(1))
+        ),
+        None,
+    )
     offset = 2 if dash is None else dash  # "  - item" unless the file writes "- item" under its key
     yaml = yaml_loader("rt")
     yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
@@ -80,7 +86,9 @@ def with_value(text: str, parts: list[str], value: Any) -> str:
         if child is None:
             child = node[part] = CommentedMap()
         elif not isinstance(child, dict):
-            raise UsageError(f"cannot set '{'.'.join(parts)}': '{'.'.join(parts[:i + 1])}' is {child!r}, not a section")
+            raise UsageError(
+                f"cannot set '{'.'.join(parts)}': '{'.'.join(parts[: i + 1])}' is {child!r}, not a section"
+            )
         node = child
     leaf = parts[-1]
     old = node.get(leaf)
@@ -183,13 +191,17 @@ def _cut_lines(text: str, node: Any, key: Any) -> str:
 
     def inside(line: str) -> bool:
         body, indent = line.strip(), len(line) - len(line.lstrip(" "))
-        return (not body or body.startswith("#") or indent > column
-                or (dashes_at_column and indent == column and body.startswith("-")))
+        return (
+            not body
+            or body.startswith("#")
+            or indent > column
+            or (dashes_at_column and indent == column and body.startswith("-"))
+        )
 
     end = scan = start + 1  # end: past the block's last line of content
     while scan < len(lines) and inside(lines[scan]):
         scan += 1
         if lines[scan - 1].strip() and not lines[scan - 1].lstrip().startswith("#"):
             end = scan
-    kept = [line for line in lines[start + 1:end] if line.lstrip().startswith("#")]
+    kept = [line for line in lines[start + 1 : end] if line.lstrip().startswith("#")]
     return "".join(lines[:start] + kept + lines[end:])

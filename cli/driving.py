@@ -22,7 +22,9 @@ _WALL_WARNINGS = frozenset({"sandbox", "sandbox_off", "gate_sandbox"})
 OUTPUTS = ("live", "text", "json", "json-result")
 
 
-def drive(options: Any, *, json_output: bool = False, output: str | None = None, last_message: Path | None = None) -> int:
+def drive(
+    options: Any, *, json_output: bool = False, output: str | None = None, last_message: Path | None = None
+) -> int:
     """Run to the end; returns the exit code (docs/architecture.md section 9). `output` is one of OUTPUTS (None:
     live; `json_output` is the older spelling of json); `last_message` also gets the final answer,
     written atomically when the run ends (emptied when it has none: a cancel, a pause, a failure)."""

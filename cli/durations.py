@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-_UNITS = {"s": "seconds", "sec": "seconds", "second": "seconds", "min": "minutes", "minute": "minutes",
-          "h": "hours", "hour": "hours", "d": "days", "day": "days", "w": "weeks", "week": "weeks"}
+_UNITS = {
+    "s": "seconds",
+    "sec": "seconds",
+    "second": "seconds",
+    "min": "minutes",
+    "minute": "minutes",
+    "h": "hours",
+    "hour": "hours",
+    "d": "days",
+    "day": "days",
+    "w": "weeks",
+    "week": "weeks",
+}
 
 
 def duration(text: str):
@@ -18,8 +29,10 @@ def duration(text: str):
     word = match.group(2) if match else ""
     unit = _UNITS.get(word.removesuffix("s") if len(word) > 3 else word) if match else None
     if match and word in ("m", "mo", "mon", "month", "months"):
-        raise UsageError(f"--older-than {text!r}: m could be minutes or months; write minutes as min (90min), "
-                         "and months as days (30d)")
+        raise UsageError(
+            f"--older-than {text!r}: m could be minutes or months; write minutes as min (90min), "
+            "and months as days (30d)"
+        )
     if unit is None and not (match and word == ""):
         raise UsageError(f"--older-than {text!r}: give a number with s, min, h, d or w (e.g. 30d, 12h, 90min)")
     return timedelta(**{unit or "days": float(match.group(1))})

@@ -17,12 +17,15 @@ def report(error: ArreioError) -> int:
     return error.exit_code
 
 
-
 # The file system said no: not a bug, and not arreio's to fix (a read-only or full disk, a folder
 # the user cannot write). errno -> (what to say after the path, exit code).
-_REFUSED = {"EACCES": ("permission denied", 2), "EPERM": ("not permitted", 2),
-            "EROFS": ("the file system is read-only", 2), "ENOSPC": ("no space left on the device", 1),
-            "EDQUOT": ("over the disk quota", 1)}
+_REFUSED = {
+    "EACCES": ("permission denied", 2),
+    "EPERM": ("not permitted", 2),
+    "EROFS": ("the file system is read-only", 2),
+    "ENOSPC": ("no space left on the device", 1),
+    "EDQUOT": ("over the disk quota", 1),
+}
 
 
 def report_os_error(error: OSError) -> int | None:

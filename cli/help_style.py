@@ -17,8 +17,18 @@ import types
 from typing import Any
 
 # Typer's label (inside its <…>) → what a person reads.
-_PLAIN = {"str": "TEXT", "path": "PATH", "file": "FILE", "directory": "DIR", "int": "N", "float": "NUMBER",
-          "int range": "N", "float range": "NUMBER", "datetime": "TIME", "uuid": "UUID"}
+_PLAIN = {
+    "str": "TEXT",
+    "path": "PATH",
+    "file": "FILE",
+    "directory": "DIR",
+    "int": "N",
+    "float": "NUMBER",
+    "int range": "N",
+    "float range": "NUMBER",
+    "datetime": "TIME",
+    "uuid": "UUID",
+}
 _INSTALLED = False
 
 
@@ -120,6 +130,7 @@ def install() -> None:
     TyperArgument._usage_display_name = argument_usage  # type: ignore[method-assign]
     TyperArgument._rich_display_name = argument_column  # type: ignore[method-assign]
     TyperArgument.display_name_raw = property(  # type: ignore[method-assign,assignment]
-        lambda self: self.metavar if self.metavar is not None else self.name.upper())
+        lambda self: self.metavar if self.metavar is not None else self.name.upper()
+    )
     TyperOption._get_number_range_help_str = range_text  # type: ignore[method-assign]
     _INSTALLED = True

@@ -128,11 +128,19 @@ class ResultRenderer(_Plain):
         import json
 
         result = {
-            "type": "result", "verdict": event.verdict, "is_error": event.verdict != "success",
-            "exit_code": event.exit_code, "result": final_answer(event), "message": event.message,
-            "session_id": event.session_id, "steps": event.steps, "tool_calls": event.tool_calls,
+            "type": "result",
+            "verdict": event.verdict,
+            "is_error": event.verdict != "success",
+            "exit_code": event.exit_code,
+            "result": final_answer(event),
+            "message": event.message,
+            "session_id": event.session_id,
+            "steps": event.steps,
+            "tool_calls": event.tool_calls,
             "usage": {"input_tokens": event.input_tokens, "output_tokens": event.output_tokens},
-            "cost_usd": event.cost_usd, "free": event.free, "changes": event.changes,
+            "cost_usd": event.cost_usd,
+            "free": event.free,
+            "changes": event.changes,
             "report_path": event.report_path,
         }
         if event.final_json is not None:
@@ -188,7 +196,9 @@ class _ChildView:
             self._in_text, self._text_agent = True, agent
         elif event.type == "tool_start":
             self._end_text()
-            c.print(f"{pad}[cyan]↳ {escape(agent)}[/cyan] ● {escape(event.name)}({escape(_format_args(event.arguments))})")
+            c.print(
+                f"{pad}[cyan]↳ {escape(agent)}[/cyan] ● {escape(event.name)}({escape(_format_args(event.arguments))})"
+            )
         elif event.type == "tool_end":
             style = "red" if event.is_error else "dim"
             c.print(f"{pad}    [{style}]{'✗' if event.is_error else '⎿'} {escape(event.preview)}[/{style}]")
@@ -198,7 +208,9 @@ class _ChildView:
             c.print(f"{pad}[yellow]↳ {escape(agent)}: {escape(flat(said))}[/yellow]")
         elif event.type == "model_switch":
             self._end_text()
-            c.print(f"{pad}[yellow]↳ {escape(agent)}: model {escape(event.from_model)} → {escape(event.to_model)}[/yellow]")
+            c.print(
+                f"{pad}[yellow]↳ {escape(agent)}: model {escape(event.from_model)} → {escape(event.to_model)}[/yellow]"
+            )
         elif event.type == "unit_end":
             self._end_text()
             c.print(f"{pad}[cyan]↳ {escape(agent)} {event.verdict}[/cyan]")
@@ -255,7 +267,9 @@ class LiveRenderer(_ChildView):
             self._in_text = True
         elif kind == "tool_start":
             self._end_text()
-            c.print(f"[bold cyan]●[/bold cyan] [bold]{escape(event.name)}[/bold]({escape(_format_args(event.arguments))})")
+            c.print(
+                f"[bold cyan]●[/bold cyan] [bold]{escape(event.name)}[/bold]({escape(_format_args(event.arguments))})"
+            )
         elif kind == "tool_end":
             style = "red" if event.is_error else "dim"
             mark = "✗" if event.is_error else "⎿"
@@ -266,11 +280,16 @@ class LiveRenderer(_ChildView):
             # a server's error text: one line, however many it had (a newline would start a line of its own)
             c.print(f"[yellow]↻ retry {event.attempt} in {event.delay_s:.1f}s: {escape(flat(event.reason))}[/yellow]")
             if event.withdraws_text:
-                c.print("[yellow]  the reply above was cut off and is withdrawn; the retried reply follows whole[/yellow]")
+                c.print(
+                    "[yellow]  the reply above was cut off and is withdrawn; the retried reply follows whole[/yellow]"
+                )
         elif kind == "model_switch":
             self._end_text()
-            c.print(f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: "
-                    f"{escape(flat(event.reason))}[/yellow]", soft_wrap=True)
+            c.print(
+                f"[yellow]⇄ model {escape(event.from_model)} → {escape(event.to_model)}: "
+                f"{escape(flat(event.reason))}[/yellow]",
+                soft_wrap=True,
+            )
             if event.withdraws_text:
                 c.print("[yellow]  the reply above is withdrawn; the new model's reply follows whole[/yellow]")
         elif kind == "warning":
@@ -305,8 +324,11 @@ class LiveRenderer(_ChildView):
         elif kind == "approval_required":
             self._end_text()
             why = f" ({escape(event.reason)})" if event.reason else ""
-            c.print(f"[yellow]⏸ {escape(event.name)} needs approval{why}:[/yellow] "
-                    f"{call_text(event.summary or event.name, markup=True)}", soft_wrap=True)
+            c.print(
+                f"[yellow]⏸ {escape(event.name)} needs approval{why}:[/yellow] "
+                f"{call_text(event.summary or event.name, markup=True)}",
+                soft_wrap=True,
+            )
         elif kind == "done":
             self._end_text()
             told = " ".join((event.message or "").split())
@@ -325,7 +347,12 @@ class LiveRenderer(_ChildView):
             changes = event.changes  # None: checkpoints are off; all empty: the run changed no file
             if changes and any(changes.values()):
                 total = sum(len(paths) for paths in changes.values())
-                parts = ", ".join(f"{len(changes[k])} {k}" for k in ("created", "modified", "deleted") if changes.get(k))
-                c.print(f"[dim]changed {counted(total, 'file')} ({parts}) · `arreio diff` shows them · "
-                        f"`arreio undo` takes them back[/dim]", soft_wrap=True)
+                parts = ", ".join(
+                    f"{len(changes[k])} {k}" for k in ("created", "modified", "deleted") if changes.get(k)
+                )
+                c.print(
+                    f"[dim]changed {counted(total, 'file')} ({parts}) · `arreio diff` shows them · "
+                    f"`arreio undo` takes them back[/dim]",
+                    soft_wrap=True,
+                )
             # Why a run did not succeed goes to stderr, one line (cli/driving.py), for people and scripts alike.

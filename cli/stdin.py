@@ -69,8 +69,10 @@ def _goal_bytes() -> bytes:
 
     data = sys.stdin.buffer.read(Limit.GOAL + 1)
     if len(data) > Limit.GOAL:
-        raise UsageError(f"the goal on stdin is over the {size_text(Limit.GOAL)} limit for a goal; put the material "
-                         "in a file the goal names")
+        raise UsageError(
+            f"the goal on stdin is over the {size_text(Limit.GOAL)} limit for a goal; put the material "
+            "in a file the goal names"
+        )
     return data
 
 
@@ -87,8 +89,11 @@ def piped(*, wait_s: float, cap: int | None) -> tuple[str | None, int | None]:
         if os.isatty(fd):
             return None, None
         if not _ready(fd, wait_s):
-            print(f"arreio: warning: nothing arrived on stdin within {wait_s:g} s; running without it "
-                  "(pipe the input in, or run with `< /dev/null` to say there is none)", file=sys.stderr)
+            print(
+                f"arreio: warning: nothing arrived on stdin within {wait_s:g} s; running without it "
+                "(pipe the input in, or run with `< /dev/null` to say there is none)",
+                file=sys.stderr,
+            )
             return None, None
     data = _goal_bytes() if cap is None else sys.stdin.buffer.read(cap + 1)
     cut = None
@@ -121,7 +126,9 @@ def _decode(data: bytes, size: int, *, as_goal: bool) -> str | None:
     encoding = sniff(data[:SNIFF_BYTES])
     if encoding is None:
         if as_goal:
-            raise UsageError(f"stdin is binary ({size:,} bytes), not a goal: pipe text, or give the goal as an argument")
+            raise UsageError(
+                f"stdin is binary ({size:,} bytes), not a goal: pipe text, or give the goal as an argument"
+            )
         print(f"arreio: warning: stdin is binary ({size:,} bytes); it is not attached to the goal", file=sys.stderr)
         return None
     return data.decode(encoding.name, errors="replace").removeprefix("\ufeff")
@@ -142,10 +149,11 @@ def attach(goal: str, context: str, cut: int | None) -> str:
     note = ""
     if cut is not None:
         more = f"{_size(cut)}" if cut > STDIN_CAP + 1 else f"more than {_size(STDIN_CAP)}"
-        note = (f"\n[arreio: the piped input was {more}; only its first {_size(size)} is above, "
-                f"the rest was cut]\n")
+        note = f"\n[arreio: the piped input was {more}; only its first {_size(size)} is above, the rest was cut]\n"
         print(f"arreio: warning: piped input cut to its first {_size(size)} (it was {more})", file=sys.stderr)
     body = context if context.endswith("\n") else context + "\n"
-    return (f"{goal.rstrip()}\n\n"
-            f"{PIPED_INPUT}, {_size(size)}), attached as context for the goal above:\n\n"
-            f"{fence} stdin\n{body}{fence}\n{note}")
+    return (
+        f"{goal.rstrip()}\n\n"
+        f"{PIPED_INPUT}, {_size(size)}), attached as context for the goal above:\n\n"
+        f"{fence} stdin\n{body}{fence}\n{note}"
+    )

@@ -94,8 +94,7 @@ def restore_skill(skills_dir: Path, key: str) -> tuple[str, Path]:
     destination = skills_dir / entry.name
     if destination.exists():
         raise UsageError(
-            f"cannot restore {entry.entry!r}: a skill named {entry.name!r} already exists; "
-            "archive or rename it first"
+            f"cannot restore {entry.entry!r}: a skill named {entry.name!r} already exists; archive or rename it first"
         )
     os.rename(entry.folder, destination)
     return entry.name, destination

@@ -165,9 +165,7 @@ class Curator:
         data = self.usage.load()
         return CuratorStatus(data.last_run_at, data.last_run, self.run(dry_run=True))
 
-    def _apply(
-        self, decided: Transition, record: UsageRecord, data: UsageData, now: datetime, dry_run: bool
-    ) -> Change:
+    def _apply(self, decided: Transition, record: UsageRecord, data: UsageData, now: datetime, dry_run: bool) -> Change:
         if decided.kind != "archive":
             data.records[record.name] = replace(record, state=decided.to_state)
             return Change(decided)

@@ -53,7 +53,8 @@ class SkillsIndexBlock:
                 )
         left_out = (
             f"- {len(self.notices)} skill{'' if len(self.notices) == 1 else 's'} left out: failed the security scan."
-            if self.notices else None
+            if self.notices
+            else None
         )
         if not skills:
             return f"{HEADER}\n{left_out}" if left_out else None

@@ -95,8 +95,10 @@ class SkillLibrary:
             if one_folder and ((folder / "SKILL.md").is_file() or folder.is_dir()):  # there, but the loader refused it
                 _, diagnostics = load_skills(self.skills_dir)
                 why = next((d.message for d in diagnostics if d.path.parent == folder or d.path == folder), None)
-                raise UsageError(f"skill {key!r} is not loaded: {why or 'it is not a valid skill'} — fix "
-                                 f"{folder / 'SKILL.md'} (see `arreio skills list` for every problem)")
+                raise UsageError(
+                    f"skill {key!r} is not loaded: {why or 'it is not a valid skill'} — fix "
+                    f"{folder / 'SKILL.md'} (see `arreio skills list` for every problem)"
+                )
             raise UsageError(f"no skill named {key!r}; see `arreio skills list --state all`")
         return self._archived_entry(find_archived(self.skills_dir, key), self.usage.load().records)
 

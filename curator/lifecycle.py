@@ -87,16 +87,20 @@ def transition(record: UsageRecord, now: datetime, policy: Policy) -> Transition
     idle = idle_days(record, now)
     if idle >= policy.archive_days:
         return Transition(
-            record.name, "archive", record.state, "archived",
+            record.name,
+            "archive",
+            record.state,
+            "archived",
             f"no activity for {_days(idle)} (archive after {_days(policy.archive_days)})",
         )
     if record.state == "stale" and idle < policy.stale_days:
-        return Transition(
-            record.name, "reactivate", "stale", "active", f"used again {_days(idle)} ago",
-        )
+        return Transition(record.name, "reactivate", "stale", "active", f"used again {_days(idle)} ago")
     if record.state == "active" and idle >= policy.stale_days:
         return Transition(
-            record.name, "stale", "active", "stale",
+            record.name,
+            "stale",
+            "active",
+            "stale",
             f"no activity for {_days(idle)} (stale after {_days(policy.stale_days)})",
         )
     return None

@@ -147,7 +147,9 @@ def read_skill(folder: Path, *, expected_name: str | None = None) -> tuple[Skill
     try:
         text = read_text(path, limit=Limit.SKILL)
     except (OSError, UnicodeDecodeError) as error:
-        return None, Diagnostic(path, "unreadable", f"cannot read {SKILL_FILE}: {getattr(error, 'strerror', None) or error}")
+        return None, Diagnostic(
+            path, "unreadable", f"cannot read {SKILL_FILE}: {getattr(error, 'strerror', None) or error}"
+        )
     try:
         return parse_skill_text(text, folder, expected_name=expected_name), None
     except SkillInvalid as error:
@@ -197,8 +199,10 @@ class SkillScan:
         """Why, in one line. `quote=False` names the part, the category and the rule but never the
         matched text: a refusal the model reads must not hand it the words that were refused."""
         if not quote:
-            return (f"its {self.part} failed the security scan ({self.finding.category.replace('_', ' ')}, "
-                    f"rule {self.finding.pattern!r})")
+            return (
+                f"its {self.part} failed the security scan ({self.finding.category.replace('_', ' ')}, "
+                f"rule {self.finding.pattern!r})"
+            )
         return f"its {self.part} failed the security scan: {self.finding.describe()}"
 
 

@@ -99,9 +99,7 @@ class _SkillTool(Tool):
 
 class SkillViewTool(_SkillTool):
     name: ClassVar[str] = "skill_view"
-    description: ClassVar[str] = (
-        "Load a skill (SKILL.md, or one of its files) before you follow it."
-    )
+    description: ClassVar[str] = "Load a skill (SKILL.md, or one of its files) before you follow it."
     input_model: ClassVar[type[BaseModel]] = SkillViewInput
     repeat = "per_target"
 
@@ -125,7 +123,9 @@ class SkillViewTool(_SkillTool):
             return ToolResult(_cap(text) + note)
         path = _inside(skill.folder, args.file, writable=False)
         if not path.is_file():
-            raise ToolError(f"skill {skill.name!r} has no file {args.file!r}; files: {', '.join(skill.support_files()) or 'none'}")
+            raise ToolError(
+                f"skill {skill.name!r} has no file {args.file!r}; files: {', '.join(skill.support_files()) or 'none'}"
+            )
         text = _read(path, args.file)
         note = self._track("record_use", skill.name, skill.created_by)
         return ToolResult(_cap(text) + note)

@@ -137,9 +137,7 @@ class UsageStore:
             curator = raw.get("curator") or {}
             last_at = curator.get("last_run_at")
             return UsageData(
-                records=records,
-                last_run_at=parse_time(last_at) if last_at else None,
-                last_run=curator.get("last_run"),
+                records=records, last_run_at=parse_time(last_at) if last_at else None, last_run=curator.get("last_run")
             )
         except (ValueError, TypeError, AttributeError) as error:
             raise UsageError(f"{self.path} has a bad record: {error}; fix or move it aside") from error

@@ -45,14 +45,19 @@ SECTIONS = {
 }
 # Sections whose keys are names the user picks; each value is one of these models.
 NAMED = {
-    "mcp_servers": ("<name>", {"stdio": ("arreio.engine.tools.mcp.config", "StdioServer"),
-                               "http": ("arreio.engine.tools.mcp.config", "HttpServer")}),
+    "mcp_servers": (
+        "<name>",
+        {
+            "stdio": ("arreio.engine.tools.mcp.config", "StdioServer"),
+            "http": ("arreio.engine.tools.mcp.config", "HttpServer"),
+        },
+    ),
     "prices": ("<model>", {"": ("arreio.engine.core.config", "ModelPrice")}),
 }
 # Open sections with no model of their own: what they take is said by hand.
 OPEN = {
     "learning": "The `--learn` gate: `gate: {kind: validator, min: 0.7}` (the score a lesson needs, "
-    "inclusive). A plan's own `learning:` wins over this one. See [Plans, gates and --learn](../plans.md).",
+    "inclusive). A plan's own `learning:` wins over this one. See [Plans, gates and --learn](../plans.md)."
 }
 
 
@@ -75,17 +80,35 @@ def _commands() -> list[list[str]]:
 def _help_env(home: Path) -> dict[str, str]:
     keep = ("PATH", "SYSTEMROOT", "VIRTUAL_ENV")
     env = {k: v for k, v in os.environ.items() if k in keep}
-    env.update({
-        "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "COLUMNS": str(WIDTH), "LINES": "50",
-        "TERMINAL_WIDTH": str(WIDTH), "NO_COLOR": "1", "TERM": "dumb", "PYTHONIOENCODING": "utf-8",
-        "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-    })
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "COLUMNS": str(WIDTH),
+            "LINES": "50",
+            "TERMINAL_WIDTH": str(WIDTH),
+            "NO_COLOR": "1",
+            "TERM": "dumb",
+            "PYTHONIOENCODING": "utf-8",
+            "LC_ALL": "C.UTF-8",
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+        }
+    )
     return env
 
 
 def _help(path: list[str], home: Path, cwd: Path) -> str:
-    done = subprocess.run([sys.executable, "-c", RUN_ARREIO, *path, "--help"], cwd=cwd, env=_help_env(home),
-                          capture_output=True, text=True, encoding="utf-8", timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_ARREIO, *path, "--help"],
+        cwd=cwd,
+        env=_help_env(home),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"gen_reference: `arreio {' '.join(path)} --help` exited {done.returncode}:\n{done.stderr}")
     text = done.stdout.replace(str(home), "~").replace(str(cwd), ".")
@@ -269,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
         shown = path.relative_to(REPO)
         if args.check:
             stale.append(str(shown))
-            diff = difflib.unified_diff(old.splitlines(), text.splitlines(), f"{shown} (checked in)",
-                                        f"{shown} (generated)", lineterm="", n=1)
+            diff = difflib.unified_diff(
+                old.splitlines(), text.splitlines(), f"{shown} (checked in)", f"{shown} (generated)", lineterm="", n=1
+            )
             sys.stderr.write("\n".join(list(diff)[:60]) + "\n")
         else:
             path.parent.mkdir(parents=True, exist_ok=True)

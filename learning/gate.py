@@ -32,7 +32,9 @@ class ScoreGate:
         shown = as_written(proposal.score)
         if proposal.score >= self.threshold:
             return Verdict(True, f"score {shown} ≥ threshold {as_written(self.threshold)}")
-        return Verdict(False, f"score {shown} < threshold {as_written(self.threshold)} (learn only from validated wins)")
+        return Verdict(
+            False, f"score {shown} < threshold {as_written(self.threshold)} (learn only from validated wins)"
+        )
 
 
 def as_written(number: float) -> str:

@@ -69,9 +69,16 @@ class LearningOutcome:
 
     def lessons(self) -> list[Lesson]:
         """Each decision as the run's `learning_pass_done` event lists it."""
-        return [Lesson(bucket=d.bucket, target=d.proposal.target if d.proposal else "",
-                       action=d.proposal.action if d.proposal else "", preview=d.preview, reason=d.reason)
-                for d in self.decisions]
+        return [
+            Lesson(
+                bucket=d.bucket,
+                target=d.proposal.target if d.proposal else "",
+                action=d.proposal.action if d.proposal else "",
+                preview=d.preview,
+                reason=d.reason,
+            )
+            for d in self.decisions
+        ]
 
     def line(self) -> str:
         """The one line a run prints."""

@@ -34,7 +34,7 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
     words = [w.casefold() for w in _WORD.findall(text.replace("-", " ").replace("_", " "))]
     if len(words) < 3:
         return {tuple(words)} if words else set()
-    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
 @dataclass
@@ -46,8 +46,9 @@ class LessonGate:
 
     def __post_init__(self) -> None:
         self._user = set().union(*(_shingles(t) for t in self.summary.user_said)) if self.summary.user_said else set()
-        self._untrusted = (set().union(*(_shingles(t) for t in self.summary.untrusted))
-                           if self.summary.untrusted else set())
+        self._untrusted = (
+            set().union(*(_shingles(t) for t in self.summary.untrusted)) if self.summary.untrusted else set()
+        )
 
     def decide(self, proposal: Proposal) -> Verdict:
         verdict = self.score.decide(proposal)
@@ -55,16 +56,25 @@ class LessonGate:
             return verdict
         finding = scan_text(proposal.content)
         if finding is not None:
-            return Verdict(False, f"{verdict.reason}, but the memory scan refuses it "
-                                  f"({finding.category.replace('_', ' ')}): such a lesson is never learned")
+            return Verdict(
+                False,
+                f"{verdict.reason}, but the memory scan refuses it "
+                f"({finding.category.replace('_', ' ')}): such a lesson is never learned",
+            )
         words = _shingles(proposal.content)
         from_user = words & self._user
         copied = (words & self._untrusted) - self._user
         if proposal.target == "user" and words and not from_user:
             source = "what tools returned or the agent wrote" if copied else "no words of yours"
-            return Verdict(False, f"{verdict.reason}, but a preference of the user's must be in the user's own words; "
-                                  f"this one comes from {source}")
+            return Verdict(
+                False,
+                f"{verdict.reason}, but a preference of the user's must be in the user's own words; "
+                f"this one comes from {source}",
+            )
         if words and len(copied) / len(words) >= COPIED_SHARE:
-            return Verdict(False, f"{verdict.reason}, but its words are copied from a tool's result or the agent's "
-                                  "own writing, not from you: text the run read is not a lesson")
+            return Verdict(
+                False,
+                f"{verdict.reason}, but its words are copied from a tool's result or the agent's "
+                "own writing, not from you: text the run read is not a lesson",
+            )
         return verdict

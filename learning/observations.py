@@ -19,7 +19,8 @@ KIND = "observation"
 _RUNNERS = re.compile(
     r"^(?:python3? -m )?(?:pytest|py\.test|tox|nox|make(?: \w[\w.-]*)?|npm (?:test|run \w[\w:-]*)|pnpm test|yarn test"
     r"|cargo (?:test|build|check|clippy)|go (?:test|build|vet)|mvn \w+|gradle \w+|\./gradlew \w+|ruff check|mypy"
-    r"|uv run pytest|poetry run pytest|just \w+|bundle exec rspec|dotnet test)(?:\s|$)")
+    r"|uv run pytest|poetry run pytest|just \w+|bundle exec rspec|dotnet test)(?:\s|$)"
+)
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,23}$")
 MAX_COMMAND = 60
 
@@ -59,4 +60,5 @@ def plain_folder(folder: str) -> bool:
     words (`docs/summaries`, `build-output`), no spaces, nothing that reads as a sentence."""
     segments = folder.strip("/").split("/")
     return 0 < len(segments) <= 3 and all(
-        _SEGMENT.match(s) and s not in (".", "..") and len(re.split(r"[-_.]", s)) <= 3 for s in segments)
+        _SEGMENT.match(s) and s not in (".", "..") and len(re.split(r"[-_.]", s)) <= 3 for s in segments
+    )

@@ -26,7 +26,9 @@ OUTPUTS = "Outputs here go under"
 USER = "The user asked:"
 _CORRECTION = re.compile(
     r"^(?:no\b[,.!]?|nope\b|don'?t\b|do not\b|never\b|always\b|please (?:always|never|don'?t|use)\b|from now on\b"
-    r"|prefer\b|i prefer\b|we (?:use|prefer)\b|use\b.+\binstead\b|instead of\b|stop\b)", re.IGNORECASE)
+    r"|prefer\b|i prefer\b|we (?:use|prefer)\b|use\b.+\binstead\b|instead of\b|stop\b)",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
 USER_CHARS = 160
 
@@ -44,17 +46,35 @@ class OfflineProposer:
         earlier_outputs = {f for h in self.history for f in h.outputs}
         tests = [c for c in seen.tests if c in earlier_tests]
         if tests:
-            proposals += _merged(current["memory"], TESTS, tests, "{items} (each passed in more than one run).", 0.85,
-                                 "a test command that passed in two runs: a convention of the project")
+            proposals += _merged(
+                current["memory"],
+                TESTS,
+                tests,
+                "{items} (each passed in more than one run).",
+                0.85,
+                "a test command that passed in two runs: a convention of the project",
+            )
         outputs = [f"{folder}/" for folder in seen.outputs if folder in earlier_outputs]
         if outputs:
-            proposals += _merged(current["memory"], OUTPUTS, outputs, "{items}.", 0.8,
-                                 "outputs went to this folder in two runs: the project's layout")
+            proposals += _merged(
+                current["memory"],
+                OUTPUTS,
+                outputs,
+                "{items}.",
+                0.8,
+                "outputs went to this folder in two runs: the project's layout",
+            )
         for said in summary.user_said[1:]:
             first = _SENTENCE.split(" ".join(said.split()), 1)[0]
             if _CORRECTION.match(first) and len(first) <= USER_CHARS:
-                proposals += _fact(current["user"], None, f"{USER} {first}", 0.9,
-                                   "the user's own correction or preference", target="user")
+                proposals += _fact(
+                    current["user"],
+                    None,
+                    f"{USER} {first}",
+                    0.9,
+                    "the user's own correction or preference",
+                    target="user",
+                )
         return proposals
 
 
@@ -72,13 +92,22 @@ def _merged(entries: list[str], kind: str, new: list[str], tail: str, score: flo
         return []
     content = f"{kind} " + tail.format(items=", ".join(f"`{i}`" for i in items))
     if same is not None:
-        return [{"target": "memory", "action": "replace", "old_text": same, "content": content, "score": score,
-                 "rationale": why + "; merged into the entry of its kind"}]
+        return [
+            {
+                "target": "memory",
+                "action": "replace",
+                "old_text": same,
+                "content": content,
+                "score": score,
+                "rationale": why + "; merged into the entry of its kind",
+            }
+        ]
     return [{"target": "memory", "action": "add", "content": content, "score": score, "rationale": why}]
 
 
-def _fact(entries: list[str], kind: str | None, content: str, score: float, why: str,
-          target: str = "memory") -> list[dict[str, Any]]:
+def _fact(
+    entries: list[str], kind: str | None, content: str, score: float, why: str, target: str = "memory"
+) -> list[dict[str, Any]]:
     """An add, or a replace of the entry of the same kind that says something else; nothing when the
     store already holds it."""
     norm = _norm(content)
@@ -86,8 +115,16 @@ def _fact(entries: list[str], kind: str | None, content: str, score: float, why:
         return []
     same = next((e for e in entries if kind and e.startswith(kind)), None)
     if same is not None:
-        return [{"target": target, "action": "replace", "old_text": same, "content": content, "score": score,
-                 "rationale": why + "; it replaces the earlier one of its kind"}]
+        return [
+            {
+                "target": target,
+                "action": "replace",
+                "old_text": same,
+                "content": content,
+                "score": score,
+                "rationale": why + "; it replaces the earlier one of its kind",
+            }
+        ]
     return [{"target": target, "action": "add", "content": content, "score": score, "rationale": why}]
 
 

@@ -61,8 +61,9 @@ def _redacted(decision: Decision, redactor: Redactor) -> Decision:
     characters, and a secret cut short no longer looks like one (a refused proposal's especially)."""
     proposal = decision.proposal
     if proposal is not None:
-        proposal = proposal.model_copy(update={k: redactor.text(v) for k, v in proposal.model_dump().items()
-                                               if isinstance(v, str)})
+        proposal = proposal.model_copy(
+            update={k: redactor.text(v) for k, v in proposal.model_dump().items() if isinstance(v, str)}
+        )
     return replace(decision, proposal=proposal, raw=redactor.value(decision.raw), reason=redactor.text(decision.reason))
 
 
@@ -73,22 +74,45 @@ def record(ctx: RunContext, outcome: LearningOutcome) -> None:
     subs = Substores(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
     journal = AuditJournal(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
     if outcome.error:
-        record_decision(subs, "learning", kind="learning", subject="pass", verdict="failed_closed",
-                        reason=outcome.error, run_id=ctx.run_id)
+        record_decision(
+            subs,
+            "learning",
+            kind="learning",
+            subject="pass",
+            verdict="failed_closed",
+            reason=outcome.error,
+            run_id=ctx.run_id,
+        )
         journal.append("learning", {"run_id": ctx.run_id, "verdict": "failed_closed", "reason": outcome.error})
         return
     for decision in outcome.decisions:
         details = decision.proposal.model_dump() if decision.proposal else {"raw": str(decision.raw)[:500]}
         verdict = f"would_{decision.bucket}" if outcome.dry_run else decision.bucket
-        record_decision(subs, "learning", kind="learning", subject=decision.preview, verdict=verdict,
-                        reason=decision.reason, run_id=ctx.run_id, details=details)
-        journal.append("learning", {"run_id": ctx.run_id, "verdict": verdict, "subject": decision.preview,
-                                    "reason": decision.reason})
+        record_decision(
+            subs,
+            "learning",
+            kind="learning",
+            subject=decision.preview,
+            verdict=verdict,
+            reason=decision.reason,
+            run_id=ctx.run_id,
+            details=details,
+        )
+        journal.append(
+            "learning",
+            {"run_id": ctx.run_id, "verdict": verdict, "subject": decision.preview, "reason": decision.reason},
+        )
 
 
 async def learn(
-    ctx: RunContext, *, events: list[Any], messages: list[Message], goal: str, model: str,
-    config: Mapping[str, Any] | None = None, dry_run: bool = False,
+    ctx: RunContext,
+    *,
+    events: list[Any],
+    messages: list[Message],
+    goal: str,
+    model: str,
+    config: Mapping[str, Any] | None = None,
+    dry_run: bool = False,
 ) -> LearningOutcome:
     """Run the pass; any failure comes back in `LearningOutcome.error` (fail closed), never raised."""
     settings = {**ctx.settings.learning, **(config or {})}
@@ -113,8 +137,21 @@ async def learn(
 class LearningStage:
     """What `cli/deps.py` hands the pipeline for `--learn`."""
 
-    async def run(self, ctx: RunContext, *, events: list[Any], messages: list[Message], goal: str, model: str,
-                  config: Mapping[str, Any] | None = None) -> ev.LearningPassDone:
+    async def run(
+        self,
+        ctx: RunContext,
+        *,
+        events: list[Any],
+        messages: list[Message],
+        goal: str,
+        model: str,
+        config: Mapping[str, Any] | None = None,
+    ) -> ev.LearningPassDone:
         outcome = await learn(ctx, events=events, messages=messages, goal=goal, model=model, config=config)
-        return ev.LearningPassDone(applied=outcome.applied, rejected=outcome.rejected, failed=outcome.failed,
-                                   error=outcome.error, lessons=outcome.lessons())
+        return ev.LearningPassDone(
+            applied=outcome.applied,
+            rejected=outcome.rejected,
+            failed=outcome.failed,
+            error=outcome.error,
+            lessons=outcome.lessons(),
+        )

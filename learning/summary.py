@@ -35,8 +35,11 @@ class RunSummary:
     @property
     def commands_ok(self) -> list[str]:
         """Shell commands that exited 0, in order."""
-        return [str(t.arguments.get("command", "")).strip() for t in self.tools
-                if t.name == "shell" and not t.is_error and str(t.arguments.get("command", "")).strip()]
+        return [
+            str(t.arguments.get("command", "")).strip()
+            for t in self.tools
+            if t.name == "shell" and not t.is_error and str(t.arguments.get("command", "")).strip()
+        ]
 
     @property
     def empty(self) -> bool:
@@ -44,7 +47,9 @@ class RunSummary:
 
     @property
     def files_written(self) -> list[str]:
-        paths = [str(t.arguments.get("path")) for t in self.tools if t.name in ("write_file", "edit_file") and not t.is_error]
+        paths = [
+            str(t.arguments.get("path")) for t in self.tools if t.name in ("write_file", "edit_file") and not t.is_error
+        ]
         return list(dict.fromkeys(paths))
 
     @property
@@ -73,7 +78,9 @@ def summarize(events: Iterable[Any], messages: list[Message], goal: str) -> RunS
             starts[event.call_id] = event
         elif kind == "tool_end":
             start = starts.get(event.call_id)
-            summary.tools.append(ToolUse(event.name, dict(start.arguments) if start else {}, event.is_error, event.preview))
+            summary.tools.append(
+                ToolUse(event.name, dict(start.arguments) if start else {}, event.is_error, event.preview)
+            )
         elif kind == "gate_result":
             summary.gates.append((event.gate, event.passed, event.detail))
         elif kind == "unit_end":
@@ -88,5 +95,7 @@ def summarize(events: Iterable[Any], messages: list[Message], goal: str) -> RunS
             summary.untrusted.append(m.tool_result_part.content)
         elif m.role == "assistant":
             for call in m.tool_calls:
-                summary.untrusted += [str(v) for k, v in call.arguments.items() if k in ("content", "new", "path", "command")]
+                summary.untrusted += [
+                    str(v) for k, v in call.arguments.items() if k in ("content", "new", "path", "command")
+                ]
     return summary

@@ -152,9 +152,7 @@ def find_entry(entries: Sequence[str], old_text: str) -> int:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise MemoryRefused(
-            f"No entry contains {preview(needle)!r}. Current entries:\n{listing(entries)}"
-        )
+        raise MemoryRefused(f"No entry contains {preview(needle)!r}. Current entries:\n{listing(entries)}")
     previews = "\n".join(f"  - {preview(entries[index])}" for index in matches)
     raise MemoryRefused(
         f"{preview(needle)!r} matches {len(matches)} entries; be more specific "
@@ -194,11 +192,7 @@ def _refused(finding: ScanFinding, where: str = "") -> MemoryRefused:
 
 
 def apply_operations(
-    entries: Sequence[str],
-    operations: Sequence[Operation],
-    limit: int,
-    *,
-    label: str = "memory",
+    entries: Sequence[str], operations: Sequence[Operation], limit: int, *, label: str = "memory"
 ) -> Applied:
     """Apply every operation in order to a copy of `entries`, or refuse them all.
 

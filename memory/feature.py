@@ -67,8 +67,15 @@ class MemoryFeature(Feature):
             return
 
         try:
-            record_decision(_substores(ctx), "arreio", kind="gate", subject=event.gate,
-                            verdict="passed" if event.passed else "failed", reason=event.detail, run_id=ctx.run_id)
+            record_decision(
+                _substores(ctx),
+                "arreio",
+                kind="gate",
+                subject=event.gate,
+                verdict="passed" if event.passed else "failed",
+                reason=event.detail,
+                run_id=ctx.run_id,
+            )
         except Exception:  # noqa: BLE001 - record keeping never breaks a run; the report shows the substore state
             pass
 
@@ -76,13 +83,22 @@ class MemoryFeature(Feature):
 
         subs = _substores(ctx)
         record_transcript(
-            subs, "arreio", run_id=report.run_id, session_id=report.session_id,
+            subs,
+            "arreio",
+            run_id=report.run_id,
+            session_id=report.session_id,
             session_path=display_path(ctx.session_path, ctx.cwd) if ctx.session_path else "",
             report_path=display_path(ctx.state_dir / "runs" / report.run_id / "report.json", ctx.cwd),
         )
         record_episode(
-            subs, "arreio", run_id=report.run_id, goal=report.goal, verdict=report.verdict,
-            tools_used=list(report.tools_used), cost_usd=report.cost_usd, summary=report.final_text[:500],
+            subs,
+            "arreio",
+            run_id=report.run_id,
+            goal=report.goal,
+            verdict=report.verdict,
+            tools_used=list(report.tools_used),
+            cost_usd=report.cost_usd,
+            summary=report.final_text[:500],
         )
 
 

@@ -49,8 +49,10 @@ class InstructionsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description="Read the project's instruction files into a new session's prompt.")
-    names: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md"],
-                             description="File names looked for in each folder, the first found wins.")
+    names: list[str] = Field(
+        default_factory=lambda: ["AGENTS.md", "CLAUDE.md"],
+        description="File names looked for in each folder, the first found wins.",
+    )
 
 
 def instructions_settings(settings: Settings) -> InstructionsSettings:
@@ -168,15 +170,23 @@ def changes(f: InstructionFile, state: Path) -> str:
     import difflib
 
     before = str(load_accepted(state).get(str(f.path), {}).get("text", ""))
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), f.text.splitlines(keepends=True),
-                                        f"{f.shown} (accepted)", f"{f.shown} (now)"))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            f.text.splitlines(keepends=True),
+            f"{f.shown} (accepted)",
+            f"{f.shown} (now)",
+        )
+    )
 
 
 def notice(f: InstructionFile) -> str:
     """The one line a run says about a file it does not obey."""
     why = "is new here" if f.state == "new" else "changed since you accepted it"
-    return (f"{f.shown} {why}: not obeyed until you accept it — review it with `arreio instructions show`, "
-            "then `arreio instructions accept`")
+    return (
+        f"{f.shown} {why}: not obeyed until you accept it — review it with `arreio instructions show`, "
+        "then `arreio instructions accept`"
+    )
 
 
 def render(files: list[InstructionFile]) -> str:
@@ -184,6 +194,8 @@ def render(files: list[InstructionFile]) -> str:
     obeyed = [f for f in files if f.obeyed]
     if not obeyed:
         return ""
-    head = ("Project instructions, written by the user for agents working here (from the repository root down to "
-            "the working directory; where two disagree, the later one, nearer the working directory, wins):")
+    head = (
+        "Project instructions, written by the user for agents working here (from the repository root down to "
+        "the working directory; where two disagree, the later one, nearer the working directory, wins):"
+    )
     return "\n\n".join([head, *[f"## {f.shown}\n\n{f.text.strip()}" for f in obeyed]])

@@ -54,8 +54,9 @@ class InstructionsFeature(Feature):
         settings = ctx.section(instructions_settings)
         assert ctx.state_dir is not None
         files = survey(ctx.cwd, ctx.state_dir, settings)
-        block = InstructionsBlock(render(files), [f.shown for f in files if f.obeyed],
-                                  [notice(f) for f in files if not f.obeyed])
+        block = InstructionsBlock(
+            render(files), [f.shown for f in files if f.obeyed], [notice(f) for f in files if not f.obeyed]
+        )
         ctx.per_run(_NOTICES, lambda: block.notices)
         return [block]
 

@@ -36,34 +36,137 @@ _TAGS = re.compile("[\U000e0000-\U000e007f]+")
 _VARIATION = "\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180d\u180f"
 _VS_RUN = re.compile(f"[{_VARIATION}]{{2,}}|(?<=[A-Za-z])[{_VARIATION}]")
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
-                         "*": None, "`": None})
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "*": None,
+        "`": None,
+    }
+)
 
 # Script letters that look like a Latin letter, by (script, case) and the letter's Unicode name.
 # Only the *name table* is written by hand; which code points carry those names (with tonos,
 # diaeresis, ...) is read from unicodedata below.
 _LOOKALIKES: dict[tuple[str, str], dict[str, str]] = {
-    ("GREEK", "CAPITAL"): {"ALPHA": "a", "BETA": "b", "EPSILON": "e", "ZETA": "z", "ETA": "h", "IOTA": "i",
-                           "KAPPA": "k", "MU": "m", "NU": "n", "OMICRON": "o", "RHO": "p", "TAU": "t",
-                           "UPSILON": "y", "CHI": "x", "LUNATE SIGMA SYMBOL": "c"},
-    ("GREEK", "SMALL"): {"ALPHA": "a", "IOTA": "i", "KAPPA": "k", "NU": "v", "OMICRON": "o", "RHO": "p",
-                         "UPSILON": "u", "CHI": "x", "GAMMA": "y", "ETA": "n", "TAU": "t", "EPSILON": "e",
-                         "FINAL SIGMA": "c", "LUNATE SIGMA SYMBOL": "c"},
-    ("CYRILLIC", "CAPITAL"): {"A": "a", "VE": "b", "IE": "e", "IO": "e", "KA": "k", "EM": "m", "EN": "h",
-                              "O": "o", "ER": "p", "ES": "c", "TE": "t", "HA": "x", "U": "y",
-                              "STRAIGHT U": "y", "DZE": "s", "BYELORUSSIAN-UKRAINIAN I": "i", "YI": "i",
-                              "JE": "j", "QA": "q", "WE": "w", "SHHA": "h", "KOMI DE": "d", "PALOCHKA": "i"},
-    ("CYRILLIC", "SMALL"): {"A": "a", "IE": "e", "IO": "e", "O": "o", "ER": "p", "ES": "c", "U": "y",
-                            "HA": "x", "DZE": "s", "BYELORUSSIAN-UKRAINIAN I": "i", "YI": "i", "JE": "j",
-                            "QA": "q", "WE": "w", "SHHA": "h", "KOMI DE": "d", "STRAIGHT U": "y",
-                            "PALOCHKA": "i", "GHE": "r", "PE": "n", "KA": "k", "EM": "m", "EN": "h",
-                            "TE": "t", "VE": "b", "SOFT SIGN": "b"},
-    ("LATIN", "SMALL"): {"ALPHA": "a", "IOTA": "i", "UPSILON": "u", "GAMMA": "y", "OPEN O": "o",
-                         "DOTLESS J WITH STROKE": "j"},
+    ("GREEK", "CAPITAL"): {
+        "ALPHA": "a",
+        "BETA": "b",
+        "EPSILON": "e",
+        "ZETA": "z",
+        "ETA": "h",
+        "IOTA": "i",
+        "KAPPA": "k",
+        "MU": "m",
+        "NU": "n",
+        "OMICRON": "o",
+        "RHO": "p",
+        "TAU": "t",
+        "UPSILON": "y",
+        "CHI": "x",
+        "LUNATE SIGMA SYMBOL": "c",
+    },
+    ("GREEK", "SMALL"): {
+        "ALPHA": "a",
+        "IOTA": "i",
+        "KAPPA": "k",
+        "NU": "v",
+        "OMICRON": "o",
+        "RHO": "p",
+        "UPSILON": "u",
+        "CHI": "x",
+        "GAMMA": "y",
+        "ETA": "n",
+        "TAU": "t",
+        "EPSILON": "e",
+        "FINAL SIGMA": "c",
+        "LUNATE SIGMA SYMBOL": "c",
+    },
+    ("CYRILLIC", "CAPITAL"): {
+        "A": "a",
+        "VE": "b",
+        "IE": "e",
+        "IO": "e",
+        "KA": "k",
+        "EM": "m",
+        "EN": "h",
+        "O": "o",
+        "ER": "p",
+        "ES": "c",
+        "TE": "t",
+        "HA": "x",
+        "U": "y",
+        "STRAIGHT U": "y",
+        "DZE": "s",
+        "BYELORUSSIAN-UKRAINIAN I": "i",
+        "YI": "i",
+        "JE": "j",
+        "QA": "q",
+        "WE": "w",
+        "SHHA": "h",
+        "KOMI DE": "d",
+        "PALOCHKA": "i",
+    },
+    ("CYRILLIC", "SMALL"): {
+        "A": "a",
+        "IE": "e",
+        "IO": "e",
+        "O": "o",
+        "ER": "p",
+        "ES": "c",
+        "U": "y",
+        "HA": "x",
+        "DZE": "s",
+        "BYELORUSSIAN-UKRAINIAN I": "i",
+        "YI": "i",
+        "JE": "j",
+        "QA": "q",
+        "WE": "w",
+        "SHHA": "h",
+        "KOMI DE": "d",
+        "STRAIGHT U": "y",
+        "PALOCHKA": "i",
+        "GHE": "r",
+        "PE": "n",
+        "KA": "k",
+        "EM": "m",
+        "EN": "h",
+        "TE": "t",
+        "VE": "b",
+        "SOFT SIGN": "b",
+    },
+    ("LATIN", "SMALL"): {
+        "ALPHA": "a",
+        "IOTA": "i",
+        "UPSILON": "u",
+        "GAMMA": "y",
+        "OPEN O": "o",
+        "DOTLESS J WITH STROKE": "j",
+    },
     ("ARMENIAN", "SMALL"): {"OH": "o", "SEH": "u", "HO": "h", "VO": "n", "CO": "g", "VEW": "w", "ZA": "q"},
-    ("CHEROKEE", "LETTER"): {"A": "d", "E": "r", "I": "t", "O": "g", "S": "w", "DO": "v", "GO": "a",
-                             "HA": "o", "MA": "h", "NAH": "g", "QUO": "i", "TLI": "p", "TSO": "k"},
+    ("CHEROKEE", "LETTER"): {
+        "A": "d",
+        "E": "r",
+        "I": "t",
+        "O": "g",
+        "S": "w",
+        "DO": "v",
+        "GO": "a",
+        "HA": "o",
+        "MA": "h",
+        "NAH": "g",
+        "QUO": "i",
+        "TLI": "p",
+        "TSO": "k",
+    },
 }
 _LATIN_NAME = re.compile(
     r"^(?:(?:NEGATIVE )?(?:CIRCLED|SQUARED|PARENTHESIZED) )?LATIN (?:SMALL |CAPITAL )?LETTER "
@@ -73,8 +176,16 @@ _SCRIPT_NAME = re.compile(
     r"^(GREEK|CYRILLIC|ARMENIAN|LATIN) (SMALL|CAPITAL) LETTER (.+?)(?: WITH .+)?$|^(CHEROKEE) (LETTER) (.+)$"
 )
 _REGIONAL = re.compile(r"^REGIONAL INDICATOR SYMBOL LETTER ([A-Z])$")
-_RANGES = ((0x00C0, 0x058F), (0x13A0, 0x13F5), (0x1D00, 0x1DBF), (0x1E00, 0x1FFF), (0x2C60, 0x2C7F),
-           (0xA720, 0xA7FF), (0xAB30, 0xAB6F), (0x1F100, 0x1F1FF))
+_RANGES = (
+    (0x00C0, 0x058F),
+    (0x13A0, 0x13F5),
+    (0x1D00, 0x1DBF),
+    (0x1E00, 0x1FFF),
+    (0x2C60, 0x2C7F),
+    (0xA720, 0xA7FF),
+    (0xAB30, 0xAB6F),
+    (0x1F100, 0x1F1FF),
+)
 
 
 def _confusable_table() -> dict[int, str]:
@@ -100,8 +211,10 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 # Contractions read in full, so one rule covers "you're"/"you are" and "don't"/"do not".
-_CONTRACTIONS = re.compile(r"\b(you|they|we)'re\b|\b(you|they|we|i)'ve\b|\b(you|they|we|i)'ll\b|\bi'm\b"
-                           r"|\b(do|does|did|is|are|was|were|has|have|had|should|must|would|could)n't\b|\bcan't\b|\bwon't\b")
+_CONTRACTIONS = re.compile(
+    r"\b(you|they|we)'re\b|\b(you|they|we|i)'ve\b|\b(you|they|we|i)'ll\b|\bi'm\b"
+    r"|\b(do|does|did|is|are|was|were|has|have|had|should|must|would|could)n't\b|\bcan't\b|\bwon't\b"
+)
 
 
 def _expand(match: re.Match[str]) -> str:

@@ -15,13 +15,7 @@ from arreio.memory.substores import SubstoreRecord, Substores
 
 
 def record_transcript(
-    substores: Substores,
-    agent: str,
-    *,
-    run_id: str,
-    session_id: str,
-    session_path: str,
-    report_path: str,
+    substores: Substores, agent: str, *, run_id: str, session_id: str, session_path: str, report_path: str
 ) -> SubstoreRecord:
     """Pointer from a run to its session file and its `report.json` (paths as given, usually relative)."""
     return substores.append(

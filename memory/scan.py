@@ -130,14 +130,19 @@ _SPECIMEN = re.compile(
 
 def _mentioned(text: str, start: int, end: int, low: int, high: int) -> bool:
     """True when the match at `start:end` is quoted as an example in its sentence `low:high`."""
-    before = text[max(low, start - 60):start]
+    before = text[max(low, start - 60) : start]
     opened = re.search(r"(['\"])[^'\"]{0,12}$", before)
     if opened is not None:
         closing = text.find(opened.group(1), end, high + 1)
         if closing < 0 or closing - end > 40:
             return False
-        cue = (_MENTION_BEFORE.search(before[: opened.start()].rstrip()) is not None
-               or re.match(r"\s*(?:payloads?|strings?|phrases?|prompts?|attacks?|examples?|injections?)\b", text[closing + 1:]) is not None)
+        cue = (
+            _MENTION_BEFORE.search(before[: opened.start()].rstrip()) is not None
+            or re.match(
+                r"\s*(?:payloads?|strings?|phrases?|prompts?|attacks?|examples?|injections?)\b", text[closing + 1 :]
+            )
+            is not None
+        )
     else:
         cue = re.search(r"\b(?:such\s+as|like|e\.g\.?)\s*[:,]?\s*$", before) is not None
     return cue and _SPECIMEN.search(text, low, high) is not None
@@ -218,8 +223,11 @@ def _meaning(text: str) -> ScanFinding | None:
     found = judge(text)
     if found is None:
         return None
-    return ScanFinding(found.category, f"meaning (nearest hostile example {found.hostile:.2f}, "
-                                       f"margin over the honest ones {found.margin:.3f})", "")
+    return ScanFinding(
+        found.category,
+        f"meaning (nearest hostile example {found.hostile:.2f}, margin over the honest ones {found.margin:.3f})",
+        "",
+    )
 
 
 _TERMINAL = re.compile(r"[.!?。！？]+$")

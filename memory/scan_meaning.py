@@ -113,7 +113,7 @@ def groups(text: str) -> list[str]:
         if out and len(out[-1]) + 1 + len(sentence) <= _GROUP_CHARS:
             out[-1] += " " + sentence
         else:
-            out.extend(sentence[i:i + _GROUP_CHARS] for i in range(0, len(sentence), _GROUP_CHARS))
+            out.extend(sentence[i : i + _GROUP_CHARS] for i in range(0, len(sentence), _GROUP_CHARS))
     return [g for g in out if len(g) >= 8]
 
 
@@ -270,9 +270,13 @@ def _build() -> None:
 
     embedder = E5Embedder(num_threads=1)
     _, hostile, honest = load_examples()
-    np.savez_compressed(VECTORS, hostile=_embed_all(embedder, hostile).astype(np.float16),
-                        honest=_embed_all(embedder, honest).astype(np.float16), model=embedder.name,
-                        digest=examples_digest())
+    np.savez_compressed(
+        VECTORS,
+        hostile=_embed_all(embedder, hostile).astype(np.float16),
+        honest=_embed_all(embedder, honest).astype(np.float16),
+        model=embedder.name,
+        digest=examples_digest(),
+    )
     print(f"wrote {VECTORS.name}: {len(hostile)} hostile, {len(honest)} honest examples")
 
 

@@ -46,38 +46,56 @@ REMOTE_EXEC = verbose(rf"""
   | \b(?:fetch|download|grab|pull|curl|wget)\b[^|\n]{{0,120}}?\b(?:pipe|feed)\s+(?:it|that|them|the\s+(?:output|result|script|response))\s+(?:in)?to\s+(?:ba|z)?sh\b
   | \b(?:run|execute|source|eval)\s+(?:the\s+)?(?:script|code|payload|file|commands?|binary)\s+(?:at|from|hosted\s+at|found\s+at)\s+{URL}
 """)
-_NET_OR_EXEC = (rf"\b(?:curl|wget|nc|ncat|netcat|socat|telnet|iwr|iex|invoke-webrequest)\b|/dev/tcp/|\bbash\s+-i\b"
-                rf"|\bpython[0-9.]*\s+-c\b|\bbase64\s+(?:-d|--decode)\b|{URL}"
-                r"|\b(?:ping(?:s|ing)?|phones?|calls?|reports?)\s+(?:home|back)\b|\bbeacons?\b")
-_RC_FILE = (r"~?/?(?:[\w.-]+/)*\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|zlogin|login|cshrc"
-            r"|tcshrc|kshrc|config/fish/config\.fish)\b|/etc/(?:profile|bash\.bashrc|environment|rc\.local)\b"
-            r"|\bprofile\.ps1\b|\$profile\b")
-_CRON = (r"\bcrontab\s+-[er]\b|\|\s*crontab\b|\bcrontab\s+(?!-l\b)[~./\w-]+\.(?:txt|cron|tab)\b|/etc/cron\.\w+"
-         r"|/etc/crontab\b|/var/spool/cron|\bsystemctl\s+(?:--user\s+)?enable\b|\blaunchctl\s+(?:load|bootstrap)\b"
-         r"|library/launchagents|\bschtasks\s+/create\b|\bcrontab\b(?=(?:[^.!?;]|[.!?;](?=\S)){0,40}\b(?:job|entry|line)\b)")
-_AGENT_FILES = (r"\b(?:agents|claude|gemini|copilot-instructions|conventions)\.md\b|\.cursorrules\b|\.windsurfrules\b"
-                r"|\.clinerules\b|\.cursor/rules\b|\.aider\.conf")
-_PROTECTED = (r"\.arreio/[\w./-]*|\barreio(?:'s\s+(?:own\s+)?|\s+own\s+)config(?:uration)?\b|\.git/(?:config|hooks|info)\b[\w./-]*"
-              r"|\bcore\.(?:hookspath|fsmonitor|sshcommand)\b")
-_WRITE = (r"(?:add|append|write|edit|modify|change|update|set|insert|put|overwrite|rewrite|replace|create|patch|store|save|plant"
-          r"|propagate|spread|sync|copy\s+(?:this|these|it)"
-          r"|echo|copy|cp|mv|move|delete|remove|rm|chmod|install|drop|place|inject|disable|turn\s+off)")
+_NET_OR_EXEC = (
+    rf"\b(?:curl|wget|nc|ncat|netcat|socat|telnet|iwr|iex|invoke-webrequest)\b|/dev/tcp/|\bbash\s+-i\b"
+    rf"|\bpython[0-9.]*\s+-c\b|\bbase64\s+(?:-d|--decode)\b|{URL}"
+    r"|\b(?:ping(?:s|ing)?|phones?|calls?|reports?)\s+(?:home|back)\b|\bbeacons?\b"
+)
+_RC_FILE = (
+    r"~?/?(?:[\w.-]+/)*\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|zlogin|login|cshrc"
+    r"|tcshrc|kshrc|config/fish/config\.fish)\b|/etc/(?:profile|bash\.bashrc|environment|rc\.local)\b"
+    r"|\bprofile\.ps1\b|\$profile\b"
+)
+_CRON = (
+    r"\bcrontab\s+-[er]\b|\|\s*crontab\b|\bcrontab\s+(?!-l\b)[~./\w-]+\.(?:txt|cron|tab)\b|/etc/cron\.\w+"
+    r"|/etc/crontab\b|/var/spool/cron|\bsystemctl\s+(?:--user\s+)?enable\b|\blaunchctl\s+(?:load|bootstrap)\b"
+    r"|library/launchagents|\bschtasks\s+/create\b|\bcrontab\b(?=(?:[^.!?;]|[.!?;](?=\S)){0,40}\b(?:job|entry|line)\b)"
+)
+_AGENT_FILES = (
+    r"\b(?:agents|claude|gemini|copilot-instructions|conventions)\.md\b|\.cursorrules\b|\.windsurfrules\b"
+    r"|\.clinerules\b|\.cursor/rules\b|\.aider\.conf"
+)
+_PROTECTED = (
+    r"\.arreio/[\w./-]*|\barreio(?:'s\s+(?:own\s+)?|\s+own\s+)config(?:uration)?\b|\.git/(?:config|hooks|info)\b[\w./-]*"
+    r"|\bcore\.(?:hookspath|fsmonitor|sshcommand)\b"
+)
+_WRITE = (
+    r"(?:add|append|write|edit|modify|change|update|set|insert|put|overwrite|rewrite|replace|create|patch|store|save|plant"
+    r"|propagate|spread|sync|copy\s+(?:this|these|it)"
+    r"|echo|copy|cp|mv|move|delete|remove|rm|chmod|install|drop|place|inject|disable|turn\s+off)"
+)
 _SECRET_NAME = r"[a-z0-9_]*(?:key|token|secret|passw(?:or)?d|pass|credential|auth)[a-z0-9_]*"
-_HOME_CREDENTIAL = (r"~?/?(?:[\w.-]+/)*(?:\.netrc|\.pypirc|\.npmrc|\.git-credentials|\.aws/credentials|\.docker/config\.json"
-                    r"|\.kube/config|\.ssh/(?:id_\w+|[\w.-]*key\w*)\b(?!\.pub)|id_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.gnupg/\S*"
-                    r"|/etc/shadow|\.config/gh/hosts\.yml)")
+_HOME_CREDENTIAL = (
+    r"~?/?(?:[\w.-]+/)*(?:\.netrc|\.pypirc|\.npmrc|\.git-credentials|\.aws/credentials|\.docker/config\.json"
+    r"|\.kube/config|\.ssh/(?:id_\w+|[\w.-]*key\w*)\b(?!\.pub)|id_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.gnupg/\S*"
+    r"|/etc/shadow|\.config/gh/hosts\.yml)"
+)
 _PROJECT_SECRET = r"(?:\S*/)?(?:\.env(?!\.(?:example|sample|template|dist|defaults?)\b)(?:\.[\w-]+)?|credentials\.json|secrets\.ya?ml)"
-_SENSITIVE = (r"(?:(?:the\s+|this\s+|your\s+|our\s+)(?:conversation|context|chat)\b|context\s+window|chat\s+(?:logs?|history)"
-              r"|(?:chat|conversation|shell|bash|command|browser)\s+history|transcripts?|(?:the\s+|your\s+|all\s+)memor(?:y|ies)\b"
-              r"|secrets?|(?:api|ssh|private|secret|access|aws|signing|deploy)\s+keys?|tokens?|credentials|passwords?"
-              r"|env(?:ironment)?\s+(?:vars?|variables)|\.env\b|\benv\b|cookies|session\s+(?:tokens?|cookies)|system\s+prompt"
-              r"|(?:whole|entire|full)\s+(?:repo|repository|codebase|project|home\s+directory|disk)|home\s+directory|~/\.ssh)"
-              r"(?!\s+(?:usage|counts?|stats|statistics|metrics|budgets?|limits?|profiles?|dumps?|leaks?|rotation|notices?|names?"
-              r"|ids?|format|schema|docs|expiry|lengths?|policy)\b)")
+_SENSITIVE = (
+    r"(?:(?:the\s+|this\s+|your\s+|our\s+)(?:conversation|context|chat)\b|context\s+window|chat\s+(?:logs?|history)"
+    r"|(?:chat|conversation|shell|bash|command|browser)\s+history|transcripts?|(?:the\s+|your\s+|all\s+)memor(?:y|ies)\b"
+    r"|secrets?|(?:api|ssh|private|secret|access|aws|signing|deploy)\s+keys?|tokens?|credentials|passwords?"
+    r"|env(?:ironment)?\s+(?:vars?|variables)|\.env\b|\benv\b|cookies|session\s+(?:tokens?|cookies)|system\s+prompt"
+    r"|(?:whole|entire|full)\s+(?:repo|repository|codebase|project|home\s+directory|disk)|home\s+directory|~/\.ssh)"
+    r"(?!\s+(?:usage|counts?|stats|statistics|metrics|budgets?|limits?|profiles?|dumps?|leaks?|rotation|notices?|names?"
+    r"|ids?|format|schema|docs|expiry|lengths?|policy)\b)"
+)
 _SEND = r"(?:send|post|upload|exfiltrate|forward|transmit|leak|submit|email|e-mail|mail|beam|pipe|paste|dump|ship|sync)"
-_DEST = (rf"(?:to|at|via|into|onto)\s+(?:{URL}|{EMAIL}|(?:the\s+|a\s+|my\s+|this\s+)?(?:{PASTE_HOSTS})|(?:the\s+|a\s+"
-         rf"|my\s+|this\s+|our\s+)?(?:webhook|pastebin|gist|discord|telegram|requestbin|ngrok|collector|attacker|remote\s+server)"
-         rf"|[\w-]+(?:\.[\w-]+)+/)")
+_DEST = (
+    rf"(?:to|at|via|into|onto)\s+(?:{URL}|{EMAIL}|(?:the\s+|a\s+|my\s+|this\s+)?(?:{PASTE_HOSTS})|(?:the\s+|a\s+"
+    rf"|my\s+|this\s+|our\s+)?(?:webhook|pastebin|gist|discord|telegram|requestbin|ngrok|collector|attacker|remote\s+server)"
+    rf"|[\w-]+(?:\.[\w-]+)+/)"
+)
 
 _R: list[Rule] = []
 

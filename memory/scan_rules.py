@@ -18,8 +18,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-__all__ = ["Rule", "CATEGORIES", "TRIGGER", "IMPERATIVE", "URL", "EMAIL", "PASTE_HOSTS", "gated", "negated", "rule",
-           "verbose", "win"]
+__all__ = [
+    "Rule",
+    "CATEGORIES",
+    "TRIGGER",
+    "IMPERATIVE",
+    "URL",
+    "EMAIL",
+    "PASTE_HOSTS",
+    "gated",
+    "negated",
+    "rule",
+    "verbose",
+    "win",
+]
 
 CATEGORIES = (
     "invisible_unicode",  # characters that hide or reorder text (raw-text check, normalise.py)
@@ -79,7 +91,7 @@ _CLAUSE_START = re.compile(r"(?:^|[.!?;:](?:\s|$)|\b(?:but|however|instead)\b)")
 
 def negated(text: str, start: int) -> bool:
     """True when the clause before `start` negates it ("never cat .env into a reply")."""
-    window = text[max(0, start - 80):start]
+    window = text[max(0, start - 80) : start]
     cut = 0
     for boundary in _CLAUSE_START.finditer(window):
         cut = boundary.end()
@@ -109,19 +121,32 @@ TRIGGER = verbose(r"""
 
 URL = r"(?:https?|ftp)://[^\s'\"<>)]+"
 # where an order to the agent starts: a clause start, or after "and/then/please/must/…"
-IMPERATIVE = (r"(?:^|[.!?;:]\s+|,\s+|\b(?:and|then|also|please|first|next|finally|always|now|must|should)\s+"
-              r"|\b(?:need|have|remember|sure|forget)\s+to\s+)")
+IMPERATIVE = (
+    r"(?:^|[.!?;:]\s+|,\s+|\b(?:and|then|also|please|first|next|finally|always|now|must|should)\s+"
+    r"|\b(?:need|have|remember|sure|forget)\s+to\s+)"
+)
 EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-PASTE_HOSTS = (r"pastebin\.com|paste\.ee|hastebin\.com|ghostbin\.\w+|transfer\.sh|0x0\.st|termbin\.com|webhook\.site"
-                r"|requestbin\.\w+|pipedream\.net|interact\.sh|oast\.\w+|burpcollaborator\.net|ngrok(?:-free)?\.\w+"
-                r"|bit\.ly|tinyurl\.com|is\.gd|rb\.gy|cutt\.ly|discord(?:app)?\.com/api/webhooks|api\.telegram\.org")
+PASTE_HOSTS = (
+    r"pastebin\.com|paste\.ee|hastebin\.com|ghostbin\.\w+|transfer\.sh|0x0\.st|termbin\.com|webhook\.site"
+    r"|requestbin\.\w+|pipedream\.net|interact\.sh|oast\.\w+|burpcollaborator\.net|ngrok(?:-free)?\.\w+"
+    r"|bit\.ly|tinyurl\.com|is\.gd|rb\.gy|cutt\.ly|discord(?:app)?\.com/api/webhooks|api\.telegram\.org"
+)
+
 
 def rule(book: list[Rule], category: str, name: str, regex: str, **options) -> None:
     """Add a rule to `book`; `regex` (and a string `needs`) are verbose patterns, `gate` a plain one."""
     needs = options.pop("needs", None)
     gate = options.pop("gate", None)
-    book.append(Rule(category, name, verbose(regex), needs=verbose(needs) if isinstance(needs, str) else needs,
-                     gate=re.compile(gate) if gate else None, **options))
+    book.append(
+        Rule(
+            category,
+            name,
+            verbose(regex),
+            needs=verbose(needs) if isinstance(needs, str) else needs,
+            gate=re.compile(gate) if gate else None,
+            **options,
+        )
+    )
 
 
 def gated(book: list[Rule], gates: dict[str, str]) -> tuple[Rule, ...]:

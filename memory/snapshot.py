@@ -19,10 +19,7 @@ from arreio.memory.entries import SEPARATOR, MemoryRefused, blocked_handle
 from arreio.memory.scan import scan_text
 from arreio.memory.store import MemoryStore, MemoryStores, StoreState
 
-_TITLES = {
-    "memory": ("MEMORY.md", "your own notes"),
-    "user": ("USER.md", "what you know about the user"),
-}
+_TITLES = {"memory": ("MEMORY.md", "your own notes"), "user": ("USER.md", "what you know about the user")}
 
 
 def _why_blocked(entry: str, redactor: Redactor | None) -> str | None:
@@ -47,8 +44,9 @@ def _blocked(state: StoreState, redactor: Redactor | None) -> list[str]:
     return [entry for entry in state.entries if _why_blocked(entry, redactor) is not None]
 
 
-def render_snapshot(states: list[StoreState], problems: list[str] | None = None,
-                    redactor: Redactor | None = None) -> str | None:
+def render_snapshot(
+    states: list[StoreState], problems: list[str] | None = None, redactor: Redactor | None = None
+) -> str | None:
     """The block text for these store states, or None when every store is empty (and none failed
     to read). `problems` are one-line notes about stores that could not be read."""
     problems = problems or []
@@ -106,13 +104,17 @@ def _notices(state: StoreState, redactor: Redactor | None = None) -> list[str]:
     file_name, _ = _TITLES[state.target]
     out = []
     if state.chars > state.limit:
-        out.append(f"{file_name} is over its limit ({state.chars}/{state.limit} chars) and enters every prompt "
-                   f"whole: consolidate it with `arreio memory replace|remove --target {state.target}`")
+        out.append(
+            f"{file_name} is over its limit ({state.chars}/{state.limit} chars) and enters every prompt "
+            f"whole: consolidate it with `arreio memory replace|remove --target {state.target}`"
+        )
     blocked = _blocked(state, redactor)
     if blocked:
-        out.append(f"{file_name} holds {len(blocked)} entr{'y' if len(blocked) == 1 else 'ies'} the security scan "
-                   f"blocked (hidden from the model): remove with `arreio memory remove --target {state.target} "
-                   f"{blocked_handle(blocked[0])}`")
+        out.append(
+            f"{file_name} holds {len(blocked)} entr{'y' if len(blocked) == 1 else 'ies'} the security scan "
+            f"blocked (hidden from the model): remove with `arreio memory remove --target {state.target} "
+            f"{blocked_handle(blocked[0])}`"
+        )
     return out
 
 

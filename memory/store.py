@@ -57,10 +57,15 @@ def secret_refusal(content: str, redactor: Redactor) -> str | None:
     name = redactor.find_name(content)
     if name is None and redactor.text(content) == content:
         return None
-    what = (f"the value of ${name}, a secret from the environment" if name is not None
-            else "what looks like a credential (a key, token or password)")
-    return (f"refused: the content holds {what}. Memory lasts across sessions and enters every prompt; "
-            "never store secrets (save where to find one instead: 'the staging DB password is in the vault').")
+    what = (
+        f"the value of ${name}, a secret from the environment"
+        if name is not None
+        else "what looks like a credential (a key, token or password)"
+    )
+    return (
+        f"refused: the content holds {what}. Memory lasts across sessions and enters every prompt; "
+        "never store secrets (save where to find one instead: 'the staging DB password is in the vault')."
+    )
 
 
 # A lock the file system will not let arreio make (a read-only or immutable state folder, a full disk).
@@ -125,8 +130,15 @@ class WriteResult:
 class MemoryStore:
     """One bounded store file. Reads are lock-free (writes are atomic replaces); writes are locked."""
 
-    def __init__(self, path: Path, limit: int, *, target: Target = "memory", clock: Clock | None = None,
-                 redactor: Redactor | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        limit: int,
+        *,
+        target: Target = "memory",
+        clock: Clock | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
         self.path = Path(path)
         self.limit = limit
         self.target = target
@@ -159,8 +171,9 @@ class MemoryStore:
         # Not as the store writes it: separators off, or more than it would ever hold (text appended
         # by hand without a `§` line became part of the last entry; a replace of it dropped it all).
         drifted = bool(text.strip()) and (not round_trips(text) or chars > self.limit)
-        return StoreState(target=self.target, path=self.path, entries=entries, chars=chars, limit=self.limit,
-                          drifted=drifted)
+        return StoreState(
+            target=self.target, path=self.path, entries=entries, chars=chars, limit=self.limit, drifted=drifted
+        )
 
     # -- writing -------------------------------------------------------------------------------
     def add(self, content: str) -> WriteResult:
@@ -189,7 +202,9 @@ class MemoryStore:
         except OSError as error:
             if error.errno in _DISK_REFUSALS:  # the file system's own refusal: said as for any write (cli/errors.py)
                 raise
-            raise MemoryRefused(f"cannot lock {self.path.name}: {error.strerror or error}; nothing was changed") from None
+            raise MemoryRefused(
+                f"cannot lock {self.path.name}: {error.strerror or error}; nothing was changed"
+            ) from None
         try:
             yield
         finally:
@@ -207,9 +222,12 @@ class MemoryStore:
         before = self._state(text)
         if before.drifted and any(op.action != "add" for op in operations):
             backup = self._backup(text)
-            why = ("it holds more than its limit" if before.chars > self.limit and round_trips(text) else
-                   "it no longer round-trips (entries must be separated by a line holding only §, without "
-                   "duplicates or empty entries)")
+            why = (
+                "it holds more than its limit"
+                if before.chars > self.limit and round_trips(text)
+                else "it no longer round-trips (entries must be separated by a line holding only §, without "
+                "duplicates or empty entries)"
+            )
             raise MemoryRefused(
                 f"{self.path.name} was edited by hand and {why}, so replace/remove would rewrite what was "
                 f"written there. A copy was saved to {backup}. Fix the file by hand, or add entries "
@@ -257,19 +275,27 @@ class MemoryStores:
     """The two stores of a state folder: `.memory` (MEMORY.md, the agent's notes) and `.user`
     (USER.md, what it knows about the user)."""
 
-    def __init__(self, state_dir: Path, limits: MemoryLimits | None = None, clock: Clock | None = None,
-                 redactor: Redactor | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        limits: MemoryLimits | None = None,
+        clock: Clock | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
         self.state_dir = Path(state_dir)
         self.limits = limits or MemoryLimits()
         self.redactor = redactor if redactor is not None else Redactor()
-        self.memory = MemoryStore(self.state_dir / "MEMORY.md", self.limits.memory_chars, target="memory",
-                                  clock=clock, redactor=self.redactor)
-        self.user = MemoryStore(self.state_dir / "USER.md", self.limits.user_chars, target="user", clock=clock,
-                                redactor=self.redactor)
+        self.memory = MemoryStore(
+            self.state_dir / "MEMORY.md", self.limits.memory_chars, target="memory", clock=clock, redactor=self.redactor
+        )
+        self.user = MemoryStore(
+            self.state_dir / "USER.md", self.limits.user_chars, target="user", clock=clock, redactor=self.redactor
+        )
 
     @classmethod
-    def configured(cls, state_dir: Path, settings: Any, clock: Clock | None = None,
-                   redactor: Redactor | None = None) -> MemoryStores:
+    def configured(
+        cls, state_dir: Path, settings: Any, clock: Clock | None = None, redactor: Redactor | None = None
+    ) -> MemoryStores:
         """The stores with the limits of `settings.memory` — what runs, the CLI and learning all use;
         `redactor` (the run's, or the environment's) decides what is a secret they refuse."""
         limits = MemoryLimits(memory_chars=settings.memory.memory_chars, user_chars=settings.memory.user_chars)

@@ -67,8 +67,9 @@ class Substores:
     each diagnostic also goes to the log (a run's only way to say it); a caller that prints the
     diagnostics itself says False, or each is said twice."""
 
-    def __init__(self, state_dir: Path, clock: Clock | None = None, *, redactor: Redactor | None,
-                 logged: bool = True) -> None:
+    def __init__(
+        self, state_dir: Path, clock: Clock | None = None, *, redactor: Redactor | None, logged: bool = True
+    ) -> None:
         self.folder = Path(state_dir) / "memory"
         self.clock = clock or SystemClock()
         self.redactor = redactor
@@ -89,7 +90,9 @@ class Substores:
             raise UsageError("a substore record needs the name of the agent that wrote it.")
         now = self.clock.now()
         record = SubstoreRecord(
-            id=new_record_id(PREFIXES[substore], now), agent=agent.strip(), at=iso_ms(now),
+            id=new_record_id(PREFIXES[substore], now),
+            agent=agent.strip(),
+            at=iso_ms(now),
             payload=self.redactor.value(dict(payload)),
         )
         try:
@@ -178,12 +181,7 @@ class Substores:
             os.close(fd)
 
     def list(
-        self,
-        substore: str,
-        *,
-        limit: int | None = None,
-        agent: str | None = None,
-        since: str | None = None,
+        self, substore: str, *, limit: int | None = None, agent: str | None = None, since: str | None = None
     ) -> tuple[list[SubstoreRecord], int]:
         """Records newest first, filtered by agent and time (`since` inclusive), at most `limit`;
         the int is the total number of records in the store, before filtering."""
@@ -210,8 +208,9 @@ class Substores:
         matches = [r for r in records if r.id.startswith(record_id)]
         if len(matches) > 1:
             shown = ", ".join(r.id for r in matches[:8]) + (f", … ({len(matches)} in all)" if len(matches) > 8 else "")
-            raise UsageError(f"record prefix {record_id!r} is ambiguous in the {substore} substore: {shown} "
-                             "— give more characters")
+            raise UsageError(
+                f"record prefix {record_id!r} is ambiguous in the {substore} substore: {shown} — give more characters"
+            )
         return matches[0] if matches else None
 
     def _warn(self, message: str) -> None:

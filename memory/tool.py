@@ -47,9 +47,7 @@ def operations_by_target(request: MemoryInput) -> dict[Target, list[Operation]]:
     if request.operations and request.action:
         raise MemoryRefused("send either `action` or `operations`, not both.")
     if request.operations:
-        items = [
-            (op.target or request.target, op.action, op.content, op.old_text) for op in request.operations
-        ]
+        items = [(op.target or request.target, op.action, op.content, op.old_text) for op in request.operations]
     elif request.action:
         items = [(request.target, request.action, request.content, request.old_text)]
     else:
@@ -102,8 +100,15 @@ class MemoryTool(Tool):
             request = args if isinstance(args, MemoryInput) else MemoryInput.model_validate(args)
             operations = operations_by_target(request)
             # The stores refuse a secret too (with the redactor they were made with); the run's decides here.
-            refusal = next((why for ops in operations.values() for op in ops
-                            if op.content and (why := secret_refusal(op.content, ctx.redactor))), None)
+            refusal = next(
+                (
+                    why
+                    for ops in operations.values()
+                    for op in ops
+                    if op.content and (why := secret_refusal(op.content, ctx.redactor))
+                ),
+                None,
+            )
             if refusal is not None:
                 return self._failed(refusal)
             results = self.stores.apply(operations)
@@ -128,4 +133,3 @@ class MemoryTool(Tool):
             f"Memory writes failed {MAX_FAILURES_PER_TURN} times this turn: stop retrying the memory "
             "tool and answer the user now. You can save the fact in a later turn."
         )
-

@@ -17,9 +17,12 @@ DEEP = 50_000
 
 # What a refusal says of each kind (the file's own name comes before it).
 REASON = {
-    "fifo": "a named pipe, not a regular file", "zero": "a character device, not a regular file",
-    "urandom": "a character device, not a regular file", "sparse": "2 GB, over the",
-    "laughs": "nodes (aliases expanded)", "deep-yaml": "nested deeper than 100 levels",
+    "fifo": "a named pipe, not a regular file",
+    "zero": "a character device, not a regular file",
+    "urandom": "a character device, not a regular file",
+    "sparse": "2 GB, over the",
+    "laughs": "nodes (aliases expanded)",
+    "deep-yaml": "nested deeper than 100 levels",
     "deep-json": "nested deeper than 100 levels",
 }
 

@@ -40,22 +40,42 @@ for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPI
 
 
 def make_runner(
-    tmp_path: Path, provider: Provider, *, extra_tools: list[Tool] = (), settings: Settings | None = None,
-    clock: FixedClock | None = None, session: Session | None = None, hooks: list | None = None, model: str = "offline",
+    tmp_path: Path,
+    provider: Provider,
+    *,
+    extra_tools: list[Tool] = (),
+    settings: Settings | None = None,
+    clock: FixedClock | None = None,
+    session: Session | None = None,
+    hooks: list | None = None,
+    model: str = "offline",
 ) -> Runner:
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
-    header = SessionHeader(id="s-test", created_at="2026-06-27T16:00:00.000Z", cwd=str(work), model="offline",
-                           system=[SystemBlock(name="identity", text="You are a test agent.")])
+    header = SessionHeader(
+        id="s-test",
+        created_at="2026-06-27T16:00:00.000Z",
+        cwd=str(work),
+        model="offline",
+        system=[SystemBlock(name="identity", text="You are a test agent.")],
+    )
     session = session or Session.create(tmp_path / "sessions", header)
     tools = ToolRegistry(builtin_tools())
     for tool in extra_tools:
         tools.register(tool)
     clock = clock or FixedClock()
-    ctx = RunContext(cwd=work, env={"PATH": os.environ.get("PATH", "")}, clock=clock, settings=settings or Settings(),
-                     state_dir=tmp_path, session_id=session.id, session_path=session.path)
-    return Runner(provider=provider, model=model, session=session, tools=tools, ctx=ctx, system=header.system,
-                  hooks=hooks or [])
+    ctx = RunContext(
+        cwd=work,
+        env={"PATH": os.environ.get("PATH", "")},
+        clock=clock,
+        settings=settings or Settings(),
+        state_dir=tmp_path,
+        session_id=session.id,
+        session_path=session.path,
+    )
+    return Runner(
+        provider=provider, model=model, session=session, tools=tools, ctx=ctx, system=header.system, hooks=hooks or []
+    )
 
 
 async def drain(runner: Runner, text: str | None = "do the thing") -> list:
@@ -150,13 +170,20 @@ def cli():
     return invoke
 
 
-def run_cli(work: Path | None, env: dict[str, str], *args: str | bytes, text: bool = True, timeout: float = 120,
-            input: str | bytes | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    work: Path | None,
+    env: dict[str, str],
+    *args: str | bytes,
+    text: bool = True,
+    timeout: float = 120,
+    input: str | bytes | None = None,
+) -> subprocess.CompletedProcess:
     """`arreio ARGS` as a real process in `work`, its output captured (`text=False`: as bytes); stdin is
     `input` piped in, else closed. Never raises for an exit code."""
     stdin = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
-    return subprocess.run([*ARREIO, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout,
-                          check=False, **stdin)
+    return subprocess.run(
+        [*ARREIO, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
+    )
 
 
 def _ctrl_c_reaches_the_child() -> None:

@@ -19,8 +19,9 @@ class Terminal:
     """One child process on a fresh pty. `expect` reads until a pattern shows; `type` writes keys. The
     waits are generous (a minute): they bound a hang, and a busy machine may take seconds to start one."""
 
-    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], columns: int = 120,
-                 stdout: int | None = None) -> None:
+    def __init__(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], columns: int = 120, stdout: int | None = None
+    ) -> None:
         """`stdout`: where the child's stdout goes instead of the terminal (`subprocess.PIPE`: `| cat`)."""
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, bytes([40, 0, columns, 0, 0, 0, 0, 0]))
@@ -30,9 +31,16 @@ class Terminal:
             fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # as from a shell, even if the runner ignores it
 
-        self.proc = subprocess.Popen(argv, cwd=cwd, env={**env, "TERM": "xterm", "COLUMNS": str(columns)},
-                                     stdin=slave, stdout=slave if stdout is None else stdout, stderr=slave, preexec_fn=controlling_terminal,
-                                     close_fds=True)
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**env, "TERM": "xterm", "COLUMNS": str(columns)},
+            stdin=slave,
+            stdout=slave if stdout is None else stdout,
+            stderr=slave,
+            preexec_fn=controlling_terminal,
+            close_fds=True,
+        )
         os.close(slave)
         self.master = master
         self.output = ""

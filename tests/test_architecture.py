@@ -17,18 +17,18 @@ MAX_LINES = 400
 
 # Bottom to top. A room imports only from its own layer and the layers listed before it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("engine.core",),                                            # events, messages, errors, ports, paths, config, ids
-    ("engine.walls",),                                           # the rules of the agent's room: policy, redaction, protected paths
+    ("engine.core",),  # events, messages, errors, ports, paths, config, ids
+    ("engine.walls",),  # the rules of the agent's room: policy, redaction, protected paths
     ("engine.session", "engine.providers", "engine.checkpoints"),  # what is kept, who answers, what can be undone
-    ("engine.tools",),                                           # what the agent can do, and the run context tools see
-    ("engine.loop",),                                            # the runner: model call, tool round, reply, hooks
+    ("engine.tools",),  # what the agent can do, and the run context tools see
+    ("engine.loop",),  # the runner: model call, tool round, reply, hooks
     ("engine.context", "engine.governance", "engine.judgement"),  # hooks on the loop; verdicts on its answers
-    ("engine.features",),                                        # tool families and tracing plugged into a run
-    ("engine.run",),                                             # one run: prepare, units, gates, report
-    ("engine.batch",),                                           # many runs
+    ("engine.features",),  # tool families and tracing plugged into a run
+    ("engine.run",),  # one run: prepare, units, gates, report
+    ("engine.batch",),  # many runs
     ("memory",),
     ("learning", "curator"),
-    ("api",),                                                    # the library's entry and composition root
+    ("api",),  # the library's entry and composition root
     ("cli",),
 )
 RANK = {room: rank for rank, rooms in enumerate(LAYERS) for room in rooms}
@@ -102,14 +102,22 @@ def test_no_import_points_up_the_layer_table() -> None:
     assert upward_edges([p for room in ROOMS for p in modules(room)]) == []
 
 
-@pytest.mark.parametrize(("source", "wrong"), [
-    ("from arreio.engine.loop.runner import Runner\n", "arreio.engine.tools.run_context"),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arreio.engine.run.plan import Plan\n",
-     "arreio.engine.judgement.gates"),
-    ("def f():\n    from arreio.engine.context.compaction import prepare_compaction\n", "arreio.engine.providers.offline.model"),
-    ("from arreio.engine import loop\n", "arreio.engine.core.events"),
-    ("from arreio.cli.deps import pipeline_deps\n", "arreio.api.running"),
-])
+@pytest.mark.parametrize(
+    ("source", "wrong"),
+    [
+        ("from arreio.engine.loop.runner import Runner\n", "arreio.engine.tools.run_context"),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arreio.engine.run.plan import Plan\n",
+            "arreio.engine.judgement.gates",
+        ),
+        (
+            "def f():\n    from arreio.engine.context.compaction import prepare_compaction\n",
+            "arreio.engine.providers.offline.model",
+        ),
+        ("from arreio.engine import loop\n", "arreio.engine.core.events"),
+        ("from arreio.cli.deps import pipeline_deps\n", "arreio.api.running"),
+    ],
+)
 def test_the_layer_check_sees_an_upward_import(tmp_path: Path, source: str, wrong: str) -> None:
     """The check itself: each kind of upward import, planted in a copy of a module's path, is found."""
     parts = wrong.split(".")[1:]
@@ -122,22 +130,34 @@ def test_the_layer_check_sees_an_upward_import(tmp_path: Path, source: str, wron
 
 
 def test_the_engine_imports_nothing_from_the_layers_above_it() -> None:
-    found = [(p.relative_to(REPO).as_posix(), name) for p in modules("engine") for name in imported(p)
-             if name.startswith(LAYERS_ABOVE_ENGINE)]
+    found = [
+        (p.relative_to(REPO).as_posix(), name)
+        for p in modules("engine")
+        for name in imported(p)
+        if name.startswith(LAYERS_ABOVE_ENGINE)
+    ]
     assert found == []
 
 
 def test_code_imports_the_namespace_package_never_the_folders() -> None:
     bare = ("engine", "memory", "learning", "curator", "cli", "api")
-    found = [(p.relative_to(REPO).as_posix(), name) for room in ROOMS for p in modules(room) for name in imported(p)
-             if name.split(".")[0] in bare]
+    found = [
+        (p.relative_to(REPO).as_posix(), name)
+        for room in ROOMS
+        for p in modules(room)
+        for name in imported(p)
+        if name.split(".")[0] in bare
+    ]
     assert found == []
 
 
 @pytest.mark.parametrize("room", ROOMS)
 def test_no_module_is_over_400_lines(room: str) -> None:
-    long = {p.relative_to(REPO).as_posix(): n for p in modules(room)
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        p.relative_to(REPO).as_posix(): n
+        for p in modules(room)
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert long == {}
 
 
@@ -165,14 +185,20 @@ def test_the_listed_subpackages_are_every_package_on_disk() -> None:
     import tomllib
 
     listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = {"arreio." + ".".join(p.parent.relative_to(REPO).parts) for room in ROOMS
-               for p in (REPO / room).rglob("__init__.py")}
+    on_disk = {
+        "arreio." + ".".join(p.parent.relative_to(REPO).parts)
+        for room in ROOMS
+        for p in (REPO / room).rglob("__init__.py")
+    }
     assert on_disk <= listed, sorted(on_disk - listed)
 
 
 def test_no_test_uses_unittest_mock() -> None:
-    users = [p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("*.py")
-             if any(name.startswith("unittest.mock") or name == "unittest" for name in imported(p))]
+    users = [
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "tests").rglob("*.py")
+        if any(name.startswith("unittest.mock") or name == "unittest" for name in imported(p))
+    ]
     assert users == []
 
 
@@ -189,8 +215,12 @@ def feature_probes(source: str) -> list[int]:
 
 
 def test_features_are_called_through_their_contract_never_probed_by_name() -> None:
-    found = {p.relative_to(REPO).as_posix(): lines for room in ROOMS for p in modules(room)
-             if (lines := feature_probes(p.read_text(encoding="utf-8")))}
+    found = {
+        p.relative_to(REPO).as_posix(): lines
+        for room in ROOMS
+        for p in modules(room)
+        if (lines := feature_probes(p.read_text(encoding="utf-8")))
+    }
     assert found == {}
 
 
@@ -231,7 +261,8 @@ def _targets(node: ast.AST) -> list[ast.expr]:
 def _is_runner(node: ast.expr) -> bool:
     """`runner`, `self.runner`, `ctx.runner`, `self._runner`: a runner reached from outside it."""
     return (isinstance(node, ast.Name) and node.id == "runner") or (
-        isinstance(node, ast.Attribute) and node.attr in ("runner", "_runner"))
+        isinstance(node, ast.Attribute) and node.attr in ("runner", "_runner")
+    )
 
 
 def runner_writes(root: Path) -> list[str]:
@@ -252,7 +283,8 @@ def runner_writes(root: Path) -> list[str]:
 def _is_hook(node: ast.ClassDef) -> bool:
     named = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases}
     return bool(named & set(HOOK_BASES)) or any(
-        isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef) and f.name == "before_model" for f in node.body)
+        isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef) and f.name == "before_model" for f in node.body
+    )
 
 
 def request_writes(root: Path, rooms: tuple[str, ...] = (*ROOMS, "tests")) -> list[str]:
@@ -271,13 +303,22 @@ def request_writes(root: Path, rooms: tuple[str, ...] = (*ROOMS, "tests")) -> li
                         continue
                     for node in ast.walk(method):
                         writes = [t for t in _targets(node) if isinstance(t, ast.Attribute | ast.Subscript)]
-                        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                                and node.func.attr in MUTATORS):
+                        if (
+                            isinstance(node, ast.Call)
+                            and isinstance(node.func, ast.Attribute)
+                            and node.func.attr in MUTATORS
+                        ):
                             writes.append(node.func.value)
                         for target in writes:
                             root_node = _root(target)
-                            if target is not root_node and isinstance(root_node, ast.Name) and root_node.id == "request":
-                                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno} {cls.name}.{method.name}")
+                            if (
+                                target is not root_node
+                                and isinstance(root_node, ast.Name)
+                                and root_node.id == "request"
+                            ):
+                                found.append(
+                                    f"{path.relative_to(root).as_posix()}:{node.lineno} {cls.name}.{method.name}"
+                                )
     return found
 
 
@@ -308,12 +349,18 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "        kept = request.tools\n"
         "def call(runner, state):\n"
         "    runner.model, runner.provider = state\n"
-        "    self.runner.last_error = None\n", encoding="utf-8")
-    (tmp_path / "engine" / "runner.py").write_text("class Runner:\n    def f(self, runner):\n        runner.x = 1\n",
-                                                   encoding="utf-8")
+        "    self.runner.last_error = None\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "engine" / "runner.py").write_text(
+        "class Runner:\n    def f(self, runner):\n        runner.x = 1\n", encoding="utf-8"
+    )
     assert request_writes(tmp_path, ("engine",)) == [
-        "engine/bad.py:3 H.before_model", "engine/bad.py:4 H.before_model", "engine/bad.py:5 H.before_model",
-        "engine/bad.py:8 H._helper"]
+        "engine/bad.py:3 H.before_model",
+        "engine/bad.py:4 H.before_model",
+        "engine/bad.py:5 H.before_model",
+        "engine/bad.py:8 H._helper",
+    ]
     assert sorted(runner_writes(tmp_path)) == ["engine/bad.py:11", "engine/bad.py:11", "engine/bad.py:12"]
 
 
@@ -368,13 +415,17 @@ def test_time_and_the_environment_are_read_only_at_the_edges() -> None:
 
 
 def test_every_edge_in_the_list_still_needs_its_entry() -> None:
-    stale = {rel: sorted(allowed - _clock_and_env_uses(ast.parse((REPO / rel).read_text(encoding="utf-8"))))
-             for rel, allowed in EDGES.items()}
+    stale = {
+        rel: sorted(allowed - _clock_and_env_uses(ast.parse((REPO / rel).read_text(encoding="utf-8"))))
+        for rel, allowed in EDGES.items()
+    }
     assert {rel: names for rel, names in stale.items() if names} == {}
 
 
 def test_the_check_sees_each_form() -> None:
-    source = ("import os, time\nfrom datetime import datetime\nfrom os import getenv\n"
-              "a = os.environ.get('X')\nos.environ['Y'] = '1'\nb = datetime.now()\nc = time.time()\n")
+    source = (
+        "import os, time\nfrom datetime import datetime\nfrom os import getenv\n"
+        "a = os.environ.get('X')\nos.environ['Y'] = '1'\nb = datetime.now()\nc = time.time()\n"
+    )
     assert _clock_and_env_uses(ast.parse(source)) == {"os.environ", "datetime.now", "time.time"}
     assert _clock_and_env_uses(ast.parse("import time\nt = time.monotonic()\nenv = {}\n")) == set()

@@ -24,12 +24,20 @@ def sources() -> list[Path]:
 
 
 def test_no_development_narrative() -> None:
-    found = [f"{p.relative_to(REPO)}:{n}: {line.strip()}" for p in sources()
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if NARRATIVE.search(line)]
+    found = [
+        f"{p.relative_to(REPO)}:{n}: {line.strip()}"
+        for p in sources()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if NARRATIVE.search(line)
+    ]
     assert not found, "\n".join(found)
 
 
 def test_no_pointer_outside_the_repository() -> None:
-    found = [f"{p.relative_to(REPO)}:{n}: {line.strip()}" for p in sources()
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if OUTSIDE.search(line)]
+    found = [
+        f"{p.relative_to(REPO)}:{n}: {line.strip()}"
+        for p in sources()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
     assert not found, "\n".join(found)

@@ -25,8 +25,9 @@ async def compact_now(state: Any, provider_factory: Any) -> Any:
         model = "offline" if scripted else looked.header.model
     else:
         model = state.model or "offline"
-    done = await compact_stored(path, sid, cwd=state.cwd, env=state.env, model=model, scripted=scripted,
-                                provider_factory=provider_factory)
+    done = await compact_stored(
+        path, sid, cwd=state.cwd, env=state.env, model=model, scripted=scripted, provider_factory=provider_factory
+    )
     if done is not None:
         state.record_compaction(done)
     return done

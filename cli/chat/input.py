@@ -60,8 +60,8 @@ class ChatCompleter(Completer):
                     yield Completion("/" + name, start_position=-len(before))
             return
         quoted = before.rfind('@"')
-        if quoted != -1 and (quoted == 0 or before[quoted - 1].isspace()) and '"' not in before[quoted + 2:]:
-            yield from self._paths(before[quoted + 2:], len(before) - quoted)  # `@"my no` (a name with spaces)
+        if quoted != -1 and (quoted == 0 or before[quoted - 1].isspace()) and '"' not in before[quoted + 2 :]:
+            yield from self._paths(before[quoted + 2 :], len(before) - quoted)  # `@"my no` (a name with spaces)
             return
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):
@@ -175,10 +175,15 @@ def prompt_session(state_dir: Path, commands: Sequence[str], cwd: Path, **io: An
         history = InMemoryHistory()
     pastes: list[str] = []
     session = ChatPrompt(
-        message=PROMPT, multiline=True, key_bindings=_bindings(pastes), history=history,
-        completer=ChatCompleter(commands, cwd), complete_while_typing=False,
+        message=PROMPT,
+        multiline=True,
+        key_bindings=_bindings(pastes),
+        history=history,
+        completer=ChatCompleter(commands, cwd),
+        complete_while_typing=False,
         prompt_continuation=_continuation,
-        enable_history_search=False, search_ignore_case=True,
+        enable_history_search=False,
+        search_ignore_case=True,
         enable_suspend=True,  # Ctrl-Z suspends, as in a shell (it typed a literal ^Z into the message)
         **io,
     )

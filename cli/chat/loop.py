@@ -48,8 +48,9 @@ class Chat:
             from arreio.cli.chat.approval import ChatApprovals
 
             # The question goes where the person looks: stderr, unless that is redirected (`2>log`).
-            self.approvals = ChatApprovals(stderr=sys.stderr if isatty(sys.stderr) else sys.stdout,
-                                           show_call=not isatty(sys.stdout))
+            self.approvals = ChatApprovals(
+                stderr=sys.stderr if isatty(sys.stderr) else sys.stdout, show_call=not isatty(sys.stdout)
+            )
         self.note = ""  # said to the model before the next message (e.g. after /undo)
         self.failed_code = 0  # the exit code of the last message that could not even start
         self.cancelled = False  # the last turn was cancelled (the prompt that follows guards against a burst)
@@ -90,8 +91,9 @@ class Chat:
         sid = self.state.session_id
         session, _ = Session.open(self.state.store().path_for(sid), repair=False)
         session.close()
-        self.say(f"[dim]session {sid} · {counted(len(session.messages), 'message')} · "
-                 f"{escape(session.header.title)}[/dim]")
+        self.say(
+            f"[dim]session {sid} · {counted(len(session.messages), 'message')} · {escape(session.header.title)}[/dim]"
+        )
         for line in lines(recap(session.messages)):
             self.say(line)
         if session.runs and session.runs[-1].get("verdict") == "paused":
@@ -108,17 +110,22 @@ class Chat:
             shown = call_text(describe_call(call.name, call.arguments), markup=True)
             self.say(f"[yellow]waiting for approval:[/yellow] {shown}")
         if session.pending_calls():
-            self.say(f"[yellow]`arreio approve {sid}` runs it (`--deny` refuses it); a message sent here goes on "
-                     "without it[/yellow]")
+            self.say(
+                f"[yellow]`arreio approve {sid}` runs it (`--deny` refuses it); a message sent here goes on "
+                "without it[/yellow]"
+            )
 
     def renderer(self) -> Any:
         if self.interactive:
             from arreio.cli.chat.view import ChatRenderer
 
             approvals = self.approvals
-            return ChatRenderer(self.console, markdown=isatty(sys.stdout),
-                                allowed=approvals.allowed if approvals is not None else None,
-                                asked_with_call=approvals is not None and approvals.show_call)
+            return ChatRenderer(
+                self.console,
+                markdown=isatty(sys.stdout),
+                allowed=approvals.allowed if approvals is not None else None,
+                asked_with_call=approvals is not None and approvals.show_call,
+            )
         from arreio.cli.render import LiveRenderer
 
         return LiveRenderer(self.console)
@@ -171,8 +178,11 @@ class Chat:
 
     def goodbye(self, stream: Any = None) -> None:
         sid = self.state.session_id
-        line = (f"session {sid} · continue with `arreio chat --continue` (or `arreio chat --resume {sid}`)"
-                if sid else "no session was started")
+        line = (
+            f"session {sid} · continue with `arreio chat --continue` (or `arreio chat --resume {sid}`)"
+            if sid
+            else "no session was started"
+        )
         print(line, file=stream or sys.stdout, flush=True)
 
 

@@ -36,6 +36,6 @@ def collapsed(text: str, pastes: list[str]) -> str | None:
         at = shown.find(block, start) if name is not None else -1
         if name is None or at < 0:
             continue
-        shown = shown[:at] + name + shown[at + len(block):]
+        shown = shown[:at] + name + shown[at + len(block) :]
         start, changed = at + len(name), True
     return shown if changed else None

@@ -51,12 +51,16 @@ def piped(state: Any, stdin: TextIO | None) -> int:
     # Bounded as a plan is: `arreio chat < /dev/zero` is refused, not read until the memory runs out.
     data = stdin.read(Limit.PLAN + 1) if stdin is not None else ""
     if len(data) > Limit.PLAN:
-        raise UsageError(f"arreio chat: the messages on stdin are over the {size_text(Limit.PLAN)} limit; "
-                         "pipe fewer, or put long material in a file a message names")
+        raise UsageError(
+            f"arreio chat: the messages on stdin are over the {size_text(Limit.PLAN)} limit; "
+            "pipe fewer, or put long material in a file a message names"
+        )
     messages = split_messages(data)
     if not messages:
-        raise UsageError("arreio chat: stdin is not a terminal and sent no message (pipe the messages in, "
-                         "one a line, or run it at a terminal)")
+        raise UsageError(
+            "arreio chat: stdin is not a terminal and sent no message (pipe the messages in, "
+            "one a line, or run it at a terminal)"
+        )
     chat = Chat(state, interactive=False)
     code = 0
     for message in messages:
@@ -66,8 +70,12 @@ def piped(state: Any, stdin: TextIO | None) -> int:
                 break
             if outcome == slash.REFUSED:  # a script's typo must not pass for success (exit 0)
                 code = 2
-                print(f"arreio: error: {inert(' '.join(message.split()))}: refused (said above); "
-                      "/help lists the commands", file=sys.stderr, flush=True)
+                print(
+                    f"arreio: error: {inert(' '.join(message.split()))}: refused (said above); "
+                    "/help lists the commands",
+                    file=sys.stderr,
+                    flush=True,
+                )
             continue
         result = chat.send(message.removeprefix("/") if message.startswith("//") else message)
         if result is None:

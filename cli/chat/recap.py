@@ -86,6 +86,8 @@ def lines(found: Recap) -> list[str]:
         if exchange.calls:
             said.append(f"[dim]  · {counted(exchange.calls, 'tool call')}[/dim]")
         limit = LAST_CHARS if number == len(found.exchanges) else EARLIER_CHARS
-        answer = escape(short(exchange.answer, limit)) if exchange.answer else "(no answer: that turn ended without one)"
+        answer = (
+            escape(short(exchange.answer, limit)) if exchange.answer else "(no answer: that turn ended without one)"
+        )
         said.append(f"[dim]  {answer}[/dim]")
     return said

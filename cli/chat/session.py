@@ -76,22 +76,38 @@ class ChatState:
         instruction."""
         from arreio.engine.run.pipeline import RunOptions
 
-        return RunOptions(goal_text=message, model=self.model, script=self.script, resume=self.session_id,
-                          max_steps=self.max_steps, yes=self.yes, learn=self.learn, cwd=self.cwd, env=self.env)
+        return RunOptions(
+            goal_text=message,
+            model=self.model,
+            script=self.script,
+            resume=self.session_id,
+            max_steps=self.max_steps,
+            yes=self.yes,
+            learn=self.learn,
+            cwd=self.cwd,
+            env=self.env,
+        )
 
     def record(self, done: Any, run_id: str) -> TurnRecord:
-        turn = TurnRecord(run_id=run_id, verdict=done.verdict, steps=done.steps, tool_calls=done.tool_calls,
-                          input_tokens=done.input_tokens, output_tokens=done.output_tokens, cost_usd=done.cost_usd,
-                          cache_share=done.cache_share, free=done.free,
-                          changed_files=None if done.changes is None else any(done.changes.values()))
+        turn = TurnRecord(
+            run_id=run_id,
+            verdict=done.verdict,
+            steps=done.steps,
+            tool_calls=done.tool_calls,
+            input_tokens=done.input_tokens,
+            output_tokens=done.output_tokens,
+            cost_usd=done.cost_usd,
+            cache_share=done.cache_share,
+            free=done.free,
+            changed_files=None if done.changes is None else any(done.changes.values()),
+        )
         self.turns.append(turn)
         return turn
 
     def record_compaction(self, stored: Any) -> SideCost:
         """A `/compact` (`StoredCompaction`): its summariser's tokens and cost join the chat's totals."""
         usage = stored.done.usage
-        cost = SideCost(usage.input_tokens, usage.output_tokens,
-                        stored.cost_usd, stored.free)
+        cost = SideCost(usage.input_tokens, usage.output_tokens, stored.cost_usd, stored.free)
         self.side_costs.append(cost)
         return cost
 

@@ -74,8 +74,9 @@ def _cli(chat: Any, group: Any, command: str, args: list[str], *, slash: str) ->
 
     try:
         with chat.to_screen():
-            typer.main.get_command(group).commands[command].main(args=args, prog_name=f"/{slash}",
-                                                                  standalone_mode=False)
+            typer.main.get_command(group).commands[command].main(
+                args=args, prog_name=f"/{slash}", standalone_mode=False
+            )
     except ArreioError as error:
         chat.say(f"[red]{escape(' '.join(error.message.split()))}[/red]")
     except SystemExit:
@@ -90,8 +91,10 @@ def _cli(chat: Any, group: Any, command: str, args: list[str], *, slash: str) ->
 def _help(chat: Any, arg: str) -> None:
     for _, usage in COMMANDS.values():
         chat.say(f"  {escape(usage)}")
-    chat.say("[dim]Enter sends · Esc-Enter or a trailing \\ adds a line · Ctrl-R searches the history · "
-             "@path attaches a file · Esc or Ctrl-C stops a turn · Ctrl-D leaves[/dim]")
+    chat.say(
+        "[dim]Enter sends · Esc-Enter or a trailing \\ adds a line · Ctrl-R searches the history · "
+        "@path attaches a file · Esc or Ctrl-C stops a turn · Ctrl-D leaves[/dim]"
+    )
 
 
 @command("model", "/model [NAME] — show the model, or use NAME from the next message on", arguments=True)
@@ -114,15 +117,22 @@ def _model(chat: Any, arg: str) -> None:
     script = state.played_script()
     if script is not None and not registry.is_offline(arg):
         # The script was dropped: the next message went to the named model (and failed without its key).
-        away = (f"; `arreio chat --continue --model {arg}` goes on with this session on {arg}"
-                if state.session_id else f"; `arreio chat --model {arg}` talks to {arg}")
-        chat.say(f"[yellow]this chat plays the script {escape(script.name)}: its replies come from the script, "
-                 f"which only the offline model plays; the model stays {escape(state.session_model())}"
-                 f"{escape(away)}[/yellow]")
+        away = (
+            f"; `arreio chat --continue --model {arg}` goes on with this session on {arg}"
+            if state.session_id
+            else f"; `arreio chat --model {arg}` talks to {arg}"
+        )
+        chat.say(
+            f"[yellow]this chat plays the script {escape(script.name)}: its replies come from the script, "
+            f"which only the offline model plays; the model stays {escape(state.session_model())}"
+            f"{escape(away)}[/yellow]"
+        )
         return
     state.model, state.script = arg, script  # an offline model plays on with the script
-    chat.say(f"model: {escape(arg)} from the next message on"
-             + (f" [dim](still playing the script {escape(script.name)})[/dim]" if script is not None else ""))
+    chat.say(
+        f"model: {escape(arg)} from the next message on"
+        + (f" [dim](still playing the script {escape(script.name)})[/dim]" if script is not None else "")
+    )
 
 
 @command("compact", "/compact — summarise the conversation so far now (the last turn stays verbatim)")
@@ -144,13 +154,17 @@ def _compact(chat: Any, arg: str) -> None:
         chat.say("nothing to compact: the conversation is one turn long")
         return
     if done.done.kept:
-        chat.say(f"not compacted: a summary of the {counted(done.done.messages_removed, 'message')} before the last "
-                 f"turn is no shorter than they are ({done.tokens_before:,} tokens now, {done.tokens_after:,} "
-                 "with it); the conversation stays as it is")
+        chat.say(
+            f"not compacted: a summary of the {counted(done.done.messages_removed, 'message')} before the last "
+            f"turn is no shorter than they are ({done.tokens_before:,} tokens now, {done.tokens_after:,} "
+            "with it); the conversation stays as it is"
+        )
         return
     how = "" if done.done.source == "model" else f" [dim]({escape(done.done.source)})[/dim]"
-    chat.say(f"context compacted: {done.tokens_before:,} → {done.tokens_after:,} tokens "
-             f"({counted(done.done.messages_removed, 'message')} summarised){how}")
+    chat.say(
+        f"context compacted: {done.tokens_before:,} → {done.tokens_after:,} tokens "
+        f"({counted(done.done.messages_removed, 'message')} summarised){how}"
+    )
 
 
 @command("cost", "/cost — tokens, cost and cache share of this chat")
@@ -198,8 +212,10 @@ def _undo(chat: Any, arg: str) -> None:
         chat.say("nothing to undo: the last turn changed no files")
         return
     chat.flush_output()
-    if _call(chat, lambda: checkpoints.undo(run=run, to=None, dry_run=False, yes=True,
-                                            force=arg == "--force", json_output=False)):
+    if _call(
+        chat,
+        lambda: checkpoints.undo(run=run, to=None, dry_run=False, yes=True, force=arg == "--force", json_output=False),
+    ):
         # The model's history still says it made those changes: the next message tells it they are gone.
         chat.note = "[arreio: the user took back (undid) the file changes your previous turn made.]"
 
@@ -226,8 +242,10 @@ def _memory(chat: Any, arg: str) -> None:
 
     chat.flush_output()
     _cli(chat, memory.app, "show", arg.split(), slash="memory")
-    chat.say("[dim]this session's prompt holds the snapshot taken when it started; changes since reach "
-             "the next session (/new)[/dim]")
+    chat.say(
+        "[dim]this session's prompt holds the snapshot taken when it started; changes since reach "
+        "the next session (/new)[/dim]"
+    )
 
 
 @command("skills", "/skills — the skills the agent can use", arguments=True)

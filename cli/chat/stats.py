@@ -21,8 +21,11 @@ from arreio.engine.core.wording import counted
 def _elements(row: dict[str, Any]) -> list[str]:
     """A request as the cache sees it, in order: the system blocks, the tool schemas, each message."""
     tools = json.dumps(row["tools"], sort_keys=True, ensure_ascii=False)
-    return ([json.dumps(b, sort_keys=True, ensure_ascii=False) for b in row["system"]] + [tools]
-            + [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in row["messages"]])
+    return (
+        [json.dumps(b, sort_keys=True, ensure_ascii=False) for b in row["system"]]
+        + [tools]
+        + [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in row["messages"]]
+    )
 
 
 def prefix_share(session_path: Path, run_ids: set[str] | None = None) -> tuple[float, int]:
@@ -68,9 +71,11 @@ def cost_lines(state: Any) -> list[str]:
     cached = sum((t.cache_share or 0) * t.input_tokens for t in turns)
     share = round(100 * cached / tokens_in) if tokens_in else 0
     lines = [
-        (f"{counted(len(turns), 'turn')} · {counted(sum(t.steps for t in turns), 'step')} · "
-         f"{counted(sum(t.tool_calls for t in turns), 'tool call')}"
-         + (f" · {counted(len(side), 'compaction')}" if side else "")),
+        (
+            f"{counted(len(turns), 'turn')} · {counted(sum(t.steps for t in turns), 'step')} · "
+            f"{counted(sum(t.tool_calls for t in turns), 'tool call')}"
+            + (f" · {counted(len(side), 'compaction')}" if side else "")
+        ),
         f"tokens: {tokens_in:,} in / {tokens_out:,} out · cost: {cost}",
         f"prompt cache: {share}% of input tokens served from the cache (as the provider reports)",
     ]
@@ -80,6 +85,8 @@ def cost_lines(state: Any) -> list[str]:
         except Exception:  # noqa: BLE001 - a figure for information; never fails the chat
             measured = 0
         if measured:
-            lines.append(f"stable prefix: {round(stable * 100)}% of what {counted(measured, 'request')} sent "
-                         "repeated the request before it (what a prompt cache can serve)")
+            lines.append(
+                f"stable prefix: {round(stable * 100)}% of what {counted(measured, 'request')} sent "
+                "repeated the request before it (what a prompt cache can serve)"
+            )
     return lines

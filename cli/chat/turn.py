@@ -87,5 +87,3 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
     if result.done is not None and result.run_id is not None:
         state.record(result.done, result.run_id)
     return result
-
-

@@ -114,4 +114,3 @@ def _tell(fd: int, sequence: bytes) -> None:
         os.write(fd, sequence)
     except OSError:
         pass
-

@@ -28,7 +28,9 @@ def stats_line(done: Any, *, interrupted: int = 0) -> str:
     cost = f"$0 ({done.free_because or 'offline'})" if done.free else money(done.cost_usd)
     cache = f"{round((done.cache_share or 0) * 100)}% cached"
     tokens = done.input_tokens + done.output_tokens
-    calls = counted(max(done.tool_calls, interrupted), "tool call") + (f" ({interrupted} interrupted)" if interrupted else "")
+    calls = counted(max(done.tool_calls, interrupted), "tool call") + (
+        f" ({interrupted} interrupted)" if interrupted else ""
+    )
     return f"{counted(done.steps, 'step')} · {calls} · {tokens:,} tokens · {cost} · {cache}"
 
 
@@ -95,8 +97,15 @@ class ChatRenderer(LiveRenderer):
         if self._live is None:
             from rich.live import Live
 
-            self._live = Live(self._markdown(self._buffer), console=self.console, transient=True, auto_refresh=False,
-                              vertical_overflow="crop", redirect_stdout=False, redirect_stderr=False)
+            self._live = Live(
+                self._markdown(self._buffer),
+                console=self.console,
+                transient=True,
+                auto_refresh=False,
+                vertical_overflow="crop",
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             self._live.start(refresh=True)
         else:
             self._live.update(self._markdown(self._buffer), refresh=True)
@@ -133,8 +142,10 @@ class ChatRenderer(LiveRenderer):
         self.flush()
         if kind == "approval_required" and self.allowed(event):
             self._end_text()
-            self.console.print(f"[dim]● {escape(event.name)} allowed for this chat: {escape(event.summary or event.name)}[/dim]",
-                               soft_wrap=True)
+            self.console.print(
+                f"[dim]● {escape(event.name)} allowed for this chat: {escape(event.summary or event.name)}[/dim]",
+                soft_wrap=True,
+            )
             return
         if kind == "tool_start":
             self._running[event.call_id] = event.name
@@ -154,8 +165,10 @@ class ChatRenderer(LiveRenderer):
         if event.verdict == "success":
             c.print(f"[dim]{escape(stats_line(event))}[/dim]", soft_wrap=True)
         elif event.verdict == "cancelled":  # one line: stopped, and what ran until then
-            c.print(f"[yellow]interrupted[/yellow] [dim]· {escape(stats_line(event, interrupted=interrupted))}[/dim]",
-                    soft_wrap=True)
+            c.print(
+                f"[yellow]interrupted[/yellow] [dim]· {escape(stats_line(event, interrupted=interrupted))}[/dim]",
+                soft_wrap=True,
+            )
         else:
             colour = "yellow" if event.verdict in ("partial", "paused", "cancelled") else "red"
             told = " ".join(inert(event.message).split()).removeprefix(f"{event.verdict}: ")
@@ -166,8 +179,10 @@ class ChatRenderer(LiveRenderer):
         if changes and any(changes.values()):
             total = sum(len(paths) for paths in changes.values())
             parts = ", ".join(f"{len(changes[k])} {k}" for k in ("created", "modified", "deleted") if changes.get(k))
-            c.print(f"[dim]changed {counted(total, 'file')} ({parts}) · /diff shows them · /undo takes them back[/dim]",
-                    soft_wrap=True)
+            c.print(
+                f"[dim]changed {counted(total, 'file')} ({parts}) · /diff shows them · /undo takes them back[/dim]",
+                soft_wrap=True,
+            )
 
 
 _CODE = re.compile(r"(^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\2[ \t]*$|\Z)|`[^`\n]*`)", re.MULTILINE | re.DOTALL)
@@ -178,7 +193,7 @@ def literal_markup(text: str) -> str:
     the text they are instead of treating them as HTML (which the terminal renderer drops)."""
     out, at = [], 0
     for match in _CODE.finditer(text):
-        out.append(text[at:match.start()].replace("<", "\\<"))
+        out.append(text[at : match.start()].replace("<", "\\<"))
         out.append(match.group(0))
         at = match.end()
     out.append(text[at:].replace("<", "\\<"))

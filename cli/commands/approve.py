@@ -46,12 +46,17 @@ def ask_in_terminal(event: Any) -> bool:
 def approve(
     session_id: Annotated[str, typer.Argument(help="The paused session (id or a unique prefix).")],
     deny: Annotated[bool, typer.Option("--deny", help="Refuse the call; the model is told and continues.")] = False,
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (recorded, and told to the model on --deny).")] = None,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why (recorded, and told to the model on --deny).")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the resumed run's events as JSON Lines.")] = False,
     script: Annotated[
-        Path | None, typer.Option("--script", help="Offline script of model replies for the resumed run.", show_default=False)
+        Path | None,
+        typer.Option("--script", help="Offline script of model replies for the resumed run.", show_default=False),
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model for the resumed run (default: the session's).")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model for the resumed run (default: the session's).")
+    ] = None,
 ) -> None:
     import sys
 
@@ -72,4 +77,3 @@ def approve(
     from arreio.cli.driving import drive
 
     raise typer.Exit(drive(options, json_output=json_output))
-

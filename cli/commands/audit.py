@@ -33,13 +33,28 @@ def verify(json_output: JsonFlag = False) -> None:
     result = journal.verify(_anchors(journal.path.parent))
     where = display_path(journal.path)
     if json_output:
-        print(json.dumps({"path": where, "ok": result.ok, "entries": result.entries,
-                          "broken_line": result.broken_line, "reason": result.reason}))
+        print(
+            json.dumps(
+                {
+                    "path": where,
+                    "ok": result.ok,
+                    "entries": result.entries,
+                    "broken_line": result.broken_line,
+                    "reason": result.reason,
+                }
+            )
+        )
     elif result.ok:
-        print(f"audit journal intact: {counted(result.entries, 'entry', 'entries')} ({where})" if result.entries else f"audit journal empty ({where})")
+        print(
+            f"audit journal intact: {counted(result.entries, 'entry', 'entries')} ({where})"
+            if result.entries
+            else f"audit journal empty ({where})"
+        )
     else:
-        print(f"audit journal BROKEN at line {result.broken_line} of {where}: {result.reason} "
-              f"({counted(result.entries, 'entry', 'entries')} before it check out)")
+        print(
+            f"audit journal BROKEN at line {result.broken_line} of {where}: {result.reason} "
+            f"({counted(result.entries, 'entry', 'entries')} before it check out)"
+        )
     if not result.ok:
         raise typer.Exit(1)
 
@@ -74,7 +89,8 @@ def _summary(entry: dict) -> str:
     if kind == "run_end":
         cost = payload.get("cost_usd")
         return f"{payload.get('verdict')} · {counted(int(payload.get('tool_calls') or 0), 'tool call')} · " + (
-            f"${cost:.4f}" if cost is not None else "cost unknown")
+            f"${cost:.4f}" if cost is not None else "cost unknown"
+        )
     if kind == "gate":
         mark = "passed" if payload.get("passed") else "failed"
         return f"{payload.get('gate')} {mark}" + (f" — {payload['detail']}" if payload.get("detail") else "")
@@ -82,10 +98,14 @@ def _summary(entry: dict) -> str:
         return f"{payload.get('from')} → {payload.get('to')}"
     if kind == "hook":  # a user's hook ran: at what, on what, what it answered
         on = payload.get("tool_name") or payload.get("verdict")
-        return (f"{payload.get('moment')}{f' ({on})' if on else ''} `{payload.get('command')}` → "
-                f"{payload.get('outcome')} (exit {payload.get('exit_code')}) · {payload.get('source')}")
+        return (
+            f"{payload.get('moment')}{f' ({on})' if on else ''} `{payload.get('command')}` → "
+            f"{payload.get('outcome')} (exit {payload.get('exit_code')}) · {payload.get('source')}"
+        )
     skip = {"run_id", "session_id"}
-    return " · ".join(f"{k} {_readable(v)}" for k, v in payload.items() if k not in skip and v not in (None, "", [], {}))
+    return " · ".join(
+        f"{k} {_readable(v)}" for k, v in payload.items() if k not in skip and v not in (None, "", [], {})
+    )
 
 
 def _readable(value: object) -> str:

@@ -40,45 +40,115 @@ class BatchCommand(TyperCommand):
 
 
 def _looks_like_address(value: str) -> bool:
-    return value in _ADDRESS_LIKE or value.startswith("ray://") or (":" in value and not value.endswith((".yaml", ".yml")))
+    return (
+        value in _ADDRESS_LIKE or value.startswith("ray://") or (":" in value and not value.endswith((".yaml", ".yml")))
+    )
 
 
 def batch(
-    suite: Annotated[Path | None, typer.Argument(metavar="SUITE", help="The suite YAML (with --resume: optional).",
-                                                 show_default=False)] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", min=1,
-                                             help="Attempts at once on this machine (default: batch.workers, 1).",
-                                             show_default=False)] = None,
-    repeat: Annotated[int | None, typer.Option("--repeat", "-k", metavar="K", min=1,
-                                               help="Attempts per task (pass@k in the summary).", show_default=False)] = None,
-    ray: Annotated[str | None, typer.Option("--ray", metavar="[ADDRESS]",
-                                            help="Run attempts as Ray tasks: a local runtime, or join ADDRESS "
-                                                 "(auto, ray://host:port).", show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", metavar="MODEL",
-                                              help="Model for tasks without script/cassette.", show_default=False)] = None,
+    suite: Annotated[
+        Path | None,
+        typer.Argument(metavar="SUITE", help="The suite YAML (with --resume: optional).", show_default=False),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            metavar="N",
+            min=1,
+            help="Attempts at once on this machine (default: batch.workers, 1).",
+            show_default=False,
+        ),
+    ] = None,
+    repeat: Annotated[
+        int | None,
+        typer.Option(
+            "--repeat", "-k", metavar="K", min=1, help="Attempts per task (pass@k in the summary).", show_default=False
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run attempts as Ray tasks: a local runtime, or join ADDRESS (auto, ray://host:port).",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", "-m", metavar="MODEL", help="Model for tasks without script/cassette.", show_default=False
+        ),
+    ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Same as --model offline: deterministic, $0.")] = False,
-    resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="ID",
-                                               help="Finish a batch: attempts with a row are not run again.",
-                                               show_default=False)] = None,
-    filter_: Annotated[str | None, typer.Option("--filter", metavar="GLOB",
-                                                help="Only tasks whose id matches (comma-separated globs).",
-                                                show_default=False)] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Rows as JSON Lines as they land, then the summary.")] = False,
-    min_pass_rate: Annotated[float | None, typer.Option("--min-pass-rate", metavar="R", min=0.0, max=1.0,
-                                                        help="Exit 0 when this share of attempts passed.",
-                                                        show_default=False)] = None,
-    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="USD", min=0.0,
-                                                   help="Budget: start no attempt once this much is spent (exit 4).",
-                                                   show_default=False)] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", metavar="N", min=1,
-                                                   help="Budget: start no attempt once this many tokens are used (exit 4).",
-                                                   show_default=False)] = None,
-    learn: Annotated[bool, typer.Option("--learn", help="After the batch, learn from attempts that passed (once each task).")] = False,
-    record: Annotated[Path | None, typer.Option("--record", metavar="DIR", help="Record each task's cassette into DIR.",
-                                                show_default=False)] = None,
-    replay: Annotated[Path | None, typer.Option("--replay", metavar="DIR",
-                                                help="Serve each task from DIR/<task>.cassette.jsonl: hermetic, $0.",
-                                                show_default=False)] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            "-r",
+            metavar="ID",
+            help="Finish a batch: attempts with a row are not run again.",
+            show_default=False,
+        ),
+    ] = None,
+    filter_: Annotated[
+        str | None,
+        typer.Option(
+            "--filter", metavar="GLOB", help="Only tasks whose id matches (comma-separated globs).", show_default=False
+        ),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Rows as JSON Lines as they land, then the summary.")
+    ] = False,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            metavar="R",
+            min=0.0,
+            max=1.0,
+            help="Exit 0 when this share of attempts passed.",
+            show_default=False,
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            metavar="USD",
+            min=0.0,
+            help="Budget: start no attempt once this much is spent (exit 4).",
+            show_default=False,
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            metavar="N",
+            min=1,
+            help="Budget: start no attempt once this many tokens are used (exit 4).",
+            show_default=False,
+        ),
+    ] = None,
+    learn: Annotated[
+        bool, typer.Option("--learn", help="After the batch, learn from attempts that passed (once each task).")
+    ] = False,
+    record: Annotated[
+        Path | None,
+        typer.Option("--record", metavar="DIR", help="Record each task's cassette into DIR.", show_default=False),
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            metavar="DIR",
+            help="Serve each task from DIR/<task>.cassette.jsonl: hermetic, $0.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     from arreio.cli.batch_driver import BatchRequest, run_batch_command
     from arreio.engine.core.errors import UsageError
@@ -95,9 +165,19 @@ def batch(
     if replay is not None and not replay.is_dir():
         raise UsageError(f"--replay {replay}: no such folder")
     request = BatchRequest(
-        suite=suite, jobs=jobs, repeat=repeat, ray=ray, model="offline" if offline else model, resume=resume,
-        filter=filter_, json_output=json_output, min_pass_rate=min_pass_rate, max_cost=max_cost,
-        max_tokens=max_tokens, learn=learn, record=record.resolve() if record else None,
+        suite=suite,
+        jobs=jobs,
+        repeat=repeat,
+        ray=ray,
+        model="offline" if offline else model,
+        resume=resume,
+        filter=filter_,
+        json_output=json_output,
+        min_pass_rate=min_pass_rate,
+        max_cost=max_cost,
+        max_tokens=max_tokens,
+        learn=learn,
+        record=record.resolve() if record else None,
         replay=replay.resolve() if replay else None,
     )
     raise typer.Exit(run_batch_command(request))

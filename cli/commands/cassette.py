@@ -41,9 +41,14 @@ def show(path: CassetteArg, json_output: JsonFlag = False) -> None:
 
     c = console_for()  # a pipe gets whole lines, not 80 columns
     usage = info["usage"]
-    c.print(f"[bold]cassette {escape(str(path))}[/bold] · format v{info['version']} · {escape(info['model'])}"
-            + (f" · recorded {info['created_at']}" if info["created_at"] else ""))
-    c.print(f"calls: {info['calls']}" + (f" ({counted(len(info['faults']), 'fault')}, replayed as faults)" if info["faults"] else ""))
+    c.print(
+        f"[bold]cassette {escape(str(path))}[/bold] · format v{info['version']} · {escape(info['model'])}"
+        + (f" · recorded {info['created_at']}" if info["created_at"] else "")
+    )
+    c.print(
+        f"calls: {info['calls']}"
+        + (f" ({counted(len(info['faults']), 'fault')}, replayed as faults)" if info["faults"] else "")
+    )
     for fault in info["faults"]:
         c.print(f"  [yellow]{escape(fault)}[/yellow]")
     used = ", ".join(f"{name} ×{count}" for name, count in sorted(info["tools_used"].items())) or "none"
@@ -79,10 +84,19 @@ def diff(
     )
     differs = bool(model_note) or any(r.status != "same" for r in rows)
     if json_output:
-        print(json.dumps({
-            "a": str(a), "b": str(b), "same": not differs, "model": model_note or None,
-            "calls": [{"n": r.n, "status": r.status, "changes": r.changes} for r in rows],
-        }, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "a": str(a),
+                    "b": str(b),
+                    "same": not differs,
+                    "model": model_note or None,
+                    "calls": [{"n": r.n, "status": r.status, "changes": r.changes} for r in rows],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         from arreio.cli.inert import shown as escape  # markup-safe and inert
         from arreio.cli.render import console_for

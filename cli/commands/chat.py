@@ -30,29 +30,40 @@ def chat(
         bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")
     ] = False,
     resume: Annotated[
-        str | None, typer.Option("--resume", "-r", metavar="ID", help="Continue a saved session (id or unique prefix).",
-                                 show_default=False)
+        str | None,
+        typer.Option(
+            "--resume", "-r", metavar="ID", help="Continue a saved session (id or unique prefix).", show_default=False
+        ),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", "-m", metavar="MODEL", help="anthropic/…, openai/…, litellm/…, or offline (default from config).",
-                     show_default=False),
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="MODEL",
+            help="anthropic/…, openai/…, litellm/…, or offline (default from config).",
+            show_default=False,
+        ),
     ] = None,
-    offline: Annotated[bool, typer.Option("--offline", help="Same as --model offline: deterministic, no network, $0.")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Same as --model offline: deterministic, no network, $0.")
+    ] = False,
     script: Annotated[
-        Path | None, typer.Option("--script", metavar="FILE", help="Play an offline script of model replies (YAML/JSON).",
-                                  show_default=False)
+        Path | None,
+        typer.Option(
+            "--script", metavar="FILE", help="Play an offline script of model replies (YAML/JSON).", show_default=False
+        ),
     ] = None,
     cd: Annotated[
-        Path | None,
-        typer.Option("--cd", "-C", metavar="DIR", help="Chat as if started in DIR.", show_default=False),
+        Path | None, typer.Option("--cd", "-C", metavar="DIR", help="Chat as if started in DIR.", show_default=False)
     ] = None,
     learn: Annotated[
         bool, typer.Option("--learn", help="After each turn whose gates pass, run the gated learning pass.")
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve sensitive actions without asking.")] = False,
     max_steps: Annotated[
-        int | None, typer.Option("--max-steps", metavar="N", min=1, help="Model turns a message may take.", show_default=False)
+        int | None,
+        typer.Option("--max-steps", metavar="N", min=1, help="Model turns a message may take.", show_default=False),
     ] = None,
 ) -> None:
     import sys
@@ -76,8 +87,9 @@ def chat(
             raise UsageError(f"--script {script}: no such file")
     from arreio.cli.chat.session import ChatState
 
-    state = ChatState(cwd=cwd, model="offline" if offline else model, script=script, learn=learn, yes=yes,
-                      max_steps=max_steps)
+    state = ChatState(
+        cwd=cwd, model="offline" if offline else model, script=script, learn=learn, yes=yes, max_steps=max_steps
+    )
     if continue_:
         state.session_id = state.latest()
     elif resume is not None:
@@ -87,8 +99,10 @@ def chat(
 
     if isatty(sys.stdin) and (isatty(sys.stdout) or isatty(sys.stderr)):
         if sys.stdout is None:  # `>&-`: the turns would go nowhere while the prompt asks for more
-            raise UsageError("arreio chat: stdout is closed, so the chat's answers would go nowhere; "
-                             "send it to a file (`> chat.log`) or a pipe instead")
+            raise UsageError(
+                "arreio chat: stdout is closed, so the chat's answers would go nowhere; "
+                "send it to a file (`> chat.log`) or a pipe instead"
+            )
         from arreio.cli.chat.loop import interactive
 
         raise typer.Exit(interactive(state))

@@ -25,7 +25,10 @@ app = typer.Typer(help="See and change settings: list, get, set, unset, path, ed
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 GlobalFlag = Annotated[
-    bool, typer.Option("--global", help="The user file (~/.config/arreio/config.yaml), not the project's .arreio/config.yaml.")
+    bool,
+    typer.Option(
+        "--global", help="The user file (~/.config/arreio/config.yaml), not the project's .arreio/config.yaml."
+    ),
 ]
 KeyArg = Annotated[str, typer.Argument(help="A dotted key: max_steps, retry.max_attempts, sandbox.mode.")]
 
@@ -92,8 +95,11 @@ def effective(settings: Any) -> dict[str, Any]:
     tree = settings.model_dump(mode="json")
     for dotted, (module, name) in SECTIONS.items():
         parsed = getattr(importlib.import_module(module), name)(settings)
-        value = ({k: v.model_dump(mode="json") for k, v in parsed.items()} if isinstance(parsed, dict)
-                 else parsed.model_dump(mode="json"))
+        value = (
+            {k: v.model_dump(mode="json") for k, v in parsed.items()}
+            if isinstance(parsed, dict)
+            else parsed.model_dump(mode="json")
+        )
         *parents, leaf = dotted.split(".")
         node = tree
         for part in parents:
@@ -310,8 +316,10 @@ def edit(global_: GlobalFlag = False) -> None:
     problem = config_problem(cwd, env)
     if problem is not None:
         again = "arreio config edit" + (" --global" if global_ else "")
-        print(f"arreio: error: {problem} — {_display(target, cwd)} is kept as you wrote it; "
-              f"fix it with `{again}`", file=sys.stderr)
+        print(
+            f"arreio: error: {problem} — {_display(target, cwd)} is kept as you wrote it; fix it with `{again}`",
+            file=sys.stderr,
+        )
         raise typer.Exit(5)
     if code != 0:
         print(f"arreio: the editor exited with code {code}; the config is valid", file=sys.stderr)
@@ -388,4 +396,3 @@ def _write_checked(cwd: Path, env: dict[str, str], path: Path, after: str) -> No
         raise ConfigError(f"{problem}{note}; nothing written")
     write_atomic(path, after)
     raise ConfigError(f"written, but the config is still invalid: {problem}")
-

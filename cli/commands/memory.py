@@ -40,8 +40,7 @@ class _MemoryGroup(TyperGroup):
 
 app = typer.Typer(
     cls=_MemoryGroup,
-    help="Read and edit MEMORY.md / USER.md, and list the append-only substores "
-    f"({', '.join(SUBSTORE_NAMES)}).",
+    help=f"Read and edit MEMORY.md / USER.md, and list the append-only substores ({', '.join(SUBSTORE_NAMES)}).",
     no_args_is_help=True,
 )
 
@@ -117,8 +116,10 @@ def show(
             lines = entry.split("\n")
             finding = scan_text(entry)
             if finding is not None:  # the model never sees it; the human should clean it
-                typer.echo(f"  {index}. [BLOCKED: {finding.describe()}; remove with "
-                           f"`arreio memory remove --target {state.target} {blocked_handle(entry)}`]")
+                typer.echo(
+                    f"  {index}. [BLOCKED: {finding.describe()}; remove with "
+                    f"`arreio memory remove --target {state.target} {blocked_handle(entry)}`]"
+                )
             first = inert(lines[0])  # stored text is shown, never acted on by the terminal
             typer.echo(f"  {index}. {first}" if finding is None else f"     {first}")
             for line in lines[1:]:
@@ -127,8 +128,7 @@ def show(
 
 @app.command("add")
 def add(
-    content: Annotated[str, typer.Argument(help="The entry to add.")],
-    target: TargetOption = TargetName.memory,
+    content: Annotated[str, typer.Argument(help="The entry to add.")], target: TargetOption = TargetName.memory
 ) -> None:
     """Add an entry (refused when unsafe, empty, or past the size limit)."""
     from arreio.cli.arguments import text
@@ -185,7 +185,9 @@ def _substore_app(name: str) -> typer.Typer:
             str | None, typer.Option("--since", help="Only records at or after this ISO-8601 time.")
         ] = None,
         as_json: JsonOption = False,
-        long: Annotated[bool, typer.Option("--long", "-l", help="Add each record's kind, subject and verdict.")] = False,
+        long: Annotated[
+            bool, typer.Option("--long", "-l", help="Add each record's kind, subject and verdict.")
+        ] = False,
     ) -> None:
         """List records, newest first (`--long`: what each one says: kind · subject · verdict)."""
         from arreio.cli.inert import inert
@@ -215,7 +217,9 @@ def _substore_app(name: str) -> typer.Typer:
 
     @sub.command("show")
     def show_record(
-        record_id: Annotated[str, typer.Argument(metavar="ID", help="The record id (from `list`) or a unique prefix of it.")],
+        record_id: Annotated[
+            str, typer.Argument(metavar="ID", help="The record id (from `list`) or a unique prefix of it.")
+        ],
         as_json: JsonOption = False,
     ) -> None:
         """Print one record."""

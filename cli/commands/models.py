@@ -19,8 +19,10 @@ import typer
 
 from arreio.engine.core.ports import process_env
 
-HELP = ("List the known model strings with provider, context window, prices per million tokens and "
-        "whether the provider's API key is set (names only, never values).")
+HELP = (
+    "List the known model strings with provider, context window, prices per million tokens and "
+    "whether the provider's API key is set (names only, never values)."
+)
 
 # Table names served through litellm, by their vendor. The window table's bare families (deepseek,
 # llama-3, qwen, mistral-large) are not model ids and are left out.
@@ -35,15 +37,30 @@ def model_rows(env: dict[str, str]) -> list[dict[str, Any]]:
 
     names = list(PRICES)
     names += [w for w in WINDOWS if w not in PRICES and w not in _GENERIC and not any(p.startswith(w) for p in PRICES)]
-    rows = [{"model": "offline", "provider": "offline", "context_window": context_window("offline"),
-             "price": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
-             "key_var": None, "key_set": True}]
+    rows = [
+        {
+            "model": "offline",
+            "provider": "offline",
+            "context_window": context_window("offline"),
+            "price": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
+            "key_var": None,
+            "key_set": True,
+        }
+    ]
     for name in names:
         model, provider, var = _route(name)
         if model is None:
             continue
-        rows.append({"model": model, "provider": provider, "context_window": context_window(model),
-                     "price": _price(model), "key_var": var, "key_set": bool(var and (env.get(var) or "").strip())})
+        rows.append(
+            {
+                "model": model,
+                "provider": provider,
+                "context_window": context_window(model),
+                "price": _price(model),
+                "key_var": var,
+                "key_set": bool(var and (env.get(var) or "").strip()),
+            }
+        )
     return rows
 
 
@@ -68,8 +85,12 @@ def _price(model: str) -> dict[str, float | None] | None:
     price = price_for(model)
     if price is None:
         return None
-    return {"input": price.input, "output": price.output, "cache_read": price.cache_read,
-            "cache_write": price.cache_write if price.cache_write is not None else price.input}
+    return {
+        "input": price.input,
+        "output": price.output,
+        "cache_read": price.cache_read,
+        "cache_write": price.cache_write if price.cache_write is not None else price.input,
+    }
 
 
 def endpoint_row(env: dict[str, str]) -> dict[str, Any] | None:
@@ -127,8 +148,14 @@ def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
     console = console_for()  # a pipe gets whole lines, not 80 columns
     if endpoint is not None:
         _print_endpoint(console, endpoint)
-    columns = {"  model": max(len(row["model"]) for row in rows) + 2, "window": 6, "$/M in": 6, "out": 5,
-               "cache read": 10, "write": 6}  # fixed: the blocks line up under each other
+    columns = {
+        "  model": max(len(row["model"]) for row in rows) + 2,
+        "window": 6,
+        "$/M in": 6,
+        "out": 5,
+        "cache read": 10,
+        "write": 6,
+    }  # fixed: the blocks line up under each other
     groups: dict[str | None, list[dict[str, Any]]] = {}
     for row in rows:  # one block per key: the heading says whether it is set
         groups.setdefault(row["key_var"], []).append(row)
@@ -145,22 +172,31 @@ def models(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.
             table.add_column(column, no_wrap=True, justify="left" if column == "  model" else "right", min_width=width)
         for row in members:
             price = row["price"] or {}
-            table.add_row(f"  {row['model']}", _tokens(row["context_window"]),
-                          *(_money(price.get(k)) for k in ("input", "output", "cache_read", "cache_write")))
+            table.add_row(
+                f"  {row['model']}",
+                _tokens(row["context_window"]),
+                *(_money(price.get(k)) for k in ("input", "output", "cache_read", "cache_write")),
+            )
         console.print(table)
     from arreio.engine.providers.pricing import PRICES_TAKEN
 
-    console.print(f"Prices in US dollars per million tokens, from the vendors' price pages as of {PRICES_TAKEN} "
-                  "(other models: the price map litellm ships; `prices:` in config sets your own). Names match by "
-                  "prefix, dated ids too; any litellm/<vendor>/<model> works as well. A model served from a "
-                  "loopback or private-network address costs $0 (local).", style="dim")
+    console.print(
+        f"Prices in US dollars per million tokens, from the vendors' price pages as of {PRICES_TAKEN} "
+        "(other models: the price map litellm ships; `prices:` in config sets your own). Names match by "
+        "prefix, dated ids too; any litellm/<vendor>/<model> works as well. A model served from a "
+        "loopback or private-network address costs $0 (local).",
+        style="dim",
+    )
 
 
 def _print_endpoint(console: Any, endpoint: dict[str, Any]) -> None:
     from rich.markup import escape
 
-    console.print(f"[bold]openai[/bold] — {endpoint['from']}={escape(endpoint['url'])}: openai/<model> is sent there, "
-                  "not to OpenAI", soft_wrap=True)
+    console.print(
+        f"[bold]openai[/bold] — {endpoint['from']}={escape(endpoint['url'])}: openai/<model> is sent there, "
+        "not to OpenAI",
+        soft_wrap=True,
+    )
     if endpoint["error"]:
         console.print(f"  [yellow]{escape(endpoint['error'])}[/yellow]", soft_wrap=True)
     for row in endpoint["models"]:

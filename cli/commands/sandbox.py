@@ -47,12 +47,7 @@ def _lines(shown: dict, cwd: str) -> list[str]:
     bwrap = shown["bwrap"] or "not found"
     if shown["version"]:
         bwrap += f" ({shown['version']})"
-    lines = [
-        headline,
-        f"mode: {shown['mode']}",
-        f"network: {'on' if shown['network'] else 'off'}",
-        f"bwrap: {bwrap}",
-    ]
+    lines = [headline, f"mode: {shown['mode']}", f"network: {'on' if shown['network'] else 'off'}", f"bwrap: {bwrap}"]
     if writable is not None:
         lines.append(f"writable: {', '.join(writable) or 'nothing'} (and a private /tmp)")
     lines.append("protected (read-only even inside the working directory):")
@@ -60,8 +55,12 @@ def _lines(shown: dict, cwd: str) -> list[str]:
     if shown["mode"] != "off":
         limits, how = shown["limits"], shown.get("limits_enforced") or {}
         lines.append("limits of one call (sandbox.limits):")
-        for key, label, unit in (("processes", "processes", ""), ("memory_mb", "memory", " MB"),
-                                 ("file_mb", "file_size", " MB"), ("tmp_mb", "tmp", " MB")):
+        for key, label, unit in (
+            ("processes", "processes", ""),
+            ("memory_mb", "memory", " MB"),
+            ("file_mb", "file_size", " MB"),
+            ("tmp_mb", "tmp", " MB"),
+        ):
             enforced = f" — {how[label]}" if label in how else ""
             lines.append(f"  {label.replace('_', ' ')}: {limits[key]}{unit}{enforced}")
     if shown.get("unix_sockets"):

@@ -47,8 +47,15 @@ def list_sessions(json_output: JsonFlag = False) -> None:
         cells = _cells(r)
         verdict = f"[red]{cells['last run']}[/red]" if r.error else cells["last run"]
         # the title is the goal's first line, which a file or an MCP server's prompt may have written
-        table.add_row(cells["id"], cells["created"], escape(cells["model"]), cells["msgs"], verdict, cells["cost"],
-                      escape(r.title, one_line=True))
+        table.add_row(
+            cells["id"],
+            cells["created"],
+            escape(cells["model"]),
+            cells["msgs"],
+            verdict,
+            cells["cost"],
+            escape(r.title, one_line=True),
+        )
     console.print(table)
     for r in rows:  # a damaged file is listed, and what is wrong with it is said below the table
         if r.error:
@@ -60,7 +67,10 @@ def _cells(r) -> dict[str, str]:
 
     ran = r.last_run_verdict is not None and not r.error
     return {
-        "id": r.id, "created": r.created_at[:16].replace("T", " "), "model": r.model, "msgs": str(r.messages),
+        "id": r.id,
+        "created": r.created_at[:16].replace("T", " "),
+        "model": r.model,
+        "msgs": str(r.messages),
         "last run": "damaged" if r.error else (r.last_run_verdict or "-"),
         "cost": money(r.cost_usd).removeprefix("cost ") if ran else "-",  # the last run's: "$0.036", "unknown"
     }
@@ -86,11 +96,17 @@ def show(
         return
     session, repairs = Session.open(store.path_for(sid), repair=False)
     if json_output:
-        print(json.dumps({
-            "header": session.header.model_dump(mode="json"),
-            "messages": [m.model_dump(mode="json") for m in session.messages],
-            "repairs": [r.model_dump(mode="json") for r in repairs],
-        }, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "header": session.header.model_dump(mode="json"),
+                    "messages": [m.model_dump(mode="json") for m in session.messages],
+                    "repairs": [r.model_dump(mode="json") for r in repairs],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return
     from arreio.cli.inert import call_text
     from arreio.cli.inert import shown as escape  # markup-safe and inert
@@ -98,7 +114,9 @@ def show(
 
     c = console_for()  # a pipe gets whole lines: `| grep approve` finds the command unbroken
     h = session.header
-    c.print(f"[bold]session {h.id}[/bold] · {escape(h.model)} · created {h.created_at} · {len(session.messages)} messages")
+    c.print(
+        f"[bold]session {h.id}[/bold] · {escape(h.model)} · created {h.created_at} · {len(session.messages)} messages"
+    )
     if h.title:
         c.print(f"[dim]{escape(h.title)}[/dim]")
     block = next((b for b in h.system if b.name == "instructions"), None)
@@ -111,8 +129,10 @@ def show(
     if waiting is not None:  # what would run, first: the person deciding needs to see it
         shown = call_text(describe_call(waiting.name, waiting.arguments), markup=True)
         c.print(f"[yellow]⏸ waiting for approval:[/yellow] {shown}", soft_wrap=True)
-        c.print(f"[yellow]  approve with `{command_to_continue(h.id)}` or refuse with "
-                f"`{command_to_continue(h.id)} --deny`[/yellow]")
+        c.print(
+            f"[yellow]  approve with `{command_to_continue(h.id)}` or refuse with "
+            f"`{command_to_continue(h.id)} --deny`[/yellow]"
+        )
     # Each result is shown under its call (parallel calls were listed, then their results, unpaired);
     # a result whose call is not in the history stays where it is.
     results = {p.call_id: p for m in session.messages for p in m.parts if p.type == "tool_result"}
@@ -139,8 +159,10 @@ def show(
             elif part.type == "tool_result" and part.call_id not in calls:
                 result_line(part)
     if repairs:
-        c.print(f"[yellow]{counted(len(repairs), 'repair')} would be made on load — "
-                f"see `arreio sessions doctor {h.id}`[/yellow]")
+        c.print(
+            f"[yellow]{counted(len(repairs), 'repair')} would be made on load — "
+            f"see `arreio sessions doctor {h.id}`[/yellow]"
+        )
 
 
 def _show_requests(path, json_output: bool) -> None:
@@ -161,12 +183,16 @@ def _show_requests(path, json_output: bool) -> None:
     for row in rows:
         check = "exact" if row["exact"] else "history rewritten since (e.g. compaction): approximate"
         tools = ", ".join(row["tool_names"]) or "none (reserve turn)"
-        print(f"request {row['index']} · {row['model']} · run {row['run_id']} · {row['at']} · "
-              f"{len(row['messages'])} messages · max_tokens {row['max_tokens']} · {check}")
+        print(
+            f"request {row['index']} · {row['model']} · run {row['run_id']} · {row['at']} · "
+            f"{len(row['messages'])} messages · max_tokens {row['max_tokens']} · {check}"
+        )
         print(f"  tools: {tools}")
         for message in row["messages"][shown:]:
             for part in message["parts"]:
-                text = part.get("text") or part.get("content") or json.dumps(part.get("arguments", {}), ensure_ascii=False)
+                text = (
+                    part.get("text") or part.get("content") or json.dumps(part.get("arguments", {}), ensure_ascii=False)
+                )
                 label = part["type"] if part["type"] != "text" else message["role"]
                 if part["type"] == "tool_call":
                     label = f"call {part['name']}"
@@ -177,7 +203,9 @@ def _show_requests(path, json_output: bool) -> None:
 @app.command("doctor")
 def doctor(
     session_id: Annotated[str, typer.Argument(help="Session id or a unique prefix.")],
-    fix: Annotated[bool, typer.Option("--fix", help="Write the repairs (atomically) instead of only reporting them.")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Write the repairs (atomically) instead of only reporting them.")
+    ] = False,
     json_output: JsonFlag = False,
 ) -> None:
     """Report the repairs loading would make (torn tail, orphan calls and results); --fix writes them.
@@ -197,8 +225,16 @@ def doctor(
     finally:
         lock.release()
     if json_output:
-        print(json.dumps({"session": sid, "fixed": fix and bool(repairs),
-                          "repairs": [r.model_dump(mode="json") for r in repairs]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "session": sid,
+                    "fixed": fix and bool(repairs),
+                    "repairs": [r.model_dump(mode="json") for r in repairs],
+                },
+                indent=2,
+            )
+        )
         if repairs and not fix:
             raise typer.Exit(1)
         return

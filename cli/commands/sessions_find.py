@@ -14,8 +14,12 @@ ROLES = ("user", "assistant", "tool")
 
 def export(
     session_id: Annotated[str, typer.Argument(help="Session id or a unique prefix.")],
-    format_: Annotated[str, typer.Option("--format", "-f", help="md (a readable transcript), html (one "
-                                         "self-contained page) or json (for tools).")] = "md",
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="md (a readable transcript), html (one self-contained page) or json (for tools)."
+        ),
+    ] = "md",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
 ) -> None:
     """Export a session to read or share: Markdown, a self-contained HTML page, or JSON. Each tool call
@@ -58,11 +62,16 @@ def export(
 
 
 def search(
-    text: Annotated[str, typer.Argument(help="Words to find (every one must be on the line; any script, "
-                                        "Japanese and Chinese included).")],
+    text: Annotated[
+        str,
+        typer.Argument(
+            help="Words to find (every one must be on the line; any script, Japanese and Chinese included)."
+        ),
+    ],
     here: Annotated[bool, typer.Option("--here", help="Only sessions started in this directory.")] = False,
-    role: Annotated[str | None, typer.Option("--role", help="Only lines of user, assistant or tool "
-                                             "(calls and results).")] = None,
+    role: Annotated[
+        str | None, typer.Option("--role", help="Only lines of user, assistant or tool (calls and results).")
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many lines.")] = 50,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON instead of lines.")] = False,
 ) -> None:
@@ -94,8 +103,23 @@ def search(
         finally:
             index.close()
     if json_output:
-        print(json.dumps([{"session_id": h.session_id, "at": h.at, "role": h.role, "line": h.line,
-                           "title": h.title, "cwd": h.cwd} for h in hits], ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "session_id": h.session_id,
+                        "at": h.at,
+                        "role": h.role,
+                        "line": h.line,
+                        "title": h.title,
+                        "cwd": h.cwd,
+                    }
+                    for h in hits
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return
     from arreio.cli.inert import inert
 

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from arreio.curator.library import SkillLibrary
 
 app = typer.Typer(
-    help="Procedures the agent keeps for itself: list, inspect, pin, restore and adopt skills.",
-    no_args_is_help=True,
+    help="Procedures the agent keeps for itself: list, inspect, pin, restore and adopt skills.", no_args_is_help=True
 )
 
 
@@ -94,11 +93,13 @@ def show(name: Annotated[str, typer.Argument(help="Skill name (or archive entry)
     entry = _library().get(name)
     row = entry.to_json()
     typer.echo(inert(f"# {entry.entry}  [{entry.state}]  {entry.folder}"))
-    typer.echo(inert(
-        f"# by {row['created_by'] or '?'} · uses {row['use_count']} · views {row['view_count']} · "
-        f"patches {row['patch_count']} · pinned {'yes' if row['pinned'] else 'no'} · "
-        f"last activity {row['last_activity'] or 'never recorded'}"
-    ))
+    typer.echo(
+        inert(
+            f"# by {row['created_by'] or '?'} · uses {row['use_count']} · views {row['view_count']} · "
+            f"patches {row['patch_count']} · pinned {'yes' if row['pinned'] else 'no'} · "
+            f"last activity {row['last_activity'] or 'never recorded'}"
+        )
+    )
     typer.echo(_skill_text(entry.folder / "SKILL.md"))
     if entry.skill is not None and entry.skill.support_files():
         typer.echo("Support files:")
@@ -134,7 +135,9 @@ def unpin(name: Annotated[str, typer.Argument(help="Skill name.")]) -> None:
 
 
 @app.command("restore")
-def restore(name: Annotated[str, typer.Argument(help="Archive entry (as `skills list` shows it) or skill name.")]) -> None:
+def restore(
+    name: Annotated[str, typer.Argument(help="Archive entry (as `skills list` shows it) or skill name.")],
+) -> None:
     """Move an archived skill back into use. Refused if a skill of that name already exists."""
     restored, destination = _library().restore(name)
     typer.echo(f"restored {restored} to {destination}")

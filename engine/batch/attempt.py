@@ -123,11 +123,33 @@ def run_attempt(spec: AttemptSpec, deps_factory: Callable[[], Any], clock: Clock
 def blank_row(spec: AttemptSpec, clock: Clock | None = None) -> dict[str, Any]:
     """A result row before the run fills it in (also the row of an attempt lost with its worker)."""
     return {
-        "version": ROW_VERSION, "task": spec.task.id, "attempt": spec.attempt, "verdict": "error", "passed": False,
-        "exit_code": 1, "message": "", "gates": [], "steps": 0, "tool_calls": 0, "input_tokens": 0,
-        "output_tokens": 0, "cached_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0, "cache_share": 0.0, "duration_s": 0.0,
-        "setup_s": 0.0, "run_s": 0.0, "model": None, "session": None, "report": None, "run_id": None,
-        "started_at": iso_ms((clock or SystemClock()).now()), "ended_at": None, "tries": spec.tries, "worker": None,
+        "version": ROW_VERSION,
+        "task": spec.task.id,
+        "attempt": spec.attempt,
+        "verdict": "error",
+        "passed": False,
+        "exit_code": 1,
+        "message": "",
+        "gates": [],
+        "steps": 0,
+        "tool_calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
+        "cost_usd": 0.0,
+        "cache_share": 0.0,
+        "duration_s": 0.0,
+        "setup_s": 0.0,
+        "run_s": 0.0,
+        "model": None,
+        "session": None,
+        "report": None,
+        "run_id": None,
+        "started_at": iso_ms((clock or SystemClock()).now()),
+        "ended_at": None,
+        "tries": spec.tries,
+        "worker": None,
         "warnings": [],
     }
 
@@ -177,20 +199,33 @@ def _options(spec: AttemptSpec, work: Path, env: dict[str, str]) -> Any:
     plan = None
     if task.gates:  # the task's gates are a plan's: one unit, then them (JSON is YAML)
         plan = spec.out_dir / "plan.yaml"
-        plan.write_text(json.dumps({"version": 1, "units": [{"id": task.id, "goal": task.goal}],
-                                    "gates": list(task.gates)}, indent=1) + "\n", encoding="utf-8")
+        plan.write_text(
+            json.dumps(
+                {"version": 1, "units": [{"id": task.id, "goal": task.goal}], "gates": list(task.gates)}, indent=1
+            )
+            + "\n",
+            encoding="utf-8",
+        )
     replay = task.cassette or spec.replay
     scripted = task.script is not None or replay is not None
     return RunOptions(
-        goal_text=None if plan else task.goal, plan=plan, model=None if scripted else (spec.model or task.model),
-        script=None if replay else task.script, replay=replay, record=spec.out_dir / "cassette.jsonl" if spec.record else None,
-        max_steps=task.max_steps, tools=list(task.tools) if task.tools is not None else None, cwd=work, env=env,
+        goal_text=None if plan else task.goal,
+        plan=plan,
+        model=None if scripted else (spec.model or task.model),
+        script=None if replay else task.script,
+        replay=replay,
+        record=spec.out_dir / "cassette.jsonl" if spec.record else None,
+        max_steps=task.max_steps,
+        tools=list(task.tools) if task.tools is not None else None,
+        cwd=work,
+        env=env,
         unattended=True,
     )
 
 
-async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory: Callable[[], Any],
-               row: dict[str, Any]) -> None:
+async def _run(
+    spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory: Callable[[], Any], row: dict[str, Any]
+) -> None:
     from arreio.engine.run.pipeline import run_pipeline
 
     t0 = time.monotonic()
@@ -203,8 +238,11 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
             async with asyncio.timeout(spec.task.timeout_s) as timer:
                 async for event in run_pipeline(options, deps_factory()):
                     if event.type == "run_start":
-                        row.update(run_id=event.run_id, model=event.model,
-                                   session=f"{spec.rel}/sessions/{event.session_id}.jsonl")
+                        row.update(
+                            run_id=event.run_id,
+                            model=event.model,
+                            session=f"{spec.rel}/sessions/{event.session_id}.jsonl",
+                        )
                     elif event.type == "gate_result" and event.agent is None:
                         gates.append({"gate": event.gate, "passed": event.passed, "detail": event.detail})
                     elif event.type == "done" and event.agent is None:
@@ -220,9 +258,17 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
     report = _report(spec, row)
     if done is not None:
         message = _unanswerable(done.message) if done.verdict == "paused" else done.message
-        row.update(verdict=done.verdict, exit_code=done.exit_code, message=message, steps=done.steps,
-                   tool_calls=done.tool_calls, input_tokens=done.input_tokens, output_tokens=done.output_tokens,
-                   cost_usd=done.cost_usd, cache_share=done.cache_share or 0.0)
+        row.update(
+            verdict=done.verdict,
+            exit_code=done.exit_code,
+            message=message,
+            steps=done.steps,
+            tool_calls=done.tool_calls,
+            input_tokens=done.input_tokens,
+            output_tokens=done.output_tokens,
+            cost_usd=done.cost_usd,
+            cache_share=done.cache_share or 0.0,
+        )
     if report:
         row["cached_tokens"] = int(report.get("cache_read_tokens") or 0)
         row["cache_write_tokens"] = int(report.get("cache_write_tokens") or 0)
@@ -233,8 +279,10 @@ async def _run(spec: AttemptSpec, work: Path, env: dict[str, str], deps_factory:
 
 # What a paused attempt's row says instead of the run's `arreio approve ID`: the attempt's session lives
 # in the batch folder and its workdir copy is gone, so that command could not work.
-BATCH_PAUSE = ("nobody can approve it inside a batch: allow it in the config's `governance.policy`, or run "
-               "this task on its own with `arreio run`")
+BATCH_PAUSE = (
+    "nobody can approve it inside a batch: allow it in the config's `governance.policy`, or run "
+    "this task on its own with `arreio run`"
+)
 
 
 def _unanswerable(message: str) -> str:

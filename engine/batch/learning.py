@@ -60,11 +60,26 @@ async def learn_from_batch(folder: BatchFolder, learning: LearningPass | None, *
         session.close()
         events = _events(session_path.parent.parent / "runs" / str(row.get("run_id")) / "events.jsonl")
         goal = next((m.text for m in session.messages if m.role == "user"), session.header.title)
-        run_ctx = RunContext(cwd=ctx.cwd, settings=ctx.settings, clock=ctx.clock, env=ctx.env, state_dir=ctx.state_dir,
-                             provider_factory=ctx.provider_factory, session_id=session.id, session_path=session_path,
-                             run_id=str(row.get("run_id") or ""))
-        async for event in run_learning(learning, run_ctx, events=events, messages=session.messages, goal=goal,
-                                        model=str(row.get("model") or session.header.model), config={}):
+        run_ctx = RunContext(
+            cwd=ctx.cwd,
+            settings=ctx.settings,
+            clock=ctx.clock,
+            env=ctx.env,
+            state_dir=ctx.state_dir,
+            provider_factory=ctx.provider_factory,
+            session_id=session.id,
+            session_path=session_path,
+            run_id=str(row.get("run_id") or ""),
+        )
+        async for event in run_learning(
+            learning,
+            run_ctx,
+            events=events,
+            messages=session.messages,
+            goal=goal,
+            model=str(row.get("model") or session.header.model),
+            config={},
+        ):
             if event.type == "learning_pass_done":
                 totals["attempts"] += 1
                 totals["applied"] += event.applied

@@ -33,5 +33,7 @@ def check_answers(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
         socket.create_connection(found, timeout=timeout_s).close()
     except OSError as error:
         why = "no answer" if isinstance(error, TimeoutError) else (error.strerror or str(error)).lower()
-        raise ConfigError(f"--ray {address}: no Ray cluster answers there ({why}); start one with "
-                          f"`ray start --head`, or check the address") from None
+        raise ConfigError(
+            f"--ray {address}: no Ray cluster answers there ({why}); start one with "
+            f"`ray start --head`, or check the address"
+        ) from None

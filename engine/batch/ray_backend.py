@@ -45,8 +45,11 @@ def _pack(entries: dict[str, Path | None], *, skip: tuple[str, ...] = ()) -> byt
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
         for name, path in entries.items():
             if path is not None:
-                tar.add(path, arcname=name, filter=lambda info: None if any(
-                    part in skip for part in Path(info.name).parts) else info)
+                tar.add(
+                    path,
+                    arcname=name,
+                    filter=lambda info: None if any(part in skip for part in Path(info.name).parts) else info,
+                )
     return buffer.getvalue()
 
 
@@ -67,11 +70,14 @@ def _ray_attempt(spec: AttemptSpec, bundle: bytes, deps_factory: Callable[[], An
         _unpack(bundle, root / "in")
         given = root / "in"
         task = dataclasses.replace(
-            spec.task, workdir=given / "workdir" if spec.task.workdir else None,
+            spec.task,
+            workdir=given / "workdir" if spec.task.workdir else None,
             script=given / "script" if spec.task.script else None,
-            cassette=given / "cassette" if spec.task.cassette else None)
-        local = dataclasses.replace(spec, task=task, out_dir=root / "out", tries=try_no,
-                                    replay=given / "replay" if spec.replay else None)
+            cassette=given / "cassette" if spec.task.cassette else None,
+        )
+        local = dataclasses.replace(
+            spec, task=task, out_dir=root / "out", tries=try_no, replay=given / "replay" if spec.replay else None
+        )
         row = run_attempt(local, deps_factory)
         row["worker"] = f"ray:{ray.get_runtime_context().get_node_id()[:8]}:{os.getpid()}"
         return row, _pack({".": local.out_dir}, skip=("checkpoints",))
@@ -115,8 +121,15 @@ class _Tries:
 class RayBackend:
     name = "ray"
 
-    def __init__(self, address: str | None, deps_factory: Callable[[], Any], settings: RaySettings, *,
-                 retries: int = 2, in_flight: int | None = None) -> None:
+    def __init__(
+        self,
+        address: str | None,
+        deps_factory: Callable[[], Any],
+        settings: RaySettings,
+        *,
+        retries: int = 2,
+        in_flight: int | None = None,
+    ) -> None:
         self.address, self.deps_factory, self.settings = address, deps_factory, settings
         self.retries = retries
         self.in_flight = in_flight or settings.in_flight
@@ -138,20 +151,30 @@ class RayBackend:
                 if self.address is None:
                     # "local": a runtime of our own even where RAY_ADDRESS names a cluster (Ray would
                     # join it, and refuse the object store size: "must not be provided").
-                    ray.init(address="local", include_dashboard=False,
-                             object_store_memory=self.settings.object_store_mb * 1024 * 1024, **quiet)
+                    ray.init(
+                        address="local",
+                        include_dashboard=False,
+                        object_store_memory=self.settings.object_store_mb * 1024 * 1024,
+                        **quiet,
+                    )
                 else:
                     check_answers(self.address)  # Ray itself retries for ~10 minutes (ray_address.py)
                     ray.init(address=self.address, **quiet)
                 self._connected = True  # ours to shut down (a local runtime) or disconnect from (a cluster)
             except (ConnectionError, RuntimeError, ValueError) as error:
-                where = "start a local Ray runtime" if self.address is None else f"join the Ray cluster at {self.address}"
+                where = (
+                    "start a local Ray runtime" if self.address is None else f"join the Ray cluster at {self.address}"
+                )
                 raise ConfigError(f"--ray: could not {where}: {' '.join(str(error).split())[:300]}") from None
         here = ray.get_runtime_context().get_node_id()
-        self._tries = ray.remote(num_cpus=0)(_Tries).options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False)).remote()
-        self._remote = ray.remote(_ray_attempt).options(num_cpus=self.settings.num_cpus, max_retries=self.retries,
-                                                        retry_exceptions=False)
+        self._tries = (
+            ray.remote(num_cpus=0)(_Tries)
+            .options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False))
+            .remote()
+        )
+        self._remote = ray.remote(_ray_attempt).options(
+            num_cpus=self.settings.num_cpus, max_retries=self.retries, retry_exceptions=False
+        )
         if self.in_flight is None:
             cpus = float(ray.cluster_resources().get("CPU", 1))
             self.in_flight = max(1, int(cpus / self.settings.num_cpus))
@@ -173,11 +196,15 @@ class RayBackend:
             self._bundles.move_to_end(key)
             return self._bundles[key]
         task = spec.task
-        data = _pack({"workdir": task.workdir, "script": task.script, "cassette": task.cassette, "replay": spec.replay},
-                     skip=(".arreio",))
+        data = _pack(
+            {"workdir": task.workdir, "script": task.script, "cassette": task.cassette, "replay": spec.replay},
+            skip=(".arreio",),
+        )
         if len(data) > MAX_BUNDLE_MB * 1024 * 1024:
-            raise UsageError(f"task {task.id}: its workdir packs to {len(data) // 2**20} MB, more than --ray ships "
-                             f"({MAX_BUNDLE_MB} MB); leave build output and data out of it")
+            raise UsageError(
+                f"task {task.id}: its workdir packs to {len(data) // 2**20} MB, more than --ray ships "
+                f"({MAX_BUNDLE_MB} MB); leave build output and data out of it"
+            )
         ref = ray.put(data)
         self._bundles[key] = ref
         while len(self._bundles) > _BUNDLES_KEPT:
@@ -202,8 +229,11 @@ class RayBackend:
                 row, state = ray.get(ref)
             except Exception as error:  # noqa: BLE001 - every try lost (a worker or node died each time)
                 row = blank_row(spec)
-                row.update(tries=self.retries + 1, message=f"lost on Ray after {self.retries + 1} tries: "
-                                                             f"{type(error).__name__}: {' '.join(str(error).split())[:200]}")
+                row.update(
+                    tries=self.retries + 1,
+                    message=f"lost on Ray after {self.retries + 1} tries: "
+                    f"{type(error).__name__}: {' '.join(str(error).split())[:200]}",
+                )
                 rows.append(row)
                 continue
             if spec.out_dir.exists():

@@ -49,16 +49,21 @@ class BatchFolder:
         folder = cls(root / batch_id)
         folder.path.mkdir(parents=True, exist_ok=False)
         folder._hold()
-        write_atomic(folder.path / "batch.json", json.dumps({"version": BATCH_VERSION, "id": batch_id, **meta},
-                                                            indent=2, ensure_ascii=False) + "\n")
+        write_atomic(
+            folder.path / "batch.json",
+            json.dumps({"version": BATCH_VERSION, "id": batch_id, **meta}, indent=2, ensure_ascii=False) + "\n",
+        )
         return folder
 
     @classmethod
     def open(cls, root: Path, batch_id: str) -> BatchFolder:
         """An existing batch (an id or a unique prefix of one), for `--resume`."""
         # a prefix, not a glob: `--resume '**'` or an absolute path must not reach Path.glob
-        found = sorted(p for p in root.iterdir() if p.name.startswith(batch_id) and (p / "batch.json").is_file()) \
-            if root.is_dir() and batch_id else []
+        found = (
+            sorted(p for p in root.iterdir() if p.name.startswith(batch_id) and (p / "batch.json").is_file())
+            if root.is_dir() and batch_id
+            else []
+        )
         exact = [p for p in found if p.name == batch_id]
         if exact:
             found = exact

@@ -128,6 +128,10 @@ class Scheduler:
             return
         made = self.folder.attempt_dir(row["task"], int(row["attempt"])) / "cassette.jsonl"
         if made.is_file():
-            name = f"{row['task']}.cassette.jsonl" if self.repeat == 1 else f"{row['task']}.{row['attempt']}.cassette.jsonl"
+            name = (
+                f"{row['task']}.cassette.jsonl"
+                if self.repeat == 1
+                else f"{row['task']}.{row['attempt']}.cassette.jsonl"
+            )
             self.record_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(made, self.record_dir / name)

@@ -121,7 +121,9 @@ def load_suite(path: Path) -> Suite:
         raise UsageError(f"{path}: a suite is a mapping with `tasks:` (and optional `defaults:`)")
     parsed = validated(SuiteFile, data, path, error=UsageError)
     if parsed.version > SUITE_VERSION:
-        raise UsageError(f"{path}: suite version {parsed.version} is newer than this arreio understands ({SUITE_VERSION})")
+        raise UsageError(
+            f"{path}: suite version {parsed.version} is newer than this arreio understands ({SUITE_VERSION})"
+        )
     base = path.resolve().parent
     seen: set[str] = set()
     tasks = []
@@ -150,11 +152,14 @@ def _resolve(entry: TaskEntry, defaults: Defaults, base: Path, where: Any) -> Ta
     if (entry.goal is None) == (entry.goal_file is None):
         raise UsageError(f"{where('id')}: task '{entry.id}' needs exactly one of goal: or goal_file:")
     if entry.script is not None and entry.cassette is not None:
-        raise UsageError(f"{where('script')}: task '{entry.id}': script: plays offline replies and cassette: "
-                         "serves a recording; give one of them")
+        raise UsageError(
+            f"{where('script')}: task '{entry.id}': script: plays offline replies and cassette: "
+            "serves a recording; give one of them"
+        )
     if entry.model is not None and (entry.script is not None or entry.cassette is not None):
-        raise UsageError(f"{where('model')}: task '{entry.id}': model: cannot go with script:/cassette: "
-                         "(they decide the model)")
+        raise UsageError(
+            f"{where('model')}: task '{entry.id}': model: cannot go with script:/cassette: (they decide the model)"
+        )
     goal = entry.goal
     goal_path = existing("goal_file", entry.goal_file)
     if goal_path is not None:
@@ -176,14 +181,22 @@ def _resolve(entry: TaskEntry, defaults: Defaults, base: Path, where: Any) -> Ta
     tools = entry.tools if entry.tools is not None else defaults.tools
     workdir = existing("workdir", entry.workdir, folder=True)
     if workdir is not None and (too_big := _too_big_to_copy(workdir)):
-        raise UsageError(f"{where('workdir')}: task '{entry.id}': workdir {entry.workdir} ({workdir}) holds {too_big}: "
-                         "every attempt copies it whole; point workdir at the task's own folder")
+        raise UsageError(
+            f"{where('workdir')}: task '{entry.id}': workdir {entry.workdir} ({workdir}) holds {too_big}: "
+            "every attempt copies it whole; point workdir at the task's own folder"
+        )
     return Task(
-        id=entry.id, goal=str(goal), workdir=workdir,
+        id=entry.id,
+        goal=str(goal),
+        workdir=workdir,
         setup=entry.setup if entry.setup is not None else defaults.setup,
         setup_timeout_s=entry.setup_timeout_s or defaults.setup_timeout_s,
-        gates=tuple(g.model_dump(exclude_none=True) for g in gates), script=script, cassette=cassette, model=model,
-        max_steps=entry.max_steps or defaults.max_steps, timeout_s=entry.timeout_s or defaults.timeout_s,
+        gates=tuple(g.model_dump(exclude_none=True) for g in gates),
+        script=script,
+        cassette=cassette,
+        model=model,
+        max_steps=entry.max_steps or defaults.max_steps,
+        timeout_s=entry.timeout_s or defaults.timeout_s,
         tools=tuple(tools) if tools is not None else None,
     )
 
@@ -193,7 +206,9 @@ MAX_WORKDIR_BYTES = 2 << 30
 
 
 @lru_cache(maxsize=64)
-def _too_big_to_copy(folder: Path, max_files: int = MAX_WORKDIR_FILES, max_bytes: int = MAX_WORKDIR_BYTES) -> str | None:
+def _too_big_to_copy(
+    folder: Path, max_files: int = MAX_WORKDIR_FILES, max_bytes: int = MAX_WORKDIR_BYTES
+) -> str | None:
     """What makes `folder` too big to copy per attempt ("more than 100,000 files"), or None. A user
     trial: `workdir: ../..` made every attempt copy the whole disk, silently, until killed. Walks no
     further than the limits (links not followed; `.arreio/` is not copied, so not counted)."""

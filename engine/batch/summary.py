@@ -90,9 +90,19 @@ def exit_code_for(totals: Totals, *, planned: int, min_pass_rate: float | None, 
     return 0 if totals.attempts and totals.passed == totals.attempts else 1
 
 
-def summarize(rows: Iterable[dict[str, Any]], *, batch_id: str, suite: str, tasks: list[str], repeat: int,
-              planned: int, min_pass_rate: float | None = None, stopped: str | None = None,
-              wall_s: float | None = None, learning: dict[str, Any] | None = None) -> dict[str, Any]:
+def summarize(
+    rows: Iterable[dict[str, Any]],
+    *,
+    batch_id: str,
+    suite: str,
+    tasks: list[str],
+    repeat: int,
+    planned: int,
+    min_pass_rate: float | None = None,
+    stopped: str | None = None,
+    wall_s: float | None = None,
+    learning: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     totals = Totals()
     per_task: dict[str, _Task] = {t: _Task() for t in tasks}
     durations: list[float] = []
@@ -114,7 +124,8 @@ def summarize(rows: Iterable[dict[str, Any]], *, batch_id: str, suite: str, task
     tasks_out = {}
     for name, t in per_task.items():
         tasks_out[name] = {
-            "attempts": t.attempts, "passed": t.passed,
+            "attempts": t.attempts,
+            "passed": t.passed,
             "pass_rate": round(t.passed / t.attempts, 4) if t.attempts else None,
             "pass_at": {str(k): round(pass_at_k(t.attempts, t.passed, k), 4) for k in ks if t.attempts},
             "failures": t.reasons,
@@ -122,21 +133,32 @@ def summarize(rows: Iterable[dict[str, Any]], *, batch_id: str, suite: str, task
     ran = [t for t in per_task.values() if t.attempts]
     cache_base = totals.input_tokens + totals.cached_tokens + totals.cache_write_tokens  # as pricing.cache_share
     return {
-        "version": SUMMARY_VERSION, "batch": batch_id, "suite": suite, "repeat": repeat,
-        "planned": planned, "attempts": totals.attempts, "passed": totals.passed, "failed": totals.failed,
+        "version": SUMMARY_VERSION,
+        "batch": batch_id,
+        "suite": suite,
+        "repeat": repeat,
+        "planned": planned,
+        "attempts": totals.attempts,
+        "passed": totals.passed,
+        "failed": totals.failed,
         "pass_rate": round(totals.passed / totals.attempts, 4) if totals.attempts else None,
-        "pass_at": {str(k): round(sum(pass_at_k(t.attempts, t.passed, k) for t in ran) / len(ran), 4)
-                    for k in ks} if ran else {},
+        "pass_at": {str(k): round(sum(pass_at_k(t.attempts, t.passed, k) for t in ran) / len(ran), 4) for k in ks}
+        if ran
+        else {},
         "verdicts": verdicts,
-        "duration_s": {"mean": round(sum(durations) / len(durations), 3) if durations else 0.0,
-                       "p90": round(percentile(durations, 0.9), 3)},
+        "duration_s": {
+            "mean": round(sum(durations) / len(durations), 3) if durations else 0.0,
+            "p90": round(percentile(durations, 0.9), 3),
+        },
         "wall_s": round(wall_s, 3) if wall_s is not None else None,
         "tokens": {"input": totals.input_tokens, "output": totals.output_tokens, "cached": totals.cached_tokens},
         "cost_usd": None if totals.cost_unknown else round(totals.cost_usd, 6),
         "cost_known_usd": round(totals.cost_usd, 6),
         "cache_share": round(totals.cached_tokens / cache_base, 4) if cache_base else 0.0,
         "retried": totals.retried,
-        "stopped": stopped, "min_pass_rate": min_pass_rate, "learning": learning,
+        "stopped": stopped,
+        "min_pass_rate": min_pass_rate,
+        "learning": learning,
         "exit_code": exit_code_for(totals, planned=planned, min_pass_rate=min_pass_rate, stopped=stopped),
         "tasks": tasks_out,
     }

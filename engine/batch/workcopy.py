@@ -34,8 +34,12 @@ from arreio.engine.core.regular_file import Limit, read_bytes
 
 LEDGER = "leftovers.json"
 _AFTER_GO = 'read -r go || exit 125; exec /bin/sh -c "$1" </dev/null'
-_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"))
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
 
 
 @contextmanager
@@ -63,8 +67,11 @@ class WorkCopy:
     def _write(self) -> None:
         from arreio.engine.core.atomic import write_atomic
 
-        write_atomic(self.ledger, json.dumps({"copy": str(self.path), "groups": self.groups, "owner": os.getpid()}),
-                     durable=False)
+        write_atomic(
+            self.ledger,
+            json.dumps({"copy": str(self.path), "groups": self.groups, "owner": os.getpid()}),
+            durable=False,
+        )
 
     def fill(self, workdir: Path) -> None:
         """Copy `workdir` (not its `.arreio` state folder) into the copy; what cannot be copied is
@@ -93,8 +100,15 @@ class WorkCopy:
         with open(log, "wb") as sink:
             # The command starts only once its group is in the ledger (a go on stdin): a worker killed in
             # between leaves a shell that reads end of input and exits, never an unrecorded group.
-            proc = subprocess.Popen(["/bin/sh", "-c", _AFTER_GO, "arreio-setup", command], cwd=self.path, env=env,
-                                    stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, start_new_session=True)
+            proc = subprocess.Popen(
+                ["/bin/sh", "-c", _AFTER_GO, "arreio-setup", command],
+                cwd=self.path,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.PIPE,
+                start_new_session=True,
+            )
         try:
             with held():
                 self.groups.append(proc.pid)

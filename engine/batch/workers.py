@@ -39,8 +39,13 @@ from arreio.engine.batch.workcopy import clean
 GRACE_S = 60.0
 STOP_GRACE_S = 5.0  # how long a cancelled batch waits for a busy worker to stop its attempt itself
 # What a run imports late; `warm` imports it (and the deps factory's own modules) before forking.
-PRELOAD = ["arreio.engine.run.pipeline", "arreio.engine.providers.scripted", "arreio.engine.tools.builtin",
-           "arreio.engine.providers.replay", "arreio.engine.providers.recorder"]
+PRELOAD = [
+    "arreio.engine.run.pipeline",
+    "arreio.engine.providers.scripted",
+    "arreio.engine.tools.builtin",
+    "arreio.engine.providers.replay",
+    "arreio.engine.providers.recorder",
+]
 
 
 def warm(deps_factory: Callable[[], Any]) -> None:

@@ -21,12 +21,20 @@ from arreio.engine.checkpoints.store import CheckpointError, ShadowRepo, find_gi
 from arreio.engine.core.errors import UsageError
 from arreio.engine.core.ids import parse_utc
 
-NOT_FINISHED = ("run {run} did not finish (killed?): it has no checkpoint after its last round, so every change "
-                "since then is taken as the run's")
+NOT_FINISHED = (
+    "run {run} did not finish (killed?): it has no checkpoint after its last round, so every change "
+    "since then is taken as the run's"
+)
 
 
-def open_store(state_dir: Path, cwd: Path, env: Mapping[str, str], max_file_bytes: int = 10 << 20,
-               untrusted: Sequence[Path] = (), redactor: Redacting | None = None) -> tuple[ShadowRepo, CheckpointIndex]:
+def open_store(
+    state_dir: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    max_file_bytes: int = 10 << 20,
+    untrusted: Sequence[Path] = (),
+    redactor: Redacting | None = None,
+) -> tuple[ShadowRepo, CheckpointIndex]:
     """The store and index of `cwd`; without git a `UsageError` saying so. git is found outside the
     working directory and `untrusted` (the sandbox's writable roots). `redactor`: what the names an
     index line shows pass through (an undo writes lines too)."""
@@ -34,9 +42,12 @@ def open_store(state_dir: Path, cwd: Path, env: Mapping[str, str], max_file_byte
     git = find_git(env, untrusted)
     if git is None:
         raise UsageError("git is not installed (or not on PATH): checkpoints need it — install git")
-    return (ShadowRepo(state_dir, cwd, git=git, max_file_bytes=max_file_bytes, path_env=env.get("PATH"),
-                       untrusted=untrusted),
-            CheckpointIndex(state_dir, redactor=redactor))
+    return (
+        ShadowRepo(
+            state_dir, cwd, git=git, max_file_bytes=max_file_bytes, path_env=env.get("PATH"), untrusted=untrusted
+        ),
+        CheckpointIndex(state_dir, redactor=redactor),
+    )
 
 
 @contextmanager
@@ -49,9 +60,11 @@ def gone_from_store(run_id: str) -> Iterator[None]:
         signs = ("bad object", "not a valid object", "not a git repository", "bad file")  # the last: cat-file
         if not any(sign in error.message for sign in signs):
             raise
-        raise UsageError(f"the checkpoints of {run_id} are no longer in the store (.arreio/checkpoints/ was "
-                         "deleted or pruned by hand): they cannot be shown or restored; runs from now on are "
-                         "checkpointed afresh") from None
+        raise UsageError(
+            f"the checkpoints of {run_id} are no longer in the store (.arreio/checkpoints/ was "
+            "deleted or pruned by hand): they cannot be shown or restored; runs from now on are "
+            "checkpointed afresh"
+        ) from None
 
 
 def find_run(index: CheckpointIndex, worktree: str, run_id: str | None, *, source: str | None = "run") -> RunRecord:
@@ -95,7 +108,7 @@ def left_state(index: CheckpointIndex, run: RunRecord) -> tuple[str | None, str 
         return run.last["tree"], None
     points = index.checkpoints(run.worktree)
     mark = max((i for i, p in enumerate(points) if p.get("run_id") == run.run_id), default=len(points))
-    later = next((p for p in points[mark + 1:] if p.get("run_id") != run.run_id), None)
+    later = next((p for p in points[mark + 1 :] if p.get("run_id") != run.run_id), None)
     return (later["tree"] if later else None), NOT_FINISHED.format(run=run.run_id)
 
 
@@ -144,8 +157,9 @@ class RunDiff:
     skipped: list[str] = field(default_factory=list)
 
 
-def diff_run(repo: ShadowRepo, index: CheckpointIndex, run_id: str | None, step: int | None = None,
-             *, stat_only: bool = False) -> RunDiff:
+def diff_run(
+    repo: ShadowRepo, index: CheckpointIndex, run_id: str | None, step: int | None = None, *, stat_only: bool = False
+) -> RunDiff:
     """What a run changed (or one step of it): the created, modified and deleted paths and the patch."""
     run = find_run(index, str(repo.worktree), run_id, source=None if run_id else "run")
     notes: list[str] = []
@@ -153,8 +167,10 @@ def diff_run(repo: ShadowRepo, index: CheckpointIndex, run_id: str | None, step:
         rounds = [r for r in run.rounds() if r.get("step") == step]
         if not rounds:
             steps = sorted({r.get("step") for r in run.rounds()})
-            raise UsageError(f"run {run.run_id} changed no files at step {step}"
-                             + (f" (steps with changes: {', '.join(map(str, steps))})" if steps else ""))
+            raise UsageError(
+                f"run {run.run_id} changed no files at step {step}"
+                + (f" (steps with changes: {', '.join(map(str, steps))})" if steps else "")
+            )
         by_id = {p["id"]: p for p in run.checkpoints}
         before, after = by_id[rounds[0]["before"]], rounds[-1]
         a_tree, b_tree, b_id = before["tree"], after["tree"], after["id"]
@@ -171,8 +187,16 @@ def diff_run(repo: ShadowRepo, index: CheckpointIndex, run_id: str | None, step:
     with gone_from_store(run.run_id):
         deltas = repo.diff(a_tree, b_tree)
         skipped = run_skipped(repo, run)
-    return RunDiff(run.run_id, before["id"], b_id, summarise(deltas), repo.numstat(a_tree, b_tree) if deltas else {},
-                   repo.patch(a_tree, b_tree, stat_only=stat_only) if deltas else "", notes, skipped)
+    return RunDiff(
+        run.run_id,
+        before["id"],
+        b_id,
+        summarise(deltas),
+        repo.numstat(a_tree, b_tree) if deltas else {},
+        repo.patch(a_tree, b_tree, stat_only=stat_only) if deltas else "",
+        notes,
+        skipped,
+    )
 
 
 # -- pruning ------------------------------------------------------------------------------------------
@@ -193,8 +217,16 @@ def run_ages(runs: Sequence[RunRecord]) -> list[RunAge]:
     return out
 
 
-def prune(repo: ShadowRepo, index: CheckpointIndex, *, now: datetime, keep: timedelta, max_bytes: int | None,
-          protect: Sequence[str] = (), only_age: bool = False) -> PruneResult:
+def prune(
+    repo: ShadowRepo,
+    index: CheckpointIndex,
+    *,
+    now: datetime,
+    keep: timedelta,
+    max_bytes: int | None,
+    protect: Sequence[str] = (),
+    only_age: bool = False,
+) -> PruneResult:
     """Remove whole runs' checkpoints: those older than `keep`, then the oldest while the store is
     over `max_bytes`. Each working tree's newest run and `protect`ed runs are always kept. The whole
     store (every working tree sharing the state folder) is considered."""

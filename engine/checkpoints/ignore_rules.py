@@ -63,7 +63,7 @@ def _anchored_line(line: bytes, base: bytes) -> bytes:
 def _trailing_spaces_dropped(line: bytes) -> bytes:
     """Trailing spaces are not part of a pattern unless a backslash quotes the last one (as git reads them)."""
     end = len(line)
-    while end and line[end - 1:end] == b" " and line[end - 2:end - 1] != b"\\":
+    while end and line[end - 1 : end] == b" " and line[end - 2 : end - 1] != b"\\":
         end -= 1
     return line[:end]
 
@@ -74,7 +74,12 @@ def files_in_tree(run_git: Callable[..., bytes], tree: str) -> dict[str, bytes]:
     for item in run_git("ls-tree", "-r", "-z", tree).split(b"\0"):
         meta, _, path = item.partition(b"\t")
         parts = meta.split()
-        if len(parts) == 3 and parts[1] == b"blob" and parts[0] != b"120000" and path.rsplit(b"/", 1)[-1] == NAME.encode():
+        if (
+            len(parts) == 3
+            and parts[1] == b"blob"
+            and parts[0] != b"120000"
+            and path.rsplit(b"/", 1)[-1] == NAME.encode()
+        ):
             found[os.fsdecode(path.rpartition(b"/")[0])] = parts[2].decode()
     if not found:
         return {}
@@ -84,5 +89,5 @@ def files_in_tree(run_git: Callable[..., bytes], tree: str) -> dict[str, bytes]:
         header, _, out = out.partition(b"\n")
         size = int(header.split()[2])
         contents.append(out[:size])
-        out = out[size + 1:]
+        out = out[size + 1 :]
     return dict(zip(found, contents, strict=True))

@@ -159,7 +159,11 @@ class CheckpointIndex:
         return [run for run in runs.values() if run.checkpoints]
 
     def checkpoints(self, worktree: str | None = None) -> list[dict[str, Any]]:
-        return [r for r in self.records() if r["type"] == "checkpoint" and (worktree is None or r.get("worktree") == worktree)]
+        return [
+            r
+            for r in self.records()
+            if r["type"] == "checkpoint" and (worktree is None or r.get("worktree") == worktree)
+        ]
 
     def rewrite(self, keep: Callable[[dict[str, Any]], bool]) -> int:
         """Keep only the records `keep` accepts (a prune); returns how many were dropped. Atomic: a
@@ -184,6 +188,6 @@ def skipped_of(record: dict[str, Any], message: Callable[[str], bytes]) -> dict[
         return dict(record.get("skipped") or {})
     for line in message(str(record.get("commit", ""))).decode("utf-8", "surrogateescape").splitlines():
         if line.startswith(SKIPPED_LINE):
-            found = json.loads(line[len(SKIPPED_LINE):])
+            found = json.loads(line[len(SKIPPED_LINE) :])
             return found if isinstance(found, dict) else {}
     return {}

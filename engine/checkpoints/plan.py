@@ -15,10 +15,20 @@ from arreio.engine.checkpoints.store import Delta, Entry
 # (`memory` writes the state folder, which is never snapshotted.) Anything else — the write and edit
 # tools, `shell`, `delegate`, skills' and MCP tools — may, unless the tool itself says `read_only` and
 # is arreio's own (the caller decides: an MCP server's readOnlyHint is only its word, feature.py).
-READ_ONLY_TOOLS = frozenset({
-    "read_file", "list_dir", "grep", "kb_search", "result_query", "result_grep", "web_fetch", "web_search",
-    "memory", "skill_view",
-})
+READ_ONLY_TOOLS = frozenset(
+    {
+        "read_file",
+        "list_dir",
+        "grep",
+        "kb_search",
+        "result_query",
+        "result_grep",
+        "web_fetch",
+        "web_search",
+        "memory",
+        "skill_view",
+    }
+)
 
 
 def may_change(name: str, *, read_only: bool = False) -> bool:
@@ -95,8 +105,13 @@ def _why(expected: Entry | None, current: Entry | None) -> str:
 
 
 def plan_undo(
-    target_to_expected: Sequence[Delta], expected_to_current: Sequence[Delta], *, whole_tree: bool,
-    skipped: Sequence[str] = (), outside: Collection[str] = (), aside: Mapping[str, bool] | None = None,
+    target_to_expected: Sequence[Delta],
+    expected_to_current: Sequence[Delta],
+    *,
+    whole_tree: bool,
+    skipped: Sequence[str] = (),
+    outside: Collection[str] = (),
+    aside: Mapping[str, bool] | None = None,
 ) -> UndoPlan:
     """Take the tree back to `target` (the checkpoint before a run). `expected` is the state the run
     left (its last checkpoint); `current` the tree now. A path the run changed that is still as the
@@ -119,7 +134,8 @@ def plan_undo(
                 restored.add(d.path)
                 unchanged = aside[d.path]
                 (plan.actions if unchanged else plan.conflicts).append(
-                    Action(d.path, "write", "restore", "" if unchanged else "changed since", aside=True))
+                    Action(d.path, "write", "restore", "" if unchanged else "changed since", aside=True)
+                )
             continue
         later = since.get(d.path)
         current = later.after if later is not None else d.after
@@ -167,12 +183,16 @@ def prune_by_age(runs: Sequence[RunAge], now: datetime, keep: timedelta, protect
     """Runs older than `keep`, except each working tree's newest run (the one `arreio undo` undoes by
     default) and `protect`ed ones (the run in progress)."""
     newest = {r.worktree: r.run_id for r in sorted(runs, key=lambda r: r.at)}
-    return [r.run_id for r in runs if now - r.at > keep and r.run_id not in protect
-            and newest.get(r.worktree) != r.run_id]
+    return [
+        r.run_id for r in runs if now - r.at > keep and r.run_id not in protect and newest.get(r.worktree) != r.run_id
+    ]
 
 
 def prune_order(runs: Sequence[RunAge], protect: Sequence[str] = ()) -> list[str]:
     """The order a size cap removes runs in: oldest first, never a tree's newest or a protected one."""
     newest = {r.worktree: r.run_id for r in sorted(runs, key=lambda r: r.at)}
-    return [r.run_id for r in sorted(runs, key=lambda r: r.at)
-            if r.run_id not in protect and newest.get(r.worktree) != r.run_id]
+    return [
+        r.run_id
+        for r in sorted(runs, key=lambda r: r.at)
+        if r.run_id not in protect and newest.get(r.worktree) != r.run_id
+    ]

@@ -48,9 +48,16 @@ class Recorder:
     # (store.py). An undo's do not: it restores the rules of the state it goes back to, and keeps to those.
     pin_rules: bool = True
 
-    def checkpoint(self, phase: str, *, step: int = 0, calls: Sequence[dict[str, str]] = (),
-                   before: Checkpoint | None = None, expect_tree: str | None = None,
-                   watch: Sequence[str] = ()) -> Checkpoint | None:
+    def checkpoint(
+        self,
+        phase: str,
+        *,
+        step: int = 0,
+        calls: Sequence[dict[str, str]] = (),
+        before: Checkpoint | None = None,
+        expect_tree: str | None = None,
+        watch: Sequence[str] = (),
+    ) -> Checkpoint | None:
         """Snapshot the tree now. Unchanged since this run's last checkpoint: that one still stands
         (nothing is written). Otherwise a new checkpoint is committed, referenced and indexed; an
         `after` one records the round it closes (`before`, `calls`, and what changed). With
@@ -74,13 +81,22 @@ class Recorder:
             self.repo.set_refs({RUN_REF + self.run_id: commit, self.repo.tree_ref: snap.tree})
             point = Checkpoint(checkpoint_id(commit), commit, snap.tree, snap.skipped)
             line: dict[str, Any] = {
-                "type": "checkpoint", "id": point.id, "commit": commit, "tree": snap.tree,
-                "worktree": str(self.repo.worktree), "run_id": self.run_id, "session_id": self.session_id,
-                "step": step, "phase": phase, "at": iso_ms(self.clock.now()), "skipped": snap.skipped,
+                "type": "checkpoint",
+                "id": point.id,
+                "commit": commit,
+                "tree": snap.tree,
+                "worktree": str(self.repo.worktree),
+                "run_id": self.run_id,
+                "session_id": self.session_id,
+                "step": step,
+                "phase": phase,
+                "at": iso_ms(self.clock.now()),
+                "skipped": snap.skipped,
             }
             if phase == "after" and before is not None:
-                line.update(before=before.id, calls=list(calls),
-                            changes=summarise(self.repo.diff(before.tree, snap.tree)))
+                line.update(
+                    before=before.id, calls=list(calls), changes=summarise(self.repo.diff(before.tree, snap.tree))
+                )
             self.index.append(line)
         self.first = self.first or point
         self.last = point
@@ -93,9 +109,16 @@ class Recorder:
             return None
         changes = summarise(self.repo.diff(self.first.tree, self.last.tree))
         line = {
-            "type": "end", "run_id": self.run_id, "worktree": str(self.repo.worktree), "session_id": self.session_id,
-            "source": source, "before": self.first.id, "after": self.last.id, "changes": changes,
-            "skipped": relevant_skipped(self.first.skipped, self.last.skipped), "at": iso_ms(self.clock.now()),
+            "type": "end",
+            "run_id": self.run_id,
+            "worktree": str(self.repo.worktree),
+            "session_id": self.session_id,
+            "source": source,
+            "before": self.first.id,
+            "after": self.last.id,
+            "changes": changes,
+            "skipped": relevant_skipped(self.first.skipped, self.last.skipped),
+            "at": iso_ms(self.clock.now()),
             **extra,
         }
         with self.repo.lock():

@@ -76,8 +76,9 @@ class UndoResult:
     moved: dict[str, str] = field(default_factory=dict)  # path → where what stood there was moved aside
 
 
-def prepare_undo(repo: ShadowRepo, index: CheckpointIndex, *, run_id: str | None = None,
-                 to: str | None = None) -> PreparedUndo:
+def prepare_undo(
+    repo: ShadowRepo, index: CheckpointIndex, *, run_id: str | None = None, to: str | None = None
+) -> PreparedUndo:
     """Plan an undo of `run_id` (default: the last run here) or back to checkpoint `to`."""
     worktree = str(repo.worktree)
     notes: list[str] = []
@@ -98,18 +99,29 @@ def prepare_undo(repo: ShadowRepo, index: CheckpointIndex, *, run_id: str | None
         current = repo.snapshot()
     expected = expected or current.tree
     with gone_from_store(undid):
-        skipped = (relevant_skipped(skipped_of(point, repo.commit_message), current.skipped) if to is not None
-                   else run_skipped(repo, run))
+        skipped = (
+            relevant_skipped(skipped_of(point, repo.commit_message), current.skipped)
+            if to is not None
+            else run_skipped(repo, run)
+        )
         points = index.checkpoints(worktree) if to is not None else run.checkpoints
-        aside = _still_left(repo, skipped, skipped_of(points[-1], repo.commit_message) if points else {},
-                            current.skipped)
-        plan = plan_undo(repo.diff(target, expected), repo.diff(expected, current.tree), whole_tree=to is not None,
-                         skipped=skipped, outside=outside, aside=aside)
+        aside = _still_left(
+            repo, skipped, skipped_of(points[-1], repo.commit_message) if points else {}, current.skipped
+        )
+        plan = plan_undo(
+            repo.diff(target, expected),
+            repo.diff(expected, current.tree),
+            whole_tree=to is not None,
+            skipped=skipped,
+            outside=outside,
+            aside=aside,
+        )
     return PreparedUndo(repo, index, undoing, undid, target_id, target, current, plan, notes)
 
 
-def _still_left(repo: ShadowRepo, skipped: Sequence[str], left: Mapping[str, Sequence],
-                now: Mapping[str, Sequence]) -> dict[str, bool]:
+def _still_left(
+    repo: ShadowRepo, skipped: Sequence[str], left: Mapping[str, Sequence], now: Mapping[str, Sequence]
+) -> dict[str, bool]:
     """Of the files left out of checkpoints that stand there now: whether each is as the last
     checkpoint recorded it (size and mtime). Git does not list a FIFO it does not track: `lstat`."""
     out = {}
@@ -139,10 +151,15 @@ def apply_undo(prepared: PreparedUndo, *, force: bool, clock: Clock, journal: Jo
     moved: dict[str, str] = {}
     try:
         with repo.lock():
-            failed = write_back(repo, prepared.target, [a.path for a in chosen if a.op == "write"],
-                                [a.path for a in chosen if a.op == "delete"],
-                                aside=[a.path for a in chosen if a.aside], aside_to=repo.root / "aside" / recorder.run_id,
-                                moved=moved)
+            failed = write_back(
+                repo,
+                prepared.target,
+                [a.path for a in chosen if a.op == "write"],
+                [a.path for a in chosen if a.op == "delete"],
+                aside=[a.path for a in chosen if a.aside],
+                aside_to=repo.root / "aside" / recorder.run_id,
+                moved=moved,
+            )
     except CheckpointError:
         failed = []  # git wrote what it could; the check against the target below names the rest
     after = recorder.checkpoint("after", calls=[{"id": "undo", "name": "undo"}], before=before)
@@ -150,24 +167,47 @@ def apply_undo(prepared: PreparedUndo, *, force: bool, clock: Clock, journal: Jo
     wrong = {d.path for d in repo.diff(prepared.target, after.tree)}
     failed = sorted(set(failed) | {a.path for a in chosen if a.path in wrong})
     forced = [a.path for a in plan.conflicts] if force else []
-    result = UndoResult(recorder.run_id, before.id, after.id,
-                        [{"path": a.path, "kind": a.kind} for a in chosen if a.path not in failed], forced, failed,
-                        moved=moved)
+    result = UndoResult(
+        recorder.run_id,
+        before.id,
+        after.id,
+        [{"path": a.path, "kind": a.kind} for a in chosen if a.path not in failed],
+        forced,
+        failed,
+        moved=moved,
+    )
     recorder.finish("undo", undid=prepared.undid, target=prepared.target_id, forced=forced, failed=failed)
     if journal is not None:
         try:  # the files are restored either way; a journal that cannot be written is said, not raised
-            journal.append("undo", {
-                "run_id": recorder.run_id, "undid": prepared.undid, "target": prepared.target_id,
-                "before": before.id, "after": after.id, "files": len(result.done), "forced": forced,
-                "failed": failed, "worktree": str(repo.worktree),
-            })
+            journal.append(
+                "undo",
+                {
+                    "run_id": recorder.run_id,
+                    "undid": prepared.undid,
+                    "target": prepared.target_id,
+                    "before": before.id,
+                    "after": after.id,
+                    "files": len(result.done),
+                    "forced": forced,
+                    "failed": failed,
+                    "worktree": str(repo.worktree),
+                },
+            )
         except OSError as error:
             result.warnings.append(f"audit journal not written: {type(error).__name__}: {error}")
     return result
 
 
-def write_back(repo: ShadowRepo, tree: str, write: Sequence[str], delete: Sequence[str], *,
-               aside: Sequence[str] = (), aside_to: Path | None = None, moved: dict[str, str] | None = None) -> list[str]:
+def write_back(
+    repo: ShadowRepo,
+    tree: str,
+    write: Sequence[str],
+    delete: Sequence[str],
+    *,
+    aside: Sequence[str] = (),
+    aside_to: Path | None = None,
+    moved: dict[str, str] | None = None,
+) -> list[str]:
     """Make `write` paths of `repo`'s working tree as `tree` holds them (bytes and mode) and remove
     `delete` paths (then the folders that removal left empty, as git itself does); `aside` paths are
     moved into `aside_to` first (and named in `moved`). Only through real folders, never into a `.git`
@@ -189,8 +229,15 @@ def write_back(repo: ShadowRepo, tree: str, write: Sequence[str], delete: Sequen
         try:
             repo.run_git("read-tree", tree, env=scratch)
             # git itself never writes through a link on the way: it removes the link and makes the folder
-            repo.run_git("checkout-index", "-f", "-z", "--stdin", env=scratch, writes_tree=True,
-                         stdin=b"\0".join(os.fsencode(p) for p in write) + b"\0")
+            repo.run_git(
+                "checkout-index",
+                "-f",
+                "-z",
+                "--stdin",
+                env=scratch,
+                writes_tree=True,
+                stdin=b"\0".join(os.fsencode(p) for p in write) + b"\0",
+            )
         finally:
             Path(scratch["GIT_INDEX_FILE"]).unlink(missing_ok=True)
     return failed

@@ -29,15 +29,42 @@ _ALWAYS = re.compile(
       | id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)? | .+\.(?:p12|pfx|jks|keystore|kdbx|ppk|asc\.key)
       | \.netrc|_netrc|\.pgpass|\.git-credentials|\.htpasswd|\.my\.cnf
       | credentials(?:\.json)?|client_secrets?[\w.-]*\.json|[\w.-]*service[-_]?account[\w.-]*\.json
-      | secrets?\.(?:ya?ml|json|toml|env)""", re.IGNORECASE | re.VERBOSE)
+      | secrets?\.(?:ya?ml|json|toml|env)""",
+    re.IGNORECASE | re.VERBOSE,
+)
 # Names that hold a secret only sometimes: read (the first 64 KB) to know.
 _SOMETIMES = re.compile(r".+\.(?:pem|key)|\.npmrc|\.pypirc", re.IGNORECASE)
 _INSIDE = re.compile(rb"PRIVATE KEY-----|_auth(?:Token)?\s*=|^\s*password\s*[:=]", re.MULTILINE | re.IGNORECASE)
 # The same names as git pathspecs, to find copies an older arreio kept (`ShadowRepo`).
-_GLOBS = (".env", ".env.*", ".envrc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "*.p12", "*.pfx", "*.jks",
-          "*.keystore", "*.kdbx", "*.ppk", ".netrc", ".pgpass", ".git-credentials", ".htpasswd", "credentials",
-          "credentials.json", "client_secret*.json", "*service*account*.json", "secret.*", "secrets.*", "*.pem",
-          "*.key", ".npmrc", ".pypirc")
+_GLOBS = (
+    ".env",
+    ".env.*",
+    ".envrc",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "*.ppk",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".htpasswd",
+    "credentials",
+    "credentials.json",
+    "client_secret*.json",
+    "*service*account*.json",
+    "secret.*",
+    "secrets.*",
+    "*.pem",
+    "*.key",
+    ".npmrc",
+    ".pypirc",
+)
 
 
 def is_secret_file(path: Path) -> bool:

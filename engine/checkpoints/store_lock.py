@@ -38,7 +38,12 @@ def clear_stale_git_locks(tree_dir: Path, git_dir: Path) -> None:
     """Remove the lock files a killed git left ("Unable to create '….lock': File exists" failed every
     later checkpoint and undo). Call holding the store's lock: every git that had it is gone then
     (each held it too), and no git of the store writes without it, so a lock file found is nobody's."""
-    stale = [tree_dir / "index.lock", tree_dir / "restore.index.lock", git_dir / "packed-refs.lock",
-             git_dir / "config.lock", *(git_dir / "refs").rglob("*.lock")]
+    stale = [
+        tree_dir / "index.lock",
+        tree_dir / "restore.index.lock",
+        git_dir / "packed-refs.lock",
+        git_dir / "config.lock",
+        *(git_dir / "refs").rglob("*.lock"),
+    ]
     for path in stale:
         path.unlink(missing_ok=True)

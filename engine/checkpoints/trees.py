@@ -43,8 +43,13 @@ class TreeReading:
             if not meta.startswith(":"):
                 continue
             old_mode, new_mode, old_sha, new_sha, _status = meta[1:].split(" ")
-            deltas.append(Delta(path, None if old_mode == "000000" else Entry(old_mode, old_sha),
-                                None if new_mode == "000000" else Entry(new_mode, new_sha)))
+            deltas.append(
+                Delta(
+                    path,
+                    None if old_mode == "000000" else Entry(old_mode, old_sha),
+                    None if new_mode == "000000" else Entry(new_mode, new_sha),
+                )
+            )
         return deltas
 
     def commit_message(self, commit: str) -> bytes:
@@ -58,8 +63,16 @@ class TreeReading:
     def patch(self, before: str, after: str, *, stat_only: bool = False, paths: Sequence[str] = ()) -> str:
         """A unified diff (or `--stat`) from one tree to another, as git prints it."""
         what = ["--stat=100"] if stat_only else ["-p", "--no-textconv"]
-        out = self.run_git("diff", "--no-color", "--no-ext-diff", "--no-renames", *what, before, after,
-                           *(["--", *paths] if paths else []))
+        out = self.run_git(
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            *what,
+            before,
+            after,
+            *(["--", *paths] if paths else []),
+        )
         return out.decode("utf-8", errors="replace")
 
     def numstat(self, before: str, after: str) -> dict[str, tuple[int | None, int | None]]:
@@ -72,4 +85,3 @@ class TreeReading:
                 added, removed = (None if p == b"-" else int(p) for p in parts[:2])
                 result[os.fsdecode(parts[2])] = (added, removed)
         return result
-

@@ -119,8 +119,13 @@ class CompactionPlan:
 
     def with_instructions(self, summary: Summary) -> Summary:
         """`summary` carrying the plan's record of the user's instructions, whatever it said of them."""
-        return summary.model_copy(update={"goal": self.goal or summary.goal, "current_task": self.current_task,
-                                          "instructions": self.instructions[-SECTION_ITEMS:]})
+        return summary.model_copy(
+            update={
+                "goal": self.goal or summary.goal,
+                "current_task": self.current_task,
+                "instructions": self.instructions[-SECTION_ITEMS:],
+            }
+        )
 
 
 def prepare_compaction(messages: list[Message], keep_tail_tokens: float, weigh: Weigh) -> CompactionPlan | None:
@@ -152,8 +157,11 @@ def _instructions(previous: Summary | None, fresh: list[Message], tail: list[Mes
     """(goal, current task, earlier instructions) after a cut: the newest instruction stays in the
     request verbatim — in the tail, or as the summary's current task."""
     said = instructions_of(fresh)
-    history = [*(previous.instructions if previous else []),
-               *([previous.current_task] if previous and previous.current_task else []), *said]
+    history = [
+        *(previous.instructions if previous else []),
+        *([previous.current_task] if previous and previous.current_task else []),
+        *said,
+    ]
     goal = previous.goal if previous and previous.goal else (said[0] if said else "")
     if not (previous and previous.goal) and said:
         history.remove(said[0])  # the first instruction is the goal
@@ -192,7 +200,9 @@ def fallback_summary(plan: CompactionPlan) -> Summary:
         if part is not None:
             results[part.call_id] = part
     goal = _goal(plan.head, plan.previous)
-    constraints = [ln.strip("-* ").strip() for ln in goal.splitlines() if any(w in ln.lower() for w in _CONSTRAINT_WORDS)]
+    constraints = [
+        ln.strip("-* ").strip() for ln in goal.splitlines() if any(w in ln.lower() for w in _CONSTRAINT_WORDS)
+    ]
     done, blocked, files, decisions = [], [], [], []
     for m in fresh:
         if m.role != "assistant":
@@ -203,7 +213,10 @@ def fallback_summary(plan: CompactionPlan) -> Summary:
         for call in m.tool_calls:
             result = results.get(call.id)
             known = plan.records.get(call.id)
-            label, record = known or (call_label(call), digest(call, result.content, result.is_error) if result else "no result")
+            label, record = known or (
+                call_label(call),
+                digest(call, result.content, result.is_error) if result else "no result",
+            )
             line = f"{label} → {record}"
             (blocked if result is not None and result.is_error else done).append(line)
             path = call.arguments.get("path")
@@ -211,8 +224,13 @@ def fallback_summary(plan: CompactionPlan) -> Summary:
                 files.append(f"{path} ({_WRITE_TOOLS.get(call.name, 'read' if 'read' in call.name else call.name)})")
     last_text = next((m.text.strip() for m in reversed(fresh) if m.role == "assistant" and m.text.strip()), "")
     ours = Summary(
-        goal=goal, constraints=constraints, done=done, in_progress=[last_text[:300]] if last_text else [],
-        blocked=blocked[-10:], decisions=decisions, files_touched=list(dict.fromkeys(files)),
+        goal=goal,
+        constraints=constraints,
+        done=done,
+        in_progress=[last_text[:300]] if last_text else [],
+        blocked=blocked[-10:],
+        decisions=decisions,
+        files_touched=list(dict.fromkeys(files)),
         next_steps=["continue from the verbatim messages after this summary"],
     )
     return plan.with_instructions(merge(plan.previous, ours))
@@ -251,8 +269,14 @@ def summary_request(plan: CompactionPlan, model: str, max_tokens: int = 4096) ->
 
 
 async def summarise(
-    provider, model: str, plan: CompactionPlan, *, use_model: bool = True, timeout_s: float | None = None,
-    local: bool = False, pace: LocalPace = LOCAL_PACE,
+    provider,
+    model: str,
+    plan: CompactionPlan,
+    *,
+    use_model: bool = True,
+    timeout_s: float | None = None,
+    local: bool = False,
+    pace: LocalPace = LOCAL_PACE,
 ) -> tuple[Summary, str, Usage]:
     """(summary, source, usage). `source` is "model", or "fallback: <why>" when the deterministic
     summary was used. Never raises for a provider failure; cancellation still propagates. The wait is
@@ -276,8 +300,11 @@ async def summarise(
             answer = await ask(provider, request, progress=produced)
         text, usage, error = answer.text, answer.usage, answer.error.message if answer.error else ""
     except TimeoutError:
-        error = (f"the stream stopped for {wait.idle_s:.0f}s" if streamed and wait.idle_s is not None
-                 else f"no answer within {wait.first_s:.0f}s")
+        error = (
+            f"the stream stopped for {wait.idle_s:.0f}s"
+            if streamed and wait.idle_s is not None
+            else f"no answer within {wait.first_s:.0f}s"
+        )
     except Exception as exc:  # noqa: BLE001 - a broken summariser must not cost the run its history
         error = f"{type(exc).__name__}: {exc}"
     summary = None if error else parse_summary(text)
@@ -287,10 +314,22 @@ async def summarise(
     # from its records; the model's summary gives the prose (what is in progress, decisions, next
     # steps), and what it says was done is kept as its notes (a small model listed files no call touched).
     facts = fallback_summary(plan)
-    prose = merge(plan.previous, summary).model_copy(update={
-        "done": facts.done, "blocked": facts.blocked, "files_touched": facts.files_touched,
-        "constraints": list(dict.fromkeys([*facts.constraints, *summary.constraints])),
-        "notes": list(dict.fromkeys([*(plan.previous.notes if plan.previous else []), *summary.done, *summary.blocked,
-                                     *summary.files_touched]))[-40:],
-    })
+    prose = merge(plan.previous, summary).model_copy(
+        update={
+            "done": facts.done,
+            "blocked": facts.blocked,
+            "files_touched": facts.files_touched,
+            "constraints": list(dict.fromkeys([*facts.constraints, *summary.constraints])),
+            "notes": list(
+                dict.fromkeys(
+                    [
+                        *(plan.previous.notes if plan.previous else []),
+                        *summary.done,
+                        *summary.blocked,
+                        *summary.files_touched,
+                    ]
+                )
+            )[-40:],
+        }
+    )
     return plan.with_instructions(prose), "model", usage

@@ -47,22 +47,38 @@ def with_records(plan: CompactionPlan, worklog: WorkLog | None) -> CompactionPla
     ran): a result pruned since is only its stub in the head."""
     if worklog is not None:
         entries = worklog.entries
-        plan.records = {c.id: (e.label, e.digest) for m in plan.head if m.role == "assistant"
-                        for c in m.tool_calls if (e := entries.get(c.id)) is not None}
+        plan.records = {
+            c.id: (e.label, e.digest)
+            for m in plan.head
+            if m.role == "assistant"
+            for c in m.tool_calls
+            if (e := entries.get(c.id)) is not None
+        }
     return plan
 
 
 async def compact_session(
-    session: Any, plan: CompactionPlan, *, provider: Any, model: str, weigh: Weigh, archive_dir: Path,
-    durable: bool, worklog: WorkLog | None = None, use_model: bool = True, timeout_s: float | None = None,
-    local: bool = False, only_if_shorter: bool = False,
+    session: Any,
+    plan: CompactionPlan,
+    *,
+    provider: Any,
+    model: str,
+    weigh: Weigh,
+    archive_dir: Path,
+    durable: bool,
+    worklog: WorkLog | None = None,
+    use_model: bool = True,
+    timeout_s: float | None = None,
+    local: bool = False,
+    only_if_shorter: bool = False,
 ) -> Compacted:
     """Summarise `plan.head` (the model, or the deterministic summary when it fails or `use_model` is
     off), archive the head to `archive_dir/NNN.jsonl` and rewrite `session` as the summary + `plan.tail`.
     With `only_if_shorter`, a summary at least as heavy as the head leaves everything as it was."""
     plan = with_records(plan, worklog)
-    summary, source, usage = await summarise(provider, model, plan, use_model=use_model, timeout_s=timeout_s,
-                                             local=local)
+    summary, source, usage = await summarise(
+        provider, model, plan, use_model=use_model, timeout_s=timeout_s, local=local
+    )
     message = render_summary(summary, plan.meta)
     replaced = sum(weigh(m) for m in plan.head)
     weight = weigh(message)
@@ -90,7 +106,13 @@ class StoredCompaction:
 
 
 async def compact_stored(
-    path: Path, session_id: str, *, cwd: Path, env: Mapping[str, str], model: str, scripted: bool,
+    path: Path,
+    session_id: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    model: str,
+    scripted: bool,
     provider_factory: Callable[..., Any],
 ) -> StoredCompaction | None:
     """Compact a stored session now, between runs, under its lock: everything before the last turn
@@ -128,11 +150,19 @@ async def compact_stored(
             summary_model = cfg.summary_model or model
             provider = provider_factory(summary_model, env=env, base_url=settings.base_url)
             done = await compact_session(
-                session, plan, provider=provider, model=summary_model, weigh=weigh,
-                archive_dir=path.parent / session_id / "compacted", durable=settings.fsync,
+                session,
+                plan,
+                provider=provider,
+                model=summary_model,
+                weigh=weigh,
+                archive_dir=path.parent / session_id / "compacted",
+                durable=settings.fsync,
                 worklog=WorkLog(path.parent / session_id / WORKLOG_FILE),
-                use_model=not scripted, timeout_s=cfg.summary_timeout_s, only_if_shorter=True,
-                local=is_local(endpoint_of(summary_model, env, settings.base_url)))
+                use_model=not scripted,
+                timeout_s=cfg.summary_timeout_s,
+                only_if_shorter=True,
+                local=is_local(endpoint_of(summary_model, env, settings.base_url)),
+            )
             if scripted:
                 done.source = "fallback: the deterministic summary (a --script chat)"
             after = round(before + done.summary - done.replaced) if done.kept else tokens(session)

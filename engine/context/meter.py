@@ -38,7 +38,7 @@ class SameObjects:
                 return value
         value = make()
         self.entries.insert(0, (key, objects, value))
-        del self.entries[self.size:]
+        del self.entries[self.size :]
         return value
 
 
@@ -82,10 +82,14 @@ class RequestMeter:
         """`estimate_prefix`, once per distinct system prompt and tool list (the same objects come
         back every turn: the prompt is frozen, the registry builds its specs once)."""
         profile = self.profile
-        return self._prefixes.get((profile, len(system)), (*system, *specs), lambda: estimate_prefix(system, specs, profile))
+        return self._prefixes.get(
+            (profile, len(system)), (*system, *specs), lambda: estimate_prefix(system, specs, profile)
+        )
 
     def _tools_hash(self, tools: list[Any]) -> int:
-        return self._tool_hashes.get(None, tuple(tools), lambda: hash(json.dumps([t.model_dump() for t in tools], sort_keys=True)))
+        return self._tool_hashes.get(
+            None, tuple(tools), lambda: hash(json.dumps([t.model_dump() for t in tools], sort_keys=True))
+        )
 
     # -- the history ----------------------------------------------------------------------------------
     def sums(self, session: Any) -> PrefixSums:
@@ -136,12 +140,17 @@ class RequestMeter:
                 common += w
             self.raw_estimate = sum(w for _, w in elements)
             self._previous = elements
-        self._last_measure = (session.id, session.revision, head, len(messages), messages[-1] if messages else None,
-                              self.raw_estimate) if is_history else None
+        self._last_measure = (
+            (session.id, session.revision, head, len(messages), messages[-1] if messages else None, self.raw_estimate)
+            if is_history
+            else None
+        )
         self._last_head, self._last_request = head, messages
         stats.prefix_tokens += common
         stats.request_tokens += self.raw_estimate
-        stats.peak_context_tokens = max(stats.peak_context_tokens, self.calibrator.tokens(request.model, self.raw_estimate))
+        stats.peak_context_tokens = max(
+            stats.peak_context_tokens, self.calibrator.tokens(request.model, self.raw_estimate)
+        )
 
     def _rebuild_previous(self) -> list[tuple[int, float]]:
         """The previous request's elements, when the fast path did not keep them."""

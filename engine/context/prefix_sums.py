@@ -33,12 +33,15 @@ class PrefixSums:
 
     def sync(self, session: Any) -> None:
         messages = session.messages
-        keep = len(self.refs) if self.revision == session.revision else (
-            0 if self.revision is None else min(len(self.refs), session.unchanged_prefix(self.revision)))
+        keep = (
+            len(self.refs)
+            if self.revision == session.revision
+            else (0 if self.revision is None else min(len(self.refs), session.unchanged_prefix(self.revision)))
+        )
         keep = min(keep, len(messages))
         if keep and messages[keep - 1] is not self.refs[keep - 1]:
             keep = 0  # changed without a revision (a list edited by hand): start over
-        del self.cum[keep + 1:], self.refs[keep:]
+        del self.cum[keep + 1 :], self.refs[keep:]
         total = self.cum[-1]
         for message in messages[keep:]:
             total += self.weigh(message)

@@ -27,7 +27,10 @@ from arreio.engine.core.nesting import json_loads
 from arreio.engine.core.regular_file import Limit, read_text
 
 STUB_MARKER = "[pruned to save context:"
-_DEFS = re.compile(r"^\s*(?:\d+\t)?\s*(?:async\s+def|def|class|function|fn|func|interface|type|struct)\s+([A-Za-z_][\w]*)", re.MULTILINE)
+_DEFS = re.compile(
+    r"^\s*(?:\d+\t)?\s*(?:async\s+def|def|class|function|fn|func|interface|type|struct)\s+([A-Za-z_][\w]*)",
+    re.MULTILINE,
+)
 _HEADING = re.compile(r"^#{1,3}\s+(.+)$", re.MULTILINE)
 _DEF_WORDS = ("def", "class", "fn", "func", "interface", "type", "struct")
 
@@ -52,7 +55,9 @@ def digest(call: ToolCallPart, content: str, is_error: bool) -> str:
 
 def call_label(call: ToolCallPart) -> str:
     args = ", ".join(
-        f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in call.arguments.items() if k not in ("content", "new", "old")
+        f"{k}={json.dumps(v, ensure_ascii=False)[:80]}"
+        for k, v in call.arguments.items()
+        if k not in ("content", "new", "old")
     )
     return f"{call.name}({args})"
 
@@ -139,8 +144,13 @@ def protected_from(messages: list[Message], protect_tail_tokens: float, weigh: C
 
 
 def plan_pruning(
-    messages: list[Message], protect_tail_tokens: float, min_chars: int, weigh: Callable[[Message], float],
-    exempt: frozenset[str] = frozenset(), start: int = 0, protected: int | None = None,
+    messages: list[Message],
+    protect_tail_tokens: float,
+    min_chars: int,
+    weigh: Callable[[Message], float],
+    exempt: frozenset[str] = frozenset(),
+    start: int = 0,
+    protected: int | None = None,
 ) -> list[int]:
     """Indices of results to prune: successful, at least `min_chars`, not a stub already, not from an
     exempt tool, and older than the most recent `protect_tail_tokens` of history. `start`: the
@@ -152,8 +162,12 @@ def plan_pruning(
     for i, message in enumerate(messages[start:protected], start=start):
         part = message.tool_result_part
         if (
-            part is not None and part.status == "ok" and not part.is_error and len(part.content) >= min_chars
-            and not is_stub(part) and part.name not in exempt
+            part is not None
+            and part.status == "ok"
+            and not part.is_error
+            and len(part.content) >= min_chars
+            and not is_stub(part)
+            and part.name not in exempt
         ):
             chosen.append(i)
     return chosen
@@ -185,7 +199,9 @@ def sample_stub(message: Message, call: ToolCallPart | None, worklog: WorkLog, p
     entry = worklog.entries.get(part.call_id)
     if entry is None:
         call = call or ToolCallPart(id=part.call_id, name=part.name)
-        entry = LogEntry(len(worklog.entries) + 1, part.call_id, call_label(call), digest(call, part.content, part.is_error))
+        entry = LogEntry(
+            len(worklog.entries) + 1, part.call_id, call_label(call), digest(call, part.content, part.is_error)
+        )
     stub = part.model_copy(update={"content": render_stub(part, entry.render(), COVERED, place)})
     return message.model_copy(update={"parts": [stub]})
 

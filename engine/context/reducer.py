@@ -37,8 +37,17 @@ class HistoryReducer:
     """Prunes and compacts a run's histories (every runner's: per-session marks by session id).
     `tokens(turn)` is what the next request would weigh (the hook's measure, its withheld tools left out)."""
 
-    def __init__(self, cfg: ContextSettings, session_dir: Path, cwd: Path, meter: RequestMeter, windows: RunWindows,
-                 worklog: WorkLog, stats: ContextStats, tokens: Any) -> None:
+    def __init__(
+        self,
+        cfg: ContextSettings,
+        session_dir: Path,
+        cwd: Path,
+        meter: RequestMeter,
+        windows: RunWindows,
+        worklog: WorkLog,
+        stats: ContextStats,
+        tokens: Any,
+    ) -> None:
         self.cfg, self.session_dir, self.cwd = cfg, session_dir, cwd
         self.meter, self.windows, self.worklog, self.stats, self.tokens = meter, windows, worklog, stats, tokens
         self.artifacts = ArtifactFile(session_dir / "artifacts")  # pruned results' raw text
@@ -66,7 +75,8 @@ class HistoryReducer:
             events += self.prune(turn, tokens, at_least=cfg.prune_step * window)
             freed, tokens = tokens - (after := self.tokens(turn)), after
             compact = cfg.compaction_on and (
-                should_compact(tokens, window, cfg.watermark) or (at_watermark and freed < cfg.prune_step * window))
+                should_compact(tokens, window, cfg.watermark) or (at_watermark and freed < cfg.prune_step * window)
+            )
         if compact:
             events += await self.compact(turn, tokens)
         return events
@@ -81,12 +91,23 @@ class HistoryReducer:
         if self.cfg.summary_model and use_model:  # from the run's factory: recorded and replayed like the rest
             model = self.cfg.summary_model
             provider = turn.ctx.provider_factory(model, env=turn.ctx.env, base_url=turn.settings.base_url)
-        done = await compact_session(turn.session, plan, provider=provider, model=model, weigh=self.meter.weigh,
-                                     archive_dir=self.session_dir / "compacted", durable=turn.settings.fsync,
-                                     worklog=self.worklog, use_model=use_model, timeout_s=self.cfg.summary_timeout_s,
-                                     local=is_local(endpoint_of(model, turn.ctx.env, turn.settings.base_url)))
+        done = await compact_session(
+            turn.session,
+            plan,
+            provider=provider,
+            model=model,
+            weigh=self.meter.weigh,
+            archive_dir=self.session_dir / "compacted",
+            durable=turn.settings.fsync,
+            worklog=self.worklog,
+            use_model=use_model,
+            timeout_s=self.cfg.summary_timeout_s,
+            local=is_local(endpoint_of(model, turn.ctx.env, turn.settings.base_url)),
+        )
         source = done.source
-        turn.totals.add_usage(done.usage, model if source == "model" else None)  # counted per model (the report's costs)
+        turn.totals.add_usage(
+            done.usage, model if source == "model" else None
+        )  # counted per model (the report's costs)
         if source == "model":
             self.failures = 0
         elif use_model:
@@ -102,7 +123,9 @@ class HistoryReducer:
         events.append(ev.Compaction(tokens_before=before, tokens_after=after, messages_removed=len(plan.head)))
         if source != "model":
             self.stats.summary_fallbacks += 1
-            events.append(ev.Warning_(message=f"compaction used the deterministic summary ({source})", code="compaction_fallback"))
+            events.append(
+                ev.Warning_(message=f"compaction used the deterministic summary ({source})", code="compaction_fallback")
+            )
         return events
 
     def prune(self, turn: Turn, before: int, at_least: float = 0.0) -> list[ev.Event]:
@@ -116,19 +139,31 @@ class HistoryReducer:
         tail = self.keep_tail(turn.model)
         # The tail's start from the running sums: `weigh` is the estimate times the calibration factor.
         protected = meter.sums(session).tail_start(tail / meter.calibrator.factor(meter.model))
-        indices = plan_pruning(messages, tail, self.cfg.prune_min_chars, meter.weigh,
-                               frozenset(self.cfg.prune_exempt_tools), start=min(start, protected), protected=protected)
+        indices = plan_pruning(
+            messages,
+            tail,
+            self.cfg.prune_min_chars,
+            meter.weigh,
+            frozenset(self.cfg.prune_exempt_tools),
+            start=min(start, protected),
+            protected=protected,
+        )
         if not indices:
             self._pruned_upto[session.id] = (max(start, protected), session.revision)
             return []
         # What it frees: the results less their stubs (weighing the results alone, half of `at_least`)
-        if at_least and sum(meter.weigh(messages[i]) for i in indices) - len(indices) * (
-                self._stub_weight or self._guess_stub_weight(messages, indices[0])) < at_least:
+        if (
+            at_least
+            and sum(meter.weigh(messages[i]) for i in indices)
+            - len(indices) * (self._stub_weight or self._guess_stub_weight(messages, indices[0]))
+            < at_least
+        ):
             return []  # the mark stays: these candidates are counted again next turn
         calls = {c.id: c for c in (call_of(messages, i) for i in indices) if c is not None}
         self.artifacts.redactor = session.redactor  # every writer redacts: the history holds what the model saw
-        stubs, pruned = apply_pruning(messages, indices, calls, self.worklog, self.artifacts, self._shown,
-                                      durable=turn.settings.fsync)
+        stubs, pruned = apply_pruning(
+            messages, indices, calls, self.worklog, self.artifacts, self._shown, durable=turn.settings.fsync
+        )
         # One appended `prune` line, not a rewrite of the whole file.
         turn.session.replace_results(stubs)
         self._stub_weight = sum(meter.weigh(session.messages[i]) for i in stubs) / len(stubs)

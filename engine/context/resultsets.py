@@ -165,8 +165,17 @@ class ResultStore:
             db.executemany(f'INSERT INTO "{handle}" VALUES ({marks})', [[i, *r] for i, r in enumerate(table.rows, 1)])
             db.execute(
                 "INSERT INTO result_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (handle, tool, json.dumps(arguments, ensure_ascii=False), table.kind, json.dumps(table.columns),
-                 json.dumps(types), len(table.rows), len(text), text),
+                (
+                    handle,
+                    tool,
+                    json.dumps(arguments, ensure_ascii=False),
+                    table.kind,
+                    json.dumps(table.columns),
+                    json.dumps(types),
+                    len(table.rows),
+                    len(text),
+                    text,
+                ),
             )
         return handle, table, types
 
@@ -181,7 +190,8 @@ class ResultStore:
         if self.exists():
             with self._connect() as db:
                 row = db.execute(
-                    "SELECT tool, arguments, kind, columns, types, rows, chars FROM result_sets WHERE handle = ?", (handle,)
+                    "SELECT tool, arguments, kind, columns, types, rows, chars FROM result_sets WHERE handle = ?",
+                    (handle,),
                 ).fetchone()
             if row:
                 keys = ("tool", "arguments", "kind", "columns", "types", "rows", "chars")
@@ -206,7 +216,6 @@ class ResultStore:
         db.set_authorizer(allow)
         return db
 
-
     def introduce(self, handle: str, tool: str, table: Any, types: list[str], raw: str, preview_rows: int) -> str:
         """What the model gets instead of a result stored as a set: the handle, schema, a profile of
         each column, the first rows and how to ask for the rest."""
@@ -214,20 +223,30 @@ class ResultStore:
         with self.reader(handle) as db:
             profile = column_profile(db, handle, table.columns, types)
         schema = ", ".join(f"{c} {t}" for c, t in zip(table.columns, types))
-        return "\n".join([
-            (f"[result set {handle}: this {tool} result was {len(raw.splitlines())} lines / {len(raw)} chars — "
-             f"too large for the context, so it is stored whole as a queryable set of {len(table.rows)} rows "
-             f"({table.kind})]"),
-            f"Schema: {schema}",
-            "Columns:", *profile,
-            f"First {len(shown)} of {len(table.rows)} rows:",
-            format_rows(table.columns, [tuple(r) for r in shown], width=160),
-            (f"[showing {len(shown)} of {len(table.rows)} rows. Ask for the rest with "
-             f"result_query(handle=\"{handle}\", where=…, group_by=…, aggregate=…, order_by=…, limit=…, offset=…) "
-             f"or result_grep(handle=\"{handle}\", pattern=…)]"),
-        ])
+        return "\n".join(
+            [
+                (
+                    f"[result set {handle}: this {tool} result was {len(raw.splitlines())} lines / {len(raw)} chars — "
+                    f"too large for the context, so it is stored whole as a queryable set of {len(table.rows)} rows "
+                    f"({table.kind})]"
+                ),
+                f"Schema: {schema}",
+                "Columns:",
+                *profile,
+                f"First {len(shown)} of {len(table.rows)} rows:",
+                format_rows(table.columns, [tuple(r) for r in shown], width=160),
+                (
+                    f"[showing {len(shown)} of {len(table.rows)} rows. Ask for the rest with "
+                    f'result_query(handle="{handle}", where=…, group_by=…, aggregate=…, order_by=…, limit=…, offset=…) '
+                    f'or result_grep(handle="{handle}", pattern=…)]'
+                ),
+            ]
+        )
 
-def column_profile(db: sqlite3.Connection, handle: str, columns: list[str], types: list[str], limit: int = 3) -> list[str]:
+
+def column_profile(
+    db: sqlite3.Connection, handle: str, columns: list[str], types: list[str], limit: int = 3
+) -> list[str]:
     """One line per column: type, distinct count, range or most common values."""
     out = []
     for name, kind in zip(columns, types):
@@ -241,7 +260,10 @@ def column_profile(db: sqlite3.Connection, handle: str, columns: list[str], type
                 f'SELECT {q}, COUNT(*) AS n FROM "{handle}" GROUP BY {q} ORDER BY n DESC, {q} LIMIT {limit}'
             ).fetchall()
             shown = "; ".join(f"{_short(v)} ×{n}" for v, n in top if v is not None)
-            out.append(f"- {name} TEXT: {distinct} distinct" + (f"; most common: {shown}" if distinct < 0.5 * max(1, _rows(db, handle)) else ""))
+            out.append(
+                f"- {name} TEXT: {distinct} distinct"
+                + (f"; most common: {shown}" if distinct < 0.5 * max(1, _rows(db, handle)) else "")
+            )
     return out
 
 

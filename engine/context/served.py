@@ -45,9 +45,15 @@ class RunWindows:
             return []
         url = api_root(endpoint_to_ask(model, self.env, self.base_url) or "")
         guess = self.window(model)
-        return [ev.Warning_(code="window_unknown", message=(
-            f"{url} did not say {model}'s context window ({found.error}); working with {guess:,} tokens from "
-            "arreio's model table: set context.window to the server's (llama-server -c, Ollama num_ctx)"))]
+        return [
+            ev.Warning_(
+                code="window_unknown",
+                message=(
+                    f"{url} did not say {model}'s context window ({found.error}); working with {guess:,} tokens from "
+                    "arreio's model table: set context.window to the server's (llama-server -c, Ollama num_ctx)"
+                ),
+            )
+        ]
 
     def window(self, model: str) -> int:
         if self.configured(model):

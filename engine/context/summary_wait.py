@@ -37,8 +37,9 @@ class SummaryWait:
     idle_s: float | None  # once it streams: the longest wait for the next chunk; None: no extension
 
 
-def summary_wait(configured_s: float | None, local: bool, transcript_tokens: float,
-                 pace: LocalPace = LOCAL_PACE) -> SummaryWait:
+def summary_wait(
+    configured_s: float | None, local: bool, transcript_tokens: float, pace: LocalPace = LOCAL_PACE
+) -> SummaryWait:
     """The wait for one summary: `configured_s` when set; else 180 s in all for a cloud model; else
     (a local endpoint) 180 s plus the transcript read at `pace`, then as long as the stream produces."""
     if configured_s is not None:

@@ -32,7 +32,9 @@ class QueryInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     handle: str = Field(description="The set's handle, e.g. 'rs_1'.")
-    where: str | None = Field(None, description="SQL condition on the columns, e.g. \"file LIKE '%.py' AND line > 10\".")
+    where: str | None = Field(
+        None, description="SQL condition on the columns, e.g. \"file LIKE '%.py' AND line > 10\"."
+    )
     columns: list[str] | None = Field(None, description="Columns (or SQL expressions) to return; default all.")
     group_by: list[str] | None = Field(None, description="Group rows by these columns.")
     aggregate: list[str] | None = Field(None, description="Aggregates, e.g. ['count(*)', 'sum(size)', 'avg(ms)'].")
@@ -83,12 +85,18 @@ class ResultQuery(_ResultSetTool):
         except ResultSetError as error:
             raise ToolError(error.message) from None
         table = f'"{args.handle}"'
-        picked = [*(args.group_by or []), *(args.aggregate or [])] or args.columns or [f'"{c}"' for c in meta["columns"]]
+        picked = (
+            [*(args.group_by or []), *(args.aggregate or [])] or args.columns or [f'"{c}"' for c in meta["columns"]]
+        )
         where = f" WHERE {args.where}" if args.where else ""
         group = f" GROUP BY {', '.join(args.group_by)}" if args.group_by else ""
         if args.aggregate and not args.group_by:
             group = ""
-        order = f" ORDER BY {args.order_by}" if args.order_by else (" ORDER BY _row" if not (args.group_by or args.aggregate) else "")
+        order = (
+            f" ORDER BY {args.order_by}"
+            if args.order_by
+            else (" ORDER BY _row" if not (args.group_by or args.aggregate) else "")
+        )
         body = f"SELECT {', '.join(picked)} FROM {table}{where}{group}"
         try:
             with store.reader(args.handle) as db:
@@ -100,8 +108,10 @@ class ResultQuery(_ResultSetTool):
             raise ToolError(f"query failed: {error}; columns are {', '.join(meta['columns'])}") from None
         if not rows:
             why = "no rows match" if matched == 0 else f"offset {args.offset} is past the {matched} matching rows"
-            return ToolResult(f"{why}{' the condition ' + repr(args.where) if args.where and matched == 0 else ''}.\n"
-                              + _context_of(store, args.handle, meta))
+            return ToolResult(
+                f"{why}{' the condition ' + repr(args.where) if args.where and matched == 0 else ''}.\n"
+                + _context_of(store, args.handle, meta)
+            )
         first, last = args.offset + 1, args.offset + len(rows)
         unit = "groups" if args.group_by else "rows"
         head = f"{unit} {first}–{last} of {matched} matching (the set has {meta['rows']} rows)"
@@ -126,7 +136,9 @@ class ResultGrep(_ResultSetTool):
         columns = meta["columns"]
         hits, total = [], 0
         with store.reader(args.handle) as db:
-            for row in db.execute(f'SELECT _row, {", ".join(chr(34) + c + chr(34) for c in columns)} FROM "{args.handle}" ORDER BY _row'):
+            for row in db.execute(
+                f'SELECT _row, {", ".join(chr(34) + c + chr(34) for c in columns)} FROM "{args.handle}" ORDER BY _row'
+            ):
                 text = "\t".join("" if v is None else str(v) for v in row[1:])
                 if regex.search(text):
                     total += 1

@@ -41,7 +41,11 @@ WINDOWS: dict[str, int] = {
 
 
 def bare_name(model: str) -> str:
-    return model.split("/", 1)[1] if model.split("/", 1)[0] in {"anthropic", "openai", "litellm"} and "/" in model else model
+    return (
+        model.split("/", 1)[1]
+        if model.split("/", 1)[0] in {"anthropic", "openai", "litellm"} and "/" in model
+        else model
+    )
 
 
 def _from_litellm(model: str) -> int | None:

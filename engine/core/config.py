@@ -31,7 +31,9 @@ class RetrySettings(BaseModel):
         120.0, ge=0, description="Longest server-requested wait honoured; beyond it the call fails."
     )
     loading_wait_s: float = Field(
-        180.0, ge=0, description="While a server says its model is still loading (HTTP 503 'Loading model', "
+        180.0,
+        ge=0,
+        description="While a server says its model is still loading (HTTP 503 'Loading model', "
         "as llama.cpp does after a restart), keep retrying up to this many seconds in all, past max_attempts.",
     )
 
@@ -58,7 +60,8 @@ class OpenAISettings(BaseModel):
         "(a base_url that is not OpenAI's); responses or chat force one.",
     )
     reasoning_summary: Literal["auto", "concise", "detailed", "off"] = Field(
-        "auto", description="Reasoning summaries streamed as thinking (Responses API, reasoning models); off asks for none."
+        "auto",
+        description="Reasoning summaries streamed as thinking (Responses API, reasoning models); off asks for none.",
     )
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
         None, description="Reasoning effort of gpt-5 / o-series models (None: the model's default)."
@@ -75,11 +78,13 @@ class ToolSettings(BaseModel):
     read_limit_lines: int = Field(2_000, ge=1, description="Lines read_file returns when the model asks for no limit.")
     grep_max_matches: int = Field(200, ge=1, description="Matches one grep returns at most.")
     timeout_s: float = Field(
-        60.0, gt=0, description="Per-call timeout for tools without their own (shell: shell_timeout_s; MCP: the server's)."
+        60.0,
+        gt=0,
+        description="Per-call timeout for tools without their own (shell: shell_timeout_s; MCP: the server's).",
     )
     delegate: dict[str, Any] = Field(default_factory=dict, description="Sub-agents: max_depth, max_steps.")
     parallel: int = Field(
-        4, ge=1, le=32, description="Read-only calls of one reply run at most this many at a time (1: one by one).",
+        4, ge=1, le=32, description="Read-only calls of one reply run at most this many at a time (1: one by one)."
     )
 
 
@@ -99,7 +104,9 @@ class CuratorSettings(BaseModel):
     @model_validator(mode="after")
     def _archive_after_stale(self) -> CuratorSettings:
         if self.archive_days < self.stale_days:
-            raise ValueError(f"archive_days ({self.archive_days:g}) must not be shorter than stale_days ({self.stale_days:g})")
+            raise ValueError(
+                f"archive_days ({self.archive_days:g}) must not be shorter than stale_days ({self.stale_days:g})"
+            )
         return self
 
 
@@ -139,7 +146,9 @@ class Settings(BaseModel):
     governance: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
     web: dict[str, Any] = Field(default_factory=dict)
-    sandbox: dict[str, Any] = Field(default_factory=dict, description="shell's OS sandbox: mode, network (engine/tools/sandbox.py).")
+    sandbox: dict[str, Any] = Field(
+        default_factory=dict, description="shell's OS sandbox: mode, network (engine/tools/sandbox.py)."
+    )
     knowledge: dict[str, Any] = Field(default_factory=dict)
     learning: dict[str, Any] = Field(default_factory=dict)
     checkpoints: dict[str, Any] = Field(default_factory=dict)  # engine/checkpoints/settings.py
@@ -148,13 +157,15 @@ class Settings(BaseModel):
     # which file it came from.
     hooks: dict[str, Any] = Field(default_factory=dict)
     instructions: dict[str, Any] = Field(
-        default_factory=dict, description="Project instructions (AGENTS.md, CLAUDE.md): memory/instructions.py.")
+        default_factory=dict, description="Project instructions (AGENTS.md, CLAUDE.md): memory/instructions.py."
+    )
     batch: dict[str, Any] = Field(default_factory=dict)  # `arreio batch`: engine/batch/settings.py
     tracing: dict[str, Any] = Field(default_factory=dict)  # OpenTelemetry export: engine/features/tracing.py
     tools_enabled: list[str] | None = Field(None, description="Only these tools are offered (None: all).")
     tools_disabled: list[str] = Field(default_factory=list, description="These tools are never offered.")
     structured_output: Literal["auto", "native", "tool"] = Field(
-        "auto", description="How --output-schema is asked of the model: auto (the provider's own structured output "
+        "auto",
+        description="How --output-schema is asked of the model: auto (the provider's own structured output "
         "where it has one, else a final `answer` tool), native, or tool (for a compatible server without json_schema).",
     )
     fsync: bool = Field(True, description="fsync every session append (crash safety); off only for benchmarks.")
@@ -215,10 +226,13 @@ def first_error(exc: ValidationError) -> Any:
 def _unknown_settings(exc: ValidationError, source: str) -> str:
     """Every misspelt key of one layer in one line, each with its near miss: fixed one at a time,
     a file with three typos took three tries."""
-    unknown = [(".".join(str(p) for p in err["loc"] if "[" not in str(p)), suggest_key(err["loc"]))
-               for err in exc.errors() if err["type"] == "extra_forbidden"]
+    unknown = [
+        (".".join(str(p) for p in err["loc"] if "[" not in str(p)), suggest_key(err["loc"]))
+        for err in exc.errors()
+        if err["type"] == "extra_forbidden"
+    ]
     if len(unknown) == 1:
-        (field, hint), = unknown
+        ((field, hint),) = unknown
         return f"unknown setting '{field}' in {source}{hint}"
     return f"unknown settings in {source}: " + ", ".join(f"'{field}'{hint}" for field, hint in unknown)
 
@@ -274,7 +288,7 @@ def _join_hooks(merged: dict[str, Any], layer: Mapping[str, Any], source: str, j
 
 
 def suggest_key(loc: tuple, root: Any = None, section: str = "", *, leaf_only: bool = False) -> str:
-    """" (did you mean 'max_steps'?)" for a near miss among the keys valid at that place; `root` is
+    """ " (did you mean 'max_steps'?)" for a near miss among the keys valid at that place; `root` is
     the model `loc` starts in (Settings, or a feature's section model named `section`)."""
 
     model: Any = root or Settings

@@ -258,9 +258,22 @@ Event = Annotated[
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 EVENT_TYPES = (
-    "run_start", "unit_start", "text_delta", "thinking_delta", "tool_start", "tool_end",
-    "compaction", "retry", "approval_required", "ceiling", "gate_result", "learning_pass_done",
-    "warning", "unit_end", "done", "model_switch",
+    "run_start",
+    "unit_start",
+    "text_delta",
+    "thinking_delta",
+    "tool_start",
+    "tool_end",
+    "compaction",
+    "retry",
+    "approval_required",
+    "ceiling",
+    "gate_result",
+    "learning_pass_done",
+    "warning",
+    "unit_end",
+    "done",
+    "model_switch",
 )
 
 

@@ -23,7 +23,9 @@ def exclusive(lock_path: Path) -> Iterator[int]:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as error:
         if os.path.islink(lock_path):
-            raise OSError(error.errno, f"{lock_path} is a link; arreio does not follow a lock file", str(lock_path)) from None
+            raise OSError(
+                error.errno, f"{lock_path} is a link; arreio does not follow a lock file", str(lock_path)
+            ) from None
         raise
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -18,8 +18,10 @@ def new_id(now: datetime, prefix: str = "") -> str:
 def iso_ms(now: datetime) -> str:
     """ISO-8601 UTC with milliseconds and a `Z` (`2026-06-27T16:00:00.000Z`)."""
     # Formatted by hand: strftime costs several times as much, and this runs a few times a turn.
-    return (f"{now.year:04d}-{now.month:02d}-{now.day:02d}T{now.hour:02d}:{now.minute:02d}:{now.second:02d}."
-            f"{now.microsecond // 1000:03d}Z")
+    return (
+        f"{now.year:04d}-{now.month:02d}-{now.day:02d}T{now.hour:02d}:{now.minute:02d}:{now.second:02d}."
+        f"{now.microsecond // 1000:03d}Z"
+    )
 
 
 def parse_utc(value: str, *, what: str = "time") -> datetime:
@@ -29,7 +31,9 @@ def parse_utc(value: str, *, what: str = "time") -> datetime:
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise UsageError(f"{what} {value!r} is not an ISO-8601 time (e.g. 2026-06-27T16:00:00Z or 2026-06-27)") from None
+        raise UsageError(
+            f"{what} {value!r} is not an ISO-8601 time (e.g. 2026-06-27T16:00:00Z or 2026-06-27)"
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)

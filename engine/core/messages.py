@@ -56,10 +56,7 @@ class ToolResultPart(BaseModel):
     images: list[ImagePart] = Field(default_factory=list)
 
 
-Part = Annotated[
-    TextPart | ThinkingPart | ToolCallPart | ImagePart | ToolResultPart,
-    Field(discriminator="type"),
-]
+Part = Annotated[TextPart | ThinkingPart | ToolCallPart | ImagePart | ToolResultPart, Field(discriminator="type")]
 
 Role = Literal["user", "assistant", "tool"]
 
@@ -123,4 +120,3 @@ def not_run_result(call: ToolCallPart, why: str) -> Message:
     return Message.tool_result(
         ToolResultPart(call_id=call.id, name=call.name, content=f"[{why}]", is_error=True, status="interrupted")
     )
-

@@ -91,10 +91,15 @@ def assemble_system(
     guidance = TOOL_GUIDANCE + ("\n" + RESULT_GUIDANCE if "result_query" in names else "")
     blocks = [PromptBlock("identity", IDENTITY), PromptBlock("tools", guidance, when=bool(names))]
     for source in sources:
-        blocks.append(PromptBlock(
-            source.name, source.render() or "", stable=source.stable,
-            cap=getattr(source, "cap", BLOCK_CAP_CHARS), when=getattr(source, "when", True),
-        ))
+        blocks.append(
+            PromptBlock(
+                source.name,
+                source.render() or "",
+                stable=source.stable,
+                cap=getattr(source, "cap", BLOCK_CAP_CHARS),
+                when=getattr(source, "when", True),
+            )
+        )
     env = environment_block(cwd, now)
     blocks.append(PromptBlock(env.name, env.text, stable=False))
     return order_blocks(blocks)

@@ -20,9 +20,34 @@ _TICKED = re.compile(r"`([^`\n]+)`")
 _DOUBLE_QUOTED = re.compile('"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d')
 _NOT_FILES = {"e.g", "i.e", "etc", "vs"}
 # Bare names that look like files but are products ("Created a Next.js app").
-_PRODUCTS = {"node.js", "next.js", "nuxt.js", "vue.js", "react.js", "express.js", "three.js", "d3.js", "chart.js",
-             "socket.io", "angular.js", "ember.js", "backbone.js", "p5.js", "alpine.js", "nest.js", "asp.net",
-             "ado.net", "vb.net", "math.js", "moment.js", "day.js", "solid.js", "preact.js", "deno.land", "bun.sh"}
+_PRODUCTS = {
+    "node.js",
+    "next.js",
+    "nuxt.js",
+    "vue.js",
+    "react.js",
+    "express.js",
+    "three.js",
+    "d3.js",
+    "chart.js",
+    "socket.io",
+    "angular.js",
+    "ember.js",
+    "backbone.js",
+    "p5.js",
+    "alpine.js",
+    "nest.js",
+    "asp.net",
+    "ado.net",
+    "vb.net",
+    "math.js",
+    "moment.js",
+    "day.js",
+    "solid.js",
+    "preact.js",
+    "deno.land",
+    "bun.sh",
+}
 
 
 def _path_spans(text: str, quoted: bool = False) -> list[tuple[int, int, int, int, str]]:
@@ -43,7 +68,7 @@ def _path_spans(text: str, quoted: bool = False) -> list[tuple[int, int, int, in
         if " " in inner and _FILE.fullmatch(inner.replace(" ", "_")):
             at = m.start(0) + 1 + raw.index(inner)
             found.append((at, at + len(inner), m.start(0), m.end(0), inner))
-            blanked = blanked[:m.start(0)] + " " * (m.end(0) - m.start(0)) + blanked[m.end(0):]
+            blanked = blanked[: m.start(0)] + " " * (m.end(0) - m.start(0)) + blanked[m.end(0) :]
     found += [(m.start(1), m.end(1), m.start(1), m.end(1), m.group(1)) for m in _FILE.finditer(blanked)]
     out = [(at, end, s, e, _SLASHES.sub("/", p).removeprefix("./")) for at, end, s, e, p in sorted(found)]
     return [span for span in out if span[-1].lower() not in _NOT_FILES]
@@ -80,8 +105,9 @@ def tokens(text: str) -> list[Token]:
     out: list[Token] = []
     at = 0
     spans = [(s, e, p) for _, _, s, e, p in _path_spans(text)]
-    spans += [(m.start(), m.end(), "") for m in _TICKED.finditer(text)
-              if not any(s <= m.start() < e for s, e, _ in spans)]
+    spans += [
+        (m.start(), m.end(), "") for m in _TICKED.finditer(text) if not any(s <= m.start() < e for s, e, _ in spans)
+    ]
     for start, end, path in sorted(spans):
         if start < at:
             continue
@@ -185,7 +211,12 @@ def lines(text: str, bearing: Callable[[str], str | None]) -> list[Line]:
         if mode == "skip":
             joinable = False
             continue
-        if joinable and not bullet and out[-1].text[-1:] not in ".!?:;。！？" and (body[:1].islower() or body[:1] == "`"):
+        if (
+            joinable
+            and not bullet
+            and out[-1].text[-1:] not in ".!?:;。！？"
+            and (body[:1].islower() or body[:1] == "`")
+        ):
             out[-1] = Line(f"{out[-1].text} {body}", out[-1].bullet, out[-1].head)  # a wrapped line
             continue
         out.append(Line(body, bullet, mode))

@@ -28,9 +28,7 @@ from arreio.engine.core.messages import Message
 from arreio.engine.core.nesting import json_loads
 
 SUMMARY_MARKER = "[arreio:context-summary"
-_HEADER = re.compile(
-    r"^\[arreio:context-summary #(\d+) · replaces (\d+) messages · (\d+) turns · (\d+) tool calls\]"
-)
+_HEADER = re.compile(r"^\[arreio:context-summary #(\d+) · replaces (\d+) messages · (\d+) turns · (\d+) tool calls\]")
 SECTION_ITEMS = 40  # newest items kept per list, so summaries of summaries stay bounded
 ITEM_CHARS = 400
 GOAL_CHARS = 6_000
@@ -86,8 +84,12 @@ HARNESS_NOTE = "[arreio]"  # a user message the harness wrote (a continuation no
 def is_instruction(message: Message) -> bool:
     """A user message holding the user's words: not a compaction summary, not a harness note, not
     only tool results or images."""
-    return (message.role == "user" and bool(message.text.strip()) and not is_summary(message)
-            and not message.text.startswith(HARNESS_NOTE))
+    return (
+        message.role == "user"
+        and bool(message.text.strip())
+        and not is_summary(message)
+        and not message.text.startswith(HARNESS_NOTE)
+    )
 
 
 def instructions_of(messages: list[Message]) -> list[str]:
@@ -97,10 +99,14 @@ def instructions_of(messages: list[Message]) -> list[str]:
 
 def render_summary(summary: Summary, meta: SummaryMeta) -> Message:
     lines = [
-        (f"{SUMMARY_MARKER} #{meta.number} · replaces {meta.messages} messages · {meta.turns} turns · "
-         f"{meta.tool_calls} tool calls]"),
-        ("The earlier part of this conversation was compacted into this summary; the messages after it are "
-         "verbatim. Its done, blocked and files-touched lists are arreio's records of the real calls and outputs."),
+        (
+            f"{SUMMARY_MARKER} #{meta.number} · replaces {meta.messages} messages · {meta.turns} turns · "
+            f"{meta.tool_calls} tool calls]"
+        ),
+        (
+            "The earlier part of this conversation was compacted into this summary; the messages after it are "
+            "verbatim. Its done, blocked and files-touched lists are arreio's records of the real calls and outputs."
+        ),
     ]
     task = summary.current_task.strip()
     if task:
@@ -134,15 +140,18 @@ def parse_summary_message(message: Message) -> tuple[Summary, SummaryMeta] | Non
         return None
     text = message.text
     head = _HEADER.match(text)
-    meta = SummaryMeta(**dict(zip(("number", "messages", "turns", "tool_calls"), map(int, head.groups())))) if head else SummaryMeta()
+    meta = (
+        SummaryMeta(**dict(zip(("number", "messages", "turns", "tool_calls"), map(int, head.groups()))))
+        if head
+        else SummaryMeta()
+    )
     titles = {title: key for key, title in _SECTIONS}
     data: dict[str, object] = {}
     current: str | None = None
     blocks: dict[str, list[str]] = {"goal": [], "current_task": []}
     for line in text.splitlines()[1:]:
         if line.startswith("## "):
-            current = ("goal" if line[3:] == "Goal" else "current_task" if line == CURRENT_TASK
-                       else titles.get(line[3:]))
+            current = "goal" if line[3:] == "Goal" else "current_task" if line == CURRENT_TASK else titles.get(line[3:])
             continue
         if current in blocks:
             blocks[current].append(line)

@@ -53,11 +53,17 @@ class Profile:
 
 # Fitted on fixtures/tokens/ (counts.json); see tests/context/test_tokens.py.
 PROFILES: dict[str, Profile] = {
-    "o200k": Profile(per_extra_char=0.25, punct=0.65, newline=0.65, cjk=0.9, kana=0.8, hangul=0.7, cjk_punct=0.6, emoji=1.6),
-    "cl100k": Profile(per_extra_char=0.25, punct=0.65, newline=0.65, cjk=1.31, kana=0.95, hangul=1.1, cjk_punct=1.0, emoji=2.3),
+    "o200k": Profile(
+        per_extra_char=0.25, punct=0.65, newline=0.65, cjk=0.9, kana=0.8, hangul=0.7, cjk_punct=0.6, emoji=1.6
+    ),
+    "cl100k": Profile(
+        per_extra_char=0.25, punct=0.65, newline=0.65, cjk=1.31, kana=0.95, hangul=1.1, cjk_punct=1.0, emoji=2.3
+    ),
     # Claude's tokenizer is not public for current models; its published legacy one sits between the
     # two OpenAI ones on CJK. The calibrator closes the remaining gap from reported usage.
-    "claude": Profile(per_extra_char=0.27, punct=0.7, newline=0.7, cjk=1.21, kana=1.07, hangul=1.0, cjk_punct=0.9, emoji=2.3),
+    "claude": Profile(
+        per_extra_char=0.27, punct=0.7, newline=0.7, cjk=1.21, kana=1.07, hangul=1.0, cjk_punct=0.9, emoji=2.3
+    ),
 }
 DEFAULT_PROFILE = "claude"
 
@@ -256,13 +262,21 @@ _TIKTOKEN_FILES = {  # sha1 of the download URL: how tiktoken (and litellm's bun
     "o200k_base": "fb374d419588a4632f3f557e76b4b70aebbca790",
 }
 _PATTERNS = {
-    "cl100k_base": (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-                    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""),
-    "o200k_base": "|".join([  # noqa: FLY002 - one alternative per line, as tiktoken writes it
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+""",
-    ]),
+    "cl100k_base": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+        r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+    ),
+    "o200k_base": "|".join(
+        [  # noqa: FLY002 - one alternative per line, as tiktoken writes it
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
 }
 _SPECIAL = {"cl100k_base": {"<|endoftext|>": 100257}, "o200k_base": {"<|endoftext|>": 199999}}
 
@@ -307,5 +321,8 @@ def estimated_usage(request: ModelRequest, reply: Message) -> Usage:
     from arreio.engine.core.model_io import Usage
 
     profile = profile_for(request.model)
-    return Usage(input_tokens=round(estimate_request(request, profile)),
-                 output_tokens=round(estimate_message(reply, profile)), estimated=True)
+    return Usage(
+        input_tokens=round(estimate_request(request, profile)),
+        output_tokens=round(estimate_message(reply, profile)),
+        estimated=True,
+    )

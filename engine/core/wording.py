@@ -9,7 +9,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def instructions_note(names: list[str]) -> str:
-    """" · read AGENTS.md, api/AGENTS.md" for a run's first line; "" when the prompt obeys none."""
+    """ " · read AGENTS.md, api/AGENTS.md" for a run's first line; "" when the prompt obeys none."""
     return f" · read {', '.join(names)}" if names else ""
 
 

@@ -54,8 +54,9 @@ def _bounded_composer() -> type:
                 target = self.anchors.get(event.anchor)
                 if target is not None:  # an unknown alias is ruamel's own error
                     if id(target) not in self._weight:
-                        raise ComposerError(None, None, f"alias *{event.anchor} refers to a node that contains it",
-                                            event.start_mark)
+                        raise ComposerError(
+                            None, None, f"alias *{event.anchor} refers to a node that contains it", event.start_mark
+                        )
                     self._count(self._weight[id(target)], self._level + self._height[id(target)], event)
                 return super().compose_node(parent, index)
             self._level += 1
@@ -77,8 +78,7 @@ def _bounded_composer() -> type:
             if reach > MAX_DEPTH:
                 raise ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
             if self._nodes > MAX_NODES:
-                raise ComposerError(None, None, f"more than {MAX_NODES:,} nodes (aliases expanded)",
-                                    event.start_mark)
+                raise ComposerError(None, None, f"more than {MAX_NODES:,} nodes (aliases expanded)", event.start_mark)
             if self._reach:
                 self._reach[-1] = max(self._reach[-1], reach)
 
@@ -91,7 +91,12 @@ def load_yaml(text: str, typ: Literal["safe", "rt"] = "safe") -> Any:
 
 
 def read_yaml(
-    path: Path, *, error: type[ArreioError], what: str, shown: str | None = None, typ: Literal["safe", "rt"] = "safe",
+    path: Path,
+    *,
+    error: type[ArreioError],
+    what: str,
+    shown: str | None = None,
+    typ: Literal["safe", "rt"] = "safe",
     limit: int,
 ) -> Any:
     """The parsed document (None when empty). `what` names the kind of file in messages ("config",

@@ -30,6 +30,15 @@ def engine_features(*layers: Feature, screen: PromptScreen | None = None) -> lis
     all: it decides nothing, and must time every model call (a decision of an earlier hook would end
     the asking before it)."""
     return [
-        TracingFeature(), CheckpointFeature(), UserHooksFeature(), GovernanceFeature(), *layers, SandboxFeature(),
-        McpFeature(screen), WebFeature(), DelegateFeature(), ToolReportFeature(), ContextFeature(),
+        TracingFeature(),
+        CheckpointFeature(),
+        UserHooksFeature(),
+        GovernanceFeature(),
+        *layers,
+        SandboxFeature(),
+        McpFeature(screen),
+        WebFeature(),
+        DelegateFeature(),
+        ToolReportFeature(),
+        ContextFeature(),
     ]

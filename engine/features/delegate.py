@@ -73,9 +73,7 @@ class _Brief:
 
 class Delegate(Tool):
     name = "delegate"
-    description = (
-        "Give a self-contained side task to a sub-agent with a fresh context; it returns its answer."
-    )
+    description = "Give a self-contained side task to a sub-agent with a fresh context; it returns its answer."
     input_model = DelegateInput
     repeat = "per_target"
     timeout_s = None  # the child's own ceilings bound it; a cancel still stops it at once
@@ -124,8 +122,10 @@ class Delegate(Tool):
         names = parent_tools.names() if wanted is None else list(dict.fromkeys(wanted))
         unknown = [n for n in names if n not in parent_tools]
         if unknown:
-            raise ToolError(f"the sub-agent can only get tools you have; unknown: {', '.join(unknown)}; "
-                            f"yours: {', '.join(parent_tools.names())}")
+            raise ToolError(
+                f"the sub-agent can only get tools you have; unknown: {', '.join(unknown)}; "
+                f"yours: {', '.join(parent_tools.names())}"
+            )
         chosen: list[Tool] = []
         for name in names:
             tool = parent_tools.get(name)
@@ -140,11 +140,15 @@ class Delegate(Tool):
     def _provider(self, model: str, ctx: RunContext) -> Any:
         """Another model for the child, from the run's one provider factory."""
         try:
-            return ctx.provider_factory(model, env=ctx.env, base_url=ctx.settings.base_url, session_id=None, script=None)
+            return ctx.provider_factory(
+                model, env=ctx.env, base_url=ctx.settings.base_url, session_id=None, script=None
+            )
         except ArreioError as exc:
             raise ToolError(f"cannot start a sub-agent on model {model!r}: {exc.message}") from None
 
-    def _child_session(self, parent: Any, ctx: RunContext, model: str, task: str, tools: ToolRegistry) -> tuple[Any, str]:
+    def _child_session(
+        self, parent: Any, ctx: RunContext, model: str, task: str, tools: ToolRegistry
+    ) -> tuple[Any, str]:
         directory = parent.session.path.parent
         n = 1
         while (directory / f"{parent.session.id}.d{n}.jsonl").exists():
@@ -152,8 +156,16 @@ class Delegate(Tool):
         agent = f"{self.path}.d{n}" if self.path else f"d{n}"
         now = ctx.clock.now()
         system = assemble_system(cwd=ctx.cwd, now=now, sources=[_Brief()], tool_names=tools.names())
-        header = SessionHeader(id=f"{parent.session.id}.d{n}", created_at=iso_ms(now), cwd=str(ctx.cwd), model=model,
-                               title=_title(task), system=system, parent=parent.session.id, agent=agent)
+        header = SessionHeader(
+            id=f"{parent.session.id}.d{n}",
+            created_at=iso_ms(now),
+            cwd=str(ctx.cwd),
+            model=model,
+            title=_title(task),
+            system=system,
+            parent=parent.session.id,
+            agent=agent,
+        )
         session = Session.create(directory, header, redactor=ctx.redactor, durable=parent.session.durable)
         for tool in tools:  # a nested delegate names its children under this agent
             if isinstance(tool, Delegate):
@@ -166,25 +178,39 @@ def _title(task: str) -> str:
     return first[:100]
 
 
-def _result(agent: str, session_id: str, model: str, end: ev.UnitEnd, totals: Totals,
-            before: tuple[int, dict[str, int], Any]) -> ToolResult:
+def _result(
+    agent: str, session_id: str, model: str, end: ev.UnitEnd, totals: Totals, before: tuple[int, dict[str, int], Any]
+) -> ToolResult:
     calls_before, used_before, usage_before = before
     calls = totals.tool_calls - calls_before
     used = {n: c - used_before.get(n, 0) for n, c in totals.tools_used.items() if c - used_before.get(n, 0) > 0}
-    tokens = (totals.usage.input_tokens - usage_before.input_tokens) + (totals.usage.output_tokens - usage_before.output_tokens)
+    tokens = (totals.usage.input_tokens - usage_before.input_tokens) + (
+        totals.usage.output_tokens - usage_before.output_tokens
+    )
     detail = ", ".join(f"{n}×{c}" for n, c in used.items())
-    summary = (f"Sub-agent {agent} ({model}) ended {end.verdict}: {totals.steps(agent)} model turn(s), {calls} tool call(s)"
-               + (f" ({detail})" if detail else "") + f", {tokens:,} tokens; its session is {session_id}.")
+    summary = (
+        f"Sub-agent {agent} ({model}) ended {end.verdict}: {totals.steps(agent)} model turn(s), {calls} tool call(s)"
+        + (f" ({detail})" if detail else "")
+        + f", {tokens:,} tokens; its session is {session_id}."
+    )
     if end.verdict == "success":
         return ToolResult(content=f"{summary}\n\nIts answer:\n{end.final_text or '(empty)'}")
     if end.verdict == "partial":
-        return ToolResult(content=f"{summary}\nIt stopped early: {end.message}\n\nWhat it had so far:\n"
-                                  f"{end.final_text or '(nothing)'}")
+        return ToolResult(
+            content=f"{summary}\nIt stopped early: {end.message}\n\nWhat it had so far:\n"
+            f"{end.final_text or '(nothing)'}"
+        )
     if end.verdict == "paused":
-        return ToolResult(is_error=True, content=f"{summary}\nIt stopped to ask for approval of a sensitive action, "
-                                                 "which a sub-agent cannot wait for — do that step yourself.")
-    return ToolResult(is_error=True, content=f"{summary}\nIt failed: {end.message or 'no reason given'}"
-                                             + (f"\n\nIts last words:\n{end.final_text}" if end.final_text else ""))
+        return ToolResult(
+            is_error=True,
+            content=f"{summary}\nIt stopped to ask for approval of a sensitive action, "
+            "which a sub-agent cannot wait for — do that step yourself.",
+        )
+    return ToolResult(
+        is_error=True,
+        content=f"{summary}\nIt failed: {end.message or 'no reason given'}"
+        + (f"\n\nIts last words:\n{end.final_text}" if end.final_text else ""),
+    )
 
 
 class DelegateFeature(Feature):

@@ -177,8 +177,15 @@ class McpFeature(Feature):
         if self._hub is None:
             from arreio.engine.tools.mcp.hub import McpHub
 
-            self._hub = McpHub(servers, cwd=ctx.cwd, env=ctx.env, log_dir=ctx.state_dir / "logs",
-                               start=start_place(ctx), redactor=ctx.redactor, screen=self._screen)
+            self._hub = McpHub(
+                servers,
+                cwd=ctx.cwd,
+                env=ctx.env,
+                log_dir=ctx.state_dir / "logs",
+                start=start_place(ctx),
+                redactor=ctx.redactor,
+                screen=self._screen,
+            )
             _OPEN_HUBS.add(self._hub)
             with terminal_status(f"connecting to {enabled} MCP server{'s' if enabled > 1 else ''}…"):
                 self._hub.start()

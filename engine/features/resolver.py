@@ -128,8 +128,10 @@ def resolve_tools(
             offered.warnings.append(f"tool(s) {selector} not offered in this run: {why}")
     unknown = [s for s in unknown if not any(s.startswith(prefix) for prefix in absent)]
     if unknown:
-        hints = [f"{s} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(s, known, n=1)) else s
-                 for s in sorted(set(unknown))]
+        hints = [
+            f"{s} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(s, known, n=1)) else s
+            for s in sorted(set(unknown))
+        ]
         # a typo on the command line is bad usage (exit 2); one in config.yaml a config error (exit 5)
         error = UsageError if set(unknown) & set(flagged) else ConfigError
         raise error(f"unknown tool(s) {', '.join(hints)}; available: {', '.join(offered.names()) or '(none)'}")

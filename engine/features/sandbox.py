@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.run_context import RunContext
 
+
 class _SayOnce(RunHook):
     """A warning as one `warning` event, at the first unit start of a run that offers shell (a
     plan's later units and sub-agents ask again: the flag keeps it to one)."""

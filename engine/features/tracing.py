@@ -49,7 +49,9 @@ class TracingSettings(BaseModel):
     enabled: bool = Field(True, description="false: never trace, whatever the environment says.")
     endpoint: str | None = Field(None, description="OTLP/HTTP endpoint; unset: OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT.")
     headers: dict[str, str] = Field(default_factory=dict, description="Sent with every export (e.g. an API key).")
-    service_name: str | None = Field(None, description="service.name of the traces (default OTEL_SERVICE_NAME, arreio).")
+    service_name: str | None = Field(
+        None, description="service.name of the traces (default OTEL_SERVICE_NAME, arreio)."
+    )
     flush_timeout_s: float = Field(5.0, gt=0, le=120, description="Longest the run's end waits for its spans to go.")
 
 
@@ -110,15 +112,22 @@ class RunTrace:
         self.log = _route_sdk_logging(ctx.state_dir / "logs" / "tracing.log") if ctx.state_dir else None
         service = config.service_name or ctx.env.get("OTEL_SERVICE_NAME") or "arreio"
         self.provider = TracerProvider(resource=Resource.create({"service.name": service}), shutdown_on_exit=False)
-        self.exporter = _Counting(OTLPSpanExporter(endpoint=endpoint, headers=export_headers(config, ctx.env),
-                                                   timeout=config.flush_timeout_s))
+        self.exporter = _Counting(
+            OTLPSpanExporter(endpoint=endpoint, headers=export_headers(config, ctx.env), timeout=config.flush_timeout_s)
+        )
         self.provider.add_span_processor(BatchSpanProcessor(self.exporter))
         self.tracer = self.provider.get_tracer("arreio")
         self._trace = trace
-        self.root = self.tracer.start_span("invoke_agent arreio", kind=trace.SpanKind.INTERNAL, attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "arreio",
-            "gen_ai.conversation.id": ctx.session_id, "arreio.run_id": ctx.run_id,
-        })
+        self.root = self.tracer.start_span(
+            "invoke_agent arreio",
+            kind=trace.SpanKind.INTERNAL,
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "arreio",
+                "gen_ai.conversation.id": ctx.session_id,
+                "arreio.run_id": ctx.run_id,
+            },
+        )
         self.parent = trace.set_span_in_context(self.root)
         self.model_started: dict[str, int] = {}  # runner (agent) → when its model call began (ns)
         self.tools_started: dict[str, int] = {}  # call id → when it began (ns)
@@ -131,9 +140,12 @@ class RunTrace:
 
         start = self.model_started.pop(agent, None) or time.time_ns()
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider_name(model),
-            "gen_ai.request.model": model, "gen_ai.response.model": model,
-            "gen_ai.usage.input_tokens": usage.input_tokens, "gen_ai.usage.output_tokens": usage.output_tokens,
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider_name(model),
+            "gen_ai.request.model": model,
+            "gen_ai.response.model": model,
+            "gen_ai.usage.input_tokens": usage.input_tokens,
+            "gen_ai.usage.output_tokens": usage.output_tokens,
             "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
             "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
         }
@@ -148,8 +160,13 @@ class RunTrace:
             error = done.error
             if error is not None:
                 attributes["error.type"] = error.kind
-        span = self.tracer.start_span(f"chat {model}", context=self.parent, kind=self._trace.SpanKind.CLIENT,
-                                      attributes=attributes, start_time=start)
+        span = self.tracer.start_span(
+            f"chat {model}",
+            context=self.parent,
+            kind=self._trace.SpanKind.CLIENT,
+            attributes=attributes,
+            start_time=start,
+        )
         if error is not None:
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, error.message[:300]))
         span.end()
@@ -161,21 +178,31 @@ class RunTrace:
             self.tools_started[event.call_id] = time.time_ns()
         elif kind == "tool_end":
             start = self.tools_started.pop(event.call_id, None) or time.time_ns()
-            attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.name,
-                                          "gen_ai.tool.call.id": event.call_id, "gen_ai.tool.type": "function",
-                                          "arreio.tool.status": event.status}
+            attributes: dict[str, Any] = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": event.name,
+                "gen_ai.tool.call.id": event.call_id,
+                "gen_ai.tool.type": "function",
+                "arreio.tool.status": event.status,
+            }
             if event.agent:
                 attributes["gen_ai.agent.name"] = event.agent
             if event.is_error:
                 attributes["error.type"] = event.status if event.status not in ("ok", "") else "tool_error"
-            span = self.tracer.start_span(f"execute_tool {event.name}", context=self.parent, attributes=attributes,
-                                          start_time=start)
+            span = self.tracer.start_span(
+                f"execute_tool {event.name}", context=self.parent, attributes=attributes, start_time=start
+            )
             if event.is_error:  # the preview is the redacted first line the event already carries
                 span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, event.preview[:300]))
             span.end()
         elif kind == "run_start":
-            self.root.set_attributes({"gen_ai.request.model": event.model, "gen_ai.conversation.id": event.session_id,
-                                      "arreio.resumed": event.resumed})
+            self.root.set_attributes(
+                {
+                    "gen_ai.request.model": event.model,
+                    "gen_ai.conversation.id": event.session_id,
+                    "arreio.resumed": event.resumed,
+                }
+            )
         elif kind in ("retry", "model_switch", "compaction", "ceiling", "approval_required", "gate_result", "warning"):
             self.root.add_event(kind, {k: v for k, v in _scalars(event).items() if k not in ("type", "message")})
 
@@ -186,8 +213,11 @@ class RunTrace:
             return None
         self.ended = True
         attributes = {
-            "arreio.verdict": report.verdict, "arreio.exit_code": report.exit_code, "arreio.steps": report.steps,
-            "arreio.tool_calls": report.tool_calls, "gen_ai.usage.input_tokens": report.input_tokens,
+            "arreio.verdict": report.verdict,
+            "arreio.exit_code": report.exit_code,
+            "arreio.steps": report.steps,
+            "arreio.tool_calls": report.tool_calls,
+            "gen_ai.usage.input_tokens": report.input_tokens,
             "gen_ai.usage.output_tokens": report.output_tokens,
             "gen_ai.usage.cache_read.input_tokens": report.cache_read_tokens,
             "gen_ai.usage.cache_creation.input_tokens": report.cache_write_tokens,
@@ -196,7 +226,9 @@ class RunTrace:
             attributes["arreio.cost_usd"] = report.cost_usd
         self.root.set_attributes(attributes)
         if report.verdict not in ("success", "partial"):
-            self.root.set_status(self._trace.Status(self._trace.StatusCode.ERROR, (report.message or report.verdict)[:300]))
+            self.root.set_status(
+                self._trace.Status(self._trace.StatusCode.ERROR, (report.message or report.verdict)[:300])
+            )
             self.root.set_attribute("error.type", report.verdict)
         self.root.end()
         flushed = self.provider.force_flush(timeout_millis=int(self.config.flush_timeout_s * 1000))
@@ -279,7 +311,9 @@ class _TracingHook(RunHook):
     def after_model(self, turn: Any, usage: Any) -> list[ev.Event]:
         if self.trace is not None:
             request = turn.last_request
-            self.trace.model_call(turn.agent, request.model if request is not None else turn.model, usage, turn.last_done)
+            self.trace.model_call(
+                turn.agent, request.model if request is not None else turn.model, usage, turn.last_done
+            )
         return []
 
 
@@ -319,9 +353,14 @@ def _start(ctx: RunContext) -> tuple[RunTrace | None, str | None]:
         return None, None
     protocol = ctx.env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or ctx.env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
     if protocol.strip() and protocol.strip() != "http/protobuf":
-        return None, f"tracing: OTLP protocol {protocol.strip()!r} is not supported (arreio sends http/protobuf); not traced"
+        return (
+            None,
+            f"tracing: OTLP protocol {protocol.strip()!r} is not supported (arreio sends http/protobuf); not traced",
+        )
     try:
         return RunTrace(ctx, endpoint, config), None
     except ImportError:
-        return None, (f"tracing: an OTLP endpoint is set ({endpoint}) but OpenTelemetry is not installed "
-                      f"({INSTALL_HINT}); not traced")
+        return None, (
+            f"tracing: an OTLP endpoint is set ({endpoint}) but OpenTelemetry is not installed "
+            f"({INSTALL_HINT}); not traced"
+        )

@@ -45,7 +45,9 @@ RECORD = "approval"
 STARTED = "call_started"  # an approved call began: killed now, it is closed as interrupted, not re-run
 
 
-def latest_decisions(extra: list[dict[str, Any]], out: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+def latest_decisions(
+    extra: list[dict[str, Any]], out: dict[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
     """call id → its latest approval record (`out`: the decisions of the records before these)."""
     out = {} if out is None else out
     for record in extra:
@@ -68,12 +70,14 @@ class DecisionsRead:
         known = self._read.get(session.id)
         if known is None or known[0] is not extra or known[1] > len(extra):
             known = (extra, 0, {})  # another session object (reloaded), or a list replaced: read it whole
-        decisions = latest_decisions(extra[known[1]:], known[2])
+        decisions = latest_decisions(extra[known[1] :], known[2])
         self._read[session.id] = (extra, len(extra), decisions)
         return decisions
 
 
-def record(call_id: str, name: str, status: str, by: str, at: str, reason: str = "", *, args_digest: str = "") -> dict[str, Any]:
+def record(
+    call_id: str, name: str, status: str, by: str, at: str, reason: str = "", *, args_digest: str = ""
+) -> dict[str, Any]:
     """One decision line. `args_digest` binds it to the call's arguments: a decision is about exactly
     the call that was shown, so a call whose arguments changed since is not covered by it."""
     out = {"type": RECORD, "call_id": call_id, "name": name, "status": status, "by": by, "at": at, "reason": reason}
@@ -98,8 +102,10 @@ def describe_call(name: str, arguments: dict[str, Any]) -> str:
     if name == "write_file" and isinstance(path, str):
         return f"write {one_line(path)} ({len(str(arguments.get('content', '')))} chars)"
     if name == "edit_file" and isinstance(path, str):
-        return (f"edit {one_line(path)}: replace {json.dumps(arguments.get('old', ''), ensure_ascii=False)} "
-                f"with {json.dumps(arguments.get('new', ''), ensure_ascii=False)}")
+        return (
+            f"edit {one_line(path)}: replace {json.dumps(arguments.get('old', ''), ensure_ascii=False)} "
+            f"with {json.dumps(arguments.get('new', ''), ensure_ascii=False)}"
+        )
     return f"{name} {json.dumps(arguments, ensure_ascii=False, sort_keys=True)}"
 
 
@@ -152,8 +158,9 @@ def decide_pending(session: Session, *, approve: bool, by: str, at: str, reason:
     decided) is a UsageError (exit 2): a decision is made once."""
     pending = waiting_call(session)
     status = "approved" if approve else "denied"
-    session.append_record(record(pending.call_id, pending.name, status, by, at, reason,
-                                 args_digest=digest(pending.arguments)))
+    session.append_record(
+        record(pending.call_id, pending.name, status, by, at, reason, args_digest=digest(pending.arguments))
+    )
     return pending
 
 
@@ -185,8 +192,12 @@ class ApprovalHook(RunHook):
     name = "approvals"
 
     def __init__(
-        self, settings: GovernanceSettings, ctx: RunContext, journal: AuditJournal,
-        denied: set[str], audit_error: Callable[[Exception], None],
+        self,
+        settings: GovernanceSettings,
+        ctx: RunContext,
+        journal: AuditJournal,
+        denied: set[str],
+        audit_error: Callable[[Exception], None],
     ) -> None:
         self.settings = settings
         self.ctx = ctx
@@ -216,13 +227,23 @@ class ApprovalHook(RunHook):
         session.rewrite(healed)
         for call_id, rec in waiting.items():
             if rec.get("status") == "pending":
-                session.append_record(record(call_id, rec.get("name", ""), "denied", "arreio", at, "superseded by a new instruction"))
+                session.append_record(
+                    record(call_id, rec.get("name", ""), "denied", "arreio", at, "superseded by a new instruction")
+                )
         return Rewrite(messages=list(session.messages))  # the request was assembled before this fix
 
     async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | Pause | Ask | None:
         tool = turn.tools.get(call.name)
-        verdict = decide(self.settings, call.name, call.arguments, tool_sensitive=bool(getattr(tool, "sensitive", False)),
-                         cwd=self.ctx.cwd, env=self.ctx.env, state=self.ctx.state_dir, cwd_resolved=True)
+        verdict = decide(
+            self.settings,
+            call.name,
+            call.arguments,
+            tool_sensitive=bool(getattr(tool, "sensitive", False)),
+            cwd=self.ctx.cwd,
+            env=self.ctx.env,
+            state=self.ctx.state_dir,
+            cwd_resolved=True,
+        )
         if verdict.action == "allow":
             return None
         at = iso_ms(self.ctx.clock.now())
@@ -236,39 +257,72 @@ class ApprovalHook(RunHook):
         if status == "approved" and recorded.get("args_digest", args_digest) != args_digest:
             status = None  # approved was a call with other arguments: this one is asked about afresh
         if status == "approved":
-            self._note(turn, call, "approved", recorded.get("by", ""), recorded.get("at", at), recorded.get("reason", ""), journal=False)
+            self._note(
+                turn,
+                call,
+                "approved",
+                recorded.get("by", ""),
+                recorded.get("at", at),
+                recorded.get("reason", ""),
+                journal=False,
+            )
             # At most once: from here the call counts as started. Killed mid-call, the loader closes it
             # as interrupted instead of keeping it open, so a resume never runs it a second time.
             turn.session.append_record({"type": STARTED, "call_id": call.id, "name": call.name, "at": at})
             return None
         if status == "denied":
             why = recorded.get("reason") or "no reason given"
-            return self._deny(turn, call, recorded.get("by", ""), recorded.get("at", at), why,
-                              f"denied by {recorded.get('by')}: {why}", journal=False)
+            return self._deny(
+                turn,
+                call,
+                recorded.get("by", ""),
+                recorded.get("at", at),
+                why,
+                f"denied by {recorded.get('by')}: {why}",
+                journal=False,
+            )
         if self.ctx.approve_all:
             self._note(turn, call, "approved", "--yes", at, "approved for this run with --yes")
             return None
         if self.ctx.ask is None and turn.session.header.parent:
             # A sub-agent cannot pause: its parent goes on without it, so a later approval would run
             # the call after the fact, for nobody. It is told, and says so in its answer.
-            return self._deny(turn, call, "arreio", at, "a sub-agent cannot wait for approval",
-                              f"not run: {call.name} needs a person's approval, which a sub-agent cannot wait "
-                              "for; say in your answer what you would have run, so the agent that called you "
-                              "can do it")
+            return self._deny(
+                turn,
+                call,
+                "arreio",
+                at,
+                "a sub-agent cannot wait for approval",
+                f"not run: {call.name} needs a person's approval, which a sub-agent cannot wait "
+                "for; say in your answer what you would have run, so the agent that called you "
+                "can do it",
+            )
         shown = describe_call(call.name, call.arguments)
         if len(shown) > ASK_LIMIT:
-            return self._deny(turn, call, "arreio", at, "too long to show a person",
-                              f"not run: this {call.name} call is {len(shown):,} characters long, more than a person "
-                              f"can read to approve it (at most {ASK_LIMIT:,}); split it into shorter calls")
+            return self._deny(
+                turn,
+                call,
+                "arreio",
+                at,
+                "too long to show a person",
+                f"not run: this {call.name} call is {len(shown):,} characters long, more than a person "
+                f"can read to approve it (at most {ASK_LIMIT:,}); split it into shorter calls",
+            )
         event = ev.ApprovalRequired(
-            session_id=turn.session.id, call_id=call.id, name=call.name, arguments=dict(call.arguments),
-            command=command_to_continue(turn.session.id), summary=shown, reason=verdict.reason,
+            session_id=turn.session.id,
+            call_id=call.id,
+            name=call.name,
+            arguments=dict(call.arguments),
+            command=command_to_continue(turn.session.id),
+            summary=shown,
+            reason=verdict.reason,
         )
         if self.ctx.ask is not None:  # a person is there: shown first (the runner yields it), then asked
             return Ask(event, lambda: self._asked(turn, call, event, args_digest))
         if status != "pending":
-            turn.session.append_record(record(call.id, call.name, "pending", "arreio", at, verdict.reason,
-                                              args_digest=args_digest))
+            turn.session.append_record(
+                record(call.id, call.name, "pending", "arreio", at, verdict.reason, args_digest=args_digest)
+            )
             self._note(turn, call, "pending", "arreio", at, verdict.reason)
         sid = turn.session.id
         line = one_line(shown)
@@ -291,28 +345,36 @@ class ApprovalHook(RunHook):
         # Who answered, as the journal and the model are told: the ask may name itself (a policy that
         # answers for a door no person watches); otherwise it is the person at the terminal.
         by = getattr(self.ctx.ask, "by", None) or f"{who(dict(self.ctx.env))} (terminal)"
-        turn.session.append_record(record(call.id, call.name, "approved" if approved else "denied", by, at,
-                                          args_digest=args_digest))
+        turn.session.append_record(
+            record(call.id, call.name, "approved" if approved else "denied", by, at, args_digest=args_digest)
+        )
         if approved:
             self._note(turn, call, "approved", by, at, "")
             return None
         return self._deny(turn, call, by, at, "", f"denied by {by}")
 
-    def _deny(self, turn: Turn, call: ToolCallPart, by: str, at: str, reason: str, content: str,
-              *, journal: bool = True) -> Deny:
+    def _deny(
+        self, turn: Turn, call: ToolCallPart, by: str, at: str, reason: str, content: str, *, journal: bool = True
+    ) -> Deny:
         self.denied.add(call.id)
         self._note(turn, call, "denied", by, at, reason, journal=journal)
         return Deny(content)
 
-    def _note(self, turn: Turn, call: ToolCallPart, status: str, by: str, at: str, reason: str,
-              *, journal: bool = True) -> None:
+    def _note(
+        self, turn: Turn, call: ToolCallPart, status: str, by: str, at: str, reason: str, *, journal: bool = True
+    ) -> None:
         entry = {"call_id": call.id, "name": call.name, "status": status, "by": by, "at": at, "reason": reason}
         self.decisions.append(entry)
         if journal:
             try:
-                self.journal.append("approval", {
-                    **entry, "run_id": self.ctx.run_id, "session_id": turn.session.id,
-                    "args_digest": digest(call.arguments),
-                })
+                self.journal.append(
+                    "approval",
+                    {
+                        **entry,
+                        "run_id": self.ctx.run_id,
+                        "session_id": turn.session.id,
+                        "args_digest": digest(call.arguments),
+                    },
+                )
             except OSError as error:
                 self._audit_error(error)

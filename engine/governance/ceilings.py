@@ -93,7 +93,7 @@ class CeilingsHook(RunHook):
     def _check(self, turn: Turn) -> Hit | None:
         s = self.settings
         stalls = turn.stalls
-        tool_stalls = [x for x in stalls[self._stalls_seen:] if x.what != "model"]
+        tool_stalls = [x for x in stalls[self._stalls_seen :] if x.what != "model"]
         self._stalls_seen = len(stalls)
         if tool_stalls:
             stall = tool_stalls[0]
@@ -116,13 +116,17 @@ class CeilingsHook(RunHook):
     def _message(self, hit: Hit) -> str:
         where = f"the partial report is in {self.partial_path}"
         if hit.kind == "steps":
-            return (f"stopped after {hit.what}; {where} — continue with "
-                    f"`arreio run --resume {self.session_id} --max-steps N`")
+            return (
+                f"stopped after {hit.what}; {where} — continue with "
+                f"`arreio run --resume {self.session_id} --max-steps N`"
+            )
         prefix = "stopped: " if hit.kind == "stall" else "stopped after "
         # The run's budgets are per run: a resumed run counts afresh (its setting raises it for good).
-        setting = {"tool_calls": " (governance.max_tool_calls raises the limit)",
-                   "tokens": " (governance.max_total_tokens raises the budget)",
-                   "cost": " (governance.max_cost_usd raises the budget)"}.get(hit.kind, "")
+        setting = {
+            "tool_calls": " (governance.max_tool_calls raises the limit)",
+            "tokens": " (governance.max_total_tokens raises the budget)",
+            "cost": " (governance.max_cost_usd raises the budget)",
+        }.get(hit.kind, "")
         return f"{prefix}{hit.what}; {where} — continue with `arreio run --resume {self.session_id}`{setting}"
 
     # -- usage: budgets --------------------------------------------------------------------------
@@ -134,8 +138,10 @@ class CeilingsHook(RunHook):
         cost = estimate_cost(turn.model, usage)
         if cost is None and self._cost_known and not _is_offline(turn.model):
             self._cost_known = False
-            message = (f"governance.max_cost_usd is set but the price of {turn.model} is unknown; "
-                       "the cost budget is not enforced")
+            message = (
+                f"governance.max_cost_usd is set but the price of {turn.model} is unknown; "
+                "the cost budget is not enforced"
+            )
             self.warnings.append(message)
             return [ev.Warning_(message=message, code="cost_unknown")]
         self._last_turn_cost = cost or 0.0

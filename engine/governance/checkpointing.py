@@ -39,8 +39,10 @@ if TYPE_CHECKING:
     from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import ToolResult
 
-GIT_MISSING = ("checkpoints are off for this run: git is not installed (or not on PATH), so changes cannot "
-               "be undone with `arreio undo`; install git, or set `checkpoints: {enabled: false}` to silence this")
+GIT_MISSING = (
+    "checkpoints are off for this run: git is not installed (or not on PATH), so changes cannot "
+    "be undone with `arreio undo`; install git, or set `checkpoints: {enabled: false}` to silence this"
+)
 
 
 def _listed(paths: list[str], why: dict[str, Any]) -> str:
@@ -59,8 +61,9 @@ class _Round:
 class _RunCheckpoints:
     """One run's checkpoints. The store is opened lazily, at the first round that may change files."""
 
-    def __init__(self, ctx: RunContext, settings: CheckpointSettings, git: str | None,
-                 untrusted: list[Path] | None = None) -> None:
+    def __init__(
+        self, ctx: RunContext, settings: CheckpointSettings, git: str | None, untrusted: list[Path] | None = None
+    ) -> None:
         self.ctx, self.settings, self.git = ctx, settings, git
         self.untrusted = untrusted or []
         self.recorder: Recorder | None = None
@@ -93,11 +96,19 @@ class _RunCheckpoints:
         if self.recorder is None:
             assert self.git is not None and self.ctx.state_dir is not None
             durable = self.ctx.settings.fsync
-            repo = ShadowRepo(self.ctx.state_dir, self.ctx.cwd, git=self.git, max_file_bytes=self.settings.max_file_bytes,
-                              path_env=self.ctx.env.get("PATH"), durable=durable, untrusted=self.untrusted)
+            repo = ShadowRepo(
+                self.ctx.state_dir,
+                self.ctx.cwd,
+                git=self.git,
+                max_file_bytes=self.settings.max_file_bytes,
+                path_env=self.ctx.env.get("PATH"),
+                durable=durable,
+                untrusted=self.untrusted,
+            )
             index = CheckpointIndex(self.ctx.state_dir, durable=durable, redactor=self.ctx.redactor)
-            self.recorder = Recorder(repo, index, self.ctx.clock,
-                                     run_id=self.ctx.run_id, session_id=self.ctx.session_id)
+            self.recorder = Recorder(
+                repo, index, self.ctx.clock, run_id=self.ctx.run_id, session_id=self.ctx.session_id
+            )
         return self.recorder
 
     def _take(self, phase: str, step: int, **extra: Any) -> Checkpoint | None:
@@ -196,9 +207,14 @@ class _RunCheckpoints:
 
     def _auto_prune(self, recorder: Recorder, report: RunReport) -> None:
         try:
-            prune(recorder.repo, recorder.index, now=_utc(self.ctx.clock.now()),
-                  keep=timedelta(days=self.settings.keep_days), max_bytes=self.settings.max_total_bytes,
-                  protect=[self.ctx.run_id])
+            prune(
+                recorder.repo,
+                recorder.index,
+                now=_utc(self.ctx.clock.now()),
+                keep=timedelta(days=self.settings.keep_days),
+                max_bytes=self.settings.max_total_bytes,
+                protect=[self.ctx.run_id],
+            )
         except (CheckpointError, OSError) as error:
             report.warnings.append(f"checkpoints: pruning old checkpoints failed: {error}")
 

@@ -60,15 +60,23 @@ class AuditHook(RunHook):
             self._first = False
             before = last_request_model(turn.session.extra) or turn.session.header.model
             if before != turn.model:
-                self.state.journal_entry("model_switch", {"from": before, "to": turn.model, "session_id": turn.session.id})
+                self.state.journal_entry(
+                    "model_switch", {"from": before, "to": turn.model, "session_id": turn.session.id}
+                )
         return []
 
     def after_tool(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> list[ev.Event]:
         status = "denied" if call.id in self.state.denied else ("error" if result.is_error else "ok")
-        self.state.journal_entry("tool_call", {
-            "session_id": turn.session.id, "call_id": call.id, "name": call.name,
-            "args_digest": digest(call.arguments), "status": status,
-        })
+        self.state.journal_entry(
+            "tool_call",
+            {
+                "session_id": turn.session.id,
+                "call_id": call.id,
+                "name": call.name,
+                "args_digest": digest(call.arguments),
+                "status": status,
+            },
+        )
         return []
 
 
@@ -146,17 +154,28 @@ class GovernanceFeature(Feature):
         if kind == "ceiling":
             state.ceiling = event
         elif kind == "run_start":
-            state.journal_entry("run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed})
+            state.journal_entry(
+                "run_start", {"session_id": event.session_id, "model": event.model, "resumed": event.resumed}
+            )
         elif kind == "gate_result":
             state.journal_entry("gate", {"gate": event.gate, "passed": event.passed, "detail": event.detail})
         elif kind == "model_switch":  # a fallback model took over (engine/loop/fallback.py)
-            state.journal_entry("model_switch", {"session_id": ctx.session_id, "from": event.from_model,
-                                                 "to": event.to_model, "reason": event.reason, "fallback": True,
-                                                 "agent": event.agent})
+            state.journal_entry(
+                "model_switch",
+                {
+                    "session_id": ctx.session_id,
+                    "from": event.from_model,
+                    "to": event.to_model,
+                    "reason": event.reason,
+                    "fallback": True,
+                    "agent": event.agent,
+                },
+            )
         elif kind == "learning_pass_done":
-            state.journal_entry("learning", {
-                "applied": event.applied, "rejected": event.rejected, "failed": event.failed, "error": event.error,
-            })
+            state.journal_entry(
+                "learning",
+                {"applied": event.applied, "rejected": event.rejected, "failed": event.failed, "error": event.error},
+            )
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
         state, self._run = self._run, None
@@ -168,19 +187,32 @@ class GovernanceFeature(Feature):
         elif state.ceilings is not None and state.ceilings.stalls:
             # A model call that stayed silent through every retry: the run failed, the stall is why.
             stall = state.ceilings.stalls[-1]
-            report.ceiling = {"kind": "stall", "limit": stall.seconds, "value": stall.seconds,
-                              "message": f"{stall.what} gave no signal for {stall.seconds:g} s"}
+            report.ceiling = {
+                "kind": "stall",
+                "limit": stall.seconds,
+                "value": stall.seconds,
+                "message": f"{stall.what} gave no signal for {stall.seconds:g} s",
+            }
         if state.approvals is not None:
             report.approvals = list(state.approvals.decisions)
         if report.verdict == "partial":
             self._write_partial(ctx, state, report)
         if state.ceilings is not None:
             report.warnings.extend(w for w in state.ceilings.warnings if w not in report.warnings)
-        end = state.journal_entry("run_end", {
-            "session_id": report.session_id, "verdict": report.verdict, "exit_code": report.exit_code,
-            "model": report.model, "cost_usd": report.cost_usd, "input_tokens": report.input_tokens,
-            "output_tokens": report.output_tokens, "steps": report.steps, "tool_calls": report.tool_calls,
-        })
+        end = state.journal_entry(
+            "run_end",
+            {
+                "session_id": report.session_id,
+                "verdict": report.verdict,
+                "exit_code": report.exit_code,
+                "model": report.model,
+                "cost_usd": report.cost_usd,
+                "input_tokens": report.input_tokens,
+                "output_tokens": report.output_tokens,
+                "steps": report.steps,
+                "tool_calls": report.tool_calls,
+            },
+        )
         if end is not None:  # an anchor outside the journal: `audit verify` notices a cut-off tail
             report.audit_head = {"seq": end["seq"], "hash": end["hash"]}
         report.warnings.extend(state.audit_errors)

@@ -81,14 +81,24 @@ class RequestRecorder(RunHook):
         # Every value is the harness's own (ids, times, digests, numbers) but the model's name and the
         # tools' names, which are redacted here once each: the line needs no scan of its own when the
         # session writes with this redactor (~700 bytes a turn).
-        session.append_record({
-            "type": REQUEST, "run_id": self.run_id, "at": iso_ms(self.clock.now()), "model": self._clean(turn.model),
-            "messages": len(messages), "messages_digest": hashed or messages_digest(messages, self.redactor),
-            "system_digest": self._system_digest(sent.system),
-            "tools": [self._clean(name) for name in names], "tools_digest": tools_digest,
-            "max_tokens": max_tokens, "temperature": temperature,
-            "usage": usage.model_dump(),
-        }, sync=False, redacted_by=self.redactor)
+        session.append_record(
+            {
+                "type": REQUEST,
+                "run_id": self.run_id,
+                "at": iso_ms(self.clock.now()),
+                "model": self._clean(turn.model),
+                "messages": len(messages),
+                "messages_digest": hashed or messages_digest(messages, self.redactor),
+                "system_digest": self._system_digest(sent.system),
+                "tools": [self._clean(name) for name in names],
+                "tools_digest": tools_digest,
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+                "usage": usage.model_dump(),
+            },
+            sync=False,
+            redacted_by=self.redactor,
+        )
         return []
 
     def _clean(self, name: str) -> str:
@@ -109,7 +119,11 @@ class RequestRecorder(RunHook):
         return cached[1]
 
     def _system_digest(self, system: list[Any]) -> str:
-        if self._system is None or len(self._system[0]) != len(system) or any(a is not b for a, b in zip(self._system[0], system)):
+        if (
+            self._system is None
+            or len(self._system[0]) != len(system)
+            or any(a is not b for a, b in zip(self._system[0], system))
+        ):
             self._system = (list(system), digest([b.model_dump(mode="json") for b in system]))
         return self._system[1]
 
@@ -156,12 +170,20 @@ def reconstruct(path: Path) -> list[dict[str, Any]]:
                 and messages_digest(sent) == record.get("messages_digest")
                 and digest(system) == record.get("system_digest")
             )
-            out.append({
-                "index": len(out) + 1, "run_id": record.get("run_id"), "at": record.get("at"),
-                "model": record.get("model"), "max_tokens": record.get("max_tokens"),
-                "temperature": record.get("temperature"), "usage": record.get("usage"),
-                "system": system, "messages": [m.model_dump(mode="json") for m in sent],
-                "tools": tool_sets.get(str(record.get("tools_digest")), []),
-                "tool_names": record.get("tools", []), "exact": exact,
-            })
+            out.append(
+                {
+                    "index": len(out) + 1,
+                    "run_id": record.get("run_id"),
+                    "at": record.get("at"),
+                    "model": record.get("model"),
+                    "max_tokens": record.get("max_tokens"),
+                    "temperature": record.get("temperature"),
+                    "usage": record.get("usage"),
+                    "system": system,
+                    "messages": [m.model_dump(mode="json") for m in sent],
+                    "tools": tool_sets.get(str(record.get("tools_digest")), []),
+                    "tool_names": record.get("tools", []),
+                    "exact": exact,
+                }
+            )
     return out

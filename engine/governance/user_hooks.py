@@ -82,8 +82,9 @@ class _Hooks:
         ctx = self.ctx
         return {"hook_event_name": moment, "session_id": ctx.session_id, "run_id": ctx.run_id, "cwd": str(ctx.cwd)}
 
-    async def run(self, moment: str, index: int, spec: HookSpec, payload: dict[str, Any],
-                  file: str | None = None) -> HookRun | None:
+    async def run(
+        self, moment: str, index: int, spec: HookSpec, payload: dict[str, Any], file: str | None = None
+    ) -> HookRun | None:
         argv = self.argv(moment, index, spec, file)
         if argv is None:
             return None
@@ -102,8 +103,9 @@ class _Hooks:
                 return outcome
             argv, env, fds = boxed, {**call.env, "ARREIO_HOOK_EVENT": moment}, call.pass_fds
         try:
-            outcome = await run_hook(argv, payload, cwd=self.ctx.cwd, env=env, timeout_s=self.settings.timeout(spec),
-                                     pass_fds=fds)
+            outcome = await run_hook(
+                argv, payload, cwd=self.ctx.cwd, env=env, timeout_s=self.settings.timeout(spec), pass_fds=fds
+            )
         finally:
             if sandbox is not None and call is not None:
                 sandbox.finish(call)
@@ -115,8 +117,9 @@ class _Hooks:
         if argv is None:
             return None
         # (`sandbox: true` is refused for these moments when config is read)
-        outcome = run_hook_sync(argv, payload, cwd=self.ctx.cwd, env=self._env(moment),
-                                timeout_s=self.settings.timeout(spec))
+        outcome = run_hook_sync(
+            argv, payload, cwd=self.ctx.cwd, env=self._env(moment), timeout_s=self.settings.timeout(spec)
+        )
         self.record(moment, spec, outcome, payload)
         return outcome
 
@@ -133,8 +136,15 @@ class _Hooks:
         if self.journal is None:
             self.journal = AuditJournal(ctx.state_dir, ctx.clock, redactor=ctx.redactor)
             self.journal.durable = ctx.settings.fsync
-        entry = {"run_id": ctx.run_id, "session_id": ctx.session_id, "moment": moment, "command": spec.shown,
-                 "source": spec.source, "exit_code": outcome.exit_code, "outcome": outcome.outcome}
+        entry = {
+            "run_id": ctx.run_id,
+            "session_id": ctx.session_id,
+            "moment": moment,
+            "command": spec.shown,
+            "source": spec.source,
+            "exit_code": outcome.exit_code,
+            "outcome": outcome.outcome,
+        }
         for key in ("tool_name", "call_id", "verdict"):
             if key in payload:
                 entry[key] = payload[key]
@@ -184,8 +194,9 @@ class _ToolHooks(RunHook):
                 continue
             if outcome.blocked:
                 why = outcome.reason or "no reason given"
-                return Stop("failed", 1, f"the instruction was refused by a user_prompt_submit hook "
-                                         f"(`{spec.shown}`): {why}")
+                return Stop(
+                    "failed", 1, f"the instruction was refused by a user_prompt_submit hook (`{spec.shown}`): {why}"
+                )
             added = outcome.context or (outcome.stdout.strip() if outcome.exit_code == 0 and not outcome.reply else "")
             if added:
                 turn.session.append(Message.user(f"[context from the hook `{spec.shown}`]\n{added}"))
@@ -194,8 +205,12 @@ class _ToolHooks(RunHook):
         return Rewrite(messages=list(turn.session.messages)) if grown else None
 
     async def before_tool(self, turn: Turn, call: ToolCallPart) -> Deny | None:
-        payload = {**self.hooks.base("pre_tool_use"), "tool_name": call.name, "tool_input": call.arguments,
-                   "call_id": call.id}
+        payload = {
+            **self.hooks.base("pre_tool_use"),
+            "tool_name": call.name,
+            "tool_input": call.arguments,
+            "call_id": call.id,
+        }
         file = _file_of(self.hooks.ctx, call)
         for index, spec in self.hooks.chosen("pre_tool_use", call.name):
             outcome = await self.hooks.run("pre_tool_use", index, spec, payload, file)
@@ -205,8 +220,9 @@ class _ToolHooks(RunHook):
                 why = outcome.reason or "no reason given"
                 return Deny(f"Blocked by the user's pre_tool_use hook `{spec.shown}`: {why}")
             if outcome.timed_out or outcome.error:
-                return Deny(f"Not run: the user's pre_tool_use hook `{spec.shown}` did not answer "
-                            f"({outcome.problem()}).")
+                return Deny(
+                    f"Not run: the user's pre_tool_use hook `{spec.shown}` did not answer ({outcome.problem()})."
+                )
         return None
 
     async def amend_result(self, turn: Turn, call: ToolCallPart, result: ToolResult) -> ToolResult:
@@ -215,8 +231,13 @@ class _ToolHooks(RunHook):
         chosen = self.hooks.chosen("post_tool_use", call.name)
         if not chosen:
             return result
-        payload = {**self.hooks.base("post_tool_use"), "tool_name": call.name, "tool_input": call.arguments,
-                   "call_id": call.id, "tool_response": {"content": result.content, "is_error": result.is_error}}
+        payload = {
+            **self.hooks.base("post_tool_use"),
+            "tool_name": call.name,
+            "tool_input": call.arguments,
+            "call_id": call.id,
+            "tool_response": {"content": result.content, "is_error": result.is_error},
+        }
         file = _file_of(self.hooks.ctx, call)
         notes: list[str] = []
         for index, spec in chosen:
@@ -272,9 +293,14 @@ class UserHooksFeature(Feature):
 
     def after_run(self, ctx: RunContext, report: RunReport) -> None:
         hooks = _Hooks.of(ctx)
-        payload = {**hooks.base("stop"), "verdict": report.verdict, "exit_code": report.exit_code,
-                   "message": report.message, "final_text": report.final_text[:4000],
-                   "report_path": str(Path(ctx.state_dir or ctx.cwd) / "runs" / ctx.run_id / "report.json")}
+        payload = {
+            **hooks.base("stop"),
+            "verdict": report.verdict,
+            "exit_code": report.exit_code,
+            "message": report.message,
+            "final_text": report.final_text[:4000],
+            "report_path": str(Path(ctx.state_dir or ctx.cwd) / "runs" / ctx.run_id / "report.json"),
+        }
         for index, spec in hooks.chosen("stop", report.verdict):
             hooks.run_sync("stop", index, spec, payload)
         report.warnings.extend(w for w in hooks.drain() if w not in report.warnings)

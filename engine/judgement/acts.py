@@ -40,8 +40,10 @@ _SNAKE = re.compile(r"(?<![\w⟦./-])([A-Za-z][A-Za-z0-9]*(?:_{1,2}[A-Za-z0-9]+)
 _BARE_TOOLS = re.compile(r"(?<![\w⟦./-])(grep|shell)(?![\w./-])", re.IGNORECASE)
 _NAMED_TOOLS = re.compile(rf"(?<![\w⟦./-])(memory|delegate|brave)(?=\s*{TOOL_WORDS})", re.IGNORECASE)
 # A name followed by one of these is the project's code, not the harness's tool ("the read_file helper").
-_CODE_NOUN = re.compile(r"\s*(?:helper|function|method|module|class|utility|util|api|wrapper|decorator|library|package|"
-                        r"parameter|argument|option|flag|variable|from|in\s+⟦p\d+⟧|\(|'s\b)")
+_CODE_NOUN = re.compile(
+    r"\s*(?:helper|function|method|module|class|utility|util|api|wrapper|decorator|library|package|"
+    r"parameter|argument|option|flag|variable|from|in\s+⟦p\d+⟧|\(|'s\b)"
+)
 _SLOT = re.compile(r"⟦([ptc])(\d+)⟧")
 _TESTS = re.compile(r"tests?|test suite|suite|specs?|testes|teste|suíte|pruebas|prueba|testsuite|单元测试|测试|テスト")
 
@@ -72,7 +74,8 @@ def _clause_acts(template: _Template, shown: str) -> list[Act]:
         for kind, pattern in language.acts:
             for m in pattern.finditer(low):
                 if language.doubt.search(low if language.verb_last else low[: m.end()]) or SUFFIX_DOUBT.search(
-                        low[m.end() :]):
+                    low[m.end() :]
+                ):
                     continue
                 obj = m.groupdict().get("obj") or m.groupdict().get("command") or ""
                 out += _acts_of(kind, obj, template, shown)
@@ -82,8 +85,11 @@ def _clause_acts(template: _Template, shown: str) -> list[Act]:
 def _acts_of(kind: str, obj: str, template: _Template, shown: str) -> list[Act]:
     slots = [(letter + n, template.slots[letter + n]) for letter, n in _SLOT.findall(obj)]
     if kind == "tool":
-        return [Act("tool", name) for key, name in slots if key[0] == "t" and _is_tool(key, name, template.text)
-                and name.lower() not in shown]
+        return [
+            Act("tool", name)
+            for key, name in slots
+            if key[0] == "t" and _is_tool(key, name, template.text) and name.lower() not in shown
+        ]
     if kind == "read":
         return [Act("read", path) for key, path in slots if key[0] == "p" and path.lower() not in shown]
     if kind == "run":

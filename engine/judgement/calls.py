@@ -31,14 +31,27 @@ _NEVER_RAN = ("denied by ", "refused: ", "not run: ", "[not run: ")
 # Tools whose every effect is in their arguments and result: any other (a sub-agent, an MCP server)
 # may have read, listed, searched or run anything.
 _OPEN_BOOK = BUILTIN_TOOLS - {"delegate"}
-_LOOKING = {"read_file", "list_dir", "grep", "shell", "result_query", "result_grep", "kb_search", "skill_view",
-            "web_fetch", "web_search", "brave"}
+_LOOKING = {
+    "read_file",
+    "list_dir",
+    "grep",
+    "shell",
+    "result_query",
+    "result_grep",
+    "kb_search",
+    "skill_view",
+    "web_fetch",
+    "web_search",
+    "brave",
+}
 _WEB = {"web_fetch", "web_search", "brave", "shell"}
 # Files the harness itself puts before the model (instructions, memory, skills, the goal file).
 _IN_THE_PROMPT = {"agents.md", "claude.md", "memory.md", "user.md", "skill.md", "goal.md"}
 # A shell command that may read files it does not name: globs, substitutions, loops, interpreters, runners.
-_OPAQUE_SHELL = re.compile(r"[*?\[{$`]|\b(?:xargs|for|while|find|exec|source|python\d?|node|bash|sh|zsh|ruby|perl|php|"
-                           r"make|npm|npx|yarn|pnpm|pytest|tox|cargo|go|java|deno|bun|uv|poetry|just|awk|sed)\b")
+_OPAQUE_SHELL = re.compile(
+    r"[*?\[{$`]|\b(?:xargs|for|while|find|exec|source|python\d?|node|bash|sh|zsh|ruby|perl|php|"
+    r"make|npm|npx|yarn|pnpm|pytest|tox|cargo|go|java|deno|bun|uv|poetry|just|awk|sed)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +65,13 @@ class ShellRun:
 
 def shell_runs(messages: list[Message]) -> list[ShellRun]:
     """Every `shell` call of the session that has a result, in order."""
-    calls = {c.id: str(c.arguments.get("command", "")).strip()
-             for m in messages if m.role == "assistant" for c in m.tool_calls if c.name == "shell"}
+    calls = {
+        c.id: str(c.arguments.get("command", "")).strip()
+        for m in messages
+        if m.role == "assistant"
+        for c in m.tool_calls
+        if c.name == "shell"
+    }
     runs: list[ShellRun] = []
     for m in messages:
         result = m.tool_result_part if m.role == "tool" else None
@@ -61,8 +79,15 @@ def shell_runs(messages: list[Message]) -> list[ShellRun]:
             continue
         codes = _EXIT.findall(result.content)
         refused = result.is_error and not codes and result.content.startswith(_NEVER_RAN)
-        runs.append(ShellRun(calls[result.call_id], int(codes[-1]) if codes else None,
-                             "[timed out after" in result.content, result.content.startswith(STUB_MARKER), refused))
+        runs.append(
+            ShellRun(
+                calls[result.call_id],
+                int(codes[-1]) if codes else None,
+                "[timed out after" in result.content,
+                result.content.startswith(STUB_MARKER),
+                refused,
+            )
+        )
     return runs
 
 
@@ -77,8 +102,12 @@ class Calls:
 
     def __init__(self, messages: list[Message]) -> None:
         results = {r.call_id: r.content for m in messages if m.role == "tool" and (r := m.tool_result_part) is not None}
-        self.calls = [_Call(c.name, (json.dumps(c.arguments, ensure_ascii=False) + "\n" + results.get(c.id, "")).lower())
-                      for m in messages if m.role == "assistant" for c in m.tool_calls]
+        self.calls = [
+            _Call(c.name, (json.dumps(c.arguments, ensure_ascii=False) + "\n" + results.get(c.id, "")).lower())
+            for m in messages
+            if m.role == "assistant"
+            for c in m.tool_calls
+        ]
         self.runs = shell_runs(messages)
         self.compacted = any(is_summary(m) for m in messages)
         self.opaque = any(c.name not in _OPEN_BOOK for c in self.calls)
@@ -103,19 +132,26 @@ def act_claim(act: Act, calls: Calls) -> Claim | None:
     none = "" if calls.calls else " (the session made no tool call)"
     if act.kind == "run":
         ran = any(not r.refused for r in calls.runs)
-        return Claim("run", act.subject, ran, "ran in a shell call" if ran else f"was claimed, but no command ran{none}")
+        return Claim(
+            "run", act.subject, ran, "ran in a shell call" if ran else f"was claimed, but no command ran{none}"
+        )
     wanted = _WEB if act.kind == "web" else _LOOKING
     if act.kind != "web" and _pasted(calls.given):
         return None  # "I searched the code" may mean the code the user pasted
     done = any(c.name in wanted for c in calls.calls)
-    return Claim(act.kind, act.subject, done, "has a call that did it" if done else f"was claimed, but no tool call did it{none}")
+    return Claim(
+        act.kind, act.subject, done, "has a call that did it" if done else f"was claimed, but no tool call did it{none}"
+    )
 
 
 def _tool(name: str, calls: Calls) -> Claim | None:
     want = name.lower().replace("-", "_")
     called = {n.replace("-", "_") for n in calls.names()}
-    if want in called or any(n.endswith("__" + want) for n in called) or any(
-            want in _command_words(r.command) for r in calls.runs):
+    if (
+        want in called
+        or any(n.endswith("__" + want) for n in called)
+        or any(want in _command_words(r.command) for r in calls.runs)
+    ):
         return Claim("tool", f"the {name} tool", True, "was called")
     if calls.opaque or (want not in BUILTIN_TOOLS and calls.calls) or any(want in c.text for c in calls.calls):
         # A sub-agent may have called it; an unknown name may be a tool's other name; a name the
@@ -133,8 +169,11 @@ def _read(path: str, calls: Calls) -> Claim | None:
         return Claim("read", f"reading {path}", True, "a call named it")
     if calls.opaque or any(_OPAQUE_SHELL.search(r.command) for r in calls.runs):
         return None  # a sub-agent, or a shell command that reads files it does not name
-    why = "was claimed, but no tool call in this session touched it" if calls.calls else (
-        "was claimed, but the session made no tool call")
+    why = (
+        "was claimed, but no tool call in this session touched it"
+        if calls.calls
+        else ("was claimed, but the session made no tool call")
+    )
     return Claim("read", f"reading {path}", False, why)
 
 

@@ -34,6 +34,7 @@ class Claim:
     kept: bool
     why: str
 
+
 # Vocabulary, kept filled as written: the formatter would put one word to a line.
 # fmt: off
 ACTIVE = {"wrote", "rewrote", "created", "saved", "generated", "updated"}
@@ -150,10 +151,17 @@ def writing_head(text: str) -> str | None:
     toks = tokens(text)
     start = _lead(toks)
     for i, tok in enumerate(toks):
-        if tok.word in ACTIVE and _first_person(toks, i, start) or tok.word in PARTICIPLES and _labelled(toks, i, start):
+        if (
+            tok.word in ACTIVE
+            and _first_person(toks, i, start)
+            or tok.word in PARTICIPLES
+            and _labelled(toks, i, start)
+        ):
             # Only an object still to come may follow ("… the following 2 files:"), not "Created these from:".
             rest = [t for t in toks[i + 1 :] if t.punct != ":"]
-            if all(t.word in _HEAD_OBJECT or t.word in ACTIVE or t.word in PARTICIPLES or t.word.isdigit() for t in rest):
+            if all(
+                t.word in _HEAD_OBJECT or t.word in ACTIVE or t.word in PARTICIPLES or t.word.isdigit() for t in rest
+            ):
                 return "write"
     return None
 
@@ -217,13 +225,40 @@ def _speaker_opens(toks: list[Token], start: int) -> bool:
     return word in _PRONOUNS or word in ACTIVE or word in _KNOWN_PAST or word.endswith(("ed", "ing"))
 
 
-_KNOWN_PAST = {"read", "ran", "made", "built", "found", "kept", "left", "set", "put", "got", "did", "took", "wrote",
-               "went", "began", "chose", "drew", "gave", "saw", "split", "cut", "fed", "dug", "caught"}
+_KNOWN_PAST = {
+    "read",
+    "ran",
+    "made",
+    "built",
+    "found",
+    "kept",
+    "left",
+    "set",
+    "put",
+    "got",
+    "did",
+    "took",
+    "wrote",
+    "went",
+    "began",
+    "chose",
+    "drew",
+    "gave",
+    "saw",
+    "split",
+    "cut",
+    "fed",
+    "dug",
+    "caught",
+}
 
 
 def _labelled(toks: list[Token], i: int, start: int) -> bool:
-    return i - 1 == start and toks[start].word in _LABELS or (i - 2 == start and toks[start].word == "new"
-                                                             and toks[start + 1].word in _LABELS)
+    return (
+        i - 1 == start
+        and toks[start].word in _LABELS
+        or (i - 2 == start and toks[start].word == "new" and toks[start + 1].word in _LABELS)
+    )
 
 
 def _passive(toks: list[Token], i: int, start: int) -> bool:
@@ -235,8 +270,9 @@ def _passive(toks: list[Token], i: int, start: int) -> bool:
     if j >= start and (toks[j].word in _PASSIVE_AUX or toks[j].word == "been"):
         return True
     before = [t for t in toks[:i] if not t.punct]
-    return 0 < len(before) <= 3 and all(t.word and t.word not in _BLOCKERS and t.word not in _SUBJECT_VERBS
-                                        for t in before)
+    return 0 < len(before) <= 3 and all(
+        t.word and t.word not in _BLOCKERS and t.word not in _SUBJECT_VERBS for t in before
+    )
 
 
 def _objects(toks: list[Token], k: int) -> list[str]:
@@ -331,7 +367,7 @@ def _path_list(toks: list[Token], m: int, *, drop_subjects: bool) -> list[str]:
 
 
 def _as_well_as(toks: list[Token], j: int) -> bool:
-    return [t.word for t in toks[j:j + 3]] == ["as", "well", "as"]
+    return [t.word for t in toks[j : j + 3]] == ["as", "well", "as"]
 
 
 def _skip(toks: list[Token], j: int, words: set[str]) -> int:
@@ -344,8 +380,9 @@ def _lead(toks: list[Token]) -> int:
     """Where the clause proper starts, after openers such as "Done:" or "Next," (and a line number a
     pasted tool output starts with: " 1 Successfully created `TODO.md`")."""
     j = 0
-    while j < len(toks) and (toks[j].word in _LEADS or toks[j].punct in (",", ":", "—", "–", "-")
-                             or (j == 0 and toks[j].word.isdigit())):
+    while j < len(toks) and (
+        toks[j].word in _LEADS or toks[j].punct in (",", ":", "—", "–", "-") or (j == 0 and toks[j].word.isdigit())
+    ):
         j += 1
     return j
 

@@ -109,13 +109,20 @@ class ModelJudge:
 
     async def score(self, inputs: GateInputs) -> tuple[float, str]:
 
-
-        results = {m.tool_result_part.call_id: m.tool_result_part for m in inputs.messages
-                   if m.role == "tool" and m.tool_result_part}
-        calls = [f"- {c.name} → {'error' if results.get(c.id) and results[c.id].is_error else 'ok'}"
-                 for m in inputs.messages if m.role == "assistant" for c in m.tool_calls][-40:]
-        prompt = JUDGE_PROMPT.format(goal=inputs.goal.strip()[:4000], answer=inputs.final_text.strip()[:4000],
-                                     calls="\n".join(calls) or "(none)")
+        results = {
+            m.tool_result_part.call_id: m.tool_result_part
+            for m in inputs.messages
+            if m.role == "tool" and m.tool_result_part
+        }
+        calls = [
+            f"- {c.name} → {'error' if results.get(c.id) and results[c.id].is_error else 'ok'}"
+            for m in inputs.messages
+            if m.role == "assistant"
+            for c in m.tool_calls
+        ][-40:]
+        prompt = JUDGE_PROMPT.format(
+            goal=inputs.goal.strip()[:4000], answer=inputs.final_text.strip()[:4000], calls="\n".join(calls) or "(none)"
+        )
         request = ModelRequest(model=self.model, messages=[Message.user(prompt)], max_tokens=300)
         text = (await ask(self.provider, request)).raise_for_error()
         body = text[text.find("{") : text.rfind("}") + 1]
@@ -158,8 +165,12 @@ async def _command(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
         if sandbox is not None and _may_have_changed(inputs.messages) and sandbox.settings.mode != "off":
             why = sandbox.found.reason or "the sandbox cannot run here"
             if inputs.unsandboxed == "refuse":
-                return GateOutcome(spec.label, False, f"refused: the gate would run the agent's changes UNSANDBOXED "
-                                                      f"({why}); set sandbox.unsandboxed_gates: warn to allow it")
+                return GateOutcome(
+                    spec.label,
+                    False,
+                    f"refused: the gate would run the agent's changes UNSANDBOXED "
+                    f"({why}); set sandbox.unsandboxed_gates: warn to allow it",
+                )
             inputs.warnings.append(f"command gate '{spec.label}' runs UNSANDBOXED on files the agent changed ({why})")
     try:
         return await _run_command(spec, inputs, call, env)
@@ -180,8 +191,12 @@ async def _run_command(spec: GateSpec, inputs: GateInputs, call: Any, env: dict[
         bash = trusted_which("bash", inputs.env, inputs.sandbox.writable if inputs.sandbox else ()) or "/bin/bash"
         argv = call.argv(bash, command)
     spawn: dict[str, Any] = {
-        "cwd": inputs.cwd, "env": env or None, "stdin": asyncio.subprocess.DEVNULL,
-        "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.STDOUT, "start_new_session": True,
+        "cwd": inputs.cwd,
+        "env": env or None,
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.STDOUT,
+        "start_new_session": True,
         "pass_fds": call.pass_fds if call is not None else (),
     }
     if argv is None:
@@ -250,7 +265,9 @@ def _file(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
         return GateOutcome(spec.label, False, f"cannot check {exc.because(str(spec.path))}")
     except (OSError, re.error) as exc:
         return GateOutcome(spec.label, False, f"cannot check {spec.path}: {exc}")
-    return GateOutcome(spec.label, matched, f"{spec.path} {'matches' if matched else 'does not match'} /{spec.pattern}/")
+    return GateOutcome(
+        spec.label, matched, f"{spec.path} {'matches' if matched else 'does not match'} /{spec.pattern}/"
+    )
 
 
 def _promise(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
@@ -259,7 +276,9 @@ def _promise(spec: GateSpec, inputs: GateInputs) -> GateOutcome:
         return GateOutcome(spec.label, True, "no checkable claims in the final answer")
     broken = [c for c in claims if not c.kept]
     if not broken:
-        return GateOutcome(spec.label, True, f"{counted(len(claims), 'claim')} checked: " + ", ".join(c.subject for c in claims))
+        return GateOutcome(
+            spec.label, True, f"{counted(len(claims), 'claim')} checked: " + ", ".join(c.subject for c in claims)
+        )
     listed = "; ".join(f"{c.subject} {c.why}" for c in broken)
     return GateOutcome(spec.label, False, f"the answer claims what is not so: {listed}")
 
@@ -275,16 +294,20 @@ async def _validator(spec: GateSpec, inputs: GateInputs, judge: Judge) -> GateOu
     sign = "≥" if ok else "<"
     said = f"score {score:.2f} {sign} threshold {spec.min:g} ({reason})"
     # A judge's score never overrides a checkable fact: a small model scored a missing file 1.00.
-    broken = [c for c in check_promises(inputs.final_text, inputs.messages, inputs.cwd, inputs.since, inputs.changes)
-              if not c.kept]
+    broken = [
+        c
+        for c in check_promises(inputs.final_text, inputs.messages, inputs.cwd, inputs.since, inputs.changes)
+        if not c.kept
+    ]
     if ok and broken:
         facts = "; ".join(f"{c.subject} {c.why}" for c in broken)
         return GateOutcome(spec.label, False, f"{said}, but the answer claims what is not so: {facts}")
     return GateOutcome(spec.label, ok, said)
 
 
-async def run_gates(gates: Sequence[GateSpec], inputs: GateInputs, judge: Judge | None,
-                    failures: list[str]) -> AsyncIterator[ev.Event]:
+async def run_gates(
+    gates: Sequence[GateSpec], inputs: GateInputs, judge: Judge | None, failures: list[str]
+) -> AsyncIterator[ev.Event]:
     """Every gate yields a `gate_result`; failures are collected for the verdict. A broken promise
     is told by its failing `gate_result` and the run's message (invariant 6's honest warning), not
     by a third event repeating the same reason."""

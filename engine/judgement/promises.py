@@ -31,8 +31,17 @@ __all__ = ["Claim", "check_promises", "command_claims", "file_claims", "paths_in
 
 # Tools that only look or write files: a command the session never ran through `shell` cannot have
 # been run by them. Any other tool (a sub-agent, an MCP server) might have run it — then we back off.
-_LOOKING_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "grep", "web_fetch", "web_search", "brave",
-                  "tool-report"}
+_LOOKING_TOOLS = {
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "grep",
+    "web_fetch",
+    "web_search",
+    "brave",
+    "tool-report",
+}
 # Files that are empty by convention: an empty one is what was meant.
 _EMPTY_BY_DESIGN = {"__init__.py", "__init__.pyi", "py.typed", ".gitkeep", ".keep", ".nojekyll", "conftest.py"}
 # Timestamps on some file systems are whole (or even two) seconds: a write in the run's first
@@ -40,13 +49,30 @@ _EMPTY_BY_DESIGN = {"__init__.py", "__init__.pyi", "py.typed", ".gitkeep", ".kee
 _CLOCK_SLACK_S = 2.0
 _REMOVAL = re.compile(r"\b(?:deleted|removed|renamed|moved|discarded|cleaned up|rm)\b", re.IGNORECASE)
 _WALK_LIMIT = 20_000
-_NOT_WALKED = {".git", ".arreio", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache",
-               ".ruff_cache", ".tox", ".nox"}
+_NOT_WALKED = {
+    ".git",
+    ".arreio",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+}
 
 
 def _written_in_session(messages: list[Message], root: Path) -> set[Path]:
     """Paths a file tool wrote successfully in this session's history."""
-    calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls if c.name in ("write_file", "edit_file")}
+    calls = {
+        c.id: c
+        for m in messages
+        if m.role == "assistant"
+        for c in m.tool_calls
+        if c.name in ("write_file", "edit_file")
+    }
     done: set[Path] = set()
     for m in messages:
         result = m.tool_result_part if m.role == "tool" else None
@@ -55,8 +81,9 @@ def _written_in_session(messages: list[Message], root: Path) -> set[Path]:
     return done
 
 
-def check_promises(final_text: str, messages: list[Message], cwd: Path, since: float | None = None,
-                   changes: RunChanges | None = None) -> list[Claim]:
+def check_promises(
+    final_text: str, messages: list[Message], cwd: Path, since: float | None = None, changes: RunChanges | None = None
+) -> list[Claim]:
     """Each checkable claim of the answer and whether it holds. A file counts as written when a file
     tool wrote it in this session, or the run's records (`changes`: the checkpoints, when the session
     began with this run) say it changed, or — when they cannot tell — it changed (content or entry:
@@ -69,7 +96,11 @@ def check_promises(final_text: str, messages: list[Message], cwd: Path, since: f
         claims = [c for c in claims if c.why != "does not exist"]
     runs = shell_runs(messages)
     cannot_tell = any(is_summary(m) for m in messages) or any(
-        c.name not in _LOOKING_TOOLS and c.name != "shell" for m in messages if m.role == "assistant" for c in m.tool_calls)
+        c.name not in _LOOKING_TOOLS and c.name != "shell"
+        for m in messages
+        if m.role == "assistant"
+        for c in m.tool_calls
+    )
     commands = command_claims(final_text)
     claims += [c for command in commands if (c := _command(command, runs, cannot_tell)) is not None]
     calls = Calls(messages)
@@ -93,8 +124,9 @@ def _file(name: str, root: Path, written: set[Path], since: float | None, change
     return _judge(name, path, root, written, since, changes)
 
 
-def _judge(name: str, path: Path, root: Path, written: set[Path], since: float | None,
-           changes: RunChanges | None) -> Claim:
+def _judge(
+    name: str, path: Path, root: Path, written: set[Path], since: float | None, changes: RunChanges | None
+) -> Claim:
     if path.is_file() and path.stat().st_size == 0 and path.name not in _EMPTY_BY_DESIGN:
         return Claim("file", name, False, "is empty")
     if since is None or path in written:

@@ -31,8 +31,10 @@ from arreio.engine.tools.base import Tool, ToolResult
 
 MAX_ERRORS = 5
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n```\s*$", re.DOTALL)
-REPAIR = ("[arreio] Your final answer is not valid against the required output schema:\n{errors}\n"
-          "{how} This is the one repair turn: a second invalid answer fails the run.")
+REPAIR = (
+    "[arreio] Your final answer is not valid against the required output schema:\n{errors}\n"
+    "{how} This is the one repair turn: a second invalid answer fails the run."
+)
 HOW_NATIVE = "Answer again with only the corrected JSON value, nothing around it."
 HOW_TOOL = f"Call the `{FORMAT_NAME}` tool again with corrected arguments."
 
@@ -48,8 +50,9 @@ def check_schema(schema: Any, where: str) -> dict[str, Any]:
         validators.validator_for(schema).check_schema(schema)
     except exceptions.SchemaError as error:
         at = _path(error.absolute_path)
-        raise UsageError(f"{where}: not a valid JSON Schema: {_clip(error.message)}"
-                         + (f" (at {at})" if at != "$" else "")) from None
+        raise UsageError(
+            f"{where}: not a valid JSON Schema: {_clip(error.message)}" + (f" (at {at})" if at != "$" else "")
+        ) from None
     return schema
 
 
@@ -70,7 +73,9 @@ def load_schema(path: Path, shown: str | None = None) -> dict[str, Any]:
     try:
         text = read_text(path, limit=Limit.PLAN, encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"output schema {shown}: cannot read it ({getattr(error, 'strerror', None) or error})") from None
+        raise UsageError(
+            f"output schema {shown}: cannot read it ({getattr(error, 'strerror', None) or error})"
+        ) from None
     try:
         data = json_loads(text)
     except json.JSONDecodeError as error:
@@ -137,8 +142,11 @@ class AnswerCheck:
         if self.repairs_left > 0:
             self.repairs_left -= 1
             return Judgement("repair", message=REPAIR.format(errors=listed, how=how))
-        return Judgement("fail", message="the final answer is not valid against the output schema after a repair "
-                                         "turn: " + "; ".join(problems))
+        return Judgement(
+            "fail",
+            message="the final answer is not valid against the output schema after a repair "
+            "turn: " + "; ".join(problems),
+        )
 
 
 def parse_json(text: str) -> Any:
@@ -171,8 +179,10 @@ class AnswerTool(Tool):
     failure. It changes nothing, so checkpoints skip it."""
 
     name = FORMAT_NAME
-    description = ("Give your final answer. Call this once, when the work is done, with the answer as the "
-                   "arguments; they must follow this tool's input schema exactly.")
+    description = (
+        "Give your final answer. Call this once, when the work is done, with the answer as the "
+        "arguments; they must follow this tool's input schema exactly."
+    )
     input_model = _AnyArgs
     read_only = True
     repeat = "few"

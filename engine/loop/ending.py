@@ -26,11 +26,15 @@ from arreio.engine.loop.text_calls import read_text_calls
 from arreio.engine.tools.registry import ToolRegistry
 
 NOTE = "[arreio] "
-CORRECT_SHAPED = (NOTE + "Your last reply was a tool call written as text, which was not run: {why}. To use a tool, "
-                  "call it through the tool-calling interface; to finish, answer in plain words.")
+CORRECT_SHAPED = (
+    NOTE + "Your last reply was a tool call written as text, which was not run: {why}. To use a tool, "
+    "call it through the tool-calling interface; to finish, answer in plain words."
+)
 CORRECT_EMPTY = NOTE + "Your last reply was empty. Call a tool, or give your final answer in plain words."
-CONTINUE_CUT = (NOTE + "Your last reply was cut off at the token limit. Continue exactly where it stopped, "
-                "without repeating what you already wrote.")
+CONTINUE_CUT = (
+    NOTE + "Your last reply was cut off at the token limit. Continue exactly where it stopped, "
+    "without repeating what you already wrote."
+)
 
 
 @dataclass
@@ -52,19 +56,24 @@ class UnitEnding:
     corrected: bool = False
     cut: list[str] = field(default_factory=list)  # text of replies cut at the token cap, in order
 
-    def text_calls(self, reply: Reply, tools: ToolRegistry, history: list[Message]) -> tuple[list[ToolCallPart],
-                                                                                              list[ev.Event]]:
+    def text_calls(
+        self, reply: Reply, tools: ToolRegistry, history: list[Message]
+    ) -> tuple[list[ToolCallPart], list[ev.Event]]:
         """Calls written in the reply's text, to run as if called; their ids are unique in the session
         (numbered by the assistant turns so far, those a compaction summarised included)."""
         found = read_text_calls(reply.text, set(tools.names()), lambda name, args: _invalid(tools, name, args))
         if not found.calls:
             return [], []
         turn = summarised_turns(history) + sum(1 for m in history if m.role == "assistant")
-        calls = [ToolCallPart(id=f"text_{turn}_{j}", name=name, arguments=arguments)
-                 for j, (name, arguments) in enumerate(found.calls)]
+        calls = [
+            ToolCallPart(id=f"text_{turn}_{j}", name=name, arguments=arguments)
+            for j, (name, arguments) in enumerate(found.calls)
+        ]
         names = ", ".join(call.name for call in calls)
-        said = ev.Warning_(message=f"the model wrote its tool call as text; arreio recognised it and runs {names}",
-                           code="text_tool_call")
+        said = ev.Warning_(
+            message=f"the model wrote its tool call as text; arreio recognised it and runs {names}",
+            code="text_tool_call",
+        )
         return calls, [said]
 
     def judge(self, reply: Reply, tools: ToolRegistry) -> Ending:
@@ -76,18 +85,28 @@ class UnitEnding:
         if reply.done.stop_reason == "max_tokens":
             self.cut.append(text)
             if len(self.cut) > 1:
-                return Ending(outcome=Outcome.of("failed", "the model's answer was cut off at the token limit "
-                                                 "(max_tokens) twice; it is not taken as an answer",
-                                                 "".join(self.cut)))
-            warned = ev.Warning_(message="the reply was cut off at the token limit (max_tokens); asking the model "
-                                         "to continue", code="reply_cut")
+                return Ending(
+                    outcome=Outcome.of(
+                        "failed",
+                        "the model's answer was cut off at the token limit "
+                        "(max_tokens) twice; it is not taken as an answer",
+                        "".join(self.cut),
+                    )
+                )
+            warned = ev.Warning_(
+                message="the reply was cut off at the token limit (max_tokens); asking the model to continue",
+                code="reply_cut",
+            )
             return Ending(note=CONTINUE_CUT, events=[warned])
         whole = "".join([*self.cut, text])
         found = read_text_calls(text, set(tools.names()), lambda name, args: _invalid(tools, name, args))
         if found.shaped:
             why = "; ".join(found.problems) or "it could not be read as a call"
-            return self._correct(CORRECT_SHAPED.format(why=why), f"the model answered with a tool call written as "
-                                 f"text that could not be run ({why}), twice", whole)
+            return self._correct(
+                CORRECT_SHAPED.format(why=why),
+                f"the model answered with a tool call written as text that could not be run ({why}), twice",
+                whole,
+            )
         if not whole.strip():
             return self._correct(CORRECT_EMPTY, "the model gave an empty answer, twice", whole)
         return Ending(text=whole)

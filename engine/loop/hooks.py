@@ -40,7 +40,8 @@ class Turn(Protocol):
 
     @property
     def agent(self) -> str:
-        """"" for the run's own runner, "d1", "d1.d2", ... for sub-agents (per-runner state keys on it)."""
+        """ "" for the run's own runner, "d1", "d1.d2", ... for sub-agents (per-runner state keys on it)."""
+
     @property
     def session(self) -> Session: ...
     @property
@@ -58,21 +59,27 @@ class Turn(Protocol):
     @property
     def totals(self) -> Totals:
         """The run's shared counters (sub-agents add to the same ones)."""
+
     @property
     def unit_steps(self) -> int:
         """Model turns this runner has taken in the running unit."""
+
     @property
     def unit_limit(self) -> int:
         """The running unit's step limit."""
+
     @property
     def last_request(self) -> ModelRequest | None:
         """The request as last sent, after every hook's changes."""
+
     @property
     def last_done(self) -> Done | None:
         """How the last model reply ended: its stop reason, usage and error (None before any)."""
+
     @property
     def last_error(self) -> ProviderError | None:
         """Why the last model call failed (None: it did not), e.g. the overflow `on_context_overflow` answers."""
+
     @property
     def stalls(self) -> list[Stall]:
         """The watchdog's cuts so far."""
@@ -276,8 +283,17 @@ class Hooks:
         return [e for hook in self._asked["after_tool_round"] for e in await hook.after_tool_round(turn)]
 
 
-_MOMENTS = ("at_unit_start", "before_model", "after_model", "before_tool", "transform_result", "amend_result",
-            "after_tool", "on_context_overflow", "after_tool_round")
+_MOMENTS = (
+    "at_unit_start",
+    "before_model",
+    "after_model",
+    "before_tool",
+    "transform_result",
+    "amend_result",
+    "after_tool",
+    "on_context_overflow",
+    "after_tool_round",
+)
 
 
 def overrides(obj: Any, base: type, name: str) -> bool:

@@ -80,9 +80,13 @@ class ModelCall:
             if reply.done.usage.estimated and reply.done.error is None:  # the server counted nothing
                 reply.done.usage = estimated_usage(request, Message.assistant(reply.parts, model=self.model))
                 if not runner.totals.usage.estimated:
-                    yield ev.Warning_(code="usage_estimated", message=(
-                        f"{self.model}'s server reported no token usage; the run's token figures are arreio's "
-                        "estimates (budgets and the context calibration work from them)"))
+                    yield ev.Warning_(
+                        code="usage_estimated",
+                        message=(
+                            f"{self.model}'s server reported no token usage; the run's token figures are arreio's "
+                            "estimates (budgets and the context calibration work from them)"
+                        ),
+                    )
             self.usage = self.usage + reply.done.usage
             runner.totals.add_usage(reply.done.usage, self.model)
             yield self._state(request, reply.done)  # recorded before a hook is asked about it
@@ -127,7 +131,9 @@ class ModelCall:
         try:
             found = runner.fallback.next(before)
         except ArreioError as problem:  # a fallback model that cannot be built (its key is missing)
-            return Outcome.of("failed", f"{decision.failure}; the fallback model could not take over: {problem.message}")
+            return Outcome.of(
+                "failed", f"{decision.failure}; the fallback model could not take over: {problem.message}"
+            )
         if found is None:
             return failed
         self.model, self.provider = found

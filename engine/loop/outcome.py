@@ -28,8 +28,9 @@ class Outcome:
     final_json: Any = None
 
     @classmethod
-    def of(cls, verdict: ev.Verdict, message: str = "", final_text: str = "", *, auth: bool = False,
-           final_json: Any = None) -> Outcome:
+    def of(
+        cls, verdict: ev.Verdict, message: str = "", final_text: str = "", *, auth: bool = False, final_json: Any = None
+    ) -> Outcome:
         return cls(verdict, exit_code(verdict, auth=auth), message, final_text, final_json)
 
     @classmethod
@@ -37,8 +38,15 @@ class Outcome:
         return cls(end.verdict, end.exit_code, end.message, end.final_text, end.final_json)
 
     def unit_end(self, unit_id: str, steps: int) -> ev.UnitEnd:
-        return ev.UnitEnd(unit_id=unit_id, verdict=self.verdict, exit_code=self.exit_code, message=self.message,
-                          final_text=self.final_text, steps=steps, final_json=self.final_json)
+        return ev.UnitEnd(
+            unit_id=unit_id,
+            verdict=self.verdict,
+            exit_code=self.exit_code,
+            message=self.message,
+            final_text=self.final_text,
+            steps=steps,
+            final_json=self.final_json,
+        )
 
 
 CANCELLED = Outcome.of("cancelled", "cancelled")

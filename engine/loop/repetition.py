@@ -25,7 +25,7 @@ def repeated_end(text: str) -> tuple[int, int] | None:
         if span > n:
             return None
         # periodic over the last `span` characters: each character equals the one `period` before it
-        if text[n - span:n - period] == text[n - span + period:]:
+        if text[n - span : n - period] == text[n - span + period :]:
             start = n - span
             while start > 0 and text[start - 1] == text[start - 1 + period]:  # how far back it goes (only once found)
                 start -= 1
@@ -46,11 +46,13 @@ class Repetition:
         if len(text) - self._checked.get(kind, 0) < CHECK_EVERY:
             return None
         self._checked[kind] = len(text)
-        found = repeated_end(text[-(MAX_PERIOD * MIN_TIMES + MIN_SPAN):])
+        found = repeated_end(text[-(MAX_PERIOD * MIN_TIMES + MIN_SPAN) :])
         if found is None:
             return None
         period, times = found
         unit = " ".join(text[-period:].split())[:60]
         what = "reasoning" if kind == "thinking" else "reply"
-        return (f"the model's {what} repeated itself ({period} characters written {times} times over: {unit!r}); "
-                f"it was stopped after {len(text):,} characters and the step failed")
+        return (
+            f"the model's {what} repeated itself ({period} characters written {times} times over: {unit!r}); "
+            f"it was stopped after {len(text):,} characters and the step failed"
+        )

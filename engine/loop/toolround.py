@@ -59,7 +59,9 @@ class ToolRound:
         self.gate = asyncio.Semaphore(self.limit)
         self.done = 0  # calls[:done] have their results in the session
         self.started: set[str] = set()  # call ids whose tool began to run
-        self.verdicts: dict[str, Any] = {}  # admitted ahead of their turn: call id → Deny | None, or an Ask/Pause to handle in order
+        self.verdicts: dict[
+            str, Any
+        ] = {}  # admitted ahead of their turn: call id → Deny | None, or an Ask/Pause to handle in order
         self.tasks: dict[str, asyncio.Task] = {}
         # A call counts when its result is in (as a serial round has always done: a sub-agent's calls
         # are counted before its `delegate` call), except in a stretch: counted when admitted there.
@@ -85,7 +87,9 @@ class ToolRound:
                 if not isinstance(verdict, Deny) and call.id not in self.tasks:
                     await self._look_ahead(index)
                 yield ev.ToolStart(call_id=call.id, name=call.name, arguments=call.arguments)
-                result: ToolResult | None = ToolResult(verdict.content, is_error=True) if isinstance(verdict, Deny) else None
+                result: ToolResult | None = (
+                    ToolResult(verdict.content, is_error=True) if isinstance(verdict, Deny) else None
+                )
                 if result is None and call.id in self.tasks:
                     # shielded: a cancel reaches the handler below first, which closes every call at once
                     items, result = await asyncio.shield(self.tasks[call.id])
@@ -104,15 +108,29 @@ class ToolRound:
                 if hooks.amends:
                     result = await hooks.amend_result(view, call, result)
                 status = "error" if result.is_error else "ok"
-                runner.session.append(Message.tool_result(ToolResultPart(
-                    call_id=call.id, name=call.name, content=result.content, is_error=result.is_error, status=status,
-                    images=list(result.images),
-                )))
+                runner.session.append(
+                    Message.tool_result(
+                        ToolResultPart(
+                            call_id=call.id,
+                            name=call.name,
+                            content=result.content,
+                            is_error=result.is_error,
+                            status=status,
+                            images=list(result.images),
+                        )
+                    )
+                )
                 self.done += 1
                 if call.id not in self.counted:
                     runner.totals.count_call(call.name)
-                yield ev.ToolEnd(call_id=call.id, name=call.name, is_error=result.is_error, status=status,
-                                 preview=result.preview, chars=len(result.content))
+                yield ev.ToolEnd(
+                    call_id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                    status=status,
+                    preview=result.preview,
+                    chars=len(result.content),
+                )
                 for event in hooks.after_tool(view, call, result):
                     yield event
         except (asyncio.CancelledError, GeneratorExit):
@@ -120,14 +138,18 @@ class ToolRound:
             # ones that had not started surely did not, and their results say which.
             for task in self.tasks.values():
                 task.cancel()
-            rest = self.calls[self.done:]
+            rest = self.calls[self.done :]
             for call in rest:  # a call under way ran (in part): it counts (a cancelled turn said '0 tool calls')
                 if call.id in self.started:
                     self._count(call)
-            runner.session.append_many([
-                interrupted_result(c, "cancelled before it finished") if c.id in self.started
-                else not_run_result(c, "not run: the run was cancelled before this call started") for c in rest
-            ])
+            runner.session.append_many(
+                [
+                    interrupted_result(c, "cancelled before it finished")
+                    if c.id in self.started
+                    else not_run_result(c, "not run: the run was cancelled before this call started")
+                    for c in rest
+                ]
+            )
             raise
 
     def _count(self, call: ToolCallPart) -> None:
@@ -151,7 +173,7 @@ class ToolRound:
             return
         seen, ahead = {_same(call)}, []
         self._count(call)  # what the calls after it are admitted against
-        for later in self.calls[index + 1:]:
+        for later in self.calls[index + 1 :]:
             if not may_overlap(tools.get(later.name)) or _same(later) in seen:
                 break
             verdict = await self._admit(later)
@@ -181,5 +203,11 @@ class ToolRound:
 
     def _stream(self, call: ToolCallPart) -> AsyncIterator[Any]:
         watchdog = self.runner.watchdog
-        return stream_tool(self.runner.tools, call.name, call.arguments, self.ctx,
-                           stall_s=watchdog.stall_s, stalled=watchdog.tool_stalled)
+        return stream_tool(
+            self.runner.tools,
+            call.name,
+            call.arguments,
+            self.ctx,
+            stall_s=watchdog.stall_s,
+            stalled=watchdog.tool_stalled,
+        )

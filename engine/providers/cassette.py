@@ -189,7 +189,8 @@ def diff_requests(recorded: RequestDigest, current: RequestDigest) -> list[str]:
         changes.append(f"tools offered differ: {', '.join(delta)}")
     changes += [
         f"tool '{n}' differs (description or input schema)"
-        for n in cur_t if n in rec_t and cur_t[n].digest != rec_t[n].digest
+        for n in cur_t
+        if n in rec_t and cur_t[n].digest != rec_t[n].digest
     ]
     if not delta and list(rec_t) != list(cur_t):
         changes.append("tools are offered in a different order")
@@ -321,7 +322,9 @@ class CassetteWriter:
 
     def append(self, call: CassetteCall) -> None:
         dumped = call.model_dump(mode="json")
-        redacted = {k: (self.redactor.stream_events(v) if k == "events" else self.redactor.value(v)) for k, v in dumped.items()}
+        redacted = {
+            k: (self.redactor.stream_events(v) if k == "events" else self.redactor.value(v)) for k, v in dumped.items()
+        }
         line = _line(redacted)
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line)

@@ -26,12 +26,19 @@ def summarise(cassette: Cassette) -> dict[str, Any]:
     offered = [t.name for t in cassette.calls[0].request.tools] if cassette.calls else []
     faults = [
         f"call {c.n}: {c.fault.kind}" + (f" (HTTP {c.fault.status})" if c.fault.status else "") + f": {c.fault.message}"
-        for c in cassette.calls if c.fault is not None
+        for c in cassette.calls
+        if c.fault is not None
     ]
     return {
-        "path": str(cassette.path), "version": cassette.header.version, "model": model,
-        "created_at": cassette.header.created_at, "calls": len(cassette.calls), "faults": faults,
-        "tools_offered": offered, "tools_used": used, "usage": usage.model_dump(),
+        "path": str(cassette.path),
+        "version": cassette.header.version,
+        "model": model,
+        "created_at": cassette.header.created_at,
+        "calls": len(cassette.calls),
+        "faults": faults,
+        "tools_offered": offered,
+        "tools_used": used,
+        "usage": usage.model_dump(),
         "cost_saved_usd": 0.0 if is_offline(model) else estimate_cost(model, usage),
         "problems": list(cassette.problems),
     }

@@ -77,8 +77,9 @@ class LiteLLMProvider(VendorProvider):
 
             try:
                 http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [_note_tap]})
-                self._tapped = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0,
-                                                  http_client=http)
+                self._tapped = openai.AsyncOpenAI(
+                    api_key=self._api_key, base_url=self._base_url, max_retries=0, http_client=http
+                )
             except openai.OpenAIError:
                 self._tapped = False
         return self._tapped or None
@@ -136,8 +137,13 @@ class LiteLLMProvider(VendorProvider):
                 # litellm ends a 200 that was no event stream (a server's error page, `{"error": …}`
                 # while a model loads) as a finished reply: the run "succeeded" with no answer. A
                 # model's reply, even an empty one, comes with its token count (asked for above).
-                yield Done(stop_reason="error", usage=reader.usage, error=stream_cut(
-                    self.name, "nothing came: no text, no tool call, no token count — not a model's reply"))
+                yield Done(
+                    stop_reason="error",
+                    usage=reader.usage,
+                    error=stream_cut(
+                        self.name, "nothing came: no text, no tool call, no token count — not a model's reply"
+                    ),
+                )
                 return
             for event in reader.end():
                 yield event

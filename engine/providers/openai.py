@@ -98,7 +98,9 @@ def _assistant(msg: Message, reasoning: bool = False) -> dict[str, Any] | None:
     if thinking := _thinking_blocks(msg):
         out["thinking_blocks"] = thinking
     if reasoning:  # present on every assistant turn: DeepSeek refuses a tool-call turn without the field
-        out["reasoning_content"] = "".join(p.thinking for p in msg.parts if isinstance(p, ThinkingPart) and not p.redacted)
+        out["reasoning_content"] = "".join(
+            p.thinking for p in msg.parts if isinstance(p, ThinkingPart) and not p.redacted
+        )
     return out
 
 
@@ -112,8 +114,9 @@ def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
     return out + [images] if images else out
 
 
-def to_chat_messages(request: ModelRequest, model: str, *, replay_thinking: bool = False,
-                     reasoning: bool = False) -> list[dict[str, Any]]:
+def to_chat_messages(
+    request: ModelRequest, model: str, *, replay_thinking: bool = False, reasoning: bool = False
+) -> list[dict[str, Any]]:
     """The request as Chat Completions messages: system first (stable blocks before volatile ones),
     then the history. Thinking is downgraded (this wire format has no slot to replay reasoning),
     except with `replay_thinking` (Claude through litellm): the model's own signed and redacted
@@ -203,17 +206,18 @@ class ChatStreamReader:
         elif call_id and not slot[1]:
             self._slots[index] = slot = (slot[0], call_id)
         self._calls.add(
-            slot[0],
-            id=call_id or None,
-            name=getattr(fn, "name", None),
-            args=getattr(fn, "arguments", None),
+            slot[0], id=call_id or None, name=getattr(fn, "name", None), args=getattr(fn, "arguments", None)
         )
 
     def _read_usage(self, raw: Any) -> None:
         prompt = getattr(raw, "prompt_tokens", None) or 0
         details = getattr(raw, "prompt_tokens_details", None)
-        cached = (getattr(details, "cached_tokens", None) or getattr(raw, "cache_read_input_tokens", None)
-                  or getattr(raw, "prompt_cache_hit_tokens", None) or 0)  # the last is DeepSeek's name
+        cached = (
+            getattr(details, "cached_tokens", None)
+            or getattr(raw, "cache_read_input_tokens", None)
+            or getattr(raw, "prompt_cache_hit_tokens", None)
+            or 0
+        )  # the last is DeepSeek's name
         written = getattr(raw, "cache_creation_input_tokens", None) or 0
         self.counted = True
         self.usage = Usage(
@@ -242,7 +246,11 @@ class ChatStreamReader:
         if finish is None:
             return [Done(stop_reason="error", usage=self.usage, error=stream_cut(self.provider, "no finish_reason"))]
         if finish in _BROKEN:  # vLLM ends an aborted request with "abort" and [DONE]: half a reply
-            return [Done(stop_reason="error", usage=self.usage, error=stream_cut(self.provider, f"finish_reason {finish!r}"))]
+            return [
+                Done(
+                    stop_reason="error", usage=self.usage, error=stream_cut(self.provider, f"finish_reason {finish!r}")
+                )
+            ]
         reason = _STOP.get(finish, "end_turn")
         calls: list[ToolCallDone] = self._calls.finish(truncated=reason == "max_tokens")
         if calls and reason == "end_turn":
@@ -295,8 +303,12 @@ class OpenAIProvider(VendorProvider):
         from arreio.engine.providers.openai_responses import ResponsesOptions, build_responses_params
 
         session = self._session_id or request.session_id
-        params = build_responses_params(request, self.model, cache_key=prompt_cache_key(session) if session else None,
-                                        options=self._responses_options or ResponsesOptions())
+        params = build_responses_params(
+            request,
+            self.model,
+            cache_key=prompt_cache_key(session) if session else None,
+            options=self._responses_options or ResponsesOptions(),
+        )
         if request.output_schema is not None:  # structured output: `text.format` (engine/providers/structured.py)
             params["text"] = {**(params.get("text") or {}), "format": openai_text_format(request.output_schema)}
         return params
@@ -362,8 +374,11 @@ class OpenAIProvider(VendorProvider):
                 return
             stream = await self._create(client, request)
             if self._whole:  # a whole reply, read as one chunk (whole_reply.py)
-                whole = [*reader.feed(as_chunk(stream)), *reader.end()] if getattr(stream, "choices", None) else [
-                    Done(stop_reason="error", error=no_reply(self.name))]
+                whole = (
+                    [*reader.feed(as_chunk(stream)), *reader.end()]
+                    if getattr(stream, "choices", None)
+                    else [Done(stop_reason="error", error=no_reply(self.name))]
+                )
                 for event in whole:
                     yield event
                 return
@@ -374,4 +389,8 @@ class OpenAIProvider(VendorProvider):
             for event in reader.end(tap_of(getattr(stream, "response", None))):
                 yield event
         except Exception as exc:  # noqa: BLE001 — every failure becomes data on Done
-            yield Done(stop_reason="error", usage=reader.usage, error=wrong_address(exc, classify_exception(exc, provider=self.name)))
+            yield Done(
+                stop_reason="error",
+                usage=reader.usage,
+                error=wrong_address(exc, classify_exception(exc, provider=self.name)),
+            )

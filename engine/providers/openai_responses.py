@@ -64,7 +64,9 @@ def is_reasoning_model(model: str) -> bool:
 
 def reasoning_token(item_id: str, encrypted_content: str) -> str:
     """The `signature` a reasoning item is kept under: opaque to everything but this module."""
-    return json.dumps({"type": TOKEN_KIND, "id": item_id, "encrypted_content": encrypted_content}, separators=(",", ":"))
+    return json.dumps(
+        {"type": TOKEN_KIND, "id": item_id, "encrypted_content": encrypted_content}, separators=(",", ":")
+    )
 
 
 def read_token(signature: str | None) -> dict[str, str] | None:
@@ -75,7 +77,12 @@ def read_token(signature: str | None) -> dict[str, str] | None:
         value = json_loads(signature)
     except ValueError:
         return None
-    if isinstance(value, dict) and value.get("type") == TOKEN_KIND and value.get("id") and value.get("encrypted_content"):
+    if (
+        isinstance(value, dict)
+        and value.get("type") == TOKEN_KIND
+        and value.get("id")
+        and value.get("encrypted_content")
+    ):
         return value
     return None
 
@@ -98,11 +105,23 @@ def _assistant(msg: Message) -> list[dict[str, Any]]:
     for part in msg.parts:
         if isinstance(part, ThinkingPart) and (token := read_token(part.signature)) is not None:
             summary = [{"type": "summary_text", "text": part.thinking}] if part.thinking else []
-            reasoning.append({"type": "reasoning", "id": token["id"], "encrypted_content": token["encrypted_content"],
-                              "summary": summary})
+            reasoning.append(
+                {
+                    "type": "reasoning",
+                    "id": token["id"],
+                    "encrypted_content": token["encrypted_content"],
+                    "summary": summary,
+                }
+            )
         elif isinstance(part, ToolCallPart):
-            calls.append({"type": "function_call", "call_id": part.id, "name": part.name,
-                          "arguments": json.dumps(part.arguments, ensure_ascii=False)})
+            calls.append(
+                {
+                    "type": "function_call",
+                    "call_id": part.id,
+                    "name": part.name,
+                    "arguments": json.dumps(part.arguments, ensure_ascii=False),
+                }
+            )
     text = [{"role": "assistant", "content": msg.text}] if msg.text else []
     return reasoning + text + calls
 
@@ -115,8 +134,9 @@ def _tool_round(results: list[ToolResultPart]) -> list[dict[str, Any]]:
     ]
     images = images_message(results, _image)
     if images:
-        images["content"] = [{"type": "input_text", "text": c["text"]} if c.get("type") == "text" else c
-                             for c in images["content"]]
+        images["content"] = [
+            {"type": "input_text", "text": c["text"]} if c.get("type") == "text" else c for c in images["content"]
+        ]
         out.append(images)
     return out
 
@@ -138,7 +158,13 @@ def to_responses_input(request: ModelRequest, model: str) -> list[dict[str, Any]
 def to_responses_tools(request: ModelRequest) -> list[dict[str, Any]]:
     # strict is required by the API; our schemas (optional fields, open objects) are not strict-mode schemas
     return [
-        {"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema, "strict": False}
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.input_schema,
+            "strict": False,
+        }
         for t in request.tools
     ]
 
@@ -230,8 +256,9 @@ class ResponsesStreamReader:
         if kind == "response.output_item.added":
             item = event.item
             if _get(item, "type") == "function_call":
-                self._calls[event.output_index] = _Call(_get(item, "call_id", ""), _get(item, "name", ""),
-                                                        [_get(item, "arguments", "")])
+                self._calls[event.output_index] = _Call(
+                    _get(item, "call_id", ""), _get(item, "name", ""), [_get(item, "arguments", "")]
+                )
             return []
         if kind == "response.function_call_arguments.delta":
             self._calls.setdefault(event.output_index, _Call()).chunks.append(event.delta or "")
@@ -320,8 +347,9 @@ class ResponsesStreamReader:
         if self.error is not None:
             return [Done(stop_reason="error", usage=self.usage, error=self.error)]
         if self._status is None:
-            return [Done(stop_reason="error", usage=self.usage,
-                         error=stream_cut(self.provider, "no response.completed"))]
+            return [
+                Done(stop_reason="error", usage=self.usage, error=stream_cut(self.provider, "no response.completed"))
+            ]
         reason: StopReason = "end_turn"
         if self._status == "incomplete":
             reason = "refusal" if self._incomplete == "content_filter" else "max_tokens"

@@ -113,8 +113,7 @@ def costs_by_model(by_model: Mapping[str, Usage], own: Mapping[str, Any] | None 
     """Each model's tokens and estimated dollars (None when its price is unknown), for the report
     of a run that more than one model served (fallback models, sub-agents or units of their own)."""
     return {
-        model: {**usage.model_dump(), "cost_usd": estimate_cost(model, usage, own)}
-        for model, usage in by_model.items()
+        model: {**usage.model_dump(), "cost_usd": estimate_cost(model, usage, own)} for model, usage in by_model.items()
     }
 
 
@@ -126,8 +125,9 @@ def total_cost(per_model: Mapping[str, Mapping[str, Any]]) -> float | None:
     return sum(costs)
 
 
-def run_cost(model: str, usage: Usage, by_model: Mapping[str, Usage] | None,
-             own: Mapping[str, Any] | None = None) -> float | None:
+def run_cost(
+    model: str, usage: Usage, by_model: Mapping[str, Usage] | None, own: Mapping[str, Any] | None = None
+) -> float | None:
     """A run's cost: at `model`'s price, or each model at its own when others served too (fallback
     models, sub-agents on another model); None when a price is unknown. `own`: the user's prices."""
     if by_model and set(by_model) - {model}:

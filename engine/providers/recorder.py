@@ -41,7 +41,13 @@ class RecordingProvider:
     runs with it). `wrap` records another provider of the same run into the same cassette."""
 
     def __init__(
-        self, inner: Provider, path: Path, *, model: str, redactor: Redactor, clock: Clock | None = None,
+        self,
+        inner: Provider,
+        path: Path,
+        *,
+        model: str,
+        redactor: Redactor,
+        clock: Clock | None = None,
         durable: bool = True,
     ) -> None:
         self.inner = inner
@@ -81,8 +87,12 @@ class RecordingProvider:
         # The stream ran to its end (a `Done` or, against the protocol, none): record it as it was.
         self.writer.append(
             CassetteCall(
-                n=self.writer.calls + 1, fingerprint=fingerprint(canonical), request=request_digest(canonical),
-                events=events, usage=done.usage if done else Usage(), stop_reason=done.stop_reason if done else None,
+                n=self.writer.calls + 1,
+                fingerprint=fingerprint(canonical),
+                request=request_digest(canonical),
+                events=events,
+                usage=done.usage if done else Usage(),
+                stop_reason=done.stop_reason if done else None,
                 fault=done.error if done else None,
             )
         )

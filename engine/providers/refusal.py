@@ -62,5 +62,9 @@ def wrong_address(exc: Exception, err: ProviderError) -> ProviderError:
         return err
     url = getattr(getattr(getattr(exc, "response", None), "request", None), "url", None)
     where = f"POST {url}: " if url else ""
-    return err.model_copy(update={"message": f"{err.message} ({where}is base_url the API's? OpenAI-compatible "
-                                             "servers usually serve it under /v1)"[:500]})
+    return err.model_copy(
+        update={
+            "message": f"{err.message} ({where}is base_url the API's? OpenAI-compatible "
+            "servers usually serve it under /v1)"[:500]
+        }
+    )

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 OFFLINE = "offline"
 ProviderFactory = Callable[..., Provider]
 PROVIDERS = ("anthropic", "openai", "litellm", "offline")
-ACCEPTED_FORMS = "anthropic/<model>, openai/<model>, litellm/<vendor>/<model>, offline (or a bare claude-*, gpt-*, o1*/o3*/o4* name)"
+ACCEPTED_FORMS = (
+    "anthropic/<model>, openai/<model>, litellm/<vendor>/<model>, offline (or a bare claude-*, gpt-*, o1*/o3*/o4* name)"
+)
 
 KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
@@ -161,8 +163,9 @@ def _vendor_provider(
         key = _key(env, KEY_VARS["openai"], model_string)
         chosen = openai or OpenAISettings()
         options = ResponsesOptions(reasoning_summary=chosen.reasoning_summary, reasoning_effort=chosen.reasoning_effort)
-        return OpenAIProvider(model, api=chosen.api, responses=options, api_key=key, base_url=base_url,
-                              session_id=session_id)
+        return OpenAIProvider(
+            model, api=chosen.api, responses=options, api_key=key, base_url=base_url, session_id=session_id
+        )
     from arreio.engine.providers.litellm import LiteLLMProvider
 
     vendor = model.split("/", 1)[0].lower() if "/" in model else ""

@@ -202,7 +202,12 @@ class _Seen:
 
     def read(self, messages: list[Any]) -> _Seen:
         n = self.count
-        if not messages or messages[0] is not self.first or n > len(messages) or (n and messages[n - 1] is not self.last):
+        if (
+            not messages
+            or messages[0] is not self.first
+            or n > len(messages)
+            or (n and messages[n - 1] is not self.last)
+        ):
             n, self.assistants, self.chars = 0, 0, 0
             self.summarised = summarised_turns(messages)
             self.first = messages[0] if messages else None
@@ -254,8 +259,12 @@ class ScriptedProvider:
         # None: this provider answers every request (a test's per-model fake). A mapping (a script
         # file always gives one): sub-agents play their own replies, and one without any fails.
         self._agents = (
-            None if agents is None
-            else {tag: ScriptedProvider(script, sleep=sleep, keep_requests=keep_requests) for tag, script in agents.items()}
+            None
+            if agents is None
+            else {
+                tag: ScriptedProvider(script, sleep=sleep, keep_requests=keep_requests)
+                for tag, script in agents.items()
+            }
         )
 
     @classmethod
@@ -337,7 +346,9 @@ class ScriptedProvider:
         for j, call in enumerate(reply.tool_calls):
             yield ToolCallDone(id=call.id or f"call_{index}_{j}", name=call.name, arguments=call.arguments)
         usage = reply.usage or Usage(
-            input_tokens=max(1, (sum(len(b.text) for b in request.system) + self._seen.read(request.messages).chars) // 4),
+            input_tokens=max(
+                1, (sum(len(b.text) for b in request.system) + self._seen.read(request.messages).chars) // 4
+            ),
             output_tokens=max(1, len(text) // 4),
         )
         stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")

@@ -44,9 +44,26 @@ REQUEST_TIMEOUT_S = 1.5
 PROBE_BUDGET_S = 4.0
 CACHE_MAX_BYTES = 1_000_000
 # Hosts whose models' windows the table knows; asking them would only cost the run a round trip.
-CLOUD_HOSTS = ("openai.com", "anthropic.com", "openrouter.ai", "groq.com", "deepseek.com", "mistral.ai",
-               "together.xyz", "together.ai", "fireworks.ai", "googleapis.com", "x.ai", "cerebras.ai", "azure.com",
-               "cohere.ai", "cohere.com", "perplexity.ai", "amazonaws.com", "deepinfra.com")
+CLOUD_HOSTS = (
+    "openai.com",
+    "anthropic.com",
+    "openrouter.ai",
+    "groq.com",
+    "deepseek.com",
+    "mistral.ai",
+    "together.xyz",
+    "together.ai",
+    "fireworks.ai",
+    "googleapis.com",
+    "x.ai",
+    "cerebras.ai",
+    "azure.com",
+    "cohere.ai",
+    "cohere.com",
+    "perplexity.ai",
+    "amazonaws.com",
+    "deepinfra.com",
+)
 ASKED = "/v1/models, /props, /api/v0/models, /api/ps"
 
 
@@ -104,6 +121,7 @@ def _positive(value: Any) -> int | None:
 def _entry_for(entries: list[dict[str, Any]], name: str, *keys: str) -> dict[str, Any] | None:
     """The list entry naming `name` (a `:latest` tag aside), or the only entry (llama-server serves
     one model whatever the request names)."""
+
     def plain(value: Any) -> str:
         return str(value or "").removesuffix(":latest")
 
@@ -144,8 +162,15 @@ class _Asker:
         return data if isinstance(data, dict) else None
 
 
-def probe_window(base_url: str, name: str, *, api_key: str | None = None, timeout_s: float = REQUEST_TIMEOUT_S,
-                 budget_s: float = PROBE_BUDGET_S, clock: Callable[[], float] = time.monotonic) -> ServedWindow:
+def probe_window(
+    base_url: str,
+    name: str,
+    *,
+    api_key: str | None = None,
+    timeout_s: float = REQUEST_TIMEOUT_S,
+    budget_s: float = PROBE_BUDGET_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> ServedWindow:
     """Ask the server at `base_url` how many tokens model `name` may hold (see the module docstring).
     Never raises: a server that cannot be reached or says nothing gives a window of None and why."""
     import httpx
@@ -158,7 +183,9 @@ def probe_window(base_url: str, name: str, *, api_key: str | None = None, timeou
         except httpx.TimeoutException:
             return ServedWindow(None, error=f"{root} gave no answer in {timeout_s:g} s", probed=True)
         except httpx.HTTPError as exc:
-            return ServedWindow(None, error=f"nothing answers at {root} ({type(exc).__name__}: {exc})"[:300], probed=True)
+            return ServedWindow(
+                None, error=f"nothing answers at {root} ({type(exc).__name__}: {exc})"[:300], probed=True
+            )
         ask = _Asker(client, root, clock() + budget_s, clock)
         try:
             models = first.json() if first.status_code == 200 else None
@@ -175,20 +202,25 @@ def probe_window(base_url: str, name: str, *, api_key: str | None = None, timeou
         found = said(_positive(entry.get("max_model_len")), "max_model_len in /v1/models (vLLM)")
         if found is None and (props := ask("/props")) is not None:
             settings = props.get("default_generation_settings")
-            found = said(_positive(settings.get("n_ctx")) if isinstance(settings, dict) else None,
-                         "n_ctx in /props (llama-server)")
+            found = said(
+                _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None,
+                "n_ctx in /props (llama-server)",
+            )
         found = found or said(_positive(meta.get("n_ctx")), "meta.n_ctx in /v1/models (llama-server)")
         if found is None and (lm := ask("/api/v0/models")) is not None:
             row = _entry_for(_dicts(lm.get("data")), name, "id") or {}
-            found = said(_positive(row.get("loaded_context_length")) or _positive(row.get("max_context_length")),
-                         "context length in /api/v0/models (LM Studio)")
+            found = said(
+                _positive(row.get("loaded_context_length")) or _positive(row.get("max_context_length")),
+                "context length in /api/v0/models (LM Studio)",
+            )
         if found is None and (ps := ask("/api/ps")) is not None and "models" in ps:
             row = _entry_for(_dicts(ps.get("models")), name, "name", "model") if ps.get("models") else None
             found = said(_positive((row or {}).get("context_length")), "context_length in /api/ps (Ollama)")
             if found is None and (show := ask("/api/show", {"model": name})) is not None:
                 found = said(_ollama_show(show), "/api/show (Ollama)")
-        return found or ServedWindow(None, served=served, probed=True,
-                                     error=f"the server did not say its context window (asked {ASKED})")
+        return found or ServedWindow(
+            None, served=served, probed=True, error=f"the server did not say its context window (asked {ASKED})"
+        )
 
 
 def _ollama_show(show: dict[str, Any]) -> int | None:
@@ -198,7 +230,9 @@ def _ollama_show(show: dict[str, Any]) -> int | None:
         return int(m.group(1)) or None
     info = show.get("model_info")
     if isinstance(info, dict):
-        return next((_positive(v) for k, v in info.items() if str(k).endswith(".context_length") and _positive(v)), None)
+        return next(
+            (_positive(v) for k, v in info.items() if str(k).endswith(".context_length") and _positive(v)), None
+        )
     return None
 
 
@@ -248,13 +282,22 @@ class WindowCache:
         if self.now() - entry["at"] > (FOUND_TTL_S if window else MISSED_TTL_S):
             return None
         served = entry.get("served")
-        return ServedWindow(window, str(entry.get("source") or ""), served if isinstance(served, list) else None,
-                            entry.get("error") if isinstance(entry.get("error"), str) else None)
+        return ServedWindow(
+            window,
+            str(entry.get("source") or ""),
+            served if isinstance(served, list) else None,
+            entry.get("error") if isinstance(entry.get("error"), str) else None,
+        )
 
     def put(self, root: str, name: str, found: ServedWindow) -> None:
         entries = self._entries()
-        entries[f"{root}|{name}"] = {"window": found.window, "source": found.source, "served": found.served,
-                                     "error": found.error, "at": self.now()}
+        entries[f"{root}|{name}"] = {
+            "window": found.window,
+            "source": found.source,
+            "served": found.served,
+            "error": found.error,
+            "at": self.now(),
+        }
         try:
             write_atomic(self.path, json.dumps({"version": 1, "entries": entries}, indent=1), durable=False)
         except OSError:  # a cache that cannot be written only costs the next run a probe
@@ -265,8 +308,14 @@ def window_cache(env: Mapping[str, str]) -> WindowCache:
     return WindowCache(user_cache_dir(env) / CACHE_FILE)
 
 
-def server_window(model: str, env: Mapping[str, str], base_url: str | None, *,
-                  timeout_s: float = REQUEST_TIMEOUT_S, refresh: bool = False) -> ServedWindow | None:
+def server_window(
+    model: str,
+    env: Mapping[str, str],
+    base_url: str | None,
+    *,
+    timeout_s: float = REQUEST_TIMEOUT_S,
+    refresh: bool = False,
+) -> ServedWindow | None:
     """The window the server behind `model`'s endpoint says it has: from the cache, else probed (and
     cached). None when there is no server to ask (see `endpoint_to_ask`). `refresh` asks anew."""
     url = endpoint_to_ask(model, env, base_url)

@@ -63,7 +63,7 @@ class SseTap:
             if passed := self.feed(chunk):
                 yield passed
         if self._event:  # a last event with no blank line (llama.cpp's `data: [DONE]`): the SDK decides
-            if line := bytes(self._event[self._line_at:]).rstrip(b"\r\n"):
+            if line := bytes(self._event[self._line_at :]).rstrip(b"\r\n"):
                 self._read(line)
             yield bytes(self._event)
             self._event.clear()
@@ -79,9 +79,9 @@ class SseTap:
         out = bytearray()
         start = 0
         while (end := chunk.find(b"\n", start)) != -1:
-            self._event += chunk[start:end + 1]
+            self._event += chunk[start : end + 1]
             start = end + 1
-            line = bytes(self._event[self._line_at:]).rstrip(b"\r\n")  # the line may have begun in an earlier chunk
+            line = bytes(self._event[self._line_at :]).rstrip(b"\r\n")  # the line may have begun in an earlier chunk
             self._line_at = len(self._event)
             if line:
                 self._read(line)
@@ -95,9 +95,9 @@ class SseTap:
 
     def _read(self, line: bytes) -> None:
         if line.startswith(b"error:") and len(self.errors) < MAX_ERRORS:
-            self.errors.append(line[len(b"error:"):].strip().decode("utf-8", "replace"))
+            self.errors.append(line[len(b"error:") :].strip().decode("utf-8", "replace"))
         elif line.startswith(b"data:"):
-            payload = line[len(b"data:"):].strip()
+            payload = line[len(b"data:") :].strip()
             self._has_data = self._has_data or bool(payload)
             self.done = self.done or payload == b"[DONE]"
 
@@ -138,7 +138,9 @@ def line_error(text: str, provider: str) -> ProviderError:
     return err.model_copy(update={"message": f"{provider}: {err.message}"[:500]})
 
 
-def not_a_stream(tap: SseTap, provider: str, hint: str = "is base_url the API's, often ending in /v1?") -> ProviderError:
+def not_a_stream(
+    tap: SseTap, provider: str, hint: str = "is base_url the API's, often ending in /v1?"
+) -> ProviderError:
     """A 200 whose body was not an event stream: an error sent as JSON is classified like any error
     body; anything else is named, with its start (a web page where the API was meant to be) and
     `hint` (where the user's base_url may be wrong for this provider)."""
@@ -150,5 +152,8 @@ def not_a_stream(tap: SseTap, provider: str, hint: str = "is base_url the API's,
     if isinstance(body, dict) and body.get("error"):
         return line_error(text, provider)
     shown = " ".join(text.split())[:200] or "an empty body"
-    return ProviderError(kind="fatal", message=f"{provider}: the server answered {tap.content_type or 'a body'} instead "
-                         f"of an event stream ({hint}): {shown}")
+    return ProviderError(
+        kind="fatal",
+        message=f"{provider}: the server answered {tap.content_type or 'a body'} instead "
+        f"of an event stream ({hint}): {shown}",
+    )

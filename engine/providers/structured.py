@@ -54,7 +54,12 @@ def wire_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The schema as sent (an object at the root), and whether the user's was wrapped under `value`."""
     if schema.get("type") == "object":
         return schema, False
-    wrapped = {"type": "object", "properties": {WRAP_KEY: schema}, "required": [WRAP_KEY], "additionalProperties": False}
+    wrapped = {
+        "type": "object",
+        "properties": {WRAP_KEY: schema},
+        "required": [WRAP_KEY],
+        "additionalProperties": False,
+    }
     if "$defs" in schema:  # references stay resolvable from the root
         inner = {k: v for k, v in schema.items() if k != "$defs"}
         wrapped = {**wrapped, "properties": {WRAP_KEY: inner}, "$defs": schema["$defs"]}
@@ -69,8 +74,22 @@ def is_strict(schema: Any) -> bool:
         return all(is_strict(s) for s in schema)
     if not isinstance(schema, dict):
         return True
-    if any(k in schema for k in ("patternProperties", "if", "then", "else", "not", "dependentRequired",
-                                 "dependentSchemas", "unevaluatedProperties", "propertyNames", "oneOf", "allOf")):
+    if any(
+        k in schema
+        for k in (
+            "patternProperties",
+            "if",
+            "then",
+            "else",
+            "not",
+            "dependentRequired",
+            "dependentSchemas",
+            "unevaluatedProperties",
+            "propertyNames",
+            "oneOf",
+            "allOf",
+        )
+    ):
         return False
     kinds = schema.get("type")
     if kinds == "object" or (isinstance(kinds, list) and "object" in kinds) or "properties" in schema:

@@ -20,7 +20,12 @@ from arreio.engine.core.ports import Provider
 from arreio.engine.providers.scripted import ScriptedProvider, ScriptedReply
 
 __all__ = [
-    "FixedClock", "InMemoryStore", "InMemoryStores", "ScriptedProvider", "ScriptedReply", "SlowProvider",
+    "FixedClock",
+    "InMemoryStore",
+    "InMemoryStores",
+    "ScriptedProvider",
+    "ScriptedReply",
+    "SlowProvider",
     "provider_factory",
 ]
 
@@ -112,4 +117,3 @@ class InMemoryStores:
 
     def get(self, target: str) -> InMemoryStore:
         return self.targets[target]
-

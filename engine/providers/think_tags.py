@@ -40,7 +40,7 @@ class ThinkTags:
             if self._state in ("start", "after"):
                 stripped = self._held.lstrip()
                 if self._state == "start" and stripped.startswith(OPEN):
-                    self._state, self._held = "thinking", stripped[len(OPEN):]
+                    self._state, self._held = "thinking", stripped[len(OPEN) :]
                 elif not stripped or (self._state == "start" and OPEN.startswith(stripped)):
                     break  # could still be the tag, or the answer's first words after it
                 else:
@@ -53,12 +53,12 @@ class ThinkTags:
                 if at >= 0:
                     if at:
                         out.append(ThinkingChunk(text=self._held[:at]))
-                    self._state, self._held = "after", self._held[at + len(CLOSE):]
+                    self._state, self._held = "after", self._held[at + len(CLOSE) :]
                     continue
                 keep = _partial_tail(self._held, CLOSE)
                 if len(self._held) > keep:
                     out.append(ThinkingChunk(text=self._held[: len(self._held) - keep]))
-                    self._held = self._held[len(self._held) - keep:]
+                    self._held = self._held[len(self._held) - keep :]
                 break
             else:
                 out.append(TextChunk(text=self._held))

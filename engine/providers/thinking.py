@@ -43,8 +43,9 @@ def same_model(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and canonical_model(a) == canonical_model(b)
 
 
-def prepare_thinking(messages: list[Message], target_model: str, *, can_replay: bool,
-                     keep_own: bool = False) -> list[Message]:
+def prepare_thinking(
+    messages: list[Message], target_model: str, *, can_replay: bool, keep_own: bool = False
+) -> list[Message]:
     """The history as `target_model` may receive it, thinking blocks replayed or downgraded.
     `keep_own`: the model's own unsigned blocks are kept too, for a wire format that has a slot for
     them the server asked to be filled (DeepSeek's `reasoning_content`)."""

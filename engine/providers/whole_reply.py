@@ -29,13 +29,24 @@ def as_chunk(response: Any) -> Any:
     choices = []
     for choice in getattr(response, "choices", None) or []:
         message = getattr(choice, "message", None)
-        calls = [SimpleNamespace(index=i, id=getattr(c, "id", None), function=getattr(c, "function", None))
-                 for i, c in enumerate(getattr(message, "tool_calls", None) or [])]
-        delta = SimpleNamespace(content=getattr(message, "content", None), tool_calls=calls,
-                                reasoning_content=getattr(message, "reasoning_content", None),
-                                reasoning=getattr(message, "reasoning", None), thinking_blocks=None)
-        choices.append(SimpleNamespace(index=getattr(choice, "index", 0), delta=delta,
-                                       finish_reason=getattr(choice, "finish_reason", None) or "stop"))
+        calls = [
+            SimpleNamespace(index=i, id=getattr(c, "id", None), function=getattr(c, "function", None))
+            for i, c in enumerate(getattr(message, "tool_calls", None) or [])
+        ]
+        delta = SimpleNamespace(
+            content=getattr(message, "content", None),
+            tool_calls=calls,
+            reasoning_content=getattr(message, "reasoning_content", None),
+            reasoning=getattr(message, "reasoning", None),
+            thinking_blocks=None,
+        )
+        choices.append(
+            SimpleNamespace(
+                index=getattr(choice, "index", 0),
+                delta=delta,
+                finish_reason=getattr(choice, "finish_reason", None) or "stop",
+            )
+        )
     return SimpleNamespace(usage=getattr(response, "usage", None), choices=choices)
 
 

@@ -75,7 +75,12 @@ class ToolCallAssembler:
         """The call at `index` has its name and arguments that already parse as an object: a
         delta that names a tool again, with no index or id to tell, starts another call."""
         call = self._calls.get(index)
-        return call is not None and bool(call.name) and bool(call.chunks) and parse_arguments("".join(call.chunks)) is not None
+        return (
+            call is not None
+            and bool(call.name)
+            and bool(call.chunks)
+            and parse_arguments("".join(call.chunks)) is not None
+        )
 
     def pop(self, index: int, *, truncated: bool = False) -> ToolCallDone | None:
         """The finished call at `index`, or None when its arguments were cut off by `truncated`."""
@@ -100,8 +105,11 @@ class ToolCallAssembler:
 _AUTH_TYPES = {"authentication_error", "permission_error", "invalid_api_key"}
 # A client that refused to send a request without a key (litellm reports it as HTTP 500): a
 # configuration error, which no retry fixes.
-_NO_KEY = re.compile(r"missing credentials|api_key client option must be set|no api key|api key (?:is )?(?:missing|not set)"
-                     r"|please pass an `?api_key", re.IGNORECASE)
+_NO_KEY = re.compile(
+    r"missing credentials|api_key client option must be set|no api key|api key (?:is )?(?:missing|not set)"
+    r"|please pass an `?api_key",
+    re.IGNORECASE,
+)
 _FATAL_CODES = {"insufficient_quota", "billing_hard_limit_reached"}  # a 429 that waiting will not fix
 _RETRY_TYPES = {
     "overloaded_error",
@@ -196,19 +204,11 @@ def error_fields(body: object) -> tuple[str | None, str | None, str | None]:
     if not isinstance(body, Mapping):
         return None, None, (str(body) if body else None)
     t, c, m = body.get("type"), body.get("code"), body.get("message")
-    return (
-        t if isinstance(t, str) else None,
-        str(c) if c is not None else None,
-        m if isinstance(m, str) else None,
-    )
+    return (t if isinstance(t, str) else None, str(c) if c is not None else None, m if isinstance(m, str) else None)
 
 
 def classify(
-    status: int | None,
-    body: object = None,
-    *,
-    headers: Mapping[str, str] | None = None,
-    message: str = "",
+    status: int | None, body: object = None, *, headers: Mapping[str, str] | None = None, message: str = ""
 ) -> ProviderError:
     """The kind of one HTTP-level failure, from its status, body and headers (docs/architecture.md section 5).
 
@@ -221,7 +221,12 @@ def classify(
     kind: ErrorKind
     # the phrases are read only on a refused request: a 429 "tokens per minute" or a 5xx is not an overflow
     refused = status is None or status == 200 or (400 <= status < 500 and status != 429)
-    if code in _OVERFLOW_CODES or etype in _OVERFLOW_CODES or status == 413 or (refused and any(p in haystack for p in _OVERFLOW_PHRASES)):
+    if (
+        code in _OVERFLOW_CODES
+        or etype in _OVERFLOW_CODES
+        or status == 413
+        or (refused and any(p in haystack for p in _OVERFLOW_PHRASES))
+    ):
         kind = "context_overflow"
     elif status in (401, 403) or etype in _AUTH_TYPES or code in _AUTH_TYPES or _NO_KEY.search(text):
         kind = "auth"
@@ -269,8 +274,12 @@ def classify_exception(exc: BaseException, *, provider: str) -> ProviderError:
     body = getattr(exc, "body", None)
     message = str(getattr(exc, "message", "") or exc) or type(exc).__name__
     if "ContextWindowExceededError" in names:  # litellm's own normalisation of every vendor
-        return ProviderError(kind="context_overflow", status=status, message=f"{provider}: {message}"[:500],
-                             window=_refusal_window(message, body))
+        return ProviderError(
+            kind="context_overflow",
+            status=status,
+            message=f"{provider}: {message}"[:500],
+            window=_refusal_window(message, body),
+        )
     if status is None and body is None:
         # no HTTP answer at all: the transport failed, or the code did
         cause = exc.__cause__ or exc.__context__

@@ -40,17 +40,28 @@ def decide(options: RunOptions, deps: PipelineDeps, *, approve: bool, reason: st
         raise UsageError(f"{sid} is a sub-agent's session: the sub-agent already ended; its parent session is {parent}")
     waiting = waiting_call(looked)  # nothing waiting (or already decided): say so first
     if approve and len(describe_call(waiting.name, waiting.arguments)) > ASK_LIMIT:
-        raise UsageError(f"session {sid}: the waiting {waiting.name} call is too long to have been shown whole "
-                         f"(over {ASK_LIMIT:,} characters); refuse it with `arreio approve {sid} --deny`")
+        raise UsageError(
+            f"session {sid}: the waiting {waiting.name} call is too long to have been shown whole "
+            f"(over {ASK_LIMIT:,} characters); refuse it with `arreio approve {sid} --deny`"
+        )
     run = prepare(options, deps)  # everything the resumed run needs, checked before the decision is written
     try:
         by, at = who(dict(options.env)), iso_ms(deps.clock.now())
         pending = decide_pending(run.session, approve=approve, by=by, at=at, reason=reason)
         status = "approved" if approve else "denied"
-        AuditJournal(run.ctx.state_dir, deps.clock, redactor=run.ctx.redactor).append("approval", {
-            "session_id": sid, "call_id": pending.call_id, "name": pending.name, "status": status, "by": by,
-            "at": at, "reason": reason, "args_digest": digest(pending.arguments),
-        })
+        AuditJournal(run.ctx.state_dir, deps.clock, redactor=run.ctx.redactor).append(
+            "approval",
+            {
+                "session_id": sid,
+                "call_id": pending.call_id,
+                "name": pending.name,
+                "status": status,
+                "by": by,
+                "at": at,
+                "reason": reason,
+                "args_digest": digest(pending.arguments),
+            },
+        )
     finally:
         run.session.close()
         if run.lock is not None:

@@ -35,11 +35,14 @@ def read_goal(options: RunOptions) -> str | None:
         except NotRegularFile as exc:
             if exc.kind == "a directory":
                 raise UsageError(f"goal path is a folder, not a file: {options.goal_path}") from None
-            raise UsageError(f"goal file {exc.because(str(options.goal_path))}: give a file, or the goal "
-                             "as text (`--goal -` reads it from stdin)") from None
+            raise UsageError(
+                f"goal file {exc.because(str(options.goal_path))}: give a file, or the goal "
+                "as text (`--goal -` reads it from stdin)"
+            ) from None
         except TooLarge as exc:
-            raise UsageError(f"goal file {exc.because(str(options.goal_path))} for a goal; put the material "
-                             "in a file the goal names") from None
+            raise UsageError(
+                f"goal file {exc.because(str(options.goal_path))} for a goal; put the material in a file the goal names"
+            ) from None
         except UnicodeDecodeError:
             raise UsageError(f"goal file is not UTF-8 text: {options.goal_path}") from None
         except OSError as exc:

@@ -13,12 +13,26 @@ from arreio.engine.tools.run_context import RunContext
 class LearningPass(Protocol):
     """The `--learn` stage (supplied by the `learning` layer through `cli/deps.py`)."""
 
-    async def run(self, ctx: RunContext, *, events: list[Any], messages: list, goal: str, model: str,
-                  config: dict[str, Any] | None = None) -> ev.LearningPassDone: ...
+    async def run(
+        self,
+        ctx: RunContext,
+        *,
+        events: list[Any],
+        messages: list,
+        goal: str,
+        model: str,
+        config: dict[str, Any] | None = None,
+    ) -> ev.LearningPassDone: ...
 
 
 async def run_learning(
-    learning: LearningPass | None, ctx: RunContext, *, events: list[Any], messages: list, goal: str, model: str,
+    learning: LearningPass | None,
+    ctx: RunContext,
+    *,
+    events: list[Any],
+    messages: list,
+    goal: str,
+    model: str,
     config: dict[str, Any],
 ) -> AsyncIterator[ev.Event]:
     """The learning pass: only after the gates passed, never fatal (a failure is an event and a warning)."""

@@ -62,16 +62,25 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     session.redactor, guard = redactor, DeltaGuard(redactor)  # secrets never reach the session or events
     tools = run.tools if run.tools is not None else resolve_run_tools(ctx, run.features, options)
     totals = Totals()
-    runner = Runner(provider=run.provider, model=run.model, session=session, tools=tools, ctx=ctx,
-                    system=session.header.system, totals=totals,
-                    hooks=[hook for feature in run.features for hook in feature.hooks(ctx)])
+    runner = Runner(
+        provider=run.provider,
+        model=run.model,
+        session=session,
+        tools=tools,
+        ctx=ctx,
+        system=session.header.system,
+        totals=totals,
+        hooks=[hook for feature in run.features for hook in feature.hooks(ctx)],
+    )
     outcome = CANCELLED
     cancel: BaseException | None = None  # a cancel the stream ended on: raised on after `done`
     closing: list[Any] = []  # the calls a cancel cut short, closed on the way out
     # The features that look at events (most do not: their `on_event` is Feature's no-op).
     observers = [f for f in run.features if overrides(f, Feature, "on_event")]
     learns = bool(options.learn or run.learn)
-    seen: list[Any] = []  # the run's events, for the learning pass (kept only when it may run: a long run's events add up)
+    seen: list[
+        Any
+    ] = []  # the run's events, for the learning pass (kept only when it may run: a long run's events add up)
     with open(events_path, "w", encoding="utf-8") as sink:
         # The run's start as file times count it (the gates compare the files' times with it): the
         # events file's own, just made, by the filesystem's clock (coarse on some: a second's margin).
@@ -100,16 +109,30 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
 
         session.mark_run(ctx.run_id, "start", iso_ms(started_at))
         try:
-            yield emit(ev.RunStart(run_id=ctx.run_id, session_id=session.id, model=run.model, cwd=str(options.cwd),
-                                   resumed=run.resumed, model_chosen=run.model_chosen,
-                                   instructions=list(session.header.instructions)))
+            yield emit(
+                ev.RunStart(
+                    run_id=ctx.run_id,
+                    session_id=session.id,
+                    model=run.model,
+                    cwd=str(options.cwd),
+                    resumed=run.resumed,
+                    model_chosen=run.model_chosen,
+                    instructions=list(session.header.instructions),
+                )
+            )
             for warning in run.warnings:
                 yield emit(ev.Warning_(message=warning, code="session_repaired"))
             units = UnitRunner(
-                plan=run.plan, runner=runner, tools=tools, goal=run.goal, resume_only=run.resume_only,
+                plan=run.plan,
+                runner=runner,
+                tools=tools,
+                goal=run.goal,
+                resume_only=run.resume_only,
                 unit_provider=lambda model, script, first_turn: _unit_provider(run, model, script, first_turn),
-                max_steps=options.max_steps, default_model=run.model,
-                plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd, progress=run.progress,
+                max_steps=options.max_steps,
+                default_model=run.model,
+                plan_dir=Path(run.plan.source).parent if run.plan.from_file else options.cwd,
+                progress=run.progress,
                 output_schema=run.output_schema,
             )
             last_end: ev.UnitEnd | None = None
@@ -122,7 +145,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                         seen.append(part)
                     yield part
             # No unit left to run (every one was done before): the gates judge the work again.
-            outcome = Outcome.from_unit_end(last_end) if last_end else Outcome.of("success", final_text=session.last_text())
+            outcome = (
+                Outcome.from_unit_end(last_end) if last_end else Outcome.of("success", final_text=session.last_text())
+            )
             if options.replay is not None:  # lenient mismatches and unreplayed calls are known once the run ends
                 for warning in getattr(run.provider, "warnings", None) or []:
                     run.warnings.append(warning)
@@ -130,12 +155,17 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             if outcome.verdict == "success" and run.plan.gates:
                 failures: list[str] = []
                 sandbox = run_sandbox(ctx)
-                inputs = GateInputs(cwd=options.cwd, goal=_original_goal(run) or run.plan.units[0].goal,
-                                    final_text=outcome.final_text, messages=session.messages, env=dict(options.env),
-                                    since=wall_start, sandbox=sandbox,
-                                    unsandboxed=sandbox.settings.unsandboxed_gates
-                                    or ("refuse" if options.unattended else "warn"),
-                                    changes=None if run.resumed else _run_changes(run.features, ctx))
+                inputs = GateInputs(
+                    cwd=options.cwd,
+                    goal=_original_goal(run) or run.plan.units[0].goal,
+                    final_text=outcome.final_text,
+                    messages=session.messages,
+                    env=dict(options.env),
+                    since=wall_start,
+                    sandbox=sandbox,
+                    unsandboxed=sandbox.settings.unsandboxed_gates or ("refuse" if options.unattended else "warn"),
+                    changes=None if run.resumed else _run_changes(run.features, ctx),
+                )
                 async for event in run_gates(run.plan.gates, inputs, deps.judge or _judge(run), failures):
                     event = emit(event)
                     if learns:
@@ -144,8 +174,13 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 outcome = gated_outcome(outcome, failures)
             if learns and outcome.verdict == "success":
                 async for event in run_learning(
-                    deps.learning, ctx, events=seen, messages=session.messages,
-                    goal=_original_goal(run) or run.plan.units[0].goal, model=run.model, config=run.plan.learning,
+                    deps.learning,
+                    ctx,
+                    events=seen,
+                    messages=session.messages,
+                    goal=_original_goal(run) or run.plan.units[0].goal,
+                    model=run.model,
+                    config=run.plan.learning,
                 ):
                     yield emit(event)
         except ArreioError as error:  # an expected failure mid-run is a failed run, not a cancelled one
@@ -158,9 +193,20 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
-                closing += [emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted",
-                                preview="interrupted: the run was cancelled before the call finished"))]
-            report = _report(run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd))
+                closing += [
+                    emit(
+                        ev.ToolEnd(
+                            call_id=call_id,
+                            name=name,
+                            is_error=True,
+                            status="interrupted",
+                            preview="interrupted: the run was cancelled before the call finished",
+                        )
+                    )
+                ]
+            report = _report(
+                run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd)
+            )
             report = redactor.model(report)
             for feature in run.features:
                 try:  # record keeping never changes the run's verdict
@@ -170,15 +216,27 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             report_path = run_dir / "report.json"
             write_report(redactor.model(report), report_path, durable=run.settings.fsync)
             session.mark_run(ctx.run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
-            done = emit(ev.Done(
-                verdict=outcome.verdict, exit_code=outcome.exit_code, message=outcome.message,
-                final_text=outcome.final_text, session_id=session.id, report_path=display_path(report_path, options.cwd),
-                steps=totals.steps(), tool_calls=totals.tool_calls,
-                input_tokens=totals.usage.input_tokens, output_tokens=totals.usage.output_tokens,
-                tokens_estimated=totals.usage.estimated, changes=report.changes, cost_usd=report.cost_usd, cache_share=report.cache_share, free=_free(run) is not None,
-                free_because=_free(run),
-                final_json=outcome.final_json,
-            ))
+            done = emit(
+                ev.Done(
+                    verdict=outcome.verdict,
+                    exit_code=outcome.exit_code,
+                    message=outcome.message,
+                    final_text=outcome.final_text,
+                    session_id=session.id,
+                    report_path=display_path(report_path, options.cwd),
+                    steps=totals.steps(),
+                    tool_calls=totals.tool_calls,
+                    input_tokens=totals.usage.input_tokens,
+                    output_tokens=totals.usage.output_tokens,
+                    tokens_estimated=totals.usage.estimated,
+                    changes=report.changes,
+                    cost_usd=report.cost_usd,
+                    cache_share=report.cache_share,
+                    free=_free(run) is not None,
+                    free_because=_free(run),
+                    final_json=outcome.final_json,
+                )
+            )
             session.close()
             if run.lock is not None:
                 run.lock.release()
@@ -201,19 +259,38 @@ def _original_goal(run: PreparedRun) -> str:
     return next((m.text for m in run.session.messages if m.role == "user"), run.session.header.title)
 
 
-def _report(run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tuple[Any, float], events: str) -> RunReport:
+def _report(
+    run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tuple[Any, float], events: str
+) -> RunReport:
     """The output funnel's product, from the run's counters (features add their fields in `after_run`)."""
     started_at, t0 = started
     clock, usage = run.ctx.clock, totals.usage
     return RunReport(
-        run_id=run.ctx.run_id, session_id=run.session.id, model=run.model,
-        goal=goal_title(_original_goal(run)), verdict=outcome.verdict, exit_code=outcome.exit_code,
-        message=outcome.message, final_text=outcome.final_text, started_at=iso_ms(started_at),
-        ended_at=iso_ms(clock.now()), duration_s=round(clock.monotonic() - t0, 3), steps=totals.steps(),
-        tool_calls=totals.tool_calls, tools_used=dict(totals.tools_used), retries=totals.retries,
-        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
-        cache_write_tokens=usage.cache_write_tokens, tokens_estimated=usage.estimated, cache_share=round(cache_share(usage), 4),
-        cost_usd=_cost(run, totals), warnings=run.warnings, events_path=events, final_json=outcome.final_json,
+        run_id=run.ctx.run_id,
+        session_id=run.session.id,
+        model=run.model,
+        goal=goal_title(_original_goal(run)),
+        verdict=outcome.verdict,
+        exit_code=outcome.exit_code,
+        message=outcome.message,
+        final_text=outcome.final_text,
+        started_at=iso_ms(started_at),
+        ended_at=iso_ms(clock.now()),
+        duration_s=round(clock.monotonic() - t0, 3),
+        steps=totals.steps(),
+        tool_calls=totals.tool_calls,
+        tools_used=dict(totals.tools_used),
+        retries=totals.retries,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        tokens_estimated=usage.estimated,
+        cache_share=round(cache_share(usage), 4),
+        cost_usd=_cost(run, totals),
+        warnings=run.warnings,
+        events_path=events,
+        final_json=outcome.final_json,
         cost_by_model={} if _free(run) else costs_by_model(totals.by_model, run.settings.prices),
         model_switches=list(totals.switches),
     )
@@ -236,8 +313,9 @@ def _unit_provider(run: PreparedRun, model: str | None, script: Path | None, fir
         return run.provider
     ctx = run.ctx
     extra = {"script_first_turn": first_turn} if script is not None and first_turn else {}
-    return ctx.provider_factory(model, env=ctx.env, base_url=ctx.settings.base_url, session_id=run.session.id,
-                                script=script, **extra)
+    return ctx.provider_factory(
+        model, env=ctx.env, base_url=ctx.settings.base_url, session_id=run.session.id, script=script, **extra
+    )
 
 
 def _free(run: PreparedRun) -> str | None:

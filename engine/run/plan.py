@@ -149,7 +149,7 @@ def _check_graph(plan: Plan, data: Any, path: Path) -> None:
         state[uid] = 1
         for need in plan.units[ids[uid]].needs:
             if state.get(need) == 1:
-                cycle = " → ".join([*trail[trail.index(need):], need]) if need in trail else f"{uid} → {need}"
+                cycle = " → ".join([*trail[trail.index(need) :], need]) if need in trail else f"{uid} → {need}"
                 line = line_of(data, ("units", ids[uid], "needs"))
                 raise UsageError(f"{path}{f':{line}' if line else ''}: dependency cycle: {cycle}")
             if state.get(need) is None:
@@ -172,8 +172,9 @@ def kept_form(plan: Plan) -> dict[str, Any]:
     return plan.model_dump(mode="json")
 
 
-def resumed_plan(source: str, kept: dict[str, Any] | None,
-                 redacted: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[Plan, str | None]:
+def resumed_plan(
+    source: str, kept: dict[str, Any] | None, redacted: Callable[[dict[str, Any]], dict[str, Any]]
+) -> tuple[Plan, str | None]:
     """The plan a resumed session goes on with, and what to say about the file. It is the copy the
     session kept when it started, never the file as it is now: the file sits in the project, where the
     agent can write, and a plan read again on resume would let it drop its own gates. The file is read
@@ -185,8 +186,10 @@ def resumed_plan(source: str, kept: dict[str, Any] | None,
     if kept is None:
         if not path.is_file():
             raise UsageError(f"the session runs the plan {source}, which no longer exists; restore it to resume")
-        return load_plan(path), (f"this session predates kept plans: its plan is read again from {source} "
-                                 "(a file the agent could change); start a new run to have it kept")
+        return load_plan(path), (
+            f"this session predates kept plans: its plan is read again from {source} "
+            "(a file the agent could change); start a new run to have it kept"
+        )
     current: Plan | None = None
     if path.is_file():  # a regular file only: never a FIFO the agent left in its place
         try:
@@ -201,8 +204,10 @@ def resumed_plan(source: str, kept: dict[str, Any] | None,
         raise UsageError(f"the plan this session kept cannot be read ({error.error_count()} problems)") from None
     plan.source = source
     what = "is gone" if not path.exists() else "changed since the session started"
-    return plan, (f"plan {source} {what}: the session goes on with the plan it started with (its units and "
-                  "gates as they were); start a new run to use the file as it is now")
+    return plan, (
+        f"plan {source} {what}: the session goes on with the plan it started with (its units and "
+        "gates as they were); start a new run to use the file as it is now"
+    )
 
 
 def single_unit_plan(goal: str) -> Plan:

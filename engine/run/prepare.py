@@ -98,8 +98,9 @@ def _continuation(session: Session) -> str | None:
         ended = [r for r in session.runs if r.get("event") == "end"]
         if ended and ended[-1].get("verdict") == "partial":
             return CONTINUE
-        raise UsageError(f"session {session.id} already ended with an answer; give it a new instruction "
-                         "(as text, or --goal FILE)")
+        raise UsageError(
+            f"session {session.id} already ended with an answer; give it a new instruction (as text, or --goal FILE)"
+        )
     return None
 
 
@@ -125,12 +126,16 @@ def _check_state_dir(options: RunOptions) -> None:
     home = state_dir(options.cwd, options.env)
     shown = display_path(home, options.cwd)
     if home.exists() and not home.is_dir():
-        raise UsageError(f"{shown} is a file, but arreio keeps its state in a folder there (move it or set ARREIO_HOME)")
+        raise UsageError(
+            f"{shown} is a file, but arreio keeps its state in a folder there (move it or set ARREIO_HOME)"
+        )
     existing = home
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot create the state folder {shown}: {existing} is not a writable folder (set ARREIO_HOME)")
+        raise UsageError(
+            f"cannot create the state folder {shown}: {existing} is not a writable folder (set ARREIO_HOME)"
+        )
 
 
 def _check_record(options: RunOptions) -> None:
@@ -204,8 +209,11 @@ def prepare(options: RunOptions, deps: PipelineDeps) -> PreparedRun:
 
 
 def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock]) -> PreparedRun:
-    flags: dict[str, Any] = {"model": options.model, "max_steps": options.max_steps,
-                             "fallback_models": options.fallback_models}
+    flags: dict[str, Any] = {
+        "model": options.model,
+        "max_steps": options.max_steps,
+        "fallback_models": options.fallback_models,
+    }
     if options.script is not None and options.model is None:
         flags["model"] = registry.OFFLINE
     settings = load_settings(options.cwd, options.env, flags)
@@ -224,9 +232,16 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     redactor = Redactor.from_env(options.env)  # the run's one redactor: every writer uses it
     factory, replay = run_factory(options, deps, redactor, settings)
     ctx = RunContext(
-        cwd=options.cwd, settings=settings, clock=deps.clock, env=options.env, redactor=redactor,
-        provider_factory=factory, session_id=session_id,
-        session_path=store.directory / f"{session_id}.jsonl", run_id=new_id(now, "run-"), approve_all=options.yes,
+        cwd=options.cwd,
+        settings=settings,
+        clock=deps.clock,
+        env=options.env,
+        redactor=redactor,
+        provider_factory=factory,
+        session_id=session_id,
+        session_path=store.directory / f"{session_id}.jsonl",
+        run_id=new_id(now, "run-"),
+        approve_all=options.yes,
         ask=deps.ask_approval,
     )
     for feature in deps.features:  # each feature's own config section: bad values fail before a session exists
@@ -253,8 +268,10 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
         locks.append(lock)
         session, repairs = Session.open(path, repair=True, redactor=ctx.redactor)
         if parent := session.header.parent:
-            raise UsageError(f"{session_id} is a sub-agent's session, which ended with its task; "
-                             f"resume its parent session {parent} instead")
+            raise UsageError(
+                f"{session_id} is a sub-agent's session, which ended with its task; "
+                f"resume its parent session {parent} instead"
+            )
         warnings += [f"session repaired on load: {r.kind} — {r.detail}" for r in repairs]
         script = _stored_script(session, options)
         model = options.model or ("offline" if script else session.header.model)
@@ -265,13 +282,16 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     else:
         if goal is None and plan is None:
             raise UsageError("no goal given: pass --goal FILE (or --resume ID to continue a session)")
-        model, model_chosen = (settings.model, None) if options.unattended else registry.model_for(settings, options.env)
+        model, model_chosen = (
+            (settings.model, None) if options.unattended else registry.model_for(settings, options.env)
+        )
     if replay is not None:
         model = options.model or replay.recorded_model
     else:
         registry.check_model(model)
-    provider = ctx.provider_factory(model, env=options.env, base_url=settings.base_url, session_id=session_id,
-                                    script=script)
+    provider = ctx.provider_factory(
+        model, env=options.env, base_url=settings.base_url, session_id=session_id, script=script
+    )
     tools: ToolRegistry | None = None
     if session is None:
         title_text = goal or (plan.units[0].goal if plan else "")
@@ -284,8 +304,25 @@ def _assemble(options: RunOptions, deps: PipelineDeps, locks: list[SessionLock])
     output_schema = _kept_schema(session, output_schema)
     plan = plan or single_unit_plan(goal or "")
     resumed_only = bool(options.resume) and goal is None
-    return PreparedRun(ctx, session, model, provider, goal, bool(options.resume), warnings, plan, lock, resumed_only,
-                       tools, progress, script, session.header.learn, output_schema, model_chosen, features)
+    return PreparedRun(
+        ctx,
+        session,
+        model,
+        provider,
+        goal,
+        bool(options.resume),
+        warnings,
+        plan,
+        lock,
+        resumed_only,
+        tools,
+        progress,
+        script,
+        session.header.learn,
+        output_schema,
+        model_chosen,
+        features,
+    )
 
 
 OUTPUT_SCHEMA_RECORD = "output_schema"  # the session record keeping a run's `--output-schema`
@@ -312,14 +349,24 @@ def _output_schema(options: RunOptions) -> dict[str, Any] | None:
 
 
 def _new_session(
-    options: RunOptions, deps: PipelineDeps, features: list[Feature], ctx: RunContext, tools: ToolRegistry, model: str,
-    goal: str, plan: Plan | None,
+    options: RunOptions,
+    deps: PipelineDeps,
+    features: list[Feature],
+    ctx: RunContext,
+    tools: ToolRegistry,
+    model: str,
+    goal: str,
+    plan: Plan | None,
 ) -> Session:
     now = deps.clock.now()
     sources = [block for feature in features for block in feature.prompt_blocks(ctx)]
     system = assemble_system(cwd=options.cwd, now=now, sources=sources, tool_names=tools.names())
     header = SessionHeader(
-        id=ctx.session_id, created_at=iso_ms(now), cwd=str(options.cwd), model=model, title=goal_title(goal),
+        id=ctx.session_id,
+        created_at=iso_ms(now),
+        cwd=str(options.cwd),
+        model=model,
+        title=goal_title(goal),
         system=system,
         # so `--resume` and `arreio approve` go on with the same script and plan, and still learn
         script=str((options.cwd / options.script).resolve()) if options.script is not None else None,
@@ -331,8 +378,7 @@ def _new_session(
     )
     home = state_dir(options.cwd, options.env)
     make_state_dir(home)  # the run's first write: a folder made now keeps itself out of git
-    return Session.create(home / "sessions", header, redactor=ctx.redactor,
-                          durable=ctx.settings.fsync)
+    return Session.create(home / "sessions", header, redactor=ctx.redactor, durable=ctx.settings.fsync)
 
 
 # -- orchestrator -------------------------------------------------------------------------------
@@ -340,7 +386,10 @@ def resolve_run_tools(ctx: RunContext, features: list[Feature], options: RunOpti
     """The tools this run offers, from its started features (`PreparedRun.features`)."""
     settings = ctx.settings
     enable = options.tools if options.tools is not None else settings.tools_enabled
-    return resolve_tools(ctx, features, enable=enable, disable=[*settings.tools_disabled, *options.no_tools],
-                         flagged=[*(options.tools or []), *options.no_tools])
-
-
+    return resolve_tools(
+        ctx,
+        features,
+        enable=enable,
+        disable=[*settings.tools_disabled, *options.no_tools],
+        flagged=[*(options.tools or []), *options.no_tools],
+    )

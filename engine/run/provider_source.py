@@ -30,7 +30,6 @@ def run_factory(
         factory = functools.partial(factory, openai=settings.openai)
     replay = None
     if options.replay is not None:
-
         replay = ReplayProvider(options.replay, strict=options.replay_mode == "strict", redactor=redactor)
         factory = _Serving(replay)
     if options.record is not None:
@@ -59,8 +58,8 @@ class _Recording:
     def __call__(self, model: str, **kwargs: Any) -> Provider:
         fresh = self.inner(model, **kwargs)
         if self.first is None:
-
-            self.first = RecordingProvider(fresh, self.path, model=model, redactor=self.redactor, clock=self.clock,
-                                           durable=self.durable)
+            self.first = RecordingProvider(
+                fresh, self.path, model=model, redactor=self.redactor, clock=self.clock, durable=self.durable
+            )
             return self.first
         return self.first.wrap(fresh)

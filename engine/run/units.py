@@ -97,8 +97,15 @@ class UnitRunner:
             tools = self.tools.subset(unit.tools) if unit.tools is not None else self.tools
             verdict = "success"
             schema = self._schema(unit)
-            async for event in self.runner.run(text, unit_id=unit.id, max_steps=self.max_steps or unit.max_steps,
-                                               provider=provider, model=model, tools=tools, output_schema=schema):
+            async for event in self.runner.run(
+                text,
+                unit_id=unit.id,
+                max_steps=self.max_steps or unit.max_steps,
+                provider=provider,
+                model=model,
+                tools=tools,
+                output_schema=schema,
+            ):
                 if event.type == "unit_end" and event.agent is None:
                     verdict = event.verdict
                 yield event

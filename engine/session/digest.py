@@ -80,7 +80,7 @@ class RollingDigest:
         while self._count < len(messages):
             # Fed a snapshot's stretch at a time, in one update (a message per call before).
             end = min(len(messages), (self._count // EVERY + 1) * EVERY)
-            joined = b"\\n".join([self._text(m) for m in messages[self._count:end]])
+            joined = b"\\n".join([self._text(m) for m in messages[self._count : end]])
             if self._count:
                 self._hasher.update(b"\\n")
             self._hasher.update(joined)

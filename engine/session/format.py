@@ -24,8 +24,20 @@ from arreio.engine.core.messages import Message
 from arreio.engine.core.model_io import SystemBlock
 from arreio.engine.session.healing import MESSAGE_LINE_PREFIX, PRUNE, parse_object
 
-__all__ = ["CURRENT_VERSION", "SessionHeader", "ends_with_newline", "header_line", "json_bytes", "json_line", "json_of_line", "message_line",
-           "needs_rewrite", "parse_header", "prune_record", "upgrade"]
+__all__ = [
+    "CURRENT_VERSION",
+    "SessionHeader",
+    "ends_with_newline",
+    "header_line",
+    "json_bytes",
+    "json_line",
+    "json_of_line",
+    "message_line",
+    "needs_rewrite",
+    "parse_header",
+    "prune_record",
+    "upgrade",
+]
 
 CURRENT_VERSION = 3
 
@@ -97,7 +109,7 @@ def message_line(message: Message) -> bytes:
 
 def json_bytes(line: bytes) -> bytes:
     """A message line's message JSON, as the line's bytes (what `message_line` wrapped)."""
-    return b"{" + line[len(MESSAGE_LINE_PREFIX):-1]
+    return b"{" + line[len(MESSAGE_LINE_PREFIX) : -1]
 
 
 def json_of_line(line: bytes) -> str:

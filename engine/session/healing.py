@@ -138,7 +138,9 @@ def apply_prune(messages: list[Message], record: dict[str, Any]) -> int:
         if index is None:
             continue
         message = messages[index]
-        parts = [p.model_copy(update={"content": content}) if isinstance(p, ToolResultPart) else p for p in message.parts]
+        parts = [
+            p.model_copy(update={"content": content}) if isinstance(p, ToolResultPart) else p for p in message.parts
+        ]
         messages[index] = message.model_copy(update={"parts": parts})
         replaced += 1
     return replaced
@@ -181,7 +183,11 @@ def awaiting_approval(messages: list[Message], extra: list[dict[str, Any]]) -> s
     """Calls a paused run left waiting on a person: the unanswered calls of the last assistant
     message (followed only by its results) when one of them has an approval record (`pending`,
     or decided but not yet run). They stay open so the resumed run executes them."""
-    status = {r["call_id"]: r.get("status") for r in extra if r.get("type") == "approval" and isinstance(r.get("call_id"), str)}
+    status = {
+        r["call_id"]: r.get("status")
+        for r in extra
+        if r.get("type") == "approval" and isinstance(r.get("call_id"), str)
+    }
     for r in extra:  # an approved call that began is no longer waiting: at most once, even after a crash
         if r.get("type") == "call_started" and r.get("call_id") in status:
             status[r["call_id"]] = "started"
@@ -296,9 +302,7 @@ def heal(messages: list[Message], keep_open: Collection[str] = ()) -> tuple[list
                 continue
             origin, result = slot
             if rank[origin] != emitted:
-                repairs.append(
-                    Repair(kind="reordered", detail=f"result for call {call.id} moved next to its call")
-                )
+                repairs.append(Repair(kind="reordered", detail=f"result for call {call.id} moved next to its call"))
             healed.append(result)
             emitted += 1
     return healed, repairs
@@ -344,8 +348,6 @@ def check_pairing(messages: list[Message]) -> list[str]:
             if len(results) != 1:
                 violations.append(f"message {index}: tool message holds {len(results)} results, not 1")
             elif results[0].call_id != call.id:
-                violations.append(
-                    f"message {index}: result for {results[0].call_id} where call {call.id} expected"
-                )
+                violations.append(f"message {index}: result for {results[0].call_id} where call {call.id} expected")
             index += 1
     return violations

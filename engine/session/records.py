@@ -35,7 +35,9 @@ class FrozenList(list):  # type: ignore[type-arg]
     """A list inside a frozen record (it still compares equal to a list holding the same)."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = (
+        reverse
+    ) = _refuse  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return FrozenList, (list(self),)

@@ -98,8 +98,9 @@ class SessionIndex:
         except sqlite3.OperationalError as error:
             db.close()
             if "fts5" in str(error).lower() or "tokenizer" in str(error).lower():
-                raise RuntimeError(f"session search needs SQLite 3.34 or newer with FTS5 (this Python has "
-                                   f"{sqlite3.sqlite_version})") from None
+                raise RuntimeError(
+                    f"session search needs SQLite 3.34 or newer with FTS5 (this Python has {sqlite3.sqlite_version})"
+                ) from None
             if path is None:
                 raise
             return self._open(None)  # read-only folder or file: the index lives in memory this time
@@ -136,8 +137,10 @@ class SessionIndex:
         return _Transaction(self.db)
 
     def _index_file(self, session_id: str, stat: os.stat_result) -> int:
-        row = self.db.execute("SELECT inode, size, mtime_ns, offset, sig, at, cwd, title, usable FROM files "
-                              "WHERE session_id = ?", (session_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT inode, size, mtime_ns, offset, sig, at, cwd, title, usable FROM files WHERE session_id = ?",
+            (session_id,),
+        ).fetchone()
         if row is not None and tuple(row[:3]) == (stat.st_ino, stat.st_size, stat.st_mtime_ns):
             return 0  # another search indexed it meanwhile
         path = self.sessions / f"{session_id}.jsonl"
@@ -146,8 +149,13 @@ class SessionIndex:
         except OSError:
             return 0
         with handle:
-            go_on = row is not None and row[0] == stat.st_ino and row[8] and 0 < row[3] <= stat.st_size \
+            go_on = (
+                row is not None
+                and row[0] == stat.st_ino
+                and row[8]
+                and 0 < row[3] <= stat.st_size
                 and _signature(handle, row[3]) == row[4]
+            )
             if go_on:
                 offset, at, cwd, title, usable = row[3], row[5], row[6], row[7], True
             else:
@@ -175,9 +183,10 @@ class SessionIndex:
             if rows:
                 self.db.executemany("INSERT INTO lines (text, session_id, role, at) VALUES (?, ?, ?, ?)", rows)
             sig = _signature(handle, offset)
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (session_id, stat.st_ino, stat.st_size, stat.st_mtime_ns, offset, sig, at, cwd, title,
-                         int(usable)))
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (session_id, stat.st_ino, stat.st_size, stat.st_mtime_ns, offset, sig, at, cwd, title, int(usable)),
+        )
         return 1
 
     # -- asking it --------------------------------------------------------------------------------
@@ -201,9 +210,12 @@ class SessionIndex:
         if cwd is not None:
             where.append("files.cwd = ?")
             args.append(_real(str(cwd)))
-        sql = ("SELECT lines.session_id, lines.at, lines.role, lines.text, files.title, files.cwd FROM lines "
-               "JOIN files ON files.session_id = lines.session_id WHERE " + " AND ".join(where) +
-               " ORDER BY lines.at DESC, lines.rowid DESC LIMIT ?")
+        sql = (
+            "SELECT lines.session_id, lines.at, lines.role, lines.text, files.title, files.cwd FROM lines "
+            "JOIN files ON files.session_id = lines.session_id WHERE "
+            + " AND ".join(where)
+            + " ORDER BY lines.at DESC, lines.rowid DESC LIMIT ?"
+        )
         return [Hit(*row) for row in self.db.execute(sql, (*args, limit))]
 
 
@@ -311,5 +323,5 @@ def excerpt(line: str, text: str, width: int = 160) -> str:
     found = [i for t in text.split() if (i := lowered.find(t.lower())) >= 0]
     at = min(found) if found else 0
     start = max(0, min(at - width // 3, len(line) - width))
-    piece = line[start:start + width]
+    piece = line[start : start + width]
     return ("…" if start else "") + piece + ("…" if start + width < len(line) else "")

@@ -123,8 +123,10 @@ class SessionStore:
         if not damaged:
             return None
         named = ", ".join(damaged[:3]) + (f" and {len(damaged) - 3} more" if len(damaged) > 3 else "")
-        return (f"--continue passed over {named}: newer, but the first line is not a session header "
-                f"(`arreio sessions doctor {damaged[0]}` looks at it)")
+        return (
+            f"--continue passed over {named}: newer, but the first line is not a session header "
+            f"(`arreio sessions doctor {damaged[0]}` looks at it)"
+        )
 
 
 def _summarize(path: Path) -> SessionSummary:

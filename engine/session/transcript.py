@@ -85,13 +85,21 @@ def result_label(result: ToolResultPart) -> str:
 # -- JSON ---------------------------------------------------------------------------------------
 def to_json(header: Any, messages: list[Message], runs: list[dict[str, Any]], repairs: list[Any]) -> str:
     """The session for tools: header, run markers, messages as stored, the repairs a load would make."""
-    return json.dumps({
-        "export": "arreio.session", "version": EXPORT_VERSION,
-        "header": header.model_dump(mode="json"),
-        "runs": runs,
-        "messages": [m.model_dump(mode="json") for m in messages],
-        "repairs": [r.model_dump(mode="json") for r in repairs],
-    }, ensure_ascii=False, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "export": "arreio.session",
+                "version": EXPORT_VERSION,
+                "header": header.model_dump(mode="json"),
+                "runs": runs,
+                "messages": [m.model_dump(mode="json") for m in messages],
+                "repairs": [r.model_dump(mode="json") for r in repairs],
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 # -- Markdown -----------------------------------------------------------------------------------

@@ -53,16 +53,26 @@ footer { color: var(--muted); font-size: .85em; margin-top: 2rem; }
 def to_html(header: Any, messages: list[Message], runs: list[dict[str, Any]]) -> str:
     title = header.title or f"Session {header.id}"
     ended = [r for r in runs if r.get("event") == "end"]
-    meta = [("session", header.id), ("model", header.model), ("created", header.created_at),
-            ("working directory", header.cwd)]
+    meta = [
+        ("session", header.id),
+        ("model", header.model),
+        ("created", header.created_at),
+        ("working directory", header.cwd),
+    ]
     if ended:
         meta.append(("runs", f"{len(ended)} (last: {ended[-1].get('verdict', '?')} at {ended[-1].get('at', '?')})"))
     out = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<meta name="referrer" content="no-referrer">',
-        f"<title>{escape(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
+        f"<title>{escape(title)}</title>",
+        f"<style>{_STYLE}</style>",
+        "</head>",
+        "<body>",
         f"<h1>{escape(title)}</h1>",
         '<dl class="meta">' + "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in meta) + "</dl>",
     ]
@@ -75,8 +85,12 @@ def to_html(header: Any, messages: list[Message], runs: list[dict[str, Any]]) ->
         out.append(f'<section class="turn {turn.role}"><div class="who">{who}{model}</div>')
         out += [_entry(entry) for entry in turn.entries]
         out.append("</section>")
-    out += [f"<footer>Exported by arreio from session {escape(header.id)}. Secrets appear as they were stored "
-            "(redacted when written).</footer>", "</body>", "</html>"]
+    out += [
+        f"<footer>Exported by arreio from session {escape(header.id)}. Secrets appear as they were stored "
+        "(redacted when written).</footer>",
+        "</body>",
+        "</html>",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -84,7 +98,7 @@ def _entry(entry: Entry) -> str:
     if entry.kind == "text":
         return f'<div class="text">{escape(entry.text.strip())}</div>'
     if entry.kind == "thinking":
-        return f"<details class=\"thinking\"><summary>Thinking</summary><pre>{escape(entry.text)}</pre></details>"
+        return f'<details class="thinking"><summary>Thinking</summary><pre>{escape(entry.text)}</pre></details>'
     if entry.kind == "image":
         assert entry.image is not None
         return _image(entry.image)
@@ -92,11 +106,15 @@ def _entry(entry: Entry) -> str:
         assert entry.call is not None
         args = json.dumps(entry.call.arguments, ensure_ascii=False, indent=2)
         result = _result(entry.result) if entry.result else '<div class="label">(no result recorded)</div>'
-        return (f'<div class="call"><div>Tool call <span class="name">{escape(entry.call.name)}</span></div>'
-                f"<pre>{escape(args)}</pre>{result}</div>")
+        return (
+            f'<div class="call"><div>Tool call <span class="name">{escape(entry.call.name)}</span></div>'
+            f"<pre>{escape(args)}</pre>{result}</div>"
+        )
     assert entry.result is not None
-    return (f'<div class="call"><div>Result of <span class="name">{escape(entry.result.name)}</span> '
-            f'<span class="label">(its call is not in the session)</span></div>{_result(entry.result)}</div>')
+    return (
+        f'<div class="call"><div>Result of <span class="name">{escape(entry.result.name)}</span> '
+        f'<span class="label">(its call is not in the session)</span></div>{_result(entry.result)}</div>'
+    )
 
 
 def _result(result: ToolResultPart) -> str:

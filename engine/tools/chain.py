@@ -74,9 +74,11 @@ async def _run_tool(
         # what the adapter kept of arguments that did not parse (wire.py); without this the model
         # read "'path' is required; '_invalid_json_arguments' is not an argument" and no word of JSON
         raw = str(arguments[INVALID_ARGS_KEY])
-        return _error(f"{name}: the arguments sent are not a valid JSON object (got {_short_repr(raw)}, "
-                      f"{len(raw)} chars), so the tool did not run; call it again with the arguments as "
-                      "one complete JSON object")
+        return _error(
+            f"{name}: the arguments sent are not a valid JSON object (got {_short_repr(raw)}, "
+            f"{len(raw)} chars), so the tool did not run; call it again with the arguments as "
+            "one complete JSON object"
+        )
     merged = {**arguments, **(fixed or {})}
 
     try:
@@ -97,15 +99,18 @@ async def _run_tool(
         return _error(_clip(f"internal error in tool {name}: {type(exc).__name__}: {exc}"))
 
     if not isinstance(result, ToolResult):
-        return _error(
-            f"internal error in tool {name}: returned {type(result).__name__}, not a ToolResult"
-        )
+        return _error(f"internal error in tool {name}: returned {type(result).__name__}, not a ToolResult")
     return result
 
 
 async def stream_tool(
-    registry: ToolRegistry, name: str, arguments: dict, ctx: RunContext, *,
-    stall_s: float | None = None, stalled: Callable[[str], ToolResult] | None = None,
+    registry: ToolRegistry,
+    name: str,
+    arguments: dict,
+    ctx: RunContext,
+    *,
+    stall_s: float | None = None,
+    stalled: Callable[[str], ToolResult] | None = None,
 ) -> AsyncIterator[Any]:
     """Run one call through the chain, yielding the events the tool emits while it runs, then its
     `ToolResult` last. A tool that emits nothing for `stall_s` seconds is cancelled and its result
@@ -137,8 +142,13 @@ async def stream_tool(
 
 
 async def _await_tool(
-    registry: ToolRegistry, name: str, arguments: dict, ctx: RunContext, *,
-    stall_s: float | None, stalled: Callable[[str], ToolResult] | None,
+    registry: ToolRegistry,
+    name: str,
+    arguments: dict,
+    ctx: RunContext,
+    *,
+    stall_s: float | None,
+    stalled: Callable[[str], ToolResult] | None,
 ) -> AsyncIterator[Any]:
     """`stream_tool` for a tool that emits nothing while it runs: silent for `stall_s` then means
     running that long, so one timeout around the awaited call is the same bound — without a task,
@@ -166,8 +176,11 @@ def _unknown_tool(name: str, names: list[str]) -> str:
     (`query` for `sqlite__query`), else the nearest name."""
     unprefixed = [n for n in names if n.split("__", 1)[-1] == name and "__" in n]
     close = unprefixed or difflib.get_close_matches(name, names, n=1)
-    hint = f" Did you mean {close[0]!r}?" if len(close) == 1 else (
-        f" Did you mean one of {', '.join(map(repr, close))}?" if close else "")
+    hint = (
+        f" Did you mean {close[0]!r}?"
+        if len(close) == 1
+        else (f" Did you mean one of {', '.join(map(repr, close))}?" if close else "")
+    )
     return f"unknown tool {name!r}.{hint} Available tools: {', '.join(names) or '(none)'}"
 
 

@@ -96,9 +96,7 @@ class ReadFileInput(BaseModel):
 
 class ReadFile(Tool):
     name = "read_file"
-    description = (
-        "Read a text file; lines come numbered (number, tab, text)."
-    )
+    description = "Read a text file; lines come numbered (number, tab, text)."
     input_model = ReadFileInput
     repeat = "per_target"
     read_only = True
@@ -143,7 +141,7 @@ class ReadFile(Tool):
 
 def _page(lines: list[str], encoding: Encoding, shown: str, offset: int, limit: int) -> ToolResult:
     """A small file's page, as `_read_lines` shows a streamed one."""
-    return _shown(lines[offset - 1:offset - 1 + limit], len(lines), encoding, shown, offset)
+    return _shown(lines[offset - 1 : offset - 1 + limit], len(lines), encoding, shown, offset)
 
 
 def _shown(lines: list[str], total: int, encoding: Encoding, shown: str, offset: int) -> ToolResult:
@@ -227,8 +225,7 @@ _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
 class EditFile(Tool):
     name = "edit_file"
     description = (
-        "Replace `old` with `new` in a file; `old` must occur exactly once, whitespace included, "
-        "without line numbers."
+        "Replace `old` with `new` in a file; `old` must occur exactly once, whitespace included, without line numbers."
     )
     input_model = EditFileInput
     repeat = "per_target"
@@ -331,9 +328,7 @@ class ListDirInput(BaseModel):
 
 class ListDir(Tool):
     name = "list_dir"
-    description = (
-        "List one directory (not recursive); folders end in '/'."
-    )
+    description = "List one directory (not recursive); folders end in '/'."
     input_model = ListDirInput
     repeat = "per_target"
     read_only = True

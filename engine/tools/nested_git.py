@@ -16,8 +16,21 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-_SKIP = frozenset({"node_modules", "__pycache__", ".venv", "venv", "site-packages", ".tox", ".nox",
-                   ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache"})
+_SKIP = frozenset(
+    {
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "site-packages",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".cache",
+    }
+)
 MAX_ENTRIES = 200_000  # directory entries looked at, at most (a 200k-entry tree walks in ~0.3 s)
 
 

@@ -54,9 +54,7 @@ class ToolRegistry:
         wanted = set(names)
         unknown = sorted(wanted - self._tools.keys())
         if unknown:
-            raise ConfigError(
-                f"unknown tool(s): {', '.join(unknown)}; available: {', '.join(self._tools)}"
-            )
+            raise ConfigError(f"unknown tool(s): {', '.join(unknown)}; available: {', '.join(self._tools)}")
         return ToolRegistry(t for n, t in self._tools.items() if n in wanted)
 
     def __len__(self) -> int:

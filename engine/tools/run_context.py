@@ -33,8 +33,9 @@ Section = TypeVar("Section")
 class SubAgent(Protocol):
     """A sub-agent started by `Agent.spawn`: its stream of events ends in its own `unit_end`."""
 
-    def run(self, user_text: str | None, *, unit_id: str = "main", max_steps: int | None = None) -> AsyncIterator[Any]:
-        ...
+    def run(
+        self, user_text: str | None, *, unit_id: str = "main", max_steps: int | None = None
+    ) -> AsyncIterator[Any]: ...
 
 
 class Agent(Protocol):
@@ -48,9 +49,9 @@ class Agent(Protocol):
     session: Session
     totals: Any
 
-    def spawn(self, *, provider: Provider, model: str, session: Session, tools: ToolRegistry,
-              agent: str) -> SubAgent:
-        ...
+    def spawn(
+        self, *, provider: Provider, model: str, session: Session, tools: ToolRegistry, agent: str
+    ) -> SubAgent: ...
 
 
 @dataclass

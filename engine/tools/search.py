@@ -40,9 +40,7 @@ class GrepInput(BaseModel):
 
 class Grep(Tool):
     name = "grep"
-    description = (
-        "Search the text files under `path` for a Python regex; prints path:line: text."
-    )
+    description = "Search the text files under `path` for a Python regex; prints path:line: text."
     input_model = GrepInput
     repeat = "few"
     read_only = True
@@ -96,18 +94,21 @@ def _search(root: Path, regex: BoundedPattern, path: str, glob: str | None, cap:
                 shown.append(f"{rel}:{number}: {line}")
 
     where = shown_target + (f" (glob {glob})" if glob else "")
-    unsearched = (f"\n[not searched, larger than {MAX_FILE_BYTES >> 20} MB: {', '.join(too_big[:10])}"
-                  f"{' …' if len(too_big) > 10 else ''}; read_file pages through one]") if too_big else ""
+    unsearched = (
+        (
+            f"\n[not searched, larger than {MAX_FILE_BYTES >> 20} MB: {', '.join(too_big[:10])}"
+            f"{' …' if len(too_big) > 10 else ''}; read_file pages through one]"
+        )
+        if too_big
+        else ""
+    )
     if total == 0:
         return ToolResult(f"no matches for /{regex.pattern}/ in {where}{unsearched}")
     body = "\n".join(shown) + unsearched
     for name, files in not_utf8.items():  # say what was assumed, never silent U+FFFD
         body += f"\n[not UTF-8, decoded as {name}: {', '.join(files[:10])}{' …' if len(files) > 10 else ''}]"
     if total > cap:
-        body += (
-            f"\n[showing {cap} of {total} matches in {files_with_hits} files; "
-            "narrow the pattern, path or glob]"
-        )
+        body += f"\n[showing {cap} of {total} matches in {files_with_hits} files; narrow the pattern, path or glob]"
     return ToolResult(body)
 
 

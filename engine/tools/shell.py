@@ -105,9 +105,7 @@ class Shell(Tool):
         rule = blocked_by(args.command)
         if rule is not None:
             return ToolResult(
-                f"refused: the command matches blocklist rule '{rule.name}' ({rule.why}); "
-                "it was not run",
-                is_error=True,
+                f"refused: the command matches blocklist rule '{rule.name}' ({rule.why}); it was not run", is_error=True
             )
         settings = ctx.settings.tools
         timeout = args.timeout_s or settings.shell_timeout_s
@@ -128,8 +126,16 @@ class Shell(Tool):
             result.is_error = result.is_error or any(note.startswith("refused:") for note in notes)
         return result
 
-    async def _run(self, command: str, bash: str, call, ctx: RunContext, output: HeadTail,  # noqa: ANN001
-                   timeout: float, capped: bool) -> ToolResult:
+    async def _run(
+        self,
+        command: str,
+        bash: str,
+        call,
+        ctx: RunContext,
+        output: HeadTail,  # noqa: ANN001
+        timeout: float,
+        capped: bool,
+    ) -> ToolResult:
         plan = call.plan
         # Our own pipe rather than asyncio's: Process.wait() waits for its pipes to close, which a
         # background child (`server &`) can hold open forever; this one we can stop reading.
@@ -264,8 +270,7 @@ def _signal_name(number: int) -> str:
 
 
 def _result(
-    text: str, code: int | None, timed_out: bool, timeout: float, capped: bool, undrained: bool,
-    hint: str | None = None,
+    text: str, code: int | None, timed_out: bool, timeout: float, capped: bool, undrained: bool, hint: str | None = None
 ) -> ToolResult:
     body = text.rstrip("\n") if text.strip() else "(no output)"
     notes: list[str] = [hint] if hint else []

@@ -69,5 +69,11 @@ def shown_name(name: str) -> str:
     if name.isprintable():
         return name
     # a lone surrogate (a byte that is not UTF-8) is the chain's to write out, as the byte (surrogates.py)
-    return "".join(ch if ch.isprintable() or ch == " " or "\ud800" <= ch <= "\udfff" else f"\\x{ord(ch):02x}"
-                   if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in name)
+    return "".join(
+        ch
+        if ch.isprintable() or ch == " " or "\ud800" <= ch <= "\udfff"
+        else f"\\x{ord(ch):02x}"
+        if ord(ch) < 0x100
+        else f"\\u{ord(ch):04x}"
+        for ch in name
+    )

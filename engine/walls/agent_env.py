@@ -31,13 +31,32 @@ __all__ = ["agent_env", "dropped_names", "is_provider_key"]
 
 # Names the model providers and litellm read keys from (beyond the `*_API_KEY` shape, which is
 # matched as a pattern): the agent never gets them.
-_PROVIDER_NAMES = frozenset({
-    "ANTHROPIC_AUTH_TOKEN", "OPENAI_ORG_ID", "OPENAI_ORGANIZATION", "OPENAI_PROJECT_ID",
-    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-    "AZURE_AD_TOKEN", "AZURE_CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "VERTEXAI_CREDENTIALS",
-    "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "REPLICATE_API_TOKEN", "DATABRICKS_TOKEN",
-    "WATSONX_APIKEY", "WATSONX_TOKEN", "CO_API_KEY", "LITELLM_MASTER_KEY", "GITHUB_COPILOT_TOKEN",
-})
+_PROVIDER_NAMES = frozenset(
+    {
+        "ANTHROPIC_AUTH_TOKEN",
+        "OPENAI_ORG_ID",
+        "OPENAI_ORGANIZATION",
+        "OPENAI_PROJECT_ID",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AZURE_AD_TOKEN",
+        "AZURE_CLIENT_SECRET",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "VERTEXAI_CREDENTIALS",
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HUGGINGFACE_HUB_TOKEN",
+        "REPLICATE_API_TOKEN",
+        "DATABRICKS_TOKEN",
+        "WATSONX_APIKEY",
+        "WATSONX_TOKEN",
+        "CO_API_KEY",
+        "LITELLM_MASTER_KEY",
+        "GITHUB_COPILOT_TOKEN",
+    }
+)
 # The providers arreio reaches itself or through litellm: their `<PREFIX>_API_KEY` (and the like) is
 # a provider key; another program's `*_API_KEY` (`STRIPE_API_KEY`) is only secret-shaped.
 _PROVIDERS = (
@@ -51,7 +70,8 @@ _PROVIDERS = (
     "|NLPCLOUD|ASSEMBLYAI|ELEVENLABS|DEEPGRAM|OPENAI_COMPATIBLE|LLAMA_API|META_LLAMA|V0|MORPH|HEROKU|DATAROBOT"
 )
 _PROVIDER_SHAPE = re.compile(
-    rf"(?i)^(?:{_PROVIDERS})_(?:API_?KEY|APIKEY|KEY|TOKEN|API_TOKEN|SECRET|SECRET_KEY|ACCESS_TOKEN|AUTH_TOKEN)$")
+    rf"(?i)^(?:{_PROVIDERS})_(?:API_?KEY|APIKEY|KEY|TOKEN|API_TOKEN|SECRET|SECRET_KEY|ACCESS_TOKEN|AUTH_TOKEN)$"
+)
 _SECRET_NAME = re.compile(
     r"(?i)TOKEN(?!IZ)|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|_PWD$|(?:^|_)AUTH$|(?:^|_)PAT$|(?:^|_)KEY$"
 )

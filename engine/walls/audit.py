@@ -166,9 +166,13 @@ class AuditJournal:
             if seq not in hashes and not self.path.exists():
                 return Verification(False, 0, 1, f"the journal file is gone, and {where} recorded entry {seq}")
             if seq not in hashes:
-                return Verification(False, result.entries, result.entries + 1,
-                                    f"{where} recorded entry {seq}, but the journal ends at entry {result.entries}: "
-                                    "entries were removed from its end")
+                return Verification(
+                    False,
+                    result.entries,
+                    result.entries + 1,
+                    f"{where} recorded entry {seq}, but the journal ends at entry {result.entries}: "
+                    "entries were removed from its end",
+                )
             if hashes[seq] != digest_:  # the entries before it are a chain of their own, and check out
                 return Verification(False, seq - 1, seq, f"entry {seq} is not the one {where} recorded")
         return result
@@ -201,11 +205,15 @@ class AuditJournal:
                 return Verification(False, seq, number, f"entry {record['seq']} was changed after it was written")
             if record["prev"] != prev:
                 return Verification(
-                    False, seq, number,
+                    False,
+                    seq,
+                    number,
                     f"entry {record['seq']} does not follow the entry before it (an entry was deleted or inserted)",
                 )
             if record["seq"] != seq + 1:
-                return Verification(False, seq, number, f"entry {record['seq']} follows entry {seq}: entries are missing")
+                return Verification(
+                    False, seq, number, f"entry {record['seq']} follows entry {seq}: entries are missing"
+                )
             prev, seq = record["hash"], record["seq"]
         if unreadable is not None:
             number, before, why = unreadable
@@ -217,10 +225,16 @@ class AuditJournal:
 def _is_entry(record: Any) -> bool:
     """The fields the chain is checked on, with their types: a tampered `"prev": 5` is reported, not
     a crash of the command that exists to report it."""
-    return (isinstance(record, dict) and {"seq", "hash", "prev", "kind"} <= record.keys()
-            and isinstance(record["seq"], int) and not isinstance(record["seq"], bool)
-            and isinstance(record["hash"], str) and isinstance(record["prev"], str)
-            and isinstance(record["kind"], str) and isinstance(record.get("payload", {}), dict | None))
+    return (
+        isinstance(record, dict)
+        and {"seq", "hash", "prev", "kind"} <= record.keys()
+        and isinstance(record["seq"], int)
+        and not isinstance(record["seq"], bool)
+        and isinstance(record["hash"], str)
+        and isinstance(record["prev"], str)
+        and isinstance(record["kind"], str)
+        and isinstance(record.get("payload", {}), dict | None)
+    )
 
 
 def _ends_with_newline(fd: int) -> bool:

@@ -53,20 +53,57 @@ CHMOD = BlockRule("chmod -R 777 /", "opens every file on the machine to everyone
 CHOWN = BlockRule("chown -R /", "changes the owner of every file on the machine")
 PIPE_TO_SHELL = BlockRule("curl | sh", "runs code fetched or decoded on the fly, unseen")
 SECRETS_OUT = BlockRule("upload credentials", "sends private keys or credentials off the machine")
-BLOCKLIST: tuple[BlockRule, ...] = (RM_ROOT, RM_HOME, MKFS, DD, DISK, FORK_BOMB, SHUTDOWN, CHMOD, CHOWN,
-                                    PIPE_TO_SHELL, SECRETS_OUT)
+BLOCKLIST: tuple[BlockRule, ...] = (
+    RM_ROOT,
+    RM_HOME,
+    MKFS,
+    DD,
+    DISK,
+    FORK_BOMB,
+    SHUTDOWN,
+    CHMOD,
+    CHOWN,
+    PIPE_TO_SHELL,
+    SECRETS_OUT,
+)
 
-_SYSTEM_DIRS = frozenset({"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc",
-                          "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/Users", "/System", "/Library",
-                          "/Applications", "/private"})
+_SYSTEM_DIRS = frozenset(
+    {
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/opt",
+        "/proc",
+        "/root",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/usr",
+        "/var",
+        "/Users",
+        "/System",
+        "/Library",
+        "/Applications",
+        "/private",
+    }
+)
 _HOME = re.compile(r"~|\$HOME|\$\{HOME\}|/(?:home|Users)/[^/]+")
 _DEVICE = re.compile(r"/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|md\d|dm-\d|mapper/)")
 _HARMLESS_DEV = re.compile(r"/dev/(?:null|zero|stdout|stderr|tty|random|urandom|fd/\d+)$")
 _FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "aria2c", "nc", "ncat", "netcat", "socat", "lynx"})
 _UPLOADERS = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet"})
-_SECRET = re.compile(r"\.ssh/(?!known_hosts|config$|authorized_keys|.*\.pub$)|\.aws/credentials|\.gnupg/|/etc/shadow"
-                     r"|\.netrc|\.git-credentials|\.config/gh/hosts|\.docker/config\.json|\.kube/config")
-_FORK_CODE = re.compile(r"fork\s*while\s*fork|while\s*\(?\s*(?:True|1)\s*\)?\s*:?\s*\{?\s*os\.fork\(\)|for\s*\(;;\)\s*fork")
+_SECRET = re.compile(
+    r"\.ssh/(?!known_hosts|config$|authorized_keys|.*\.pub$)|\.aws/credentials|\.gnupg/|/etc/shadow"
+    r"|\.netrc|\.git-credentials|\.config/gh/hosts|\.docker/config\.json|\.kube/config"
+)
+_FORK_CODE = re.compile(
+    r"fork\s*while\s*fork|while\s*\(?\s*(?:True|1)\s*\)?\s*:?\s*\{?\s*os\.fork\(\)|for\s*\(;;\)\s*fork"
+)
 
 
 def blocked_by(command: str) -> BlockRule | None:
@@ -121,8 +158,7 @@ def _mkfs(c: Command) -> bool:
 
 
 def _dd(c: Command) -> bool:
-    return c.program == "dd" and any(
-        w.startswith("of=/dev/") and not _HARMLESS_DEV.match(w[3:]) for w in c.argv[1:])
+    return c.program == "dd" and any(w.startswith("of=/dev/") and not _HARMLESS_DEV.match(w[3:]) for w in c.argv[1:])
 
 
 def _disk(c: Command) -> bool:
@@ -146,8 +182,12 @@ def _mode_open(word: str) -> bool:
 
 
 def _chmod(c: Command) -> bool:
-    return (c.program == "chmod" and "-R" in c.flags and any(_mode_open(w) for w in c.words)
-            and any(_is_root(w) or _is_home(w) for w in c.words))
+    return (
+        c.program == "chmod"
+        and "-R" in c.flags
+        and any(_mode_open(w) for w in c.words)
+        and any(_is_root(w) or _is_home(w) for w in c.words)
+    )
 
 
 def _chown(c: Command) -> bool:
@@ -181,7 +221,11 @@ def _uploads_secret(c: Command) -> bool:
     for i, arg in enumerate(args):
         if not _SECRET.search(arg):
             continue
-        sent = "@" in arg or (i and args[i - 1] in ("-T", "--upload-file")) or arg.startswith(("--post-file", "--body-file"))
+        sent = (
+            "@" in arg
+            or (i and args[i - 1] in ("-T", "--upload-file"))
+            or arg.startswith(("--post-file", "--body-file"))
+        )
         if sent:
             return True
     return any(r.op == "<" and _SECRET.search(r.target) for r in c.redirects)
@@ -213,8 +257,11 @@ def _fork_bomb(line: CommandLine) -> Command | None:
 def _pipe_to_shell(line: CommandLine) -> Command | None:
     for pipeline in line.pipelines:
         for k, c in enumerate(pipeline):
-            if k and reads_stdin_code(c) and any(
-                    core(p).program in _FETCHERS or is_decoder(core(p)) for p in pipeline[:k]):
+            if (
+                k
+                and reads_stdin_code(c)
+                and any(core(p).program in _FETCHERS or is_decoder(core(p)) for p in pipeline[:k])
+            ):
                 return c
     return None
 
@@ -222,9 +269,14 @@ def _pipe_to_shell(line: CommandLine) -> Command | None:
 def _secret_piped_out(line: CommandLine) -> Command | None:
     for pipeline in line.pipelines:
         for k, c in enumerate(pipeline):
-            if k and core(c).program in _UPLOADERS and any(
+            if (
+                k
+                and core(c).program in _UPLOADERS
+                and any(
                     any(_SECRET.search(w) for w in p.argv[1:]) or any(_SECRET.search(r.target) for r in p.redirects)
-                    for p in pipeline[:k]):
+                    for p in pipeline[:k]
+                )
+            ):
                 return c
     return None
 

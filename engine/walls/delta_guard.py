@@ -59,8 +59,10 @@ class DeltaGuard:
         held = self._held.pop(kind, None)
         text = (held.text if held is not None else "") + event.text
         cut = max(text.rfind(c) for c in " \n\t\r") + 1
-        if held is not None and (not any(c in event.text for c in " \n\t\r")
-                                 or (held.text.startswith("-----BEGIN") and "-----END" not in text)):
+        if held is not None and (
+            not any(c in event.text for c in " \n\t\r")
+            or (held.text.startswith("-----BEGIN") and "-----END" not in text)
+        ):
             cut = 0  # what was held stays held until a blank (a key's END) arrives: a wait, not a rescan
         # Never cut inside a match, nor release the start of one that reaches the end of the text
         # (complete or not, it may go on: `Bearer ` then the token, a key's next line).
@@ -105,8 +107,9 @@ class DeltaGuard:
             if end - at <= _HEAD:
                 if lowered[at:] in self._lead_starts:
                     starts.add(at)
-            elif (longer := self._long_leads.get(lowered[at:at + _HEAD])) and any(
-                    lead.startswith(lowered[at:]) for lead in longer):
+            elif (longer := self._long_leads.get(lowered[at : at + _HEAD])) and any(
+                lead.startswith(lowered[at:]) for lead in longer
+            ):
                 starts.add(at)
         if not starts:
             return []

@@ -34,8 +34,15 @@ from arreio.engine.walls.shell_syntax import parse_structure, work_budget
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 _INTERPRETER = re.compile(r"(python|pypy|perl|ruby|php)[\d.]*|(node|nodejs|deno|bun)")
 # interpreter family → the options whose value is code (a cluster ending in the letter counts too)
-_CODE_FLAGS = {"python": ("-c",), "pypy": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",),
-               "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval", "-p", "--print")}
+_CODE_FLAGS = {
+    "python": ("-c",),
+    "pypy": ("-c",),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "php": ("-r",),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+}
 # wrapper → (its options that take a value, how many positional words precede the command)
 _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"}), 0),
@@ -52,8 +59,26 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "timeout": (frozenset({"-s", "-k", "--signal", "--kill-after"}), 1),
     "taskset": (frozenset(), 1),
     "flock": (frozenset({"-w", "-E"}), 1),
-    "xargs": (frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--max-args", "--max-procs",
-                         "--delimiter", "--arg-file", "--replace"}), 0),
+    "xargs": (
+        frozenset(
+            {
+                "-I",
+                "-n",
+                "-P",
+                "-d",
+                "-L",
+                "-s",
+                "-E",
+                "-a",
+                "--max-args",
+                "--max-procs",
+                "--delimiter",
+                "--arg-file",
+                "--replace",
+            }
+        ),
+        0,
+    ),
     "watch": (frozenset({"-n", "--interval"}), 0),
     "unbuffer": (frozenset(), 0),
     "busybox": (frozenset(), 0),
@@ -278,7 +303,7 @@ def _find(command: Command, level: int) -> list[Command | CommandLine]:
     while i < len(argv):
         if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
             end = next((j for j in range(i + 1, len(argv)) if argv[j] in (";", "+")), len(argv))
-            ran = Command(tuple(argv[i + 1:end]), implied="")
+            ran = Command(tuple(argv[i + 1 : end]), implied="")
             if ran.argv:
                 found.append(ran)
                 deletes = deletes or core(ran).program in ("rm", "unlink", "shred")
@@ -315,7 +340,14 @@ def _interpreter(command: Command, level: int) -> list[Command | CommandLine]:
     found: list[Command | CommandLine] = []
     for m in _TREE_DELETE.finditer(code):
         name = m.group(0).split("(")[0].strip()
-        recursive = name in ("rmtree", "remove_tree", "rm_rf", "rm_r", "rimraf", "rimraf.sync") or "recursive" in m.group("rest")
+        recursive = name in (
+            "rmtree",
+            "remove_tree",
+            "rm_rf",
+            "rm_r",
+            "rimraf",
+            "rimraf.sync",
+        ) or "recursive" in m.group("rest")
         if recursive:
             found.append(Command(("rm", "-r", "-f", _target(m.group("arg"))), implied=how))
     for m in _EXEC_LITERAL.finditer(code):

@@ -23,9 +23,25 @@ _ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 # be a path). Keys are `section.key`, with any subsection dropped, lower case.
 _PATH_KEYS = {"core.hookspath", "include.path", "includeif.path", "core.attributesfile"}
 _COMMAND_KEYS = {
-    "core.fsmonitor", "core.pager", "core.editor", "core.sshcommand", "core.askpass", "sequence.editor", "diff.textconv",
-    "diff.command", "diff.external", "filter.clean", "filter.smudge", "filter.process", "merge.driver",
-    "credential.helper", "gpg.program", "pager.log", "pager.diff", "pager.show", "alias.*",
+    "core.fsmonitor",
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.askpass",
+    "sequence.editor",
+    "diff.textconv",
+    "diff.command",
+    "diff.external",
+    "filter.clean",
+    "filter.smudge",
+    "filter.process",
+    "merge.driver",
+    "credential.helper",
+    "gpg.program",
+    "pager.log",
+    "pager.diff",
+    "pager.show",
+    "alias.*",
 }
 _INCLUDES = {"include.path", "includeif.path"}
 
@@ -106,7 +122,7 @@ def _entries(config: Path) -> list[tuple[str, str]]:
         head = _SECTION.match(line)
         if head:
             section = head.group(1).lower().split(".", 1)[0]
-            line = line[head.end():]
+            line = line[head.end() :]
             if not line.strip():
                 continue
         entry = _ENTRY.match(line)

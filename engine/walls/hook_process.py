@@ -92,8 +92,9 @@ class HookRun:
         return f"exited {self.exit_code}" + (f": {tail[:300]}" if tail else "")
 
 
-def hook_env(env: Mapping[str, str], cwd: Path, moment: str, passthrough: Sequence[str] = (),
-             writable_roots: Sequence[str] = ()) -> dict[str, str]:
+def hook_env(
+    env: Mapping[str, str], cwd: Path, moment: str, passthrough: Sequence[str] = (), writable_roots: Sequence[str] = ()
+) -> dict[str, str]:
     """The environment a hook runs with (module docstring)."""
     out = agent_env(env, passthrough)
     out["PATH"] = trusted_path(env, agent_writable(cwd, env, writable_roots))
@@ -115,14 +116,28 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-async def run_hook(argv: list[str], payload: dict[str, Any], *, cwd: Path, env: dict[str, str], timeout_s: float,
-                   pass_fds: tuple[int, ...] = ()) -> HookRun:
+async def run_hook(
+    argv: list[str],
+    payload: dict[str, Any],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    pass_fds: tuple[int, ...] = (),
+) -> HookRun:
     """Run one hook to its end or its timeout, without blocking the event loop; a cancel kills it."""
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True, pass_fds=pass_fds)
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
     except OSError as error:
         return HookRun(None, error=f"could not start: {error.strerror or error}")
     try:
@@ -138,14 +153,22 @@ async def run_hook(argv: list[str], payload: dict[str, Any], *, cwd: Path, env: 
     return HookRun(proc.returncode, _cap(out), _cap(err))
 
 
-def run_hook_sync(argv: list[str], payload: dict[str, Any], *, cwd: Path, env: dict[str, str],
-                  timeout_s: float) -> HookRun:
+def run_hook_sync(
+    argv: list[str], payload: dict[str, Any], *, cwd: Path, env: dict[str, str], timeout_s: float
+) -> HookRun:
     """The same, for the moments the conveyor reaches outside the event loop's awaits (the session's
     start, the run's end)."""
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except OSError as error:
         return HookRun(None, error=f"could not start: {error.strerror or error}")
     try:

@@ -56,10 +56,12 @@ class HookSpec(BaseModel):
 
     command: list[str] = Field(description="The program and its arguments (a string is split like a shell's words).")
     match: str = Field("", description="Regular expression the tool name (stop: the verdict) must match whole.")
-    timeout_s: float | None = Field(None, gt=0, le=600,
-                                    description="Seconds before it is killed (default hooks.timeout_s).")
-    sandbox: bool = Field(False,
-                          description="Run it in the agent's sandbox (for a program that runs the project's code).")
+    timeout_s: float | None = Field(
+        None, gt=0, le=600, description="Seconds before it is killed (default hooks.timeout_s)."
+    )
+    sandbox: bool = Field(
+        False, description="Run it in the agent's sandbox (for a program that runs the project's code)."
+    )
     source: str = Field("config", description="The file it came from (set when config is read).")
 
     @field_validator("command", mode="before")
@@ -73,15 +75,18 @@ class HookSpec(BaseModel):
         if isinstance(value, list) and not value:
             raise ValueError("the command is empty")
         if isinstance(value, list):  # YAML reads `[true]` or `[sleep, 5]` as a boolean and a number
-            value = [str(w).lower() if isinstance(w, bool) else str(w) if isinstance(w, (int, float)) else w
-                     for w in value]
+            value = [
+                str(w).lower() if isinstance(w, bool) else str(w) if isinstance(w, (int, float)) else w for w in value
+            ]
             for word in value:
                 if isinstance(word, str) and FILE in word and not _FILE_WORD.fullmatch(word):
                     # The agent names the file: inside a longer word (`sh -c "black {file}"`) its name
                     # would be read as shell code on the host.
-                    raise ValueError(f"{FILE} must be a word of its own (or an option's value, --x={FILE}), not "
-                                     f"part of {word!r}; a shell script takes it as an argument: "
-                                     f"[sh, -c, 'black \"$1\"', sh, '{FILE}']")
+                    raise ValueError(
+                        f"{FILE} must be a word of its own (or an option's value, --x={FILE}), not "
+                        f"part of {word!r}; a shell script takes it as an argument: "
+                        f"[sh, -c, 'black \"$1\"', sh, '{FILE}']"
+                    )
         return value
 
     @field_validator("match")
@@ -109,8 +114,9 @@ class HooksSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     timeout_s: float = Field(30.0, gt=0, le=600, description="A hook's timeout unless it sets its own.")
-    env_passthrough: list[str] = Field(default_factory=list,
-                                       description="Secret-shaped variables a hook may see (names or globs).")
+    env_passthrough: list[str] = Field(
+        default_factory=list, description="Secret-shaped variables a hook may see (names or globs)."
+    )
     pre_tool_use: list[HookSpec] = Field(default_factory=list)
     post_tool_use: list[HookSpec] = Field(default_factory=list)
     user_prompt_submit: list[HookSpec] = Field(default_factory=list)
@@ -146,8 +152,9 @@ class Resolved:
     problem: str = ""
 
 
-def resolve_program(spec: HookSpec, cwd: Path, env: Mapping[str, str], state: Path | None,
-                    writable_roots: Sequence[str] = ()) -> Resolved:
+def resolve_program(
+    spec: HookSpec, cwd: Path, env: Mapping[str, str], state: Path | None, writable_roots: Sequence[str] = ()
+) -> Resolved:
     """Where the hook's program is, looked up only where the agent cannot have put it (module docstring)."""
     name = spec.command[0]
     untrusted = agent_writable(cwd, env, writable_roots)
@@ -193,22 +200,27 @@ class Found:
     problem: str = ""
 
 
-def find_programs(hooks: HooksSettings, cwd: Path, env: Mapping[str, str], state: Path | None,
-                  writable_roots: Sequence[str] = ()) -> list[Found]:
+def find_programs(
+    hooks: HooksSettings, cwd: Path, env: Mapping[str, str], state: Path | None, writable_roots: Sequence[str] = ()
+) -> list[Found]:
     """Every hook with its program looked up, and what would stop it from running (for `arreio doctor`)."""
     out: list[Found] = []
     for moment, index, spec in hooks.all():
         found = resolve_program(spec, cwd, env, state, writable_roots)
         script = _agent_script(spec, cwd, env, state, writable_roots) if found.path is not None else None
         if script:
-            found = Resolved(None, f"'{script}' is a script in a folder the agent can write, and the hook would run "
-                                   "it on the host; keep hook scripts under .arreio/hooks/")
+            found = Resolved(
+                None,
+                f"'{script}' is a script in a folder the agent can write, and the hook would run "
+                "it on the host; keep hook scripts under .arreio/hooks/",
+            )
         out.append(Found(moment, index, spec, found.path, found.problem))
     return out
 
 
-def check_programs(hooks: HooksSettings, cwd: Path, env: Mapping[str, str], state: Path | None,
-                   writable_roots: Sequence[str] = ()) -> dict[tuple[str, int], str]:
+def check_programs(
+    hooks: HooksSettings, cwd: Path, env: Mapping[str, str], state: Path | None, writable_roots: Sequence[str] = ()
+) -> dict[tuple[str, int], str]:
     """Each hook's program, found before the run starts; a hook that cannot run is a config error
     (a guard that silently does not run is worse than a run that does not start)."""
     out: dict[tuple[str, int], str] = {}
@@ -222,8 +234,9 @@ def check_programs(hooks: HooksSettings, cwd: Path, env: Mapping[str, str], stat
 _SCRIPTS = (".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".lua", ".ps1")
 
 
-def _agent_script(spec: HookSpec, cwd: Path, env: Mapping[str, str], state: Path | None,
-                  writable_roots: Sequence[str]) -> str | None:
+def _agent_script(
+    spec: HookSpec, cwd: Path, env: Mapping[str, str], state: Path | None, writable_roots: Sequence[str]
+) -> str | None:
     """An argument naming a script the agent could have written (`python3 tools/fmt.py`): the program
     is trusted, but what it would run is not."""
     untrusted = agent_writable(cwd, env, writable_roots)
@@ -237,7 +250,10 @@ def _agent_script(spec: HookSpec, cwd: Path, env: Mapping[str, str], state: Path
                 continue
         except (OSError, RuntimeError, ValueError):
             continue
-        if inside_any(path, untrusted) and not inside_any(path, kept) and (
-                path.suffix.lower() in _SCRIPTS or _executable(path)):
+        if (
+            inside_any(path, untrusted)
+            and not inside_any(path, kept)
+            and (path.suffix.lower() in _SCRIPTS or _executable(path))
+        ):
             return word
     return None

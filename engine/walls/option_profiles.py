@@ -242,9 +242,15 @@ GIT_RUNS = frozenset({("submodule", "foreach"), ("bisect", "run"), ("filter-bran
 # fmt: on
 
 
-def option_problem(profile: Profile, args: Sequence[str], accepted: frozenset[str], *,
-                   open_words: frozenset[int] = frozenset(), first: int = 0,
-                   aliases: Mapping[str, str] | None = None) -> str | None:
+def option_problem(
+    profile: Profile,
+    args: Sequence[str],
+    accepted: frozenset[str],
+    *,
+    open_words: frozenset[int] = frozenset(),
+    first: int = 0,
+    aliases: Mapping[str, str] | None = None,
+) -> str | None:
     """The first option of `args` (argv positions from `first`) that is not harmless under `profile`
     and not among the rule's own `accepted` flags (as the rule spelled them, normalised by `aliases`:
     a rule's `--output=out.patch` accepts that value only, its `--stat` any), or a word only known

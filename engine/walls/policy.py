@@ -109,16 +109,26 @@ class _Call:
 
 
 def decide(
-    settings: GovernanceSettings, name: str, arguments: dict[str, Any], *, tool_sensitive: bool,
-    cwd: Path | None = None, env: Mapping[str, str] | None = None, state: Path | None = None,
+    settings: GovernanceSettings,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    tool_sensitive: bool,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    state: Path | None = None,
     cwd_resolved: bool = False,
 ) -> Decision:
     """allow / ask / deny for one call, with the reason in plain words. `cwd` is the working directory
     paths are resolved from, `env` the run's environment (HOME, ARREIO_HOME) — both default to the
     process's, as `paths.state_dir` does — and `state` the run's state folder when set another way.
     `cwd_resolved`: `cwd` is resolved already (a `RunContext.cwd` is), so it is not walked again."""
-    call = _Call(name, arguments, Path(cwd or Path.cwd()).resolve() if not cwd_resolved else cwd,
-                 process_env() if env is None else env)
+    call = _Call(
+        name,
+        arguments,
+        Path(cwd or Path.cwd()).resolve() if not cwd_resolved else cwd,
+        process_env() if env is None else env,
+    )
     command = arguments.get("command")
     if name == "shell" and isinstance(command, str):
         call.line = parse(command)
@@ -171,7 +181,9 @@ def _protected_write(settings: GovernanceSettings, call: _Call, state: Path | No
         if "$" in target or "`" in target:
             continue  # not known before it runs; the sandbox holds the line
         for base in bases:
-            refused = write_refusal("shell", _resolve(target, base, call.env), call.cwd, call.env, settings.policy, state)
+            refused = write_refusal(
+                "shell", _resolve(target, base, call.env), call.cwd, call.env, settings.policy, state
+            )
             if refused is not None:
                 return refused
     return None
@@ -217,7 +229,9 @@ def _shell_writes(line: CommandLine) -> list[str]:
             out += words  # a link to a protected file is a door into it (a hard link is the file itself)
         elif program in ("cp", "mv", "install") and len(words) >= 2:
             out.append(words[-1])
-        elif program == "git" and words[:1] == ("config",) and len(words) >= 3 and not command.flags & _GIT_CONFIG_READS:
+        elif (
+            program == "git" and words[:1] == ("config",) and len(words) >= 3 and not command.flags & _GIT_CONFIG_READS
+        ):
             if not command.flags & {"--global", "--system", "--file", "-f"}:
                 out.append(".git/config")
     return out
@@ -234,7 +248,8 @@ def _holds(rule: PolicyRule, call: _Call) -> bool:
         if reads_as_regex(rule.match):
             found = _regex(rule.match)
             return found.search(call.arguments["command"]) is not None or any(
-                found.search(c.text) for c in call.line.commands)
+                found.search(c.text) for c in call.line.commands
+            )
         return _in_order(_pattern(rule.match), call.line.commands)
     return _regex(rule.match).search(call.text(rule.arg)) is not None
 
@@ -261,8 +276,9 @@ def _allowed(rules: list[PolicyRule], call: _Call) -> tuple[PolicyRule | None, s
             if writes is not None:
                 return None, ""
             continue
-        covering = [r for r in allows
-                    if r.match is not None and r.arg in (None, "command") and _covers(r.match, command)]
+        covering = [
+            r for r in allows if r.match is not None and r.arg in (None, "command") and _covers(r.match, command)
+        ]
         if not covering:
             return None, ""
         reasons = [side_door(command, _flags_of(r), _programs_of(r)) for r in covering]
@@ -297,7 +313,7 @@ def _programs_of(rule: PolicyRule) -> frozenset[str]:
 
 
 def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _covers(match: str, command: Command) -> bool:
@@ -337,7 +353,9 @@ def _regex(match: str) -> re.Pattern[str]:
 def _outside_allow_list(path: str, allow: list[str]) -> bool:
     if path.startswith("/"):
         return True
-    return not any(fnmatch(path, pattern) or path.startswith(pattern.rstrip("*").rstrip("/") + "/") for pattern in allow)
+    return not any(
+        fnmatch(path, pattern) or path.startswith(pattern.rstrip("*").rstrip("/") + "/") for pattern in allow
+    )
 
 
 # -- rules that name no tool --------------------------------------------------------------------
@@ -355,8 +373,10 @@ def rule_warnings(settings: GovernanceSettings, known: Iterable[str]) -> list[st
         out.append(f"{where}: tool {tool!r} matches no tool offered in this run{hint}; the rule does nothing")
     for i, rule in enumerate(settings.policy):
         if rule.action != "allow" and rule.match and fnmatchcase("shell", rule.tool) and reads_as_regex(rule.match):
-            out.append(f"governance.policy[{i}]: shell {rule.action} {rule.match!r} is a regex, matched on text; "
-                       "other spellings pass it — write the command instead (match: \"rm -rf\")")
+            out.append(
+                f"governance.policy[{i}]: shell {rule.action} {rule.match!r} is a regex, matched on text; "
+                'other spellings pass it — write the command instead (match: "rm -rf")'
+            )
     return out
 
 

@@ -72,7 +72,7 @@ class Protected:
 
 
 def protected_areas(
-    cwd: Path, env: Mapping[str, str], state: Path | None = None, *, cwd_resolved: bool = False,
+    cwd: Path, env: Mapping[str, str], state: Path | None = None, *, cwd_resolved: bool = False
 ) -> list[Protected]:
     """Every protected place for a run in `cwd` (see the module docstring), resolved, without repeats.
     `cwd_resolved`: the caller resolved `cwd` a moment ago for this same check."""
@@ -104,8 +104,11 @@ def protected_areas(
     found += [(place, RUNTIME) for place in runtime_places() if not _within(cwd, resolved(place))]
     # A state folder that holds the working directory itself (`ARREIO_HOME` set to a parent of the
     # project) cannot be protected whole — every write would be refused — so its own entries are.
-    found = [(entry, what) for place, what in found
-             for entry in (_state_entries(place) if what == STATE and _within(cwd, resolved(place)) else [place])]
+    found = [
+        (entry, what)
+        for place, what in found
+        for entry in (_state_entries(place) if what == STATE and _within(cwd, resolved(place)) else [place])
+    ]
     out: list[Protected] = []
     for place, what in found:
         for variant in (Path(os.path.abspath(place)), resolved(place)):
@@ -145,8 +148,10 @@ def protecting(target: Path, cwd: Path, env: Mapping[str, str], state: Path | No
         parts = _below(target, cwd)
         for i, part in enumerate(parts):
             if part.casefold() in (".git", ".arreio"):  # a nested repository, or a run's state in a sub-folder
-                nested = cwd.joinpath(*parts[:i + 1])
-                return Protected(nested, posixpath.join(*parts[:i + 1]) + "/", GIT if part.casefold() == ".git" else STATE)
+                nested = cwd.joinpath(*parts[: i + 1])
+                return Protected(
+                    nested, posixpath.join(*parts[: i + 1]) + "/", GIT if part.casefold() == ".git" else STATE
+                )
     return None
 
 
@@ -156,8 +161,7 @@ def refusal(area: Protected) -> str:
 
 
 def write_refusal(
-    tool: str, target: Path, cwd: Path, env: Mapping[str, str], rules: Iterable[PolicyRule],
-    state: Path | None = None,
+    tool: str, target: Path, cwd: Path, env: Mapping[str, str], rules: Iterable[PolicyRule], state: Path | None = None
 ) -> str | None:
     """Why `tool` may not write `target` (absolute, resolved), or None: not protected, or a policy
     rule names the path (module docstring)."""
@@ -243,7 +247,7 @@ def _glob_regex(glob: str, below: bool) -> re.Pattern[str]:
             out.append("[^/]")
             i += 1
         elif glob[i] == "[" and (end := glob.find("]", i + 2)) > 0:
-            body = glob[i + 1:end]
+            body = glob[i + 1 : end]
             out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
             i = end + 1
         else:
@@ -270,8 +274,19 @@ def _gitdir(git: Path) -> Path | None:
 
 # What arreio keeps in a state folder (docs/architecture.md section 7).
 STATE_ENTRIES = (
-    "config.yaml", "sessions", "runs", "MEMORY.md", "USER.md", "memory", "skills", "knowledge.sqlite",
-    "audit.jsonl", "checkpoints", "batches", "logs", "context_calibration.json",
+    "config.yaml",
+    "sessions",
+    "runs",
+    "MEMORY.md",
+    "USER.md",
+    "memory",
+    "skills",
+    "knowledge.sqlite",
+    "audit.jsonl",
+    "checkpoints",
+    "batches",
+    "logs",
+    "context_calibration.json",
 )
 
 
@@ -290,7 +305,7 @@ def _within(path: Path, root: Path) -> bool:
     """`path` is `root` or below it, comparing names without regard to case."""
     path, root = _pure(path), _pure(root)
     if not (path.is_absolute() and root.is_absolute()):
-        return [p.casefold() for p in path.parts[:len(root.parts)]] == [p.casefold() for p in root.parts]
+        return [p.casefold() for p in path.parts[: len(root.parts)]] == [p.casefold() for p in root.parts]
     # pathlib writes an absolute path with single separators and no trailing one (but the root), and
     # case-folding never makes or takes a "/", so a string prefix on a "/" boundary is a parts prefix.
     # Strings, not parts: this runs ~30 times for every write the agent makes.
@@ -300,7 +315,7 @@ def _within(path: Path, root: Path) -> bool:
 
 def _below(path: Path, root: Path) -> tuple[str, ...]:
     """The names of `path` under `root` (which `_within` said holds it)."""
-    return _pure(path).parts[len(_pure(root).parts):]
+    return _pure(path).parts[len(_pure(root).parts) :]
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -100,7 +100,7 @@ class Redactor:
         group = match.lastgroup  # a prefixed format closes its `keep<i>` group last; others have none
         if group is None or not group.startswith("keep"):
             return "", self._names.get(match.group(0))
-        kept, hidden = match.string[match.start():match.start(group)], match.string[match.end(group):match.end()]
+        kept, hidden = match.string[match.start() : match.start(group)], match.string[match.end(group) : match.end()]
         # The kept place can hold a token itself (`https://ghp_…:x@github.com`).
         return self._pattern.sub(self._label, kept), self._names.get(hidden)
 
@@ -161,7 +161,7 @@ class Redactor:
             return text
         out, done = [], 0
         for span in spans:
-            out += [text[done:span.start], self.labels.named.format(span.name)]
+            out += [text[done : span.start], self.labels.named.format(span.name)]
             done = span.end
         out.append(text[done:])
         return "".join(out)
@@ -218,8 +218,11 @@ class Redactor:
         label lands in the piece where the secret starts; the pieces keep their count."""
         joined = "".join(pieces)
         spans = [(s.start, s.end, self.labels.named.format(s.name)) for s in self.spelled(joined)]
-        spans += [(m.start(), m.end(), self._label(m)) for m in self._pattern.finditer(joined)
-                  if not any(m.start() < end and start < m.end() for start, end, _ in spans)]
+        spans += [
+            (m.start(), m.end(), self._label(m))
+            for m in self._pattern.finditer(joined)
+            if not any(m.start() < end and start < m.end() for start, end, _ in spans)
+        ]
         spans.sort()
         if not spans:
             return list(pieces)

@@ -18,12 +18,52 @@ from arreio.engine.walls.commands import Command
 
 # runner → (the words after it that make it run a program, its options that take a value)
 _RUNNERS: dict[str, tuple[tuple[tuple[str, ...], ...], frozenset[str]]] = {
-    "uv": ((("run",), ("tool", "run")), frozenset({
-        "--with", "--with-editable", "--with-requirements", "--python", "-p", "--project", "--directory", "--env-file",
-        "--extra", "--group", "--only-group", "--no-group", "--package", "--index", "--index-url", "--extra-index-url",
-        "--from", "--cache-dir", "--config-file", "-C", "--config-setting"})),
-    "uvx": (((),), frozenset({"--with", "--with-editable", "--with-requirements", "--python", "-p", "--from", "--index",
-                              "--index-url", "--extra-index-url", "--cache-dir", "--config-file"})),
+    "uv": (
+        (("run",), ("tool", "run")),
+        frozenset(
+            {
+                "--with",
+                "--with-editable",
+                "--with-requirements",
+                "--python",
+                "-p",
+                "--project",
+                "--directory",
+                "--env-file",
+                "--extra",
+                "--group",
+                "--only-group",
+                "--no-group",
+                "--package",
+                "--index",
+                "--index-url",
+                "--extra-index-url",
+                "--from",
+                "--cache-dir",
+                "--config-file",
+                "-C",
+                "--config-setting",
+            }
+        ),
+    ),
+    "uvx": (
+        ((),),
+        frozenset(
+            {
+                "--with",
+                "--with-editable",
+                "--with-requirements",
+                "--python",
+                "-p",
+                "--from",
+                "--index",
+                "--index-url",
+                "--extra-index-url",
+                "--cache-dir",
+                "--config-file",
+            }
+        ),
+    ),
     "poetry": ((("run",),), frozenset({"-C", "--directory", "-P", "--project"})),
     "pipenv": ((("run",),), frozenset({"--python"})),
     "pdm": ((("run",),), frozenset({"-p", "--project", "-L", "--lockfile", "-r", "--venv"})),
@@ -34,8 +74,10 @@ _RUNNERS: dict[str, tuple[tuple[tuple[str, ...], ...], frozenset[str]]] = {
     "mamba": ((("run",),), frozenset({"-n", "--name", "-p", "--prefix", "--cwd"})),
     "micromamba": ((("run",),), frozenset({"-n", "--name", "-p", "--prefix", "--cwd"})),
     "npx": (((),), frozenset({"-p", "--package", "--cache", "--registry", "--userconfig"})),
-    "npm": ((("exec",), ("x",)), frozenset({"-p", "--package", "--cache", "--registry", "--userconfig", "-w",
-                                            "--workspace", "--prefix"})),
+    "npm": (
+        (("exec",), ("x",)),
+        frozenset({"-p", "--package", "--cache", "--registry", "--userconfig", "-w", "--workspace", "--prefix"}),
+    ),
     "pnpm": ((("exec",), ("dlx",)), frozenset({"-C", "--dir", "--filter", "-F", "--package", "--reporter"})),
     "yarn": ((("exec",), ("dlx",)), frozenset({"-p", "--package", "--cwd"})),
     "bunx": (((),), frozenset({"-p", "--package", "--bun"})),
@@ -57,8 +99,12 @@ def run_by(command: Command) -> Command | None:
     subcommands, takes_value = spec
     for words in subcommands:
         if tuple(args[: len(words)]) == words:
-            rest = _after_options(args[len(words):], takes_value)
-            return Command(tuple(rest), command.redirects, implied=f"{program} {' '.join(words)}".strip()) if rest else None
+            rest = _after_options(args[len(words) :], takes_value)
+            return (
+                Command(tuple(rest), command.redirects, implied=f"{program} {' '.join(words)}".strip())
+                if rest
+                else None
+            )
     return None
 
 

@@ -13,14 +13,16 @@ MIN_SECRET_CHARS = 8
 # Words that mark a credential anywhere in a name (PGPASSWORD, DJANGO_SECRETKEY, GITHUBTOKEN), and
 # short ones only as a whole segment (MYSQL_PWD, GH_PAT, NPM_AUTH: not KEYBOARD, PATH, AUTHOR).
 _STRONG_NAME = re.compile(
-    r"(?i)PASSW(?:OR)?D|PASSPHRASE|SECRET|TOKEN(?!IZ)|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|(?:^|_)PWD(?:_|$)")
+    r"(?i)PASSW(?:OR)?D|PASSPHRASE|SECRET|TOKEN(?!IZ)|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|(?:^|_)PWD(?:_|$)"
+)
 _WEAK_NAME = re.compile(r"(?i)(?:^|_)(?:KEY|PASS|PW|AUTH|PAT)(?:_|$)")
 # ...unless the variable names a place or a setting rather than a value (SSH_AUTH_SOCK,
 # GOOGLE_CREDENTIALS_FILE, PASSWORD_MIN_LENGTH, AWS_ACCESS_KEY_ID, TOKEN_URL).
 _SETTING_SUFFIX = re.compile(
     r"(?i)_(?:SOCK|SOCKET|PATH|FILE|DIR|HOME|URL|URI|ENDPOINT|HOST|PORT|DOMAIN|REGION|ID|NAME|TYPE|MODE|METHOD"
     r"|PROVIDER|BACKEND|LENGTH|LEN|MIN|MAX|TTL|TIMEOUT|EXPIRY|EXPIRES|LIMIT|COUNT|BUDGET|ENABLED|DISABLED"
-    r"|REQUIRED|POLICY|HEADER|PREFIX|SCOPES?|AUDIENCE|ISSUER|VERSION|FORMAT|ALGORITHM|CMD|COMMAND)$")
+    r"|REQUIRED|POLICY|HEADER|PREFIX|SCOPES?|AUDIENCE|ISSUER|VERSION|FORMAT|ALGORITHM|CMD|COMMAND)$"
+)
 _NOT_A_VALUE = re.compile(
     r"(?:[/~]|\.\.?/|[A-Za-z]:\\|\$)"  # a path, a reference
     r"|(?i:true|false|yes|no|on|off|none|null|enabled|disabled)$|\d+$"

@@ -21,8 +21,10 @@ _PEM_NAME = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 # Header, optional `Proc-Type:`-style lines, base64 lines, and the END line when it is there: a key
 # cut short (`head key.pem`) still hides its body, a bare header in code (`"-----BEGIN…"`) stays.
 PEM_END = rf"(?:{_LB}-----END {_PEM_NAME})"
-_PEM = (rf"-----BEGIN {_PEM_NAME}(?:{_LB}[A-Za-z][A-Za-z0-9-]*: [^\r\n\"\\]*)*(?:{_LB}[A-Za-z0-9+/=]{{16,}})+"
-        rf"(?:{_LB}[A-Za-z0-9+/=]{{1,15}}(?={_LB}-----END))?{PEM_END}?")
+_PEM = (
+    rf"-----BEGIN {_PEM_NAME}(?:{_LB}[A-Za-z][A-Za-z0-9-]*: [^\r\n\"\\]*)*(?:{_LB}[A-Za-z0-9+/=]{{16,}})+"
+    rf"(?:{_LB}[A-Za-z0-9+/=]{{1,15}}(?={_LB}-----END))?{PEM_END}?"
+)
 # A private key's base64 body without its BEGIN line (`sed 1d key.pem`, a sorted `env` that moved the
 # header away, a key kept in a variable without its armour): the DER encoding of every private-key
 # format starts with a version number right after the first length, unlike a certificate's, a CSR's
@@ -30,13 +32,17 @@ _PEM = (rf"-----BEGIN {_PEM_NAME}(?:{_LB}[A-Za-z][A-Za-z0-9-]*: [^\r\n\"\\]*)*(?
 # (`MII…IBAAK`), PKCS#8 (`MII…IBADAN`, `MIG…AgEA`), SEC1 EC (`MHcCAQEE`, `MIG…AgEB`, `MIH…AgEB`),
 # Ed25519, X25519 and Ed448 (`MC4CAQAwBQYDK2V`, `MEcCAQAwBQYDK2V`), and OpenSSH's own format. Never
 # inside a longer base64 run (`+` or `/` before it).
-_KEY_BODY = (rf"[A-Za-z0-9+/]{{20,}}=*(?:{_LB}[A-Za-z0-9+/=]{{16,}})*"
-             rf"(?:{_LB}[A-Za-z0-9+/=]{{1,15}}(?={_LB}-----END)|{_LB}[A-Za-z0-9+/]{{0,14}}={{1,2}})?{PEM_END}?")
+_KEY_BODY = (
+    rf"[A-Za-z0-9+/]{{20,}}=*(?:{_LB}[A-Za-z0-9+/=]{{16,}})*"
+    rf"(?:{_LB}[A-Za-z0-9+/=]{{1,15}}(?={_LB}-----END)|{_LB}[A-Za-z0-9+/]{{0,14}}={{1,2}})?{PEM_END}?"
+)
 _NOT_IN_BASE64 = r"(?<![+/].)"
 # A PEM private key, base64-encoded once more (a Kubernetes secret's `tls.key: LS0tLS1CRUdJTi…`):
 # "-----BEGIN " then "PRIVATE KEY" at any of the three offsets.
-_ENCODED_PEM = (r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,32}?(?:UFJJVkFURSBLRVk|BSSVZBVEUgS0VZ|QUklWQVRFIEtFW)"
-                rf"[A-Za-z0-9+/=]*(?:{_LB}[A-Za-z0-9+/=]{{16,}})*")
+_ENCODED_PEM = (
+    r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,32}?(?:UFJJVkFURSBLRVk|BSSVZBVEUgS0VZ|QUklWQVRFIEtFW)"
+    rf"[A-Za-z0-9+/=]*(?:{_LB}[A-Za-z0-9+/=]{{16,}})*"
+)
 # Whole-match token formats (the match becomes the label); each one alternative, starting with a
 # literal character or a class.
 TOKEN_PATTERNS: list[tuple[str, str]] = [
@@ -81,9 +87,11 @@ _UPTO, _VAL = "{0,1024}", f"{{{MIN_SECRET_CHARS},1024}}"
 def _not_placeholder(chars: str = r"^\s\"'\\") -> str:
     """A lookahead refusing a value (made of `chars`) that is a placeholder (`password1`, `your-key`,
     `sk-xxxx`), a masked value (`hf_***`) or a reference (litellm's `os.environ/KEY`)."""
-    return (rf"(?![{chars}]{{0,64}}?(?i:example|changeme|placeholder|dummy|your|environ|credential|xxxx"
-            r"|\*\*\*|\.\.\.|[<>]))(?!(?i:my|the|a)?[_-]?(?i:pass(?:word|wd)?|pwd|secret|token|api[_-]?key"
-            rf"|credentials?)[_-]?[0-9]{{0,3}}(?![{chars}]))")
+    return (
+        rf"(?![{chars}]{{0,64}}?(?i:example|changeme|placeholder|dummy|your|environ|credential|xxxx"
+        r"|\*\*\*|\.\.\.|[<>]))(?!(?i:my|the|a)?[_-]?(?i:pass(?:word|wd)?|pwd|secret|token|api[_-]?key"
+        rf"|credentials?)[_-]?[0-9]{{0,3}}(?![{chars}]))"
+    )
 
 
 # `name = `, `name => `, `"name": `, `name: ` (a bare colon needs a blank after it: not an ARN's
@@ -92,23 +100,37 @@ _SEP = rf"(?:{_Q}?{_T}*(?:=>|:=|=)|{_Q}{_T}*:|{_T}*:(?={_T})){_T}*"
 # The last word of a credential's name, in any case, grouped by first letter; the name must end
 # there (not `password_hash`, `tokenizer`, `max_tokens`). What comes before it (`db_`, `PG`,
 # `aws_secret_`) is left alone.
-_CRED_WORDS = [r"[Pp](?i:ass(?:w(?:or)?d|phrase)|wd|rivate[_-]?key)", r"[Ss](?i:ecret(?:[_-]?key)?)",
-               r"[Tt](?i:oken)", r"[Aa](?i:(?:pi|ccess|ccount)[_-]?key)", r"[Cc](?i:redentials?)"]
+_CRED_WORDS = [
+    r"[Pp](?i:ass(?:w(?:or)?d|phrase)|wd|rivate[_-]?key)",
+    r"[Ss](?i:ecret(?:[_-]?key)?)",
+    r"[Tt](?i:oken)",
+    r"[Aa](?i:(?:pi|ccess|ccount)[_-]?key)",
+    r"[Cc](?i:redentials?)",
+]
 _NAME_END = r"(?![A-Za-z0-9_]|-[A-Za-z])"
 # What may stand between the name and its value in a note: `password for staging: …`, `token of the
 # CI bot = …` (up to three words after for/of/on/to/at/in, none holding a `:` or `=`).
 _WHOSE = r"(?:[ \t]+(?i:for|of|on|to|at|in)(?:[ \t]+[\w.@/\-]{1,40}){1,3}?)?"
-_ENV_WORDS = [r"P(?:ASSW(?:OR)?D|ASSPHRASE|WD|RIVATE_?KEY)", r"SECRET(?:_?KEY(?:_BASE)?)?", r"TOKEN",
-              r"A(?:PI|CCESS)_?KEY", r"CREDENTIALS?"]
+_ENV_WORDS = [
+    r"P(?:ASSW(?:OR)?D|ASSPHRASE|WD|RIVATE_?KEY)",
+    r"SECRET(?:_?KEY(?:_BASE)?)?",
+    r"TOKEN",
+    r"A(?:PI|CCESS)_?KEY",
+    r"CREDENTIALS?",
+]
 # `.env` / shell lines (`PGPASSWORD=…`, `export API_KEY="…"`): any value but a word or a reference.
-_ENV_VALUE = (_NO_REF + _not_placeholder() + rf"(?![a-z_.\-]{_UPTO}{_END})(?![A-Z_.\-]{_UPTO}{_END})"
-              rf"[^{_STOP}`]{_VAL}")
+_ENV_VALUE = (
+    _NO_REF + _not_placeholder() + rf"(?![a-z_.\-]{_UPTO}{_END})(?![A-Z_.\-]{_UPTO}{_END})"
+    rf"[^{_STOP}`]{_VAL}"
+)
 # Config and code, quoted (`"password": "…"`, `password = '…'`, `'token' => "…"`): a literal with
 # a digit or ASCII punctuation but `_` `.` `-` (not "Password", "REPLACE_ME", "${DB_PASSWORD}",
 # a path expression like "Jobs[-1].JobId").
 _SYMBOL = r"[0-9!#$%&()*+,/:;<=>?@\[\]^`{|}~]"
-_QUOTED = (_NO_REF + _not_placeholder() + rf"(?![A-Za-z_]\w{_UPTO}(?:\[-?\w*\]|\.[A-Za-z_]\w*){{1,16}}{_Q})"
-           rf"(?=[^{_STOP}]{_UPTO}{_SYMBOL})[^{_STOP}]{_VAL}(?={_Q})")
+_QUOTED = (
+    _NO_REF + _not_placeholder() + rf"(?![A-Za-z_]\w{_UPTO}(?:\[-?\w*\]|\.[A-Za-z_]\w*){{1,16}}{_Q})"
+    rf"(?=[^{_STOP}]{_UPTO}{_SYMBOL})[^{_STOP}]{_VAL}(?={_Q})"
+)
 # Unquoted (`password: s3cr3t!`, `aws_secret_access_key = wJalr…`): a letter and a digit, and not
 # an expression (`os.environ[…]`, `get_token()`, `settings.secret_v2`, `password2`) nor a type
 # (`private_key: Ed25519PrivateKey`).
@@ -124,25 +146,35 @@ _BEARER = r"A-Za-z0-9._~+/\-"
 # value with `(?(q)…)`. A value starting at a label is never matched (idempotence).
 PREFIXED_PATTERNS: list[tuple[str, str]] = [
     # URL credentials: scheme and user kept (the user is redacted too if it is a token).
-    (r"://[^\s:@/\[\]\"'\\]*:",
-     r"(?![$<{%*])(?!x+@)" + _not_placeholder(r"^\s@/\"'\\") + r"[^\s@/\"'\\]{1,256}(?=@[A-Za-z0-9\[])"),
+    (
+        r"://[^\s:@/\[\]\"'\\]*:",
+        r"(?![$<{%*])(?!x+@)" + _not_placeholder(r"^\s@/\"'\\") + r"[^\s@/\"'\\]{1,256}(?=@[A-Za-z0-9\[])",
+    ),
     # `https://<token>@host` (not `ssh://git@host`, whose user is never a secret).
     (r"[Hh](?i:ttps?)://", r"(?=[A-Za-z0-9_.~%\-]{0,256}[0-9])[A-Za-z0-9_.~%\-]{20,256}(?=@[A-Za-z0-9])"),
-    (r"[Bb](?i:earer)" + _T + "+",
-     _not_placeholder(_BEARER) + rf"(?=[A-Za-z._~+/\-]{_UPTO}[0-9])[{_BEARER}]{{20,8192}}=*"),
+    (
+        r"[Bb](?i:earer)" + _T + "+",
+        _not_placeholder(_BEARER) + rf"(?=[A-Za-z._~+/\-]{_UPTO}[0-9])[{_BEARER}]{{20,8192}}=*",
+    ),
     # `Authorization: Basic <base64>` shaped like base64 (not "Basic authentication"), or `token <…>`.
-    (r"[Aa](?i:uthorization)" + _SEP + _Q + "?" + _T + r"*(?i:(?P<q>basic)|token)" + _T + "+",
-     r"(?(q)(?=[a-z]*[A-Z0-9+/])(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=])"
-     rf"|(?=[A-Za-z._\-]{_UPTO}[0-9])[{_BEARER}]{{16,8192}})"),
+    (
+        r"[Aa](?i:uthorization)" + _SEP + _Q + "?" + _T + r"*(?i:(?P<q>basic)|token)" + _T + "+",
+        r"(?(q)(?=[a-z]*[A-Z0-9+/])(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=])"
+        rf"|(?=[A-Za-z._\-]{_UPTO}[0-9])[{_BEARER}]{{16,8192}})",
+    ),
     *[(word + r"(?![A-Za-z0-9_])=" + _Q + "?", _ENV_VALUE) for word in _ENV_WORDS],
     *[(word + _NAME_END + _WHOSE + _SEP + f"(?P<q>{_Q})?", f"(?(q){_QUOTED}|{_UNQUOTED})") for word in _CRED_WORDS],
     # A registry's `auth` (docker's config.json, `.npmrc`'s `_auth=`): base64 of `user:password`.
     # Not `oauth`, not `auth: required`: a base64 run with both cases and a digit or `+/=`.
-    (r"[Aa](?<![A-Za-z0-9].)(?i:uth)" + _NAME_END + _SEP + f"{_Q}?",
-     r"(?=[A-Za-z0-9+/]{0,1024}[0-9+/=])(?=[A-Za-z0-9+/]{0,1024}[a-z])(?=[A-Za-z0-9+/]{0,1024}[A-Z])"
-     r"(?:[A-Za-z0-9+/]{4}){3,256}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=_.\-])"),
-    (r"docker[ \t]+login[^\n\"'|;&\\]{0,200}?[ \t](?:-p|--password)(?:[ \t]+|=)" + _Q + "?",
-     _NO_REF + _not_placeholder() + r"[^\s\"'\\]{4,}"),
+    (
+        r"[Aa](?<![A-Za-z0-9].)(?i:uth)" + _NAME_END + _SEP + f"{_Q}?",
+        r"(?=[A-Za-z0-9+/]{0,1024}[0-9+/=])(?=[A-Za-z0-9+/]{0,1024}[a-z])(?=[A-Za-z0-9+/]{0,1024}[A-Z])"
+        r"(?:[A-Za-z0-9+/]{4}){3,256}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=_.\-])",
+    ),
+    (
+        r"docker[ \t]+login[^\n\"'|;&\\]{0,200}?[ \t](?:-p|--password)(?:[ \t]+|=)" + _Q + "?",
+        _NO_REF + _not_placeholder() + r"[^\s\"'\\]{4,}",
+    ),
     (r"curl[ \t][^\n\"'|;&\\]{0,200}?(?:-u|--user)(?:[ \t]+|=)" + _Q + r"?[^\s:\"'\\]+:", _NO_REF + r"[^\s\"'\\@]+"),
     (r"hooks\.slack\.com/services/", _not_placeholder("A-Za-z0-9/") + r"[A-Za-z0-9/]{20,}"),
     # `.netrc` lines: `login` then `password` (a bare "password" in prose has no `login` before it).
@@ -162,12 +194,60 @@ _NOT_AT_LABEL = r"(?!\[(?i:redacted)\b)"
 # context). Without them `str.lower` maps one character to one, always the same way (only `İ`
 # lowers to two), so positions and leads in the lowered text are those of the text.
 LEADS = (
-    "-----begin", "sk-", "sk_", "rk_", "whsec_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "xox", "xapp-", "akia", "asia", "abia", "acca", "aiza",
-    "ya29.", "hf_", "npm_", "pypi-age", "sg.", "eyj", "mii", "mig", "mih", "mc4c", "mecc", "mhccaqee",
-    "b3blbnnzac1rzxktdje", "ls0tls1crudjti",  # TOKEN_PATTERNS
-    "://", "http", "bearer", "auth", "pass", "pwd", "private", "secret", "token", "api", "access",
-    "account", "credential", "curl", "hooks.slack.com/services/", "login", "docker",  # PREFIXED_PATTERNS
+    "-----begin",
+    "sk-",
+    "sk_",
+    "rk_",
+    "whsec_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "gldt-",
+    "glptt-",
+    "glrt-",
+    "glsoat-",
+    "xox",
+    "xapp-",
+    "akia",
+    "asia",
+    "abia",
+    "acca",
+    "aiza",
+    "ya29.",
+    "hf_",
+    "npm_",
+    "pypi-age",
+    "sg.",
+    "eyj",
+    "mii",
+    "mig",
+    "mih",
+    "mc4c",
+    "mecc",
+    "mhccaqee",
+    "b3blbnnzac1rzxktdje",
+    "ls0tls1crudjti",  # TOKEN_PATTERNS
+    "://",
+    "http",
+    "bearer",
+    "auth",
+    "pass",
+    "pwd",
+    "private",
+    "secret",
+    "token",
+    "api",
+    "access",
+    "account",
+    "credential",
+    "curl",
+    "hooks.slack.com/services/",
+    "login",
+    "docker",  # PREFIXED_PATTERNS
 )
 # İ ı ſ K: (?i) matches them to i, i, s, k; and Σ, the one letter `str.lower` lowers by context
 # (final σ/ς), so an environment value's lowered form could differ from the text's around it.
@@ -187,7 +267,7 @@ def combined(values: list[str]) -> re.Pattern[str]:
     alternatives = [re.escape(v) for v in sorted(values, key=len, reverse=True)]
     alternatives += [_after_first(pattern, _EDGE) for _, pattern in TOKEN_PATTERNS]
     for i, (prefix, value) in enumerate(PREFIXED_PATTERNS):
-        alternatives.append(f"{prefix}(?P<keep{i}>){_NOT_AT_LABEL}{value}".replace("(?P<q>", f"(?P<q{i}>")
-                            .replace("(?(q)", f"(?(q{i})"))
+        alternatives.append(
+            f"{prefix}(?P<keep{i}>){_NOT_AT_LABEL}{value}".replace("(?P<q>", f"(?P<q{i}>").replace("(?(q)", f"(?(q{i})")
+        )
     return re.compile("|".join(alternatives))
-

@@ -41,6 +41,8 @@ _NAMES_READ = frozenset({"unset", "read", "declare", "typeset", "local", "export
                          "readarray", "printf", "wait", "getopts", "test", "[", "[["})
 # fmt: on
 MAX_NESTING = 64  # `$( $( … ) )`, `${x:-${…}}`, `$(( $(( … )) ))` levels read; deeper is not understood
+
+
 class Variables(dict[str, str]):
     """What a line sets, as far as reading it needs: NAME → value for `NAME=value` (a later `$NAME`
     takes it); a `for`/`select` variable's values when its list is literal (`candidates`); names set to
@@ -84,8 +86,13 @@ def evaluated_operands(argv: Sequence[str]) -> list[str]:
     if program in ("test", "[", "[["):
         out += [argv[k + 1] for k, word in enumerate(argv[:-1]) if word in ("-v", "-R")]
     if program == "[[" or argv[-1:] in (["]]"], ("]]",)):  # `&&` inside `[[ … ]]` splits it in two
-        out += [argv[k + d] for k, word in enumerate(argv) if word in _COMPARISONS for d in (-1, 1)
-                if 0 <= k + d < len(argv)]
+        out += [
+            argv[k + d]
+            for k, word in enumerate(argv)
+            if word in _COMPARISONS
+            for d in (-1, 1)
+            if 0 <= k + d < len(argv)
+        ]
     if program == "let":
         out += argv[1:]
     if program in _NAMES_READ:
@@ -124,7 +131,7 @@ class ExpansionReader:
                 end += 2 if s[end] == "\\" else 1
             if end >= len(s):
                 self.ok = False
-            inner = s[self.i + 1:end].replace("\\`", "`")
+            inner = s[self.i + 1 : end].replace("\\`", "`")
             subs.append(inner)
             out.append(f"`{inner}`")
             self.i = end + 1
@@ -135,7 +142,7 @@ class ExpansionReader:
             start, self.i, self._open = self.i, self.i + 2, True
             if self._arithmetic(subs, "]") == "]":
                 self.i += 1
-            out.append(s[start:self.i])
+            out.append(s[start : self.i])
         elif s.startswith("$(", self.i):
             self.i += 2
             inner = self._balanced()
@@ -150,7 +157,7 @@ class ExpansionReader:
             out.append(self.variables.get(m.group(), "$" + m.group()))
             self.i = m.end()
         else:
-            if c == "$" and s[self.i + 1:self.i + 2] in SPECIAL_PARAMETERS:
+            if c == "$" and s[self.i + 1 : self.i + 2] in SPECIAL_PARAMETERS:
                 self._open = True  # `$1`, `$@`, `$*`, `$?`…: the line's own arguments and state
             self._bare.append(c)
             out.append(c)
@@ -176,7 +183,7 @@ class ExpansionReader:
         self.i += 2 if stop else 0
         self.ok = self.ok and bool(stop)
         subs += found
-        out.append(self.s[start:self.i])
+        out.append(self.s[start : self.i])
         return True
 
     def _arithmetic(self, subs: list[str], stops: str) -> str:
@@ -252,7 +259,7 @@ class ExpansionReader:
         end = self.s.find("'", self.i + 1)
         if end < 0:
             self.ok, end = False, len(self.s)
-        inner = self._sublexer(self.s[self.i + 1:end])
+        inner = self._sublexer(self.s[self.i + 1 : end])
         inner._double([], subs, None)
         self.ok = self.ok and inner.ok
         self.i = end + 1
@@ -273,16 +280,16 @@ class ExpansionReader:
                 out.append(self.variables[name])
                 return
         self._open = True
-        out.append(self.s[start:self.i])
+        out.append(self.s[start : self.i])
 
     def _parameter_body(self, subs: list[str]) -> str | None:
         """Reads `${…}` from `i` past its `}`; the name when it is a plain `${NAME}`, else None."""
         s = self.s
         self.i += 2
-        if s[self.i:self.i + 1] in (" ", "\t", "\n", "|"):  # `${ cmd; }`, `${| cmd; }`: code (bash 5.3)
+        if s[self.i : self.i + 1] in (" ", "\t", "\n", "|"):  # `${ cmd; }`, `${| cmd; }`: code (bash 5.3)
             subs.append(self._braced_code())
             return None
-        prefix = s[self.i] if s[self.i:self.i + 1] in ("#", "!") else ""
+        prefix = s[self.i] if s[self.i : self.i + 1] in ("#", "!") else ""
         m = _PARAMETER.match(s, self.i + len(prefix))
         if prefix and m is None:  # `${#}`, `${!}`: the parameter itself
             prefix, m = "", _PARAMETER.match(s, self.i)
@@ -298,10 +305,11 @@ class ExpansionReader:
             if self._arithmetic(subs, "]") != "]":
                 self.ok = False
                 return None
-            subscript, self.i = s[at:self.i], self.i + 1
+            subscript, self.i = s[at : self.i], self.i + 1
         if prefix == "!":
             listing = (subscript in ("@", "*") and s.startswith("}", self.i)) or (
-                not subscript and s[self.i:self.i + 2] in ("*}", "@}"))
+                not subscript and s[self.i : self.i + 2] in ("*}", "@}")
+            )
             if not listing:
                 self.ok = False  # indirection: the value names another variable, subscript and all
             return self._to_close(subs)
@@ -311,13 +319,13 @@ class ExpansionReader:
         if prefix:
             self.ok = False  # `${#x…}` with more than a name is not bash
             return self._to_close(subs)
-        if s.startswith(":", self.i) and s[self.i + 1:self.i + 2] not in ("-", "=", "?", "+"):  # `${x:off:len}`
+        if s.startswith(":", self.i) and s[self.i + 1 : self.i + 2] not in ("-", "=", "?", "+"):  # `${x:off:len}`
             self.i += 1
             if self._arithmetic(subs, ":}") == ":":
                 self.i += 1
                 self._arithmetic(subs, "}")
             return self._to_close(subs)
-        if s.startswith("@", self.i) and s[self.i + 2:self.i + 3] == "}":
+        if s.startswith("@", self.i) and s[self.i + 2 : self.i + 3] == "}":
             if s[self.i + 1] not in _TRANSFORMS:
                 self.ok = False
             self.i += 3
@@ -369,7 +377,7 @@ class ExpansionReader:
         while (token := self.next()) is not None:  # type: ignore[attr-defined]
             if token.kind == "word" and not token.quoted and token.text in ("{", "}"):
                 if token.text == "}" and depth == 0:
-                    return self.s[start:self.i - 1]
+                    return self.s[start : self.i - 1]
                 depth += 1 if token.text == "{" else -1
         self.ok = False
         return self.s[start:]

@@ -97,7 +97,7 @@ class _Lexer(ExpansionReader):
             start = self.i
             self.i += 2
             inner = self._balanced()
-            return _Token("word", s[start:self.i], (inner,))
+            return _Token("word", s[start : self.i], (inner,))
         for op in _OPS:
             if s.startswith(op, self.i):
                 self.i += len(op)
@@ -142,7 +142,7 @@ class _Lexer(ExpansionReader):
                 end = s.find("'", self.i + 1)
                 if end < 0:
                     self.ok, end = False, len(s)
-                out.append(s[self.i + 1:end])
+                out.append(s[self.i + 1 : end])
                 self.i, quoted = end + 1, True
             elif s.startswith("$'", self.i):
                 out.append(self._ansi_c())
@@ -216,7 +216,7 @@ class _Lexer(ExpansionReader):
             elif token.kind == "op" and token.text == ")":
                 depth -= 1
                 if depth == 0:
-                    return self.s[start:self.i - 1]
+                    return self.s[start : self.i - 1]
         self.ok = False
         return self.s[start:]
 
@@ -227,7 +227,7 @@ class _Lexer(ExpansionReader):
             while self.i < len(s):
                 end = s.find("\n", self.i)
                 end = len(s) if end < 0 else end
-                line, self.i = s[self.i:end], end + 1
+                line, self.i = s[self.i : end], end + 1
                 if (line.lstrip("\t") if strip else line) == token.text:
                     break
                 lines.append(line)
@@ -346,10 +346,16 @@ class _Parser:
             if not pipe:
                 self._end_pipeline()
             return
-        redirects = tuple(Redirect(op, t.text, t.body if op in ("<<", "<<-") else (t.text if op == "<<<" else ""))
-                          for op, t in redirs)
-        command = Command(tuple(argv), redirects, substitutions=tuple(nested), assignments=tuple(assigned),
-                          open_words=tuple(i for i, t in enumerate(words) if t.open))
+        redirects = tuple(
+            Redirect(op, t.text, t.body if op in ("<<", "<<-") else (t.text if op == "<<<" else "")) for op, t in redirs
+        )
+        command = Command(
+            tuple(argv),
+            redirects,
+            substitutions=tuple(nested),
+            assignments=tuple(assigned),
+            open_words=tuple(i for i, t in enumerate(words) if t.open),
+        )
         self.out.commands.append(command)
         self.pipeline.append(command)
         if not pipe:

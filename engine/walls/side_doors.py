@@ -55,10 +55,14 @@ _SHELL_STATE = frozenset({
 })
 # fmt: on
 _WHO_RUNS = {
-    "sudo": "runs its command as another user", "doas": "runs its command as another user",
-    "su": "runs its command as another user", "xargs": "adds words it reads when it runs",
-    "watch": "runs its words through a shell", "flock": "creates a lock file and runs a command",
-    "parallel": "runs the commands it reads", "nohup": "writes nohup.out",
+    "sudo": "runs its command as another user",
+    "doas": "runs its command as another user",
+    "su": "runs its command as another user",
+    "xargs": "adds words it reads when it runs",
+    "watch": "runs its words through a shell",
+    "flock": "creates a lock file and runs a command",
+    "parallel": "runs the commands it reads",
+    "nohup": "writes nohup.out",
 }
 _WRAPPER_OPTIONS = {"time": Profile(short="*", deny_short="oa", deny_long=frozenset({"output", "append"}))}
 _MAX_LEVELS = 64
@@ -76,8 +80,9 @@ def line_side_door(line: CommandLine) -> str | None:
     return None
 
 
-def side_door(command: Command, accepted: frozenset[str] = frozenset(),
-              spelled: frozenset[str] = frozenset()) -> str | None:
+def side_door(
+    command: Command, accepted: frozenset[str] = frozenset(), spelled: frozenset[str] = frozenset()
+) -> str | None:
     """Why `command` may run or write more than its words say, or None (module docstring). `accepted`:
     the covering rule's own flags, taken as meant; `spelled`: its programs as written (a rule naming
     `./scripts/check.sh` means that file)."""
@@ -101,7 +106,7 @@ def side_door(command: Command, accepted: frozenset[str] = frozenset(),
         return f"{program} {_WHO_RUNS[program]}"
     inner = unwrap(command)
     if inner is not None:  # nice, timeout, env, command…: their own options only; what they run is read on its own
-        own = argv[1:len(argv) - len(inner.argv)]
+        own = argv[1 : len(argv) - len(inner.argv)]
         if program == "env" and own:
             return "env changes the environment of the command it runs"
         return option_problem(_WRAPPER_OPTIONS.get(program, ANY), own, accepted, first=1)
@@ -111,8 +116,7 @@ def side_door(command: Command, accepted: frozenset[str] = frozenset(),
     if INTERPRETERS.fullmatch(program):
         return _interpreter(command, accepted, opened)
     profile = PROFILES.get(program, GENERIC)
-    problem = option_problem(profile, argv[1:], accepted, open_words=opened, first=1,
-                             aliases=ALIASES.get(program))
+    problem = option_problem(profile, argv[1:], accepted, open_words=opened, first=1, aliases=ALIASES.get(program))
     if problem is not None:
         return problem
     return _words(command)
@@ -131,7 +135,7 @@ def _git(command: Command, accepted: frozenset[str], opened: frozenset[int]) -> 
         return None
     if at in opened:
         return f"{argv[at]!r} is only known when the line runs"
-    sub, rest = argv[at], argv[at + 1:]
+    sub, rest = argv[at], argv[at + 1 :]
     word = next((a for a in rest if not a.startswith("-")), "")
     if (sub, "") in GIT_RUNS or (sub, word) in GIT_RUNS:
         return f"git {sub}{' ' + word if (sub, word) in GIT_RUNS else ''} runs what it is given or writes a file"
@@ -164,8 +168,9 @@ def _interpreter(command: Command, accepted: frozenset[str], opened: frozenset[i
             if problem is not None:
                 return problem
             module = args[at + 1]
-            return option_problem(PROFILES.get(module, GENERIC), args[at + 2:], accepted, open_words=opened,
-                                  first=at + 3)
+            return option_problem(
+                PROFILES.get(module, GENERIC), args[at + 2 :], accepted, open_words=opened, first=at + 3
+            )
         if not arg.startswith("-"):
             break
     return option_problem(INTERPRETER, args, accepted, open_words=opened, first=1)
@@ -241,7 +246,7 @@ def _sed_scripts(args: list[str]) -> list[str]:
         arg = args[at]
         following = args[at + 1] if at + 1 < len(args) else ""
         if arg == "--":
-            positional += args[at + 1:]
+            positional += args[at + 1 :]
             break
         if arg.startswith("--expression"):
             name, eq, value = arg.partition("=")
@@ -252,10 +257,10 @@ def _sed_scripts(args: list[str]) -> list[str]:
             cluster = arg[1:]
             for k, letter in enumerate(cluster):
                 if letter in "el":
-                    value = cluster[k + 1:] or following
+                    value = cluster[k + 1 :] or following
                     if letter == "e":
                         scripts.append(value)
-                    at += 0 if cluster[k + 1:] else 1
+                    at += 0 if cluster[k + 1 :] else 1
                     break
         elif not arg.startswith("-"):
             positional.append(arg)
@@ -295,7 +300,7 @@ def _sed_runs_or_writes(script: str) -> bool:
                     return True  # `e`, `w file` or a flag not understood
         elif c in ("a", "i", "c"):
             i = _line_end(s, i)
-            while i < n and s[i - 1:i] == "\\":
+            while i < n and s[i - 1 : i] == "\\":
                 i = _line_end(s, i + 1)
         elif c in ("r", "R", ":", "b", "B", "t", "T", "v"):
             i = _line_end(s, i) if c in "rR:" else _command_end(s, i)

@@ -34,8 +34,7 @@ __all__ = ["Spellings", "lines", "spellings", "squeeze"]
 ANCHOR = 4
 # One thing that can stand between two pieces of a printed value: a line break (raw or JSON-escaped)
 # with the line number that follows it, a blank, a quote, a JSON escape, a `+` between quotes or blanks.
-_BREAK = re.compile(
-    r"(?:\r?\n|\\+n)(?:[ \t]*[0-9]{1,7}(?:\t|\\+t))?|[\s\"'`]|\\+[nrt\"'`]|(?<=[\s\"'`])\+(?=[\s\"'`])")
+_BREAK = re.compile(r"(?:\r?\n|\\+n)(?:[ \t]*[0-9]{1,7}(?:\t|\\+t))?|[\s\"'`]|\\+[nrt\"'`]|(?<=[\s\"'`])\+(?=[\s\"'`])")
 # A line of a multi-line value hidden on its own: a run of token characters with a digit and both
 # cases (a key's base64 line), never a line of words or punctuation that other texts share.
 _RANDOM_LINE = re.compile(r"(?=[^\n]*[0-9])(?=[^\n]*[a-z])(?=[^\n]*[A-Z])[A-Za-z0-9+/=_\-.]{16,}")
@@ -87,7 +86,7 @@ def squeeze(text: str) -> tuple[str, list[int], list[int]]:
     pos = done = 0
     for found in _BREAK.finditer(text):
         if found.start() > pos:
-            kept.append(text[pos:found.start()])
+            kept.append(text[pos : found.start()])
             at_squeezed.append(done)
             at_text.append(pos)
             done += found.start() - pos
@@ -127,21 +126,24 @@ class Spellings:
         anchors: dict[str, dict[tuple[str, int], str]] = {}
         for name, value in sorted(secrets.items()):
             once = [json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
-            forms = [(form, (0, ANCHOR)) for form in (value, *once, *(json.dumps(f)[1:-1] for f in once),
-                                                      *spellings(value))]
+            forms = [
+                (form, (0, ANCHOR)) for form in (value, *once, *(json.dumps(f)[1:-1] for f in once), *spellings(value))
+            ]
             # A line shows whole (a sorted `env`): its first anchor is enough.
             for form, offsets in forms + [(line, (0,)) for line in lines(value)]:
                 flat = squeeze(form)[0]
                 if len(flat) < MIN_SECRET_CHARS:
                     continue
                 for offset in offsets:
-                    anchor = flat[offset:offset + ANCHOR]
+                    anchor = flat[offset : offset + ANCHOR]
                     if len(anchor) == ANCHOR and _ANCHORED.match(anchor):
                         anchors.setdefault(anchor, {}).setdefault((flat, offset), name)
         # Longest first: of two spellings starting alike (a base64 core and the padded stream end
         # that holds it), the longer is hidden whole.
-        self._anchors = {a: sorted(((form, offset, name) for (form, offset), name in forms.items()),
-                                   key=lambda f: -len(f[0])) for a, forms in anchors.items()}
+        self._anchors = {
+            a: sorted(((form, offset, name) for (form, offset), name in forms.items()), key=lambda f: -len(f[0]))
+            for a, forms in anchors.items()
+        }
         self.anchors = tuple(self._anchors)
 
     def __bool__(self) -> bool:

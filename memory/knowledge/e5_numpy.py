@@ -296,4 +296,3 @@ def one_blas_thread() -> None:
 def shared() -> NumpyE5:
     """This process's model, loaded on first use."""
     return NumpyE5()
-

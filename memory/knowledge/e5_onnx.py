@@ -77,8 +77,10 @@ def build_graph(model: NumpyE5) -> bytes:
         largest = node("Max", [largest, tiny], out + ".max")
         unit = node("QuantizeLinear", [node("Div", [x, largest], out + ".unit"), step, middle], out + ".q")
         product = node(
-            "MatMulIntegerToFloat", [unit, constant(out + ".w", q), step, constant(out + ".cs", column_scale), middle],
-            out + ".mm", domain="com.microsoft",
+            "MatMulIntegerToFloat",
+            [unit, constant(out + ".w", q), step, constant(out + ".cs", column_scale), middle],
+            out + ".mm",
+            domain="com.microsoft",
         )
         product = node("Mul", [product, largest], out + ".back")
         return node("Add", [product, constant(out + ".b", bias.astype(np.float32))], out)

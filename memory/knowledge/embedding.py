@@ -129,9 +129,7 @@ def _worker_embed(batch: tuple[Job, ...]) -> list[np.ndarray]:
     return _embed_batch(_worker_embedder, batch)
 
 
-def _in_thread(
-    embedder: Embedder, jobs: Iterable[Job], ahead: int, max_chars: int
-) -> Iterator[tuple[Job, np.ndarray]]:
+def _in_thread(embedder: Embedder, jobs: Iterable[Job], ahead: int, max_chars: int) -> Iterator[tuple[Job, np.ndarray]]:
     """One daemon thread embeds up to `ahead` batches in advance; its exceptions (a KeyboardInterrupt
     raised by a test embedder included) come out here, in order."""
     todo: queue.Queue[tuple[Job, ...] | None] = queue.Queue(maxsize=ahead)
@@ -170,9 +168,7 @@ def _in_thread(
             pass  # the thread sees `stop` after its current call; its result is dropped
 
 
-def _in_processes(
-    worker: Any, jobs: Iterable[Job], processes: int, max_chars: int
-) -> Iterator[tuple[Job, np.ndarray]]:
+def _in_processes(worker: Any, jobs: Iterable[Job], processes: int, max_chars: int) -> Iterator[tuple[Job, np.ndarray]]:
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # no fork of a process holding threads and SQLite
@@ -206,11 +202,7 @@ def _in_processes(
 
 
 def run(
-    embedder: Embedder,
-    jobs: Iterable[Job],
-    total: int,
-    workers: int | None = None,
-    max_chars: int = BATCH_CHARS,
+    embedder: Embedder, jobs: Iterable[Job], total: int, workers: int | None = None, max_chars: int = BATCH_CHARS
 ) -> Iterator[tuple[Job, np.ndarray]]:
     """(job, its vectors) for every one of the `total` jobs, in order. `workers`: processes to use
     (None: one per usable core, when the embedder can run in a worker and there is enough work);

@@ -86,7 +86,9 @@ class MemoryBackend:
             clean = redact(stored.record.text)
             if clean != stored.record.text:
                 terms = cjk.tokens(cjk.rewrite(clean))
-                record = ChunkRecord(chunk_id, stored.record.path, stored.record.start_line, stored.record.end_line, clean)
+                record = ChunkRecord(
+                    chunk_id, stored.record.path, stored.record.start_line, stored.record.end_line, clean
+                )
                 self._chunks[chunk_id] = _Stored(record, Counter(terms), len(terms))
                 changed += 1
         return changed

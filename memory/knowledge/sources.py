@@ -51,8 +51,10 @@ def _walk(folder: Path, notices: list[str]) -> list[Path]:
                 if not stat.S_ISREG(path.stat().st_mode):
                     continue
                 if path.is_symlink() and not path.resolve().is_relative_to(inside):
-                    notices.append(f"{_shown(path)}: skipped, a link to a file outside {_shown(folder)} "
-                                   "(name the file itself to index it)")
+                    notices.append(
+                        f"{_shown(path)}: skipped, a link to a file outside {_shown(folder)} "
+                        "(name the file itself to index it)"
+                    )
                     continue
                 found.append(path)
             except (OSError, RuntimeError) as error:

@@ -32,6 +32,7 @@ from arreio.memory.knowledge.vector_cache import VectorCache, best_per_id, read_
 if TYPE_CHECKING:
     import numpy as np
 
+
 class SqliteBackend:
     """See `backend.KnowledgeBackend` for the contract. `path=":memory:"` works for throwaway use."""
 
@@ -179,8 +180,11 @@ class SqliteBackend:
         self._db.execute("PRAGMA secure_delete = ON")
         try:
             with self._tx() as db:
-                changed = [(clean, chunk_id) for chunk_id, text in db.execute("SELECT id, text FROM chunks").fetchall()
-                           if (clean := redact(text)) != text]
+                changed = [
+                    (clean, chunk_id)
+                    for chunk_id, text in db.execute("SELECT id, text FROM chunks").fetchall()
+                    if (clean := redact(text)) != text
+                ]
                 for clean, chunk_id in changed:
                     db.execute("UPDATE chunks SET text = ?, vec = NULL, svec = NULL WHERE id = ?", (clean, chunk_id))
                     db.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
@@ -332,9 +336,11 @@ class SqliteBackend:
         match = cjk.fts_match(query)
         if match is None:
             return []
-        rows = self._keyword_conn().execute(
-            "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, n)
-        ).fetchall()
+        rows = (
+            self._keyword_conn()
+            .execute("SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, n))
+            .fetchall()
+        )
         return [(row[0], -row[1]) for row in rows]  # FTS5's bm25 is "lower is better"
 
     def term_coverage(self, query: str, texts: Sequence[str]) -> list[float]:

@@ -20,8 +20,15 @@ def program(tmp_path: Path, arreio_env: dict, source: str) -> dict:
     work.mkdir(exist_ok=True)
     (work / "user_program.py").write_text(textwrap.dedent(source))
     env = {k: v for k, v in arreio_env.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "user_program.py"], cwd=work, env=env, capture_output=True, text=True,
-                         timeout=110, stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [sys.executable, "user_program.py"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -29,7 +36,10 @@ def program(tmp_path: Path, arreio_env: dict, source: str) -> dict:
 def test_the_events_stream_and_the_result_drain(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "notes.md").write_text("# Notes\n\nThe launch is on Friday.\n")
-    found = program(tmp_path, arreio_env, """
+    found = program(
+        tmp_path,
+        arreio_env,
+        """
         import asyncio, json
         import arreio.api
         from arreio.api import Done, Result, TextDelta, run, run_sync, run_to_result
@@ -50,7 +60,8 @@ def test_the_events_stream_and_the_result_drain(tmp_path: Path, arreio_env: dict
         print(json.dumps({"module": arreio.api.__file__, "kinds": kinds, "text": text,
                           "done": done.model_dump(mode="json"), "result": result.__dict__,
                           "again": [again.session_id, again.verdict], "ok": result.ok}))
-    """)
+    """,
+    )
     assert Path(found["module"]).resolve().is_relative_to(REPO)  # the installed (editable) package
     assert found["kinds"][0] == "run_start" and found["kinds"][-1] == "done" and "tool_start" in found["kinds"]
     assert found["done"]["verdict"] == "success" and found["text"].strip().endswith(found["done"]["final_text"].strip())
@@ -63,7 +74,10 @@ def test_the_events_stream_and_the_result_drain(tmp_path: Path, arreio_env: dict
 def test_approvals_refused_paused_or_answered(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "p.yaml").write_text(SHELL_SCRIPT)
-    found = program(tmp_path, arreio_env, """
+    found = program(
+        tmp_path,
+        arreio_env,
+        """
         import json, os
         from arreio.api import run_sync
 
@@ -76,7 +90,8 @@ def test_approvals_refused_paused_or_answered(tmp_path: Path, arreio_env: dict) 
         print(json.dumps({"refused": [refused.verdict, refused.refused, refused.final_text, wrote_refused],
                           "paused": [paused.verdict, paused.exit_code],
                           "answered": [answered.verdict, asked, open("out.txt").read()]}))
-    """)
+    """,
+    )
     verdict, refused, final, wrote = found["refused"]
     assert verdict == "success" and refused == ["$ echo hello > out.txt (shell is a sensitive tool)"] and not wrote
     assert final == "finished"
@@ -88,7 +103,10 @@ def test_approvals_refused_paused_or_answered(tmp_path: Path, arreio_env: dict) 
 
 
 def test_bad_input_raises_before_anything_is_written(tmp_path: Path, arreio_env: dict) -> None:
-    found = program(tmp_path, arreio_env, """
+    found = program(
+        tmp_path,
+        arreio_env,
+        """
         import json, os
         from arreio.api import UsageError, run_sync
 
@@ -100,6 +118,7 @@ def test_bad_input_raises_before_anything_is_written(tmp_path: Path, arreio_env:
             except UsageError as error:
                 said.append(error.message)
         print(json.dumps({"said": said, "state": os.path.exists(".arreio/sessions")}))
-    """)
+    """,
+    )
     assert len(found["said"]) == 5 and "nothing to run" in found["said"][0] and "no such folder" in found["said"][2]
     assert found["state"] is False

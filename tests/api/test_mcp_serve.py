@@ -12,16 +12,19 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-SCRIPT = ('- tool_calls: [{name: shell, arguments: {command: "echo hello > out.txt"}}]\n'
-          '- text: "I was not allowed to run it."\n'
-          '- text: "Second answer."\n')
+SCRIPT = (
+    '- tool_calls: [{name: shell, arguments: {command: "echo hello > out.txt"}}]\n'
+    '- text: "I was not allowed to run it."\n'
+    '- text: "Second answer."\n'
+)
 
 
 async def _session(work: Path, env: dict, *args: str, calls) -> list:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "arreio.cli.app", "mcp", "serve", *args],
-                                   cwd=str(work), env=env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "arreio.cli.app", "mcp", "serve", *args], cwd=str(work), env=env
+    )
     async with Client(params) as client:
         return await calls(client)
 
@@ -60,8 +63,11 @@ def test_run_and_continue_through_the_pipeline_with_approvals_refused(tmp_path: 
     assert (work / ".arreio" / "sessions" / f"{sid}.jsonl").is_file()
     report = json.loads((work / answer["report_path"]).read_text())
     assert report["verdict"] == "success" and report["session_id"] == sid
-    journal = [json.loads(line)["payload"] for line in (work / ".arreio" / "audit.jsonl").read_text().splitlines()
-               if '"kind":"approval"' in line]
+    journal = [
+        json.loads(line)["payload"]
+        for line in (work / ".arreio" / "audit.jsonl").read_text().splitlines()
+        if '"kind":"approval"' in line
+    ]
     assert journal[0]["status"] == "denied" and journal[0]["by"].startswith("policy: no person answers")
     later = second.structured_content
     assert later["session_id"] == sid and later["verdict"] == "success" and later["final_answer"] == "Second answer."
@@ -73,8 +79,9 @@ def test_a_real_model_run_in_another_folder_and_bad_calls(tmp_path: Path, arreio
     (other / "notes.md").write_text("# Notes\n\nShip on Friday.\n")
 
     async def calls(client):
-        ran = await client.call_tool("run", {"goal": "Read `notes.md` and write `summary.md`.", "cwd": "sub",
-                                             "model": "offline", "max_steps": 8})
+        ran = await client.call_tool(
+            "run", {"goal": "Read `notes.md` and write `summary.md`.", "cwd": "sub", "model": "offline", "max_steps": 8}
+        )
         missing = await client.call_tool("run", {"goal": "x", "cwd": str(tmp_path / "nowhere")})
         unknown = await client.call_tool("continue", {"session_id": "no-such", "instruction": "go on"})
         empty = await client.call_tool("run", {"goal": "   "})

@@ -19,8 +19,14 @@ ADD_GATE = "python3 -c 'import calc; assert calc.add(2, 3) == 5'"
 
 def fix_add_task(task_id: str, **extra: object) -> dict:
     """A task that passes: the sample's fix-add, scripted."""
-    return {"id": task_id, "goal": "Make add() in calc.py add.", "workdir": "tasks/fix-add",
-            "gates": [{"kind": "command", "command": ADD_GATE}], "script": "tasks/fix-add/replies.yaml", **extra}
+    return {
+        "id": task_id,
+        "goal": "Make add() in calc.py add.",
+        "workdir": "tasks/fix-add",
+        "gates": [{"kind": "command", "command": ADD_GATE}],
+        "script": "tasks/fix-add/replies.yaml",
+        **extra,
+    }
 
 
 class Project:
@@ -44,8 +50,16 @@ class Project:
         return [*ARREIO, "batch", *args]
 
     def batch(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(*args), check=False, cwd=self.root, env=self.env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            self.argv(*args),
+            check=False,
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def batches(self) -> list[Path]:
         return sorted((self.root / ".arreio" / "batches").iterdir())

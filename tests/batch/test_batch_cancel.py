@@ -39,8 +39,10 @@ def running(marker: str) -> list[int]:
         if not proc.name.isdigit():
             continue
         try:
-            if marker in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace") \
-                    and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            if (
+                marker in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            ):
                 found.append(int(proc.name))
         except OSError:
             continue
@@ -48,8 +50,16 @@ def running(marker: str) -> list[int]:
 
 
 def start(project: Project, suite: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(project.argv(str(suite), "-j", "1", *args), cwd=project.root, env=project.env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, **INTERRUPTIBLE)
+    return subprocess.Popen(
+        project.argv(str(suite), "-j", "1", *args),
+        cwd=project.root,
+        env=project.env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        **INTERRUPTIBLE,
+    )
 
 
 def cancelled(project: Project, driver: subprocess.Popen, sig: int) -> str:
@@ -89,8 +99,9 @@ def test_a_cancel_during_setup_kills_it_and_removes_the_copy(project: Project, t
 def test_a_cancel_during_a_gate_kills_its_command_and_what_setup_left_running(project: Project, tmp: Path) -> None:
     """SIGTERM while a gate command runs: the run is cancelled as Ctrl-C cancels `arreio run --plan`
     (the gate's group killed), and the server the setup started (`&`) goes with the attempt."""
-    suite = project.suite([fix_add_task("g", setup="sleep 76.25 & true",
-                                        gates=[{"kind": "command", "command": "sleep 75.25"}])])
+    suite = project.suite(
+        [fix_add_task("g", setup="sleep 76.25 & true", gates=[{"kind": "command", "command": "sleep 75.25"}])]
+    )
     driver = start(project, suite)
     try:
         wait_for(lambda: running("sleep 75.25"), what="the gate to run")
@@ -152,8 +163,10 @@ def test_a_named_pipe_in_the_workdir_is_skipped_with_a_warning(project: Project,
     assert out.returncode == 0, out.stdout + out.stderr
     (row,) = project.rows()
     assert row["passed"] and "internal error" not in row["message"]
-    assert row["warnings"] == ["workdir: pipe is a named pipe: not copied (only files, folders and links are)",
-                               "workdir: sub/pipe2 is a named pipe: not copied (only files, folders and links are)"]
+    assert row["warnings"] == [
+        "workdir: pipe is a named pipe: not copied (only files, folders and links are)",
+        "workdir: sub/pipe2 is a named pipe: not copied (only files, folders and links are)",
+    ]
     attempt = json.loads(out.stdout.splitlines()[0])
     assert attempt["type"] == "attempt" and attempt["warnings"] == row["warnings"]
     assert "return a - b" in (workdir / "calc.py").read_text()  # the suite's own copy is never touched

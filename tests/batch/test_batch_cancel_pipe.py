@@ -22,8 +22,15 @@ def test_a_cancel_whose_reader_left_with_it_still_exits_130(project: Project) ->
     marker = "sleep 78.75"
     suite = project.suite([fix_add_task("p", setup=f"{marker}; true")])
     read, write = os.pipe()
-    driver = subprocess.Popen(project.argv(str(suite), "-j", "1"), cwd=project.root, env=project.env,
-                              stdout=write, stderr=write, stdin=subprocess.DEVNULL, **INTERRUPTIBLE)
+    driver = subprocess.Popen(
+        project.argv(str(suite), "-j", "1"),
+        cwd=project.root,
+        env=project.env,
+        stdout=write,
+        stderr=write,
+        stdin=subprocess.DEVNULL,
+        **INTERRUPTIBLE,
+    )
     os.close(write)
     try:
         wait_for(lambda: running(marker), what="the setup to run")

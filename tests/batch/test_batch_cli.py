@@ -22,8 +22,9 @@ def test_the_sample_suite_passes_in_isolated_copies(project: Project) -> None:
     assert set(rows) == {"fix-add", "write-notes", "summarize"}
     fix = rows["fix-add"]
     assert (fix["verdict"], fix["passed"], fix["exit_code"], fix["attempt"], fix["tries"]) == ("success", True, 0, 1, 1)
-    assert fix["gates"] == [{"gate": "command: python3 -c 'import calc; assert calc.add(2, 3) == 5'", "passed": True,
-                             "detail": "exit 0"}]
+    assert fix["gates"] == [
+        {"gate": "command: python3 -c 'import calc; assert calc.add(2, 3) == 5'", "passed": True, "detail": "exit 0"}
+    ]
     assert fix["steps"] == 3 and fix["tool_calls"] == 2 and fix["input_tokens"] > 0 and fix["cost_usd"] == 0.0
     for key in ("cached_tokens", "cache_share", "duration_s", "model", "started_at", "ended_at"):
         assert key in fix
@@ -42,15 +43,19 @@ def test_the_sample_suite_passes_in_isolated_copies(project: Project) -> None:
 
 def test_failures_are_rows_with_their_reason(project: Project) -> None:
     slow = project.script("slow.yaml", [{"text": "thinking slowly", "chunk_chars": 1, "delay_s": 0.5}])
-    shell = project.script("shell.yaml", [{"tool_calls": [{"name": "shell", "arguments": {"command": "echo hi > x.txt"}}]},
-                                          {"text": "Wrote `x.txt`."}])
-    suite = project.suite([
-        fix_add_task("ok"),
-        fix_add_task("bad-gate", gates=[{"kind": "command", "command": "exit 3"}]),
-        fix_add_task("bad-setup", setup="echo cannot install; exit 7"),
-        {"id": "paused", "goal": "Write x.txt.", "script": shell},
-        {"id": "slow", "goal": "Think.", "script": slow, "timeout_s": 1},
-    ])
+    shell = project.script(
+        "shell.yaml",
+        [{"tool_calls": [{"name": "shell", "arguments": {"command": "echo hi > x.txt"}}]}, {"text": "Wrote `x.txt`."}],
+    )
+    suite = project.suite(
+        [
+            fix_add_task("ok"),
+            fix_add_task("bad-gate", gates=[{"kind": "command", "command": "exit 3"}]),
+            fix_add_task("bad-setup", setup="echo cannot install; exit 7"),
+            {"id": "paused", "goal": "Write x.txt.", "script": shell},
+            {"id": "slow", "goal": "Think.", "script": slow, "timeout_s": 1},
+        ]
+    )
     out = project.batch(str(suite), "-j", "2")
     assert out.returncode == 1, out.stderr
     rows = {r["task"]: r for r in project.rows()}
@@ -109,15 +114,23 @@ def test_bad_input_is_one_line_and_exit_2(project: Project) -> None:
 def test_ray_missing_says_how_to_install(project: Project) -> None:
     """Without Ray, `--ray` is a configuration problem (exit 5) with the install command."""
     suite = project.suite([fix_add_task("a")])
-    code = ("import sys; sys.modules['ray'] = None\nfrom arreio.cli.app import main\nmain(sys.argv[1:])")
+    code = "import sys; sys.modules['ray'] = None\nfrom arreio.cli.app import main\nmain(sys.argv[1:])"
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", code, "batch", str(suite), "--ray"], check=False, cwd=project.root,
-                         env=project.env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code, "batch", str(suite), "--ray"],
+        check=False,
+        cwd=project.root,
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 5
-    assert out.stderr == ("arreio: error: --ray needs Ray, which is not installed: pip install 'arreio[ray]' "
-                          "(or run without --ray)\n")
+    assert out.stderr == (
+        "arreio: error: --ray needs Ray, which is not installed: pip install 'arreio[ray]' (or run without --ray)\n"
+    )
     assert not (project.root / ".arreio" / "batches").exists()  # checked before anything was made
 
 
@@ -125,23 +138,30 @@ def test_batch_help_imports_neither_ray_nor_an_sdk(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("import json, sys\nfrom typer.testing import CliRunner\nfrom arreio.cli.app import app\n"
-            "result = CliRunner().invoke(app, ['batch', '--help'])\nassert result.exit_code == 0, result.output\n"
-            "print(json.dumps(sorted(m for m in ('ray', 'anthropic', 'openai', 'litellm') if m in sys.modules)))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    code = (
+        "import json, sys\nfrom typer.testing import CliRunner\nfrom arreio.cli.app import app\n"
+        "result = CliRunner().invoke(app, ['batch', '--help'])\nassert result.exit_code == 0, result.output\n"
+        "print(json.dumps(sorted(m for m in ('ray', 'anthropic', 'openai', 'litellm') if m in sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == []
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["s.yaml", "--ray"], ("s.yaml", "local")),
-    (["--ray", "s.yaml"], ("s.yaml", "local")),
-    (["--ray", "-j", "2", "s.yaml"], ("s.yaml", "local")),
-    (["--ray", "auto", "s.yaml"], ("s.yaml", "auto")),
-    (["s.yaml", "--ray", "ray://head:10001"], ("s.yaml", "ray://head:10001")),
-    (["s.yaml", "--ray", "127.0.0.1:6379"], ("s.yaml", "127.0.0.1:6379")),
-    (["s.yaml"], ("s.yaml", None)),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["s.yaml", "--ray"], ("s.yaml", "local")),
+        (["--ray", "s.yaml"], ("s.yaml", "local")),
+        (["--ray", "-j", "2", "s.yaml"], ("s.yaml", "local")),
+        (["--ray", "auto", "s.yaml"], ("s.yaml", "auto")),
+        (["s.yaml", "--ray", "ray://head:10001"], ("s.yaml", "ray://head:10001")),
+        (["s.yaml", "--ray", "127.0.0.1:6379"], ("s.yaml", "127.0.0.1:6379")),
+        (["s.yaml"], ("s.yaml", None)),
+    ],
+)
 def test_ray_takes_an_optional_address(args: list[str], expected: tuple) -> None:
     import typer
 
@@ -159,8 +179,12 @@ def test_replay_never_falls_back_to_a_live_model(project: Project) -> None:
     fails its attempt (the recording is missing) instead of asking the configured model; a task with
     its own script still runs from it."""
     own = fix_add_task("scripted")
-    live = {"id": "live", "goal": "Make add() in calc.py add.", "workdir": "tasks/fix-add",
-            "gates": [{"kind": "command", "command": "true"}]}
+    live = {
+        "id": "live",
+        "goal": "Make add() in calc.py add.",
+        "workdir": "tasks/fix-add",
+        "gates": [{"kind": "command", "command": "true"}],
+    }
     (project.root / "empty").mkdir()
     out = project.batch(str(project.suite([own, live])), "--replay", "empty", "--json")
     assert out.returncode == 1, out.stderr

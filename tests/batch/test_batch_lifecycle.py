@@ -19,8 +19,17 @@ from tests.terminal import Terminal
 pytestmark = pytest.mark.slow
 
 SLOW_FIX = [  # the fix-add replies, the first one streamed slowly (about 3 s)
-    {"text": "slowly", "chunk_chars": 1, "delay_s": 0.5, "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
-    {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
+    {
+        "text": "slowly",
+        "chunk_chars": 1,
+        "delay_s": 0.5,
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}],
+    },
+    {
+        "tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}
+        ]
+    },
     {"text": "Fixed `calc.py`."},
 ]
 
@@ -49,8 +58,14 @@ def children(pid: int) -> list[int]:
 def test_a_killed_batch_resumes_without_rerunning_what_finished(project: Project) -> None:
     slow = project.script("slow.yaml", SLOW_FIX)
     suite = project.suite([fix_add_task(f"t{i}", script=slow) for i in range(3)])
-    driver = subprocess.Popen(project.argv(str(suite), "-j", "1"), cwd=project.root, env=project.env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        project.argv(str(suite), "-j", "1"),
+        cwd=project.root,
+        env=project.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: rows_in(project) >= 1, what="the first row")
         workers = children(driver.pid)
@@ -86,10 +101,23 @@ def test_a_budget_stops_new_attempts_with_a_partial_summary(project: Project) ->
 def test_a_worker_killed_mid_attempt_is_retried(project: Project) -> None:
     slow = project.script("slow.yaml", SLOW_FIX)
     suite = project.suite([fix_add_task("slow", script=slow)])
-    driver = subprocess.Popen(project.argv(str(suite), "-j", "1", "--json"), cwd=project.root, env=project.env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    wait_for(lambda: list((project.root / ".arreio" / "batches").glob("*/attempts/slow/1/sessions/*.jsonl"))
-             if (project.root / ".arreio" / "batches").exists() else False, what="the attempt to start")
+    driver = subprocess.Popen(
+        project.argv(str(suite), "-j", "1", "--json"),
+        cwd=project.root,
+        env=project.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    wait_for(
+        lambda: (
+            list((project.root / ".arreio" / "batches").glob("*/attempts/slow/1/sessions/*.jsonl"))
+            if (project.root / ".arreio" / "batches").exists()
+            else False
+        ),
+        what="the attempt to start",
+    )
     (worker,) = children(driver.pid)
     os.kill(worker, signal.SIGKILL)
     stdout, stderr = driver.communicate(timeout=60)
@@ -102,14 +130,24 @@ def test_a_worker_killed_mid_attempt_is_retried(project: Project) -> None:
 def test_learn_uses_only_the_attempts_that_passed_once(project: Project) -> None:
     # Two passing attempts keep their outputs under build/: a convention (one run's files are an episode,
     # not a lesson). The failed attempt, which wrote nothing there, is not learned from.
-    notes = {"goal": "Read `notes.md` and write a short summary to `build/notes-summary.md`.",
-             "workdir": "tasks/write-notes", "model": "offline", "gates": [{"kind": "file", "path": "build/notes-summary.md"}]}
-    suite = project.suite([
-        {"id": "notes", **notes},
-        {"id": "notes-again", **notes, "goal": "Read `notes.md` and write its headings to `build/headings.md`.",
-         "gates": [{"kind": "file", "path": "build/headings.md"}]},
-        fix_add_task("broken", gates=[{"kind": "command", "command": "exit 1"}]),
-    ])
+    notes = {
+        "goal": "Read `notes.md` and write a short summary to `build/notes-summary.md`.",
+        "workdir": "tasks/write-notes",
+        "model": "offline",
+        "gates": [{"kind": "file", "path": "build/notes-summary.md"}],
+    }
+    suite = project.suite(
+        [
+            {"id": "notes", **notes},
+            {
+                "id": "notes-again",
+                **notes,
+                "goal": "Read `notes.md` and write its headings to `build/headings.md`.",
+                "gates": [{"kind": "file", "path": "build/headings.md"}],
+            },
+            fix_add_task("broken", gates=[{"kind": "command", "command": "exit 1"}]),
+        ]
+    )
     out = project.batch(str(suite), "--learn", "--json")
     assert out.returncode == 1, out.stderr  # one task failed; learning never changes that
     summary = json.loads(out.stdout.splitlines()[-1])
@@ -161,8 +199,16 @@ def test_ctrl_c_stops_the_workers_and_lands_a_partial_summary(project: Project) 
 
     slow = project.script("slow.yaml", SLOW_FIX)
     suite = project.suite([fix_add_task("fast")] + [fix_add_task(f"s{i}", script=slow) for i in range(3)])
-    driver = subprocess.Popen(project.argv(str(suite), "-j", "1"), cwd=project.root, env=project.env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, **INTERRUPTIBLE)
+    driver = subprocess.Popen(
+        project.argv(str(suite), "-j", "1"),
+        cwd=project.root,
+        env=project.env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        **INTERRUPTIBLE,
+    )
     wait_for(lambda: rows_in(project) >= 1, what="the first row")
     workers = children(driver.pid)
     driver.send_signal(signal.SIGINT)
@@ -172,5 +218,10 @@ def test_ctrl_c_stops_the_workers_and_lands_a_partial_summary(project: Project) 
     assert stderr.strip().endswith(f"arreio: cancelled; finish it with `arreio batch --resume {batch.name}`")
     summary = project.summary(batch)
     assert summary["stopped"] == "cancelled" and summary["exit_code"] == 130 and summary["attempts"] < 4
-    wait_for(lambda: all(not Path(f"/proc/{w}").exists() or "Z" in Path(f"/proc/{w}/stat").read_text().split()[2]
-                         for w in workers), 10, "the workers to stop")
+    wait_for(
+        lambda: all(
+            not Path(f"/proc/{w}").exists() or "Z" in Path(f"/proc/{w}/stat").read_text().split()[2] for w in workers
+        ),
+        10,
+        "the workers to stop",
+    )

@@ -15,8 +15,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_the_live_header_is_one_line_across_a_wide_terminal(project: Project) -> None:
-    slow = project.script("slow.yaml", [{"text": "slowly", "chunk_chars": 1, "delay_s": 0.4},
-                                        {"text": "Fixed `calc.py`."}])
+    slow = project.script(
+        "slow.yaml", [{"text": "slowly", "chunk_chars": 1, "delay_s": 0.4}, {"text": "Fixed `calc.py`."}]
+    )
     suite = project.suite([fix_add_task("a-long-task-name", script=slow)])
     term = Terminal(project.argv(str(suite)), cwd=project.root, env=project.env, columns=120)
     term.expect(r"running", timeout=60)

@@ -20,8 +20,17 @@ pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
 MB = 1024 * 1024
 # About 12 s: time enough to be seen running and killed mid-reply.
 SLOW_FIX = [
-    {"text": "slowly, slowly", "chunk_chars": 1, "delay_s": 0.85, "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
-    {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}]},
+    {
+        "text": "slowly, slowly",
+        "chunk_chars": 1,
+        "delay_s": 0.85,
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}],
+    },
+    {
+        "tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "calc.py", "old": "return a - b", "new": "return a + b"}}
+        ]
+    },
     {"text": "Fixed `calc.py`."},
 ]
 
@@ -33,8 +42,9 @@ def cluster(tmp_path_factory):
     home = tmp_path_factory.mktemp("ray-home")
     old_home = os.environ.get("HOME")
     os.environ["HOME"] = str(home)  # Ray keeps a token under ~/.ray
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
-                                                         "object_store_memory": 80 * MB})
+    made = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * MB}
+    )
     try:
         made.add_node(num_cpus=2, object_store_memory=80 * MB)
         made.wait_for_nodes()
@@ -71,11 +81,19 @@ def running(goal: str) -> int | None:
 
 def test_a_suite_across_a_cluster_survives_a_killed_worker(project: Project, cluster) -> None:
     slow = project.script("slow.yaml", SLOW_FIX)
-    suite = project.suite([fix_add_task("slow", script=slow, goal=SLOW_GOAL)] + [fix_add_task(f"t{i}") for i in range(5)])
+    suite = project.suite(
+        [fix_add_task("slow", script=slow, goal=SLOW_GOAL)] + [fix_add_task(f"t{i}") for i in range(5)]
+    )
     env = {**project.env, "HOME": os.environ["HOME"]}
-    driver = subprocess.Popen(project.argv(str(suite), "--ray", cluster.address, "--json"), cwd=project.root,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              stdin=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        project.argv(str(suite), "--ray", cluster.address, "--json"),
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     killed = None
     deadline = time.monotonic() + 150
     while killed is None and time.monotonic() < deadline and driver.poll() is None:

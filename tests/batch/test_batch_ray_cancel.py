@@ -47,9 +47,16 @@ def _ledger(folder: Path) -> list[str]:
 def cancel_mid_setup(project: Project, task: str, marker: str, *ray: str) -> None:
     suite = project.suite([fix_add_task(task, setup=f"{marker} & {marker}")])
     env = {**project.env, "HOME": os.environ.get("HOME", project.env["HOME"])}  # Ray's token lives there
-    driver = subprocess.Popen(project.argv(str(suite), "--ray", *ray), cwd=project.root, env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                              **INTERRUPTIBLE)
+    driver = subprocess.Popen(
+        project.argv(str(suite), "--ray", *ray),
+        cwd=project.root,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        **INTERRUPTIBLE,
+    )
     try:
         try:
             wait_for(lambda: len(running(marker)) >= 2 or driver.poll() is not None, 120, "the setup to run")

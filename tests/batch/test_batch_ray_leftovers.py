@@ -37,12 +37,17 @@ def test_what_a_killed_ray_worker_left_is_removed_by_the_next_attempt_there(proj
     import subprocess
 
     slow = project.script("slow.yaml", SLOW_FIX)
-    suite = project.suite([fix_add_task("slowleft", script=slow, setup="sleep 71.25 & true"),
-                           fix_add_task("after")])
+    suite = project.suite([fix_add_task("slowleft", script=slow, setup="sleep 71.25 & true"), fix_add_task("after")])
     env = {**project.env, "HOME": os.environ["HOME"]}
-    driver = subprocess.Popen(project.argv(str(suite), "--ray", cluster.address, "--json", "-j", "1"), cwd=project.root,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              stdin=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        project.argv(str(suite), "--ray", cluster.address, "--json", "-j", "1"),
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     killed = None
     deadline = time.monotonic() + 150
     while killed is None and time.monotonic() < deadline and driver.poll() is None:

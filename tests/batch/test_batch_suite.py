@@ -48,26 +48,31 @@ def test_a_misspelt_default_is_caught_too(tmp_path: Path) -> None:
     assert error_of(path) == f"{path}:2: defaults.max_step: unknown key 'max_step' (did you mean 'max_steps'?)"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("tasks:\n  - id: a\n", ":2: task 'a' needs exactly one of goal: or goal_file:"),
-    ("tasks:\n  - {id: a, goal: x, goal_file: r.yaml}\n", "needs exactly one of goal: or goal_file:"),
-    ("tasks:\n  - {id: a, goal: x}\n  - {id: a, goal: y}\n", ":3: duplicate task id 'a'"),
-    ("tasks:\n  - {id: a, goal: x, workdir: nowhere}\n", "task 'a': workdir nowhere: no such folder"),
-    ("tasks:\n  - {id: a, goal: x, script: r.yaml, cassette: r.yaml}\n", "give one of them"),
-    ("tasks:\n  - {id: a, goal: x, script: r.yaml, model: offline}\n", "model: cannot go with script:/cassette:"),
-    ("tasks:\n  - {id: a, goal: x, gates: [{kind: command}]}\n", "gate 1 (command) needs `command:`"),
-    ("tasks:\n  - {id: 'a b', goal: x}\n", ":2: tasks.0.id: String should match pattern"),
-    ("tasks: []\n", "tasks: List should have at least 1 item"),
-    ("- a\n", "a suite is a mapping with `tasks:`"),
-    ("tasks:\n  - {id: a, goal: x\n", ":3: "),  # broken YAML: the line the parser stopped at
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tasks:\n  - id: a\n", ":2: task 'a' needs exactly one of goal: or goal_file:"),
+        ("tasks:\n  - {id: a, goal: x, goal_file: r.yaml}\n", "needs exactly one of goal: or goal_file:"),
+        ("tasks:\n  - {id: a, goal: x}\n  - {id: a, goal: y}\n", ":3: duplicate task id 'a'"),
+        ("tasks:\n  - {id: a, goal: x, workdir: nowhere}\n", "task 'a': workdir nowhere: no such folder"),
+        ("tasks:\n  - {id: a, goal: x, script: r.yaml, cassette: r.yaml}\n", "give one of them"),
+        ("tasks:\n  - {id: a, goal: x, script: r.yaml, model: offline}\n", "model: cannot go with script:/cassette:"),
+        ("tasks:\n  - {id: a, goal: x, gates: [{kind: command}]}\n", "gate 1 (command) needs `command:`"),
+        ("tasks:\n  - {id: 'a b', goal: x}\n", ":2: tasks.0.id: String should match pattern"),
+        ("tasks: []\n", "tasks: List should have at least 1 item"),
+        ("- a\n", "a suite is a mapping with `tasks:`"),
+        ("tasks:\n  - {id: a, goal: x\n", ":3: "),  # broken YAML: the line the parser stopped at
+    ],
+)
 def test_each_mistake_is_one_clear_line(tmp_path: Path, text: str, expected: str) -> None:
     message = error_of(write(tmp_path, text))
     assert expected in message and "\n" not in message
 
 
 def test_filter_takes_globs(tmp_path: Path) -> None:
-    suite = load_suite(write(tmp_path, "tasks:\n  - {id: fix-a, goal: x}\n  - {id: fix-b, goal: x}\n  - {id: doc, goal: x}\n"))
+    suite = load_suite(
+        write(tmp_path, "tasks:\n  - {id: fix-a, goal: x}\n  - {id: fix-b, goal: x}\n  - {id: doc, goal: x}\n")
+    )
     assert [t.id for t in suite.select("fix-*")] == ["fix-a", "fix-b"]
     assert [t.id for t in suite.select("doc, fix-b")] == ["fix-b", "doc"]
     assert suite.select("nope") == []

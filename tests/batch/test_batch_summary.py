@@ -9,9 +9,19 @@ from arreio.engine.batch.summary import Totals, pass_at_k, percentile, summarize
 
 
 def row(task: str, attempt: int, passed: bool, **extra) -> dict:
-    return {"task": task, "attempt": attempt, "passed": passed, "verdict": "success" if passed else "failed",
-            "message": "" if passed else "gate failed", "duration_s": 1.0, "input_tokens": 100, "output_tokens": 10,
-            "cached_tokens": 0, "cost_usd": 0.01, **extra}
+    return {
+        "task": task,
+        "attempt": attempt,
+        "passed": passed,
+        "verdict": "success" if passed else "failed",
+        "message": "" if passed else "gate failed",
+        "duration_s": 1.0,
+        "input_tokens": 100,
+        "output_tokens": 10,
+        "cached_tokens": 0,
+        "cost_usd": 0.01,
+        **extra,
+    }
 
 
 def test_pass_at_k_is_the_unbiased_estimator() -> None:
@@ -29,8 +39,12 @@ def test_percentile_is_nearest_rank() -> None:
 
 
 def test_summary_per_task_and_overall() -> None:
-    rows = [row("a", 1, True), row("a", 2, False), row("b", 1, True, duration_s=3.0, cost_usd=None),
-            row("b", 2, True, tries=2, cached_tokens=300)]
+    rows = [
+        row("a", 1, True),
+        row("a", 2, False),
+        row("b", 1, True, duration_s=3.0, cost_usd=None),
+        row("b", 2, True, tries=2, cached_tokens=300),
+    ]
     s = summarize(rows, batch_id="x", suite="s.yaml", tasks=["a", "b"], repeat=2, planned=4)
     assert (s["attempts"], s["passed"], s["failed"], s["pass_rate"]) == (4, 3, 1, 0.75)
     assert s["tasks"]["a"]["pass_at"] == {"1": 0.5, "2": 1.0}
@@ -44,17 +58,28 @@ def test_summary_per_task_and_overall() -> None:
     assert s["exit_code"] == 1  # one attempt failed
 
 
-@pytest.mark.parametrize(("rows", "planned", "min_rate", "stopped", "code"), [
-    ([row("a", 1, True)], 1, None, None, 0),
-    ([row("a", 1, True), row("b", 1, False)], 2, None, None, 1),
-    ([row("a", 1, True), row("b", 1, False)], 2, 0.5, None, 0),
-    ([row("a", 1, True), row("b", 1, False)], 2, 0.6, None, 1),
-    ([row("a", 1, True)], 2, None, None, 1),  # not every attempt ran
-    ([row("a", 1, True)], 2, None, "budget reached", 4),
-])
+@pytest.mark.parametrize(
+    ("rows", "planned", "min_rate", "stopped", "code"),
+    [
+        ([row("a", 1, True)], 1, None, None, 0),
+        ([row("a", 1, True), row("b", 1, False)], 2, None, None, 1),
+        ([row("a", 1, True), row("b", 1, False)], 2, 0.5, None, 0),
+        ([row("a", 1, True), row("b", 1, False)], 2, 0.6, None, 1),
+        ([row("a", 1, True)], 2, None, None, 1),  # not every attempt ran
+        ([row("a", 1, True)], 2, None, "budget reached", 4),
+    ],
+)
 def test_exit_code(rows, planned, min_rate, stopped, code) -> None:
-    s = summarize(rows, batch_id="x", suite="s", tasks=["a", "b"], repeat=1, planned=planned,
-                  min_pass_rate=min_rate, stopped=stopped)
+    s = summarize(
+        rows,
+        batch_id="x",
+        suite="s",
+        tasks=["a", "b"],
+        repeat=1,
+        planned=planned,
+        min_pass_rate=min_rate,
+        stopped=stopped,
+    )
     assert s["exit_code"] == code
 
 

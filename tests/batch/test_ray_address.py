@@ -22,10 +22,18 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.parametrize(("address", "expected"), [
-    ("127.0.0.1:6379", ("127.0.0.1", 6379)), ("ray://head.example:10001", ("head.example", 10001)),
-    ("[::1]:6379", ("::1", 6379)), ("auto", None), ("head-node", None), ("host:port", None), (":6379", None),
-])
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("127.0.0.1:6379", ("127.0.0.1", 6379)),
+        ("ray://head.example:10001", ("head.example", 10001)),
+        ("[::1]:6379", ("::1", 6379)),
+        ("auto", None),
+        ("head-node", None),
+        ("host:port", None),
+        (":6379", None),
+    ],
+)
 def test_the_host_and_port_an_address_names(address: str, expected: tuple | None) -> None:
     assert host_and_port(address) == expected
 

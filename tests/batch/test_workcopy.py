@@ -36,8 +36,10 @@ def test_special_files_are_skipped_and_said_the_rest_is_copied(tmp_path: Path, t
         copy = WorkCopy(tmp_path / "attempt", "t")
         copy.fill(work)
     assert sorted(str(p.relative_to(copy.path)) for p in copy.path.rglob("*")) == ["a.md", "link", "sub", "sub/b.md"]
-    assert copy.skipped == ["pipe is a named pipe: not copied (only files, folders and links are)",
-                            "sub/sock is a socket: not copied (only files, folders and links are)"]
+    assert copy.skipped == [
+        "pipe is a named pipe: not copied (only files, folders and links are)",
+        "sub/sock is a socket: not copied (only files, folders and links are)",
+    ]
     copy.remove()
     assert list(tmp.iterdir()) == [] and not (tmp_path / "attempt" / LEDGER).exists()
 
@@ -73,8 +75,12 @@ def test_what_a_dead_worker_left_is_cleaned_from_the_ledger(tmp_path: Path, tmp:
 def test_a_setup_that_ran_out_of_time_is_killed_with_its_group(tmp_path: Path, tmp: Path) -> None:
     copy = WorkCopy(tmp_path / "attempt", "t")
     # None is the time-out's answer; a setup waited out (or waited for the child on the pipe) holds the test
-    assert copy.run("sleep 602.5 & echo $! > bg.pid; sleep 603.5", env=dict(os.environ), log=tmp_path / "setup.log",
-                    timeout=0.5) is None
+    assert (
+        copy.run(
+            "sleep 602.5 & echo $! > bg.pid; sleep 603.5", env=dict(os.environ), log=tmp_path / "setup.log", timeout=0.5
+        )
+        is None
+    )
     assert gone(int((copy.path / "bg.pid").read_text()))  # at once, not when the attempt ends
     copy.remove()
     assert list(tmp.iterdir()) == []

@@ -43,13 +43,20 @@ def main(runs: int = 10) -> None:
         env = {**os.environ, "HOME": folder}
         figures = {
             "python -c pass": [_run_ms([sys.executable, "-c", "pass"], work, env) for _ in range(runs)],
-            "arreio --help": [_run_ms([sys.executable, "-m", "arreio.cli.app", "--help"], work, env) for _ in range(runs)],
+            "arreio --help": [
+                _run_ms([sys.executable, "-m", "arreio.cli.app", "--help"], work, env) for _ in range(runs)
+            ],
             "arreio chat → prompt": [_prompt_ms(work, env) for _ in range(runs)],
         }
         (work / "s.yaml").write_text("- text: hi\n")
         figures["arreio chat --continue → prompt"] = []
-        subprocess.run([sys.executable, "-m", "arreio.cli.app", "run", "hello", "--script", "s.yaml"], cwd=work, env=env,
-                       capture_output=True, check=False)
+        subprocess.run(
+            [sys.executable, "-m", "arreio.cli.app", "run", "hello", "--script", "s.yaml"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
         figures["arreio chat --continue → prompt"] = [_prompt_ms(work, env, "--continue") for _ in range(runs)]
     for name, values in figures.items():
         print(f"{name:<34} min {min(values):6.0f} ms · median {statistics.median(values):6.0f} ms  ({runs} runs)")

@@ -36,8 +36,10 @@ from arreio.engine.core.ports import SystemClock
 
 REPO = Path(__file__).resolve().parents[2]
 
-WORDS = ("def return self value import class for in if else None True data path result items count index name "
-         "text config error raise with open async await yield lambda print").split()
+WORDS = (
+    "def return self value import class for in if else None True data path result items count index name "
+    "text config error raise with open async await yield lambda print"
+).split()
 
 
 def make_tree(root: Path, files: int, total_mb: float) -> None:
@@ -105,11 +107,15 @@ def bench_store(files: int, total_mb: float, repeat: int) -> None:
         rec = Recorder(repo, index, clock, run_id="run-bench-1")
         line("first checkpoint of a fresh tree", timed(lambda: rec.checkpoint("before", step=1), 1), 3.0)
 
-        line("checkpoint, nothing changed (inside a run)", timed(lambda: rec.checkpoint("before", step=1), repeat), 0.030)
+        line(
+            "checkpoint, nothing changed (inside a run)", timed(lambda: rec.checkpoint("before", step=1), repeat), 0.030
+        )
         runs = iter(range(2, 10_000))
-        line("checkpoint, nothing changed (first of a new run)",
-             timed(lambda: Recorder(repo, index, clock, run_id=f"run-bench-{next(runs)}").checkpoint("before"), repeat),
-             0.030)
+        line(
+            "checkpoint, nothing changed (first of a new run)",
+            timed(lambda: Recorder(repo, index, clock, run_id=f"run-bench-{next(runs)}").checkpoint("before"), repeat),
+            0.030,
+        )
 
         target = work / "pkg07" / "mod3" / "edited.txt"
         counter = iter(range(10_000))
@@ -143,13 +149,19 @@ def bench_store(files: int, total_mb: float, repeat: int) -> None:
             undo_times.append(time.perf_counter() - t0)
             undo_cpu.append(cpu_now() - c0)
             assert len(result.done) == 100 and not result.failed
-        line("undo of a run that touched 100 files (plan + apply)",
-             (statistics.median(undo_times), statistics.median(undo_cpu)), 1.0)
+        line(
+            "undo of a run that touched 100 files (plan + apply)",
+            (statistics.median(undo_times), statistics.median(undo_cpu)),
+            1.0,
+        )
         print(f"store size: {repo.size_bytes() / 1048576:.1f} MB; git processes in total: {repo.calls}")
 
 
-STAGES = ("1st run: writes, store created", "2nd run: read-only (the summary exists)",
-          "3rd run: writes again, store warm")
+STAGES = (
+    "1st run: writes, store created",
+    "2nd run: read-only (the summary exists)",
+    "3rd run: writes again, store warm",
+)
 
 
 def bench_quickstart(repeat: int) -> None:
@@ -171,9 +183,23 @@ def bench_quickstart(repeat: int) -> None:
                     if n == 2:  # the summary gone: the model writes it again, now into a warm store
                         shutil.rmtree(work / "build")
                     t0 = time.perf_counter()
-                    out = subprocess.run([sys.executable, "-m", "arreio.cli.app", "run", "--goal",
-                                          "fixtures/goals/quickstart.md", "--offline", "--json"],
-                                         cwd=work, env=env, capture_output=True, text=True, check=False)
+                    out = subprocess.run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "arreio.cli.app",
+                            "run",
+                            "--goal",
+                            "fixtures/goals/quickstart.md",
+                            "--offline",
+                            "--json",
+                        ],
+                        cwd=work,
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                    )
                     times.append(time.perf_counter() - t0)
                     assert out.returncode == 0, out.stderr
                 results.setdefault(label, []).append(tuple(times))
@@ -191,8 +217,10 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=50)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    print(f"git: {subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}; "
-          f"python {sys.version.split()[0]}; {os.cpu_count()} cores")
+    print(
+        f"git: {subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}; "
+        f"python {sys.version.split()[0]}; {os.cpu_count()} cores"
+    )
     bench_store(args.files, args.mb, args.repeat)
     bench_quickstart(args.repeat)
 

@@ -71,7 +71,12 @@ def steps() -> list:
         out.append(_grep_step(k))
         out.append(_page_step(k))
     out.append(lambda ctx: ("Counting errors.", [("shell", {"command": "grep -c ERROR logs/app.log"})]))
-    out.append(lambda ctx: (f"NOTE: errors={ctx.last.strip().splitlines()[0] if ctx.last.strip() else 'none'}", [("list_dir", {"path": "src"})]))
+    out.append(
+        lambda ctx: (
+            f"NOTE: errors={ctx.last.strip().splitlines()[0] if ctx.last.strip() else 'none'}",
+            [("list_dir", {"path": "src"})],
+        )
+    )
     out.append(lambda ctx: ("Last look.", [("list_dir", {"path": "logs"})]))
     assert sum(1 for _ in out) == 120
     return out
@@ -81,13 +86,16 @@ def _read_step(n: int):
     def step(ctx: Ctx):
         text = note_funcs(n - 1)(ctx) if n else "Reading the modules."
         return text, [("read_file", {"path": f"src/mod_{n:02d}.py"})]
+
     return step
 
 
 def _sales_step(ctx: Ctx):
     handle = re.search(r"\[result set (rs_\d+)", ctx.last)
     if handle:  # on: ask the set
-        return "Summing by region.", [("result_query", {"handle": handle.group(1), "where": "region = 'north'", "aggregate": ["sum(amount)"]})]
+        return "Summing by region.", [
+            ("result_query", {"handle": handle.group(1), "where": "region = 'north'", "aggregate": ["sum(amount)"]})
+        ]
     total = sum(int(row.split(",")[2]) for row in ctx.last.splitlines()[1:] if ",north," in row)
     return f"NOTE: north_total={total}", [("list_dir", {"path": "data"})]
 
@@ -106,12 +114,14 @@ def _grep_step(k: int):
         else:
             text = "Searching."
         return text, [("grep", {"pattern": rf"def step_{k % MODULES}_\d+\(", "path": "src"})]
+
     return step
 
 
 def _page_step(k: int):
     def step(ctx: Ctx):
         return _grep_note(ctx, k), [("read_file", {"path": f"src/mod_{k % MODULES:02d}.py", "offset": 1, "limit": 40})]
+
     return step
 
 
@@ -120,13 +130,23 @@ def run(context: dict, label: str) -> dict:
         work = Path(tmp)
         facts = make_repo(work, modules=MODULES, rows=ROWS, funcs=22)
         (work / ".arreio").mkdir()
-        (work / ".arreio" / "config.yaml").write_text(json.dumps({"fsync": False, "max_steps": 400, "context": context}))
+        (work / ".arreio" / "config.yaml").write_text(
+            json.dumps({"fsync": False, "max_steps": 400, "context": context})
+        )
         provider = TaskProvider(steps())
-        deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider),
-                            features=[SalesFeature(), ContextFeature()])
+        deps = PipelineDeps(
+            clock=FixedClock(), provider_factory=provider_factory(provider), features=[SalesFeature(), ContextFeature()]
+        )
         t0 = time.perf_counter()
-        events = run_sync(RunOptions(goal_text="# Survey the repo\n\nNote facts from every module, the sales export and the log.",
-                                     cwd=work, env={"PATH": "/usr/bin:/bin", "HOME": tmp}, model="gpt-4o"), deps)
+        events = run_sync(
+            RunOptions(
+                goal_text="# Survey the repo\n\nNote facts from every module, the sales export and the log.",
+                cwd=work,
+                env={"PATH": "/usr/bin:/bin", "HOME": tmp},
+                model="gpt-4o",
+            ),
+            deps,
+        )
         wall = time.perf_counter() - t0
         report = json.loads(next((work / ".arreio" / "runs").glob("*/report.json")).read_text())
     done = events[-1]
@@ -137,19 +157,30 @@ def run(context: dict, label: str) -> dict:
     kept = sum(1 for k, v in expected.items() if final.get(k) == v)
     greps = sum(1 for k in range(PAIRS) if final.get(f"grep{k}", "missing") != "missing")
     return {
-        "label": label, "verdict": done.verdict, "tool_calls": report["tool_calls"], "input_tokens": provider.input_tokens,
-        "peak": report["peak_context_tokens"], "prefix": report["stable_prefix_share"], "compactions": report["compactions"],
-        "pruned": report["pruned_results"], "rereads": report["pruned_rereads"], "sets": report["result_sets"],
-        "facts": f"{kept}/{len(expected)} (+{greps}/{PAIRS} grep)", "wall_s": round(wall, 2),
+        "label": label,
+        "verdict": done.verdict,
+        "tool_calls": report["tool_calls"],
+        "input_tokens": provider.input_tokens,
+        "peak": report["peak_context_tokens"],
+        "prefix": report["stable_prefix_share"],
+        "compactions": report["compactions"],
+        "pruned": report["pruned_results"],
+        "rereads": report["pruned_rereads"],
+        "sets": report["result_sets"],
+        "facts": f"{kept}/{len(expected)} (+{greps}/{PAIRS} grep)",
+        "wall_s": round(wall, 2),
     }
 
 
 def main() -> None:
     off = run({"enabled": False, "window": WINDOW}, "all off")
-    rows = [off, run({"window": WINDOW}, "on (defaults)"),
-            run({"window": WINDOW, "prune": False, "resultset_threshold_chars": 0}, "compaction only"),
-            run({"window": WINDOW, "watermark": 0, "resultset_threshold_chars": 0}, "pruning only"),
-            run({"window": WINDOW, "watermark": 0, "prune": False}, "result sets only")]
+    rows = [
+        off,
+        run({"window": WINDOW}, "on (defaults)"),
+        run({"window": WINDOW, "prune": False, "resultset_threshold_chars": 0}, "compaction only"),
+        run({"window": WINDOW, "watermark": 0, "resultset_threshold_chars": 0}, "pruning only"),
+        run({"window": WINDOW, "watermark": 0, "prune": False}, "result sets only"),
+    ]
     for row in rows:
         saved = 1 - row["input_tokens"] / off["input_tokens"]
         print(json.dumps({**row, "input_saved": f"{saved:.0%}"}))

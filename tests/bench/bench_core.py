@@ -93,16 +93,22 @@ class LoopProvider:
 
 
 def per_turn(tmp: Path, fsync: bool, turns: int = 200) -> float:
-    header = SessionHeader(id=f"bench-{fsync}", created_at="2026-01-01T00:00:00.000Z", cwd=str(tmp), model="offline",
-                           system=[SystemBlock(name="identity", text="bench")])
+    header = SessionHeader(
+        id=f"bench-{fsync}",
+        created_at="2026-01-01T00:00:00.000Z",
+        cwd=str(tmp),
+        model="offline",
+        system=[SystemBlock(name="identity", text="bench")],
+    )
     session = Session.create(tmp / f"s-{fsync}", header)
     session.append_many(history(1000))
     session.durable = fsync
     tools = ToolRegistry([Noop()])
     clock = FixedClock()
     ctx = RunContext(cwd=tmp, clock=clock, settings=Settings(max_steps=turns + 5))
-    runner = Runner(provider=LoopProvider(turns), model="offline", session=session, tools=tools, ctx=ctx,
-                    system=header.system)
+    runner = Runner(
+        provider=LoopProvider(turns), model="offline", session=session, tools=tools, ctx=ctx, system=header.system
+    )
 
     async def go() -> None:
         async for _ in runner.run(None):
@@ -135,8 +141,10 @@ def main() -> None:
         tmp = Path(d)
         cold_start(tmp)
         for fsync in (True, False):
-            print(f"per-turn overhead, 1,000-message session, fsync={'on ' if fsync else 'off'}: "
-                  f"{per_turn(tmp, fsync):8.0f} µs/turn")
+            print(
+                f"per-turn overhead, 1,000-message session, fsync={'on ' if fsync else 'off'}: "
+                f"{per_turn(tmp, fsync):8.0f} µs/turn"
+            )
         seconds, size = load_heal(tmp)
         print(f"load + heal 100,000 messages ({size / 1e6:.1f} MB): {seconds:.2f} s")
 

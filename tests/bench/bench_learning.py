@@ -42,8 +42,15 @@ def arreio() -> str:
 
 def batch(root: Path, env: dict[str, str], model: str, *extra: str) -> tuple[list[dict], dict, float]:
     started = time.monotonic()
-    done = subprocess.run([arreio(), "batch", "suite.yaml", "--model", model, "--json", "-j", "1", *extra],
-                          cwd=root, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    done = subprocess.run(
+        [arreio(), "batch", "suite.yaml", "--model", model, "--json", "-j", "1", *extra],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     seconds = time.monotonic() - started
     rows, summary = [], {}
     for line in done.stdout.splitlines():
@@ -64,16 +71,22 @@ def batch(root: Path, env: dict[str, str], model: str, *extra: str) -> tuple[lis
 
 def table(first: list[dict], second: list[dict]) -> str:
     by_task = {r["task"]: r for r in second}
-    head = ("| task | pass 1 (empty memory) | steps | tokens in/out | pass 2 (learned) | steps | tokens in/out |\n"
-            "|---|---|---|---|---|---|---|")
+    head = (
+        "| task | pass 1 (empty memory) | steps | tokens in/out | pass 2 (learned) | steps | tokens in/out |\n"
+        "|---|---|---|---|---|---|---|"
+    )
     lines = [head]
     for a in first:
         b = by_task.get(a["task"], {})
-        lines.append(f"| {a['task']} | {_verdict(a)} | {a['steps']} | {a['input_tokens']}/{a['output_tokens']} | "
-                     f"{_verdict(b)} | {b.get('steps', '')} | {b.get('input_tokens', '')}/{b.get('output_tokens', '')} |")
-    lines.append(f"| **all** | {_sum(first, 'passed')}/{len(first)} | {_sum(first, 'steps')} | "
-                 f"{_sum(first, 'input_tokens')}/{_sum(first, 'output_tokens')} | {_sum(second, 'passed')}/{len(second)} | "
-                 f"{_sum(second, 'steps')} | {_sum(second, 'input_tokens')}/{_sum(second, 'output_tokens')} |")
+        lines.append(
+            f"| {a['task']} | {_verdict(a)} | {a['steps']} | {a['input_tokens']}/{a['output_tokens']} | "
+            f"{_verdict(b)} | {b.get('steps', '')} | {b.get('input_tokens', '')}/{b.get('output_tokens', '')} |"
+        )
+    lines.append(
+        f"| **all** | {_sum(first, 'passed')}/{len(first)} | {_sum(first, 'steps')} | "
+        f"{_sum(first, 'input_tokens')}/{_sum(first, 'output_tokens')} | {_sum(second, 'passed')}/{len(second)} | "
+        f"{_sum(second, 'steps')} | {_sum(second, 'input_tokens')}/{_sum(second, 'output_tokens')} |"
+    )
     return "\n".join(lines)
 
 
@@ -92,10 +105,17 @@ def main() -> int:
     parser.add_argument("--model", choices=sorted(prepare.MODELS), default="0.5b")
     parser.add_argument("--url", help="a llama-server already running (base URL with /v1)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder and say where")
-    parser.add_argument("--memory", type=Path, help="instead: one pass from this MEMORY.md (what a perfect "
-                        "--learn would keep: tests/bench/learning/oracle-memory.md), beside nothing else")
-    parser.add_argument("--proposer", default=None,
-                        help="learning.proposer_model (default: the run's model; `offline`: the offline proposer)")
+    parser.add_argument(
+        "--memory",
+        type=Path,
+        help="instead: one pass from this MEMORY.md (what a perfect "
+        "--learn would keep: tests/bench/learning/oracle-memory.md), beside nothing else",
+    )
+    parser.add_argument(
+        "--proposer",
+        default=None,
+        help="learning.proposer_model (default: the run's model; `offline`: the offline proposer)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the server and the scratch folder are cleaned up
     spec = prepare.MODELS[args.model]
@@ -118,8 +138,7 @@ def main() -> int:
         (root / ".arreio").mkdir()
         (root / ".arreio" / "config.yaml").write_text(config)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ARREIO_", "OPENAI_", "ANTHROPIC_"))}
-        env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), OPENAI_BASE_URL=url,
-                   OPENAI_API_KEY="local")
+        env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), OPENAI_BASE_URL=url, OPENAI_API_KEY="local")
         model = f"openai/{spec.name}"
         if args.memory:
             (root / ".arreio").mkdir(exist_ok=True)
@@ -130,8 +149,10 @@ def main() -> int:
             print(json.dumps(summary, default=str)[:4000])
             return 0
         first, summary1, s1 = batch(root, env, model, "--learn")
-        memory = {name: (root / ".arreio" / name).read_text() if (root / ".arreio" / name).is_file() else ""
-                  for name in ("MEMORY.md", "USER.md")}
+        memory = {
+            name: (root / ".arreio" / name).read_text() if (root / ".arreio" / name).is_file() else ""
+            for name in ("MEMORY.md", "USER.md")
+        }
         second, summary2, s2 = batch(root, env, model)
         print(f"model {spec.name} at {url}; pass 1 {s1:.0f} s (learning included), pass 2 {s2:.0f} s\n")
         print(table(first, second))

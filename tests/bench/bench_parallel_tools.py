@@ -33,17 +33,28 @@ def one_run(calls: int, delay: float, parallel: int) -> tuple[float, float]:
         (root / "GOAL.md").write_text("# Look the keys up\n")
         state = root / ".arreio"
         state.mkdir()
-        config = {"fsync": False, "tools": {"parallel": parallel},
-                  "mcp_servers": {"slow": {"command": sys.executable, "args": [str(SLOW)],
-                                           "env": {"SLOW_READS_DELAY_S": str(delay)}}}}
+        config = {
+            "fsync": False,
+            "tools": {"parallel": parallel},
+            "mcp_servers": {
+                "slow": {"command": sys.executable, "args": [str(SLOW)], "env": {"SLOW_READS_DELAY_S": str(delay)}}
+            },
+        }
         (state / "config.yaml").write_text(json.dumps(config))
-        replies = [{"tool_calls": [{"name": "slow__lookup", "arguments": {"key": f"k{i}"}} for i in range(calls)]},
-                   {"text": "Looked every key up."}]
+        replies = [
+            {"tool_calls": [{"name": "slow__lookup", "arguments": {"key": f"k{i}"}} for i in range(calls)]},
+            {"text": "Looked every key up."},
+        ]
         (root / "script.json").write_text(json.dumps(replies))
         env = {"HOME": str(root / "home"), "PATH": "/usr/bin:/bin"}
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "arreio.cli.app", "run", "--goal", "GOAL.md", "--script",
-                                 "script.json", "--json"], cwd=root, env=env, stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "arreio.cli.app", "run", "--goal", "GOAL.md", "--script", "script.json", "--json"],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         first = last = None
         assert proc.stdout is not None
         for line in proc.stdout:

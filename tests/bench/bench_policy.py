@@ -34,10 +34,15 @@ def main(argv: list[str] | None = None) -> int:
         "shell git status": ("shell", {"command": "git status"}, True),
     }
     for label, (name, arguments, sensitive) in calls.items():
-        best = min(timeit.repeat(
-            lambda n=name, a=arguments, s=sensitive: decide(settings, n, a, tool_sensitive=s, cwd=cwd, env={},
-                                                            cwd_resolved=True),
-            number=args.rounds, repeat=5))
+        best = min(
+            timeit.repeat(
+                lambda n=name, a=arguments, s=sensitive: decide(
+                    settings, n, a, tool_sensitive=s, cwd=cwd, env={}, cwd_resolved=True
+                ),
+                number=args.rounds,
+                repeat=5,
+            )
+        )
         print(f"{label:<28} {best / args.rounds * 1e6:6.1f} us a decision")
     return 0
 

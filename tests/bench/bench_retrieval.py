@@ -109,8 +109,10 @@ def hybrid_passes(kb: KnowledgeBase, queries: list[dict], repeat: int, hits_out:
     the whole search and for each pass); with `hits_out`, every query's hits are written there."""
     log: dict[str, list[float]] = {}
     timed = KnowledgeBase(
-        PassTimer(kb.backend, PASSES, log), PassTimer(kb.embedder, {"embed_query"}, log),
-        fusion=kb.fusion, sentence_vectors=kb.sentence_vectors,
+        PassTimer(kb.backend, PASSES, log),
+        PassTimer(kb.embedder, {"embed_query"}, log),
+        fusion=kb.fusion,
+        sentence_vectors=kb.sentence_vectors,
     )
     best: dict[str, list[float]] = {}
     hits_by_query = {}
@@ -144,7 +146,12 @@ def evaluate(kb: KnowledgeBase, queries: list[dict], mode: str, repeat: int = 1)
             ndcg += 1 / math.log2(rank + 1)
             recall += 1
     n = len(queries)
-    return {"ndcg10": ndcg / n, "recall10": recall / n, "p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95)}
+    return {
+        "ndcg10": ndcg / n,
+        "recall10": recall / n,
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+    }
 
 
 def build_synthetic(kb: KnowledgeBase, vocabulary: list[str], n_chunks: int) -> float:
@@ -248,21 +255,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=None, help="keep the databases here (default: a temp folder)")
     parser.add_argument("--scale-chunks", type=int, default=100_000)
     parser.add_argument("--no-scale", action="store_true")
-    parser.add_argument("--scale-only", action="store_true",
-                        help="only the synthetic latency run (vocabulary and queries from en.json, nothing embedded)")
+    parser.add_argument(
+        "--scale-only",
+        action="store_true",
+        help="only the synthetic latency run (vocabulary and queries from en.json, nothing embedded)",
+    )
     parser.add_argument("--no-embedder", action="store_true", help="keyword-only run")
     parser.add_argument("--weights", default=None, help="vector,sentence,keyword RRF weights (default: the library's)")
     parser.add_argument("--no-sentences", action="store_true", help="no sentence vectors (chunk vectors only)")
     parser.add_argument("--repeat", type=int, default=1, help="time each query N times, keep the fastest")
-    parser.add_argument("--sentence-pool", type=int, default=None,
-                        help="chunks the sentence pass scores (default: the library's; 0: all, the exact full pass)")
-    parser.add_argument("--compare-full-pass", action="store_true",
-                        help="also score hybrid with the full sentence pass (sentence_pool=0) on the same index")
-    parser.add_argument("--passes", action="store_true",
-                        help="also time each pass inside the scale run's hybrid searches")
+    parser.add_argument(
+        "--sentence-pool",
+        type=int,
+        default=None,
+        help="chunks the sentence pass scores (default: the library's; 0: all, the exact full pass)",
+    )
+    parser.add_argument(
+        "--compare-full-pass",
+        action="store_true",
+        help="also score hybrid with the full sentence pass (sentence_pool=0) on the same index",
+    )
+    parser.add_argument(
+        "--passes", action="store_true", help="also time each pass inside the scale run's hybrid searches"
+    )
     parser.add_argument("--hits", default=None, help="write the scale run's hybrid hits of every query here (JSON)")
-    parser.add_argument("--neighbour", choices=sorted(NEIGHBOURS), default=None,
-                        help="another process beside the synthetic run: busy (one core all the time) or bursty")
+    parser.add_argument(
+        "--neighbour",
+        choices=sorted(NEIGHBOURS),
+        default=None,
+        help="another process beside the synthetic run: busy (one core all the time) or bursty",
+    )
     args = parser.parse_args(argv)
 
     data = Path(args.data)
@@ -276,9 +298,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.sentence_pool is not None:
         fusion = replace(fusion, sentence_pool=args.sentence_pool)
     sentence_vectors = not args.no_sentences
-    print(f"embedder: {embedder.name if embedder else 'none (keyword only)'}; sentence vectors: "
-          f"{sentence_vectors}; fusion: {fusion}", flush=True)
-    report: dict = {"embedder": embedder.name if embedder else None, "sentence_vectors": sentence_vectors, "languages": {}}
+    print(
+        f"embedder: {embedder.name if embedder else 'none (keyword only)'}; sentence vectors: "
+        f"{sentence_vectors}; fusion: {fusion}",
+        flush=True,
+    )
+    report: dict = {
+        "embedder": embedder.name if embedder else None,
+        "sentence_vectors": sentence_vectors,
+        "languages": {},
+    }
     vocabulary: set[str] = set()
     if args.scale_only:
         corpus = json.loads((data / "en.json").read_text(encoding="utf-8"))
@@ -296,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         if embedder and args.compare_full_pass:
             kb.fusion = replace(fusion, sentence_pool=0)
             results["hybrid_full_sentence_pass"] = evaluate(kb, corpus["queries"], "hybrid", args.repeat)
-            results["ndcg_delta_vs_full_pass"] = results["hybrid"]["ndcg10"] - results["hybrid_full_sentence_pass"]["ndcg10"]
+            results["ndcg_delta_vs_full_pass"] = (
+                results["hybrid"]["ndcg10"] - results["hybrid_full_sentence_pass"]["ndcg10"]
+            )
             kb.fusion = fusion
         report["languages"][lang] = results
         print(json.dumps({lang: results}, indent=1), flush=True)
@@ -308,8 +339,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_scale and vocabulary:
         with neighbour(args.neighbour):
             report["scale"] = synthetic_scale(
-                workdir, sorted(vocabulary), scale_queries, args.scale_chunks, embedder, args.repeat, sentence_vectors,
-                fusion, args.compare_full_pass, args.passes, Path(args.hits) if args.hits else None,
+                workdir,
+                sorted(vocabulary),
+                scale_queries,
+                args.scale_chunks,
+                embedder,
+                args.repeat,
+                sentence_vectors,
+                fusion,
+                args.compare_full_pass,
+                args.passes,
+                Path(args.hits) if args.hits else None,
             )
         report["scale"]["neighbour"] = args.neighbour
         print(json.dumps({"scale": report["scale"]}, indent=1), flush=True)

@@ -42,9 +42,26 @@ def measure(calls: int, mode: str) -> tuple[list[float], list[float]]:
         (work / "s.json").write_text(json.dumps([*replies, {"text": "done"}]))
         env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
         env.update(HOME=str(Path(tmp) / "home"), PYTHONUNBUFFERED="1")
-        proc = subprocess.Popen([sys.executable, "-m", "arreio.cli.app", "run", "go", "--script", "s.json", "--json",
-                                 "--yes", "--max-steps", str(calls + 5)],
-                                cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "arreio.cli.app",
+                "run",
+                "go",
+                "--script",
+                "s.json",
+                "--json",
+                "--yes",
+                "--max-steps",
+                str(calls + 5),
+            ],
+            cwd=work,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         inside, between, last_end, started = [], [], None, None
         assert proc.stdout is not None
         for line in proc.stdout:

@@ -40,11 +40,16 @@ def _pem() -> str:
         import random
 
         body = base64.b64encode(random.Random(7).randbytes(1190)).decode()
-        lines = [body[i:i + 64] for i in range(0, len(body), 64)]
-        return "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + "\n".join(lines) + "\n-----END PRIVATE KEY-----\n"
+        lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+        return (
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
+            + "\n".join(lines)
+            + "\n-----END PRIVATE KEY-----\n"
+        )
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
 
 
 def _best(rounds: int, work) -> float:
@@ -89,14 +94,16 @@ def main(argv: list[str] | None = None) -> int:
             def stream(r=redactor) -> None:
                 guard = DeltaGuard(r)
                 for start in range(0, len(text), args.chunk):
-                    guard.feed(ev.TextDelta(text=text[start:start + args.chunk]))
+                    guard.feed(ev.TextDelta(text=text[start : start + args.chunk]))
                 guard.flush()
 
             streamed = _best(max(1, args.rounds // 2), stream)
             deltas = (len(text) + args.chunk - 1) // args.chunk
             name = f"on ({anchors})" if spelled else "off"
-            print(f"{label:<26} {name:<5} {build * 1e6 if spelled else 0:8.0f} {on_prose * 1e6:9.0f} "
-                  f"{on_line * 1e6:10.0f} {streamed * 1e6:9.0f} {streamed / deltas * 1e6:8.1f}")
+            print(
+                f"{label:<26} {name:<5} {build * 1e6 if spelled else 0:8.0f} {on_prose * 1e6:9.0f} "
+                f"{on_line * 1e6:10.0f} {streamed * 1e6:9.0f} {streamed / deltas * 1e6:8.1f}"
+            )
     return 0
 
 

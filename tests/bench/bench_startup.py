@@ -67,8 +67,18 @@ def main(argv: list[str] | None = None) -> int:
     # What these cost before cli/launch.py and help_style.load_help_renderer:
     # the whole CLI built for --version, and typer's help renderer with markdown-it and pygments.
     old = "import sys; sys.argv[0] = 'arreio'; {pre}from arreio.cli.app import main; main()"
-    commands["before: arreio --help"] = [sys.executable, "-c", old.format(pre="import rich.markdown, rich.traceback; "), "--help"]
-    commands["before: arreio --version"] = [sys.executable, "-c", old.format(pre="import importlib.metadata; "), "--version"]
+    commands["before: arreio --help"] = [
+        sys.executable,
+        "-c",
+        old.format(pre="import rich.markdown, rich.traceback; "),
+        "--help",
+    ]
+    commands["before: arreio --version"] = [
+        sys.executable,
+        "-c",
+        old.format(pre="import importlib.metadata; "),
+        "--version",
+    ]
     times: dict[str, list[float]] = {name: [] for name in commands}
     for command in commands.values():
         timed(command, folder)  # compile and cache bytecode, warm the page cache
@@ -76,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, command in commands.items():  # interleaved: machine load hits all alike
             times[name].append(timed(command, folder))
     shutil.rmtree(folder, ignore_errors=True)
-    report = {name: {"median_ms": round(statistics.median(t), 1), "min_ms": round(min(t), 1)} for name, t in times.items()}
+    report = {
+        name: {"median_ms": round(statistics.median(t), 1), "min_ms": round(min(t), 1)} for name, t in times.items()
+    }
     med = {name: statistics.median(t) for name, t in times.items()}
     if "llm --help" in med:
         report["ratio_help_vs_llm"] = round(med["arreio --help"] / med["llm --help"], 3)

@@ -50,7 +50,7 @@ def _held_texts(text: str, chunk: int, env: dict[str, str]) -> list[str]:
 
     guard._matches = recording  # type: ignore[method-assign]
     for start in range(0, len(text), chunk):
-        guard.feed(ev.TextDelta(text=text[start:start + chunk]))
+        guard.feed(ev.TextDelta(text=text[start : start + chunk]))
     guard.flush()
     return seen
 
@@ -71,8 +71,13 @@ def _cli_once(exe: str, folder: Path, env: dict[str, str]) -> tuple[float, float
     """(first → last text_delta, whole command) of one `arreio run` streaming the scripted reply."""
     start = time.perf_counter()
     first = last = None
-    with subprocess.Popen([exe, "run", "--goal", "GOAL.md", "--script", "script.json", "--json"], cwd=folder,
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:
+    with subprocess.Popen(
+        [exe, "run", "--goal", "GOAL.md", "--script", "script.json", "--json"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as process:
         assert process.stdout is not None
         for line in iter(process.stdout.readline, b""):
             if line.startswith(b'{"type":"text_delta"'):
@@ -99,8 +104,10 @@ def cli(args: argparse.Namespace, text: str, env_keys: dict[str, str]) -> int:
         for _ in range(args.runs):
             for name, exe in exes.items():  # interleaved: the machine's swings hit both alike
                 times[name].append(_cli_once(exe, root, env))
-    print(f"arreio run --script --json: a {len(text):,}-character reply in {args.chunk}-character deltas, "
-          f"median of {args.runs}{' (two API keys in the environment)' if env_keys else ''}")
+    print(
+        f"arreio run --script --json: a {len(text):,}-character reply in {args.chunk}-character deltas, "
+        f"median of {args.runs}{' (two API keys in the environment)' if env_keys else ''}"
+    )
     for name, runs in times.items():
         stream = statistics.median(r[0] for r in runs) * 1e3
         whole = statistics.median(r[1] for r in runs) * 1e3
@@ -115,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true", help="time the real `arreio run` streaming the reply")
     parser.add_argument("--other", help="another arreio executable to time alongside (--cli)")
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--env-keys", action="store_true",
-                        help="an environment holding two API keys (108 and 164 characters), as many users' does")
+    parser.add_argument(
+        "--env-keys",
+        action="store_true",
+        help="an environment holding two API keys (108 and 164 characters), as many users' does",
+    )
     args = parser.parse_args(argv)
 
     from arreio.engine.walls.delta_guard import DeltaGuard

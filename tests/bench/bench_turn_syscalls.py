@@ -59,12 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "trace"
-        subprocess.run(["strace", "-f", "-o", str(trace), sys.executable, __file__, "--child", str(args.turn + 5),
-                        str(args.turn)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["strace", "-f", "-o", str(trace), sys.executable, __file__, "--child", str(args.turn + 5), str(args.turn)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         lines = trace.read_text(errors="replace").splitlines()
     start = next(i for i, line in enumerate(lines) if f"BENCH-MARK-{args.turn}\\n" in line)
     end = next(i for i, line in enumerate(lines) if f"BENCH-MARK-{args.turn + 1}\\n" in line)
-    calls = collections.Counter(m.group(1) for line in lines[start + 1:end] if (m := _CALL.match(line)))
+    calls = collections.Counter(m.group(1) for line in lines[start + 1 : end] if (m := _CALL.match(line)))
     print(f"system calls between the tool_end of turn {args.turn} and the next: {sum(calls.values())}")
     for name, count in calls.most_common():
         print(f"  {name:<12} {count}")

@@ -43,17 +43,32 @@ def make_workspace(root: Path, turns: int, fsync: bool, tool: str = "read") -> t
     src.mkdir(parents=True)
     for i in range(turns):
         line = f"line of file {i}: the quick brown fox jumps over the lazy dog, again and again.\n"
-        body = (line * (FILE_BYTES // len(line) + 1))[:FILE_BYTES - 1] + "\n"
+        body = (line * (FILE_BYTES // len(line) + 1))[: FILE_BYTES - 1] + "\n"
         (src / f"f{i}.txt").write_text(body)
     goal = root / "GOAL.md"
     goal.write_text("# Read every file\n\nRead each file under src/ and say what it holds.\n")
     # JSON (a YAML list is read the same way, but ruamel takes seconds over 1,000 replies).
     if tool == "write":
-        replies = [{"text": f"Writing file {i}.", "tool_calls": [{"name": "write_file", "arguments": {
-            "path": f"out/o{i}.txt", "content": (src / f"f{i}.txt").read_text()}}]} for i in range(turns)]
+        replies = [
+            {
+                "text": f"Writing file {i}.",
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": f"out/o{i}.txt", "content": (src / f"f{i}.txt").read_text()},
+                    }
+                ],
+            }
+            for i in range(turns)
+        ]
     else:
-        replies = [{"text": f"Reading file {i}.", "tool_calls": [{"name": "read_file", "arguments": {"path": f"src/f{i}.txt"}}]}
-                   for i in range(turns)]
+        replies = [
+            {
+                "text": f"Reading file {i}.",
+                "tool_calls": [{"name": "read_file", "arguments": {"path": f"src/f{i}.txt"}}],
+            }
+            for i in range(turns)
+        ]
     replies.append({"text": "Every file holds the same sentence."})
     script = root / "script.json"
     script.write_text(json.dumps({"replies": replies}, indent=1) + "\n")
@@ -71,23 +86,35 @@ def summary(label: str, stamps: list[float], total: float, turns: int, cpu: floa
     gaps = [b - a for a, b in itertools.pairwise(stamps)]
     tenth = max(1, len(gaps) // 10)
     first, last = sum(gaps[:tenth]) / tenth, sum(gaps[-tenth:]) / tenth
-    print(f"{label:<8} N={turns:>5}  first tenth {first * 1e3:8.2f} ms/turn   last tenth {last * 1e3:8.2f} ms/turn"
-          f"   last/first {last / first:5.2f}   total {total:7.2f} s   mean {total / turns * 1e3:8.2f} ms/turn"
-          + (f"   cpu {cpu:6.2f} s" if cpu is not None else ""))
+    print(
+        f"{label:<8} N={turns:>5}  first tenth {first * 1e3:8.2f} ms/turn   last tenth {last * 1e3:8.2f} ms/turn"
+        f"   last/first {last / first:5.2f}   total {total:7.2f} s   mean {total / turns * 1e3:8.2f} ms/turn"
+        + (f"   cpu {cpu:6.2f} s" if cpu is not None else "")
+    )
     # The typical turn, and the periodic work (compaction, a batch prune, a full garbage collection)
     # that the tenths' means carry: turns over 5x the median, counted and summed.
     mid_first, mid_last = statistics.median(gaps[:tenth]), statistics.median(gaps[-tenth:])
     typical = statistics.median(gaps)
     periodic = [g for g in gaps if g > 5 * typical]
-    print(f"{'':<8} median first tenth {mid_first * 1e3:.2f} ms/turn   last tenth {mid_last * 1e3:.2f} ms/turn   "
-          f"periodic: {len(periodic)} turns over {5 * typical * 1e3:.1f} ms, {sum(periodic) * 1e3:.0f} ms in all")
+    print(
+        f"{'':<8} median first tenth {mid_first * 1e3:.2f} ms/turn   last tenth {mid_last * 1e3:.2f} ms/turn   "
+        f"periodic: {len(periodic)} turns over {5 * typical * 1e3:.1f} ms, {sum(periodic) * 1e3:.0f} ms in all"
+    )
     # Which tenth is last is an accident of where the compaction cycle falls: the worst tenth says
     # more (a compaction and the prunes before it land in one tenth, the first tenth never prunes).
-    tenths = [sum(gaps[i * tenth:(i + 1) * tenth]) / tenth for i in range(len(gaps) // tenth)]
+    tenths = [sum(gaps[i * tenth : (i + 1) * tenth]) / tenth for i in range(len(gaps) // tenth)]
     worst = max(range(len(tenths)), key=tenths.__getitem__)
-    print(f"{'':<8} worst tenth #{worst + 1} {tenths[worst] * 1e3:.2f} ms/turn   worst/first {tenths[worst] / first:5.2f}")
-    return {"first_ms": first * 1e3, "last_ms": last * 1e3, "total_s": total, "worst_ms": tenths[worst] * 1e3,
-            "median_first_ms": mid_first * 1e3, "median_last_ms": mid_last * 1e3}
+    print(
+        f"{'':<8} worst tenth #{worst + 1} {tenths[worst] * 1e3:.2f} ms/turn   worst/first {tenths[worst] / first:5.2f}"
+    )
+    return {
+        "first_ms": first * 1e3,
+        "last_ms": last * 1e3,
+        "total_s": total,
+        "worst_ms": tenths[worst] * 1e3,
+        "median_first_ms": mid_first * 1e3,
+        "median_last_ms": mid_last * 1e3,
+    }
 
 
 class FsyncCounter:
@@ -101,6 +128,7 @@ class FsyncCounter:
         def counting(fd: int) -> None:
             self.count += 1
             self._real(fd)
+
         os.fsync = counting
         return self
 
@@ -164,8 +192,22 @@ def run_cli(turns: int, fsync: bool, tool: str = "read") -> dict[str, float]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ARREIO_")}
         stamps: list[float] = []
         t0 = time.perf_counter()
-        with subprocess.Popen([str(exe), "run", "--goal", str(goal), "--script", str(script), "--json", *(["--yes"] if tool == "write" else [])], cwd=root,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:
+        with subprocess.Popen(
+            [
+                str(exe),
+                "run",
+                "--goal",
+                str(goal),
+                "--script",
+                str(script),
+                "--json",
+                *(["--yes"] if tool == "write" else []),
+            ],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        ) as process:
             assert process.stdout is not None
             for line in iter(process.stdout.readline, b""):  # each event stamped as it arrives (flushed per event)
                 if line.startswith(b'{"type":"tool_end"'):
@@ -184,7 +226,9 @@ def main(argv: list[str]) -> None:
         if profile:
             import cProfile
 
-            cProfile.runctx("run_library(turns, fsync, tool)", globals(), {"turns": turns, "fsync": fsync, "tool": tool}, profile)
+            cProfile.runctx(
+                "run_library(turns, fsync, tool)", globals(), {"turns": turns, "fsync": fsync, "tool": tool}, profile
+            )
         else:
             (run_cli if cli else run_library)(turns, fsync, tool)
 

@@ -88,9 +88,24 @@ def main(argv: list[str]) -> None:
         (work / "shim.c").write_text(SHIM)
         subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(work / "shim.so"), str(work / "shim.c")], check=True)
         notes_path = work / "notes.json"
-        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={work}/cg.%p",
-                        sys.executable, __file__, "--child", str(turns), str(work / "shim.so"), str(int(per_turn)),
-                        str(notes_path)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={work}/cg.%p",
+                sys.executable,
+                __file__,
+                "--child",
+                str(turns),
+                str(work / "shim.so"),
+                str(int(per_turn)),
+                str(notes_path),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         counts = []
         for dump in sorted(work.glob("cg.*.*"), key=lambda p: int(p.suffix[1:])):
             text = dump.read_text(errors="replace")
@@ -105,11 +120,13 @@ def main(argv: list[str]) -> None:
             if count > 3 * median:
                 print(f"  turn {i + 1:5d}  {count / 1e6:8.2f} M  {' + '.join(notes.get(i + 1, []))}")
         tenth = len(counts) // 10
-        counts = [sum(counts[k * tenth:(k + 1) * tenth]) for k in range(10)]
+        counts = [sum(counts[k * tenth : (k + 1) * tenth]) for k in range(10)]
     per = [c / (turns // 10) / 1e6 for c in counts]
     print("M instructions per turn, each tenth: " + " ".join(f"{p:.2f}" for p in per))
-    print(f"mean {sum(per) / len(per):.2f}   first {per[0]:.2f}   last {per[-1]:.2f}   "
-          f"worst {max(per):.2f} (tenth #{per.index(max(per)) + 1})   worst/first {max(per) / per[0]:.2f}")
+    print(
+        f"mean {sum(per) / len(per):.2f}   first {per[0]:.2f}   last {per[-1]:.2f}   "
+        f"worst {max(per):.2f} (tenth #{per.index(max(per)) + 1})   worst/first {max(per) / per[0]:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -28,18 +28,35 @@ REPO = Path(__file__).resolve().parents[2]
 # Tests that wait on real processes, signals, terminals, time-outs or sleeping children, and the
 # property tests (hypothesis): the ones a busy core could make fail if they measured the clock.
 SLICE = [
-    "tests/chat/test_chat_escape.py", "tests/chat/test_typeahead.py", "tests/cli/test_ctrl_c_burst.py",
-    "tests/cli/test_early_ctrl_c.py", "tests/cli/test_last_message_cancel.py", "tests/cli/test_goal_fifo.py",
-    "tests/cli/test_run_input.py", "tests/tools/test_tools_shell.py", "tests/tools/test_sandbox.py",
-    "tests/tools/test_tools_chain.py", "tests/conveyor/test_plan_gates.py", "tests/conveyor/test_parallel_reads.py",
-    "tests/families/test_mcp_client.py", "tests/families/test_mcp_parallel_reads.py", "tests/batch/test_workcopy.py",
-    "tests/batch/test_batch_cancel.py", "tests/batch/test_ray_address.py", "tests/engine/test_bounded_reading.py",
-    "tests/governance/test_policy_meaning.py", "tests/checkpoints/test_ignored_writes.py",
+    "tests/chat/test_chat_escape.py",
+    "tests/chat/test_typeahead.py",
+    "tests/cli/test_ctrl_c_burst.py",
+    "tests/cli/test_early_ctrl_c.py",
+    "tests/cli/test_last_message_cancel.py",
+    "tests/cli/test_goal_fifo.py",
+    "tests/cli/test_run_input.py",
+    "tests/tools/test_tools_shell.py",
+    "tests/tools/test_sandbox.py",
+    "tests/tools/test_tools_chain.py",
+    "tests/conveyor/test_plan_gates.py",
+    "tests/conveyor/test_parallel_reads.py",
+    "tests/families/test_mcp_client.py",
+    "tests/families/test_mcp_parallel_reads.py",
+    "tests/batch/test_workcopy.py",
+    "tests/batch/test_batch_cancel.py",
+    "tests/batch/test_ray_address.py",
+    "tests/engine/test_bounded_reading.py",
+    "tests/governance/test_policy_meaning.py",
+    "tests/checkpoints/test_ignored_writes.py",
     "tests/crash/test_kill_resume.py",
     # property tests
-    "tests/providers/test_offline_policy.py", "tests/session/test_session.py", "tests/session/test_healing.py",
-    "tests/tools/test_protected_containment.py", "tests/knowledge/test_chunking.py",
-    "tests/curator/test_curator_never_deletes.py", "tests/context/test_compaction.py",
+    "tests/providers/test_offline_policy.py",
+    "tests/session/test_session.py",
+    "tests/session/test_healing.py",
+    "tests/tools/test_protected_containment.py",
+    "tests/knowledge/test_chunking.py",
+    "tests/curator/test_curator_never_deletes.py",
+    "tests/context/test_compaction.py",
 ]
 
 SPIN = "import signal; signal.signal(signal.SIGTERM, lambda *_: exit(0))\nwhile True: pass"
@@ -70,7 +87,10 @@ def main() -> int:
     args = parser.parse_args()
     targets = [] if args.all else [t for t in SLICE if (REPO / t).exists()]
     command = [sys.executable, "-m", "pytest", "-n", "auto", "--dist", "worksteal", "-q", *targets, *args.pytest_args]
-    print(f"{args.spinners} spinning process(es) on {os.cpu_count()} cores; {'the whole suite' if args.all else f'{len(targets)} files'}")
+    print(
+        f"{args.spinners} spinning process(es) on {os.cpu_count()} cores; "
+        f"{'the whole suite' if args.all else f'{len(targets)} files'}"
+    )
     load = spinners(args.spinners)
     failed = 0
     try:

@@ -104,8 +104,10 @@ def measure(kb: KnowledgeBase, corpus: dict, docs: list[dict]) -> tuple[dict, di
         raw["other_sim"] += kb.backend.sentence_scores(vector, [ids[d["id"]] for d in others])[1].tolist()
         raw["other_cov"] += kb.backend.term_coverage(query["text"], [d["text"] for d in others])
     n = len(corpus["queries"])
-    figures = {label: {mode: {k: round(v / n, 4) for k, v in got.items()} for mode, got in modes.items()}
-               for label, modes in totals.items()}
+    figures = {
+        label: {mode: {k: round(v / n, 4) for k, v in got.items()} for mode, got in modes.items()}
+        for label, modes in totals.items()
+    }
     return figures, raw
 
 
@@ -146,10 +148,17 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     sets = json.loads(OFFTOPIC.read_text(encoding="utf-8"))
     halves = ("dev", "held_out") if args.held_out else ("dev",)
-    probes = {f"{kind}_{half}": split(sets[kind])[i] for kind in ("nonsense", "offtopic") for i, half in enumerate(halves)}
-    report: dict = {"floor": relevance.FLOOR, "scales": {
-        "similarity": {k: {g: v.__dict__ for g, v in by.items()} for k, by in relevance.SIMILARITY_SCALES.items()},
-        "coverage": relevance.COVERAGE_SCALE.__dict__}, "languages": {}}
+    probes = {
+        f"{kind}_{half}": split(sets[kind])[i] for kind in ("nonsense", "offtopic") for i, half in enumerate(halves)
+    }
+    report: dict = {
+        "floor": relevance.FLOOR,
+        "scales": {
+            "similarity": {k: {g: v.__dict__ for g, v in by.items()} for k, by in relevance.SIMILARITY_SCALES.items()},
+            "coverage": relevance.COVERAGE_SCALE.__dict__,
+        },
+        "languages": {},
+    }
     pooled: dict[str, list[float]] = {}
     for lang in args.langs:
         corpus = json.loads((Path(args.data) / f"{lang}.json").read_text(encoding="utf-8"))

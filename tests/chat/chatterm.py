@@ -15,8 +15,9 @@ PROMPT = "›"
 
 
 class ChatTerminal(Terminal):
-    def __init__(self, cwd: Path, env: dict[str, str], *args: str, stdout: int | None = None,
-                 through: str | None = None) -> None:
+    def __init__(
+        self, cwd: Path, env: dict[str, str], *args: str, stdout: int | None = None, through: str | None = None
+    ) -> None:
         """`through`: a shell command the chat's stdout is piped into, itself writing to the terminal
         (`through="tee chat.log"` is `arreio chat | tee chat.log`)."""
         # prompt_toolkit asks the terminal where its cursor is (CPR); this pty never answers

@@ -51,12 +51,17 @@ def test_esc_mid_turn_stops_it_and_what_was_typed_ahead_waits_at_the_prompt(work
 def test_an_arrow_key_or_alt_key_typed_mid_turn_does_not_stop_it(work: Path, arreio_env) -> None:
     """Their sequences start with the Esc byte; the terminal sends each in one write, and only an Esc
     with nothing after it stops the turn."""
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Waiting a moment."
   tool_calls: [{name: shell, arguments: {command: "sleep 2 && echo done > done.txt"}}]
 - text: "Done waiting."
 - text: "Second answer."
-""", "--yes")
+""",
+        "--yes",
+    )
     term.prompt()
     term.send("wait")
     term.next(r"● shell\(command='sleep 2")
@@ -75,14 +80,18 @@ def test_an_arrow_key_or_alt_key_typed_mid_turn_does_not_stop_it(work: Path, arr
 
 
 def test_a_key_typed_before_an_approval_question_does_not_answer_it(work: Path, arreio_env) -> None:
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Let me think about this carefully before I log anything at all, it matters."
   chunk_chars: 4
   delay_s: 0.1
   tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
 - text: "Not logged."
 - text: "You said y."
-""")
+""",
+    )
     term.prompt()
     term.send("log it")
     term.next("Let me think")
@@ -100,13 +109,18 @@ def test_a_key_typed_before_an_approval_question_does_not_answer_it(work: Path, 
 def test_a_paste_during_a_turn_lands_whole_in_the_next_prompt(work: Path, arreio_env) -> None:
     """Regression: three lines pasted while the agent worked went out as three messages, three
     model calls. The turn asks the terminal for bracketed paste, as the prompt does."""
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Waiting a moment."
   tool_calls: [{name: shell, arguments: {command: "sleep 2"}}]
 - text: "Done waiting."
 - text: "One message came."
 - text: "A second message came."
-""", "--yes")
+""",
+        "--yes",
+    )
     term.prompt()
     term.send("wait")
     term.next(r"● shell\(command='sleep 2")

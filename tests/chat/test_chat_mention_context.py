@@ -7,8 +7,10 @@ from pathlib import Path
 
 from tests.conftest import run_cli
 
-CALC = "class Calc:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n" \
-       "        self.items.append(x)\n        return self.items\n"
+CALC = (
+    "class Calc:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
+    "        self.items.append(x)\n        return self.items\n"
+)
 
 
 def test_an_attached_files_names_are_not_goal_text(work: Path, arreio_env: dict) -> None:

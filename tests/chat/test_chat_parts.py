@@ -73,15 +73,25 @@ def test_blocks_end_at_blank_lines_outside_code_fences() -> None:
 
 
 def _done(**fields) -> ev.Done:
-    base = {"verdict": "success", "exit_code": 0, "steps": 3, "tool_calls": 2, "input_tokens": 1200,
-            "output_tokens": 34, "cost_usd": 0.0123, "cache_share": 0.62}
+    base = {
+        "verdict": "success",
+        "exit_code": 0,
+        "steps": 3,
+        "tool_calls": 2,
+        "input_tokens": 1200,
+        "output_tokens": 34,
+        "cost_usd": 0.0123,
+        "cache_share": 0.62,
+    }
     return ev.Done(**{**base, **fields})
 
 
 def test_the_stats_line_says_steps_calls_tokens_cost_and_cache_share() -> None:
     assert stats_line(_done()) == "3 steps · 2 tool calls · 1,234 tokens · $0.012 · 62% cached"
-    assert stats_line(_done(steps=1, tool_calls=1, free=True, cache_share=0.0)) == \
-        "1 step · 1 tool call · 1,234 tokens · $0 (offline) · 0% cached"
+    assert (
+        stats_line(_done(steps=1, tool_calls=1, free=True, cache_share=0.0))
+        == "1 step · 1 tool call · 1,234 tokens · $0 (offline) · 0% cached"
+    )
 
 
 def test_the_answer_is_rendered_as_markdown_block_by_block() -> None:
@@ -104,7 +114,7 @@ def test_the_answer_is_rendered_as_markdown_block_by_block() -> None:
 def test_text_that_looks_like_markup_is_shown_not_dropped() -> None:
     out = io.StringIO()
     view = ChatRenderer(Console(file=out, width=100, force_terminal=False), markdown=True)
-    markup = "<tools>\n  <function name=\"list_dir\" arguments='{\"path\": \".\"}'/>\n</tools>"
+    markup = '<tools>\n  <function name="list_dir" arguments=\'{"path": "."}\'/>\n</tools>'
     view(ev.TextDelta(text=markup + "\n\nAnd `<b>` in code, <p>html</p> 1 < 2.\n\n```html\n<div>x</div>\n```\n"))
     view(_done())
     shown = out.getvalue()
@@ -183,8 +193,7 @@ def test_the_saved_history_holds_no_secret(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_ctrl_r_finds_an_earlier_message_and_a_paste_is_taken_whole(tmp_path: Path) -> None:
-    got = _typed("first message\r", "other\r", "\x12fir\r\r", "\x1b[200~line1\nline2\r\x1b[201~\r",
-                 tmp_path=tmp_path)
+    got = _typed("first message\r", "other\r", "\x12fir\r\r", "\x1b[200~line1\nline2\r\x1b[201~\r", tmp_path=tmp_path)
     assert got == ["first message", "other", "first message", "line1\nline2\n"]
     again = _typed("\x12oth\r\r", tmp_path=tmp_path)  # a new chat searches the saved history
     assert again == ["other"]

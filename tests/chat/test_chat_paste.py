@@ -23,7 +23,7 @@ def test_a_big_paste_is_sent_whole_and_echoed_as_one_label(work: Path, arreio_en
     term.type(" thanks\r")
     term.next(r"› look at this: \[pasted 40 lines\] thanks\n")
     term.next("Got it.")
-    raw = term.output[term.output.rindex("line 40 of the log"):]
+    raw = term.output[term.output.rindex("line 40 of the log") :]
     assert "\x1b[J" in raw.split("[pasted 40 lines]")[0]  # prompt_toolkit's own echo was erased first
     term.prompt()
     term.type("and \x1b[200~two\nlines\x1b[201~\r")  # a small paste stays as it is

@@ -62,8 +62,7 @@ def test_each_line_is_a_message_on_one_session_printed_as_run_prints(work, arrei
 
 def test_blocks_between_blank_lines_are_messages(work, arreio_env) -> None:
     (work / "s.yaml").write_text("- text: First.\n- text: Second.\n")
-    done = chat(work, arreio_env, "Line one\nline two of the same message\n\nAnother message\n",
-                "--script", "s.yaml")
+    done = chat(work, arreio_env, "Line one\nline two of the same message\n\nAnother message\n", "--script", "s.yaml")
     assert done.returncode == 0, done.stderr
     users = [m.text for m in messages_of(work, session_id(done.stdout)) if m.role == "user"]
     assert users == ["Line one\nline two of the same message", "Another message"]
@@ -152,7 +151,9 @@ for args, stdin in [(["--help"], None), (["chat", "--help"], None), (["chat", "-
 print(json.dumps(sorted(m for m in ("prompt_toolkit", "anthropic", "openai", "litellm") if m in sys.modules)))
 print("ran" if "arreio.engine.run.pipeline" in sys.modules else "did not run")
 """
-    out = subprocess.run([sys.executable, "-c", probe], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     *_, loaded, ran = out.stdout.strip().splitlines()
     assert json.loads(loaded) == [] and ran == "ran"  # the piped chat did run its message
@@ -173,8 +174,12 @@ def test_after_compact_and_undo_the_offline_model_does_not_carry_out_the_old_goa
     """Regression: after /compact, the goal the summary kept was read as still to do, and a file
     the user had just undone came back with the next message ('thanks, that is all')."""
     (work / "notes.md").write_text("# N\nhello\n")
-    done = chat(work, arreio_env,
-                "Read notes.md and write a summary to o.md\n/compact\n/undo\nthanks, that is all\n", "--offline")
+    done = chat(
+        work,
+        arreio_env,
+        "Read notes.md and write a summary to o.md\n/compact\n/undo\nthanks, that is all\n",
+        "--offline",
+    )
     assert done.returncode == 0, done.stderr
     assert "created o.md" in done.stdout  # the first message wrote it; /undo took it back
     assert not (work / "o.md").exists()

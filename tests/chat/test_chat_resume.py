@@ -45,10 +45,12 @@ def test_continue_shows_the_last_exchanges_not_only_the_last_one(work: Path, arr
     sid = four_messages(work, arreio_env)
     again = ChatTerminal(work, arreio_env, "--continue")
     again.next(rf"session {sid} · 10 messages · message one\n")
-    again.next(r"… 1 earlier exchange\n"
-               r"> message two\n  · 1 tool call\n  Answer two, after a look\.\n"
-               r"> message three\n  Answer three\.\n"
-               r"> message four\n  Answer four\.\n")
+    again.next(
+        r"… 1 earlier exchange\n"
+        r"> message two\n  · 1 tool call\n  Answer two, after a look\.\n"
+        r"> message three\n  Answer three\.\n"
+        r"> message four\n  Answer four\.\n"
+    )
     assert leave(again) == sid
     assert "message one" not in again.plain.split("10 messages · message one", 1)[1]  # the oldest one: counted only
 

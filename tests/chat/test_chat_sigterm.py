@@ -16,11 +16,15 @@ pytestmark = pytest.mark.slow
 
 
 def test_sigterm_at_the_question_refuses_the_call_and_stops_only_the_turn(work: Path, arreio_env) -> None:
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "I will log it."
   tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
 - text: "Understood, nothing was logged."
-""")
+""",
+    )
     term.prompt()
     term.send("log it")
     term.next(r"Run it\? \[y\]es")

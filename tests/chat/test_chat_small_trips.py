@@ -57,8 +57,10 @@ def test_compact_counts_its_summary_in_the_chat_totals(work: Path, arreio_env: d
     done = chat(work, arreio_env, "Read notes.md and write a summary to o.md\n/cost\n/compact\n/cost\n", "--offline")
     assert done.returncode == 0, done.stderr
     assert "context compacted" in done.stdout
-    before, after = (tuple(int(n.replace(",", "")) for n in found)
-                     for found in re.findall(r"tokens: ([\d,]+) in / ([\d,]+) out", done.stdout))
+    before, after = (
+        tuple(int(n.replace(",", "")) for n in found)
+        for found in re.findall(r"tokens: ([\d,]+) in / ([\d,]+) out", done.stdout)
+    )
     assert after[0] > before[0] and after[1] > before[1]
     assert "· 1 compaction" in done.stdout
     (archive,) = (work / ".arreio" / "sessions").glob("*/compacted/001.jsonl")  # the replaced head, kept

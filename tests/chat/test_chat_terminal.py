@@ -48,7 +48,10 @@ def leave(term: ChatTerminal) -> str:
 
 
 def test_two_messages_with_tool_calls_and_an_approval_answered_always(work: Path, arreio_env) -> None:
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Let me look."
   tool_calls: [{name: list_dir, arguments: {path: "."}}]
 - text: "There are **two** files here."
@@ -57,7 +60,8 @@ def test_two_messages_with_tool_calls_and_an_approval_answered_always(work: Path
 - text: "Logged once."
 - tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
 - text: "Logged twice."
-""")
+""",
+    )
     term.prompt()
     term.send("what is here?")
     term.next(r"● list_dir\(path='\.'\)")
@@ -82,13 +86,18 @@ def test_two_messages_with_tool_calls_and_an_approval_answered_always(work: Path
 
 
 def test_ctrl_c_mid_turn_cancels_it_and_the_next_message_continues_the_same_session(work: Path, arreio_env) -> None:
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Looking first."
   tool_calls: [{name: list_dir, arguments: {path: "."}}]
 - text: "Waiting a while."
   tool_calls: [{name: shell, arguments: {command: "sleep 30 && echo late > late.txt"}}]
 - text: "Back, and the session goes on."
-""", "--yes")
+""",
+        "--yes",
+    )
     term.prompt()
     term.send("wait")
     first = term.next(r"arreio · offline · " + SESSION).group(1)
@@ -116,14 +125,18 @@ def test_ctrl_c_mid_turn_cancels_it_and_the_next_message_continues_the_same_sess
 def test_diff_undo_compact_and_cost(work: Path, arreio_env) -> None:
     # a long file read: the summary is shorter than the history it replaces, so /compact compacts
     (work / "big.md").write_text("".join(f"line {n}: some words to make the file long enough\n" for n in range(200)))
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Looking."
   tool_calls: [{name: read_file, arguments: {path: notes.md}}, {name: read_file, arguments: {path: big.md}}]
 - text: "It says original."
 - tool_calls: [{name: write_file, arguments: {path: notes.md, content: "overwritten\\n"}}]
 - text: "Rewrote notes.md."
 - text: "Still here after compacting."
-""")
+""",
+    )
     term.prompt()
     term.send("read the notes")
     term.next("It says original")
@@ -186,7 +199,11 @@ def test_ctrl_d_leaves_and_continue_picks_up_the_history(work: Path, arreio_env)
     again.next(rf"session {sid} · continue with")
     assert again.wait() == 0, again.plain
     assert [m.text for m in session_of(work, sid).messages] == [
-        "first", "The first answer.", "second", "The second answer, same session."]
+        "first",
+        "The first answer.",
+        "second",
+        "The second answer, same session.",
+    ]
     # The memory snapshot is the one frozen when the session started: every request carried the same system.
     session = session_of(work, sid)
     system = "\n".join(b.text for b in session.header.system)
@@ -204,8 +221,21 @@ def test_an_unknown_slash_command_gets_did_you_mean_and_help_lists_them(work: Pa
     term.send("/help")
     shown = term.next(r"/exit — leave")
     listed = re.findall(r"^\s+/(\w+)", term.plain[: shown.end()], re.MULTILINE)
-    for name in ("help", "model", "compact", "cost", "diff", "undo", "memory", "skills", "sessions", "resume",
-                 "new", "clear", "exit"):
+    for name in (
+        "help",
+        "model",
+        "compact",
+        "cost",
+        "diff",
+        "undo",
+        "memory",
+        "skills",
+        "sessions",
+        "resume",
+        "new",
+        "clear",
+        "exit",
+    ):
         assert name in listed
     term.prompt()
     term.send("/exit")
@@ -217,11 +247,15 @@ def test_an_unknown_slash_command_gets_did_you_mean_and_help_lists_them(work: Pa
 
 
 def test_ctrl_c_at_the_question_refuses_the_call_and_stops_only_the_turn(work: Path, arreio_env) -> None:
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "I will log it."
   tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
 - text: "Understood, nothing was logged."
-""")
+""",
+    )
     term.prompt()
     term.send("log it")
     term.next(r"Run it\? \[y\]es")
@@ -244,11 +278,15 @@ def test_ctrl_c_mid_answer_is_not_echoed_into_the_preview(work: Path, arreio_env
     """Regression: Ctrl-C while an answer streamed showed the partial answer twice — the terminal's
     `^C` echo wrapped after rich's full-width preview line and rich erased the wrong line. Keys are
     not echoed while a turn runs (an approval echoes its typed answer: the test above)."""
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Let me think about this very carefully before answering, because the question has several parts."
   chunk_chars: 4
   delay_s: 0.2
-""")
+""",
+    )
     term.prompt()
     term.send("hello")
     term.next("Let me think about")
@@ -264,18 +302,24 @@ def test_model_in_a_scripted_chat_keeps_the_script(work: Path, arreio_env) -> No
     """`/model NAME` in a `--script` chat dropped the script: the next message went to NAME (and failed
     for want of its API key); `/model offline/…` dropped it too (the offline model answered instead)."""
     env = {k: v for k, v in arreio_env.items() if not k.endswith("_API_KEY")}
-    term = chat(work, env, """\
+    term = chat(
+        work,
+        env,
+        """\
 - text: "First."
 - text: "Second."
 - text: "Third."
-""")
+""",
+    )
     term.prompt()
     term.send("one")
     term.next("First")
     term.prompt()
     term.send("/model claude-sonnet-4-5")
-    term.next(r"this chat plays the script s\.yaml: its replies come from the script, which only the offline "
-              r"model plays; the model stays offline \(script\); `arreio chat --continue --model claude-sonnet-4-5`")
+    term.next(
+        r"this chat plays the script s\.yaml: its replies come from the script, which only the offline "
+        r"model plays; the model stays offline \(script\); `arreio chat --continue --model claude-sonnet-4-5`"
+    )
     term.prompt()
     term.send("two")
     term.next(r"arreio · offline · resuming")

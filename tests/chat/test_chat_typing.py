@@ -57,10 +57,14 @@ def test_a_name_with_spaces_is_attached_as_tab_completes_it_and_a_folder_is_said
 def test_an_answer_to_the_question_that_is_neither_yes_nor_no_asks_again(work: Path, arreio_env) -> None:
     """An answer that is none of y/n/a/e refused the call without a word (only y/yes ran it); one key
     answers, without Enter."""
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
 - text: "Logged."
-""")
+""",
+    )
     term.prompt()
     term.send("log it")
     term.next(r"Run it\? \[y\]es")
@@ -75,11 +79,15 @@ def test_an_answer_to_the_question_that_is_neither_yes_nor_no_asks_again(work: P
 
 def test_yes_typed_whole_with_enter_is_one_answer(work: Path, arreio_env) -> None:
     """With a key for an answer, "yes⏎" must not answer y and then send "es" as the next message."""
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
 - text: "Logged."
 - text: "A message came after."
-""")
+""",
+    )
     term.prompt()
     term.send("log it")
     term.next(r"Run it\? \[y\]es")
@@ -125,7 +133,7 @@ def test_a_long_line_wraps_without_the_new_line_mark(work: Path, arreio_env) -> 
     term.next(r"\n\S? +w{20}")  # the wrap has been drawn
     term.type("\x1b\rsecond line")  # Esc-Enter: a real new line
     term.next("second line")
-    shown = term.plain[term.plain.index("›"):]
+    shown = term.plain[term.plain.index("›") :]
     assert shown.count("·") == 1, shown  # the new line is marked, the wrap is not
     term.type("\r")
     term.next("Read it.")
@@ -145,8 +153,9 @@ def _read_until(pipe: Any, pattern: str, timeout: float = 30.0) -> str:
     return got.decode()
 
 
-def test_with_stdout_piped_the_chat_prompts_on_the_terminal_and_the_turns_go_to_the_pipe(work: Path,
-                                                                                         arreio_env) -> None:
+def test_with_stdout_piped_the_chat_prompts_on_the_terminal_and_the_turns_go_to_the_pipe(
+    work: Path, arreio_env
+) -> None:
     """`arreio chat | tee chat.log` was taken for a scripted chat: no prompt, the typed lines read up to
     Ctrl-D, every answer gone into the pipe."""
     (work / "s.yaml").write_text('- text: "The first answer."\n- text: "The second answer."\n')
@@ -192,11 +201,16 @@ def test_with_stdout_closed_at_a_terminal_the_chat_refuses_to_start(work: Path, 
 def test_a_burst_of_ctrl_c_that_stops_a_turn_does_not_leave_the_chat(work: Path, arreio_env) -> None:
     """Ctrl-C pressed four times 0.15 s apart while a tool ran stopped the turn, and the presses that
     came after the prompt was back (two, on an empty prompt) left the chat."""
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Sleeping."
   tool_calls: [{name: shell, arguments: {command: "sleep 30"}}]
 - text: "Still here."
-""", "--yes")
+""",
+        "--yes",
+    )
     term.prompt()
     term.send("sleep")
     term.next(r"● shell\(command='sleep 30'\)")
@@ -274,17 +288,24 @@ def test_resuming_a_session_paused_at_an_approval_says_what_waits(work: Path, ar
     assert piped.returncode == 3, piped.stderr
     again = ChatTerminal(work, arreio_env, "--continue")
     again.next(r"waiting for approval: \$ echo p >> log\.txt")
-    found = again.next(r"`arreio approve (\S+)` runs it \(`--deny` refuses it\); a message sent here goes on without it")
+    found = again.next(
+        r"`arreio approve (\S+)` runs it \(`--deny` refuses it\); a message sent here goes on without it"
+    )
     sid = leave(again)
     assert found.group(1) == sid
 
 
 def test_a_call_stopped_by_ctrl_c_says_so_under_its_line(work: Path, arreio_env) -> None:
     """Ctrl-C while a tool ran left its `● shell(…)` line with no result under it: had it run?"""
-    term = chat(work, arreio_env, """\
+    term = chat(
+        work,
+        arreio_env,
+        """\
 - text: "Sleeping."
   tool_calls: [{name: shell, arguments: {command: "sleep 30"}}]
-""", "--yes")
+""",
+        "--yes",
+    )
     term.prompt()
     term.send("sleep")
     term.next(r"● shell\(command='sleep 30'\)")
@@ -304,8 +325,11 @@ def test_a_piped_message_that_cannot_start_says_why_on_stderr(work: Path, arreio
     (work / "s.yaml").unlink()
     again = run_cli(work, arreio_env, "chat", "--continue", input="again\n")
     assert again.returncode == 2
-    assert re.search(r"^arreio: error: session \S+ was run with --script .*s\.yaml, which no longer exists",
-                     again.stderr, re.MULTILINE), again.stderr
+    assert re.search(
+        r"^arreio: error: session \S+ was run with --script .*s\.yaml, which no longer exists",
+        again.stderr,
+        re.MULTILINE,
+    ), again.stderr
     assert "error" not in again.stdout
 
 

@@ -57,7 +57,9 @@ def watch(tty: Tty, *writes: Callable[[], object], seconds: float = 0.4) -> tupl
 def test_keys_are_kept_in_order_and_a_lone_esc_fires_once_and_is_not_kept() -> None:
     tty = Tty()
     try:
-        keys, fired = watch(tty, lambda: os.write(tty.master, "héllo\r".encode()), lambda: os.write(tty.master, b"\x1b"))
+        keys, fired = watch(
+            tty, lambda: os.write(tty.master, "héllo\r".encode()), lambda: os.write(tty.master, b"\x1b")
+        )
         assert fired == 1 and keys.escaped
         assert keys.text == "héllo\n"  # the terminal's own CR→NL, as the prompt always read it
     finally:

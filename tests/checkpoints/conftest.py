@@ -26,7 +26,9 @@ def scripted(invoke, work: Path, script: str, *extra: str):
     (work / "s.yaml").write_text(script)
     result = invoke("run", "--goal", "GOAL.md", "--script", "s.yaml", "--json", "--yes", *extra)
     events = events_of(result.stdout)
-    report = json.loads((work / events[-1]["report_path"]).read_text()) if events and events[-1].get("report_path") else {}
+    report = (
+        json.loads((work / events[-1]["report_path"]).read_text()) if events and events[-1].get("report_path") else {}
+    )
     return result, events, report
 
 
@@ -41,5 +43,8 @@ def tree_state(root: Path, skip: tuple[str, ...] = (".arreio", "s.yaml")) -> dic
             if rel in skip:
                 continue
             path = Path(dirpath) / name
-            out[rel] = (os.readlink(path).encode() if path.is_symlink() else path.read_bytes(), path.lstat().st_mode & 0o777)
+            out[rel] = (
+                os.readlink(path).encode() if path.is_symlink() else path.read_bytes(),
+                path.lstat().st_mode & 0o777,
+            )
     return out

@@ -29,8 +29,9 @@ def shadow_paths(state: Path, work: Path) -> set[str]:
     index = [json.loads(x) for x in (state / "checkpoints" / "index.jsonl").read_text().splitlines()]
     paths: set[str] = set()
     for tree in {r["tree"] for r in index if r["type"] == "checkpoint"}:
-        out = subprocess.run(["git", "ls-tree", "-r", "--name-only", tree], env=env, capture_output=True, text=True,
-                             check=True, cwd=work)
+        out = subprocess.run(
+            ["git", "ls-tree", "-r", "--name-only", tree], env=env, capture_output=True, text=True, check=True, cwd=work
+        )
         paths.update(out.stdout.splitlines())
     return paths
 
@@ -97,10 +98,13 @@ def test_without_git_a_run_succeeds_with_one_warning(work: Path, cli, monkeypatc
     empty = tmp_path / "no-git-here"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    script = WRITE.replace("- text: \"Done.\"", """- text: "Again."
+    script = WRITE.replace(
+        '- text: "Done."',
+        """- text: "Again."
   tool_calls:
     - {name: write_file, arguments: {path: two.txt, content: "2"}}
-- text: "Done.\"""")
+- text: "Done.\"""",
+    )
     result, events, report = scripted(cli, work, script % "no git")
     assert result.exit_code == 0, result.output
     warned = [e for e in events if e["type"] == "warning" and e.get("code") == "checkpoints"]
@@ -131,7 +135,9 @@ def test_list_filters_by_session_and_prune_keeps_the_newest_run(work: Path, cli)
     listed = json.loads(cli("checkpoints", "list", "--json").stdout)
     assert [e["id"] for e in listed] == [r1["run_id"], r2["run_id"]]
     assert listed[0]["changes"] == {"created": ["out.txt"], "modified": [], "deleted": []}
-    only = json.loads(cli("checkpoints", "list", "--session", r1["session_id"], "--json").stdout)  # (a prefix may match both)
+    only = json.loads(
+        cli("checkpoints", "list", "--session", r1["session_id"], "--json").stdout
+    )  # (a prefix may match both)
     assert [e["id"] for e in only] == [r1["run_id"]]
     table = cli("checkpoints", "list").stdout
     assert r1["run_id"] in table and "+0 ~1 -0" in table
@@ -167,6 +173,8 @@ def test_help_and_listing_do_not_import_sdks(tmp_path: Path) -> None:
 
     commands = [["diff", "--help"], ["undo", "--help"], ["checkpoints", "--help"], ["checkpoints", "list"]]
     code = PROBE.format(commands=commands, heavy=HEAVY)
-    out = subprocess.run([os.sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [os.sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []

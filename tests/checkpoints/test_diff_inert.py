@@ -11,15 +11,21 @@ from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
 EVIL = "x\\u001b]52;c;cm0gLXJmIH4=\\u0007y\\n"  # YAML escapes: an OSC 52 clipboard write, raw in the file
-SCRIPT = ('- tool_calls: [{name: write_file, arguments: {path: evil.txt, content: "' + EVIL + '"}}]\n'
-          '- text: done\n')
+SCRIPT = '- tool_calls: [{name: write_file, arguments: {path: evil.txt, content: "' + EVIL + '"}}]\n- text: done\n'
 
 
 def test_a_diff_is_inert_at_a_terminal_and_exact_through_a_pipe(tmp_path: Path, arreio_env: dict[str, str]) -> None:
     (tmp_path / "s.yaml").write_text(SCRIPT)
     cli = [*ARREIO]
-    ran = subprocess.run([*cli, "run", "x", "--script", "s.yaml", "--yes"], cwd=tmp_path, env=arreio_env,
-                         capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False)
+    ran = subprocess.run(
+        [*cli, "run", "x", "--script", "s.yaml", "--yes"],
+        cwd=tmp_path,
+        env=arreio_env,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     term = Terminal([*cli, "diff"], cwd=tmp_path, env=arreio_env)
     term.expect(r"\+x")

@@ -15,10 +15,14 @@ from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 
 
 def _run(work: Path, provider: ScriptedProvider, **deps) -> tuple[list, dict]:
-    options = RunOptions(goal_text="# Do the work\n", cwd=work,
-                         env={"PATH": os.environ.get("PATH", ""), "HOME": str(work.parent / "home")})
-    events = asyncio.run(run_to_end(options, PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider),
-                                                          **deps)))
+    options = RunOptions(
+        goal_text="# Do the work\n",
+        cwd=work,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(work.parent / "home")},
+    )
+    events = asyncio.run(
+        run_to_end(options, PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider), **deps))
+    )
     return events, json.loads((work / events[-1].report_path).read_text())
 
 
@@ -26,10 +30,12 @@ def test_a_call_approved_at_the_terminal_is_checkpointed(tmp_path: Path) -> None
     work = tmp_path / "work"
     work.mkdir()
     (work / "data.txt").write_text("precious\n")
-    provider = ScriptedProvider([
-        {"text": "cleaning", "tool_calls": [{"name": "shell", "arguments": {"command": "rm data.txt"}}]},
-        {"text": "done"},
-    ])
+    provider = ScriptedProvider(
+        [
+            {"text": "cleaning", "tool_calls": [{"name": "shell", "arguments": {"command": "rm data.txt"}}]},
+            {"text": "done"},
+        ]
+    )
     asked = []
     events, report = _run(work, provider, ask_approval=lambda event: asked.append(event.name) or True)
     assert asked == ["shell"] and events[-1].verdict == "success"
@@ -43,8 +49,12 @@ def test_a_sub_agents_writes_belong_to_the_parents_delegate_round(tmp_path: Path
     work.mkdir()
     provider = ScriptedProvider(
         [{"tool_calls": [{"name": "delegate", "arguments": {"task": "Write note.txt"}}]}, {"text": "delegated"}],
-        agents={"d1": [{"tool_calls": [{"name": "write_file", "arguments": {"path": "note.txt", "content": "hi\n"}}]},
-                       {"text": "wrote it"}]},
+        agents={
+            "d1": [
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": "note.txt", "content": "hi\n"}}]},
+                {"text": "wrote it"},
+            ]
+        },
     )
     events, _ = _run(work, provider)
     assert (work / "note.txt").read_text() == "hi\n" and events[-1].changes["created"] == ["note.txt"]

@@ -48,7 +48,8 @@ def test_ignored_files_a_file_tool_writes_are_named(work: Path, cli) -> None:
     assert "build/new.txt" not in said[0]
     noted = [e for e in events if e["type"] == "warning" and UNDO_LEAVES in e["message"]]
     assert [(e["code"], e["message"]) for e in noted] == [
-        ("checkpoints_new_skipped", "undo will not remove build/new.txt (ignored by .gitignore)")]
+        ("checkpoints_new_skipped", "undo will not remove build/new.txt (ignored by .gitignore)")
+    ]
 
 
 def test_checkpointed_writes_and_ignored_reads_say_nothing(work: Path, cli) -> None:
@@ -134,12 +135,20 @@ def test_build_outputs_made_round_after_round_are_noted_once(work: Path, cli) ->
 """
     result, events, report = scripted(cli, work, script)
     assert result.exit_code == 0, result.stdout
-    assert sorted(report["checkpoint_skipped"]) == ["build/four.txt", "build/one.txt", "build/three.txt", "build/two.txt"]
+    assert sorted(report["checkpoint_skipped"]) == [
+        "build/four.txt",
+        "build/one.txt",
+        "build/three.txt",
+        "build/two.txt",
+    ]
     assert [w for w in warnings_of(events) if "build/" in w] == [
-        "undo will not remove build/one.txt (ignored by .gitignore), build/two.txt (ignored by .gitignore)"]
+        "undo will not remove build/one.txt (ignored by .gitignore), build/two.txt (ignored by .gitignore)"
+    ]
 
 
-def test_the_quickstart_says_its_ignored_output_in_one_quiet_line_at_a_terminal(arreio_env: dict, tmp_path: Path) -> None:
+def test_the_quickstart_says_its_ignored_output_in_one_quiet_line_at_a_terminal(
+    arreio_env: dict, tmp_path: Path
+) -> None:
     """The first thing a new user runs: `build/quickstart-summary.md` is gitignored. At an 80-column
     terminal that is one line, a note, not a yellow warning wrapped over two."""
     import shutil
@@ -152,8 +161,12 @@ def test_the_quickstart_says_its_ignored_output_in_one_quiet_line_at_a_terminal(
     shutil.copytree(repo / "fixtures" / "quickstart", work / "fixtures" / "quickstart")
     shutil.copytree(repo / "fixtures" / "goals", work / "fixtures" / "goals")
     (work / ".gitignore").write_text("build/\n")
-    term = Terminal([sys.executable, "-m", "arreio.cli.app", "run", "--goal", "fixtures/goals/quickstart.md",
-                     "--offline"], cwd=work, env=arreio_env, columns=80)
+    term = Terminal(
+        [sys.executable, "-m", "arreio.cli.app", "run", "--goal", "fixtures/goals/quickstart.md", "--offline"],
+        cwd=work,
+        env=arreio_env,
+        columns=80,
+    )
     assert term.wait(timeout=120) == 0, term.plain
     lines = [line for line in term.plain.splitlines() if "build/quickstart-summary.md" in line and "remove" in line]
     assert lines == ["note: undo will not remove build/quickstart-summary.md (ignored by .gitignore)"], term.plain

@@ -52,11 +52,19 @@ def test_undo_after_a_sigkill_mid_round(tmp_path: Path, arreio_env, arreio_cmd) 
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
 
-    listed = subprocess.run(arreio_cmd + ["checkpoints", "list"], cwd=work, env=arreio_env, capture_output=True,
-                            text=True, timeout=60, check=False)
+    listed = subprocess.run(
+        arreio_cmd + ["checkpoints", "list"],
+        cwd=work,
+        env=arreio_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert "unfinished" in listed.stdout, listed.stdout + listed.stderr
-    undo = subprocess.run(arreio_cmd + ["undo", "--yes"], cwd=work, env=arreio_env, capture_output=True, text=True,
-                          timeout=60)
+    undo = subprocess.run(
+        arreio_cmd + ["undo", "--yes"], cwd=work, env=arreio_env, capture_output=True, text=True, timeout=60
+    )
     assert undo.returncode == 0, undo.stdout + undo.stderr
     assert "did not finish" in undo.stdout
     assert (work / "a.txt").read_text() == "the user's a\n" and (work / "b.txt").read_text() == "the user's b\n"
@@ -95,17 +103,24 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("git") is None, reason="/proc, git")
-def test_a_sigkilled_undo_takes_its_git_with_it_and_the_next_undo_works(tmp_path: Path, arreio_env,
-                                                                          arreio_cmd) -> None:
+def test_a_sigkilled_undo_takes_its_git_with_it_and_the_next_undo_works(tmp_path: Path, arreio_env, arreio_cmd) -> None:
     work = tmp_path / "w"
     work.mkdir()
     (work / "GOAL.md").write_text("# Drill\n\nDo the scripted work.\n")
     (work / "s.yaml").write_text(
         '- tool_calls:\n    - {name: write_file, arguments: {path: a.txt, content: "agent\\n"}}\n'
-        '    - {name: write_file, arguments: {path: c.txt, content: "new\\n"}}\n- text: done\n')
+        '    - {name: write_file, arguments: {path: c.txt, content: "new\\n"}}\n- text: done\n'
+    )
     (work / "a.txt").write_text("the user's a\n")
-    ran = subprocess.run(arreio_cmd + ["run", "--goal", "GOAL.md", "--script", "s.yaml", "--yes", "--output", "text"],
-                         cwd=work, env=arreio_env, capture_output=True, text=True, timeout=60, check=False)
+    ran = subprocess.run(
+        arreio_cmd + ["run", "--goal", "GOAL.md", "--script", "s.yaml", "--yes", "--output", "text"],
+        cwd=work,
+        env=arreio_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     assert (work / "a.txt").read_text() == "agent\n" and (work / "c.txt").exists()
 
@@ -115,8 +130,15 @@ def test_a_sigkilled_undo_takes_its_git_with_it_and_the_next_undo_works(tmp_path
     (tools / "git").write_text(SLOW_GIT.format(python=sys.executable, marker=str(marker), git=shutil.which("git")))
     (tools / "git").chmod(0o755)
     env = {**arreio_env, "PATH": f"{tools}{os.pathsep}{arreio_env.get('PATH', os.defpath)}"}
-    undo = subprocess.Popen(arreio_cmd + ["undo", "--yes"], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    undo = subprocess.Popen(
+        arreio_cmd + ["undo", "--yes"],
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     git_pid = None
     try:
         deadline = time.monotonic() + 60
@@ -141,12 +163,14 @@ def test_a_sigkilled_undo_takes_its_git_with_it_and_the_next_undo_works(tmp_path
     # While it ran, git held the store's lock too: one that outlived arreio would be waited for, not raced.
     assert str(work / ".arreio" / "checkpoints" / "lock") in started["held"], started["held"]
 
-    again = subprocess.run(arreio_cmd + ["undo", "--yes"], cwd=work, env=env, capture_output=True, text=True,
-                           timeout=60, check=False)
+    again = subprocess.run(
+        arreio_cmd + ["undo", "--yes"], cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert again.returncode == 0, again.stdout + again.stderr
     assert (work / "a.txt").read_text() == "the user's a\n" and not (work / "c.txt").exists()
-    listed = subprocess.run(arreio_cmd + ["checkpoints", "list"], cwd=work, env=env, capture_output=True, text=True,
-                            timeout=60, check=False)
+    listed = subprocess.run(
+        arreio_cmd + ["checkpoints", "list"], cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert listed.returncode == 0 and "undo-" in listed.stdout, listed.stdout + listed.stderr
 
 
@@ -169,9 +193,13 @@ def test_lock_files_a_killed_git_left_do_not_fail_later_checkpoints_or_undos(tmp
     with first.lock():
         before = first.snapshot().tree
     (work / "a.txt").write_text("the agent's a\n")
-    for stale in (first.git_dir / f"{first.tree_ref}.lock", first.git_dir / "refs/arreio/runs/r1.lock",
-                  first.git_dir / "packed-refs.lock", first.tree_dir / "restore.index.lock",
-                  first.tree_dir / "index.lock"):
+    for stale in (
+        first.git_dir / f"{first.tree_ref}.lock",
+        first.git_dir / "refs/arreio/runs/r1.lock",
+        first.git_dir / "packed-refs.lock",
+        first.tree_dir / "restore.index.lock",
+        first.tree_dir / "index.lock",
+    ):
         stale.parent.mkdir(parents=True, exist_ok=True)
         stale.write_text("")
     later = store()

@@ -21,16 +21,21 @@ LYING = REPO / "fixtures" / "mcp" / "lying_reads.py"
 def test_a_write_by_a_tool_that_claims_to_read_is_undone(work: Path, cli) -> None:
     (work / "notes.md").write_text("mine, before the run\n")
     (work / ".arreio").mkdir(exist_ok=True)
-    (work / ".arreio" / "config.yaml").write_text(json.dumps(
-        {"mcp_servers": {"lying": {"command": sys.executable, "args": [str(LYING)]}}}))
+    (work / ".arreio" / "config.yaml").write_text(
+        json.dumps({"mcp_servers": {"lying": {"command": sys.executable, "args": [str(LYING)]}}})
+    )
     before = tree_state(work)
     target = work / "notes.md"  # the server runs in the state folder: it is given the file by its full path
-    result, events, report = scripted(cli, work, f"""\
+    result, events, report = scripted(
+        cli,
+        work,
+        f"""\
 - text: "Only looking."
   tool_calls:
     - {{name: lying__peek, arguments: {{path: "{target}", text: "overwritten by a read\\n"}}}}
 - text: "Done."
-""")
+""",
+    )
     assert result.exit_code == 0, result.output
     assert [e["preview"] for e in events if e["type"] == "tool_end"] == [f"peeked {target}"]
     assert (work / "notes.md").read_text() == "overwritten by a read\n"  # the server did write

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import run_cli
 
-PLANTED = "#!/bin/sh\ntouch {marker}\nexec /usr/bin/git \"$@\"\n"
+PLANTED = '#!/bin/sh\ntouch {marker}\nexec /usr/bin/git "$@"\n'
 
 
 def test_a_planted_git_never_runs(tmp_path: Path, arreio_env: dict) -> None:
@@ -20,8 +20,10 @@ def test_a_planted_git_never_runs(tmp_path: Path, arreio_env: dict) -> None:
     (venv_bin / "git").write_text(PLANTED.format(marker=marker))
     (venv_bin / "git").chmod(0o755)
     (work / "notes.md").write_text("before\n")
-    script = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "after\n"}}]},
-              {"text": "I rewrote notes.md."}]
+    script = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "after\n"}}]},
+        {"text": "I rewrote notes.md."},
+    ]
     (work / "script.json").write_text(json.dumps(script))
     env = {**arreio_env, "PATH": f"{venv_bin}:/usr/bin:/bin", "VIRTUAL_ENV": str(work / ".venv")}
     ran = run_cli(work, env, "run", "Rewrite notes.md", "--script", "script.json", "--json")

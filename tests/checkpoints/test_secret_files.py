@@ -27,6 +27,7 @@ PRIVATE_KEY = f"-----BEGIN PRIVATE KEY-----\n{KEY_LINE}\n-----END PRIVATE KEY---
 CERT = "-----BEGIN CERTIFICATE-----\nMIIC+TCCAeGgAwIBAgIUcertificatebodyonly\n-----END CERTIFICATE-----\n"
 NOT_CHECKPOINTED = "not checkpointed, so `arreio undo` cannot restore them"
 
+
 def _yaml(text: str) -> str:
     return text.replace("\n", "\\n")
 
@@ -48,8 +49,9 @@ def _objects(state: Path) -> bytes:
     """Every object of the shadow store, decompressed (loose and packed alike)."""
     git = shutil.which("git") or "git"
     env = {"GIT_DIR": str(state / "checkpoints" / "git"), "PATH": os.environ.get("PATH", ""), "HOME": str(state)}
-    return subprocess.run([git, "cat-file", "--batch-all-objects", "--batch"], env=env, capture_output=True,
-                          check=True).stdout
+    return subprocess.run(
+        [git, "cat-file", "--batch-all-objects", "--batch"], env=env, capture_output=True, check=True
+    ).stdout
 
 
 def test_a_secrets_file_the_agent_writes_is_never_copied_and_is_named(work: Path, cli) -> None:
@@ -62,8 +64,11 @@ def test_a_secrets_file_the_agent_writes_is_never_copied_and_is_named(work: Path
     assert b"MIIC+TCCAeGgAwIBAgIUcertificatebodyonly" in stored and b"changed" in stored  # the rest is kept
     assert sorted(report["checkpoint_skipped"]) == [".env", ".netrc", "deploy/key.pem"]
     assert sorted(report["changes"]["created"]) == [".env.example", "deploy/cert.pem"]
-    said = " ".join(e["message"] for e in events if e["type"] == "warning"
-                    and (NOT_CHECKPOINTED in e["message"] or "undo will not remove" in e["message"]))
+    said = " ".join(
+        e["message"]
+        for e in events
+        if e["type"] == "warning" and (NOT_CHECKPOINTED in e["message"] or "undo will not remove" in e["message"])
+    )
     assert ".env (a secrets file: never copied into checkpoints)" in said and ".netrc (a secrets file" in said
     undone = cli("undo", "--yes")
     assert undone.exit_code == 0, undone.stdout
@@ -84,22 +89,44 @@ def test_a_copy_an_older_arreio_kept_leaves_the_next_checkpoint(tmp_path: Path) 
         old.run_git("update-index", "--add", "-z", "--stdin", stdin=b".env\0a.txt\0")  # as an older arreio did
         (old.tree_dir / "secret-files-1").unlink()
     repo = ShadowRepo(state, work, git=git, max_file_bytes=1 << 20, durable=False)
-    point = Recorder(repo, CheckpointIndex(state, durable=False), FixedClock(), run_id="run-1").checkpoint("before", step=0)
+    point = Recorder(repo, CheckpointIndex(state, durable=False), FixedClock(), run_id="run-1").checkpoint(
+        "before", step=0
+    )
     assert point is not None
     files = repo.run_git("ls-tree", "-r", "--name-only", point.tree).decode().split()
     assert files == ["a.txt"]
 
 
-@pytest.mark.parametrize("name,text,secret", [
-    (".env", "", True), (".env.local", "", True), (".env.production", "", True), (".env.example", "", False),
-    (".env.sample", "", False), ("id_rsa", "", True), ("id_ed25519", "", True), ("id_rsa.pub", "", False),
-    ("store.p12", "", True), (".netrc", "", True), (".pgpass", "", True), (".git-credentials", "", True),
-    ("credentials.json", "", True), ("client_secret_123.apps.json", "", True), ("my-service-account.json", "", True),
-    ("secrets.yaml", "", True), ("package.json", "", False), ("env.py", "", False), ("README.md", "", False),
-    ("server.pem", PRIVATE_KEY, True), ("ca.pem", CERT, False), ("tls.key", PRIVATE_KEY, True),
-    (".npmrc", "//registry.npmjs.org/:_authToken=npm_abc\n", True), (".npmrc", "save-exact=true\n", False),
-    (".pypirc", "[pypi]\nusername = __token__\npassword = pypi-AgEabc\n", True),
-])
+@pytest.mark.parametrize(
+    "name,text,secret",
+    [
+        (".env", "", True),
+        (".env.local", "", True),
+        (".env.production", "", True),
+        (".env.example", "", False),
+        (".env.sample", "", False),
+        ("id_rsa", "", True),
+        ("id_ed25519", "", True),
+        ("id_rsa.pub", "", False),
+        ("store.p12", "", True),
+        (".netrc", "", True),
+        (".pgpass", "", True),
+        (".git-credentials", "", True),
+        ("credentials.json", "", True),
+        ("client_secret_123.apps.json", "", True),
+        ("my-service-account.json", "", True),
+        ("secrets.yaml", "", True),
+        ("package.json", "", False),
+        ("env.py", "", False),
+        ("README.md", "", False),
+        ("server.pem", PRIVATE_KEY, True),
+        ("ca.pem", CERT, False),
+        ("tls.key", PRIVATE_KEY, True),
+        (".npmrc", "//registry.npmjs.org/:_authToken=npm_abc\n", True),
+        (".npmrc", "save-exact=true\n", False),
+        (".pypirc", "[pypi]\nusername = __token__\npassword = pypi-AgEabc\n", True),
+    ],
+)
 def test_which_files_are_secrets_files(tmp_path: Path, name: str, text: str, secret: bool) -> None:
     path = tmp_path / name
     path.write_text(text)

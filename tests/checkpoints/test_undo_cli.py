@@ -45,8 +45,12 @@ def test_diff_lists_exactly_what_the_run_changed_and_undo_restores_every_byte(wo
     body = json.loads(shown.stdout)
     assert {k: body[k] for k in CHANGES} == CHANGES and body["run_id"] == report["run_id"]
     assert {f["path"]: f["status"] for f in body["files"]} == {
-        "new1.txt": "created", "sub/deep/new2.txt": "created", "edit.txt": "modified", "keep.txt": "modified",
-        "gone.txt": "deleted"}
+        "new1.txt": "created",
+        "sub/deep/new2.txt": "created",
+        "edit.txt": "modified",
+        "keep.txt": "modified",
+        "gone.txt": "deleted",
+    }
     assert "-beta\n+BETA" in body["patch"] and "-old\n+new" in body["patch"] and "+++ /dev/null" in body["patch"]
     stat = cli("diff", "--stat")
     assert stat.exit_code == 0 and "5 files changed" in stat.stdout and "sub/deep/new2.txt" in stat.stdout
@@ -56,7 +60,9 @@ def test_diff_lists_exactly_what_the_run_changed_and_undo_restores_every_byte(wo
     # Not a terminal and no --yes: the plan is shown, nothing changes, exit 2 says what to add.
     asked = cli("undo")
     assert asked.exit_code == 2 and "--yes" in asked.stderr
-    assert "restore" in asked.stdout and "bring back  gone.txt" in asked.stdout and "remove      new1.txt" in asked.stdout
+    assert (
+        "restore" in asked.stdout and "bring back  gone.txt" in asked.stdout and "remove      new1.txt" in asked.stdout
+    )
     dry = cli("undo", "--dry-run")
     assert dry.exit_code == 0 and tree_state(work) == after
 
@@ -218,8 +224,15 @@ def test_odd_file_names_round_trip(work: Path, cli) -> None:
 """
     result, events, report = scripted(cli, work, script)
     assert result.exit_code == 0, result.output
-    assert report["changes"] == events[-1]["changes"] == {
-        "created": ['"new\\nline.txt"', "é ü.txt"], "modified": [], "deleted": ["caf\\xe9.txt", 'with space & "quotes".txt']}
+    assert (
+        report["changes"]
+        == events[-1]["changes"]
+        == {
+            "created": ['"new\\nline.txt"', "é ü.txt"],
+            "modified": [],
+            "deleted": ["caf\\xe9.txt", 'with space & "quotes".txt'],
+        }
+    )
     body = json.loads(cli("diff", "--json").stdout)
     assert "é ü.txt" in body["created"] and "new\nline.txt" in body["created"]
     assert cli("undo", "--yes").exit_code == 0

@@ -27,7 +27,7 @@ from tests.checkpoints.conftest import scripted, tree_state
 def shell(*commands: str) -> str:
     """A script whose one round runs `commands` in `shell` (a JSON string is a YAML double-quoted one)."""
     calls = "".join(f"    - {{name: shell, arguments: {{command: {json.dumps(c)}}}}}\n" for c in commands)
-    return f"- text: \"Working.\"\n  tool_calls:\n{calls}- text: \"Done.\"\n"
+    return f'- text: "Working."\n  tool_calls:\n{calls}- text: "Done."\n'
 
 
 def git_repo(work: Path) -> None:
@@ -136,10 +136,30 @@ LAYOUT = {
     "sub": b"*.bak\n/anchored\nnested/dir/\n!important.bak\n# a comment\n\nspaced \\ \n",
     "sub/deeper": b"*\n!*.txt\n",
 }
-PATHS = ["a.log", "keep.log", "top-only", "sub/top-only", "build/x", "sub/build/x", "docs/a.tmp", "sub/docs/a.tmp",
-         "sub/x.bak", "sub/more/x.bak", "sub/important.bak", "x.bak", "sub/anchored", "sub/more/anchored",
-         "sub/nested/dir/f", "sub/more/nested/dir/f", "nested/dir/f", "sub/spaced ", "sub/deeper/a.py",
-         "sub/deeper/b.txt", "plain.txt", "sub/plain.txt"]
+PATHS = [
+    "a.log",
+    "keep.log",
+    "top-only",
+    "sub/top-only",
+    "build/x",
+    "sub/build/x",
+    "docs/a.tmp",
+    "sub/docs/a.tmp",
+    "sub/x.bak",
+    "sub/more/x.bak",
+    "sub/important.bak",
+    "x.bak",
+    "sub/anchored",
+    "sub/more/anchored",
+    "sub/nested/dir/f",
+    "sub/more/nested/dir/f",
+    "nested/dir/f",
+    "sub/spaced ",
+    "sub/deeper/a.py",
+    "sub/deeper/b.txt",
+    "plain.txt",
+    "sub/plain.txt",
+]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -154,8 +174,9 @@ def test_the_kept_rules_mean_what_the_gitignore_files_meant(tmp_path: Path) -> N
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
 
     def untracked(*how: str) -> set[str]:
-        out = subprocess.run(["git", "ls-files", "-z", "--others", *how], cwd=tmp_path, capture_output=True,
-                             check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--others", *how], cwd=tmp_path, capture_output=True, check=True
+        ).stdout
         return {p for p in os.fsdecode(out).split("\0") if p and not p.endswith(".gitignore")}
 
     rules = tmp_path / ".git" / "kept-rules"
@@ -178,8 +199,14 @@ def test_write_back_reaches_only_through_real_folders(tmp_path: Path) -> None:
     repo = ShadowRepo(work / ".arreio", work, git=shutil.which("git") or "git", max_file_bytes=1 << 20, durable=False)
     with repo.lock():
         tree = repo.snapshot().tree
-    failed = write_back(repo, tree, [], ["d/HEAD", ".git/HEAD", ".arreio/x", "real/gone.txt"],
-                        aside=["d/HEAD"], aside_to=tmp_path / "aside")
+    failed = write_back(
+        repo,
+        tree,
+        [],
+        ["d/HEAD", ".git/HEAD", ".arreio/x", "real/gone.txt"],
+        aside=["d/HEAD"],
+        aside_to=tmp_path / "aside",
+    )
     assert sorted(failed) == [".arreio/x", ".git/HEAD", "d/HEAD", "d/HEAD"]
     assert (work / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n" and not (tmp_path / "aside").exists()
     assert not (work / "real").exists()  # a real folder's file went, and the folder it left empty

@@ -25,8 +25,9 @@ def work(tmp_path: Path) -> Path:
 
 
 def arreio(work: Path, cmd: list[str], env: dict[str, str], *args: str | bytes) -> subprocess.CompletedProcess:
-    return subprocess.run([*cmd, *args], cwd=work, env=env, capture_output=True, stdin=subprocess.DEVNULL,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [*cmd, *args], cwd=work, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, check=False
+    )
 
 
 def one_line_refusal(result: subprocess.CompletedProcess, what: str) -> None:
@@ -36,26 +37,40 @@ def one_line_refusal(result: subprocess.CompletedProcess, what: str) -> None:
     assert stderr.startswith(f"arreio: error: {what} is not UTF-8 text (the byte \\xff at character "), stderr
 
 
-@pytest.mark.parametrize(("args", "what"), [
-    (["run", b"read a.txt " + BAD, "--offline"], "the goal"),
-    (["run", "--offline", "--mcp-prompt", "srv/p", "--arg", b"topic=" + BAD], "an --arg value"),
-    (["memory", "add", b"bad " + BAD + b" bytes"], "the entry"),
-    (["memory", "add", "--target", "user", b"bad " + BAD], "the entry"),
-    (["memory", "remove", BAD], "OLD_TEXT"),
-    (["kb", "search", b"hello " + BAD], "the query"),
-    (["config", "set", "model", b"offline" + BAD], "the value"),
-    (["config", "set", b"mod" + BAD + b"el", "offline"], "the key"),
-    (["approve", "some-session", "--reason", b"because " + BAD], "the --reason"),
-], ids=["run-goal", "run-arg", "memory-add", "memory-add-user", "memory-remove", "kb-search", "config-value",
-        "config-key", "approve-reason"])
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (["run", b"read a.txt " + BAD, "--offline"], "the goal"),
+        (["run", "--offline", "--mcp-prompt", "srv/p", "--arg", b"topic=" + BAD], "an --arg value"),
+        (["memory", "add", b"bad " + BAD + b" bytes"], "the entry"),
+        (["memory", "add", "--target", "user", b"bad " + BAD], "the entry"),
+        (["memory", "remove", BAD], "OLD_TEXT"),
+        (["kb", "search", b"hello " + BAD], "the query"),
+        (["config", "set", "model", b"offline" + BAD], "the value"),
+        (["config", "set", b"mod" + BAD + b"el", "offline"], "the key"),
+        (["approve", "some-session", "--reason", b"because " + BAD], "the --reason"),
+    ],
+    ids=[
+        "run-goal",
+        "run-arg",
+        "memory-add",
+        "memory-add-user",
+        "memory-remove",
+        "kb-search",
+        "config-value",
+        "config-key",
+        "approve-reason",
+    ],
+)
 def test_free_text_that_is_not_utf8_is_refused_in_one_line_and_nothing_is_written(
     args, what, work: Path, arreio_cmd, arreio_env
 ) -> None:
     result = arreio(work, arreio_cmd, arreio_env, *args)
     one_line_refusal(result, what)
     state = work / ".arreio"
-    assert not state.exists() or not any(p.is_file() and p.name != ".gitignore" for p in state.rglob("*")), \
-        sorted(state.rglob("*"))
+    assert not state.exists() or not any(p.is_file() and p.name != ".gitignore" for p in state.rglob("*")), sorted(
+        state.rglob("*")
+    )
 
 
 def test_memory_replace_with_bytes_that_are_not_utf8_keeps_the_entry(work: Path, arreio_cmd, arreio_env) -> None:

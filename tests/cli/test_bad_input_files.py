@@ -42,8 +42,7 @@ NAMED = {  # option → (file name, the arguments around it)
 
 @pytest.mark.parametrize("kind", YAML_KINDS)
 @pytest.mark.parametrize("option", list(NAMED))
-def test_a_bad_yaml_file_the_user_names_is_refused_in_one_line(option: str, kind: str, work: Path,
-                                                               arreio_env) -> None:
+def test_a_bad_yaml_file_the_user_names_is_refused_in_one_line(option: str, kind: str, work: Path, arreio_env) -> None:
     name, args = NAMED[option]
     make(work / name, kind)
     result = run_cli(work, arreio_env, *args(name), timeout=TIMEOUT)
@@ -78,13 +77,19 @@ def test_a_goal_file_that_is_no_regular_file_of_a_sane_size_is_refused(kind: str
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_device_named_as_itself_is_refused(device: str, work: Path, arreio_env) -> None:
-    for args in (["run", "--goal", device, "--offline"], ["run", "x", "--plan", device, "--offline"],
-                 ["run", "x", "--script", device], ["run", "x", "--replay", device], ["batch", device]):
+    for args in (
+        ["run", "--goal", device, "--offline"],
+        ["run", "x", "--plan", device, "--offline"],
+        ["run", "x", "--script", device],
+        ["run", "x", "--replay", device],
+        ["batch", device],
+    ):
         assert_refused(run_cli(work, arreio_env, *args, timeout=TIMEOUT), says="a character device")
 
 
-@pytest.mark.parametrize(("which", "kind"), [("project", kind) for kind in YAML_KINDS] + [("user", "fifo"),
-                                                                                          ("user", "laughs")])
+@pytest.mark.parametrize(
+    ("which", "kind"), [("project", kind) for kind in YAML_KINDS] + [("user", "fifo"), ("user", "laughs")]
+)
 def test_a_bad_config_file_is_a_config_error_in_one_line(which: str, kind: str, work: Path, arreio_env) -> None:
     home = Path(arreio_env["XDG_CONFIG_HOME"])
     make(work / ".arreio" / "config.yaml" if which == "project" else home / "arreio" / "config.yaml", kind)
@@ -104,8 +109,16 @@ def test_a_goal_on_stdin_is_capped(how: str, source: str, work: Path, arreio_cmd
 
     args = ["run", "--goal", "-", "--offline"] if how == "--goal -" else ["run", "--offline"]
     with open(source, "rb") as stdin:
-        result = subprocess.run([*arreio_cmd, *args], cwd=work, env=arreio_env, stdin=stdin, capture_output=True,
-                                text=True, timeout=TIMEOUT, check=False)
+        result = subprocess.run(
+            [*arreio_cmd, *args],
+            cwd=work,
+            env=arreio_env,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
     assert_refused(result, says="the goal on stdin is over the 1 MB limit for a goal")
 
 
@@ -113,8 +126,16 @@ def test_a_chat_fed_from_dev_zero_is_refused(work: Path, arreio_cmd, arreio_env)
     import subprocess
 
     with open("/dev/zero", "rb") as stdin:
-        result = subprocess.run([*arreio_cmd, "chat", "--offline"], cwd=work, env=arreio_env, stdin=stdin,
-                                capture_output=True, text=True, timeout=TIMEOUT, check=False)
+        result = subprocess.run(
+            [*arreio_cmd, "chat", "--offline"],
+            cwd=work,
+            env=arreio_env,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
     assert_refused(result, says="the messages on stdin are over the 4 MB limit")
 
 

@@ -87,8 +87,9 @@ def test_a_bad_session_file_does_not_stop_the_listing_or_a_new_run(kind: str, wo
     if kind == "sparse":  # listed as damaged, with why
         assert "the session file is 2 GB, over the 1 GB limit" in listing.stdout + listing.stderr
     assert "Traceback" not in listing.stderr and "internal error" not in listing.stderr
-    resumed = run_cli(work, arreio_env, "run", "--continue", "read a.txt", "--offline", "--output", "text",
-                      timeout=TIMEOUT)
+    resumed = run_cli(
+        work, arreio_env, "run", "--continue", "read a.txt", "--offline", "--output", "text", timeout=TIMEOUT
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "Traceback" not in resumed.stderr and "internal error" not in resumed.stderr
     shown = run_cli(work, arreio_env, "sessions", "show", "bad", timeout=TIMEOUT)
@@ -160,8 +161,10 @@ def test_a_50k_deep_audit_line_is_a_broken_line_not_a_crash(work: Path, arreio_e
     assert "BROKEN at line" in result.stdout and "not valid JSON" in result.stdout
 
 
-@pytest.mark.parametrize(("name", "kind"), [("results.jsonl", "fifo"), ("results.jsonl", "zero"),
-                                            ("batch.json", "sparse"), ("batch.json", "deep-json")])
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("results.jsonl", "fifo"), ("results.jsonl", "zero"), ("batch.json", "sparse"), ("batch.json", "deep-json")],
+)
 def test_a_bad_file_of_a_batch_is_named_when_it_is_resumed(name: str, kind: str, work: Path, arreio_env) -> None:
     (work / "suite.yaml").write_text("tasks:\n  - id: one\n    goal: read a.txt\n    model: offline\n")
     batch = run_cli(work, arreio_env, "batch", "suite.yaml", timeout=TIMEOUT)

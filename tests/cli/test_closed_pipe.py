@@ -71,13 +71,7 @@ def test_a_failed_run_keeps_exit_1(tmp_path: Path, arreio_env: dict, reader_left
         done = closed_pipe_run(work, arreio_env, *args)
     else:
         done = subprocess.run(
-            [*ARREIO, *args],
-            cwd=work,
-            env=arreio_env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+            [*ARREIO, *args], cwd=work, env=arreio_env, capture_output=True, text=True, timeout=120, check=False
         )
     assert done.returncode == 1, done.stderr
     assert "the model call failed: the model broke" in done.stderr

@@ -21,11 +21,14 @@ def arreio(*args: str, env: dict[str, str] | None = None, cwd: Path | None = Non
     return run_cli(cwd, full, *args, timeout=60)
 
 
-@pytest.mark.parametrize(("shell", "marker"), [
-    ("bash", "complete -o default -F _arreio_completion arreio"),
-    ("zsh", "#compdef arreio"),
-    ("fish", "complete --command arreio"),
-])
+@pytest.mark.parametrize(
+    ("shell", "marker"),
+    [
+        ("bash", "complete -o default -F _arreio_completion arreio"),
+        ("zsh", "#compdef arreio"),
+        ("fish", "complete --command arreio"),
+    ],
+)
 def test_show_completion_prints_the_script(shell: str, marker: str) -> None:
     out = arreio("--show-completion", shell)
     assert out.returncode == 0, out.stderr
@@ -56,14 +59,20 @@ finally:
 """
 
 
-@pytest.mark.parametrize(("words", "cword", "expected"), [
-    ("arreio ses", "1", ["sessions"]),
-    ("arreio config ", "2", ["list", "get", "set", "unset", "path", "edit"]),
-])
+@pytest.mark.parametrize(
+    ("words", "cword", "expected"),
+    [("arreio ses", "1", ["sessions"]), ("arreio config ", "2", ["list", "get", "set", "unset", "path", "edit"])],
+)
 def test_completion_answers_without_heavy_imports(tmp_path: Path, words: str, cword: str, expected: list[str]) -> None:
     env = {**os.environ, "_ARREIO_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": cword}
-    out = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == expected
     assert json.loads(out.stderr.strip().splitlines()[-1]) == []

@@ -48,9 +48,13 @@ def test_set_keeps_comments_and_key_order(cli) -> None:
     assert cli("config", "set", "tools_disabled", "[shell, web_fetch]").exit_code == 0
     done = cli("config", "set", "sandbox.mode", "read-only")  # a new section goes at the end
     assert done.exit_code == 0 and "sandbox.mode = read-only" in done.stdout
-    assert path.read_text() == COMMENTED.replace("max_steps: 40", "max_steps: 80").replace(
-        "max_tool_calls: 100", "max_tool_calls: 250").replace(
-        "  - web_fetch  # no web here\n", "  - shell\n  - web_fetch\n") + "sandbox:\n  mode: read-only\n"
+    assert (
+        path.read_text()
+        == COMMENTED.replace("max_steps: 40", "max_steps: 80")
+        .replace("max_tool_calls: 100", "max_tool_calls: 250")
+        .replace("  - web_fetch  # no web here\n", "  - shell\n  - web_fetch\n")
+        + "sandbox:\n  mode: read-only\n"
+    )
 
 
 def test_value_is_read_as_yaml_and_get_prints_the_effective_value(cli) -> None:
@@ -66,14 +70,21 @@ def test_value_is_read_as_yaml_and_get_prints_the_effective_value(cli) -> None:
     assert project_file().read_text() == "max_steps: 80\ntools_disabled:\n  - shell\nweb:\n  allow_private: true\n"
 
 
-@pytest.mark.parametrize(("key", "value", "needle"), [
-    ("max_step", "80", "unknown setting 'max_step' in .arreio/config.yaml (did you mean 'max_steps'?)"),
-    ("governance.max_tool_call", "5", "unknown setting 'governance.max_tool_call' (did you mean 'governance.max_tool_calls'?)"),
-    ("max_steps", "0", "invalid setting 'max_steps' from .arreio/config.yaml"),
-    ("sandbox.mode", "bogus", "invalid setting 'sandbox.mode'"),
-    ("retry.max_attempts", "many", "invalid setting 'retry.max_attempts'"),
-    ("model", "nosuch/model", "unknown provider 'nosuch'"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("max_step", "80", "unknown setting 'max_step' in .arreio/config.yaml (did you mean 'max_steps'?)"),
+        (
+            "governance.max_tool_call",
+            "5",
+            "unknown setting 'governance.max_tool_call' (did you mean 'governance.max_tool_calls'?)",
+        ),
+        ("max_steps", "0", "invalid setting 'max_steps' from .arreio/config.yaml"),
+        ("sandbox.mode", "bogus", "invalid setting 'sandbox.mode'"),
+        ("retry.max_attempts", "many", "invalid setting 'retry.max_attempts'"),
+        ("model", "nosuch/model", "unknown provider 'nosuch'"),
+    ],
+)
 def test_invalid_change_is_refused_and_nothing_is_written(cli, key: str, value: str, needle: str) -> None:
     path = write(project_file(), COMMENTED)
     before = path.read_bytes()
@@ -110,8 +121,10 @@ def test_a_negative_number_says_how_to_give_it(cli) -> None:
 def test_an_empty_value_says_to_unset_instead(cli) -> None:
     """Regression: `config set model ""` said "Input should be a valid string" (YAML read it as null)."""
     result = cli("config", "set", "model", "")
-    assert result.exit_code == 2 and "an empty value sets nothing; to remove model, use `arreio config unset model`" \
-        in result.stderr
+    assert (
+        result.exit_code == 2
+        and "an empty value sets nothing; to remove model, use `arreio config unset model`" in result.stderr
+    )
     assert not project_file().exists()
 
 
@@ -158,7 +171,8 @@ def test_unset_keeps_comments_and_removes_an_emptied_section(cli) -> None:
     assert cli("config", "unset", "tools_disabled").exit_code == 0
     assert path.read_text() == (
         "# project settings for this repo\nmodel: offline   # the default model\n# steps per unit\nmax_steps: 40\n\n"
-        "  # calls per run\n  # how long silence may last\n# end of file\n")
+        "  # calls per run\n  # how long silence may last\n# end of file\n"
+    )
     missing = cli("config", "unset", "fsync")
     assert missing.exit_code == 1 and "fsync is not set in .arreio/config.yaml" in missing.stderr
 

@@ -36,8 +36,10 @@ def test_a_damaged_newer_session_is_named(tmp_path: Path, arreio_env: dict[str, 
     done = arreio(work, arreio_env, "run", "--continue", "--offline", "read a.txt once more")
     assert done.returncode == 0, done.stderr
     warning = [line for line in done.stderr.splitlines() if "passed over" in line]
-    assert warning == [f"arreio: warning: --continue passed over {newer}: newer, but the first line is not a "
-                       f"session header (`arreio sessions doctor {newer}` looks at it)"]
+    assert warning == [
+        f"arreio: warning: --continue passed over {newer}: newer, but the first line is not a "
+        f"session header (`arreio sessions doctor {newer}` looks at it)"
+    ]
 
 
 def test_an_older_damaged_session_is_not_mentioned(tmp_path: Path, arreio_env: dict[str, str]) -> None:

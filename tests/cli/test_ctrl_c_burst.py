@@ -24,9 +24,16 @@ SLOW = '- text: "slow slow slow slow slow slow slow slow slow slow"\n  chunk_cha
 @pytest.mark.parametrize("gap_s", [0.0, 0.004, 0.05])
 def test_a_burst_of_ctrl_c_stops_the_run_once(tmp_path: Path, arreio_env: dict[str, str], gap_s: float) -> None:
     (tmp_path / "s.yaml").write_text(SLOW)
-    child = subprocess.Popen([*ARREIO, "run", "x", "--script", "s.yaml"], cwd=tmp_path,
-                             env=arreio_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             **INTERRUPTIBLE)
+    child = subprocess.Popen(
+        [*ARREIO, "run", "x", "--script", "s.yaml"],
+        cwd=tmp_path,
+        env=arreio_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **INTERRUPTIBLE,
+    )
     assert child.stdout is not None
     child.stdout.readline()  # the run's first line: it has started
     time.sleep(0.5)

@@ -36,8 +36,14 @@ def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path, arreio_env: d
     base = _startup_s()
     ours = 0
     for factor in (1.5, 2, 3, 4, 6, 8, 11, 15):
-        proc = subprocess.Popen([str(SCRIPT), "run", "x", "--offline"], cwd=tmp_path, env=arreio_env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_interruptible)
+        proc = subprocess.Popen(
+            [str(SCRIPT), "run", "x", "--offline"],
+            cwd=tmp_path,
+            env=arreio_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_interruptible,
+        )
         time.sleep(base * factor)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)

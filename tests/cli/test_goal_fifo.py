@@ -51,8 +51,16 @@ def test_a_named_pipe_as_the_goal_is_refused_at_once(writer, work: Path, arreio_
     if writer == "a-writer-waits":
         waiting = subprocess.Popen(["sh", "-c", "echo 'read a.txt' > goal.fifo"], cwd=work)
     try:
-        result = subprocess.run([*arreio_cmd, "run", "--goal", "goal.fifo", "--offline"], cwd=work, env=arreio_env,
-                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+        result = subprocess.run(
+            [*arreio_cmd, "run", "--goal", "goal.fifo", "--offline"],
+            cwd=work,
+            env=arreio_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         if waiting is not None:
             assert waiting.poll() is None, "the run opened the FIFO (its writer went on)"
     finally:
@@ -65,13 +73,20 @@ def test_a_named_pipe_as_the_goal_is_refused_at_once(writer, work: Path, arreio_
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="process substitution is bash's")
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
-def test_a_cancel_while_a_goal_pipe_waits_exits_130_and_saves_nothing(how, work: Path, arreio_cmd,
-                                                                         arreio_env) -> None:
+def test_a_cancel_while_a_goal_pipe_waits_exits_130_and_saves_nothing(how, work: Path, arreio_cmd, arreio_env) -> None:
     """`--goal <(slow command)`: a pipe handed over is read, and waited for, off the event loop."""
     script = 'exec "$@" --goal <(exec sleep 60 2>/dev/null) --offline'  # its stderr is not the test's pipe
-    proc = subprocess.Popen(["bash", "-c", script, "bash", *arreio_cmd, "run"], cwd=work, env=arreio_env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            process_group=0, **INTERRUPTIBLE)
+    proc = subprocess.Popen(
+        ["bash", "-c", script, "bash", *arreio_cmd, "run"],
+        cwd=work,
+        env=arreio_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        process_group=0,
+        **INTERRUPTIBLE,
+    )
     try:
         deadline = time.monotonic() + 120  # a wait for a busy machine's start, not a bound
         while not catches_sigterm(proc.pid):
@@ -99,8 +114,16 @@ def test_a_cancel_while_a_goal_pipe_waits_exits_130_and_saves_nothing(how, work:
 @pytest.mark.skipif(shutil.which("bash") is None, reason="process substitution is bash's")
 def test_a_goal_from_process_substitution_is_run(work: Path, arreio_cmd, arreio_env) -> None:
     script = 'exec "$@" --goal <(sleep 0.5; printf "read a.txt\\n") --offline --output text'
-    result = subprocess.run(["bash", "-c", script, "bash", *arreio_cmd, "run"], cwd=work, env=arreio_env,
-                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        ["bash", "-c", script, "bash", *arreio_cmd, "run"],
+        cwd=work,
+        env=arreio_env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "a.txt" in result.stdout
 
@@ -109,6 +132,14 @@ def test_a_goal_from_process_substitution_is_run(work: Path, arreio_cmd, arreio_
 def test_an_endless_goal_pipe_is_refused_past_the_goal_limit(work: Path, arreio_cmd, arreio_env) -> None:
     """`--goal <(yes)` was read until the memory ran out."""
     script = 'exec "$@" --goal <(exec yes) --offline'
-    result = subprocess.run(["bash", "-c", script, "bash", *arreio_cmd, "run"], cwd=work, env=arreio_env,
-                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        ["bash", "-c", script, "bash", *arreio_cmd, "run"],
+        cwd=work,
+        env=arreio_env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert_refused(result, says="is over the 1 MB limit for a goal")

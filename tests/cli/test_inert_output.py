@@ -32,10 +32,17 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     isolate(monkeypatch, tmp_path / "home", folder)
     (folder / "GOAL.md").write_text("# Look\n")
     (folder / "evil.txt").write_text(f"before{CLEAR}after{TITLE}\n")
-    (folder / "s.yaml").write_text(json.dumps([
-        {"text": f"reading {CLEAR} it {BIDI}gnp.exe", "tool_calls": [{"name": "read_file", "arguments": {"path": "evil.txt"}}]},
-        {"text": f"done{TITLE}"},
-    ]))
+    (folder / "s.yaml").write_text(
+        json.dumps(
+            [
+                {
+                    "text": f"reading {CLEAR} it {BIDI}gnp.exe",
+                    "tool_calls": [{"name": "read_file", "arguments": {"path": "evil.txt"}}],
+                },
+                {"text": f"done{TITLE}"},
+            ]
+        )
+    )
     return folder
 
 
@@ -67,13 +74,16 @@ def test_inert_keeps_ordinary_text() -> None:
 SERVER_SAID = f"openai: HTTP 503: busy{TITLE}\rfake line\nsuccess · 1 step\tTAB"  # a hostile server's error text
 
 
-@pytest.mark.parametrize("event", [
-    ev.Retry(attempt=1, delay_s=0.5, reason=SERVER_SAID),
-    ev.Warning_(message=f"learning pass failed closed, nothing applied: {SERVER_SAID}", code="learning"),
-    ev.ModelSwitch(from_model="openai/a", to_model="openai/b", reason=SERVER_SAID),
-    ev.LearningPassDone(error=f"proposer failed: RuntimeError: {SERVER_SAID}"),
-    ev.Retry(attempt=2, delay_s=0.5, reason=SERVER_SAID, agent="main.1"),  # a sub-agent's, nested
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        ev.Retry(attempt=1, delay_s=0.5, reason=SERVER_SAID),
+        ev.Warning_(message=f"learning pass failed closed, nothing applied: {SERVER_SAID}", code="learning"),
+        ev.ModelSwitch(from_model="openai/a", to_model="openai/b", reason=SERVER_SAID),
+        ev.LearningPassDone(error=f"proposer failed: RuntimeError: {SERVER_SAID}"),
+        ev.Retry(attempt=2, delay_s=0.5, reason=SERVER_SAID, agent="main.1"),  # a sub-agent's, nested
+    ],
+)
 def test_what_a_server_said_stays_on_its_line_in_the_live_view(event) -> None:
     # was: its newline started a line of its own ("success · 1 step" under the retry, as if said by arreio)
     out = io.StringIO()
@@ -86,12 +96,21 @@ def test_what_a_server_said_stays_on_its_line_in_the_live_view(event) -> None:
 def test_a_lesson_the_model_proposed_is_listed_inert_on_its_line() -> None:
     """The learning pass lists each lesson it decided on; the proposer (a model) wrote its words."""
     out = io.StringIO()
-    lesson = ev.Lesson(bucket="rejected", target="memory", action="add", preview=f"always [red]run[/red]{CLEAR}\nok",
-                       reason=f"score 0.40 < threshold 0.7{TITLE}")
-    LiveRenderer(Console(file=out, width=FULL_WIDTH, highlight=False))(ev.LearningPassDone(rejected=1, lessons=[lesson]))
+    lesson = ev.Lesson(
+        bucket="rejected",
+        target="memory",
+        action="add",
+        preview=f"always [red]run[/red]{CLEAR}\nok",
+        reason=f"score 0.40 < threshold 0.7{TITLE}",
+    )
+    LiveRenderer(Console(file=out, width=FULL_WIDTH, highlight=False))(
+        ev.LearningPassDone(rejected=1, lessons=[lesson])
+    )
     lines = out.getvalue().splitlines()
     assert lines[0] == "learning gate: 0 applied, 1 rejected"
-    assert lines[1:] == ["  rejected    MEMORY.md add: always [red]run[/red]\\x1b[2J ok — score 0.40 < threshold 0.7\\x1b]0;pwned\\x07"]
+    assert lines[1:] == [
+        "  rejected    MEMORY.md add: always [red]run[/red]\\x1b[2J ok — score 0.40 < threshold 0.7\\x1b]0;pwned\\x07"
+    ]
     # `arreio learn` lists them with the same words (it printed the proposal raw before)
     applied = lesson.model_copy(update={"bucket": "applied"})
     assert lesson_line(applied, dry_run=True).startswith("would apply MEMORY.md add: always [red]run[/red]\\x1b[2J ok")

@@ -21,9 +21,16 @@ SLOW = '- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n  d
 def test_a_cancelled_run_empties_the_last_message_file(tmp_path: Path, arreio_env, sig: signal.Signals) -> None:
     (tmp_path / "last.txt").write_text("OLD answer of an earlier run\n")
     (tmp_path / "s.yaml").write_text(SLOW)
-    proc = subprocess.Popen([*ARREIO, "run", "x", "--script", "s.yaml",
-                             "--output-last-message", "last.txt"], cwd=tmp_path, env=arreio_env, text=True,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **INTERRUPTIBLE)
+    proc = subprocess.Popen(
+        [*ARREIO, "run", "x", "--script", "s.yaml", "--output-last-message", "last.txt"],
+        cwd=tmp_path,
+        env=arreio_env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **INTERRUPTIBLE,
+    )
     deadline = time.monotonic() + 30
     while not list((tmp_path / ".arreio" / "sessions").glob("*.jsonl")):  # the run has started
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -36,8 +43,11 @@ def test_a_cancelled_run_empties_the_last_message_file(tmp_path: Path, arreio_en
     assert (tmp_path / "last.txt").read_text() == ""
 
 
-@pytest.mark.parametrize("argv", [["--goal", "nope.md"], ["x", "--output", "yaml"], ["x", "--replay", "c.jsonl", "--offline"]],
-                         ids=["missing goal file", "bad --output", "flags that disagree"])
+@pytest.mark.parametrize(
+    "argv",
+    [["--goal", "nope.md"], ["x", "--output", "yaml"], ["x", "--replay", "c.jsonl", "--offline"]],
+    ids=["missing goal file", "bad --output", "flags that disagree"],
+)
 def test_bad_input_empties_the_last_message_file_too(tmp_path: Path, arreio_env, argv: list[str]) -> None:
     """Regression: bad input found before the run started (here with stdin piped, as a script runs it)
     left the file holding the last run's answer."""

@@ -24,14 +24,38 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 
 @pytest.mark.slow
 def test_help_and_inspection_commands_do_not_import_sdks(tmp_path) -> None:
-    commands = [["--help"], ["run", "--help"], ["sessions", "list"], ["sessions", "--help"], ["memory", "show"],
-                ["memory", "decision", "list"], ["skills", "list"], ["curator", "status"],
-                ["mcp", "--help"], ["mcp", "list"], ["mcp", "serve", "--help"],
-                ["sessions", "search", "anything"], ["sessions", "export", "--help"],
-                ["cassette", "--help"], ["cassette", "show", CASSETTE], ["cassette", "diff", CASSETTE, CASSETTE],
-                ["approve", "--help"], ["audit", "verify"], ["audit", "tail"], ["kb", "--help"], ["kb", "stats"],
-                ["learn", "--help"], ["config", "--help"], ["config", "list"], ["config", "get", "sandbox.mode"],
-                ["config", "path"], ["models", "--help"], ["models"], ["doctor", "--help"], ["doctor", "--no-mcp"]]
+    commands = [
+        ["--help"],
+        ["run", "--help"],
+        ["sessions", "list"],
+        ["sessions", "--help"],
+        ["memory", "show"],
+        ["memory", "decision", "list"],
+        ["skills", "list"],
+        ["curator", "status"],
+        ["mcp", "--help"],
+        ["mcp", "list"],
+        ["mcp", "serve", "--help"],
+        ["sessions", "search", "anything"],
+        ["sessions", "export", "--help"],
+        ["cassette", "--help"],
+        ["cassette", "show", CASSETTE],
+        ["cassette", "diff", CASSETTE, CASSETTE],
+        ["approve", "--help"],
+        ["audit", "verify"],
+        ["audit", "tail"],
+        ["kb", "--help"],
+        ["kb", "stats"],
+        ["learn", "--help"],
+        ["config", "--help"],
+        ["config", "list"],
+        ["config", "get", "sandbox.mode"],
+        ["config", "path"],
+        ["models", "--help"],
+        ["models"],
+        ["doctor", "--help"],
+        ["doctor", "--no-mcp"],
+    ]
     code = PROBE.format(commands=commands, heavy=HEAVY)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

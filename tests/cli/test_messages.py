@@ -14,7 +14,9 @@ def test_a_misspelt_plan_key_gets_a_suggestion(cli) -> None:
     first = cli("run", "--plan", "a.yaml", "--offline")
     assert first.exit_code == 2 and "a.yaml:2: units.0.need: unknown key 'need' (did you mean 'needs'?)" in first.stderr
     second = cli("run", "--plan", "b.yaml", "--offline")
-    assert second.exit_code == 2 and "unknown key 'unit' (did you mean 'units'?)" in second.stderr  # not "units: Field required"
+    assert (
+        second.exit_code == 2 and "unknown key 'unit' (did you mean 'units'?)" in second.stderr
+    )  # not "units: Field required"
 
 
 def test_a_bad_thinking_value_says_what_is_allowed(cli, monkeypatch) -> None:
@@ -22,7 +24,9 @@ def test_a_bad_thinking_value_says_what_is_allowed(cli, monkeypatch) -> None:
     monkeypatch.setenv("ARREIO_THINKING", "lots")
     result = cli("run", "--goal", "g.md", "--offline")
     assert result.exit_code == 5
-    assert "invalid setting 'thinking' from environment: thinking is off, adaptive or a number of tokens" in result.stderr
+    assert (
+        "invalid setting 'thinking' from environment: thinking is off, adaptive or a number of tokens" in result.stderr
+    )
     assert "literal" not in result.stderr
 
 

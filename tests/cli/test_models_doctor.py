@@ -59,8 +59,19 @@ def test_doctor_all_ok_exits_0(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     _config("sandbox: {mode: 'off'}\ncheckpoints: {enabled: false}\n")
     code, checks = _doctor(cli, "--no-mcp")
     assert code == 0, checks
-    assert list(checks) == ["python", "arreio", "config", "keys", "tools", "sandbox", "git", "knowledge", "memory scan",
-                            "hooks", "mcp"]
+    assert list(checks) == [
+        "python",
+        "arreio",
+        "config",
+        "keys",
+        "tools",
+        "sandbox",
+        "git",
+        "knowledge",
+        "memory scan",
+        "hooks",
+        "mcp",
+    ]
     assert all(c["status"] == "ok" and c["fix"] == "" for c in checks.values())
     assert checks["python"]["detail"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}")
     assert "off" in checks["sandbox"]["detail"] and "not checked (--no-mcp)" in checks["mcp"]["detail"]
@@ -103,7 +114,11 @@ def test_doctor_embedder_choice(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "must be one of auto, e5, none" in checks["knowledge"]["detail"]
     monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
     assert _doctor(cli, "--no-mcp")[1]["knowledge"] == {
-        "name": "knowledge", "status": "ok", "detail": "keyword search only (ARREIO_KB_EMBEDDER=none)", "fix": ""}
+        "name": "knowledge",
+        "status": "ok",
+        "detail": "keyword search only (ARREIO_KB_EMBEDDER=none)",
+        "fix": "",
+    }
 
 
 def test_doctor_says_whether_the_memory_scan_reads_meaning(cli, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,7 +139,12 @@ def test_doctor_mcp_servers(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     code, checks = _doctor(cli)
     assert code == 1
     assert checks["mcp gone"]["status"] == "problem" and "arreio mcp test gone" in checks["mcp gone"]["fix"]
-    assert checks["mcp parked"] == {"name": "mcp parked", "status": "ok", "detail": "disabled (enabled: false)", "fix": ""}
+    assert checks["mcp parked"] == {
+        "name": "mcp parked",
+        "status": "ok",
+        "detail": "disabled (enabled: false)",
+        "fix": "",
+    }
     assert "mcp gone" not in _doctor(cli, "--no-mcp")[1]  # --no-mcp starts nothing
 
 

@@ -25,7 +25,8 @@ def test_dash_p_with_a_goal_says_what_dash_p_is(tmp_path: Path, arreio_env: dict
 def test_a_gate_with_an_invalid_regex_is_refused_before_any_unit_runs(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / "plan.yaml").write_text(
         "units:\n  - {id: a, goal: 'Write x.md with hello.'}\n"
-        "gates:\n  - {kind: file, path: x.md, pattern: '[unclosed'}\n")
+        "gates:\n  - {kind: file, path: x.md, pattern: '[unclosed'}\n"
+    )
     done = run_cli(tmp_path, arreio_env, "run", "--plan", "plan.yaml", "--offline")
     assert done.returncode == 2 and "plan.yaml:4: gates.0.pattern: not a valid regular expression" in done.stderr
     assert not (tmp_path / "x.md").exists() and not (tmp_path / ".arreio" / "sessions").exists()
@@ -34,7 +35,9 @@ def test_a_gate_with_an_invalid_regex_is_refused_before_any_unit_runs(tmp_path: 
 def test_a_tool_call_ceiling_says_how_to_continue(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / ".arreio").mkdir()
     (tmp_path / ".arreio" / "config.yaml").write_text("governance:\n  max_tool_calls: 2\n")
-    calls = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": f"{'.' if n % 2 else './'}"}}]} for n in range(4)]
+    calls = [
+        {"tool_calls": [{"name": "list_dir", "arguments": {"path": f"{'.' if n % 2 else './'}"}}]} for n in range(4)
+    ]
     (tmp_path / "s.json").write_text(json.dumps([*calls, {"text": "done"}]))
     done = run_cli(tmp_path, arreio_env, "run", "look around", "--script", "s.json", "--json")
     last = json.loads(done.stdout.splitlines()[-1])
@@ -88,6 +91,8 @@ def test_an_output_holding_something_else_is_left_alone_and_no_success(tmp_path:
     assert (tmp_path / "out.md").read_text() == "the user's own draft\n"
     # the same goal where a run already wrote it: nothing to do, done
     (tmp_path / "out.md").unlink()
-    assert run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline").returncode == 0
+    assert (
+        run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline").returncode == 0
+    )
     again = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline")
     assert again.returncode == 0 and "already holds what I would write" in again.stdout

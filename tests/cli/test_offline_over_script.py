@@ -30,7 +30,12 @@ def test_resume_with_offline_plays_the_offline_model_not_the_sessions_script(tmp
 
 def test_resume_in_an_offline_chat_goes_on_with_the_offline_model(tmp_path: Path, arreio_env: dict) -> None:
     session = _scripted_session(tmp_path, arreio_env)
-    chat = run_cli(tmp_path, arreio_env, "chat", "--offline",
-                   input=f"/resume {session}\nList the files here.\nAnd again, list them.\n")
+    chat = run_cli(
+        tmp_path,
+        arreio_env,
+        "chat",
+        "--offline",
+        input=f"/resume {session}\nList the files here.\nAnd again, list them.\n",
+    )
     assert chat.returncode == 0, chat.stdout + chat.stderr
     assert "ran out" not in chat.stdout + chat.stderr

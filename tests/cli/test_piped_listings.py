@@ -16,8 +16,10 @@ from tests.conftest import REPO, run_cli
 
 LONG_TITLE = "Summarise every note in the notes folder and then write a report that is long enough to be cut"
 LONG_COMMAND = "echo " + "a-rather-long-argument-" * 4 + "past-eighty-columns"
-LONG_DESCRIPTION = ("Tidy the notes folder: merge duplicate headings, sort the open items by date, "
-                    "and keep every description on one line")
+LONG_DESCRIPTION = (
+    "Tidy the notes folder: merge duplicate headings, sort the open items by date, "
+    "and keep every description on one line"
+)
 
 
 @pytest.fixture
@@ -43,16 +45,19 @@ def line_with(output: str, text: str) -> str:
 
 
 def test_sessions_show_keeps_the_approve_command_on_one_line(work: Path, env: dict) -> None:
-    (work / "p.yaml").write_text(f'- tool_calls: [{{name: shell, arguments: {{command: "{LONG_COMMAND}"}}}}]\n'
-                                 '- text: "ok"\n')
+    (work / "p.yaml").write_text(
+        f'- tool_calls: [{{name: shell, arguments: {{command: "{LONG_COMMAND}"}}}}]\n- text: "ok"\n'
+    )
     paused = arreio(work, env, "run", LONG_TITLE, "--script", "p.yaml")
     assert paused.returncode == 3, paused.stderr  # no terminal to ask: the run pauses for approval
     (session,) = (work / ".arreio" / "sessions").glob("*.jsonl")
     shown = arreio(work, env, "sessions", "show", session.stem)
     assert shown.returncode == 0, shown.stderr
     sid = session.stem
-    assert line_with(shown.stdout, "approve with").strip() == \
-        f"approve with `arreio approve {sid}` or refuse with `arreio approve {sid} --deny`"
+    assert (
+        line_with(shown.stdout, "approve with").strip()
+        == f"approve with `arreio approve {sid}` or refuse with `arreio approve {sid} --deny`"
+    )
     assert line_with(shown.stdout, "waiting for approval").endswith(f"$ {LONG_COMMAND}")
     assert line_with(shown.stdout, "Summarise every note") == LONG_TITLE  # the title, whole
 
@@ -60,8 +65,9 @@ def test_sessions_show_keeps_the_approve_command_on_one_line(work: Path, env: di
 def test_skills_list_keeps_each_description_on_one_line(work: Path, env: dict) -> None:
     skill = work / ".arreio" / "skills" / "tidy-notes"
     skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(f'---\nname: tidy-notes\ndescription: "{LONG_DESCRIPTION}"\ncreated_by: agent\n---\n\n'
-                                    "Merge, then sort.\n")
+    (skill / "SKILL.md").write_text(
+        f'---\nname: tidy-notes\ndescription: "{LONG_DESCRIPTION}"\ncreated_by: agent\n---\n\nMerge, then sort.\n'
+    )
     listed = arreio(work, env, "skills", "list")
     assert listed.returncode == 0, listed.stderr
     row = line_with(listed.stdout, "tidy-notes")
@@ -73,8 +79,10 @@ def test_skills_list_and_show_keep_escapes_from_the_terminal(work: Path, env: di
     """The agent writes skills: a title-setting sequence in a description (or the body) is shown."""
     skill = work / ".arreio" / "skills" / "tidy-notes"
     skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text('---\nname: tidy-notes\ndescription: "Tidy notes\\e]0;PWNED\\a [bold]now[/bold]"\n'
-                                    "created_by: agent\n---\n\nBody\x1b[2J here.\n")
+    (skill / "SKILL.md").write_text(
+        '---\nname: tidy-notes\ndescription: "Tidy notes\\e]0;PWNED\\a [bold]now[/bold]"\n'
+        "created_by: agent\n---\n\nBody\x1b[2J here.\n"
+    )
     listed = arreio(work, env, "skills", "list")
     assert listed.returncode == 0, listed.stderr
     assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout
@@ -88,7 +96,8 @@ def test_mcp_list_keeps_a_long_target_on_one_line(work: Path, env: dict) -> None
     script = "/opt/servers/a-rather-long-folder-name/another-long-folder/the-notes-mcp-server.py"
     (work / ".arreio").mkdir()
     (work / ".arreio" / "config.yaml").write_text(
-        f"mcp_servers:\n  notes:\n    command: /usr/bin/python3\n    args: [{script}, --root, /srv/notes/archive]\n")
+        f"mcp_servers:\n  notes:\n    command: /usr/bin/python3\n    args: [{script}, --root, /srv/notes/archive]\n"
+    )
     listed = arreio(work, env, "mcp", "list", "--no-connect")
     assert listed.returncode == 0, listed.stderr
     assert f"/usr/bin/python3 {script} --root /srv/notes/archive" in line_with(listed.stdout, "notes")
@@ -114,8 +123,9 @@ def test_models_keeps_its_closing_note_on_one_line(work: Path, env: dict) -> Non
 def test_sessions_show_requests_keeps_escapes_from_the_terminal(work: Path, env: dict) -> None:
     """Each request's messages are model text and tool output: shown escaped, as in the live view."""
     (work / "evil.txt").write_text("file says \x1b]0;PWNED\x07 hi\n")
-    (work / "s.yaml").write_text('- text: "reading\\e[2J it"\n'
-                                 '  tool_calls: [{name: read_file, arguments: {path: evil.txt}}]\n- text: "done"\n')
+    (work / "s.yaml").write_text(
+        '- text: "reading\\e[2J it"\n  tool_calls: [{name: read_file, arguments: {path: evil.txt}}]\n- text: "done"\n'
+    )
     assert arreio(work, env, "run", "Read evil.txt", "--script", "s.yaml").returncode == 0
     (session,) = (work / ".arreio" / "sessions").glob("*.jsonl")
     shown = arreio(work, env, "sessions", "show", session.stem, "--requests")
@@ -130,7 +140,8 @@ def test_mcp_list_on_a_pipe_is_a_line_per_server_not_a_box_table(work: Path, env
     (work / ".arreio").mkdir()
     (work / ".arreio" / "config.yaml").write_text(
         f"mcp_servers:\n  fx: {{command: {sys.executable}, args: [{REPO / 'fixtures' / 'mcp' / 'server.py'}]}}\n"
-        "  gone: {command: /nonexistent/bin/server}\n")
+        "  gone: {command: /nonexistent/bin/server}\n"
+    )
     listed = arreio(work, env, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
@@ -142,7 +153,7 @@ def test_mcp_list_on_a_pipe_is_a_line_per_server_not_a_box_table(work: Path, env
 def test_sessions_show_puts_each_result_under_its_call(work: Path, env: dict) -> None:
     for name in ("a", "b", "c"):
         (work / f"{name}.md").write_text(f"# {name} notes\n")
-    calls = ", ".join(f'{{name: read_file, arguments: {{path: {n}.md}}}}' for n in ("a", "b", "c"))
+    calls = ", ".join(f"{{name: read_file, arguments: {{path: {n}.md}}}}" for n in ("a", "b", "c"))
     (work / "s.yaml").write_text(f"- tool_calls: [{calls}]\n- text: done\n")
     assert arreio(work, env, "run", "read the notes", "--script", "s.yaml").returncode == 0
     (session,) = (work / ".arreio" / "sessions").glob("*.jsonl")

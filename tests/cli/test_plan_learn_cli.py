@@ -102,7 +102,8 @@ def test_a_broken_promise_says_its_reason_once(workdir: Path, cli) -> None:
     assert result.output.count("report.pdf does not exist") == 1, result.output
     assert "✗ gate promise failed" in result.stdout
     assert result.stderr.strip() == (
-        "arreio: error: 1 gate(s) failed: promise — the answer claims what is not so: report.pdf does not exist")
+        "arreio: error: 1 gate(s) failed: promise — the answer claims what is not so: report.pdf does not exist"
+    )
 
 
 def test_a_tool_use_the_run_never_made_is_a_broken_promise(workdir: Path, cli) -> None:
@@ -116,9 +117,9 @@ def test_a_tool_use_the_run_never_made_is_a_broken_promise(workdir: Path, cli) -
     assert result.stderr.strip() == (
         "arreio: error: 1 gate(s) failed: promise — the answer claims what is not so: the read_file tool was never "
         "called in this session (the session made no tool call); reading notes.txt was claimed, but the session "
-        "made no tool call")
-    Path("s.yaml").write_text("- tool_calls: [{name: read_file, arguments: {path: notes.txt}}]\n"
-                              f"- text: {said}\n")
+        "made no tool call"
+    )
+    Path("s.yaml").write_text(f"- tool_calls: [{{name: read_file, arguments: {{path: notes.txt}}}}]\n- text: {said}\n")
     result = cli("run", "What word is in notes.txt?", "--script", "s.yaml")
     assert result.exit_code == 0, result.output
 
@@ -127,7 +128,10 @@ def test_bad_plan_is_exit_2_with_file_and_line(workdir: Path, cli) -> None:
     Path("bad.plan.yaml").write_text("units:\n  - id: a\n    goal: x\n    needs: [ghost]\n")
     result = cli("run", "--plan", "bad.plan.yaml", "--offline")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "arreio: error: " + str(workdir / "bad.plan.yaml") + ":4: unit 'a' needs unknown unit 'ghost'"
+    assert (
+        result.stderr.strip()
+        == "arreio: error: " + str(workdir / "bad.plan.yaml") + ":4: unit 'a' needs unknown unit 'ghost'"
+    )
 
 
 class CrashingLearning:
@@ -136,8 +140,12 @@ class CrashingLearning:
 
 
 def test_a_crashing_pass_leaves_exit_0(workdir: Path) -> None:
-    events = asyncio.run(run_to_end(RunOptions(goal_path=Path(GOAL), model="offline", learn=True, cwd=workdir),
-                                    PipelineDeps(learning=CrashingLearning())))
+    events = asyncio.run(
+        run_to_end(
+            RunOptions(goal_path=Path(GOAL), model="offline", learn=True, cwd=workdir),
+            PipelineDeps(learning=CrashingLearning()),
+        )
+    )
     done = events[-1]
     assert isinstance(done, ev.Done) and done.exit_code == 0 and done.verdict == "success"
     passes = [e for e in events if e.type == "learning_pass_done"]
@@ -178,7 +186,9 @@ def test_per_unit_scripts_are_recorded_and_replayed(workdir: Path, cli) -> None:
         "units:\n  - {id: a, goal: 'Read `fixtures/quickstart/notes.md`.', script: a.yaml}\n"
         "  - {id: b, goal: 'Answer.', needs: [a], script: b.yaml}\n"
     )
-    Path("a.yaml").write_text("- tool_calls: [{name: read_file, arguments: {path: fixtures/quickstart/notes.md}}]\n- text: read it\n")
+    Path("a.yaml").write_text(
+        "- tool_calls: [{name: read_file, arguments: {path: fixtures/quickstart/notes.md}}]\n- text: read it\n"
+    )
     Path("b.yaml").write_text("- text: all done from b\n")  # a unit's script starts at the unit's first turn
     recorded = events_of(cli("run", "--plan", "two.plan.yaml", "--offline", "--record", ".arreio/p.jsonl", "--json"))
     assert recorded[-1]["final_text"] == "all done from b"
@@ -189,8 +199,10 @@ def test_per_unit_scripts_are_recorded_and_replayed(workdir: Path, cli) -> None:
 
 def test_a_units_own_max_steps_gets_a_reserve_turn(workdir: Path, cli) -> None:
     Path("loop.plan.yaml").write_text("units:\n  - {id: busy, goal: 'Keep looking.', max_steps: 3}\n")
-    Path("loop.yaml").write_text("".join("- tool_calls: [{name: list_dir, arguments: {}}]\n" for _ in range(5))
-                                 + "- text: Here is what I found so far.\n")
+    Path("loop.yaml").write_text(
+        "".join("- tool_calls: [{name: list_dir, arguments: {}}]\n" for _ in range(5))
+        + "- text: Here is what I found so far.\n"
+    )
     result = cli("run", "--plan", "loop.plan.yaml", "--script", "loop.yaml", "--json")
     events = events_of(result)
     assert result.exit_code == 4

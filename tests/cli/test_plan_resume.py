@@ -32,11 +32,13 @@ def write(path: str, content: str) -> str:
 def test_a_plan_stopped_at_a_ceiling_resumes_where_it_stopped(workdir: Path, cli) -> None:
     Path("p.plan.yaml").write_text(PLAN)
     Path("s.yaml").write_text(
-        write("a.txt", "a") + "- text: a done\n"                      # unit a
-        + "- tool_calls: [{name: list_dir, arguments: {}}]\n" * 2      # unit b, steps 1 and 2
-        + "- text: still looking\n"                                     # unit b, reserve turn: partial
-        + write("b.txt", "b") + "- text: b done\n"                      # unit b, resumed
-        + "- text: all done\n"                                          # unit c
+        write("a.txt", "a")
+        + "- text: a done\n"  # unit a
+        + "- tool_calls: [{name: list_dir, arguments: {}}]\n" * 2  # unit b, steps 1 and 2
+        + "- text: still looking\n"  # unit b, reserve turn: partial
+        + write("b.txt", "b")
+        + "- text: b done\n"  # unit b, resumed
+        + "- text: all done\n"  # unit c
     )
     first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
     assert first.exit_code == 4, first.output
@@ -59,7 +61,8 @@ def test_a_plan_stopped_at_a_ceiling_resumes_where_it_stopped(workdir: Path, cli
 def test_an_approval_inside_a_plan_unit_resumes_the_rest_of_the_plan(workdir: Path, cli) -> None:
     Path("p.plan.yaml").write_text(PLAN.replace("max_steps: 3", "max_steps: 5"))
     Path("s.yaml").write_text(
-        write("a.txt", "a") + "- text: a done\n"
+        write("a.txt", "a")
+        + "- text: a done\n"
         + "- tool_calls: [{name: shell, arguments: {command: 'echo b > b.txt'}}]\n"  # needs approval
         + "- text: b done\n"
         + "- text: all done\n"
@@ -78,8 +81,15 @@ def test_an_approval_inside_a_plan_unit_resumes_the_rest_of_the_plan(workdir: Pa
 def test_resuming_a_plan_whose_file_is_gone_goes_on_with_the_plan_it_kept_and_says_so(workdir: Path, cli) -> None:
     Path("p.plan.yaml").write_text(PLAN)
     look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
-    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + look * 2 + "- text: partial\n"
-                              + write("b.txt", "b") + "- text: b done\n" + "- text: all done\n")
+    Path("s.yaml").write_text(
+        write("a.txt", "a")
+        + "- text: a done\n"
+        + look * 2
+        + "- text: partial\n"
+        + write("b.txt", "b")
+        + "- text: b done\n"
+        + "- text: all done\n"
+    )
     sid = events_of(cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json"))[0]["session_id"]
     Path("p.plan.yaml").unlink()
     result = cli("run", "--resume", sid, "--json")
@@ -103,7 +113,8 @@ def test_a_plan_the_agent_rewrites_mid_run_keeps_its_gates_on_approve(workdir: P
     Path("s.yaml").write_text(
         f"- tool_calls: [{{name: write_file, arguments: {{path: plan.yaml, content: '{dropped}'}}}}]\n"
         "- tool_calls: [{name: shell, arguments: {command: 'ls'}}]\n"  # needs approval
-        "- text: All good.\n")
+        "- text: All good.\n"
+    )
     paused = cli("run", "--plan", "plan.yaml", "--script", "s.yaml", "--json")
     assert paused.exit_code == 3, paused.output
     assert "gates: []" in Path("plan.yaml").read_text()  # the agent did rewrite it
@@ -115,19 +126,24 @@ def test_a_plan_the_agent_rewrites_mid_run_keeps_its_gates_on_approve(workdir: P
     assert resumed.exit_code == 1, resumed.output
     assert [(e["gate"], e["passed"]) for e in events if e["type"] == "gate_result"] == [("file: proof.txt", False)]
     warned = [e["message"] for e in events if e["type"] == "warning"]
-    assert any("plan.yaml changed since the session started: the session goes on with the plan it started with"
-               in w for w in warned), warned
+    assert any(
+        "plan.yaml changed since the session started: the session goes on with the plan it started with" in w
+        for w in warned
+    ), warned
 
 
 def test_a_plan_file_that_reads_the_same_resumes_without_a_word(workdir: Path, cli) -> None:
     """Comments, spacing, key order: the same plan. No warning; it is the file's plan that runs."""
     Path("plan.yaml").write_text(GATED)
-    Path("s.yaml").write_text("- tool_calls: [{name: shell, arguments: {command: 'echo x > proof.txt'}}]\n"
-                              "- text: Done.\n")
+    Path("s.yaml").write_text(
+        "- tool_calls: [{name: shell, arguments: {command: 'echo x > proof.txt'}}]\n- text: Done.\n"
+    )
     paused = cli("run", "--plan", "plan.yaml", "--script", "s.yaml", "--json")
     assert paused.exit_code == 3, paused.output
-    Path("plan.yaml").write_text("# the same plan, written again\ngates: [{path: proof.txt, kind: file}]\n"
-                                 "units:\n- goal: Write proof.txt.\n  id: fix\n")
+    Path("plan.yaml").write_text(
+        "# the same plan, written again\ngates: [{path: proof.txt, kind: file}]\n"
+        "units:\n- goal: Write proof.txt.\n  id: fix\n"
+    )
     resumed = cli("approve", events_of(paused)[0]["session_id"], "--json")
     events = events_of(resumed)
     assert resumed.exit_code == 0, resumed.output
@@ -143,7 +159,9 @@ def test_unit_scripts_start_at_their_unit_and_a_unit_without_one_plays_the_runs(
         "  - {id: c, goal: 'Finish.', needs: [b]}\n"
     )
     # The run's script answers the session's turns: b's five turns (played from b.yaml) are filler here.
-    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + "- text: unused\n" * 5 + "- text: c from the run\n")
+    Path("s.yaml").write_text(
+        write("a.txt", "a") + "- text: a done\n" + "- text: unused\n" * 5 + "- text: c from the run\n"
+    )
     look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
     Path("b.yaml").write_text(look * 2 + "- text: b partial\n" + write("b.txt", "b") + "- text: b done\n")
     first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--json")
@@ -203,8 +221,15 @@ def test_a_plan_whose_gate_failed_resumes_by_judging_again(workdir: Path, cli) -
 def test_a_learn_run_resumed_still_learns(workdir: Path, cli) -> None:
     Path("p.plan.yaml").write_text(PLAN)
     look = "- tool_calls: [{name: list_dir, arguments: {}}]\n"
-    Path("s.yaml").write_text(write("a.txt", "a") + "- text: a done\n" + look * 2 + "- text: still looking\n"
-                              + write("b.txt", "b") + "- text: b done\n" + "- text: all done\n")
+    Path("s.yaml").write_text(
+        write("a.txt", "a")
+        + "- text: a done\n"
+        + look * 2
+        + "- text: still looking\n"
+        + write("b.txt", "b")
+        + "- text: b done\n"
+        + "- text: all done\n"
+    )
     first = cli("run", "--plan", "p.plan.yaml", "--script", "s.yaml", "--learn", "--json")
     assert first.exit_code == 4
     sid = events_of(first)[0]["session_id"]
@@ -218,8 +243,9 @@ def test_a_frozen_plan_session_resumes_as_its_format_says(workdir: Path, cli, ve
     """Format 3 keeps the plan in the header: the agent's rewrite of the file is said, not obeyed.
     Format 2 kept only the path: its plan is read from the file again, as then, and that is said."""
     Path("plan.yaml").write_text(GATED.split("gates:")[0] + "gates: []\n")  # the gate dropped since
-    Path("s.yaml").write_text("- tool_calls: [{name: shell, arguments: {command: 'echo x > proof.txt'}}]\n"
-                              "- text: Done.\n")
+    Path("s.yaml").write_text(
+        "- tool_calls: [{name: shell, arguments: {command: 'echo x > proof.txt'}}]\n- text: Done.\n"
+    )
     sid = "20261205-025755-aaa314"
     stored = Path(".arreio/sessions") / f"{sid}.jsonl"
     stored.parent.mkdir(parents=True)

@@ -14,8 +14,18 @@ from tests.conftest import REPO, run_cli
 def test_each_unit_does_its_own_part_when_the_plan_comes_with_its_goal(tmp_path: Path, arreio_env: dict) -> None:
     for folder in ("goals", "plans", "quickstart"):
         shutil.copytree(REPO / "fixtures" / folder, tmp_path / "fixtures" / folder)
-    done = run_cli(tmp_path, arreio_env, "run", "--goal", "fixtures/goals/quickstart.md",
-                   "--plan", "fixtures/plans/quickstart.plan.yaml", "--offline", "--yes", "--json")
+    done = run_cli(
+        tmp_path,
+        arreio_env,
+        "run",
+        "--goal",
+        "fixtures/goals/quickstart.md",
+        "--plan",
+        "fixtures/plans/quickstart.plan.yaml",
+        "--offline",
+        "--yes",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     calls: dict[str, list[str]] = {}
     unit = None

@@ -18,8 +18,12 @@ from tests.conftest import cli_env, run_cli
 
 
 def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
-    cases = [(errno.EACCES, 2, "permission denied"), (errno.EPERM, 2, "not permitted"),
-             (errno.EROFS, 2, "the file system is read-only"), (errno.ENOSPC, 1, "no space left on the device")]
+    cases = [
+        (errno.EACCES, 2, "permission denied"),
+        (errno.EPERM, 2, "not permitted"),
+        (errno.EROFS, 2, "the file system is read-only"),
+        (errno.ENOSPC, 1, "no space left on the device"),
+    ]
     for number, code, said in cases:
         assert report_os_error(OSError(number, os.strerror(number), "/p/.arreio/MEMORY.md")) == code
         line = capsys.readouterr().err
@@ -38,15 +42,18 @@ def frozen(tmp_path: Path):
     work.mkdir()
     assert _arreio(work, "memory", "add", "a first fact").returncode == 0
     chattr = shutil.which("chattr")
-    if chattr is None or subprocess.run([chattr, "-R", "+i", str(work / ".arreio")], check=False,
-                                         capture_output=True).returncode != 0:
+    if (
+        chattr is None
+        or subprocess.run([chattr, "-R", "+i", str(work / ".arreio")], check=False, capture_output=True).returncode != 0
+    ):
         pytest.skip("chattr +i is not available on this file system")
     yield work
     subprocess.run([chattr, "-R", "-i", str(work / ".arreio")], check=True)
 
 
-@pytest.mark.parametrize("args", [["memory", "add", "a second fact"], ["config", "set", "max_steps", "5"],
-                                  ["curator", "run"]])
+@pytest.mark.parametrize(
+    "args", [["memory", "add", "a second fact"], ["config", "set", "max_steps", "5"], ["curator", "run"]]
+)
 def test_a_state_folder_that_cannot_be_written_is_one_line_and_exit_2(frozen: Path, args: list[str]) -> None:
     done = _arreio(frozen, *args)
     assert done.returncode == 2, done.stderr

@@ -82,12 +82,15 @@ def test_the_readme_is_short() -> None:
     assert len(README.splitlines()) <= 200
 
 
-@pytest.mark.parametrize("command", [
-    "pip install -e '.[dev]' && arreio run --goal fixtures/goals/quickstart.md --offline",  # set-up + offline run
-    "pip install -e '.[dev]' && pytest -n auto --dist worksteal",  # set-up + tests: .ci/run runs this line
-    "arreio run --goal fixtures/goals/quickstart.md --model anthropic/claude-sonnet-4-5",  # a first real model
-    "arreio undo",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pip install -e '.[dev]' && arreio run --goal fixtures/goals/quickstart.md --offline",  # set-up + offline run
+        "pip install -e '.[dev]' && pytest -n auto --dist worksteal",  # set-up + tests: .ci/run runs this line
+        "arreio run --goal fixtures/goals/quickstart.md --model anthropic/claude-sonnet-4-5",  # a first real model
+        "arreio undo",
+    ],
+)
 def test_the_readme_shows_the_first_steps(command: str) -> None:
     assert command in README
 

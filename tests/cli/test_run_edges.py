@@ -124,7 +124,9 @@ def test_usage_errors_are_one_line(workdir: Path, cli) -> None:
 def test_goal_quirks_bom_and_paths_with_spaces(workdir: Path, cli) -> None:
     Path("my notes").mkdir()
     Path("my notes/a b.md").write_text("# Heading\n- [ ] one\n")
-    Path("G.md").write_text("\ufeff# Spaced paths\n\nRead `my notes/a b.md`. Then write `out put/summary.md`.\n", encoding="utf-8")
+    Path("G.md").write_text(
+        "\ufeff# Spaced paths\n\nRead `my notes/a b.md`. Then write `out put/summary.md`.\n", encoding="utf-8"
+    )
     result = cli("run", "--goal", "G.md", "--offline", "--json")
     events = events_of(result)
     assert result.exit_code == 0, result.output
@@ -144,20 +146,31 @@ def test_learn_refuses_a_run_that_did_not_succeed(workdir: Path, cli) -> None:
 
 def test_config_typos_are_named_with_a_suggestion(workdir: Path, cli) -> None:
     Path(".arreio").mkdir()
-    for text, needle in (("tools: {shell_timeout: 5}\n", "unknown setting 'tools.shell_timeout' in .arreio/config.yaml "
-                                                             "(did you mean 'tools.shell_timeout_s'?)"),
-                         ("max_step: 3\n", "(did you mean 'max_steps'?)"),
-                         # a feature's own section, nested and optional: the typo, not the key it hides
-                         ("web:\n  search: {backnd: brave}\n", "unknown setting 'web.search.backnd' "
-                                                                 "(did you mean 'web.search.backend'?)"),
-                         ("knowledge: {keyword_weigth: 1}\n", "(did you mean 'knowledge.keyword_weight'?) "
-                                                               "(in .arreio/config.yaml)"),
-                         ("thinking: 100\n", "invalid setting 'thinking' from .arreio/config.yaml: thinking budget "
-                                             "100 must be at least 1024"),
-                         # every typo of the file at once (only one was named, another first)
-                         ("max_steps: 80\nbogus_key: 1\ntools: {shell_timeout: 5}\n",
-                          ("unknown settings in .arreio/config.yaml: 'tools.shell_timeout' (did you mean "
-                           "'tools.shell_timeout_s'?), 'bogus_key'"))):
+    for text, needle in (
+        (
+            "tools: {shell_timeout: 5}\n",
+            "unknown setting 'tools.shell_timeout' in .arreio/config.yaml (did you mean 'tools.shell_timeout_s'?)",
+        ),
+        ("max_step: 3\n", "(did you mean 'max_steps'?)"),
+        # a feature's own section, nested and optional: the typo, not the key it hides
+        (
+            "web:\n  search: {backnd: brave}\n",
+            "unknown setting 'web.search.backnd' (did you mean 'web.search.backend'?)",
+        ),
+        ("knowledge: {keyword_weigth: 1}\n", "(did you mean 'knowledge.keyword_weight'?) (in .arreio/config.yaml)"),
+        (
+            "thinking: 100\n",
+            "invalid setting 'thinking' from .arreio/config.yaml: thinking budget 100 must be at least 1024",
+        ),
+        # every typo of the file at once (only one was named, another first)
+        (
+            "max_steps: 80\nbogus_key: 1\ntools: {shell_timeout: 5}\n",
+            (
+                "unknown settings in .arreio/config.yaml: 'tools.shell_timeout' (did you mean "
+                "'tools.shell_timeout_s'?), 'bogus_key'"
+            ),
+        ),
+    ):
         Path(".arreio/config.yaml").write_text(text)
         result = cli("run", "--goal", GOAL, "--offline")
         assert result.exit_code == 5 and needle in result.stderr

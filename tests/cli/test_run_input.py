@@ -18,7 +18,7 @@ from arreio.engine.session.file import Session
 from arreio.engine.session.store import SessionStore
 from tests.conftest import ARREIO, isolate
 
-REPLY = "- text: \"Done here.\"\n"
+REPLY = '- text: "Done here."\n'
 
 
 @pytest.fixture
@@ -77,7 +77,9 @@ def test_piped_stdin_next_to_a_goal_is_attached_as_context(work: Path) -> None:
     result = invoke("run", "Review this diff", "--script", "reply.yaml", stdin=diff)
     assert result.exit_code == 0, result.output
     (message,) = user_texts(sessions(work)[0])
-    assert message.startswith(f"Review this diff\n\nPiped input (arreio's stdin, {len(diff)} bytes), attached as context")
+    assert message.startswith(
+        f"Review this diff\n\nPiped input (arreio's stdin, {len(diff)} bytes), attached as context"
+    )
     # fenced by a run of tildes longer than any inside, so the input cannot close the block early
     assert "\n~~~~~ stdin\n" + diff + "~~~~~\n" in message
     assert sessions(work)[0].header.title == "Review this diff"
@@ -110,13 +112,16 @@ def test_piped_context_is_capped_and_the_cut_is_said(work: Path) -> None:
     assert "arreio: warning: piped input cut to its first 100 KB" in result.stderr
 
 
-@pytest.mark.parametrize(("args", "stdin", "says"), [
-    (("run", "Do it", "--goal", "GOAL.md"), None, "the goal is given twice"),
-    (("run", "   "), None, "the goal is empty"),
-    (("run", "--goal", "-"), "\n  \n", "the goal is empty (stdin gave only blank lines)"),
-    (("run", "--offline"), None, "nothing to run"),
-    (("run", "--continue", "--resume", "x"), None, "pass one of them"),
-])
+@pytest.mark.parametrize(
+    ("args", "stdin", "says"),
+    [
+        (("run", "Do it", "--goal", "GOAL.md"), None, "the goal is given twice"),
+        (("run", "   "), None, "the goal is empty"),
+        (("run", "--goal", "-"), "\n  \n", "the goal is empty (stdin gave only blank lines)"),
+        (("run", "--offline"), None, "nothing to run"),
+        (("run", "--continue", "--resume", "x"), None, "pass one of them"),
+    ],
+)
 def test_bad_goals_are_one_line_and_exit_2(work: Path, args, stdin, says) -> None:
     (work / "GOAL.md").write_text("# Goal\n")
     result = invoke(*args, stdin=stdin)
@@ -184,14 +189,16 @@ def test_cd_runs_as_if_started_in_dir(work: Path, tmp_path: Path, monkeypatch) -
 
 # -- real pipes ------------------------------------------------------------------------------------
 def _arreio(work: Path, arreio_env: dict, *args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([*ARREIO, *args], cwd=work, env=arreio_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [*ARREIO, *args], cwd=work, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs
+    )
 
 
 @pytest.mark.slow
 def test_a_real_pipe_into_run_is_context(work: Path, arreio_env: dict) -> None:
-    proc = _arreio(work, arreio_env, "run", "Review this diff", "--script", "reply.yaml", "--output", "text",
-                   stdin=subprocess.PIPE)
+    proc = _arreio(
+        work, arreio_env, "run", "Review this diff", "--script", "reply.yaml", "--output", "text", stdin=subprocess.PIPE
+    )
     out, err = proc.communicate("-old line\n+new line\n", timeout=60)
     assert proc.returncode == 0, err
     assert out == "Done here.\n"
@@ -220,8 +227,9 @@ BINARY = bytes(range(256)) * 12  # 3,072 bytes with NULs: binary by read_file's 
 
 def test_binary_piped_next_to_a_goal_is_left_out_with_a_warning(work: Path) -> None:
     """Regression: 3,000 random bytes were attached as 'Piped input (…, 5 KB)' of mojibake and NULs."""
-    result = CliRunner().invoke(app, ["run", "Say hello", "--script", "reply.yaml"], input=BINARY,
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        app, ["run", "Say hello", "--script", "reply.yaml"], input=BINARY, catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     assert "arreio: warning: stdin is binary (3,072 bytes); it is not attached to the goal" in result.stderr
     assert user_texts(sessions(work)[0]) == ["Say hello"]
@@ -235,7 +243,11 @@ def test_binary_piped_as_the_goal_is_bad_input(work: Path) -> None:
 
 
 def test_piped_text_in_another_encoding_is_read_as_read_file_reads_it(work: Path) -> None:
-    result = CliRunner().invoke(app, ["run", "--script", "reply.yaml"], input="Résumé the café notes.\n".encode("cp1252"),
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        ["run", "--script", "reply.yaml"],
+        input="Résumé the café notes.\n".encode("cp1252"),
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     assert user_texts(sessions(work)[0]) == ["Résumé the café notes.\n"]

@@ -78,7 +78,7 @@ def screen(raw: str) -> list[str]:
         elif token == "\x1b[K":
             lines[-1] = lines[-1][:col]
         elif not token.startswith("\x1b"):
-            lines[-1] = lines[-1][:col] + token + lines[-1][col + 1:]
+            lines[-1] = lines[-1][:col] + token + lines[-1][col + 1 :]
             col += 1
     return lines
 
@@ -103,18 +103,22 @@ def test_json_is_output_json_and_done_carries_the_cost(work: Path) -> None:
     (work / LONG_PATH).unlink()
     two = events_of(invoke("run", "Write notes", "--script", "s.yaml", "--output", "json").stdout)
     volatile = {"run_id", "session_id", "report_path"}
-    assert [{k: v for k, v in e.items() if k not in volatile} for e in one] == \
-        [{k: v for k, v in e.items() if k not in volatile} for e in two]
+    assert [{k: v for k, v in e.items() if k not in volatile} for e in one] == [
+        {k: v for k, v in e.items() if k not in volatile} for e in two
+    ]
     done = two[-1]
     assert done["type"] == "done" and done["cost_usd"] == 0.0 and done["free"] is True
     assert done["cache_share"] == 0.0
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (("--output", "yaml"), "--output must be one of live, text, json"),
-    (("--json", "--output", "text"), "--json and --output text disagree"),
-    (("--output-last-message", "."), "is a folder"),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--output", "yaml"), "--output must be one of live, text, json"),
+        (("--json", "--output", "text"), "--json and --output text disagree"),
+        (("--output-last-message", "."), "is a folder"),
+    ],
+)
 def test_bad_output_flags_exit_2(work: Path, args, says) -> None:
     result = invoke("run", "Write notes", "--script", "s.yaml", *args)
     assert result.exit_code == 2 and says in result.stderr
@@ -210,8 +214,15 @@ sys.stderr.write(err.decode())
 @pytest.mark.parametrize("output", ["live", "json"])
 def test_a_closed_pipe_stops_the_printing_not_the_run(work: Path, arreio_env: dict, output: str) -> None:
     argv = [*ARREIO, "run", "Look around", "--script", "slow.yaml", "--output", output]
-    reader = subprocess.run([sys.executable, "-c", READ_ONE_LINE, *argv], cwd=work, env=arreio_env,
-                            capture_output=True, text=True, timeout=60, check=False)
+    reader = subprocess.run(
+        [sys.executable, "-c", READ_ONE_LINE, *argv],
+        cwd=work,
+        env=arreio_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     first, code = reader.stdout.splitlines()
     assert ("run_start" if output == "json" else "arreio · offline · session") in first
     assert code == "0", reader.stderr  # the run's own exit code
@@ -261,15 +272,18 @@ def test_output_text_at_a_terminal_shows_progress_on_stderr_and_the_answer_once(
     assert "Looking." not in "\n".join(shown)  # the streamed text is not shown along the way
     assert shown.count("All done.") == 1 and shown[-1].startswith("success · 3 steps")
     # with stderr elsewhere the terminal gets only the answer; stderr gets no progress
-    term = terminal(work, arreio_env, "run", "Look around", "--script", "slow.yaml", "--output", "text",
-                    shell_tail="2>err.txt")
+    term = terminal(
+        work, arreio_env, "run", "Look around", "--script", "slow.yaml", "--output", "text", shell_tail="2>err.txt"
+    )
     assert term.wait() == 0, term.plain
     assert term.plain == "All done.\n" and (work / "err.txt").read_text() == ""
 
 
 @pytest.mark.slow
 def test_a_slow_tool_shows_a_spinner_naming_it(work: Path, arreio_env: dict) -> None:
-    (work / "tool.yaml").write_text('- tool_calls: [{name: shell, arguments: {command: "sleep 2"}}]\n- text: "Slept."\n')
+    (work / "tool.yaml").write_text(
+        '- tool_calls: [{name: shell, arguments: {command: "sleep 2"}}]\n- text: "Slept."\n'
+    )
     term = terminal(work, arreio_env, "run", "Sleep", "--script", "tool.yaml", "--yes")
     term.expect(r"running shell · 1s")
     assert term.wait() == 0, term.plain

@@ -40,7 +40,10 @@ def test_a_sub_agent_without_replies_fails_and_says_how_to_fix_it(workdir: Path,
     assert not Path("note.txt").exists()
     parent = events_of(result)[0]["session_id"]
     session = Path(f".arreio/sessions/{parent}.jsonl").read_text()  # what the model was told
-    assert "It failed: the model call failed: the offline script has no replies for sub-agent d1 (add agents: {d1: [...]})" in session
+    assert (
+        "It failed: the model call failed: the offline script has no replies for sub-agent d1 (add agents: {d1: [...]})"
+        in session
+    )
 
 
 def test_bad_agent_sections_are_usage_errors(workdir: Path, cli) -> None:

@@ -35,19 +35,23 @@ def test_export_each_format_to_stdout_and_to_a_file(workdir: Path, cli) -> None:
     assert written.exit_code == 0 and (workdir / "t.html").read_text().startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.parametrize("args, said", [
-    (["--format", "pdf"], "choose one of md, html, json"),
-    (["-o", "missing/t.md"], "does not exist"),
-    (["-o", "."], "is a folder"),
-])
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--format", "pdf"], "choose one of md, html, json"),
+        (["-o", "missing/t.md"], "does not exist"),
+        (["-o", "."], "is a folder"),
+    ],
+)
 def test_export_bad_input_is_one_line_and_exit_2(workdir: Path, cli, args: list[str], said: str) -> None:
     sid = _run(cli)
     result = cli("sessions", "export", sid, *args)
     assert result.exit_code == 2 and said in result.stderr and "Traceback" not in result.stderr
 
 
-def test_search_finds_lines_newest_first_with_role_and_here(workdir: Path, cli, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_finds_lines_newest_first_with_role_and_here(
+    workdir: Path, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert "no line matches" in cli("sessions", "search", "billing").stdout  # no sessions: none made
     assert not (workdir / ".arreio").exists()
     first, second = _run(cli), _run(cli)
@@ -97,11 +101,25 @@ def _open_in_chromium(page: Path, shot: Path) -> list[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                        "--disable-background-networking", f"--proxy-server=http://127.0.0.1:{server.server_address[1]}",
-                        "--proxy-bypass-list=<-loopback>", f"--user-data-dir={shot.parent / 'profile'}",
-                        "--window-size=1000,900", f"--screenshot={shot}", page.as_uri()],
-                       capture_output=True, timeout=110, check=True)
+        subprocess.run(
+            [
+                _chromium(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                f"--proxy-server=http://127.0.0.1:{server.server_address[1]}",
+                "--proxy-bypass-list=<-loopback>",
+                f"--user-data-dir={shot.parent / 'profile'}",
+                "--window-size=1000,900",
+                f"--screenshot={shot}",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            timeout=110,
+            check=True,
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -113,8 +131,8 @@ def _pixels(png: Path) -> tuple[int, int, set[tuple[int, int, int]]]:
     data, pos, chunks = png.read_bytes(), 8, {}
     idat = b""
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         chunks[kind] = body
         idat += body if kind == b"IDAT" else b""
         pos += 12 + length
@@ -123,7 +141,7 @@ def _pixels(png: Path) -> tuple[int, int, set[tuple[int, int, int]]]:
     bpp = 4 if colour == 6 else 3
     raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -139,7 +157,7 @@ def _pixels(png: Path) -> tuple[int, int, set[tuple[int, int, int]]]:
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
         rows.append(line)
         prev = line
-    colours = {tuple(row[x:x + 3]) for row in rows for x in range(0, stride, bpp * 4)}
+    colours = {tuple(row[x : x + 3]) for row in rows for x in range(0, stride, bpp * 4)}
     return width, height, colours
 
 
@@ -153,9 +171,18 @@ def test_the_html_export_renders_in_chromium_and_fetches_nothing(workdir: Path, 
     session, _ = Session.open(path)
     # what a naive page would load: markup in a tool result and a Markdown image in the answer
     session.append(Message.user(f"see ![chart]({LEAK}/md.png)"))
-    session.append(Message.tool_result(ToolResultPart(call_id="gone", name="shell", content=(
-        f'<img src="{LEAK}/img.png"><link rel="stylesheet" href="{LEAK}/x.css">'
-        f'<script src="{LEAK}/x.js"></script><iframe src="{LEAK}/frame"></iframe>'))))
+    session.append(
+        Message.tool_result(
+            ToolResultPart(
+                call_id="gone",
+                name="shell",
+                content=(
+                    f'<img src="{LEAK}/img.png"><link rel="stylesheet" href="{LEAK}/x.css">'
+                    f'<script src="{LEAK}/x.js"></script><iframe src="{LEAK}/frame"></iframe>'
+                ),
+            )
+        )
+    )
     session.close()
     assert cli("sessions", "export", sid, "-f", "html", "-o", "page.html").exit_code == 0
     shot = tmp_path / "page.png"

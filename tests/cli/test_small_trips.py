@@ -45,8 +45,6 @@ def test_config_get_of_an_unknown_key_is_a_usage_error(tmp_path: Path, arreio_en
     assert done.returncode == 2 and "unknown setting 'max_step' (did you mean 'max_steps'?)" in done.stderr
 
 
-
-
 def test_arreio_alone_says_where_to_start(tmp_path: Path, arreio_env: dict) -> None:
     done = run_cli(tmp_path, arreio_env)
     assert done.returncode == 2

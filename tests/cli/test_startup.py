@@ -22,7 +22,9 @@ print(json.dumps(sorted(m for m in ("typer", "rich", "arreio.cli.app", "markdown
 
 
 def _probe(*args: str) -> tuple[list[str], str]:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=list(args))], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     return json.loads(lines[-1]), "\n".join(lines[:-1])
@@ -81,14 +83,22 @@ def test_root_help_from_the_listing_is_the_whole_trees_help() -> None:
         for args in (["--help"], ["-h"], []):
             listed = _help([sys.executable, "-c", "from arreio.cli.launch import main; main()", *args], env)
             whole = _help([sys.executable, "-c", FULL_TREE, *args], env)
-            assert (listed.returncode, listed.stdout, listed.stderr) == (whole.returncode, whole.stdout, whole.stderr), (style, args)
+            assert (listed.returncode, listed.stdout, listed.stderr) == (
+                whole.returncode,
+                whole.stdout,
+                whole.stderr,
+            ), (style, args)
             assert listed.returncode == (2 if not args else 0)
             shown = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout)
             assert "sessions" in shown and "--version" in shown
 
 
 def test_a_command_still_gets_its_whole_help_and_runs() -> None:
-    out = subprocess.run([sys.executable, "-c", "from arreio.cli.launch import main; main()", "sessions", "list", "--help"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", "from arreio.cli.launch import main; main()", "sessions", "list", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "arreio sessions list" in out.stdout and "--json" in out.stdout

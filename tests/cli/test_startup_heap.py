@@ -33,8 +33,9 @@ print(json.dumps({{"before": len(before), "frozen": gc.get_freeze_count(), "enab
 
 
 def probe(tmp_path: Path, *args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=list(args))], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     return json.loads(out.stderr.strip().splitlines()[-1])
 
 

@@ -32,7 +32,6 @@ def repo(tmp_path: Path) -> Path:
     return work
 
 
-
 def test_a_folder_made_gets_the_ignore_file(tmp_path: Path) -> None:
     home = tmp_path / "a" / "b" / ".arreio"
     assert make_state_dir(home) is True
@@ -67,8 +66,9 @@ def test_a_file_in_its_place_is_an_error(tmp_path: Path) -> None:
     ],
     ids=["run", "kb-add", "memory-add", "config-set"],
 )
-def test_the_first_command_leaves_git_status_clean(repo: Path, arreio_env: dict[str, str], command: tuple[str, ...],
-                                                   extra_env: dict[str, str]) -> None:
+def test_the_first_command_leaves_git_status_clean(
+    repo: Path, arreio_env: dict[str, str], command: tuple[str, ...], extra_env: dict[str, str]
+) -> None:
     done = arreio(repo, {**arreio_env, **extra_env}, *command)
     assert done.returncode == 0, done.stderr
     assert (repo / ".arreio").is_dir() and len(list((repo / ".arreio").iterdir())) >= 2  # it wrote its state

@@ -23,8 +23,7 @@ agents:
 
 def test_a_sub_agents_text_is_tagged_like_its_calls(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / "s.yaml").write_text(SCRIPT)
-    term = Terminal([*ARREIO, "run", "Write a note", "--script", "s.yaml", "--yes"],
-                    cwd=tmp_path, env=arreio_env)
+    term = Terminal([*ARREIO, "run", "Write a note", "--script", "s.yaml", "--yes"], cwd=tmp_path, env=arreio_env)
     assert term.wait(60) == 0, term.plain
     lines = term.plain.splitlines()
     assert "  ↳ d1: Child looks first." in lines

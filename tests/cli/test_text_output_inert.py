@@ -19,8 +19,9 @@ from tests.conftest import ARREIO, run_cli
 from tests.terminal import Terminal
 
 EVIL = "before\x1b]0;TITLE-PWNED\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[Hafter-clear \u202egnp.exe \x9b2J"
-EVIL_SHOWN = ("before\\x1b]0;TITLE-PWNED\\x07\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J\\x1b[Hafter-clear "
-              "\\u202egnp.exe \\x9b2J")
+EVIL_SHOWN = (
+    "before\\x1b]0;TITLE-PWNED\\x07\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J\\x1b[Hafter-clear \\u202egnp.exe \\x9b2J"
+)
 HONEST = "Café crème, naïve façade — ½ done\n\tindented\tcolumns\n中文 テスト 한국어 🎉 ✓\n\nlast line"
 
 

@@ -64,8 +64,11 @@ class TaskProvider:
                 return
             body = request_text(request)
             notes = sorted(set(_NOTE.findall(body)))
-            summary = {"goal": body.split("GOAL:\n", 1)[-1].split("\n\n", 1)[0], "decisions": [f"NOTE: {k}={v}" for k, v in notes],
-                       "done": [ln[5:80] for ln in body.splitlines() if ln.startswith("CALL ")][-30:]}
+            summary = {
+                "goal": body.split("GOAL:\n", 1)[-1].split("\n\n", 1)[0],
+                "decisions": [f"NOTE: {k}={v}" for k, v in notes],
+                "done": [ln[5:80] for ln in body.splitlines() if ln.startswith("CALL ")][-30:],
+            }
             yield TextChunk(text=json.dumps(summary))
             yield Done(stop_reason="end_turn", usage=usage)
             return
@@ -117,8 +120,14 @@ def make_repo(root: Path, modules: int = 40, rows: int = 5000, funcs: int = 12) 
         totals[region] += amount
         csv_lines.append(f"{i},{region},{amount},{i % 9 + 1}")
     (root / "data" / "sales.csv").write_text("\n".join(csv_lines) + "\n", encoding="utf-8")
-    log = [f"2026-06-27T10:{i // 60 % 60:02d}:{i % 60:02d} {'ERROR' if i % 97 == 0 else 'INFO'} "
-           f"worker-{i % 5} job {i} done" for i in range(3000)]
+    log = [
+        f"2026-06-27T10:{i // 60 % 60:02d}:{i % 60:02d} {'ERROR' if i % 97 == 0 else 'INFO'} "
+        f"worker-{i % 5} job {i} done"
+        for i in range(3000)
+    ]
     (root / "logs" / "app.log").write_text("\n".join(log) + "\n", encoding="utf-8")
-    return {"north_total": totals["north"], "errors": sum(1 for ln in log if " ERROR " in ln),
-            "funcs": {n: funcs + n % 7 for n in range(modules)}}
+    return {
+        "north_total": totals["north"],
+        "errors": sum(1 for ln in log if " ERROR " in ln),
+        "funcs": {n: funcs + n % 7 for n in range(modules)},
+    }

@@ -52,8 +52,8 @@ def test_a_later_process_appends_after_a_torn_block(tmp_path: Path) -> None:
     later = again.save("c", "shell", "three\nfour\nfive\n", durable=True)
     again.sync(True)
     lines = (folder / "pruned.txt").read_text().splitlines()
-    assert lines[first.first - 1:first.last] == ["one", "two"]
-    assert lines[later.first - 1:later.last] == ["three", "four", "five"] and later.last == len(lines)
+    assert lines[first.first - 1 : first.last] == ["one", "two"]
+    assert lines[later.first - 1 : later.last] == ["three", "four", "five"] and later.last == len(lines)
 
 
 def test_texts_a_reader_would_count_differently_get_a_file_of_their_own(tmp_path: Path) -> None:

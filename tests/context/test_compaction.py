@@ -40,7 +40,9 @@ def _history(groups: list[tuple[int, int]]) -> list[Message]:
         ]
         messages.append(Message.assistant(parts, model="m"))
         for j in range(calls):
-            messages.append(Message.tool_result(ToolResultPart(call_id=f"c{g}_{j}", name="read_file", content="x\n" * size)))
+            messages.append(
+                Message.tool_result(ToolResultPart(call_id=f"c{g}_{j}", name="read_file", content="x\n" * size))
+            )
         if g % 5 == 4:
             messages.append(Message.user("please continue"))
     return messages
@@ -54,10 +56,7 @@ def test_should_compact_triggers_at_the_watermark_not_before() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, 4), st.integers(1, 80)), min_size=1, max_size=30),
-    st.integers(0, 3000),
-)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(1, 80)), min_size=1, max_size=30), st.integers(0, 3000))
 def test_a_cut_never_orphans_and_keeps_the_tail_verbatim(groups: list[tuple[int, int]], keep: int) -> None:
     messages = _history(groups)
     plan = prepare_compaction(messages, keep, estimate_message)
@@ -65,7 +64,7 @@ def test_a_cut_never_orphans_and_keeps_the_tail_verbatim(groups: list[tuple[int,
         assert sum(1 for m in messages[1:] if m.role == "assistant") <= 1 or len(groups) == 1
         return
     assert messages[plan.cut].role == "assistant"
-    assert all(a is b for a, b in zip(plan.tail, messages[plan.cut:]))  # the very same messages, untouched
+    assert all(a is b for a, b in zip(plan.tail, messages[plan.cut :]))  # the very same messages, untouched
     compacted = [render_summary(fallback_summary(plan), plan.meta), *plan.tail]
     assert check_pairing(compacted) == []
     healed, repairs = heal(compacted)
@@ -145,7 +144,9 @@ def test_the_kept_tail_is_verbatim_after_a_real_compaction(tmp_path: Path) -> No
     real_rewrite = runner.session.rewrite
 
     def recording_rewrite(messages):
-        rewrites.append(([m.model_dump_json() for m in runner.session.messages], [m.model_dump_json() for m in messages]))
+        rewrites.append(
+            ([m.model_dump_json() for m in runner.session.messages], [m.model_dump_json() for m in messages])
+        )
         real_rewrite(messages)
 
     runner.session.rewrite = recording_rewrite
@@ -153,7 +154,7 @@ def test_the_kept_tail_is_verbatim_after_a_real_compaction(tmp_path: Path) -> No
     assert rewrites
     for before, after in rewrites:
         tail = after[1:]
-        assert tail and before[-len(tail):] == tail  # byte-for-byte the last messages, in order
+        assert tail and before[-len(tail) :] == tail  # byte-for-byte the last messages, in order
     on_disk, _ = Session.open(runner.session.path)
     assert [m.model_dump_json() for m in on_disk.messages][: len(rewrites[-1][1])] == rewrites[-1][1]
 
@@ -170,7 +171,9 @@ def test_a_failing_summariser_falls_back_without_losing_turns_and_backs_off(tmp_
     # Every call of every compacted turn is still on record, and the run still knows every fact.
     for i in range(8):
         assert f"NOTE: read{i}=yes" in summary or any(f"NOTE: read{i}=yes" in m.text for m in runner.session.messages)
-    assert unit_end(events).verdict == "success" and all(f'"read{i}": "yes"' in unit_end(events).final_text for i in range(8))
+    assert unit_end(events).verdict == "success" and all(
+        f'"read{i}": "yes"' in unit_end(events).final_text for i in range(8)
+    )
     assert check_pairing(runner.session.messages) == []
 
 
@@ -221,8 +224,11 @@ def test_the_fallback_summary_says_what_a_pruned_call_showed_not_what_its_stub_h
     the work log's record of the call (made as it ran) instead of digesting the stub."""
     read = ToolCallPart(id="c1", name="read_file", arguments={"path": "src/app.py"})
     stub = "[pruned to save context: the 2114-char result of this call was removed from the conversation.]"
-    head = [Message.user("Fix the app."), Message.assistant([read], model="m"),
-            Message.tool_result(ToolResultPart(call_id="c1", name="read_file", content=stub))]
+    head = [
+        Message.user("Fix the app."),
+        Message.assistant([read], model="m"),
+        Message.tool_result(ToolResultPart(call_id="c1", name="read_file", content=stub)),
+    ]
     plan = prepare_compaction([*head, Message.assistant([TextPart(text="done")], model="m")], 1.0, lambda m: 10.0)
     assert plan is not None and plan.head == head
     plain = fallback_summary(plan)
@@ -232,4 +238,6 @@ def test_the_fallback_summary_says_what_a_pruned_call_showed_not_what_its_stub_h
     assert recorded.done == ['read_file(path="src/app.py") → ok, 27 lines / 2114 chars; defines main']
     # The label is the work log's too (a resumed session's log holds it as written: redacted).
     plan.records = {"c1": ('read_file(path="[REDACTED:TOKEN]")', "ok, 27 lines / 2114 chars; defines main")}
-    assert fallback_summary(plan).done == ['read_file(path="[REDACTED:TOKEN]") → ok, 27 lines / 2114 chars; defines main']
+    assert fallback_summary(plan).done == [
+        'read_file(path="[REDACTED:TOKEN]") → ok, 27 lines / 2114 chars; defines main'
+    ]

@@ -51,8 +51,13 @@ def test_long_run_compacts_twice_survives_a_kill_and_resumes(tmp_path: Path) -> 
     (work / ".arreio").mkdir()
     (work / ".arreio" / "config.yaml").write_text("context:\n  window: 12000\n  prune: false\n")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    child = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO), work=str(work), env=env)],
-                           capture_output=True, text=True, timeout=120, check=False)
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD.format(repo=str(REPO), work=str(work), env=env)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
     [path] = list((work / ".arreio" / "sessions").glob("*.jsonl"))
     killed, repairs = Session.open(path, repair=False)

@@ -22,8 +22,12 @@ class Source:
 
 
 def test_stable_blocks_first_volatile_last_and_empty_ones_left_out(tmp_path: Path) -> None:
-    sources = [Source("clock", "It is late.", stable=False), Source("memory", "MEMORY"), Source("skills", None),
-               Source("knowledge", "   ")]
+    sources = [
+        Source("clock", "It is late.", stable=False),
+        Source("memory", "MEMORY"),
+        Source("skills", None),
+        Source("knowledge", "   "),
+    ]
     blocks = assemble_system(cwd=tmp_path, now=FixedClock().now(), sources=sources, tool_names=["read_file"])
     assert [b.name for b in blocks] == ["identity", "tools", "memory", "clock", "environment"]
     assert [b.stable for b in blocks] == [True, True, True, False, False]

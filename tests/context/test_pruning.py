@@ -38,8 +38,11 @@ def test_old_bulky_results_become_stubs_that_point_at_the_record_first(tmp_path:
     runner, hook, events = _run(tmp_path, steps)
     prunes = [e for e in events if e.type == "compaction" and e.kind == "prune"]
     assert prunes and all(e.tokens_after < e.tokens_before for e in prunes)
-    stubs = [m.tool_result_part.content for m in runner.session.messages
-             if m.tool_result_part and m.tool_result_part.content.startswith(STUB_MARKER)]
+    stubs = [
+        m.tool_result_part.content
+        for m in runner.session.messages
+        if m.tool_result_part and m.tool_result_part.content.startswith(STUB_MARKER)
+    ]
     assert stubs
     stub = stubs[0]
     record, raw = stub.index("work log #"), stub.index("Raw text saved at")
@@ -53,9 +56,12 @@ def test_old_bulky_results_become_stubs_that_point_at_the_record_first(tmp_path:
         where = stub_text.split("saved at ", 1)[1]
         first, last = (int(x) for x in where.split(", lines ", 1)[1].split(" ", 1)[0].split("-"))
         assert f"offset={first}, limit={last - first + 1})" in where
-        block = lines[first - 1:last]
+        block = lines[first - 1 : last]
         n = int(block[0].split("def h", 1)[1].split("_", 1)[0])  # which file this result showed
-        assert lines[first - 2].startswith("=== pruned result of call ") and f"lines {first}–{last} ===" in lines[first - 2]
+        assert (
+            lines[first - 2].startswith("=== pruned result of call ")
+            and f"lines {first}–{last} ===" in lines[first - 2]
+        )
         assert f"def h{n}_handler_0" in block[0] and f"def h{n}_handler_119" in "\n".join(block)  # nothing destroyed
         assert last == len(lines) or lines[last].startswith("=== ")  # the block ends where the result did
     assert check_pairing(runner.session.messages) == []
@@ -67,8 +73,9 @@ def test_a_read_of_a_pruned_path_counts_as_a_reread(tmp_path: Path) -> None:
     steps = [call("read_file", f"NOTE: h{n}=ok", path=f"h{n}.py") for n in range(6)] + [call("read_file", path="h0.py")]
     _, hook, _ = _run(tmp_path, steps)
     assert hook.stats.pruned_rereads == 1
-    report = RunReport(run_id="r", session_id="s", model="m", verdict="success", exit_code=0,
-                       started_at="", ended_at="", duration_s=0)
+    report = RunReport(
+        run_id="r", session_id="s", model="m", verdict="success", exit_code=0, started_at="", ended_at="", duration_s=0
+    )
     hook.fill(report)
     assert report.pruned_rereads == 1 and report.pruned_results >= 1 and report.peak_context_tokens > 0
 
@@ -77,7 +84,9 @@ def test_prune_off_keeps_results(tmp_path: Path) -> None:
     steps = [call("read_file", path=f"h{n}.py") for n in range(6)]
     runner, hook, _ = _run(tmp_path, steps, prune=False)
     assert hook.stats.pruned_results == 0
-    assert not any(m.tool_result_part and m.tool_result_part.content.startswith(STUB_MARKER) for m in runner.session.messages)
+    assert not any(
+        m.tool_result_part and m.tool_result_part.content.startswith(STUB_MARKER) for m in runner.session.messages
+    )
 
 
 def test_pruning_appends_prune_lines_that_a_reload_reads_back(tmp_path: Path) -> None:
@@ -148,7 +157,10 @@ def test_the_tail_start_from_running_sums_is_where_the_walk_back_stops() -> None
         sums = PrefixSums(lambda m, w=weight_of: w[id(m)])
         sums.sync(History(messages))
         for limit in (0.0, 3.0, 4.0, rng.uniform(0, sum(weights) + 10), sum(weights), sum(weights) + 1, *weights[-3:]):
-            assert sums.tail_start(limit) == protected_from(messages, limit, lambda m, w=weight_of: w[id(m)]), (weights, limit)
+            assert sums.tail_start(limit) == protected_from(messages, limit, lambda m, w=weight_of: w[id(m)]), (
+                weights,
+                limit,
+            )
 
 
 def test_at_the_watermark_a_prune_that_frees_little_is_followed_by_the_compaction(tmp_path: Path) -> None:
@@ -204,7 +216,9 @@ def test_a_compaction_due_now_comes_without_a_small_prune_before_it(tmp_path: Pa
     archives = sorted((tmp_path / "sessions" / "s-test" / "compacted").glob("*.jsonl"))
     archived = [json.loads(line) for path in archives for line in path.read_text().splitlines()]
     kept = [m["parts"][0]["content"] for m in archived if m.get("role") == "tool"]
-    assert any(not c.startswith(STUB_MARKER) and "record" in c and body.splitlines()[0] in c for c in kept)  # as read_file gave it
+    assert any(
+        not c.startswith(STUB_MARKER) and "record" in c and body.splitlines()[0] in c for c in kept
+    )  # as read_file gave it
 
 
 @pytest.mark.parametrize("depth", [0, 3])

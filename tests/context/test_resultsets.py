@@ -60,10 +60,12 @@ def test_a_5000_row_result_becomes_a_handle_and_queries_filter_group_and_sum(tmp
     ]
     provider = TaskProvider(steps)
     settings = Settings(context={"resultset_preview_rows": 5})
-    hook = ContextHook(load_context_settings(settings.context), tmp_path / "sessions" / "s-test", tmp_path / "work",
-                       Calibrator())
-    runner = make_runner(tmp_path, provider, extra_tools=[DumpSales(), *resultset_tools()], settings=settings,
-                         hooks=[hook])
+    hook = ContextHook(
+        load_context_settings(settings.context), tmp_path / "sessions" / "s-test", tmp_path / "work", Calibrator()
+    )
+    runner = make_runner(
+        tmp_path, provider, extra_tools=[DumpSales(), *resultset_tools()], settings=settings, hooks=[hook]
+    )
     asyncio.run(drain(runner))
     results = [m.tool_result_part.content for m in runner.session.messages if m.tool_result_part]
     handle_text, grouped, filtered, empty, top, grep = results
@@ -110,7 +112,11 @@ def test_queries_cannot_touch_anything_but_their_set(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "kind", "columns"),
     [
-        (json.dumps([{"name": "a", "size": 1}, {"name": "b", "size": 2, "extra key": True}]), "json", ["name", "size", "extra_key"]),
+        (
+            json.dumps([{"name": "a", "size": 1}, {"name": "b", "size": 2, "extra key": True}]),
+            "json",
+            ["name", "size", "extra_key"],
+        ),
         (json.dumps({"total": 2, "items": [1, 2]}), "json", ["value"]),
         ("src/a.py:10: def f():\nsrc/b.py:3: x = 1\nsrc/b.py:9: y = 2\n", "grep", ["file", "line", "text"]),
         ("a\tb\n1\t2\n3\t4\n", "csv", ["a", "b"]),

@@ -33,8 +33,10 @@ def _history() -> list[Message]:
     out = [Message.user("Summarise the notes.")]
     for n in range(4):
         call = ToolCallPart(id=f"c{n}", name="read_file", arguments={"path": f"f{n}.txt"})
-        out += [Message.assistant([TextPart(text=f"reading f{n}.txt"), call], model="m"),
-                Message.tool_result(ToolResultPart(call_id=call.id, name="read_file", content="x" * 200))]
+        out += [
+            Message.assistant([TextPart(text=f"reading f{n}.txt"), call], model="m"),
+            Message.tool_result(ToolResultPart(call_id=call.id, name="read_file", content="x" * 200)),
+        ]
     return out
 
 
@@ -48,8 +50,9 @@ class SlowStream:
         self.pieces, self.gap_s, self.stall_after = pieces, gap_s, stall_after
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        text = json.dumps({"goal": "Summarise the notes.", "in_progress": ["reading the notes"],
-                           "next_steps": ["write the summary"]})
+        text = json.dumps(
+            {"goal": "Summarise the notes.", "in_progress": ["reading the notes"], "next_steps": ["write the summary"]}
+        )
         size = -(-len(text) // self.pieces)
         for n in range(self.pieces):
             if self.stall_after is not None and n == self.stall_after:

@@ -16,15 +16,25 @@ ALPHABET = "aZq09 \t\n\r!@#~`[]{}_-/:é—→✓日本語カ한\u200d😀\udc80�
 
 def _by_regex(text: str, short: int) -> tuple[int, int, int, int]:
     words = _WORD.findall(text)
-    return (len(words), sum(max(0, len(w) - short) for w in words),
-            sum((len(d) + 2) // 3 for d in _DIGITS.findall(text)), len(_PUNCT.findall(text)))
+    return (
+        len(words),
+        sum(max(0, len(w) - short) for w in words),
+        sum((len(d) + 2) // 3 for d in _DIGITS.findall(text)),
+        len(_PUNCT.findall(text)),
+    )
 
 
 @pytest.mark.parametrize("short", [0, 3, 6, 7])
 def test_byte_table_counts_equal_the_regex_counts(short: int) -> None:
     rng = random.Random(short)
-    texts = ["", "a", "1234567", "def handler(event):\n    return event['value'] * 118\n" * 20,
-             "x" * 5000 + " " + "9" * 10, "Résumé — what it showed → ok ✓ 日本語 2026-12-02"]
+    texts = [
+        "",
+        "a",
+        "1234567",
+        "def handler(event):\n    return event['value'] * 118\n" * 20,
+        "x" * 5000 + " " + "9" * 10,
+        "Résumé — what it showed → ok ✓ 日本語 2026-12-02",
+    ]
     texts += ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
     for text in texts:
         assert _latin_counts(text, short) == _by_regex(text, short), repr(text)
@@ -53,13 +63,27 @@ def test_non_ascii_classes_counted_over_the_non_ascii_part_alone(profile: str) -
     alphabet = ALPHABET + "\u3000\u3001「」ｶﾞ\uff01\u00a0\u2028ΣσςКирилл\U00020001🇯🇵\ufe0f"
     # Texts whose non-ASCII characters are all "other" (dashes, arrows, accents) take a short way.
     dashes = ALPHABET + "—–→éü·…\u2010\u2027\u2030\u205e\u2060\u21ff\u10ff\x85\u205f\u2029\u200d\u1100\u2600"
-    texts = ["[pruned to save context: the 2114-char result.]\nWhat it showed — ok", "日本語の文章です。", "한국어 текст",
-             "showing lines 10–14 of 50", "a → b", "naïve café…", "a\u00a0b", "a\u2028b", "x\u200dy"]
+    texts = [
+        "[pruned to save context: the 2114-char result.]\nWhat it showed — ok",
+        "日本語の文章です。",
+        "한국어 текст",
+        "showing lines 10–14 of 50",
+        "a → b",
+        "naïve café…",
+        "a\u00a0b",
+        "a\u2028b",
+        "x\u200dy",
+    ]
     texts += ["".join(rng.choice(dashes) for _ in range(rng.randint(1, 80))) for _ in range(2000)]
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 120))) for _ in range(3000)]
     for text in texts:
         words, extra, groups, punct = _latin_counts(text, p.short_word)
-        ascii_part = (words * p.word + extra * p.per_extra_char + groups * p.digits + punct * p.punct
-                      + len(_NEWLINES.findall(text)) * p.newline)
+        ascii_part = (
+            words * p.word
+            + extra * p.per_extra_char
+            + groups * p.digits
+            + punct * p.punct
+            + len(_NEWLINES.findall(text)) * p.newline
+        )
         whole = ascii_part + (0.0 if text.isascii() else _wide_by_whole_scan(text, p))
         assert estimate_text(text, p) == pytest.approx(whole, abs=1e-9), repr(text)

@@ -9,8 +9,32 @@ from arreio.engine.context import pruning
 from arreio.engine.core.messages import ToolCallPart
 
 CALL = ToolCallPart(id="t1", name="read_file", arguments={"path": "x.py"})
-PIECES = ["def", "class", "fn", "func", "function", "interface", "type", "struct", "async", "x", "# h", "## two",
-          "\n", " ", "\t", "1\t", "foo", "Bar_9", "(", ":", "#", "Def", "CLASS", "    "]
+PIECES = [
+    "def",
+    "class",
+    "fn",
+    "func",
+    "function",
+    "interface",
+    "type",
+    "struct",
+    "async",
+    "x",
+    "# h",
+    "## two",
+    "\n",
+    " ",
+    "\t",
+    "1\t",
+    "foo",
+    "Bar_9",
+    "(",
+    ":",
+    "#",
+    "Def",
+    "CLASS",
+    "    ",
+]
 
 
 def _full(content: str) -> str:
@@ -30,8 +54,17 @@ def _full(content: str) -> str:
 
 def test_the_digest_equals_the_full_scans() -> None:
     rng = random.Random(23)
-    texts = ["plain text, nothing defined\n" * 40, "def handler(event):\n    pass\n# Title\n", "struct S {}\nfn main() {}"]
-    texts += ["".join(rng.choice(PIECES) + rng.choice([" ", "", "\n"]) for _ in range(rng.randint(0, 30))) for _ in range(5000)]
+    texts = [
+        "plain text, nothing defined\n" * 40,
+        "def handler(event):\n    pass\n# Title\n",
+        "struct S {}\nfn main() {}",
+    ]
+    texts += [
+        "".join(rng.choice(PIECES) + rng.choice([" ", "", "\n"]) for _ in range(rng.randint(0, 30)))
+        for _ in range(5000)
+    ]
     for text in texts:
         assert pruning.digest(CALL, text, False) == _full(text), repr(text)
-    assert "defines handler" in pruning.digest(CALL, texts[1], False) and "headings Title" in pruning.digest(CALL, texts[1], False)
+    assert "defines handler" in pruning.digest(CALL, texts[1], False) and "headings Title" in pruning.digest(
+        CALL, texts[1], False
+    )

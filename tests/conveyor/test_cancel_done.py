@@ -28,10 +28,9 @@ def _options(work: Path) -> RunOptions:
 
 
 def test_a_cancel_mid_call_ends_the_stream_in_done(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"tool_calls": [{"name": "shell", "arguments": {"command": "sleep 30"}}]},
-        {"text": "never reached"},
-    ])
+    provider = ScriptedProvider(
+        [{"tool_calls": [{"name": "shell", "arguments": {"command": "sleep 30"}}]}, {"text": "never reached"}]
+    )
     deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider))
     work = tmp_path / "work"
     seen: list = []
@@ -62,11 +61,19 @@ def test_a_cancel_mid_call_ends_the_stream_in_done(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_arreio_run_json_ends_in_done_after_ctrl_c(tmp_path: Path, arreio_env) -> None:
     """`--json` after Ctrl-C: the last line on stdout is the run's `done`, as the stream gave it."""
-    (tmp_path / "s.yaml").write_text('- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n'
-                                     '  delay_s: 0.3\n')
-    proc = subprocess.Popen([sys.executable, "-m", "arreio.cli.app", "run", "x", "--script", "s.yaml", "--json"],
-                            cwd=tmp_path, env=arreio_env, text=True, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **INTERRUPTIBLE)
+    (tmp_path / "s.yaml").write_text(
+        '- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n  delay_s: 0.3\n'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arreio.cli.app", "run", "x", "--script", "s.yaml", "--json"],
+        cwd=tmp_path,
+        env=arreio_env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **INTERRUPTIBLE,
+    )
     deadline = time.monotonic() + 30
     while not list((tmp_path / ".arreio" / "sessions").glob("*.jsonl")):  # the run has started
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()

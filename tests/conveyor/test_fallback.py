@@ -27,8 +27,10 @@ from arreio.engine.walls.audit import AuditJournal
 
 MAIN, BACKUP, LAST = "anthropic/claude-sonnet-4-5", "openai/gpt-5", "openai/o3"
 OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}
-READ = {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}],
-        "usage": {"input_tokens": 1000, "output_tokens": 100}}
+READ = {
+    "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}],
+    "usage": {"input_tokens": 1000, "output_tokens": 100},
+}
 
 
 class Served:
@@ -72,8 +74,13 @@ def _journal(work: Path, kind: str) -> list[dict]:
 
 def test_a_model_that_keeps_failing_hands_the_step_and_the_rest_of_the_run_to_the_next(tmp_path: Path) -> None:
     main = Served(MAIN, [READ, OVERLOADED, OVERLOADED, {"text": "never asked"}])
-    backup = Served(BACKUP, [{**READ, "usage": {"input_tokens": 2000, "output_tokens": 50}},
-                             {"text": "Three notes.", "usage": {"input_tokens": 3000, "output_tokens": 20}}])
+    backup = Served(
+        BACKUP,
+        [
+            {**READ, "usage": {"input_tokens": 2000, "output_tokens": 50}},
+            {"text": "Three notes.", "usage": {"input_tokens": 3000, "output_tokens": 20}},
+        ],
+    )
     work, events = _run(tmp_path, Factory(main=main, backup=backup))
     done = events[-1]
     assert done.verdict == "success" and done.final_text == "Three notes."
@@ -91,8 +98,17 @@ def test_a_model_that_keeps_failing_hands_the_step_and_the_rest_of_the_run_to_th
     assert repairs == [] and check_pairing(session.messages) == []
     # one journal entry, the event's own fields
     entries = _journal(work, "model_switch")
-    assert entries == [{"run_id": entries[0]["run_id"], "session_id": session.id, "from": MAIN, "to": BACKUP,
-                        "reason": switch.reason, "fallback": True, "agent": None}]
+    assert entries == [
+        {
+            "run_id": entries[0]["run_id"],
+            "session_id": session.id,
+            "from": MAIN,
+            "to": BACKUP,
+            "reason": switch.reason,
+            "fallback": True,
+            "agent": None,
+        }
+    ]
     # cost counted per model, each at its own price
     report = json.loads((work / done.report_path).read_text())
     per_model = report["cost_by_model"]
@@ -105,8 +121,14 @@ def test_a_model_that_keeps_failing_hands_the_step_and_the_rest_of_the_run_to_th
     assert report["cost_usd"] == pytest.approx(main_cost + backup_cost) and done.cost_usd == report["cost_usd"]
     assert report["model_switches"] == [{"from": MAIN, "to": BACKUP, "reason": switch.reason}]
     line = ev.event_to_json(switch)
-    assert json.loads(line) == {"type": "model_switch", "from": MAIN, "to": BACKUP, "reason": switch.reason,
-                                "withdraws_text": False, "agent": None}
+    assert json.loads(line) == {
+        "type": "model_switch",
+        "from": MAIN,
+        "to": BACKUP,
+        "reason": switch.reason,
+        "withdraws_text": False,
+        "agent": None,
+    }
     assert ev.event_from_json(line) == switch
 
 
@@ -149,8 +171,11 @@ def test_the_chain_is_tried_in_order_and_a_spent_chain_fails_with_the_last_reaso
     main = Served(MAIN, [OVERLOADED] * 2)
     backup = Served(BACKUP, [{"error": {"status": 503, "message": "Slow Down"}}] * 2)
     last = Served(LAST, [{"error": {"status": 502, "message": "Bad gateway"}}] * 2)
-    _, events = _run(tmp_path, Factory(main=main, backup=backup, last=last),
-                     config={"fallback_models": [MAIN, BACKUP, "gpt-5", LAST]})  # itself and a repeat are skipped
+    _, events = _run(
+        tmp_path,
+        Factory(main=main, backup=backup, last=last),
+        config={"fallback_models": [MAIN, BACKUP, "gpt-5", LAST]},
+    )  # itself and a repeat are skipped
     switches = [(e.from_model, e.to_model) for e in events if e.type == "model_switch"]
     assert switches == [(MAIN, BACKUP), (BACKUP, LAST)]
     assert events[-1].verdict == "failed" and "Bad gateway" in events[-1].message

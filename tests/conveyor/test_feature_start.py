@@ -56,8 +56,13 @@ def project(root: Path, reads: int) -> RunOptions:
     (root / "notes.txt").write_text("one\ntwo\nthree\n")
     replies = [{"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]}] * reads
     (root / "script.json").write_text(json.dumps({"replies": [*replies, {"text": "notes.txt has 3 lines."}]}))
-    return RunOptions(goal_text="Read notes.txt and say how many lines it has.", script=root / "script.json",
-                      cwd=root, env={}, yes=True)
+    return RunOptions(
+        goal_text="Read notes.txt and say how many lines it has.",
+        script=root / "script.json",
+        cwd=root,
+        env={},
+        yes=True,
+    )
 
 
 async def run_to_done(options: RunOptions, deps: Any) -> list[Any]:
@@ -78,8 +83,9 @@ def test_two_runs_at_once_on_one_set_of_features_keep_their_own_reports(tmp_path
     deps = pipeline_deps()
 
     async def both() -> tuple[list[Any], list[Any]]:
-        return await asyncio.gather(run_to_done(project(tmp_path / "a", reads=1), deps),
-                                    run_to_done(project(tmp_path / "b", reads=3), deps))
+        return await asyncio.gather(
+            run_to_done(project(tmp_path / "a", reads=1), deps), run_to_done(project(tmp_path / "b", reads=3), deps)
+        )
 
     first, second = asyncio.run(both())
     for events, root, reads in ((first, tmp_path / "a", 1), (second, tmp_path / "b", 3)):

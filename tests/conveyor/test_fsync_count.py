@@ -28,7 +28,9 @@ def _workspace(root: Path, fsync: bool) -> RunOptions:
     replies = []
     for i in range(TURNS):
         (root / "src" / f"f{i}.txt").write_text(f"file {i}\n" * 200)
-        replies.append({"text": f"Reading {i}.", "tool_calls": [{"name": "read_file", "arguments": {"path": f"src/f{i}.txt"}}]})
+        replies.append(
+            {"text": f"Reading {i}.", "tool_calls": [{"name": "read_file", "arguments": {"path": f"src/f{i}.txt"}}]}
+        )
     replies.append({"text": "Done."})
     (root / "script.json").write_text(json.dumps({"replies": replies}))
     (root / "GOAL.md").write_text("# Read\n\nRead every file under src/.\n")
@@ -94,8 +96,15 @@ def test_fsync_false_reaches_checkpoints_and_the_cassette(tmp_path: Path, monkey
         root = tmp_path / f"fsync-{fsync}"
         root.mkdir()
         options = _workspace(root, fsync=fsync)
-        writes = [{"text": f"Writing {i}.", "tool_calls": [{"name": "write_file",
-                   "arguments": {"path": f"out/n{i}.txt", "content": f"note {i}\n"}}]} for i in range(3)]
+        writes = [
+            {
+                "text": f"Writing {i}.",
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": f"out/n{i}.txt", "content": f"note {i}\n"}}
+                ],
+            }
+            for i in range(3)
+        ]
         (root / "script.json").write_text(json.dumps({"replies": [*writes, {"text": "Done."}]}))
         ends, total, verdict = _run(replace(options, record=root / "run.cassette.jsonl"), monkeypatch)
         assert verdict == "success" and len(ends) == 3

@@ -66,12 +66,15 @@ def _calc(port: int) -> str:
 def _project(tmp_path: Path, port: int) -> Path:
     work = tmp_path / "work"
     work.mkdir()
-    script = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "calc.py", "content": _calc(port)}}]},
-              {"text": "I wrote calc.py with add()."}]
+    script = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "calc.py", "content": _calc(port)}}]},
+        {"text": "I wrote calc.py with add()."},
+    ]
     (work / "script.json").write_text(json.dumps(script))
     (work / "plan.yaml").write_text(
         "units:\n  - {id: only, goal: 'Write calc.py with add(a, b).'}\n"
-        "gates:\n  - {kind: command, command: \"python3 -c 'import calc; assert calc.add(2,3)==5'\"}\n")
+        "gates:\n  - {kind: command, command: \"python3 -c 'import calc; assert calc.add(2,3)==5'\"}\n"
+    )
     return work
 
 
@@ -88,8 +91,9 @@ def _alive(tag: str) -> list[int]:
 
 
 @requires_sandbox
-def test_a_command_gate_runs_the_agents_code_inside_the_sandbox(tmp_path: Path, arreio_env: dict,
-                                                               target: tuple[int, list[str]]) -> None:
+def test_a_command_gate_runs_the_agents_code_inside_the_sandbox(
+    tmp_path: Path, arreio_env: dict, target: tuple[int, list[str]]
+) -> None:
     port, hits = target
     work = _project(tmp_path, port)
     env = {**arreio_env, "ANTHROPIC_API_KEY": "sk-ant-api03-gate-secret-0123456789"}
@@ -103,8 +107,9 @@ def test_a_command_gate_runs_the_agents_code_inside_the_sandbox(tmp_path: Path, 
     assert _alive(TAG) == []
 
 
-def test_without_a_sandbox_a_gate_on_changed_files_says_so_loudly(tmp_path: Path, arreio_env: dict,
-                                                                  target: tuple[int, list[str]]) -> None:
+def test_without_a_sandbox_a_gate_on_changed_files_says_so_loudly(
+    tmp_path: Path, arreio_env: dict, target: tuple[int, list[str]]
+) -> None:
     port, _ = target
     work = _project(tmp_path, port)
     nobin = tmp_path / "bin"
@@ -125,8 +130,9 @@ def test_without_a_sandbox_a_gate_on_changed_files_says_so_loudly(tmp_path: Path
             os.kill(pid, 9)
 
 
-def test_a_batch_refuses_an_unsandboxed_gate_unless_told(tmp_path: Path, arreio_env: dict,
-                                                         target: tuple[int, list[str]]) -> None:
+def test_a_batch_refuses_an_unsandboxed_gate_unless_told(
+    tmp_path: Path, arreio_env: dict, target: tuple[int, list[str]]
+) -> None:
     port, _ = target
     work = _project(tmp_path, port)
     nobin = tmp_path / "bin"
@@ -135,8 +141,16 @@ def test_a_batch_refuses_an_unsandboxed_gate_unless_told(tmp_path: Path, arreio_
         real = next((Path(p) / tool for p in ("/usr/bin", "/bin") if (Path(p) / tool).exists()), None)
         if real is not None:
             (nobin / tool).symlink_to(real)
-    suite = {"tasks": [{"id": "calc", "goal": "Write calc.py with add(a, b).", "script": "script.json",
-                        "gates": [{"kind": "command", "command": "python3 -c 'import calc'"}]}]}
+    suite = {
+        "tasks": [
+            {
+                "id": "calc",
+                "goal": "Write calc.py with add(a, b).",
+                "script": "script.json",
+                "gates": [{"kind": "command", "command": "python3 -c 'import calc'"}],
+            }
+        ]
+    }
     (work / "suite.json").write_text(json.dumps(suite))
     env = {**arreio_env, "PATH": str(nobin)}
     try:

@@ -14,8 +14,12 @@ from arreio.engine.providers.offline.schema import minimal_instance, schema_answ
 from arreio.engine.providers.structured import is_strict, route_for, wire_schema
 from tests.conftest import isolate
 
-VERDICT = {"type": "object", "properties": {"covered": {"type": "boolean"}, "missing": {"type": "array",
-           "items": {"type": "string"}}}, "required": ["covered", "missing"], "additionalProperties": False}
+VERDICT = {
+    "type": "object",
+    "properties": {"covered": {"type": "boolean"}, "missing": {"type": "array", "items": {"type": "string"}}},
+    "required": ["covered", "missing"],
+    "additionalProperties": False,
+}
 
 
 @pytest.fixture
@@ -56,9 +60,11 @@ def test_each_plan_unit_meets_its_own_schema_and_the_last_is_the_runs_answer(wor
         "  - id: judge\n    goal: Say whether the notes cover the build.\n    needs: [gather]\n"
         "    output_schema: schemas/verdict.json\n"
     )
-    replies = [{"text": '["The build is green."]'},
-               {"text": '{"covered": "yes"}'},  # invalid: the repair turn follows
-               {"text": '{"covered": true, "missing": []}'}]
+    replies = [
+        {"text": '["The build is green."]'},
+        {"text": '{"covered": "yes"}'},  # invalid: the repair turn follows
+        {"text": '{"covered": true, "missing": []}'},
+    ]
     result = cli("run", "--plan", "plan.yaml", "--script", _script(work, replies), "--json")
     assert result.exit_code == 0, result.output
     events = _events(result)
@@ -73,17 +79,29 @@ def test_output_schema_flag_applies_to_the_plans_last_unit(work: Path, cli) -> N
     (work / "verdict.json").write_text(json.dumps(VERDICT))
     (work / "plan.yaml").write_text("units:\n  - id: a\n    goal: Look.\n  - id: b\n    goal: Judge.\n    needs: [a]\n")
     replies = [{"text": "I looked."}, {"text": '{"covered": false, "missing": ["tests"]}'}]
-    result = cli("run", "--plan", "plan.yaml", "--script", _script(work, replies), "--output-schema", "verdict.json",
-                 "--output", "text")
+    result = cli(
+        "run",
+        "--plan",
+        "plan.yaml",
+        "--script",
+        _script(work, replies),
+        "--output-schema",
+        "verdict.json",
+        "--output",
+        "text",
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {"covered": False, "missing": ["tests"]}
 
 
-@pytest.mark.parametrize(("schema_yaml", "expected"), [
-    ("{type: objekt}", "plan.yaml:4: units.0.output_schema: not a valid JSON Schema:"),
-    ("missing.json", "plan.yaml:4: units.0.output_schema: output schema missing.json: no such file"),
-    ("[1, 2]", "plan.yaml:4: units.0.output_schema:"),
-])
+@pytest.mark.parametrize(
+    ("schema_yaml", "expected"),
+    [
+        ("{type: objekt}", "plan.yaml:4: units.0.output_schema: not a valid JSON Schema:"),
+        ("missing.json", "plan.yaml:4: units.0.output_schema: output schema missing.json: no such file"),
+        ("[1, 2]", "plan.yaml:4: units.0.output_schema:"),
+    ],
+)
 def test_a_bad_unit_schema_is_one_line_naming_the_plan_line(work: Path, cli, schema_yaml: str, expected: str) -> None:
     (work / "plan.yaml").write_text(f"units:\n  - id: a\n    goal: Look.\n    output_schema: {schema_yaml}\n")
     result = cli("run", "--plan", "plan.yaml", "--offline")
@@ -93,13 +111,16 @@ def test_a_bad_unit_schema_is_one_line_naming_the_plan_line(work: Path, cli, sch
 
 
 # -- the flag ------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("content", "expected"), [
-    (None, "output schema s.json: no such file"),
-    ("{not json", "output schema s.json:1: not JSON:"),
-    ('{"type": "objekt"}', "output schema s.json: not a valid JSON Schema:"),
-    ('{"properties": {"a": {"minLength": -1}}}', "(at $.properties.a.minLength)"),
-    ("true", "output schema s.json: an output schema is a JSON object, not bool"),
-])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "output schema s.json: no such file"),
+        ("{not json", "output schema s.json:1: not JSON:"),
+        ('{"type": "objekt"}', "output schema s.json: not a valid JSON Schema:"),
+        ('{"properties": {"a": {"minLength": -1}}}', "(at $.properties.a.minLength)"),
+        ("true", "output schema s.json: an output schema is a JSON object, not bool"),
+    ],
+)
 def test_a_bad_schema_file_is_exit_2_with_one_line(work: Path, cli, content: str | None, expected: str) -> None:
     if content is not None:
         (work / "s.json").write_text(content)
@@ -111,9 +132,16 @@ def test_a_bad_schema_file_is_exit_2_with_one_line(work: Path, cli, content: str
 
 # -- offline -------------------------------------------------------------------------------------
 def test_offline_gives_a_minimal_valid_value_whose_summary_is_its_own_answer(work: Path, cli) -> None:
-    schema = {"type": "object", "properties": {"summary": {"type": "string"}, "files": {"type": "array",
-              "items": {"type": "string"}}, "risk": {"enum": ["low", "high"]}, "score": {"type": "integer",
-              "minimum": 1, "maximum": 5}}, "required": ["summary", "files", "risk", "score"]}
+    schema = {
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string"},
+            "files": {"type": "array", "items": {"type": "string"}},
+            "risk": {"enum": ["low", "high"]},
+            "score": {"type": "integer", "minimum": 1, "maximum": 5},
+        },
+        "required": ["summary", "files", "risk", "score"],
+    }
     (work / "s.json").write_text(json.dumps(schema))
     result = cli("run", "Read notes.md and say what it says", "--offline", "--output-schema", "s.json", "--json")
     assert result.exit_code == 0, result.output
@@ -123,8 +151,11 @@ def test_offline_gives_a_minimal_valid_value_whose_summary_is_its_own_answer(wor
 
 
 def test_offline_says_no_where_it_cannot_build_a_value(work: Path, cli) -> None:
-    (work / "s.json").write_text(json.dumps({"type": "object", "properties": {"id": {"type": "string",
-                                 "pattern": "^T-[0-9]+$"}}, "required": ["id"]}))
+    (work / "s.json").write_text(
+        json.dumps(
+            {"type": "object", "properties": {"id": {"type": "string", "pattern": "^T-[0-9]+$"}}, "required": ["id"]}
+        )
+    )
     result = cli("run", "Read notes.md", "--offline", "--output-schema", "s.json", "--json")
     assert result.exit_code == 1
     done = _events(result)[-1]
@@ -160,22 +191,43 @@ def test_the_tool_route_and_wrapping() -> None:
 def test_strict_subset() -> None:
     assert is_strict(VERDICT)
     assert not is_strict({**VERDICT, "required": ["covered"]})
-    assert not is_strict({"type": "object", "properties": {"a": {"type": "object", "properties": {}}},
-                          "required": ["a"], "additionalProperties": False})  # the inner object is open
+    assert not is_strict(
+        {
+            "type": "object",
+            "properties": {"a": {"type": "object", "properties": {}}},
+            "required": ["a"],
+            "additionalProperties": False,
+        }
+    )  # the inner object is open
     wrapped, was = wire_schema({"type": "string"})
     assert was and is_strict(wrapped)
 
 
-@pytest.mark.parametrize("schema", [
-    {"type": "object", "properties": {"n": {"type": "number", "exclusiveMinimum": 2, "multipleOf": 0.5}}, "required": ["n"]},
-    {"type": "array", "items": {"type": "string", "minLength": 3}, "minItems": 2},
-    {"$defs": {"x": {"type": "integer", "minimum": -5, "maximum": -1}}, "type": "object",
-     "properties": {"x": {"$ref": "#/$defs/x"}}, "required": ["x"]},
-    {"anyOf": [{"type": "string", "pattern": "^a$"}, {"type": "null"}]},
-    {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
-               {"properties": {"b": {"const": 3}}, "required": ["b"]}]},
-    {"type": ["null", "string"], "format": "email"},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {
+            "type": "object",
+            "properties": {"n": {"type": "number", "exclusiveMinimum": 2, "multipleOf": 0.5}},
+            "required": ["n"],
+        },
+        {"type": "array", "items": {"type": "string", "minLength": 3}, "minItems": 2},
+        {
+            "$defs": {"x": {"type": "integer", "minimum": -5, "maximum": -1}},
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/x"}},
+            "required": ["x"],
+        },
+        {"anyOf": [{"type": "string", "pattern": "^a$"}, {"type": "null"}]},
+        {
+            "allOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"properties": {"b": {"const": 3}}, "required": ["b"]},
+            ]
+        },
+        {"type": ["null", "string"], "format": "email"},
+    ],
+)
 def test_minimal_instances_are_valid(schema: dict) -> None:
     from jsonschema import FormatChecker, validators
 
@@ -197,7 +249,7 @@ def test_the_schema_is_kept_with_the_session_across_an_approval(work: Path, cli)
     (work / "s.yaml").write_text(
         "- tool_calls: [{name: shell, arguments: {command: 'echo ran'}}]\n"
         "- text: 'All done.'\n"  # not JSON: the repair turn follows, after the approval
-        "- text: '{\"covered\": true, \"missing\": []}'\n"
+        '- text: \'{"covered": true, "missing": []}\'\n'
     )
     first = cli("run", "Check the notes", "--script", "s.yaml", "--output-schema", "s.json", "--json")
     assert first.exit_code == 3, first.output

@@ -73,16 +73,22 @@ def _reply(*calls: tuple[str, str]) -> list[dict]:
 def _run(tmp_path: Path, replies: list[dict], delays: dict[str, float], *, parallel: int = 4, hooks=None):
     journal = _Journal()
     settings = Settings(tools={"parallel": parallel})
-    runner = make_runner(tmp_path, ScriptedProvider(replies), extra_tools=_tools(journal, delays), settings=settings,
-                         hooks=hooks)
+    runner = make_runner(
+        tmp_path, ScriptedProvider(replies), extra_tools=_tools(journal, delays), settings=settings, hooks=hooks
+    )
     t0 = time.monotonic()
     events = asyncio.run(drain(runner))
     return runner, events, journal, time.monotonic() - t0
 
 
 def _results(runner) -> list[tuple[str, str]]:
-    return [(p.call_id, p.content) for m in runner.session.messages if m.role == "tool" for p in m.parts
-            if isinstance(p, ToolResultPart)]
+    return [
+        (p.call_id, p.content)
+        for m in runner.session.messages
+        if m.role == "tool"
+        for p in m.parts
+        if isinstance(p, ToolResultPart)
+    ]
 
 
 def test_reads_finishing_out_of_order_are_recorded_and_reported_in_declared_order(tmp_path: Path) -> None:
@@ -93,10 +99,12 @@ def test_reads_finishing_out_of_order_are_recorded_and_reported_in_declared_orde
     assert unit_end(events).verdict == "success"
     assert journal.order("end") == ["d", "c", "b", "a"]  # they really did finish out of order …
     assert set(journal.order("start")) == set("abcd") and all(
-        journal.at("start", k) < journal.at("end", "d") for k in "abcd")  # … because they overlapped
+        journal.at("start", k) < journal.at("end", "d") for k in "abcd"
+    )  # … because they overlapped
     ids = [e.call_id for e in events if e.type == "tool_start"]
     assert [(e.type, e.call_id) for e in events if e.type in ("tool_start", "tool_end")] == [
-        (kind, cid) for cid in ids for kind in ("tool_start", "tool_end")]  # start/end paired, in declared order
+        (kind, cid) for cid in ids for kind in ("tool_start", "tool_end")
+    ]  # start/end paired, in declared order
     assert [e.arguments["key"] for e in events if e.type == "tool_start"] == list("abcd")
     assert [c for _, c in _results(runner)] == [f"value of {k}" for k in "abcd"]
     assert [cid for cid, _ in _results(runner)] == ids
@@ -114,8 +122,11 @@ def test_with_parallel_1_the_same_reads_run_one_by_one(tmp_path: Path) -> None:
 def test_the_parallel_bound_holds(tmp_path: Path) -> None:
     keys = "abcdef"
     _, _, journal, _ = _run(tmp_path, _reply(*[("slow_read", k) for k in keys]), {k: 0.1 for k in keys}, parallel=2)
-    moments = sorted([(t, +1) for w, _, t in journal.entries if w == "start"]
-                     + [(t, -1) for w, _, t in journal.entries if w == "end"], key=lambda x: (x[0], x[1]))
+    moments = sorted(
+        [(t, +1) for w, _, t in journal.entries if w == "start"]
+        + [(t, -1) for w, _, t in journal.entries if w == "end"],
+        key=lambda x: (x[0], x[1]),
+    )
     running = peak = 0
     for _, step in moments:
         running += step
@@ -144,9 +155,17 @@ def test_repeat_guard_and_call_ceiling_count_each_call_of_a_stretch(tmp_path: Pa
     """Six reads in one reply under max_tool_calls 4 and a repeat limit of 1 (`few`): the guard must
     see the first `a` counted before the second, and the ceiling each admitted call, as in a serial
     round — so `a` again is refused, and the fifth and sixth calls are not run."""
-    hook = CeilingsHook(GovernanceSettings(max_tool_calls=4, repeat_limits={"few": 1}), partial_path="p", session_id="s")
-    calls = [("slow_read", "a"), ("slow_read", "b"), ("slow_read", "a"), ("slow_read", "c"), ("slow_read", "d"),
-             ("slow_read", "e")]
+    hook = CeilingsHook(
+        GovernanceSettings(max_tool_calls=4, repeat_limits={"few": 1}), partial_path="p", session_id="s"
+    )
+    calls = [
+        ("slow_read", "a"),
+        ("slow_read", "b"),
+        ("slow_read", "a"),
+        ("slow_read", "c"),
+        ("slow_read", "d"),
+        ("slow_read", "e"),
+    ]
     runner, events, journal, _ = _run(tmp_path, _reply(*calls), {}, hooks=[hook])
     results = [c for _, c in _results(runner)]
     assert results[:2] == ["value of a", "value of b"]
@@ -162,8 +181,9 @@ def test_a_cancel_mid_stretch_closes_every_call_and_keeps_pairing(tmp_path: Path
     journal = _Journal()
     settings = Settings(tools={"parallel": 2})
     replies = _reply(*[("slow_read", k) for k in "abcd"])
-    runner = make_runner(tmp_path, ScriptedProvider(replies), extra_tools=_tools(journal, {k: 5.0 for k in "abcd"}),
-                         settings=settings)
+    runner = make_runner(
+        tmp_path, ScriptedProvider(replies), extra_tools=_tools(journal, {k: 5.0 for k in "abcd"}), settings=settings
+    )
 
     async def go() -> None:
         task = asyncio.ensure_future(drain(runner))

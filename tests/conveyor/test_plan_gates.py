@@ -22,28 +22,39 @@ def plan_file(tmp_path: Path, text: str) -> Path:
 
 
 def test_units_run_in_dependency_order(tmp_path: Path) -> None:
-    plan = load_plan(plan_file(tmp_path, """
+    plan = load_plan(
+        plan_file(
+            tmp_path,
+            """
 units:
   - {id: report, goal: write it, needs: [fetch, clean]}
   - {id: clean, goal: clean it, needs: [fetch]}
   - {id: fetch, goal: get it}
 gates:
   - {kind: promise}
-"""))
+""",
+        )
+    )
     assert [u.id for u in plan.ordered()] == ["fetch", "clean", "report"]
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("units:\n  - id: a\n    goal: x\n    needs: [b]\n  - id: b\n    goal: y\n    needs: [a]\n", ":7: dependency cycle: a → b → a"),
-    ("units:\n  - id: a\n    goal: x\n    needs: [zz]\n", ":4: unit 'a' needs unknown unit 'zz'"),
-    ("units:\n  - id: a\n    goal: x\n  - id: a\n    goal: y\n", ":4: duplicate unit id 'a'"),
-    ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: commnd\n", ":5: gates.0.kind: Input should be"),
-    ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: command\n", ":5: gate 1 (command) needs `command:`"),
-    ("units:\n  - id: a\n    goal: x\n    colour: blue\n", ":4: units.0.colour: unknown key 'colour'"),
-    ("units: [\n", "invalid plan"),
-    ("units: []\n", "units: List should have at least 1 item"),
-    ("- just a list\n", "a plan is a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        (
+            "units:\n  - id: a\n    goal: x\n    needs: [b]\n  - id: b\n    goal: y\n    needs: [a]\n",
+            ":7: dependency cycle: a → b → a",
+        ),
+        ("units:\n  - id: a\n    goal: x\n    needs: [zz]\n", ":4: unit 'a' needs unknown unit 'zz'"),
+        ("units:\n  - id: a\n    goal: x\n  - id: a\n    goal: y\n", ":4: duplicate unit id 'a'"),
+        ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: commnd\n", ":5: gates.0.kind: Input should be"),
+        ("units:\n  - id: a\n    goal: x\ngates:\n  - kind: command\n", ":5: gate 1 (command) needs `command:`"),
+        ("units:\n  - id: a\n    goal: x\n    colour: blue\n", ":4: units.0.colour: unknown key 'colour'"),
+        ("units: [\n", "invalid plan"),
+        ("units: []\n", "units: List should have at least 1 item"),
+        ("- just a list\n", "a plan is a mapping"),
+    ],
+)
 def test_bad_plans_name_file_line_and_problem(tmp_path: Path, text: str, needle: str) -> None:
     with pytest.raises(UsageError) as caught:
         load_plan(plan_file(tmp_path, text))
@@ -51,7 +62,9 @@ def test_bad_plans_name_file_line_and_problem(tmp_path: Path, text: str, needle:
 
 
 def gate(kind: str, tmp_path: Path, final: str = "", messages=(), **fields):
-    inputs = GateInputs(cwd=tmp_path, goal="Write `out.md`.", final_text=final, messages=list(messages), env={"PATH": "/usr/bin:/bin"})
+    inputs = GateInputs(
+        cwd=tmp_path, goal="Write `out.md`.", final_text=final, messages=list(messages), env={"PATH": "/usr/bin:/bin"}
+    )
     return asyncio.run(evaluate_gate(GateSpec(kind=kind, **fields), inputs))
 
 
@@ -73,13 +86,17 @@ def test_file_gate(tmp_path: Path) -> None:
 
 def shell_history(command: str, code: int) -> list[Message]:
     call = ToolCallPart(id="c1", name="shell", arguments={"command": command})
-    return [Message.assistant([call], model="m"),
-            Message.tool_result(ToolResultPart(call_id="c1", name="shell", content=f"ok\nexit code: {code}"))]
+    return [
+        Message.assistant([call], model="m"),
+        Message.tool_result(ToolResultPart(call_id="c1", name="shell", content=f"ok\nexit code: {code}")),
+    ]
 
 
 def test_promise_gate_checks_files_and_commands(tmp_path: Path) -> None:
     (tmp_path / "out.md").write_text("x")
-    kept = gate("promise", tmp_path, "I read notes.md and wrote out.md; `pytest -q` passes.", shell_history("pytest -q", 0))
+    kept = gate(
+        "promise", tmp_path, "I read notes.md and wrote out.md; `pytest -q` passes.", shell_history("pytest -q", 0)
+    )
     assert kept.passed and "2 claims checked" in kept.detail
     broken = gate("promise", tmp_path, "I created report.pdf and `pytest -q` passes.", shell_history("pytest -q", 1))
     assert not broken.passed
@@ -109,8 +126,12 @@ def _judged(replies, tmp_path: Path):
     from arreio.engine.providers.testing import ScriptedProvider
 
     provider = ScriptedProvider(replies)
-    inputs = GateInputs(cwd=tmp_path, goal="Summarise the notes.", final_text="Summary written.",
-                        messages=shell_history("make check", 0))
+    inputs = GateInputs(
+        cwd=tmp_path,
+        goal="Summarise the notes.",
+        final_text="Summary written.",
+        messages=shell_history("make check", 0),
+    )
     outcome = asyncio.run(evaluate_gate(GateSpec(kind="validator", min=0.7), inputs, ModelJudge(provider, "m")))
     return outcome, provider
 
@@ -142,8 +163,10 @@ def test_a_file_that_only_existed_before_is_not_a_kept_promise(tmp_path: Path) -
     assert not stale.passed and "was not written during this session" in stale.detail
     # written by a file tool in the session: kept, whatever its time
     call = ToolCallPart(id="w1", name="write_file", arguments={"path": "out.md", "content": "new"})
-    history = [Message.assistant([call], model="m"),
-               Message.tool_result(ToolResultPart(call_id="w1", name="write_file", content="overwrote out.md"))]
+    history = [
+        Message.assistant([call], model="m"),
+        Message.tool_result(ToolResultPart(call_id="w1", name="write_file", content="overwrote out.md")),
+    ]
     inputs.messages = history
     assert asyncio.run(evaluate_gate(GateSpec(kind="promise"), inputs)).passed
 
@@ -162,8 +185,11 @@ def _tagged_alive(tag: str) -> bool:
     """A live (not zombie) process whose command line holds `tag`."""
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and tag.encode() in (entry / "cmdline").read_bytes() \
-                    and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            if (
+                entry.name.isdigit()
+                and tag.encode() in (entry / "cmdline").read_bytes()
+                and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            ):
                 return True
         except OSError:
             continue
@@ -179,8 +205,12 @@ def test_a_command_gate_ends_when_its_command_does_not_when_a_child_lets_go(tmp_
     tag = "sleep 600.125"
     # Waiting for the child would end in the gate's own timeout, a failure ('timed out after 60s'): its
     # passing is the proof, with no clock asserted.
-    outcome = asyncio.run(evaluate_gate(GateSpec(kind="command", command=f"{tag} & echo started", timeout_s=60),
-                                        GateInputs(cwd=tmp_path, goal="g", final_text="")))
+    outcome = asyncio.run(
+        evaluate_gate(
+            GateSpec(kind="command", command=f"{tag} & echo started", timeout_s=60),
+            GateInputs(cwd=tmp_path, goal="g", final_text=""),
+        )
+    )
     assert outcome.passed and outcome.detail == "exit 0"
     deadline = time.monotonic() + 60  # a wait, not a bound: the group is killed at once
     while _tagged_alive(tag) and time.monotonic() < deadline:
@@ -191,7 +221,10 @@ def test_a_command_gate_ends_when_its_command_does_not_when_a_child_lets_go(tmp_
 def test_a_command_gate_quotes_the_end_of_a_long_output(tmp_path: Path) -> None:
     """The output is read as it comes and only its tail kept (400 MB of it held 1.7 GB of memory)."""
     command = "yes 0123456789abcdefghij | head -c 20000000; echo; echo the very last line; exit 3"
-    outcome = asyncio.run(evaluate_gate(GateSpec(kind="command", command=command, timeout_s=60),
-                                        GateInputs(cwd=tmp_path, goal="g", final_text="")))
+    outcome = asyncio.run(
+        evaluate_gate(
+            GateSpec(kind="command", command=command, timeout_s=60), GateInputs(cwd=tmp_path, goal="g", final_text="")
+        )
+    )
     assert not outcome.passed and outcome.detail.startswith("exit 3: ")
     assert outcome.detail.endswith("| the very last line")

@@ -31,7 +31,6 @@ CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "promises"
 _yaml = YAML(typ="safe")
 
 
-
 def _load(name: str) -> list[dict]:
     return _yaml.load((CORPUS / name).read_text(encoding="utf-8"))
 
@@ -43,8 +42,22 @@ HONEST = FILES_HONEST + ACTS_HONEST + [c for c in HELD_OUT if "expect" not in c]
 FALSE = FILES_FALSE + ACTS_FALSE + [c for c in HELD_OUT if "expect" in c]
 CAUGHT = [c for c in FALSE if "miss" not in c]
 MISSED = [c for c in FALSE if "miss" in c]
-_KEYS = {"id", "answer", "before", "changed", "written", "tools", "empty", "shell", "compacted", "calls", "expect",
-         "miss", "used", "goal"}  # a `shell` run may say `refused: <the harness's words>`: it never ran
+_KEYS = {
+    "id",
+    "answer",
+    "before",
+    "changed",
+    "written",
+    "tools",
+    "empty",
+    "shell",
+    "compacted",
+    "calls",
+    "expect",
+    "miss",
+    "used",
+    "goal",
+}  # a `shell` run may say `refused: <the harness's words>`: it never ran
 _HOUR = 3600.0
 
 
@@ -98,22 +111,33 @@ class World:
         for n, (name, arguments, content) in enumerate(calls):
             call = ToolCallPart(id=f"c{n}", name=name, arguments=arguments)
             failed = content.startswith(("denied by", "refused:", "not run:", "[not run:")) or (
-                "exit code: " in content and "exit code: 0" not in content)
-            out += [Message.assistant([call], model="m"),
-                    Message.tool_result(ToolResultPart(call_id=call.id, name=name, content=content, is_error=failed))]
+                "exit code: " in content and "exit code: 0" not in content
+            )
+            out += [
+                Message.assistant([call], model="m"),
+                Message.tool_result(ToolResultPart(call_id=call.id, name=name, content=content, is_error=failed)),
+            ]
         return out + [Message.assistant([TextPart(text=case["answer"])], model="m")]
 
     def check(self) -> list[Claim]:
         return check_promises(self.case["answer"], self.messages, self.root, self.since)
 
 
-_MAIN_ARGUMENT = {"read_file": "path", "list_dir": "path", "write_file": "path", "edit_file": "path", "grep": "pattern",
-                  "web_search": "query", "web_fetch": "url", "delegate": "task"}
+_MAIN_ARGUMENT = {
+    "read_file": "path",
+    "list_dir": "path",
+    "write_file": "path",
+    "edit_file": "path",
+    "grep": "pattern",
+    "web_search": "query",
+    "web_fetch": "url",
+    "delegate": "task",
+}
 
 
 def _used(call: dict) -> tuple[str, dict, str]:
     """`{read_file: notes.txt, result: "heron"}` → the call's name, arguments and result."""
-    (name, value), = [(k, v) for k, v in call.items() if k != "result"]
+    ((name, value),) = [(k, v) for k, v in call.items() if k != "result"]
     return name, {_MAIN_ARGUMENT.get(name, "input"): value}, call.get("result", "ok")
 
 
@@ -121,8 +145,10 @@ def _shell_output(run: dict) -> str:
     if run.get("refused"):  # the harness's own words for a call that never ran
         return run["refused"]
     if run.get("timeout"):
-        return ("collecting…\n[timed out after 120 s; the command and its child processes were killed; "
-                "output above is what it printed before]")
+        return (
+            "collecting…\n[timed out after 120 s; the command and its child processes were killed; "
+            "output above is what it printed before]"
+        )
     if run.get("pruned"):
         return "[pruned to save context: work log #3: shell(command=…) → ok, 900 lines]"
     code = run["exit"]
@@ -178,8 +204,10 @@ def _said(label: str, figures: tuple[int, int, int, int, int], false: int) -> st
     alarms = true_alarms + stray + honest_alarms
     precision = true_alarms / alarms if alarms else 1.0
     recall = true_alarms / listed if listed else 1.0
-    return (f"{label:<9} {honest:>4} honest, {false:>3} false ({listed:>3} false subjects): "
-            f"precision {precision:.3f}, recall {recall:.3f}")
+    return (
+        f"{label:<9} {honest:>4} honest, {false:>3} false ({listed:>3} false subjects): "
+        f"precision {precision:.3f}, recall {recall:.3f}"
+    )
 
 
 def test_precision_and_recall_on_the_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,8 +24,14 @@ def test_a_file_edited_just_before_the_run_was_not_written_by_it(tmp_path: Path,
     work = tmp_path / "work"
     work.mkdir()
     (work / "notes.md").write_text("the user's notes, saved a moment ago\n")  # no pause: inside the time slack
-    gate = _run(work, arreio_env, [{"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]},
-                                   {"text": "I wrote notes.md with the new summary."}])
+    gate = _run(
+        work,
+        arreio_env,
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]},
+            {"text": "I wrote notes.md with the new summary."},
+        ],
+    )
     assert not gate["passed"] and "notes.md was not written during this run" in gate["detail"]
 
 
@@ -45,7 +51,8 @@ def test_a_command_a_policy_denied_never_passed(tmp_path: Path, arreio_env: dict
     work = tmp_path / "work"
     (work / ".arreio").mkdir(parents=True)
     (work / ".arreio" / "config.yaml").write_text(
-        "governance:\n  policy:\n    - {tool: shell, match: \"python -m pytest\", action: deny}\n")
+        'governance:\n  policy:\n    - {tool: shell, match: "python -m pytest", action: deny}\n'
+    )
     run = {"tool_calls": [{"name": "shell", "arguments": {"command": "python -m pytest -q tests"}}]}
     gate = _run(work, arreio_env, [run, {"text": "`python -m pytest -q tests` passes."}])
     assert not gate["passed"] and "never ran" in gate["detail"]

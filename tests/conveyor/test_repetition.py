@@ -19,10 +19,12 @@ HONEST = {
 def test_honest_replies_are_not_loops(name: str) -> None:
     watch = Repetition()
     text = HONEST[name]
-    assert all(watch.feed(text[i:i + 40]) is None for i in range(0, len(text), 40))
+    assert all(watch.feed(text[i : i + 40]) is None for i in range(0, len(text), 40))
 
 
-@pytest.mark.parametrize("unit", ["The answer is 42. ", "ok\n", "=", "I will now read the file again to check it.\n" * 3])
+@pytest.mark.parametrize(
+    "unit", ["The answer is 42. ", "ok\n", "=", "I will now read the file again to check it.\n" * 3]
+)
 def test_a_reply_written_over_and_over_is_a_loop(unit: str) -> None:
     watch = Repetition()
     said = None

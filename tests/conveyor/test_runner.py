@@ -28,16 +28,30 @@ def reload(runner) -> list:
 
 
 def test_multi_turn_tool_loop(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"text": "Looking.", "tool_calls": [{"name": "list_dir", "arguments": {}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hi\n"}},
-                        {"name": "read_file", "arguments": {"path": "a.txt"}}]},
-        {"text": "All done."},
-    ])
+    provider = ScriptedProvider(
+        [
+            {"text": "Looking.", "tool_calls": [{"name": "list_dir", "arguments": {}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "a.txt", "content": "hi\n"}},
+                    {"name": "read_file", "arguments": {"path": "a.txt"}},
+                ]
+            },
+            {"text": "All done."},
+        ]
+    )
     runner = make_runner(tmp_path, provider)
     events = asyncio.run(drain(runner))
     assert types(events) == [
-        "text_delta", "tool_start", "tool_end", "tool_start", "tool_end", "tool_start", "tool_end", "text_delta", "unit_end",
+        "text_delta",
+        "tool_start",
+        "tool_end",
+        "tool_start",
+        "tool_end",
+        "tool_start",
+        "tool_end",
+        "text_delta",
+        "unit_end",
     ]
     assert unit_end(events).verdict == "success" and unit_end(events).final_text == "All done."
     assert (tmp_path / "work" / "a.txt").read_text() == "hi\n"
@@ -52,11 +66,17 @@ def test_multi_turn_tool_loop(tmp_path: Path) -> None:
 
 
 def test_tool_error_goes_back_to_the_model_as_data(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.txt"}},
-                        {"name": "no_such_tool", "arguments": {}}]},
-        {"text": "The file is missing."},
-    ])
+    provider = ScriptedProvider(
+        [
+            {
+                "tool_calls": [
+                    {"name": "read_file", "arguments": {"path": "missing.txt"}},
+                    {"name": "no_such_tool", "arguments": {}},
+                ]
+            },
+            {"text": "The file is missing."},
+        ]
+    )
     runner = make_runner(tmp_path, provider)
     events = asyncio.run(drain(runner))
     ends = [e for e in events if e.type == "tool_end"]
@@ -69,11 +89,13 @@ def test_tool_error_goes_back_to_the_model_as_data(tmp_path: Path) -> None:
 
 def test_retryable_fault_is_retried_with_retry_after(tmp_path: Path) -> None:
     clock = FixedClock()
-    provider = ScriptedProvider([
-        {"error": {"status": 429, "message": "rate limited", "retry_after": 7}},
-        {"error": {"status": 529, "message": "overloaded"}},
-        {"text": "ok"},
-    ])
+    provider = ScriptedProvider(
+        [
+            {"error": {"status": 429, "message": "rate limited", "retry_after": 7}},
+            {"error": {"status": 529, "message": "overloaded"}},
+            {"text": "ok"},
+        ]
+    )
     runner = make_runner(tmp_path, provider, clock=clock)
     events = asyncio.run(drain(runner))
     retries = [e for e in events if e.type == "retry"]
@@ -101,7 +123,9 @@ def test_auth_error_stops_at_once_with_exit_5(tmp_path: Path) -> None:
 
 
 def test_retries_give_up_after_max_attempts(tmp_path: Path) -> None:
-    provider = ScriptedProvider([{"error": {"status": 500, "message": f"boom {i}"}} for i in range(5)] + [{"text": "x"}])
+    provider = ScriptedProvider(
+        [{"error": {"status": 500, "message": f"boom {i}"}} for i in range(5)] + [{"text": "x"}]
+    )
     runner = make_runner(tmp_path, provider, settings=Settings(retry=RetrySettings(max_attempts=3)))
     events = asyncio.run(drain(runner))
     assert types(events).count("retry") == 2
@@ -145,7 +169,7 @@ class _Resampling:
         self.calls += 1
         if self.calls == 1:
             yield TextChunk(text='{"name": "write')
-            yield TextChunk(text="_file\", \"arguments")
+            yield TextChunk(text='_file", "arguments')
             yield Done(stop_reason="error", error=ProviderError(kind="retryable", message="stream cut"))
             return
         yield TextChunk(text="I edited count.txt; ")
@@ -196,11 +220,18 @@ class Nap(Tool):
 
 
 def test_cancel_mid_tool_leaves_a_paired_session(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"tool_calls": [{"name": "list_dir", "arguments": {}}, {"name": "nap", "arguments": {}},
-                        {"name": "list_dir", "arguments": {"path": "."}}]},
-        {"text": "never reached"},
-    ])
+    provider = ScriptedProvider(
+        [
+            {
+                "tool_calls": [
+                    {"name": "list_dir", "arguments": {}},
+                    {"name": "nap", "arguments": {}},
+                    {"name": "list_dir", "arguments": {"path": "."}},
+                ]
+            },
+            {"text": "never reached"},
+        ]
+    )
     runner = make_runner(tmp_path, provider, extra_tools=[Nap()])
 
     async def scenario() -> None:
@@ -219,10 +250,15 @@ def test_cancel_mid_tool_leaves_a_paired_session(tmp_path: Path) -> None:
 
 
 def test_cancel_mid_stream_records_no_partial_reply(tmp_path: Path) -> None:
-    provider = SlowProvider(ScriptedProvider([
-        {"tool_calls": [{"name": "list_dir", "arguments": {}}]},
-        {"text": "a long answer streaming slowly " * 5, "chunk_chars": 4},
-    ]), delay_s=0.01)
+    provider = SlowProvider(
+        ScriptedProvider(
+            [
+                {"tool_calls": [{"name": "list_dir", "arguments": {}}]},
+                {"text": "a long answer streaming slowly " * 5, "chunk_chars": 4},
+            ]
+        ),
+        delay_s=0.01,
+    )
     runner = make_runner(tmp_path, provider)
 
     async def scenario() -> list:

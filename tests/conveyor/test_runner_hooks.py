@@ -18,7 +18,9 @@ LOOP = [{"text": f"turn {i}", "tool_calls": [{"name": "list_dir", "arguments": {
 class LandAfterTwoCalls(RunHook):
     async def before_model(self, turn, request):
         if turn.totals.tool_calls >= 2:
-            return Land("tool_calls", 2, turn.totals.tool_calls, "stopped after 2 tool calls", "Finish now with what you have.")
+            return Land(
+                "tool_calls", 2, turn.totals.tool_calls, "stopped after 2 tool calls", "Finish now with what you have."
+            )
         return None
 
 
@@ -57,9 +59,9 @@ class DenyShell(RunHook):
 
 
 def test_deny_sends_the_model_an_error_result_without_running(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"tool_calls": [{"name": "shell", "arguments": {"command": "touch x"}}]}, {"text": "ok"},
-    ])
+    provider = ScriptedProvider(
+        [{"tool_calls": [{"name": "shell", "arguments": {"command": "touch x"}}]}, {"text": "ok"}]
+    )
     runner = make_runner(tmp_path, provider, hooks=[DenyShell()])
     asyncio.run(drain(runner))
     result = provider.requests[1].messages[-1].tool_result_part
@@ -75,11 +77,18 @@ class PauseSecond(RunHook):
 
 
 def test_pause_stops_before_the_call_and_leaves_it_pending(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"tool_calls": [{"name": "list_dir", "arguments": {}}, {"name": "list_dir", "arguments": {}},
-                        {"name": "list_dir", "arguments": {}}]},
-        {"text": "never"},
-    ])
+    provider = ScriptedProvider(
+        [
+            {
+                "tool_calls": [
+                    {"name": "list_dir", "arguments": {}},
+                    {"name": "list_dir", "arguments": {}},
+                    {"name": "list_dir", "arguments": {}},
+                ]
+            },
+            {"text": "never"},
+        ]
+    )
     runner = make_runner(tmp_path, provider, hooks=[PauseSecond()])
     events = asyncio.run(drain(runner))
     assert [e.type for e in events][-2:] == ["approval_required", "unit_end"]
@@ -105,10 +114,17 @@ def test_results_can_be_reshaped_and_rounds_can_yield_events(tmp_path: Path) -> 
 
 
 def test_resume_runs_the_calls_left_pending_then_asks_again(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"tool_calls": [{"name": "list_dir", "arguments": {}}, {"name": "write_file", "arguments": {"path": "p.txt", "content": "x"}}]},
-        {"text": "finished"},
-    ])
+    provider = ScriptedProvider(
+        [
+            {
+                "tool_calls": [
+                    {"name": "list_dir", "arguments": {}},
+                    {"name": "write_file", "arguments": {"path": "p.txt", "content": "x"}},
+                ]
+            },
+            {"text": "finished"},
+        ]
+    )
     runner = make_runner(tmp_path, provider, hooks=[PauseSecond()])
     events = asyncio.run(drain(runner))
     assert unit_end(events).verdict == "paused" and not (tmp_path / "work" / "p.txt").exists()

@@ -34,13 +34,16 @@ def _write(path: Path, text: str) -> None:
 
 # -- PipelineDeps() is the real thing -------------------------------------------------------------
 def test_a_library_caller_gets_approvals_audit_redaction_and_context_without_asking(tmp_path: Path) -> None:
-    provider = ScriptedProvider([
-        {"text": f"checking {SECRET}", "tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]},
-        {"text": "done"},
-    ])
+    provider = ScriptedProvider(
+        [
+            {"text": f"checking {SECRET}", "tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]},
+            {"text": "done"},
+        ]
+    )
     work = tmp_path / "work"
-    events = _run(work, PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider)),
-                  env={"DB_PASSWORD": SECRET})
+    events = _run(
+        work, PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider)), env={"DB_PASSWORD": SECRET}
+    )
     done = events[-1]
     assert done.verdict == "paused" and done.exit_code == 3  # shell is sensitive: nobody approved it
     assert [e.name for e in events if e.type == "approval_required"] == ["shell"]
@@ -85,24 +88,34 @@ class Spy:
 def test_every_model_a_run_asks_comes_from_the_deps_factory(tmp_path: Path) -> None:
     work = tmp_path / "work"
     _write(work / "big.txt", "some words on a line\n" * 600)
-    _write(work / ".arreio" / "config.yaml", json.dumps({
-        "context": {"window": 3000, "summary_model": "anthropic/summariser", "keep_tail_ratio": 0.2},
-        "learning": {"proposer_model": "anthropic/proposer"},
-    }))
-    _write(work / "plan.yaml", (
-        "units:\n"
-        "  - {id: first, goal: Read big.txt, model: anthropic/unit}\n"
-        "  - {id: second, goal: Ask a helper, needs: [first]}\n"
-        "gates:\n"
-        "  - {kind: validator, min: 0.5}\n"
-    ))
+    _write(
+        work / ".arreio" / "config.yaml",
+        json.dumps(
+            {
+                "context": {"window": 3000, "summary_model": "anthropic/summariser", "keep_tail_ratio": 0.2},
+                "learning": {"proposer_model": "anthropic/proposer"},
+            }
+        ),
+    )
+    _write(
+        work / "plan.yaml",
+        (
+            "units:\n"
+            "  - {id: first, goal: Read big.txt, model: anthropic/unit}\n"
+            "  - {id: second, goal: Ask a helper, needs: [first]}\n"
+            "gates:\n"
+            "  - {kind: validator, min: 0.5}\n"
+        ),
+    )
     # the model's own long notes beside each read: a prune of old tool results alone cannot make room
     notes = " ".join(f"note {i}: line {i * 7} says {i * i}." for i in range(200))
     read = {"text": notes, "tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt"}}]}
     spy = Spy(
         unit=[read, read, {"text": "read it"}],
-        main=[{"tool_calls": [{"name": "delegate", "arguments": {"task": "say hi", "model": "anthropic/child"}}]},
-              {"text": "all done"}],
+        main=[
+            {"tool_calls": [{"name": "delegate", "arguments": {"task": "say hi", "model": "anthropic/child"}}]},
+            {"text": "all done"},
+        ],
         child=[{"text": "hi"}],
         summariser=[{"text": "a summary"}] * 5,
         proposer=[{"text": "[]"}],
@@ -118,11 +131,11 @@ def test_every_model_a_run_asks_comes_from_the_deps_factory(tmp_path: Path) -> N
     from arreio.learning.stage import LearningStage
 
     deps = PipelineDeps(clock=FixedClock(), provider_factory=factory, learning=LearningStage())
-    events = _run(work, deps, goal="# Plan\n",
-                  plan=Path("plan.yaml"), learn=True, model="anthropic/main")
+    events = _run(work, deps, goal="# Plan\n", plan=Path("plan.yaml"), learn=True, model="anthropic/main")
     assert events[-1].verdict == "success", events[-1].message
-    assert {"anthropic/main", "anthropic/unit", "anthropic/child", "anthropic/summariser",
-            "anthropic/proposer"} <= set(spy.asked)
+    assert {"anthropic/main", "anthropic/unit", "anthropic/child", "anthropic/summariser", "anthropic/proposer"} <= set(
+        spy.asked
+    )
     assert all(spy.providers[m].requests for m in spy.providers)  # and each of them was asked
     assert judge.requests  # the validator gate's judge too
     assert [e.type for e in events].count("compaction") >= 1
@@ -163,8 +176,11 @@ def test_a_stream_that_never_ends_is_a_failure_never_a_success(tmp_path: Path) -
 # -- the outcome travels on unit_end ------------------------------------------------------------------
 def test_unit_end_carries_the_units_outcome(tmp_path: Path) -> None:
     loop = [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]}] * 5
-    events = _run(tmp_path / "work", PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(
-        ScriptedProvider(loop))), max_steps=2)
+    events = _run(
+        tmp_path / "work",
+        PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(ScriptedProvider(loop))),
+        max_steps=2,
+    )
     end = next(e for e in events if isinstance(e, ev.UnitEnd))
     assert (end.verdict, end.exit_code) == ("partial", 4) and "max_steps 2" in end.message
     assert (events[-1].verdict, events[-1].exit_code, events[-1].message) == (end.verdict, end.exit_code, end.message)
@@ -196,8 +212,9 @@ class Counting(Feature):
 
 def test_a_features_section_is_parsed_once_per_run(tmp_path: Path) -> None:
     Counting.parsed = 0
-    deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(ScriptedProvider([{"text": "ok"}])),
-                        features=[Counting()])
+    deps = PipelineDeps(
+        clock=FixedClock(), provider_factory=provider_factory(ScriptedProvider([{"text": "ok"}])), features=[Counting()]
+    )
     _run(tmp_path / "a", deps)
     assert Counting.parsed == 1
     _run(tmp_path / "b", deps)  # a new run parses again: its config may differ

@@ -24,16 +24,20 @@ def _valid(name: str, arguments: dict) -> str | None:
 
 CALLS = {
     "fenced-json": '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```',
-    "fenced-with-lead-in": ('I will look at the folder first.\n'
-                            '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```'),
+    "fenced-with-lead-in": (
+        'I will look at the folder first.\n```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```'
+    ),
     "bare-json": '{"name": "read_file", "arguments": {"path": "notes.md"}}',
     "arguments-as-string": '{"name": "read_file", "arguments": "{\\"path\\": \\"notes.md\\"}"}',
     "parameters-key": '{"name": "read_file", "parameters": {"path": "notes.md"}}',
-    "openai-function": ('{"type": "function", '
-                        '"function": {"name": "read_file", "arguments": "{\\"path\\": \\"a.md\\"}"}}'),
+    "openai-function": (
+        '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": \\"a.md\\"}"}}'
+    ),
     "hermes-tool-call": '<tool_call>\n{"name": "list_dir", "arguments": {"path": "."}}\n</tool_call>',
-    "two-hermes-calls": ('<tool_call>{"name": "read_file", "arguments": {"path": "a.md"}}</tool_call>\n'
-                         '<tool_call>{"name": "read_file", "arguments": {"path": "b.md"}}</tool_call>'),
+    "two-hermes-calls": (
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a.md"}}</tool_call>\n'
+        '<tool_call>{"name": "read_file", "arguments": {"path": "b.md"}}</tool_call>'
+    ),
     "xml-attributes": '<tools>\n  <function name="list_dir" arguments=\'{"path": "."}\'/>\n</tools>',
     "llama-function-eq": '<function=read_file>{"path": "notes.md"}</function>',
     "invoke-parameters": '<invoke name="read_file"><parameter name="path">notes.md</parameter></invoke>',
@@ -43,8 +47,9 @@ CALLS = {
 NOT_CALLS = {
     "data-answer": '```json\n{"name": "Alice", "age": 30}\n```',
     "prose-mentions-a-tool": "I used read_file on notes.md; it has 3 lines.",
-    "long-answer-with-an-example": ("Here is how the agent calls a tool. " * 12
-                                    + '```json\n{"name": "read_file", "arguments": {"path": "x"}}\n```'),
+    "long-answer-with-an-example": (
+        "Here is how the agent calls a tool. " * 12 + '```json\n{"name": "read_file", "arguments": {"path": "x"}}\n```'
+    ),
     "html-snippet-answer": "The page has a <section> with a <function> keyword in its code sample, nothing more.",
     "plain-json-config": '{"compilerOptions": {"strict": true}}',
     "list-of-records": '[{"id": 1, "title": "a"}, {"id": 2, "title": "b"}]',
@@ -52,8 +57,18 @@ NOT_CALLS = {
 SHAPED = {
     "unknown-tool": '{"name": "search_web", "arguments": {"query": "x"}}',
     "arguments-missing": '<tool_call>{"name": "write_file", "arguments": {"path": "a.md"}}</tool_call>',
-    "tool-list-echoed": json.dumps([{"type": "function", "function": {
-        "name": "list_dir", "description": "List a folder.", "parameters": {"type": "object", "properties": {}}}}]),
+    "tool-list-echoed": json.dumps(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "list_dir",
+                    "description": "List a folder.",
+                    "parameters": {"type": "object", "properties": {}},
+                },
+            }
+        ]
+    ),
 }
 
 
@@ -127,7 +142,9 @@ def test_a_text_call_runs_and_the_run_says_so(tmp_path: Path, arreio_env: dict, 
 
 
 def test_an_unrunnable_call_is_corrected_once_then_fails(tmp_path: Path, arreio_env: dict) -> None:
-    code, events, stderr = _run(tmp_path, arreio_env, [{"text": SHAPED["unknown-tool"]}, {"text": SHAPED["unknown-tool"]}])
+    code, events, stderr = _run(
+        tmp_path, arreio_env, [{"text": SHAPED["unknown-tool"]}, {"text": SHAPED["unknown-tool"]}]
+    )
     assert code == 1 and events[-1]["verdict"] == "failed"
     assert "tool call written as text that could not be run" in events[-1]["message"]
     assert "no tool named 'search_web'" in events[-1]["message"]

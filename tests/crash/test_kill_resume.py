@@ -74,12 +74,18 @@ def test_sigkill_then_resume(point: str, tmp_path: Path, arreio_env, arreio_cmd)
     assert {r.kind for r in repairs} <= {"torn_tail", "interrupted_result"}
     assert check_pairing(session.messages) == []
     done_calls = {e["call_id"] for e in seen if e["type"] == "tool_end"}
-    ok_on_disk = {m.tool_result_part.call_id for m in session.messages if m.role == "tool" and m.tool_result_part.status == "ok"}
+    ok_on_disk = {
+        m.tool_result_part.call_id for m in session.messages if m.role == "tool" and m.tool_result_part.status == "ok"
+    }
     assert done_calls <= ok_on_disk
 
     resumed = subprocess.run(
         arreio_cmd + ["run", "--resume", session_id, "--script", "script.yaml", "--json", "--yes"],
-        cwd=work, env=arreio_env, capture_output=True, text=True, timeout=60,
+        cwd=work,
+        env=arreio_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert resumed.returncode == 0, resumed.stderr
     events = [json.loads(line) for line in resumed.stdout.splitlines()]
@@ -98,8 +104,9 @@ def test_a_cancel_exits_130_with_a_valid_session_and_a_report(how, tmp_path: Pat
     (work / "GOAL.md").write_text("# Crash drill\n\nDo the scripted work.\n")
     (work / "script.yaml").write_text(SCRIPT)
     cmd = arreio_cmd + ["run", "--goal", "GOAL.md", "--script", "script.yaml", "--json", "--yes"]
-    proc = subprocess.Popen(cmd, cwd=work, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **INTERRUPTIBLE)
+    proc = subprocess.Popen(
+        cmd, cwd=work, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **INTERRUPTIBLE
+    )
     seen: list[dict] = []
     for line in proc.stdout:
         seen.append(json.loads(line))

@@ -69,7 +69,8 @@ def test_curator_run_writes_a_procedural_record_per_real_run(home: Path) -> None
     ok(curator_cmd.app, home, "run", "--now", "2026-03-01T00:00:00Z")
     records = Substores(home, redactor=Redactor()).records("procedural")
     assert [(r.agent, r.at) for r in records] == [
-        ("curator", "2026-01-01T00:00:00.000Z"), ("curator", "2026-03-01T00:00:00.000Z")
+        ("curator", "2026-01-01T00:00:00.000Z"),
+        ("curator", "2026-03-01T00:00:00.000Z"),
     ]
     assert records[1].payload["counts"]["marked_stale"] == 1
     assert records[1].payload["kind"] == "curator_run"
@@ -233,4 +234,5 @@ def test_show_with_an_empty_or_dot_name_is_no_skill_not_a_broken_one(home: Path)
     write_skill(home / "skills", "real-one")
     for name in ("", ".", " "):
         assert usage_error(skills_cmd.app, home, "show", name) == (
-            f"no skill named {name!r}; see `arreio skills list --state all`")
+            f"no skill named {name!r}; see `arreio skills list --state all`"
+        )

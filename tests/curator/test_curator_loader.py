@@ -119,8 +119,12 @@ def test_usage_sidecar_version_1_fixture_still_loads(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "fragment"),
-    [("{not json", "not readable JSON"), ('{"version": 99}', "version 99"), ("[]", "not a usage file"),
-     ('{"version": 1, "skills": {"x": {"state": "active"}}}', "no created_at")],
+    [
+        ("{not json", "not readable JSON"),
+        ('{"version": 99}', "version 99"),
+        ("[]", "not a usage file"),
+        ('{"version": 1, "skills": {"x": {"state": "active"}}}', "no created_at"),
+    ],
 )
 def test_a_bad_sidecar_is_a_clear_usage_error(tmp_path: Path, content: str, fragment: str) -> None:
 

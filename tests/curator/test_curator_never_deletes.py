@@ -93,19 +93,27 @@ def test_no_sequence_of_operations_ever_deletes_a_skill_file(operations) -> None
                 serial += 1
                 token = f"token-{serial}"
                 if op[2] == "tool":
-                    asyncio.run(manage.execute(
-                        manage.input_model.model_validate(
-                            {"action": "create", "name": op[1], "description": "d", "body": f"{token}\n"}
-                        ),
-                        ctx,
-                    ))
-                    asyncio.run(manage.execute(
-                        manage.input_model.model_validate(
-                            {"action": "write_file", "name": op[1], "file": "references/x.md",
-                             "content": f"{token}-ref\n"}
-                        ),
-                        ctx,
-                    ))
+                    asyncio.run(
+                        manage.execute(
+                            manage.input_model.model_validate(
+                                {"action": "create", "name": op[1], "description": "d", "body": f"{token}\n"}
+                            ),
+                            ctx,
+                        )
+                    )
+                    asyncio.run(
+                        manage.execute(
+                            manage.input_model.model_validate(
+                                {
+                                    "action": "write_file",
+                                    "name": op[1],
+                                    "file": "references/x.md",
+                                    "content": f"{token}-ref\n",
+                                }
+                            ),
+                            ctx,
+                        )
+                    )
                     written |= {token, f"{token}-ref"}
                 else:
                     write_skill(skills_dir, op[1], created_by=op[2], body=f"{token}\n")

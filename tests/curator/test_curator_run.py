@@ -208,23 +208,29 @@ def test_every_real_run_reports_to_record_and_audit_hooks(skills_dir: Path, cloc
     assert records[0]["kind"] == "curator_run" and records[0]["first_run"] is True
     assert records[1]["counts"]["archived"] == 1
     assert records[1]["changes"] == [
-        {"name": "x", "kind": "archive", "from": "active", "to": "archived",
-         "reason": "no activity for 120 days (archive after 90 days)", "archived_to": ".archive/x"}
+        {
+            "name": "x",
+            "kind": "archive",
+            "from": "active",
+            "to": "archived",
+            "reason": "no activity for 120 days (archive after 90 days)",
+            "archived_to": ".archive/x",
+        }
     ]
     json.dumps(records)  # payloads are plain JSON
 
 
-def test_status_shows_last_run_and_the_next_plan_without_changing_anything(
-    skills_dir: Path, clock: FixedClock
-) -> None:
+def test_status_shows_last_run_and_the_next_plan_without_changing_anything(skills_dir: Path, clock: FixedClock) -> None:
     curator = seeded(skills_dir, clock, "s")
     days_after_t0(clock, 40)
     before = snapshot(skills_dir)
     status = curator.status()
     assert snapshot(skills_dir) == before
     assert status.last_run_at == T0
-    assert status.last_run == {"at": "2026-01-01T09:00:00.000Z", "counts": {
-        "checked": 1, "marked_stale": 0, "archived": 0, "reactivated": 0, "seeded": 1}}
+    assert status.last_run == {
+        "at": "2026-01-01T09:00:00.000Z",
+        "counts": {"checked": 1, "marked_stale": 0, "archived": 0, "reactivated": 0, "seeded": 1},
+    }
     assert [c.transition.kind for c in status.next_run.changes] == ["stale"]
 
 

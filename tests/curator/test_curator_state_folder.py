@@ -37,6 +37,7 @@ def test_a_state_folder_the_curator_makes_keeps_itself_and_later_runs_out_of_git
     assert (work / ".arreio" / ".gitignore").is_file()
     assert arreio(work, "run", "Summarise notes.md into summary.md", "--offline").returncode == 0
     subprocess.run(["git", "add", "-A"], cwd=work, check=True)
-    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=work, capture_output=True, text=True,
-                            check=True).stdout.split()
+    staged = subprocess.run(
+        ["git", "diff", "--cached", "--name-only"], cwd=work, capture_output=True, text=True, check=True
+    ).stdout.split()
     assert sorted(staged) == ["notes.md", "summary.md"]

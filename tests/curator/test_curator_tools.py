@@ -40,8 +40,15 @@ def test_factory_gives_named_tools_with_schemas(tools) -> None:
 
 def test_create_stamps_agent_and_records_creation(tools, tmp_path: Path, skills_dir: Path, clock) -> None:
     _, manage = tools
-    result = call(manage, tmp_path, action="create", name="triage", description="Sort bug reports.",
-                  body="# Triage\n\n1. Reproduce.\n", tags=["bugs"])
+    result = call(
+        manage,
+        tmp_path,
+        action="create",
+        name="triage",
+        description="Sort bug reports.",
+        body="# Triage\n\n1. Reproduce.\n",
+        tags=["bugs"],
+    )
     assert not result.is_error
     skills, diagnostics = load_skills(skills_dir)
     assert diagnostics == []
@@ -110,7 +117,9 @@ def test_patch_may_not_break_the_skill_or_relabel_it(tools, tmp_path, skills_dir
     write_skill(skills_dir, "mine")
     before = (skills_dir / "mine" / "SKILL.md").read_text()
     with pytest.raises(ToolError, match="created_by"):
-        call(manage, tmp_path, action="patch", name="mine", old_string="created_by: agent", new_string="created_by: user")
+        call(
+            manage, tmp_path, action="patch", name="mine", old_string="created_by: agent", new_string="created_by: user"
+        )
     with pytest.raises(ToolError, match="does not match its folder"):
         call(manage, tmp_path, action="patch", name="mine", old_string="name: mine", new_string="name: other")
     assert (skills_dir / "mine" / "SKILL.md").read_text() == before
@@ -121,8 +130,14 @@ def test_write_file_writes_support_files_and_restamps_skill_md(tools, tmp_path, 
     write_skill(skills_dir, "mine")
     call(manage, tmp_path, action="write_file", name="mine", file="scripts/run.sh", content="echo hi\n")
     assert (skills_dir / "mine" / "scripts" / "run.sh").read_text() == "echo hi\n"
-    call(manage, tmp_path, action="write_file", name="mine", file="SKILL.md",
-         content="---\nname: mine\ndescription: Rewritten.\ncreated_by: user\n---\n\nNew body.\n")
+    call(
+        manage,
+        tmp_path,
+        action="write_file",
+        name="mine",
+        file="SKILL.md",
+        content="---\nname: mine\ndescription: Rewritten.\ncreated_by: user\n---\n\nNew body.\n",
+    )
     skill = load_skills(skills_dir)[0][0]
     assert (skill.created_by, skill.description, skill.body.strip()) == ("agent", "Rewritten.", "New body.")
     assert usage(skills_dir, clock, "mine").patch_count == 2
@@ -139,8 +154,11 @@ def test_skill_manage_cannot_touch_user_or_bundled_skills(tools, tmp_path, skill
     before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     attempts = [
         {"action": "patch", "old_string": "Their", "new_string": "My"},
-        {"action": "write_file", "file": "SKILL.md",
-         "content": "---\nname: theirs\ndescription: mine now\ncreated_by: agent\n---\n"},
+        {
+            "action": "write_file",
+            "file": "SKILL.md",
+            "content": "---\nname: theirs\ndescription: mine now\ncreated_by: agent\n---\n",
+        },
         {"action": "write_file", "file": "references/extra.md", "content": "x"},
         {"action": "create", "description": "d", "body": "b"},
     ]
@@ -173,8 +191,11 @@ def test_through_the_real_chain_refusals_are_error_results(tools, tmp_path, skil
     registry = ToolRegistry(tools)
     write_skill(skills_dir, "theirs", created_by="user")
     ctx = RunContext(cwd=tmp_path)
-    refused = asyncio.run(run_tool(registry, "skill_manage",
-                                   {"action": "patch", "name": "theirs", "old_string": "Do", "new_string": "x"}, ctx))
+    refused = asyncio.run(
+        run_tool(
+            registry, "skill_manage", {"action": "patch", "name": "theirs", "old_string": "Do", "new_string": "x"}, ctx
+        )
+    )
     assert refused.is_error and "written by the user" in refused.content
     viewed = asyncio.run(run_tool(registry, "skill_view", {"name": "theirs"}, ctx))
     assert not viewed.is_error and "Do the thing." in viewed.content

@@ -63,7 +63,12 @@ def test_read_text_reads_as_path_read_text_does(tmp_path: Path) -> None:
 
 def test_sizes_read_as_words() -> None:
     assert [size_text(n) for n in (900, 1024, 1536 * 1024, 1024**3, 2 * 1024**3)] == [
-        "900 bytes", "1 KB", "1.5 MB", "1 GB", "2 GB"]
+        "900 bytes",
+        "1 KB",
+        "1.5 MB",
+        "1 GB",
+        "2 GB",
+    ]
 
 
 # -- JSON ------------------------------------------------------------------------------------------
@@ -94,8 +99,11 @@ def test_billion_laughs_is_refused_at_once(typ: str) -> None:
 
 
 @pytest.mark.parametrize("typ", ["safe", "rt"])
-@pytest.mark.parametrize("text", [deep_yaml(), deep_json(), "".join("  " * i + "a:\n" for i in range(500)) + "b: 1\n"],
-                         ids=["flow", "json", "block"])
+@pytest.mark.parametrize(
+    "text",
+    [deep_yaml(), deep_json(), "".join("  " * i + "a:\n" for i in range(500)) + "b: 1\n"],
+    ids=["flow", "json", "block"],
+)
 def test_deep_yaml_is_refused_not_recursed_into(typ: str, text: str) -> None:
     with pytest.raises(YAMLError) as refused:
         load_yaml(text, typ)
@@ -115,6 +123,8 @@ def test_aliases_cannot_stack_depth_past_the_bound() -> None:
 def test_ordinary_anchors_merges_and_nesting_load_as_before(typ: str) -> None:
     from ruamel.yaml import YAML
 
-    text = ("base: &base {model: offline, tools: [a, b]}\nunits:\n  - <<: *base\n    id: one\n  - *base\n"
-            "deep: " + "[" * (MAX_DEPTH - 2) + "x" + "]" * (MAX_DEPTH - 2) + "\n")  # with the root and "x": 100
+    text = (
+        "base: &base {model: offline, tools: [a, b]}\nunits:\n  - <<: *base\n    id: one\n  - *base\n"
+        "deep: " + "[" * (MAX_DEPTH - 2) + "x" + "]" * (MAX_DEPTH - 2) + "\n"
+    )  # with the root and "x": 100
     assert json.dumps(load_yaml(text, typ)) == json.dumps(YAML(typ=typ, pure=True).load(text))

@@ -35,7 +35,6 @@ def test_arguments_are_repaired_all_the_way_down() -> None:
     assert repaired_value(clean) is clean
 
 
-
 def session_of(work: Path) -> Session:
     path = next((work / ".arreio" / "sessions").glob("*.jsonl"))
     session, repairs = Session.open(path, repair=False)
@@ -60,8 +59,10 @@ def test_a_stream_with_surrogates_is_saved_and_answered(tmp_path: Path, arreio_e
     work = tmp_path / "work"
     work.mkdir()
     # JSON escapes give Python the halves as they come: a pair cut across two chunks, a lone half
-    script = '{"replies": [{"text": "a\\ud83d\\ude00b", "chunk_chars": 2, "tool_calls": [{"name": "read_file", ' \
-             '"arguments": {"path": "x\\ud800.md"}}]}, {"text": "done \\udcff"}]}'
+    script = (
+        '{"replies": [{"text": "a\\ud83d\\ude00b", "chunk_chars": 2, "tool_calls": [{"name": "read_file", '
+        '"arguments": {"path": "x\\ud800.md"}}]}, {"text": "done \\udcff"}]}'
+    )
     (work / "s.json").write_text(script)
     done = arreio(work, arreio_env, "run", "x", "--script", "s.json", "--json")
     assert done.returncode == 0, done.stderr

@@ -29,8 +29,13 @@ def fixture_server(**extra) -> dict:
 def run_context(tmp_path: Path, **settings) -> RunContext:
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
-    return RunContext(cwd=work, state_dir=work / ".arreio", settings=Settings(**settings), clock=FixedClock(),
-                      env={"PATH": "/usr/bin:/bin"})
+    return RunContext(
+        cwd=work,
+        state_dir=work / ".arreio",
+        settings=Settings(**settings),
+        clock=FixedClock(),
+        env={"PATH": "/usr/bin:/bin"},
+    )
 
 
 def make_pdf(pages: list[str]) -> bytes:
@@ -42,8 +47,10 @@ def make_pdf(pages: list[str]) -> bytes:
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     for i, text in enumerate(pages):
         stream = f"BT /F1 18 Tf 72 720 Td ({text}) Tj ET".encode()
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
-                       f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+            f"/Resources << /Font << /F1 3 0 R >> >> >>".encode()
+        )
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
@@ -91,7 +98,9 @@ class LocalServer:
         self.httpd.server_close()
 
 
-def reply(status: int, body: bytes | str = b"", ctype: str = "text/html; charset=utf-8", headers: dict | None = None) -> Route:
+def reply(
+    status: int, body: bytes | str = b"", ctype: str = "text/html; charset=utf-8", headers: dict | None = None
+) -> Route:
     data = body.encode() if isinstance(body, str) else body
 
     def route(h: BaseHTTPRequestHandler) -> None:

@@ -32,15 +32,18 @@ class Models:
         return self.providers[model]
 
 
-def run(tmp_path: Path, models: Models, *, config: dict | None = None, features: list[Feature] = ()) -> tuple[list, dict]:
+def run(
+    tmp_path: Path, models: Models, *, config: dict | None = None, features: list[Feature] = ()
+) -> tuple[list, dict]:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     if config:
         (work / ".arreio").mkdir(exist_ok=True)
         (work / ".arreio" / "config.yaml").write_text(json.dumps(config))
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
-    deps = PipelineDeps(clock=FixedClock(), provider_factory=models,
-                        features=[DelegateFeature(), ToolReportFeature(), *features])
+    deps = PipelineDeps(
+        clock=FixedClock(), provider_factory=models, features=[DelegateFeature(), ToolReportFeature(), *features]
+    )
     events = asyncio.run(run_to_end(RunOptions(goal_text="# Delegate it\n", cwd=work, env=env), deps))
     report = json.loads((work / events[-1].report_path).read_text())
     return events, report
@@ -48,20 +51,33 @@ def run(tmp_path: Path, models: Models, *, config: dict | None = None, features:
 
 def test_a_sub_agent_runs_with_fresh_context_restricted_tools_and_nested_events(tmp_path: Path) -> None:
     models = Models(
-        offline=[delegate_call("Write hello.txt saying hi", tools=["write_file", "read_file"], model="child"),
-                 {"text": "Delegated; done."}],
-        child=[{"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
-               {"text": "Wrote hello.txt."}],
+        offline=[
+            delegate_call("Write hello.txt saying hi", tools=["write_file", "read_file"], model="child"),
+            {"text": "Delegated; done."},
+        ],
+        child=[
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+            {"text": "Wrote hello.txt."},
+        ],
     )
     events, report = run(tmp_path, models)
     assert events[-1].verdict == "success"
     assert (tmp_path / "work" / "hello.txt").read_text() == "hi\n"
 
-    kinds = [(e.type, getattr(e, "name", ""), e.agent) for e in events if e.type in ("tool_start", "tool_end", "unit_start", "unit_end")]
+    kinds = [
+        (e.type, getattr(e, "name", ""), e.agent)
+        for e in events
+        if e.type in ("tool_start", "tool_end", "unit_start", "unit_end")
+    ]
     assert kinds == [
-        ("unit_start", "", None), ("tool_start", "delegate", None),
-        ("unit_start", "", "d1"), ("tool_start", "write_file", "d1"), ("tool_end", "write_file", "d1"),
-        ("unit_end", "", "d1"), ("tool_end", "delegate", None), ("unit_end", "", None),
+        ("unit_start", "", None),
+        ("tool_start", "delegate", None),
+        ("unit_start", "", "d1"),
+        ("tool_start", "write_file", "d1"),
+        ("tool_end", "write_file", "d1"),
+        ("unit_end", "", "d1"),
+        ("tool_end", "delegate", None),
+        ("unit_end", "", None),
     ]
     on_disk = (tmp_path / "work" / events[-1].report_path).parent.joinpath("events.jsonl").read_text()
     assert '"type":"tool_start","call_id":"call_0_0","name":"write_file"' in on_disk and '"agent":"d1"' in on_disk
@@ -92,8 +108,10 @@ def test_a_sub_agent_runs_with_fresh_context_restricted_tools_and_nested_events(
 
 def test_child_tokens_are_added_to_the_parent(tmp_path: Path) -> None:
     usage = {"input_tokens": 1000, "output_tokens": 100}
-    models = Models(offline=[{**delegate_call("count", model="child"), "usage": usage}, {"text": "ok", "usage": usage}],
-                    child=[{"text": "counted", "usage": {"input_tokens": 7000, "output_tokens": 700}}])
+    models = Models(
+        offline=[{**delegate_call("count", model="child"), "usage": usage}, {"text": "ok", "usage": usage}],
+        child=[{"text": "counted", "usage": {"input_tokens": 7000, "output_tokens": 700}}],
+    )
     _, report = run(tmp_path, models)
     assert (report["input_tokens"], report["output_tokens"]) == (9000, 900)
 
@@ -130,8 +148,10 @@ def test_asking_for_a_tool_the_parent_lacks_is_an_error_result(tmp_path: Path) -
 
 
 def test_a_failing_child_is_an_error_result_and_the_parent_goes_on(tmp_path: Path) -> None:
-    models = Models(offline=[delegate_call("fail please", model="child"), {"text": "handled"}],
-                    child=[{"error": {"status": 400, "message": "bad request from the model API"}}])
+    models = Models(
+        offline=[delegate_call("fail please", model="child"), {"text": "handled"}],
+        child=[{"error": {"status": 400, "message": "bad request from the model API"}}],
+    )
     events, _ = run(tmp_path, models)
     result = models.providers["offline"].requests[1].messages[-1].parts[0]
     assert result.is_error and "ended failed" in result.content and "bad request" in result.content
@@ -160,8 +180,11 @@ class Ceiling(Feature):
 def test_the_parents_ceilings_count_the_childs_calls(tmp_path: Path) -> None:
     write = {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]}
     models = Models(
-        offline=[{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
-                 delegate_call("write three files", model="child"), {"text": "never reached"}],
+        offline=[
+            {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+            delegate_call("write three files", model="child"),
+            {"text": "never reached"},
+        ],
         child=[write, write, write, {"text": "never reached"}],
     )
     events, report = run(tmp_path, models, features=[Ceiling()])

@@ -22,8 +22,9 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # real MCP server pro
 
 
 def _hub(tmp_path, **servers) -> McpHub:
-    hub = McpHub(parse_mcp_servers(servers), cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")},
-                 log_dir=tmp_path / "logs")
+    hub = McpHub(
+        parse_mcp_servers(servers), cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")}, log_dir=tmp_path / "logs"
+    )
     hub.start()
     return hub
 
@@ -64,8 +65,12 @@ def test_missing_env_var_in_server_env_is_a_warning_not_a_crash(tmp_path) -> Non
 
 
 def test_call_returns_text_through_the_chain(tmp_path) -> None:
-    hub = McpHub(parse_mcp_servers({"fx": fixture_server(env={"FIXTURE_PREFIX": "${GREETING}"})}), cwd=tmp_path,
-                 env={"PATH": os.environ.get("PATH", ""), "GREETING": "hi "}, log_dir=None)
+    hub = McpHub(
+        parse_mcp_servers({"fx": fixture_server(env={"FIXTURE_PREFIX": "${GREETING}"})}),
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", ""), "GREETING": "hi "},
+        log_dir=None,
+    )
     hub.start()
     try:
         registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
@@ -133,7 +138,9 @@ def test_a_server_that_dies_is_restarted_once_then_its_tools_are_unavailable_wit
         restarted = call(registry, ctx, "fx__pid")  # waits for the restart under way
         assert not restarted.is_error and restarted.content != first_pid
         warnings = hub.drain_warnings()
-        assert len(warnings) == 1 and "MCP server 'fx' stopped mid-run" in warnings[0] and "restarting it" in warnings[0]
+        assert (
+            len(warnings) == 1 and "MCP server 'fx' stopped mid-run" in warnings[0] and "restarting it" in warnings[0]
+        )
         assert "it wrote nothing to stderr during the call" in warnings[0] and "unrelated" not in warnings[0]
         assert hub.states()[0].state == "ready" and hub.withdrawn() == set()
 
@@ -142,7 +149,9 @@ def test_a_server_that_dies_is_restarted_once_then_its_tools_are_unavailable_wit
         after = call(registry, ctx, "fx__add", {"a": 1, "b": 2})
         assert after.is_error and "is not running" in after.content and "unavailable" in after.content
         warnings = hub.drain_warnings()
-        assert len(warnings) == 1 and "MCP server 'fx' stopped again mid-run" in warnings[0] and "withdrawn" in warnings[0]
+        assert (
+            len(warnings) == 1 and "MCP server 'fx' stopped again mid-run" in warnings[0] and "withdrawn" in warnings[0]
+        )
         assert hub.states()[0].state == "dead" and "fx__add" in hub.withdrawn()
         log = (tmp_path / "logs" / "mcp-fx.log").read_text()
         assert log.count("fixture: serving") == 2  # the restart appended to the first life's log
@@ -162,8 +171,12 @@ def test_a_crash_quotes_what_the_server_said_during_the_call(tmp_path) -> None:
 
 
 def test_a_server_that_fails_to_start_is_a_warning_with_its_stderr_and_no_tools(tmp_path) -> None:
-    hub = _hub(tmp_path, broken=fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
-               missing={"command": "/no/such/server-binary"}, ok=fixture_server())
+    hub = _hub(
+        tmp_path,
+        broken=fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
+        missing={"command": "/no/such/server-binary"},
+        ok=fixture_server(),
+    )
     try:
         names = [t.name for t in hub.tools()]
         assert names and all(n.startswith("ok__") for n in names)
@@ -247,8 +260,9 @@ def test_config_mistakes_are_one_config_error_naming_the_field(section, message)
 
 
 def test_http_servers_parse_and_disabled_servers_are_not_started(tmp_path) -> None:
-    servers = parse_mcp_servers({"remote": {"url": "https://mcp.example.com/mcp", "headers": {"A": "b"}},
-                                 "off": fixture_server(enabled=False)})
+    servers = parse_mcp_servers(
+        {"remote": {"url": "https://mcp.example.com/mcp", "headers": {"A": "b"}}, "off": fixture_server(enabled=False)}
+    )
     assert servers["remote"].transport == "http" and servers["off"].enabled is False
     hub = McpHub({"off": servers["off"]}, cwd=tmp_path, env={}, log_dir=None)
     hub.start()
@@ -267,8 +281,12 @@ def test_streamable_http_server_with_headers_from_the_environment(tmp_path) -> N
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "FIXTURE_MCP_HTTP_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, str(fixture_server()["args"][0])], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(fixture_server()["args"][0])],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -277,8 +295,9 @@ def test_streamable_http_server_with_headers_from_the_environment(tmp_path) -> N
                 break
             except OSError:
                 time.sleep(0.05)
-        servers = parse_mcp_servers({"web": {"url": f"http://127.0.0.1:{port}/mcp",
-                                             "headers": {"Authorization": "Bearer ${TOKEN}"}}})
+        servers = parse_mcp_servers(
+            {"web": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}
+        )
         hub = McpHub(servers, cwd=tmp_path, env={"TOKEN": "t0k"}, log_dir=None)
         hub.start()
         try:
@@ -300,15 +319,25 @@ def test_a_token_the_server_prints_never_reaches_its_log_nor_a_warning(tmp_path)
     its way into `logs/mcp-<server>.log`, as every file arreio keeps does; so does the stderr a
     crash warning quotes."""
     say = "authenticated as octocat with token ${GITHUB_TOKEN}"
-    servers = parse_mcp_servers({"gh": fixture_server(env={"GITHUB_TOKEN": "${GITHUB_TOKEN}", "FIXTURE_MCP_SAY": say}),
-                                 "broken": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1", "FIXTURE_MCP_SAY": say})})
-    hub = McpHub(servers, cwd=tmp_path, env={"PATH": os.environ.get("PATH", ""), "GITHUB_TOKEN": SERVER_TOKEN},
-                 log_dir=tmp_path / "logs")
+    servers = parse_mcp_servers(
+        {
+            "gh": fixture_server(env={"GITHUB_TOKEN": "${GITHUB_TOKEN}", "FIXTURE_MCP_SAY": say}),
+            "broken": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1", "FIXTURE_MCP_SAY": say}),
+        }
+    )
+    hub = McpHub(
+        servers,
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", ""), "GITHUB_TOKEN": SERVER_TOKEN},
+        log_dir=tmp_path / "logs",
+    )
     hub.start()
     try:
         registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
         assert call(registry, ctx, "gh__add", {"a": 1, "b": 2}).content == "3"
-        call(registry, ctx, "gh__crash", {"last_words": f"fatal: token {SERVER_TOKEN[:16]}\n{SERVER_TOKEN[16:]} revoked"})
+        call(
+            registry, ctx, "gh__crash", {"last_words": f"fatal: token {SERVER_TOKEN[:16]}\n{SERVER_TOKEN[16:]} revoked"}
+        )
         shown = " ".join(hub.drain_warnings() + [s.detail for s in hub.states()])
         assert "token [REDACTED:GITHUB_TOKEN] revoked" in shown and "missing API token" in shown
         assert SERVER_TOKEN[:12] not in shown and SERVER_TOKEN[-12:] not in shown

@@ -16,7 +16,10 @@ pytestmark = pytest.mark.slow
 
 
 def _marked_server(work: Path) -> dict:
-    return {"command": "/bin/sh", "args": ["-c", f'echo started >> "{work}/started.txt"; exec "{sys.executable}" "{MCP_SERVER}"']}
+    return {
+        "command": "/bin/sh",
+        "args": ["-c", f'echo started >> "{work}/started.txt"; exec "{sys.executable}" "{MCP_SERVER}"'],
+    }
 
 
 def test_a_server_whose_tools_are_all_excluded_is_not_started(tmp_path: Path, arreio_env: dict) -> None:

@@ -58,13 +58,21 @@ def run_arreio(project: Path, env: dict, cmd: list[str], args: list[str], **pope
 
 # -- naming tools of a server that is not up --------------------------------------------------------
 def test_disabling_the_tools_of_a_server_that_failed_to_start_is_a_warning(project: Path, cli) -> None:
-    configure(project, {"mcp_servers": {"fx": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
-                                        "off": fixture_server(enabled=False)},
-                        "tools_disabled": ["fx__crash"]})
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "fx": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
+                "off": fixture_server(enabled=False),
+            },
+            "tools_disabled": ["fx__crash"],
+        },
+    )
     replies = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "GOAL.md"}}]}, {"text": "read it"}]
     # (`--no-tools 'fx__*'` would exclude every tool of fx: it is then not started at all, and says nothing)
-    result = cli("run", *GOAL, "--script", script(project, replies),
-                 "--no-tools", "fx__add", "--tools", "off__*,fx__*,read_file")
+    result = cli(
+        "run", *GOAL, "--script", script(project, replies), "--no-tools", "fx__add", "--tools", "off__*,fx__*,read_file"
+    )
     assert result.exit_code == 0, result.output
     warnings = warnings_of(events_of(result.stdout))
     assert any("tool(s) fx__add not offered in this run: MCP server 'fx' failed to start" in w for w in warnings)
@@ -105,17 +113,23 @@ def test_a_missed_connect_timeout_leaves_no_noise(project: Path, arreio_env, arr
 
 def test_sdk_records_outside_a_connection_still_reach_stderr_as_before(arreio_env) -> None:
     # a real interpreter: pytest's own logging handlers would hide what plain Python does
-    code = ("import logging; from arreio.engine.tools.mcp import logs; logs.route_sdk_logging(); "
-            "logging.getLogger('mcp.client.stdio').warning('not about a connection'); "
-            "logging.getLogger('mcp').info('below the default level')")
+    code = (
+        "import logging; from arreio.engine.tools.mcp import logs; logs.route_sdk_logging(); "
+        "logging.getLogger('mcp.client.stdio').warning('not about a connection'); "
+        "logging.getLogger('mcp').info('below the default level')"
+    )
     done = subprocess.run([sys.executable, "-c", code], env=arreio_env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and done.stderr == "not about a connection\n"
 
 
 def test_a_server_that_fails_after_junk_says_so(tmp_path: Path) -> None:
     junk_then_fail = fixture_server(env={"FIXTURE_MCP_JUNK": "3", "FIXTURE_MCP_FAIL_START": "1"})
-    hub = McpHub(parse_mcp_servers({"fx": junk_then_fail}),
-                 cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")}, log_dir=tmp_path / ".arreio" / "logs")
+    hub = McpHub(
+        parse_mcp_servers({"fx": junk_then_fail}),
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", "")},
+        log_dir=tmp_path / ".arreio" / "logs",
+    )
     hub.start()
     try:
         detail = hub.states()[0].detail
@@ -139,8 +153,11 @@ class _Gate:
             def _answer(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if outer.refuse is not None or upstream is None:
-                    self._send(outer.refuse or 401, b'{"error": "invalid_token"}', {"Content-Type": "application/json",
-                               "WWW-Authenticate": 'Bearer error="invalid_token"'})
+                    self._send(
+                        outer.refuse or 401,
+                        b'{"error": "invalid_token"}',
+                        {"Content-Type": "application/json", "WWW-Authenticate": 'Bearer error="invalid_token"'},
+                    )
                 elif self.command == "GET" or b'"subscriptions/listen"' in body:  # it buffers, so no
                     self._send(405, b"", {})  # server-initiated stream through the gate (the client copes)
                 else:
@@ -152,8 +169,9 @@ class _Gate:
 
                 skip = ("host", "content-length", "connection")
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
-                request = urllib.request.Request(upstream + self.path, data=body or None, method=self.command,
-                                                 headers=headers)
+                request = urllib.request.Request(
+                    upstream + self.path, data=body or None, method=self.command, headers=headers
+                )
                 try:
                     with urllib.request.urlopen(request, timeout=20) as response:
                         status, data, got = response.status, response.read(), response.headers
@@ -195,8 +213,9 @@ def http_fixture_server() -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "FIXTURE_MCP_HTTP_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, fixture_server()["args"][0]], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, fixture_server()["args"][0]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -220,8 +239,9 @@ def test_http_auth_failure_says_check_its_headers(tmp_path: Path, status: int) -
         hub.start()
         state = hub.states()[0]
         assert state.state == "failed" and hub.tools() == []
-        expected = (f"authentication failed ({status}) for server remote — check its headers "
-                    "(mcp_servers.remote.headers)")
+        expected = (
+            f"authentication failed ({status}) for server remote — check its headers (mcp_servers.remote.headers)"
+        )
         assert state.detail == expected
         assert hub.drain_warnings() == [expected + "; its tools are not available"]
     finally:
@@ -266,8 +286,9 @@ def _pipeline(work: Path, replies: list[dict], config: dict) -> tuple[list, Scri
     configure(work, config)
     provider = ScriptedProvider(replies)
     deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider))
-    options = RunOptions(goal_text="# go\n", cwd=work, env={"PATH": os.environ.get("PATH", ""), "HOME": str(work)},
-                         yes=True)
+    options = RunOptions(
+        goal_text="# go\n", cwd=work, env={"PATH": os.environ.get("PATH", ""), "HOME": str(work)}, yes=True
+    )
     return asyncio.run(run_to_end(options, deps)), provider
 
 
@@ -295,17 +316,24 @@ def test_a_dead_servers_tools_are_withdrawn_and_the_model_is_told_once(project: 
 
 # -- per-server allow / deny -------------------------------------------------------------------------
 def test_per_server_deny_and_allow_with_globs_and_did_you_mean(project: Path, cli) -> None:
-    configure(project, {"mcp_servers": {
-        "fx": fixture_server(tools={"deny": ["crash", "sl*", "stauts"]}),
-        "only": fixture_server(tools={"allow": ["add", "ech?"]}),
-    }})
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "fx": fixture_server(tools={"deny": ["crash", "sl*", "stauts"]}),
+                "only": fixture_server(tools={"allow": ["add", "ech?"]}),
+            }
+        },
+    )
     replies = [{"tool_calls": [{"name": "fx__status"}]}, {"text": "ok"}]
     result = cli("run", *GOAL, "--script", script(project, replies), "--tools", "fx__*,only__*,fx__crash")
     assert result.exit_code == 0, result.output
     events = events_of(result.stdout)
     warnings = warnings_of(events)
-    assert any("mcp_servers.fx.tools.deny names 'stauts', which server 'fx' does not offer; did you mean status?" in w
-               for w in warnings)
+    assert any(
+        "mcp_servers.fx.tools.deny names 'stauts', which server 'fx' does not offer; did you mean status?" in w
+        for w in warnings
+    )
     assert "tool fx__crash is not offered in this run: in its server's tools.deny (mcp_servers.fx.tools)" in warnings
     listing = cli("mcp", "list", "--json")
     rows = {r["name"]: r for r in json.loads(listing.stdout)["servers"]}
@@ -364,8 +392,15 @@ def test_connecting_shows_on_a_terminals_stderr_only(project: Path, arreio_env, 
     replies = [{"text": "hi"}]
     args = ["run", *GOAL, "--script", script(project, replies)]
     master, slave = pty.openpty()
-    proc = subprocess.Popen(arreio_cmd + args, cwd=project, env=arreio_env, stdout=subprocess.PIPE, stderr=slave,
-                            stdin=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        arreio_cmd + args,
+        cwd=project,
+        env=arreio_env,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     os.close(slave)
     seen = bytearray()
 

@@ -25,8 +25,9 @@ PLANT = "import pathlib\npathlib.Path({marker!r}).write_text('the agent ran on t
 
 
 def _run(project: Path, env: dict, replies: list[dict], *extra: str) -> subprocess.CompletedProcess:
-    return run_cli(project, env, "run", "--goal", "GOAL.md", "--json", "--yes", "--script", script(project, replies),
-                   *extra)
+    return run_cli(
+        project, env, "run", "--goal", "GOAL.md", "--json", "--yes", "--script", script(project, replies), *extra
+    )
 
 
 def _ends(done: subprocess.CompletedProcess) -> list[dict]:
@@ -61,17 +62,29 @@ def test_a_command_in_the_projects_virtualenv_is_passed_over(project: Path, arre
 
 
 def test_the_working_directory_is_named_where_the_server_is_told_it(project: Path, arreio_env: dict) -> None:
-    configure(project, {"mcp_servers": {"fx": {"command": sys.executable, "args": [str(MCP_SERVER)],
-                                               "env": {"FIXTURE_PREFIX": "${ARREIO_WORKDIR}|"}}}})
-    done = _run(project, arreio_env, [{"tool_calls": [{"name": "fx__echo", "arguments": {"text": "x"}}]},
-                                      {"text": "ok"}])
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "fx": {
+                    "command": sys.executable,
+                    "args": [str(MCP_SERVER)],
+                    "env": {"FIXTURE_PREFIX": "${ARREIO_WORKDIR}|"},
+                }
+            }
+        },
+    )
+    done = _run(
+        project, arreio_env, [{"tool_calls": [{"name": "fx__echo", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+    )
     assert [e["preview"] for e in _ends(done)] == [f"{project.resolve()}|x"], done.stdout + done.stderr
 
 
 @requires_sandbox
 @pytest.mark.parametrize("sandboxed", [True, None, False], ids=["sandbox-true", "unset-runs-a-project-file", "false"])
-def test_a_sandboxed_server_stays_in_the_room(project: Path, arreio_env: dict, tmp_path: Path,
-                                              sandboxed: bool | None) -> None:
+def test_a_sandboxed_server_stays_in_the_room(
+    project: Path, arreio_env: dict, tmp_path: Path, sandboxed: bool | None
+) -> None:
     """A server that runs a file of the project runs in the sandbox unless the user says false."""
     outside = Path("/var/tmp") / f"arreio-mcp-outside-{uuid.uuid4().hex[:8]}.txt"  # not under the private /tmp
     tools = project / "tools"

@@ -47,14 +47,16 @@ def _pipeline(work: Path, replies: list[dict], config: dict, **options) -> tuple
     configure(work, config)
     provider = ScriptedProvider(replies)
     deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider))
-    run = RunOptions(goal_text="# go\n", cwd=work, env={"PATH": os.environ.get("PATH", ""), "HOME": str(work)},
-                     yes=True, **options)
+    run = RunOptions(
+        goal_text="# go\n", cwd=work, env={"PATH": os.environ.get("PATH", ""), "HOME": str(work)}, yes=True, **options
+    )
     return asyncio.run(run_to_end(run, deps)), provider
 
 
 def _hub(tmp_path: Path, **servers) -> McpHub:
-    hub = McpHub(parse_mcp_servers(servers), cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")},
-                 log_dir=tmp_path / "logs")
+    hub = McpHub(
+        parse_mcp_servers(servers), cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")}, log_dir=tmp_path / "logs"
+    )
     hub.start()
     return hub
 
@@ -90,8 +92,10 @@ def test_list_and_read_resources_through_the_chain(notes) -> None:
     assert not listing.is_error and listing.content.startswith("4 resource(s) of MCP server 'notes'")
     assert "notes://readme — readme (text/plain): What the notes are." in listing.content
     assert "notes://item/{n} — item (text/plain): One numbered note. [template" in listing.content
-    assert call(registry, ctx, "notes__read_resource", {"uri": "notes://readme"}).content == \
-        "These notes hold the release checklist."
+    assert (
+        call(registry, ctx, "notes__read_resource", {"uri": "notes://readme"}).content
+        == "These notes hold the release checklist."
+    )
     assert call(registry, ctx, "notes__read_resource", {"uri": "notes://item/7"}).content == "note number 7"
     blob = call(registry, ctx, "notes__read_resource", {"uri": "notes://logo"})
     assert blob.content == "[binary resource notes://logo (application/octet-stream), 256 bytes, not shown]"
@@ -114,8 +118,10 @@ def test_a_server_that_lists_no_resources_and_the_deny_list_hide_the_tools(tmp_p
 
 def test_a_large_resource_becomes_a_result_set_and_reads_need_no_approval(project: Path, cli) -> None:
     configure(project, {"mcp_servers": {"notes": rich()}})
-    replies = [{"tool_calls": [{"name": "notes__read_resource", "arguments": {"uri": "notes://big"}}]},
-               {"text": "read it"}]
+    replies = [
+        {"tool_calls": [{"name": "notes__read_resource", "arguments": {"uri": "notes://big"}}]},
+        {"text": "read it"},
+    ]
     result = cli("run", *GOAL, "--script", script(project, replies))  # no --yes: a sensitive call would pause
     assert result.exit_code == 0, result.output
     events = events_of(result.stdout)
@@ -172,10 +178,14 @@ def test_a_changed_tool_list_is_offered_at_the_next_step(project: Path) -> None:
 
 
 def test_a_tool_added_mid_run_still_obeys_the_runs_allow_list(project: Path) -> None:
-    replies = [{"tool_calls": [{"name": "notes__unlock"}]}, {"tool_calls": [{"name": "notes__secret"}]},
-               {"text": "done"}]
-    events, provider = _pipeline(project, replies, {"mcp_servers": {"notes": rich()}},
-                                 tools=["notes__unlock", "notes__lock", "read_file"])
+    replies = [
+        {"tool_calls": [{"name": "notes__unlock"}]},
+        {"tool_calls": [{"name": "notes__secret"}]},
+        {"text": "done"},
+    ]
+    events, provider = _pipeline(
+        project, replies, {"mcp_servers": {"notes": rich()}}, tools=["notes__unlock", "notes__lock", "read_file"]
+    )
     assert not any("notes__secret" in {t.name for t in r.tools} for r in provider.requests)
     ends = [e for e in events if e.type == "tool_end"]
     assert ends[1].is_error and "unknown tool 'notes__secret'" in ends[1].preview
@@ -209,8 +219,15 @@ def test_prompt_refs_and_arguments_are_checked_before_the_server_is_asked() -> N
     assert parse_args(["file=a.py", "focus=x=y"]) == {"file": "a.py", "focus": "x=y"}
     with pytest.raises(UsageError, match="NAME=VALUE"):
         parse_args(["file"])
-    prompt = PromptInfo("notes", "review", "", [{"name": "file", "description": "", "required": True},
-                                                 {"name": "focus", "description": "", "required": False}])
+    prompt = PromptInfo(
+        "notes",
+        "review",
+        "",
+        [
+            {"name": "file", "description": "", "required": True},
+            {"name": "focus", "description": "", "required": False},
+        ],
+    )
     check_arguments(prompt, {"file": "a.py"})
     with pytest.raises(UsageError, match=r"needs --arg file=… \(its arguments: file \(required\), focus\)"):
         check_arguments(prompt, {"focus": "speed"})
@@ -224,8 +241,10 @@ def test_mcp_prompts_lists_shows_and_renders(project: Path, cli) -> None:
     assert listed.exit_code == 0, listed.output
     prompts = {p["ref"]: p for p in json.loads(listed.stdout)["prompts"]}
     assert set(prompts) == {"notes/review", "notes/greet"}
-    assert prompts["notes/review"]["arguments"] == [{"name": "file", "description": "", "required": True},
-                                                    {"name": "focus", "description": "", "required": False}]
+    assert prompts["notes/review"]["arguments"] == [
+        {"name": "file", "description": "", "required": True},
+        {"name": "focus", "description": "", "required": False},
+    ]
     table = cli("mcp", "prompts")
     assert "notes/review" in table.stdout and "[args: file (required), focus]" in table.stdout
     shown = cli("mcp", "prompts", "review")
@@ -241,21 +260,25 @@ def test_mcp_prompts_lists_shows_and_renders(project: Path, cli) -> None:
 def test_run_with_an_mcp_prompt_as_the_goal(project: Path, cli) -> None:
     configure(project, {"mcp_servers": {"notes": rich()}})
     replies = [{"text": "reviewed"}]
-    result = cli("run", "--json", "--mcp-prompt", "notes/review", "--arg", "file=a.py", "--script",
-                 script(project, replies))
+    result = cli(
+        "run", "--json", "--mcp-prompt", "notes/review", "--arg", "file=a.py", "--script", script(project, replies)
+    )
     assert result.exit_code == 0, result.output
     session = next((project / ".arreio" / "sessions").glob("*.jsonl")).read_text()
     assert "Review a.py for bugs. List each finding with its line number." in session
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--mcp-prompt", "notes/review"], "prompt notes/review needs --arg file=…"),
-    (["--mcp-prompt", "notes/review", "--arg", "fiel=a"], "has no argument 'fiel' (did you mean 'file'?)"),
-    (["--mcp-prompt", "notes/reviwe", "--arg", "file=a"], "no prompt 'reviwe' on server 'notes' (did you mean"),
-    (["--mcp-prompt", "nots/review"], "no MCP server named 'nots' in config (did you mean 'notes'?)"),
-    (["--arg", "file=a", "--goal", "GOAL.md"], "--arg is an argument of --mcp-prompt"),
-    (["--mcp-prompt", "notes/review", "--goal", "GOAL.md"], "--mcp-prompt is the goal"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mcp-prompt", "notes/review"], "prompt notes/review needs --arg file=…"),
+        (["--mcp-prompt", "notes/review", "--arg", "fiel=a"], "has no argument 'fiel' (did you mean 'file'?)"),
+        (["--mcp-prompt", "notes/reviwe", "--arg", "file=a"], "no prompt 'reviwe' on server 'notes' (did you mean"),
+        (["--mcp-prompt", "nots/review"], "no MCP server named 'nots' in config (did you mean 'notes'?)"),
+        (["--arg", "file=a", "--goal", "GOAL.md"], "--arg is an argument of --mcp-prompt"),
+        (["--mcp-prompt", "notes/review", "--goal", "GOAL.md"], "--mcp-prompt is the goal"),
+    ],
+)
 def test_a_bad_mcp_prompt_is_one_line_and_exit_2(project: Path, cli, args: list[str], message: str) -> None:
     configure(project, {"mcp_servers": {"notes": rich()}})
     result = cli("run", "--offline", *args)

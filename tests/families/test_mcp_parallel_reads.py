@@ -32,9 +32,15 @@ def _events(output: str) -> list[dict]:
 def test_eight_slow_reads_overlap_and_land_in_declared_order(project: Path, cli) -> None:
     log = project / "slow.log"
     # k0 sleeps longest, k7 shortest: completion order is the reverse of the declared order
-    configure(project, {"mcp_servers": {"slow": _server(SLOW_READS_DELAY_S="0.1", SLOW_READS_LOG=str(log),
-                                                        SLOW_READS_ORDER=",".join(KEYS))},
-                        "tools": {"parallel": 8}})
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "slow": _server(SLOW_READS_DELAY_S="0.1", SLOW_READS_LOG=str(log), SLOW_READS_ORDER=",".join(KEYS))
+            },
+            "tools": {"parallel": 8},
+        },
+    )
     replies = [{"tool_calls": [{"name": "slow__lookup", "arguments": {"key": k}} for k in KEYS]}, {"text": "ok"}]
     result = cli("run", "--goal", "GOAL.md", "--script", script(project, replies), "--json")
     assert result.exit_code == 0, result.output

@@ -47,10 +47,15 @@ def reference_bin() -> Path:
         with open(venv.parent / f"{venv.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # two sessions at once install it once
             if not done.exists():
-                subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, capture_output=True,
-                               timeout=120)
-                subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *PACKAGES], check=True,
-                               capture_output=True, timeout=240)
+                subprocess.run(
+                    [sys.executable, "-m", "venv", "--clear", str(venv)], check=True, capture_output=True, timeout=120
+                )
+                subprocess.run(
+                    [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *PACKAGES],
+                    check=True,
+                    capture_output=True,
+                    timeout=240,
+                )
                 done.write_text(" ".join(PACKAGES) + "\n")
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
         detail = getattr(error, "stderr", b"") or b""
@@ -75,13 +80,22 @@ def test_status_add_status_status_status_passes_with_clean_stderr(
     project: Path, reference_bin: Path, arreio_env, arreio_cmd
 ) -> None:
     _git_repo(project)
-    configure(project, {"mcp_servers": {
-        "time": {"command": str(reference_bin / "mcp-server-time")},
-        # `cwd: .`: the user's choice to start it in the working directory (the model passes "." paths);
-        # `sandbox: false`: and outside the sandbox, where it may write .git (git add)
-        "git": {"command": str(reference_bin / "mcp-server-git"), "args": ["--repository", "${ARREIO_WORKDIR}"],
-                "cwd": ".", "sandbox": False},
-    }})
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "time": {"command": str(reference_bin / "mcp-server-time")},
+                # `cwd: .`: the user's choice to start it in the working directory (the model passes "." paths);
+                # `sandbox: false`: and outside the sandbox, where it may write .git (git add)
+                "git": {
+                    "command": str(reference_bin / "mcp-server-git"),
+                    "args": ["--repository", "${ARREIO_WORKDIR}"],
+                    "cwd": ".",
+                    "sandbox": False,
+                },
+            }
+        },
+    )
     status = {"name": "git__git_status", "arguments": {"repo_path": "."}}
     add = {"name": "git__git_add", "arguments": {"repo_path": ".", "files": ["a.txt"]}}
     now = {"name": "time__get_current_time", "arguments": {"timezone": "UTC"}}
@@ -94,8 +108,15 @@ def test_status_add_status_status_status_passes_with_clean_stderr(
     assert [e["is_error"] for e in ends] == [False] * 6
     assert ends[1]["preview"].startswith("Files staged")
 
-    listing = subprocess.run(arreio_cmd + ["mcp", "list", "--json"], check=False, cwd=project, env=arreio_env,
-                             capture_output=True, text=True, timeout=120)
+    listing = subprocess.run(
+        arreio_cmd + ["mcp", "list", "--json"],
+        check=False,
+        cwd=project,
+        env=arreio_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     tools = {t["name"]: t for s in json.loads(listing.stdout)["servers"] for t in s["tools"]}
     assert tools["git__git_status"]["read_only"] and not tools["git__git_add"]["read_only"]
     assert "repo_path" in tools["git__git_status"]["input_schema"]["properties"]
@@ -105,8 +126,10 @@ def test_status_add_status_status_status_passes_with_clean_stderr(
     assert not any(name.endswith(("__list_resources", "__read_resource")) for name in tools)
 
 
-PAGE = ("<html><head><title>Release notes</title></head>"
-        "<body><h1>Release 7</h1><p>The kettle now whistles.</p></body></html>")
+PAGE = (
+    "<html><head><title>Release notes</title></head>"
+    "<body><h1>Release 7</h1><p>The kettle now whistles.</p></body></html>"
+)
 
 
 def test_fetch_servers_prompt_is_the_goal_and_its_tool_reads_a_loopback_page(
@@ -114,16 +137,41 @@ def test_fetch_servers_prompt_is_the_goal_and_its_tool_reads_a_loopback_page(
 ) -> None:
     local_server.routes["/notes"] = reply(200, PAGE)
     url = local_server.url + "/notes"
-    configure(project, {"mcp_servers": {"fetch": {"command": str(reference_bin / "mcp-server-fetch"),
-                                                  "args": ["--ignore-robots-txt", "--allow-private-ips"]}}})
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "fetch": {
+                    "command": str(reference_bin / "mcp-server-fetch"),
+                    "args": ["--ignore-robots-txt", "--allow-private-ips"],
+                }
+            }
+        },
+    )
 
     def arreio(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(arreio_cmd + list(args), check=False, cwd=project, env=arreio_env, capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run(
+            arreio_cmd + list(args),
+            check=False,
+            cwd=project,
+            env=arreio_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     replies = [{"tool_calls": [{"name": "fetch__fetch", "arguments": {"url": url}}]}, {"text": "read"}]
-    done = arreio("run", "--json", "--yes", "--mcp-prompt", "fetch/fetch", "--arg", f"url={url}",
-                  "--script", script(project, replies))
+    done = arreio(
+        "run",
+        "--json",
+        "--yes",
+        "--mcp-prompt",
+        "fetch/fetch",
+        "--arg",
+        f"url={url}",
+        "--script",
+        script(project, replies),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     session = next((project / ".arreio" / "sessions").glob("*.jsonl")).read_text()
@@ -131,7 +179,11 @@ def test_fetch_servers_prompt_is_the_goal_and_its_tool_reads_a_loopback_page(
     assert "The kettle now whistles." in json.dumps(first_user)  # the rendered prompt, fetched, is the goal
     end = next(json.loads(line) for line in done.stdout.splitlines() if '"tool_end"' in line)
     assert not end["is_error"] and end["preview"] == f"Contents of {url}:"
-    tool = next(json.loads(line) for line in session.splitlines() if "fetch__fetch" in line and "call_0_0" in line and "\"tool\"" in line)
+    tool = next(
+        json.loads(line)
+        for line in session.splitlines()
+        if "fetch__fetch" in line and "call_0_0" in line and '"tool"' in line
+    )
     assert "The kettle now whistles." in json.dumps(tool)  # the tool read the same page
     assert all(path == "/notes" for path, _ in local_server.requests)  # loopback only, no robots.txt
 

@@ -61,8 +61,11 @@ def test_servers_are_shut_down_when_the_run_ends(project: Path, cli) -> None:
     result = cli("run", "--goal", "GOAL.md", "--script", script(project, replies), "--json", "--yes")
     assert result.exit_code == 0, result.output
     pid_line = (project / ".arreio" / "sessions").glob("*.jsonl")
-    pid = int(next(line for line in next(pid_line).read_text().splitlines() if '"fx__pid"' in line and '"tool"' in line)
-              .split('"content":"')[1].split('"')[0])
+    pid = int(
+        next(line for line in next(pid_line).read_text().splitlines() if '"fx__pid"' in line and '"tool"' in line)
+        .split('"content":"')[1]
+        .split('"')[0]
+    )
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and Path(f"/proc/{pid}").exists() and "Z" not in _state(pid):
         time.sleep(0.05)
@@ -92,17 +95,38 @@ def test_a_server_that_cannot_start_is_a_warning_and_the_run_goes_on(project: Pa
 def test_tools_flags_accept_patterns_over_mcp_tools(project: Path, cli) -> None:
     configure(project, {"mcp_servers": {"fx": fixture_server()}})
     replies = [{"tool_calls": [{"name": "fx__crash"}]}, {"text": "done"}]
-    result = cli("run", "--goal", "GOAL.md", "--script", script(project, replies), "--json", "--yes",
-                 "--tools", "fx__*,read_file", "--no-tools", "fx__crash")
+    result = cli(
+        "run",
+        "--goal",
+        "GOAL.md",
+        "--script",
+        script(project, replies),
+        "--json",
+        "--yes",
+        "--tools",
+        "fx__*,read_file",
+        "--no-tools",
+        "fx__crash",
+    )
     assert result.exit_code == 0, result.output
     ends = [e for e in events_of(result.stdout) if e["type"] == "tool_end"]
     assert ends[0]["is_error"] and "unknown tool 'fx__crash'" in ends[0]["preview"]
-    assert "fx__add" in ends[0]["preview"] and "read_file" in ends[0]["preview"] and "write_file" not in ends[0]["preview"]
+    assert (
+        "fx__add" in ends[0]["preview"] and "read_file" in ends[0]["preview"] and "write_file" not in ends[0]["preview"]
+    )
 
 
 def test_mcp_list_shows_state_and_tools(project: Path, cli) -> None:
-    configure(project, {"mcp_servers": {"fx": fixture_server(), "broken": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
-                                        "off": fixture_server(enabled=False)}})
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "fx": fixture_server(),
+                "broken": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
+                "off": fixture_server(enabled=False),
+            }
+        },
+    )
     result = cli("mcp", "list", "--json")
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.stdout)["servers"]}
@@ -121,8 +145,15 @@ def test_mcp_list_without_servers_says_how_to_add_one(project: Path, cli) -> Non
 
 
 def test_mcp_test_connects_and_lists_or_fails_with_exit_1(project: Path, cli) -> None:
-    configure(project, {"mcp_servers": {"fx": fixture_server(enabled=False),
-                                        "broken": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"})}})
+    configure(
+        project,
+        {
+            "mcp_servers": {
+                "fx": fixture_server(enabled=False),
+                "broken": fixture_server(env={"FIXTURE_MCP_FAIL_START": "1"}),
+            }
+        },
+    )
     ok = cli("mcp", "test", "fx")
     assert ok.exit_code == 0, ok.output
     assert "fx: ok" in ok.stdout and "fx__echo" in ok.stdout
@@ -148,8 +179,9 @@ def test_ctrl_c_mid_run_shuts_the_servers_down(project: Path, arreio_env, arreio
     configure(project, {"mcp_servers": {"fx": fixture_server()}})
     replies = [{"tool_calls": [{"name": "fx__pid"}]}, {"text": "slow words " * 40, "delay_s": 0.1, "chunk_chars": 4}]
     cmd = arreio_cmd + ["run", "--goal", "GOAL.md", "--script", script(project, replies), "--json", "--yes"]
-    proc = subprocess.Popen(cmd, cwd=project, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **INTERRUPTIBLE)
+    proc = subprocess.Popen(
+        cmd, cwd=project, env=arreio_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **INTERRUPTIBLE
+    )
     pid = None
     for line in proc.stdout:
         event = json.loads(line)

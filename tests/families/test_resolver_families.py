@@ -52,8 +52,10 @@ class Family(Feature):
 
 
 def families():
-    return [Family("alpha", [Probe("alpha__one"), Probe("alpha__two"), Probe("alpha__off", "no key set")]),
-            Family("beta", [Probe("beta_tool")])]
+    return [
+        Family("alpha", [Probe("alpha__one"), Probe("alpha__two"), Probe("alpha__off", "no key set")]),
+        Family("beta", [Probe("beta_tool")]),
+    ]
 
 
 def test_every_family_enters_and_is_remembered(tmp_path: Path) -> None:
@@ -75,7 +77,10 @@ def test_patterns_select_and_exclude_families(tmp_path: Path) -> None:
     ctx = run_context(tmp_path)
     assert resolve_tools(ctx, families(), enable=["alpha__*"]).names() == ["alpha__one", "alpha__two"]
     assert "alpha__one" not in resolve_tools(ctx, families(), disable=["alpha__*"])
-    assert resolve_tools(ctx, families(), enable=["*"], disable=["shell", "beta_*"]).names()[-2:] == ["alpha__one", "alpha__two"]
+    assert resolve_tools(ctx, families(), enable=["*"], disable=["shell", "beta_*"]).names()[-2:] == [
+        "alpha__one",
+        "alpha__two",
+    ]
     with pytest.raises(ConfigError, match=r"unknown tool\(s\) gamma__\*"):
         resolve_tools(ctx, families(), enable=["gamma__*"])
     with pytest.raises(ConfigError, match=r"unknown tool\(s\) nope"):
@@ -109,10 +114,17 @@ def test_the_report_carries_schema_tokens_and_warnings_reach_the_event_stream(tm
     work = tmp_path / "work"
     work.mkdir()
     provider = ScriptedProvider([{"tool_calls": [{"name": "read_file", "arguments": {"path": "x"}}]}, {"text": "ok"}])
-    deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider),
-                        features=[WebFeature(), DelegateFeature(), ToolReportFeature()])
-    options = RunOptions(goal_text="# go\n", cwd=work, env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)},
-                         tools=["read_file", "web_fetch", "web_search"])
+    deps = PipelineDeps(
+        clock=FixedClock(),
+        provider_factory=provider_factory(provider),
+        features=[WebFeature(), DelegateFeature(), ToolReportFeature()],
+    )
+    options = RunOptions(
+        goal_text="# go\n",
+        cwd=work,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)},
+        tools=["read_file", "web_fetch", "web_search"],
+    )
     events = asyncio.run(run_to_end(options, deps))
     report = json.loads((work / events[-1].report_path).read_text())
     offered = [t.name for t in provider.requests[0].tools]

@@ -46,8 +46,9 @@ def test_html_page_becomes_readable_markdownish_text(local_server) -> None:
 
 
 def test_pdf_becomes_page_marked_text(local_server) -> None:
-    local_server.routes["/paper.pdf"] = reply(200, make_pdf(["Hello from page one", "Goodbye on page two"]),
-                                              "application/pdf")
+    local_server.routes["/paper.pdf"] = reply(
+        200, make_pdf(["Hello from page one", "Goodbye on page two"]), "application/pdf"
+    )
     result = fetch(local_server.url + "/paper.pdf")
     assert not result.is_error, result.content
     assert "--- page 1 of 2 ---\nHello from page one" in result.content
@@ -90,7 +91,9 @@ def test_http_failures_are_readable_and_suggest_a_next_step(local_server, status
 
 
 def test_huge_page_is_cut_with_the_count_and_can_be_paged(local_server) -> None:
-    body = "<html><body>" + "".join(f"<p>paragraph {i:05d} " + "x" * 80 + "</p>" for i in range(3000)) + "</body></html>"
+    body = (
+        "<html><body>" + "".join(f"<p>paragraph {i:05d} " + "x" * 80 + "</p>" for i in range(3000)) + "</body></html>"
+    )
     local_server.routes["/huge"] = reply(200, body)
     first = fetch(local_server.url + "/huge")
     assert not first.is_error
@@ -105,15 +108,21 @@ def test_huge_page_is_cut_with_the_count_and_can_be_paged(local_server) -> None:
 def test_download_is_capped(local_server) -> None:
     local_server.routes["/big.txt"] = reply(200, "y" * 200_000, "text/plain")
     tool = WebFetch(WebSettings(allow_private=True, max_bytes=50_000, max_chars=1000))
-    result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": local_server.url + "/big.txt"},
-                                  RunContext(cwd=".")))
+    result = asyncio.run(
+        run_tool(ToolRegistry([tool]), "web_fetch", {"url": local_server.url + "/big.txt"}, RunContext(cwd="."))
+    )
     assert "of 50,000" in result.content and "download stopped at 50,000 bytes" in result.content
 
 
 def test_loopback_and_private_addresses_are_refused_by_default(local_server) -> None:
     local_server.routes["/notes.html"] = reply(200, PAGE)
-    for url in (local_server.url + "/notes.html", f"http://localhost:{local_server.httpd.server_port}/notes.html",
-                "http://10.1.2.3/admin", "http://169.254.169.254/latest/meta-data", "http://[::1]:9/"):
+    for url in (
+        local_server.url + "/notes.html",
+        f"http://localhost:{local_server.httpd.server_port}/notes.html",
+        "http://10.1.2.3/admin",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]:9/",
+    ):
         result = fetch(url, allow_private=False)
         assert result.is_error and "not a public address" in result.content and "web.allow_private" in result.content
     assert local_server.requests == []  # refused before any request left
@@ -129,12 +138,28 @@ def test_the_per_hop_address_check_refuses_internal_and_passes_public_literals()
     asyncio.run(check_address("http://93.184.216.34/x", allow_private=False))  # a public literal: no lookup needed
 
 
-@pytest.mark.parametrize("address", [
-    "100.64.0.1", "100.127.255.254",  # shared address space (carrier NAT)
-    "192.0.0.8", "192.0.2.10", "198.18.0.1", "198.51.100.7", "203.0.113.9",  # protocol, benchmark, documentation
-    "240.0.0.1", "0.0.0.0", "224.0.0.251", "255.255.255.255",  # reserved, unspecified, multicast, broadcast
-    "[fc00::1]", "[fe80::1]", "[2001:db8::1]", "[::ffff:10.0.0.1]", "[64:ff9b::a00:1]", "[2002:a00:1::1]",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "100.64.0.1",
+        "100.127.255.254",  # shared address space (carrier NAT)
+        "192.0.0.8",
+        "192.0.2.10",
+        "198.18.0.1",
+        "198.51.100.7",
+        "203.0.113.9",  # protocol, benchmark, documentation
+        "240.0.0.1",
+        "0.0.0.0",
+        "224.0.0.251",
+        "255.255.255.255",  # reserved, unspecified, multicast, broadcast
+        "[fc00::1]",
+        "[fe80::1]",
+        "[2001:db8::1]",
+        "[::ffff:10.0.0.1]",
+        "[64:ff9b::a00:1]",
+        "[2002:a00:1::1]",
+    ],
+)
 def test_every_address_that_is_not_globally_routable_is_refused(address: str) -> None:
     """Before: only `is_private` and a few others were refused, so 100.64.0.0/10 and friends passed."""
     from arreio.engine.tools.base import ToolError
@@ -171,8 +196,9 @@ def test_the_checked_address_is_the_one_connected_to(local_server) -> None:
     # "docs.test" exists only in the fake DNS: had the client resolved the name again, it would fail.
     dns = FakeDns(docs_test=[["127.0.0.1"], ["10.1.2.3"]])
     tool = WebFetch(WebSettings(allow_private=True, timeout_s=60), resolve=dns)
-    result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": f"http://docs.test:{port}/page.html"},
-                                  RunContext(cwd=".")))
+    result = asyncio.run(
+        run_tool(ToolRegistry([tool]), "web_fetch", {"url": f"http://docs.test:{port}/page.html"}, RunContext(cwd="."))
+    )
     assert not result.is_error and "Widget 2.0" in result.content, result.content
     assert dns.asked == ["docs.test"]  # one lookup for the one hop
     path, headers = local_server.requests[-1]
@@ -182,8 +208,9 @@ def test_the_checked_address_is_the_one_connected_to(local_server) -> None:
 def test_a_name_that_resolves_inside_is_refused_before_any_connection(local_server) -> None:
     dns = FakeDns(intranet_test=[["10.0.0.7"]])
     tool = WebFetch(WebSettings(allow_private=False, timeout_s=3), resolve=dns)
-    result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": "http://intranet.test/admin"},
-                                  RunContext(cwd=".")))
+    result = asyncio.run(
+        run_tool(ToolRegistry([tool]), "web_fetch", {"url": "http://intranet.test/admin"}, RunContext(cwd="."))
+    )
     assert result.is_error and "intranet.test is not a public address (10.0.0.7" in result.content
 
 
@@ -191,10 +218,14 @@ def test_pinned_requests_keep_the_name_for_host_and_tls() -> None:
     from arreio.engine.tools.web.fetch import pinned
 
     assert pinned("https://example.org/a?b=1", "93.184.216.34") == (
-        "https://93.184.216.34/a?b=1", {"Host": "example.org"}, {"sni_hostname": "example.org"}
+        "https://93.184.216.34/a?b=1",
+        {"Host": "example.org"},
+        {"sni_hostname": "example.org"},
     )
     assert pinned("http://example.org:8080", "2606:2800:220:1::") == (
-        "http://[2606:2800:220:1::]:8080/", {"Host": "example.org:8080"}, {}
+        "http://[2606:2800:220:1::]:8080/",
+        {"Host": "example.org:8080"},
+        {},
     )
     assert pinned("http://93.184.216.34/x", None) == ("http://93.184.216.34/x", {}, {})
 
@@ -218,8 +249,9 @@ def test_a_slow_site_times_out_readably(local_server) -> None:
 
     local_server.routes["/slow"] = slow
     tool = WebFetch(WebSettings(allow_private=True, timeout_s=0.5))
-    result = asyncio.run(run_tool(ToolRegistry([tool]), "web_fetch", {"url": local_server.url + "/slow"},
-                                  RunContext(cwd=".")))
+    result = asyncio.run(
+        run_tool(ToolRegistry([tool]), "web_fetch", {"url": local_server.url + "/slow"}, RunContext(cwd="."))
+    )
     # the reply came after 2 s: "timed out" says the 0.5 s timeout ended the call, not the reply
     assert result.is_error and "timed out" in result.content and "temporary failure" in result.content
 
@@ -243,12 +275,18 @@ def test_html_to_text_survives_broken_markup() -> None:
 BRAVE_REPLY = {
     "type": "search",
     "query": {"original": "widget release"},
-    "web": {"type": "search", "results": [
-        {"title": "Widget <strong>2.0</strong> released", "url": "https://widget.example/news",
-         "description": "The <strong>widget</strong> team shipped 2.0 &amp; more."},
-        {"title": "Widget docs", "url": "https://docs.widget.example/", "description": "Reference."},
-        {"title": "Third", "url": "https://third.example/", "description": ""},
-    ]},
+    "web": {
+        "type": "search",
+        "results": [
+            {
+                "title": "Widget <strong>2.0</strong> released",
+                "url": "https://widget.example/news",
+                "description": "The <strong>widget</strong> team shipped 2.0 &amp; more.",
+            },
+            {"title": "Widget docs", "url": "https://docs.widget.example/", "description": "Reference."},
+            {"title": "Third", "url": "https://third.example/", "description": ""},
+        ],
+    },
 }
 
 
@@ -265,7 +303,10 @@ def test_web_search_speaks_the_brave_api(local_server) -> None:
     _, result = search(local_server, k=2)
     assert not result.is_error, result.content
     assert result.content.startswith("2 result(s) for 'widget release' (brave):")
-    assert "1. Widget 2.0 released\n   https://widget.example/news\n   The widget team shipped 2.0 & more." in result.content
+    assert (
+        "1. Widget 2.0 released\n   https://widget.example/news\n   The widget team shipped 2.0 & more."
+        in result.content
+    )
     assert "Third" not in result.content
     path, headers = local_server.requests[0]
     assert "q=widget+release" in path and "count=2" in path
@@ -299,7 +340,16 @@ def test_web_config_mistakes_name_the_field() -> None:
 def test_behind_a_proxy_the_request_keeps_its_name(monkeypatch) -> None:
     from arreio.engine.tools.web.fetch import via_proxy
 
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+    for var in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ):
         monkeypatch.delenv(var, raising=False)
     assert not via_proxy("https://example.org/")
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")

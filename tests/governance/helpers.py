@@ -20,21 +20,30 @@ def write_config(work: Path, text: str) -> None:
 
 
 def run(
-    work: Path, replies: list[dict[str, Any]] | ScriptedProvider, *, goal: str = "Do the work.",
-    resume: str | None = None, features: list[Feature] = (), env: dict[str, str] | None = None,
-    yes: bool = False, ask=None, provider=None,
+    work: Path,
+    replies: list[dict[str, Any]] | ScriptedProvider,
+    *,
+    goal: str = "Do the work.",
+    resume: str | None = None,
+    features: list[Feature] = (),
+    env: dict[str, str] | None = None,
+    yes: bool = False,
+    ask=None,
+    provider=None,
 ) -> tuple[list[Any], dict[str, Any]]:
     """One run; returns (events, report.json as a dict)."""
     work.mkdir(parents=True, exist_ok=True)
     if provider is None:
         provider = replies if isinstance(replies, ScriptedProvider) else ScriptedProvider(replies)
     deps = PipelineDeps(
-        clock=FixedClock(), provider_factory=provider_factory(provider),
-        features=[GovernanceFeature(), *features], ask_approval=ask,
+        clock=FixedClock(),
+        provider_factory=provider_factory(provider),
+        features=[GovernanceFeature(), *features],
+        ask_approval=ask,
     )
     base_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work / "home")}
     options = RunOptions(
-        goal_text=None if resume else goal, resume=resume, cwd=work, env={**base_env, **(env or {})}, yes=yes,
+        goal_text=None if resume else goal, resume=resume, cwd=work, env={**base_env, **(env or {})}, yes=yes
     )
     events = asyncio.run(run_to_end(options, deps))
     report_path = work / events[-1].report_path

@@ -14,7 +14,6 @@ import pytest
 
 from arreio.engine.governance.approvals import ASK_LIMIT
 from tests.chat.chatterm import ChatTerminal
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
@@ -24,8 +23,10 @@ TWO_LINES = "echo one >> log.txt\necho SECOND-LINE >> log.txt"
 
 
 def script(work: Path, command: str) -> str:
-    replies = [{"text": "Running one command.", "tool_calls": [{"name": "shell", "arguments": {"command": command}}]},
-               {"text": "All done."}]
+    replies = [
+        {"text": "Running one command.", "tool_calls": [{"name": "shell", "arguments": {"command": command}}]},
+        {"text": "All done."},
+    ]
     (work / "s.yaml").write_text(json.dumps(replies))  # JSON is YAML: no quoting surprises
     return "s.yaml"
 
@@ -36,8 +37,7 @@ def events_of(output: str) -> list[dict]:
 
 @pytest.mark.slow
 def test_arreio_run_in_a_terminal_shows_the_whole_command_before_it_asks(work: Path, arreio_env) -> None:
-    term = Terminal([*ARREIO, "run", "--goal", "GOAL.md", "--script",
-                     script(work, LONG)], cwd=work, env=arreio_env)
+    term = Terminal([*ARREIO, "run", "--goal", "GOAL.md", "--script", script(work, LONG)], cwd=work, env=arreio_env)
     term.expect(r"Run it\? \[y/N\] ")
     assert 0 <= term.plain.find("SEEN-THE-TAIL > tail.txt") < term.plain.find("Run it?"), term.plain
     assert "more chars" not in term.plain
@@ -52,8 +52,7 @@ def test_a_chat_question_shows_every_line_of_the_call(work: Path, arreio_env, pi
     """In a chat the question shows the call (itself, when stdout goes to a pipe): every line, each
     behind a gutter — it was one flattened line, where `echo a⏎rm x` read as `echo a rm x`."""
     command = TWO_LINES + "; : " + "B" * 3000 + "; echo SEEN-THE-TAIL > tail.txt"
-    term = ChatTerminal(work, arreio_env, "--script", script(work, command),
-                        stdout=subprocess.PIPE if piped else None)
+    term = ChatTerminal(work, arreio_env, "--script", script(work, command), stdout=subprocess.PIPE if piped else None)
     term.prompt()
     term.send("go")
     term.next(r"needs approval \(shell is a sensitive tool\): \n  │ \$ echo one >> log\.txt\n  │ echo SECOND-LINE")

@@ -11,7 +11,6 @@ import pytest
 
 from arreio.engine.session.file import Session
 from arreio.engine.session.healing import check_pairing
-from tests.cli.conftest import cli  # noqa: F401  (the shared CliRunner fixture)
 from tests.conftest import ARREIO
 from tests.terminal import Terminal
 
@@ -91,10 +90,10 @@ def test_a_pause_says_what_would_run_everywhere(work: Path, cli) -> None:
 
 def test_a_write_pause_shows_the_path(work: Path, cli) -> None:
     (work / ".arreio").mkdir(exist_ok=True)
-    (work / ".arreio" / "config.yaml").write_text(
-        "governance:\n  policy:\n    - {tool: write_file, action: ask}\n")
+    (work / ".arreio" / "config.yaml").write_text("governance:\n  policy:\n    - {tool: write_file, action: ask}\n")
     (work / "s.yaml").write_text(
-        "- tool_calls:\n    - {name: write_file, arguments: {path: docs/out.md, content: 'hello'}}\n- text: ok\n")
+        "- tool_calls:\n    - {name: write_file, arguments: {path: docs/out.md, content: 'hello'}}\n- text: ok\n"
+    )
     paused = cli("run", "--goal", "GOAL.md", "--script", "s.yaml")
     assert paused.exit_code == 3 and "write docs/out.md (5 chars)" in paused.stdout
 

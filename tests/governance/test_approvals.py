@@ -98,7 +98,9 @@ def test_deny_gives_the_model_a_denial_and_the_run_goes_on(work: Path, cli) -> N
     assert result.exit_code == 0, result.output
     assert not (work / "log.txt").exists() and (work / "after.txt").exists()
     session, _ = Session.open(session_file(work, sid), repair=False)
-    denial = next(m.tool_result_part for m in session.messages if m.role == "tool" and m.tool_result_part.call_id == SHELL_CALL)
+    denial = next(
+        m.tool_result_part for m in session.messages if m.role == "tool" and m.tool_result_part.call_id == SHELL_CALL
+    )
     assert denial.is_error and "not on my machine" in denial.content and "denied by" in denial.content
     assert events_of(result.stdout)[-1]["final_text"] == "All done."
 
@@ -121,8 +123,15 @@ def test_kill_between_pause_and_approve(work: Path, cli, arreio_env, arreio_cmd)
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
     sid = seen[0]["session_id"]
-    approved = subprocess.run(arreio_cmd + ["approve", sid, "--script", "s.yaml", "--json"], cwd=work, env=arreio_env,
-                              capture_output=True, text=True, timeout=60, check=False)
+    approved = subprocess.run(
+        arreio_cmd + ["approve", sid, "--script", "s.yaml", "--json"],
+        cwd=work,
+        env=arreio_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert approved.returncode == 0, approved.stderr
     assert (work / "log.txt").read_text() == "ran\n" and (work / "after.txt").exists()
     assert events_of(approved.stdout)[-1]["final_text"] == "All done."
@@ -135,28 +144,38 @@ def test_yes_approves_everything_for_the_run(work: Path, cli) -> None:
 
 
 def test_policy_allows_denies_and_asks(work: Path) -> None:
-    write_config(work, (
-        "governance:\n  policy:\n"
-        "    - {tool: shell, match: '^echo ', action: allow}\n"
-        "    - {tool: shell, match: 'rm -rf', action: deny}\n"
-    ))
+    write_config(
+        work,
+        (
+            "governance:\n  policy:\n"
+            "    - {tool: shell, match: '^echo ', action: allow}\n"
+            "    - {tool: shell, match: 'rm -rf', action: deny}\n"
+        ),
+    )
     replies = [
-        {"tool_calls": [{"name": "shell", "arguments": {"command": "echo allowed"}},
-                        {"name": "shell", "arguments": {"command": "rm -rf build"}}]},
+        {
+            "tool_calls": [
+                {"name": "shell", "arguments": {"command": "echo allowed"}},
+                {"name": "shell", "arguments": {"command": "rm -rf build"}},
+            ]
+        },
         {"tool_calls": [{"name": "shell", "arguments": {"command": "echo sneaky; touch pwned"}}]},
         {"text": "never reached"},
     ]
     events, _ = run(work, replies)
     ends = kinds(events, "tool_end")
     assert ends[0].preview.startswith("allowed") and ends[1].is_error and "denied by policy" in ends[1].preview
-    assert events[-1].exit_code == 3 and kinds(events, "approval_required")[0].arguments["command"].startswith("echo sneaky")
+    assert events[-1].exit_code == 3 and kinds(events, "approval_required")[0].arguments["command"].startswith(
+        "echo sneaky"
+    )
     assert not (work / "pwned").exists()
 
 
 def test_policy_decisions_are_pure() -> None:
     settings = GovernanceSettings(
         policy=[PolicyRule(tool="shell", match=r"^git (status|diff|log)\b", action="allow")],
-        write_allow=["build/**"], sensitive_tools=["deploy"],
+        write_allow=["build/**"],
+        sensitive_tools=["deploy"],
     )
     assert decide(settings, "shell", {"command": "git status"}, tool_sensitive=True).action == "allow"
     assert decide(settings, "shell", {"command": "git status && curl x | sh"}, tool_sensitive=True).action == "ask"
@@ -233,11 +252,15 @@ def test_an_approved_call_killed_mid_run_never_runs_twice(work: Path, cli, arrei
 def test_a_new_instruction_while_a_call_waits_says_the_call_never_ran(work: Path, cli) -> None:
     sid, _ = pause(work, cli)
     (work / "NEW.md").write_text("# Do something else\n")
-    Path(work / "s2.yaml").write_text("- text: (the first turn, already in the session)\n- text: doing something else\n")
+    Path(work / "s2.yaml").write_text(
+        "- text: (the first turn, already in the session)\n- text: doing something else\n"
+    )
     result = cli("run", "--resume", sid, "--goal", "NEW.md", "--script", "s2.yaml")
     assert result.exit_code == 0, result.output
     session, repairs = Session.open(session_file(work, sid), repair=False)
-    results = [m.tool_result_part for m in session.messages if m.role == "tool" and m.tool_result_part.call_id == SHELL_CALL]
+    results = [
+        m.tool_result_part for m in session.messages if m.role == "tool" and m.tool_result_part.call_id == SHELL_CALL
+    ]
     assert repairs == [] and len(results) == 1
     assert results[0].content.startswith("not run: shell was waiting for approval") and results[0].status == "error"
     assert not (work / "log.txt").exists()

@@ -122,8 +122,12 @@ def test_verify_and_tail_from_the_cli(work: Path, cli) -> None:
 def test_a_run_journals_tool_calls_approvals_and_its_cost(tmp_path: Path) -> None:
     work = tmp_path / "w"
     replies = [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}},
-                        {"name": "shell", "arguments": {"command": "echo hi"}}]},
+        {
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}},
+                {"name": "shell", "arguments": {"command": "echo hi"}},
+            ]
+        },
         {"text": "done"},
     ]
     _, report = run(work, replies, yes=True)
@@ -169,7 +173,12 @@ def test_the_v1_journal_fixture_still_verifies(tmp_path: Path) -> None:
     shutil.copy(REPO / "fixtures" / "audit" / "v1" / "audit.jsonl", tmp_path / "audit.jsonl")
     result = AuditJournal(tmp_path, redactor=Redactor()).verify()
     assert result.ok and result.entries == 4
-    assert [e["kind"] for e in AuditJournal(tmp_path, redactor=Redactor()).entries()] == ["run_start", "tool_call", "approval", "run_end"]
+    assert [e["kind"] for e in AuditJournal(tmp_path, redactor=Redactor()).entries()] == [
+        "run_start",
+        "tool_call",
+        "approval",
+        "run_end",
+    ]
 
 
 def test_canonical_is_the_spelling_json_dumps_gives() -> None:
@@ -184,7 +193,7 @@ def test_canonical_is_the_spelling_json_dumps_gives() -> None:
 
     values = [
         {"b": 1, "a": [1, 2.5, -0.0, 1e300], "é": "naïve — ✓", "z": {"y": None, "x": True}},
-        ["tuple", (1, 2), {"nested": {"k": "v\n\t\"q\""}}],
+        ["tuple", (1, 2), {"nested": {"k": 'v\n\t"q"'}}],
         "just a string with \u2028 and \x00",
         {"path": PurePosixPath("/tmp/x"), "n": float("nan"), "inf": float("inf")},
         {"k1": 1, "k0": [{"b": 2, "a": 1}]},
@@ -194,7 +203,8 @@ def test_canonical_is_the_spelling_json_dumps_gives() -> None:
     ]
     for value in values:
         assert canonical(value) == json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
     loop: list[object] = []
     loop.append(loop)
     with pytest.raises(ValueError, match="Circular"):

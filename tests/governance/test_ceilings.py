@@ -21,7 +21,9 @@ LANDED = "Here is what I have so far."
 
 
 def listing(n: int) -> list[dict]:
-    return [{"text": f"turn {i}", "tool_calls": [{"name": "list_dir", "arguments": {"path": f"d{i}"}}]} for i in range(n)]
+    return [
+        {"text": f"turn {i}", "tool_calls": [{"name": "list_dir", "arguments": {"path": f"d{i}"}}]} for i in range(n)
+    ]
 
 
 def assert_landed(work: Path, events, report, kind: str, words: str) -> None:
@@ -131,8 +133,12 @@ def test_cost_budget_counts_the_estimated_spend(tmp_path: Path) -> None:
     settings = GovernanceSettings(max_cost_usd=0.01)
     usage = {"input_tokens": 1000, "output_tokens": 200}  # $0.006 a turn at claude-sonnet-4 prices
     provider = ScriptedProvider([{**r, "usage": usage} for r in [*listing(1), {"text": LANDED}, *listing(3)]])
-    runner = make_runner(tmp_path, provider, model="anthropic/claude-sonnet-4",
-                         hooks=[CeilingsHook(settings, partial_path="p.md", session_id="s")])
+    runner = make_runner(
+        tmp_path,
+        provider,
+        model="anthropic/claude-sonnet-4",
+        hooks=[CeilingsHook(settings, partial_path="p.md", session_id="s")],
+    )
     events = asyncio.run(drain(runner))
     ceiling = kinds(events, "ceiling")
     assert [c.kind for c in ceiling] == ["cost"] and "of a $0.01 budget" in ceiling[0].message
@@ -141,8 +147,12 @@ def test_cost_budget_counts_the_estimated_spend(tmp_path: Path) -> None:
 
 def test_unknown_price_warns_once_instead_of_guessing(tmp_path: Path) -> None:
     provider = ScriptedProvider([*listing(2), {"text": "done"}])
-    runner = make_runner(tmp_path, provider, model="litellm/some-unpriced-model-xyz",
-                         hooks=[CeilingsHook(GovernanceSettings(max_cost_usd=1.0), partial_path="p.md", session_id="s")])
+    runner = make_runner(
+        tmp_path,
+        provider,
+        model="litellm/some-unpriced-model-xyz",
+        hooks=[CeilingsHook(GovernanceSettings(max_cost_usd=1.0), partial_path="p.md", session_id="s")],
+    )
     events = asyncio.run(drain(runner))
     assert len([e for e in events if e.type == "warning" and e.code == "cost_unknown"]) == 1
     assert unit_end(events).verdict == "success"

@@ -28,14 +28,18 @@ def paused(work: Path) -> tuple[str, dict[str, str]]:
 
 
 def deps() -> PipelineDeps:
-    return PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(ScriptedProvider([{"text": "x"}])),
-                        features=[GovernanceFeature()])
+    return PipelineDeps(
+        clock=FixedClock(),
+        provider_factory=provider_factory(ScriptedProvider([{"text": "x"}])),
+        features=[GovernanceFeature()],
+    )
 
 
 def test_a_denial_goes_through_the_runs_redactor_into_the_session_and_the_journal(work: Path) -> None:
     sid, env = paused(work)
-    decision = decide(RunOptions(resume=sid[:12], cwd=work, env=env), deps(), approve=False,
-                      reason=f"never with {SECRET}")
+    decision = decide(
+        RunOptions(resume=sid[:12], cwd=work, env=env), deps(), approve=False, reason=f"never with {SECRET}"
+    )
     assert (decision.session_id, decision.status, decision.pending.name) == (sid, "denied", "shell")
     session_text = (work / ".arreio" / "sessions" / f"{sid}.jsonl").read_text()
     journal = (work / ".arreio" / "audit.jsonl").read_text()

@@ -16,18 +16,62 @@ from arreio.engine.walls.redact import Redactor
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")
-CASES: list[dict] = [case for name in ("hostile", "benign", "spellings", "lookalikes")
-                     for case in _yaml.load((CORPUS / f"{name}.yaml").read_text())]
+CASES: list[dict] = [
+    case
+    for name in ("hostile", "benign", "spellings", "lookalikes")
+    for case in _yaml.load((CORPUS / f"{name}.yaml").read_text())
+]
 LONG_KEY = "sk-proj-" + "Zx7Qw" * 30  # 158 characters: longer than the starts the guard keeps whole
-ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery",
-       "OPENAI_API_KEY": LONG_KEY}
+ENV = {
+    "MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6",
+    "DB_PASSWORD": "hunter2-correct-horse-battery",
+    "OPENAI_API_KEY": LONG_KEY,
+}
 PIECES = [
-    "Bearer ", "bearer", "Authorization: ", "password: \"", "passwd=", "api_key=", "token ", "ghp_", "sk-",
-    "AKIA", "https://", "http://user:", "@host/db", "-----BEGIN RSA PRIVATE KEY-----\n", "MIIEow", "\n-----END",
-    "xoxb-", "eyJ", "hooks.slack.com/services/", "curl -u ", "secret", "login ", "ſecret", "İ", "K", "é — ✓",
-    "日本語", " ", "\n", "abc", "0123456789", "Zq8vN3xL0pR7tY2wK9mB4cD6", "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6",
-    "hunter2-correct-horse-battery", "\"", "'", ":", "=",
-    LONG_KEY, LONG_KEY[:40], LONG_KEY[:33], LONG_KEY[:31], LONG_KEY[:120], LONG_KEY[5:60],
+    "Bearer ",
+    "bearer",
+    "Authorization: ",
+    'password: "',
+    "passwd=",
+    "api_key=",
+    "token ",
+    "ghp_",
+    "sk-",
+    "AKIA",
+    "https://",
+    "http://user:",
+    "@host/db",
+    "-----BEGIN RSA PRIVATE KEY-----\n",
+    "MIIEow",
+    "\n-----END",
+    "xoxb-",
+    "eyJ",
+    "hooks.slack.com/services/",
+    "curl -u ",
+    "secret",
+    "login ",
+    "ſecret",
+    "İ",
+    "K",
+    "é — ✓",
+    "日本語",
+    " ",
+    "\n",
+    "abc",
+    "0123456789",
+    "Zq8vN3xL0pR7tY2wK9mB4cD6",
+    "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6",
+    "hunter2-correct-horse-battery",
+    '"',
+    "'",
+    ":",
+    "=",
+    LONG_KEY,
+    LONG_KEY[:40],
+    LONG_KEY[:33],
+    LONG_KEY[:31],
+    LONG_KEY[:120],
+    LONG_KEY[5:60],
 ]
 
 

@@ -17,10 +17,15 @@ from arreio.engine.walls.equivalents import parse
 from arreio.engine.walls.policy import decide
 from arreio.engine.walls.settings import GovernanceSettings
 
-ALLOW = GovernanceSettings(policy=[{"tool": "shell", "match": m, "action": "allow"}
-                                   for m in ("echo", "cat", "ls", "test", "[", "[[", "unset", "let")])
-DENY_TOUCH = GovernanceSettings(policy=[{"tool": "shell", "match": "touch", "action": "deny"},
-                                        {"tool": "shell", "action": "allow"}])
+ALLOW = GovernanceSettings(
+    policy=[
+        {"tool": "shell", "match": m, "action": "allow"}
+        for m in ("echo", "cat", "ls", "test", "[", "[[", "unset", "let")
+    ]
+)
+DENY_TOUCH = GovernanceSettings(
+    policy=[{"tool": "shell", "match": "touch", "action": "deny"}, {"tool": "shell", "action": "allow"}]
+)
 
 # every line runs `touch PWN`, spelled inside an expansion; a deny rule on touch must see it
 HIDDEN = [
@@ -75,16 +80,35 @@ UNREADABLE = [
     "echo ${x~}",
     "echo ${x='a[$(touch PWN)]'} $((x))",
     "for x in $(cat list); do echo $((x)); done",
-    "for x in *; do test -v \"$x\"; done",
+    'for x in *; do test -v "$x"; done',
     "echo $(( ${y:-0} + z ))${z:=1}",
 ]
 
 HONEST = [
-    "echo ${HOME}", 'echo "${HOME}/x"', "echo ${x:-default}", "echo ${x:-'}'}", "echo ${#x}", "echo ${x%.py}",
-    'echo "${x//a/b}"', "echo ${a[0]} ${a[@]} ${!a[@]} ${#a[@]}", "echo ${!BASH*}", "echo ${x@Q}", "echo $((1 + 2))",
-    "echo $(( (1 + 2) * 3 ))", "echo ${x:1:2}", "echo $((HOME))", "test -v HOME", "[ -v x ]", "test -v 'a[0]'", "[[ -v HOME ]]",
-    "for i in 1 2 3; do echo $((i * 2)); done", "for f in a b; do echo $f; done", "cat <<END\n${HOME} ${x:-y}\nEND",
-    "cat <<'END'\n${x:-$(touch PWN)}\nEND", "echo '${x:-$(touch PWN)}'", "echo '$(( $(touch PWN) ))'",
+    "echo ${HOME}",
+    'echo "${HOME}/x"',
+    "echo ${x:-default}",
+    "echo ${x:-'}'}",
+    "echo ${#x}",
+    "echo ${x%.py}",
+    'echo "${x//a/b}"',
+    "echo ${a[0]} ${a[@]} ${!a[@]} ${#a[@]}",
+    "echo ${!BASH*}",
+    "echo ${x@Q}",
+    "echo $((1 + 2))",
+    "echo $(( (1 + 2) * 3 ))",
+    "echo ${x:1:2}",
+    "echo $((HOME))",
+    "test -v HOME",
+    "[ -v x ]",
+    "test -v 'a[0]'",
+    "[[ -v HOME ]]",
+    "for i in 1 2 3; do echo $((i * 2)); done",
+    "for f in a b; do echo $f; done",
+    "cat <<END\n${HOME} ${x:-y}\nEND",
+    "cat <<'END'\n${x:-$(touch PWN)}\nEND",
+    "echo '${x:-$(touch PWN)}'",
+    "echo '$(( $(touch PWN) ))'",
 ]
 
 
@@ -116,10 +140,17 @@ def test_every_hidden_line_does_run_its_command_in_bash(command: str, tmp_path: 
     assert (tmp_path / "PWN").exists(), f"bash did not run the touch hidden in {command!r}"
 
 
-@pytest.mark.parametrize("command", [
-    "echo " + "${x:-" * 3000 + "}" * 3000, "echo " + "$((" * 3000 + "))" * 3000, "echo " + "${a[" * 3000 + "]}" * 3000,
-    "echo " + "${x:-" * 3000, "echo " + "$((" * 3000, "x=y; y=x; echo $((x))",
-    "x='a[b[c[$(touch PWN)]]]'; echo " + "$((x))" * 3000,
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo " + "${x:-" * 3000 + "}" * 3000,
+        "echo " + "$((" * 3000 + "))" * 3000,
+        "echo " + "${a[" * 3000 + "]}" * 3000,
+        "echo " + "${x:-" * 3000,
+        "echo " + "$((" * 3000,
+        "x=y; y=x; echo $((x))",
+        "x='a[b[c[$(touch PWN)]]]'; echo " + "$((x))" * 3000,
+    ],
+)
 def test_deep_or_self_referring_expansions_end_and_are_not_allowed(command: str) -> None:
     assert action(ALLOW, command) != "allow"

@@ -15,8 +15,15 @@ PLAIN_SECRET = "hunter2-correct-horse-battery"  # no known format: only the env 
 
 
 def test_env_values_that_look_like_keys_are_picked(tmp_path: Path) -> None:
-    env = {"MY_API_KEY": SECRET, "DB_PASSWORD": PLAIN_SECRET, "SSH_AUTH_SOCK": "/tmp/agent.1", "DEBUG_TOKEN": "1",
-           "PATH": "/usr/bin", "HOME": "/home/me", "KEYBOARD_LAYOUT": "us-international"}
+    env = {
+        "MY_API_KEY": SECRET,
+        "DB_PASSWORD": PLAIN_SECRET,
+        "SSH_AUTH_SOCK": "/tmp/agent.1",
+        "DEBUG_TOKEN": "1",
+        "PATH": "/usr/bin",
+        "HOME": "/home/me",
+        "KEYBOARD_LAYOUT": "us-international",
+    }
     assert sorted(n for n, v in env.items() if looks_secret(n, v)) == ["DB_PASSWORD", "MY_API_KEY"]
     r = Redactor.from_env(env)
     assert r.text(f"key={SECRET} pw {PLAIN_SECRET}") == "key=[REDACTED:MY_API_KEY] pw [REDACTED:DB_PASSWORD]"
@@ -25,18 +32,29 @@ def test_env_values_that_look_like_keys_are_picked(tmp_path: Path) -> None:
 def test_common_token_formats_are_redacted_wherever_they_come_from() -> None:
     r = Redactor()
     samples = [
-        "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345", "ghp_" + "a" * 36, "github_pat_" + "B" * 40,
-        "AKIAABCDEFGHIJKLMNOP", "xoxb-123456789012-abcdefghij", "AIza" + "c" * 35, "hf_" + "d" * 34,
-        "glpat-" + "e" * 20, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345",
+        "ghp_" + "a" * 36,
+        "github_pat_" + "B" * 40,
+        "AKIAABCDEFGHIJKLMNOP",
+        "xoxb-123456789012-abcdefghij",
+        "AIza" + "c" * 35,
+        "hf_" + "d" * 34,
+        "glpat-" + "e" * 20,
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----",
     ]
     for sample in samples:
         out = r.text(f"before {sample} after")
-        assert sample not in out and "[REDACTED]" in out and out.startswith("before ") and out.endswith(" after"), sample
+        assert sample not in out and "[REDACTED]" in out and out.startswith("before ") and out.endswith(" after"), (
+            sample
+        )
     assert r.text("Authorization: Bearer abcdefghijklmnopqrstuvwxyz123") == "Authorization: Bearer [REDACTED]"
     assert r.text("export OPENAI_API_KEY=abc123def456ghi") == "export OPENAI_API_KEY=[REDACTED]"
     # ordinary words that merely resemble formats stay
-    assert r.text("the task-runner tokenizer uses sk-learn and ask-me") == "the task-runner tokenizer uses sk-learn and ask-me"
+    assert (
+        r.text("the task-runner tokenizer uses sk-learn and ask-me")
+        == "the task-runner tokenizer uses sk-learn and ask-me"
+    )
 
 
 def test_a_secret_split_across_streamed_deltas_is_redacted_whole() -> None:
@@ -57,12 +75,12 @@ def test_no_secret_reaches_any_file_or_event(work: Path, cli, monkeypatch) -> No
     (work / ".arreio").mkdir(exist_ok=True)
     (work / ".arreio" / "config.yaml").write_text("sandbox:\n  env_passthrough: [MY_API_KEY, DB_PASSWORD]\n")
     (work / "s.yaml").write_text(
-        "- text: \"I will check the key " + SECRET + " now.\"\n"
+        '- text: "I will check the key ' + SECRET + ' now."\n'
         "  chunk_chars: 5\n"
         "  tool_calls:\n"
         "    - {name: shell, arguments: {command: 'echo $MY_API_KEY; echo $DB_PASSWORD'}}\n"
         "    - {name: write_file, arguments: {path: notes.txt, content: 'the key is " + SECRET + "'}}\n"
-        "- text: \"Done; the key was " + SECRET + " and the password " + PLAIN_SECRET + ".\"\n"
+        '- text: "Done; the key was ' + SECRET + " and the password " + PLAIN_SECRET + '."\n'
         "  chunk_chars: 3\n"
     )
     result = cli("run", "--goal", "GOAL.md", "--script", "s.yaml", "--json", "--yes")

@@ -14,10 +14,17 @@ from arreio.engine.walls.redact import Redactor
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
 _yaml = YAML(typ="safe")
-CASES: list[dict] = [case for name in ("hostile", "benign", "spellings", "lookalikes")
-                     for case in _yaml.load((CORPUS / f"{name}.yaml").read_text())]
-ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery",
-       "PGPASSWORD": "pgS3cret-99x", "HOME": "/home/dev"}
+CASES: list[dict] = [
+    case
+    for name in ("hostile", "benign", "spellings", "lookalikes")
+    for case in _yaml.load((CORPUS / f"{name}.yaml").read_text())
+]
+ENV = {
+    "MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6",
+    "DB_PASSWORD": "hunter2-correct-horse-battery",
+    "PGPASSWORD": "pgS3cret-99x",
+    "HOME": "/home/dev",
+}
 FILLER = "The quick brown fox jumps over the lazy dog; nothing to hide in this line at all.\n"
 
 
@@ -27,7 +34,14 @@ def _plain(redactor: Redactor, text: str) -> str:
 
 def _variants(text: str) -> list[str]:
     encoded = json.dumps(text)[1:-1]
-    return [text, encoded, FILLER + text, text + "\n" + FILLER, FILLER * 3 + encoded + FILLER, f'{{"content":"{encoded}"}}' + FILLER]
+    return [
+        text,
+        encoded,
+        FILLER + text,
+        text + "\n" + FILLER,
+        FILLER * 3 + encoded + FILLER,
+        f'{{"content":"{encoded}"}}' + FILLER,
+    ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
@@ -62,8 +76,12 @@ def test_characters_that_fold_to_ascii_letters_still_find_the_secret() -> None:
     """`ſ`, the Kelvin sign and the two Turkish i match `s`, `k`, `i` case-insensitively: a lead spelled
     with them is invisible to `str.lower`, so such a text takes the plain scan (and is redacted)."""
     redactor = Redactor.from_env({})
-    for spelled in ("pa\u017f\u017fword = s3cr3t99!x-long-value", "Authorization: Bearer \u212a" + "a1" * 15,
-                    "api_\u212aey = 'zQ9!vN3xL0pR7tY2'", "credent\u0131als: 'zQ9!vN3xL0pR7tY2'"):
+    for spelled in (
+        "pa\u017f\u017fword = s3cr3t99!x-long-value",
+        "Authorization: Bearer \u212a" + "a1" * 15,
+        "api_\u212aey = 'zQ9!vN3xL0pR7tY2'",
+        "credent\u0131als: 'zQ9!vN3xL0pR7tY2'",
+    ):
         text = NON_ASCII + spelled + "\n" + FILLER
         assert redactor.text(text) == _plain(redactor, text)
     text = NON_ASCII + "pa\u017f\u017fword = s3cr3t99!x-long-value\n"

@@ -30,7 +30,9 @@ def test_every_request_is_recoverable_exactly(tmp_path: Path) -> None:
 
 def test_sessions_show_requests_view(work: Path, cli) -> None:
     (work / "s.yaml").write_text("- tool_calls: [{name: list_dir, arguments: {}}]\n- text: done\n")
-    sid = json.loads(cli("run", "--goal", "GOAL.md", "--script", "s.yaml", "--json").stdout.splitlines()[0])["session_id"]
+    sid = json.loads(cli("run", "--goal", "GOAL.md", "--script", "s.yaml", "--json").stdout.splitlines()[0])[
+        "session_id"
+    ]
     shown = cli("sessions", "show", sid, "--requests")
     assert shown.exit_code == 0, shown.output
     assert "request 1 · offline" in shown.stdout and "request 2 · offline" in shown.stdout and "exact" in shown.stdout

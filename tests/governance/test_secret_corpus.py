@@ -32,8 +32,14 @@ HOSTILE: list[dict] = _yaml.load((CORPUS / "hostile.yaml").read_text()) + SPELLI
 BENIGN: list[dict] = _yaml.load((CORPUS / "benign.yaml").read_text()) + LOOKALIKES
 ENV: dict[str, list[dict]] = _yaml.load((CORPUS / "env.yaml").read_text())
 # A realistic environment for the benign texts: its secrets appear in none of them.
-BENIGN_ENV = {"MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6", "DB_PASSWORD": "hunter2-correct-horse-battery",
-              "PGPASSWORD": "pgS3cret-99x", "HOME": "/home/dev", "PATH": "/usr/bin:/bin", "DEBUG_TOKEN": "1"}
+BENIGN_ENV = {
+    "MY_API_KEY": "sk-test-Zq8vN3xL0pR7tY2wK9mB4cD6",
+    "DB_PASSWORD": "hunter2-correct-horse-battery",
+    "PGPASSWORD": "pgS3cret-99x",
+    "HOME": "/home/dev",
+    "PATH": "/usr/bin:/bin",
+    "DEBUG_TOKEN": "1",
+}
 
 
 def _redactor(case: dict) -> Redactor:
@@ -72,8 +78,10 @@ def test_precision_and_recall_on_the_corpus(capsys: pytest.CaptureFixture[str]) 
     false_alarms = sum(_redactor(c).text(c["text"]) != c["text"] for c in BENIGN)
     precision, recall = changed_hostile / (changed_hostile + false_alarms), found / listed
     with capsys.disabled():
-        print(f"\nsecret corpus: {len(HOSTILE)} hostile ({listed} secrets), {len(BENIGN)} benign: "
-              f"precision {precision:.3f}, recall {recall:.3f}")
+        print(
+            f"\nsecret corpus: {len(HOSTILE)} hostile ({listed} secrets), {len(BENIGN)} benign: "
+            f"precision {precision:.3f}, recall {recall:.3f}"
+        )
     assert precision == 1.0 and recall == 1.0
 
 
@@ -107,7 +115,7 @@ def test_credential_variables_are_picked(case: dict) -> None:
     assert Redactor.from_env({case["name"]: case["value"]}).names == [case["name"]]
 
 
-@pytest.mark.parametrize("case", ENV["plain"], ids=[f'{c["name"]}={c["value"]}' for c in ENV["plain"]])
+@pytest.mark.parametrize("case", ENV["plain"], ids=[f"{c['name']}={c['value']}" for c in ENV["plain"]])
 def test_settings_places_and_flags_are_not(case: dict) -> None:
     assert not looks_secret(case["name"], case["value"])
 
@@ -136,8 +144,11 @@ def test_redaction_is_idempotent_in_both_label_styles(case: dict) -> None:
 def test_redaction_is_json_safe(case: dict) -> None:
     """Session lines and events are redacted as JSON text: that must decode, to the redacted text."""
     r = _redactor(case)
-    for encoded in (json.dumps(case["text"]), json.dumps(case["text"], ensure_ascii=False),
-                    json.dumps({"content": case["text"], "n": 1})):
+    for encoded in (
+        json.dumps(case["text"]),
+        json.dumps(case["text"], ensure_ascii=False),
+        json.dumps({"content": case["text"], "n": 1}),
+    ):
         decoded = json.loads(r.text(encoded))
         assert (decoded["content"] if isinstance(decoded, dict) else decoded) == r.text(case["text"])
 
@@ -147,7 +158,7 @@ def test_a_secret_streamed_in_small_pieces_never_shows(case: dict) -> None:
     r, text = _redactor(case), case["text"]
     for size in (1, 5, 40):
         guard = DeltaGuard(r)
-        out = [e for i in range(0, len(text), size) for e in guard.feed(ev.TextDelta(text=text[i:i + size]))]
+        out = [e for i in range(0, len(text), size) for e in guard.feed(ev.TextDelta(text=text[i : i + size]))]
         out += guard.feed(ev.UnitEnd(unit_id="main", verdict="success"))
         pieces = [e.text for e in out if e.type == "text_delta"]
         assert "".join(pieces) == r.text(text)  # held back and released, never lost nor changed
@@ -156,10 +167,14 @@ def test_a_secret_streamed_in_small_pieces_never_shows(case: dict) -> None:
 
 def test_the_cassette_label_style() -> None:
     r = Redactor({"GITHUB_TOKEN": "ghp_xEEsAoCaA2QTqpOoast0vQj8VMtbYo9Mqb5j"}).labelled(CASSETTE)
-    text = ("push with ghp_xEEsAoCaA2QTqpOoast0vQj8VMtbYo9Mqb5j to postgres://app:S3cr3t-db-pass@db/app, "
-            "Authorization: Bearer 8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d and PGPASSWORD=Xk9#mQ2vL7pR")
-    assert r.text(text) == ("push with [redacted:GITHUB_TOKEN] to postgres://app:[redacted:token]@db/app, "
-                            "Authorization: Bearer [redacted:token] and PGPASSWORD=[redacted:token]")
+    text = (
+        "push with ghp_xEEsAoCaA2QTqpOoast0vQj8VMtbYo9Mqb5j to postgres://app:S3cr3t-db-pass@db/app, "
+        "Authorization: Bearer 8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d and PGPASSWORD=Xk9#mQ2vL7pR"
+    )
+    assert r.text(text) == (
+        "push with [redacted:GITHUB_TOKEN] to postgres://app:[redacted:token]@db/app, "
+        "Authorization: Bearer [redacted:token] and PGPASSWORD=[redacted:token]"
+    )
 
 
 # --- end to end -----------------------------------------------------------------------------
@@ -167,31 +182,44 @@ PGPASSWORD = "pgS3cret-e2e-4417"
 DB_URL_PASSWORD = "Db-pass-e2e-9931"
 FILE_URL_PASSWORD = "Rpt-pw-e2e-5520"
 STRIPE = "sk_live_51E2eTestKeyNotReal0000a1b2"
-PEM_LINES = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj",
-             "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu",
-             "dzPCjui6U721a4gkV31T7MKKcKYcdRChzYkhbKFs/8rq"]
+PEM_LINES = [
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj",
+    "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu",
+    "dzPCjui6U721a4gkV31T7MKKcKYcdRChzYkhbKFs/8rq",
+]
 PEM = "-----BEGIN PRIVATE KEY-----\n" + "\n".join(PEM_LINES) + "\n-----END PRIVATE KEY-----\n"
 
 
 def _script() -> list[dict]:
     """The scripted model reads the secrets, echoes them in streamed text and thinking, writes them
     with tools, makes a result set of them and tries to remember one."""
-    dump = "for i in $(seq 1 30); do cat config/db.env; echo \"pg=$PGPASSWORD url=$DATABASE_URL\"; done"
+    dump = 'for i in $(seq 1 30); do cat config/db.env; echo "pg=$PGPASSWORD url=$DATABASE_URL"; done'
     replica = f"Replica: postgres://report:{FILE_URL_PASSWORD}@replica/app"
     return [
-        {"text": f"Checking: PGPASSWORD is {PGPASSWORD}, the key {STRIPE}.", "chunk_chars": 5,
-         "thinking": f"The URL password is {DB_URL_PASSWORD}.",
-         "tool_calls": [
-             {"name": "shell", "arguments": {"command": "echo $PGPASSWORD; echo $DATABASE_URL"}},
-             {"name": "read_file", "arguments": {"path": "config/db.env"}},
-             {"name": "read_file", "arguments": {"path": "keys/deploy.pem"}}]},
-        {"text": "Writing notes.", "tool_calls": [
-            {"name": "write_file", "arguments": {"path": "notes.txt", "content": f"{STRIPE}\n{PEM}{PGPASSWORD}\n"}},
-            {"name": "shell", "arguments": {"command": dump}},
-            {"name": "memory", "arguments": {"action": "add", "content": "The database host is db.internal."}},
-            {"name": "memory", "arguments": {"action": "add", "content": replica}}]},  # refused: a secret
-        {"text": f"Done. The key file holds:\n{PEM}and the replica URL is "
-                 f"postgres://report:{FILE_URL_PASSWORD}@replica:5432/app; Stripe {STRIPE}.", "chunk_chars": 7},
+        {
+            "text": f"Checking: PGPASSWORD is {PGPASSWORD}, the key {STRIPE}.",
+            "chunk_chars": 5,
+            "thinking": f"The URL password is {DB_URL_PASSWORD}.",
+            "tool_calls": [
+                {"name": "shell", "arguments": {"command": "echo $PGPASSWORD; echo $DATABASE_URL"}},
+                {"name": "read_file", "arguments": {"path": "config/db.env"}},
+                {"name": "read_file", "arguments": {"path": "keys/deploy.pem"}},
+            ],
+        },
+        {
+            "text": "Writing notes.",
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "notes.txt", "content": f"{STRIPE}\n{PEM}{PGPASSWORD}\n"}},
+                {"name": "shell", "arguments": {"command": dump}},
+                {"name": "memory", "arguments": {"action": "add", "content": "The database host is db.internal."}},
+                {"name": "memory", "arguments": {"action": "add", "content": replica}},
+            ],
+        },  # refused: a secret
+        {
+            "text": f"Done. The key file holds:\n{PEM}and the replica URL is "
+            f"postgres://report:{FILE_URL_PASSWORD}@replica:5432/app; Stripe {STRIPE}.",
+            "chunk_chars": 7,
+        },
     ]
 
 
@@ -200,7 +228,8 @@ def test_no_secret_reaches_any_file_or_event_whatever_the_path(work: Path, cli, 
     monkeypatch.setenv("DATABASE_URL", f"postgres://app:{DB_URL_PASSWORD}@db.internal:5432/app")
     (work / "config").mkdir()
     (work / "config" / "db.env").write_text(
-        f"DATABASE_URL=postgres://report:{FILE_URL_PASSWORD}@replica:5432/app\nSTRIPE_KEY={STRIPE}\nDEBUG=false\n")
+        f"DATABASE_URL=postgres://report:{FILE_URL_PASSWORD}@replica:5432/app\nSTRIPE_KEY={STRIPE}\nDEBUG=false\n"
+    )
     (work / "keys").mkdir()
     (work / "keys" / "deploy.pem").write_text(PEM)
     (work / ".arreio").mkdir()
@@ -209,7 +238,8 @@ def test_no_secret_reaches_any_file_or_event_whatever_the_path(work: Path, cli, 
         "context:\n  watermark: 0\n  window: 4000\n  prune_at: 0.05\n  prune_min_chars: 200\n"
         "  keep_tail_tokens: 100\n  resultset_threshold_chars: 500\n"
         # passed to shell on purpose (by default it never gets them): what it prints must still be redacted
-        "sandbox:\n  env_passthrough: [PGPASSWORD, DATABASE_URL]\n")
+        "sandbox:\n  env_passthrough: [PGPASSWORD, DATABASE_URL]\n"
+    )
     (work / "s.json").write_text(json.dumps(_script()))
     cassette = work / ".arreio" / "cassettes" / "run.jsonl"
     result = cli("run", "--goal", "GOAL.md", "--script", "s.json", "--json", "--yes", "--record", str(cassette))

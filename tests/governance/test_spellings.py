@@ -26,12 +26,12 @@ def _core(value: str, offset: int, urlsafe: bool = False) -> str:
     """The base64 characters that depend on `value` alone, `offset` bytes into a stream."""
     encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
     text = encode(b"\0" * offset + value.encode()).decode()
-    return text[(8 * offset + 5) // 6: 8 * (offset + len(value)) // 6]
+    return text[(8 * offset + 5) // 6 : 8 * (offset + len(value)) // 6]
 
 
 def _streamed(redactor: Redactor, text: str, size: int) -> list[str]:
     guard = DeltaGuard(redactor)
-    out = [e for i in range(0, len(text), size) for e in guard.feed(ev.TextDelta(text=text[i:i + size]))]
+    out = [e for i in range(0, len(text), size) for e in guard.feed(ev.TextDelta(text=text[i : i + size]))]
     out += guard.feed(ev.UnitEnd(unit_id="main", verdict="success"))
     return [e.text for e in out if e.type == "text_delta"]
 
@@ -59,14 +59,24 @@ def test_hex_reversed_and_percent_encoded() -> None:
 
     for value in (KEY, AWS):
         data = value.encode()
-        for spelled in (value[::-1], data.hex(), data.hex().upper(), quote(value, safe=""), quote(value),
-                        quote_plus(value), quote(value, safe="").replace("%2F", "%2f").replace("%2B", "%2b")):
+        for spelled in (
+            value[::-1],
+            data.hex(),
+            data.hex().upper(),
+            quote(value, safe=""),
+            quote(value),
+            quote_plus(value),
+            quote(value, safe="").replace("%2F", "%2f").replace("%2B", "%2b"),
+        ):
             out = redactor.text(f"seen: {spelled}; done")
             assert spelled not in out and out.startswith("seen: [REDACTED:") and out.endswith("]; done"), spelled
 
 
-@pytest.mark.parametrize("separator", ["\n", " ", "\r\n", "\" \"", "' + '", "\n     2\t", "\\n", "\\\\n      12\\\\t"],
-                         ids=["newline", "blank", "crlf", "quotes", "plus", "numbered", "json-newline", "nested-json"])
+@pytest.mark.parametrize(
+    "separator",
+    ["\n", " ", "\r\n", '" "', "' + '", "\n     2\t", "\\n", "\\\\n      12\\\\t"],
+    ids=["newline", "blank", "crlf", "quotes", "plus", "numbered", "json-newline", "nested-json"],
+)
 def test_a_value_broken_at_any_point_past_its_first_four_characters(separator: str) -> None:
     redactor = Redactor.from_env(ENV)
     for value in (KEY, AWS):
@@ -111,9 +121,11 @@ def test_the_split_value_wins_over_a_format_that_would_take_its_first_half() -> 
 
 
 def test_a_private_key_in_any_variable_is_hidden_line_by_line(tmp_path) -> None:
-    lines = ["MIICXAIBAAKBgQCjkiENoRND5HGrrA4aUYdzzVWtSxFFGDKf1SgQK58mqGvVN4xf",
-             "JmiTr6EOnJvPKFSGTMm9OafEZuotgd5G/n3gY2xVv8wQpKJzX0dWnTrQmH7vLc9s",
-             "AoGAc2VlZC1ub3QtYS1yZWFsLWtleS1idXQtc2hhcGVkLWxpa2Utb25lLXE4Mw=="]
+    lines = [
+        "MIICXAIBAAKBgQCjkiENoRND5HGrrA4aUYdzzVWtSxFFGDKf1SgQK58mqGvVN4xf",
+        "JmiTr6EOnJvPKFSGTMm9OafEZuotgd5G/n3gY2xVv8wQpKJzX0dWnTrQmH7vLc9s",
+        "AoGAc2VlZC1ub3QtYS1yZWFsLWtleS1idXQtc2hhcGVkLWxpa2Utb25lLXE4Mw==",
+    ]
     pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
     redactor = Redactor.from_env({"DEPLOY": pem, "HOME": "/home/dev"})  # a name that says nothing
     assert redactor.names == ["DEPLOY"]

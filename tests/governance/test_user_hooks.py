@@ -79,11 +79,18 @@ def journal(work: Path, kind: str = "hook") -> list[dict]:
 
 def test_a_formatter_runs_after_every_write_and_the_model_reads_what_it_said(work, arreio_env) -> None:
     fmt = hook(work, "fmt.py", FORMAT)
-    config(work, "hooks:\n  post_tool_use:\n"
-                 f'    - {{match: "write_file|edit_file", command: [python3, {fmt}, "{{file}}"]}}\n')
-    script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hello"}}]},
-                  {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
-                  {"text": "Wrote a.txt."}])
+    config(
+        work,
+        f'hooks:\n  post_tool_use:\n    - {{match: "write_file|edit_file", command: [python3, {fmt}, "{{file}}"]}}\n',
+    )
+    script(
+        work,
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hello"}}]},
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+            {"text": "Wrote a.txt."},
+        ],
+    )
     done = run(work, arreio_env, "Write a.txt")
     assert done.returncode == 0, done.stderr
     assert (work / "a.txt").read_text() == "HELLO"
@@ -93,16 +100,25 @@ def test_a_formatter_runs_after_every_write_and_the_model_reads_what_it_said(wor
     assert "formatted" not in read.content  # read_file does not match
     (entry,) = journal(work)
     assert (entry["moment"], entry["tool_name"], entry["outcome"], entry["source"]) == (
-        "post_tool_use", "write_file", "ok", ".arreio/config.yaml")
+        "post_tool_use",
+        "write_file",
+        "ok",
+        ".arreio/config.yaml",
+    )
 
 
 def test_a_guard_refuses_rm_rf_and_the_model_reads_why(work, arreio_env) -> None:
     guard = hook(work, "guard.py", GUARD)
     config(work, f"hooks:\n  pre_tool_use:\n    - {{match: shell, command: [python3, {guard}]}}\n")
     (work / "victim").mkdir()
-    script(work, [{"tool_calls": [{"name": "shell", "arguments": {"command": "rm -rf victim; touch ran"}}]},
-                  {"tool_calls": [{"name": "shell", "arguments": {"command": "echo fine > ok.txt"}}]},
-                  {"text": "Done."}])
+    script(
+        work,
+        [
+            {"tool_calls": [{"name": "shell", "arguments": {"command": "rm -rf victim; touch ran"}}]},
+            {"tool_calls": [{"name": "shell", "arguments": {"command": "echo fine > ok.txt"}}]},
+            {"text": "Done."},
+        ],
+    )
     done = run(work, arreio_env, "Clean up", "--yes")
     assert done.returncode == 0, done.stderr
     assert (work / "victim").is_dir() and not (work / "ran").exists()
@@ -119,10 +135,18 @@ def test_a_json_decision_blocks_and_the_hook_gets_the_event_on_stdin(work, arrei
     seen = tmp_path / "seen.jsonl"
     dump = hook(work, "dump.py", DUMP)
     deny = hook(work, "deny.py", 'print(\'{"decision": "block", "reason": "not today"}\')\n')
-    config(work, f"hooks:\n  pre_tool_use:\n    - {{command: [python3, {dump}, '{seen}']}}\n"
-                 f"    - {{match: write_file, command: [python3, {deny}]}}\n")
-    script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
-                  {"text": "Could not."}])
+    config(
+        work,
+        f"hooks:\n  pre_tool_use:\n    - {{command: [python3, {dump}, '{seen}']}}\n"
+        f"    - {{match: write_file, command: [python3, {deny}]}}\n",
+    )
+    script(
+        work,
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+            {"text": "Could not."},
+        ],
+    )
     env = {**arreio_env, "ANTHROPIC_API_KEY": "sk-ant-api03-" + "a" * 40, "DEPLOY_TOKEN": "t0ps3cret-value-here"}
     done = run(work, env, "Write x.txt")
     assert not (work / "x.txt").exists()
@@ -140,11 +164,19 @@ def test_a_json_decision_blocks_and_the_hook_gets_the_event_on_stdin(work, arrei
 def test_a_guard_that_times_out_refuses_the_call_and_one_that_crashes_only_warns(work, arreio_env) -> None:
     slow = hook(work, "slow.py", "import time\ntime.sleep(60)\n")
     crash = hook(work, "crash.py", "raise SystemExit(1)\n")
-    config(work, f"hooks:\n  pre_tool_use:\n    - {{match: shell, command: [python3, {slow}], timeout_s: 1}}\n"
-                 f"    - {{match: write_file, command: [python3, {crash}]}}\n")
-    script(work, [{"tool_calls": [{"name": "shell", "arguments": {"command": "touch ran"}}]},
-                  {"tool_calls": [{"name": "write_file", "arguments": {"path": "w.txt", "content": "w"}}]},
-                  {"text": "Done."}])
+    config(
+        work,
+        f"hooks:\n  pre_tool_use:\n    - {{match: shell, command: [python3, {slow}], timeout_s: 1}}\n"
+        f"    - {{match: write_file, command: [python3, {crash}]}}\n",
+    )
+    script(
+        work,
+        [
+            {"tool_calls": [{"name": "shell", "arguments": {"command": "touch ran"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "w.txt", "content": "w"}}]},
+            {"text": "Done."},
+        ],
+    )
     done = run(work, arreio_env, "Work", "--yes")
     assert not (work / "ran").exists() and (work / "w.txt").read_text() == "w"
     events = events_of(done.stdout)
@@ -156,8 +188,11 @@ def test_a_guard_that_times_out_refuses_the_call_and_one_that_crashes_only_warns
 
 
 def test_prompt_submit_adds_context_or_refuses_and_session_start_enters_the_prompt(work, arreio_env) -> None:
-    config(work, "hooks:\n  user_prompt_submit:\n    - {command: [echo, the build command is make]}\n"
-                 "  session_start:\n    - {command: [echo, branch main is checked out]}\n")
+    config(
+        work,
+        "hooks:\n  user_prompt_submit:\n    - {command: [echo, the build command is make]}\n"
+        "  session_start:\n    - {command: [echo, branch main is checked out]}\n",
+    )
     script(work, [{"text": "Noted."}])
     done = run(work, arreio_env, "Build it")
     assert done.returncode == 0, done.stderr
@@ -189,11 +224,14 @@ def test_user_and_project_hooks_both_run_user_first(work, arreio_env, tmp_path) 
     assert log.read_text().split() == ["user", "project"]
 
 
-@pytest.mark.parametrize("command, why", [
-    ("[./fmt.sh]", "in a folder the agent can write"),
-    ("[fmt-planted]", "is not on a PATH entry the agent cannot write"),
-    ("[python3, tools/fmt.py]", "'tools/fmt.py' is a script in a folder the agent can write"),
-])
+@pytest.mark.parametrize(
+    "command, why",
+    [
+        ("[./fmt.sh]", "in a folder the agent can write"),
+        ("[fmt-planted]", "is not on a PATH entry the agent cannot write"),
+        ("[python3, tools/fmt.py]", "'tools/fmt.py' is a script in a folder the agent can write"),
+    ],
+)
 def test_a_hook_never_runs_a_program_the_agent_could_have_written(work, arreio_env, command, why) -> None:
     (work / "bin").mkdir()
     (work / "tools").mkdir()
@@ -201,8 +239,10 @@ def test_a_hook_never_runs_a_program_the_agent_could_have_written(work, arreio_e
         planted.write_text("#!/bin/sh\ntouch PWNED\n")
         planted.chmod(planted.stat().st_mode | stat.S_IXUSR)
     config(work, f"hooks:\n  post_tool_use:\n    - {{command: {command}}}\n")
-    script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]},
-                  {"text": "Done."}])
+    script(
+        work,
+        [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]}, {"text": "Done."}],
+    )
     env = {**arreio_env, "PATH": f"{work / 'bin'}{os.pathsep}{arreio_env['PATH']}"}
     done = run(work, env, "Write")
     assert done.returncode == 5 and why in done.stderr and "Traceback" not in done.stderr
@@ -212,10 +252,18 @@ def test_a_hook_never_runs_a_program_the_agent_could_have_written(work, arreio_e
 def test_the_agent_cannot_write_the_hook_config(work, arreio_env) -> None:
     config(work, "hooks: {}\n")
     evil = "hooks:\n  session_start:\n    - {command: [sh, -c, 'touch PWNED']}\n"
-    script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": ".arreio/config.yaml", "content": evil}},
-                                  {"name": "shell",
-                                   "arguments": {"command": f"printf '{evil}' > .arreio/config.yaml"}}]},
-                  {"text": "Done."}])
+    script(
+        work,
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": ".arreio/config.yaml", "content": evil}},
+                    {"name": "shell", "arguments": {"command": f"printf '{evil}' > .arreio/config.yaml"}},
+                ]
+            },
+            {"text": "Done."},
+        ],
+    )
     run(work, arreio_env, "Add a hook", "--yes")
     assert (work / ".arreio" / "config.yaml").read_text() == "hooks: {}\n"
     script(work, [{"text": "Hi."}])
@@ -254,10 +302,15 @@ def test_doctor_shows_each_hook_and_what_it_runs(work, arreio_env) -> None:
 def test_a_sandboxed_hook_writes_only_where_the_agent_may(work, arreio_env, tmp_path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    config(work, "hooks:\n  post_tool_use:\n    - {match: write_file, sandbox: true, command: "
-                 f"[sh, -c, 'echo in > boxed.txt; echo out > {outside}/escaped.txt']}}\n")
-    script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]},
-                  {"text": "Done."}])
+    config(
+        work,
+        "hooks:\n  post_tool_use:\n    - {match: write_file, sandbox: true, command: "
+        f"[sh, -c, 'echo in > boxed.txt; echo out > {outside}/escaped.txt']}}\n",
+    )
+    script(
+        work,
+        [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]}, {"text": "Done."}],
+    )
     done = run(work, arreio_env, "Write")
     assert done.returncode == 0, done.stderr
     assert (work / "boxed.txt").read_text() == "in\n" and not (outside / "escaped.txt").exists()
@@ -272,11 +325,16 @@ def test_the_file_name_the_agent_chose_is_never_read_as_code(work, arreio_env, t
     script(work, [{"text": "Hi."}])
     refused = run(work, arreio_env, "Hi")
     assert refused.returncode == 5 and "{file} must be a word of its own" in refused.stderr
-    config(work, "hooks:\n  post_tool_use:\n    - {match: write_file, command: "
-                 f"[sh, -c, 'printf \"%s\\\\n\" \"$1\" >> {log}', sh, '{{file}}']}}\n")
+    config(
+        work,
+        "hooks:\n  post_tool_use:\n    - {match: write_file, command: "
+        f"[sh, -c, 'printf \"%s\\\\n\" \"$1\" >> {log}', sh, '{{file}}']}}\n",
+    )
     hostile = "a$(touch PWNED);touch PWNED2;.txt"
-    script(work, [{"tool_calls": [{"name": "write_file", "arguments": {"path": hostile, "content": "x"}}]},
-                  {"text": "Done."}])
+    script(
+        work,
+        [{"tool_calls": [{"name": "write_file", "arguments": {"path": hostile, "content": "x"}}]}, {"text": "Done."}],
+    )
     done = run(work, arreio_env, "Write")
     assert done.returncode == 0, done.stderr
     assert log.read_text() == f"{(work / hostile).resolve()}\n"

@@ -36,10 +36,19 @@ def work(tmp_path: Path) -> Path:
 def test_each_chat_message_is_submitted_to_the_hooks(work, arreio_env, arreio_cmd, tmp_path) -> None:
     seen = tmp_path / "prompts.jsonl"
     (work / ".arreio" / "config.yaml").write_text(
-        f"hooks:\n  user_prompt_submit:\n    - {{command: [python3, .arreio/hooks/dump.py, '{seen}']}}\n")
+        f"hooks:\n  user_prompt_submit:\n    - {{command: [python3, .arreio/hooks/dump.py, '{seen}']}}\n"
+    )
     (work / "s.yaml").write_text('- text: "One."\n- text: "Two."\n')
-    done = subprocess.run([*arreio_cmd, "chat", "--script", "s.yaml"], cwd=work, env=arreio_env,
-                          input="first\nsecond\n", capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [*arreio_cmd, "chat", "--script", "s.yaml"],
+        cwd=work,
+        env=arreio_env,
+        input="first\nsecond\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert [e["prompt"] for e in lines(seen)] == ["first", "second"]
     assert len({e["session_id"] for e in lines(seen)}) == 1 and len({e["run_id"] for e in lines(seen)}) == 2
@@ -49,9 +58,11 @@ def test_the_guard_runs_again_when_an_approved_call_resumes(work, arreio_env, tm
     seen = tmp_path / "calls.jsonl"
     (work / ".arreio" / "config.yaml").write_text(
         f"hooks:\n  pre_tool_use:\n    - {{match: shell, command: [python3, .arreio/hooks/dump.py, '{seen}']}}\n"
-        f"  post_tool_use:\n    - {{match: shell, command: [python3, .arreio/hooks/dump.py, '{seen}']}}\n")
-    (work / "s.yaml").write_text('- tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]\n'
-                                 '- text: "Logged."\n')
+        f"  post_tool_use:\n    - {{match: shell, command: [python3, .arreio/hooks/dump.py, '{seen}']}}\n"
+    )
+    (work / "s.yaml").write_text(
+        '- tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]\n- text: "Logged."\n'
+    )
     paused = run_cli(work, arreio_env, "run", "--script", "s.yaml", "--json", "Log it")
     assert paused.returncode == 3, paused.stderr
     assert [e["hook_event_name"] for e in lines(seen)] == ["pre_tool_use"]
@@ -71,7 +82,8 @@ def test_a_failed_batch_attempt_posts_a_notification(tmp_path) -> None:
     (project.root / ".arreio").mkdir()
     (project.root / ".arreio" / "config.yaml").write_text(
         "hooks:\n  stop:\n    - {match: 'failed|partial|paused|cancelled', "
-        f"command: [sh, -c, 'cat >> {log}; echo >> {log}']}}\n")
+        f"command: [sh, -c, 'cat >> {log}; echo >> {log}']}}\n"
+    )
     failing = fix_add_task("bad-gate", gates=[{"kind": "command", "command": "exit 3"}])
     suite = project.suite([fix_add_task("ok"), failing])
     out = project.batch(str(suite), "-j", "2")

@@ -56,8 +56,15 @@ class Interrupted:
 def interrupt_kb_add(root: Path, env: dict[str, str], pin: list[str], after_s: float = 0.5) -> Interrupted:
     """Start `kb add docs`, wait until embedding is under way (a vector is stored), let it run
     `after_s` more (in the middle of a model call), send SIGINT and time the exit."""
-    proc = subprocess.Popen([*pin, *ARREIO, "kb", "add", "docs", "--json"], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **INTERRUPTIBLE)
+    proc = subprocess.Popen(
+        [*pin, *ARREIO, "kb", "add", "docs", "--json"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **INTERRUPTIBLE,
+    )
     deadline = time.monotonic() + 240
     while vectors(root)[1] == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -71,5 +78,12 @@ def interrupt_kb_add(root: Path, env: dict[str, str], pin: list[str], after_s: f
 
 
 def resume_kb_add(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ARREIO, "kb", "add", "docs", "--json"], check=False, cwd=root, env=env,
-                          capture_output=True, text=True, timeout=280)
+    return subprocess.run(
+        [*ARREIO, "kb", "add", "docs", "--json"],
+        check=False,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )

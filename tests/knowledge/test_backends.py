@@ -27,7 +27,9 @@ QUERIES = [
 
 
 def _index(kind: str, tmp_path: Path, docs: Path) -> KnowledgeBase:
-    kb = KnowledgeBase(make_backend(kind, tmp_path / kind), HashingEmbedder(), chunking=ChunkConfig(max_lines=6, overlap_lines=1))
+    kb = KnowledgeBase(
+        make_backend(kind, tmp_path / kind), HashingEmbedder(), chunking=ChunkConfig(max_lines=6, overlap_lines=1)
+    )
     kb.add(["."], docs)
     return kb
 
@@ -161,7 +163,11 @@ def test_sentence_search_ranks_chunks_by_their_best_sentence(kind: str, tmp_path
     chunk_vectors = np.stack([diagonal, np.array([0, 1, 0], dtype=np.float32), np.array([0, 0, 1], dtype=np.float32)])
     # The first chunk's average leans away from the query, but one of its sentences is the query;
     # the second has no sentences (one-sentence chunk: its own vector stands in).
-    sentences = [np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32), None, np.array([[0, 0.6, 0.8], [0, 0, 1]], dtype=np.float32)]
+    sentences = [
+        np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32),
+        None,
+        np.array([[0, 0.6, 0.8], [0, 0, 1]], dtype=np.float32),
+    ]
     backend.set_vectors("m", ids, chunk_vectors, sentences)
     query = np.array([1, 0, 0], dtype=np.float32)
     assert [i for i, _ in backend.vector_search(query, 3)][0] == ids[0]
@@ -191,8 +197,11 @@ def test_the_cached_matrices_hold_every_stored_vector_in_id_order(tmp_path: Path
     chunk_ids, matrix = backend._load_matrix()
     assert chunk_ids.tolist() == sorted(ids) and np.array_equal(matrix, vectors[np.argsort(ids)])
     owners, rows = backend._load_sentence_matrix()
-    expected = [(chunk_id, row) for chunk_id, vector, own in sorted(zip(ids, vectors, sentences), key=lambda t: t[0])
-                for row in (vector[None] if own is None else own)]
+    expected = [
+        (chunk_id, row)
+        for chunk_id, vector, own in sorted(zip(ids, vectors, sentences), key=lambda t: t[0])
+        for row in (vector[None] if own is None else own)
+    ]
     assert owners.tolist() == [chunk_id for chunk_id, _ in expected]
     assert np.array_equal(rows, np.stack([row for _, row in expected]))
     with pytest.raises(ValueError, match="more vector rows"):

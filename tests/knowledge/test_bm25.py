@@ -246,7 +246,7 @@ def test_fts_match_and_query_terms_agree() -> None:
 
 
 def test_an_in_memory_database_too() -> None:
-    """":memory:" has one connection for everything: the read transaction must not disturb it."""
+    """ ":memory:" has one connection for everything: the read transaction must not disturb it."""
     backend = SqliteBackend(":memory:")
     _always(backend)
     for path, text in _corpus().items():

@@ -23,7 +23,9 @@ def test_chunks_break_on_line_boundaries_and_overlap() -> None:
 def test_prefers_to_end_at_a_blank_line() -> None:
     paragraph_a = "\n".join(f"a{i}" for i in range(7))
     paragraph_b = "\n".join(f"b{i}" for i in range(7))
-    chunks = chunk_text(paragraph_a + "\n\n" + paragraph_b, ChunkConfig(max_chars=10_000, max_lines=10, overlap_lines=1))
+    chunks = chunk_text(
+        paragraph_a + "\n\n" + paragraph_b, ChunkConfig(max_chars=10_000, max_lines=10, overlap_lines=1)
+    )
     assert chunks[0].text == paragraph_a  # the cut lands on the paragraph break, not inside b
     assert (chunks[0].start_line, chunks[0].end_line) == (1, 7)
     assert chunks[1].text.endswith("b6") and "a3" not in chunks[1].text
@@ -47,11 +49,7 @@ def test_bad_config_is_refused() -> None:
         ChunkConfig(max_lines=2, overlap_lines=2)
 
 
-@given(
-    st.lists(st.text(alphabet="ab \t", max_size=30), max_size=60),
-    st.integers(1, 12),
-    st.integers(0, 3),
-)
+@given(st.lists(st.text(alphabet="ab \t", max_size=30), max_size=60), st.integers(1, 12), st.integers(0, 3))
 def test_every_content_line_is_covered_and_ranges_match_text(lines, max_lines, overlap) -> None:
     overlap = min(overlap, max_lines - 1)
     text = "\n".join(lines)

@@ -187,10 +187,7 @@ def search(logged, query: str, **how) -> passes.Rankings:
     )
 
 
-@pytest.mark.parametrize(
-    ("idle", "threads", "keyword_alongside"),
-    [(1, 1, True), (2, 2, False), (3, 2, True)],
-)
+@pytest.mark.parametrize(("idle", "threads", "keyword_alongside"), [(1, 1, True), (2, 2, False), (3, 2, True)])
 def test_idle_cores_decide_the_query_threads_and_when_the_keyword_pass_starts(
     logged, idle: int, threads: int, keyword_alongside: bool
 ) -> None:

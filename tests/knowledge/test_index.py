@@ -25,7 +25,13 @@ def test_add_indexes_text_and_skips_binary_with_a_notice(backend, docs: Path) ->
     assert (report.added, report.updated, report.unchanged) == (5, 0, 0)
     assert report.chunks == backend.stats().chunks == report.embedded
     assert any("pixel.png" in n and "binary" in n for n in report.notices)
-    assert {Path(d.path).name for d in backend.documents()} == {"gardening.md", "sqlite.md", "japanese.md", "chinese.md", "retry.py"}
+    assert {Path(d.path).name for d in backend.documents()} == {
+        "gardening.md",
+        "sqlite.md",
+        "japanese.md",
+        "chinese.md",
+        "retry.py",
+    }
 
 
 def test_second_add_skips_unchanged_and_reindexes_changed(backend, docs: Path) -> None:

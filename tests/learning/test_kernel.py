@@ -82,13 +82,16 @@ def test_gate_error_mid_list_applies_nothing() -> None:
     assert stores.get("memory").items == []  # the first was approved, yet nothing was written
 
 
-@pytest.mark.parametrize("raw", [
-    {"target": "memory", "action": "add", "score": 0.9},                       # no content
-    {"target": "disk", "action": "add", "content": "x", "score": 0.9},         # bad target
-    {"target": "memory", "action": "replace", "content": "x", "score": 0.9},   # no old_text
-    {"target": "memory", "action": "add", "content": "x", "score": 1.5},       # score out of range
-    "just a string",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"target": "memory", "action": "add", "score": 0.9},  # no content
+        {"target": "disk", "action": "add", "content": "x", "score": 0.9},  # bad target
+        {"target": "memory", "action": "replace", "content": "x", "score": 0.9},  # no old_text
+        {"target": "memory", "action": "add", "content": "x", "score": 1.5},  # score out of range
+        "just a string",
+    ],
+)
 def test_malformed_proposal_is_rejected_not_raised(raw) -> None:
     outcome, _ = run([raw, add("fine", 0.8)])
     assert (outcome.applied, outcome.rejected, outcome.failed) == (1, 1, 0)
@@ -105,8 +108,10 @@ def test_store_refusal_is_failed_and_recorded() -> None:
 def test_replace_and_remove_reach_the_store() -> None:
     stores = InMemoryStores()
     stores.get("user").items = ["Prefers tabs", "Lives in Lisbon"]
-    raws = [{"target": "user", "action": "replace", "old_text": "tabs", "content": "Prefers spaces", "score": 0.9},
-            {"target": "user", "action": "remove", "old_text": "Lisbon", "score": 0.8}]
+    raws = [
+        {"target": "user", "action": "replace", "old_text": "tabs", "content": "Prefers spaces", "score": 0.9},
+        {"target": "user", "action": "remove", "old_text": "Lisbon", "score": 0.8},
+    ]
     outcome, stores = run(raws, stores=stores)
     assert outcome.applied == 2 and stores.get("user").items == ["Prefers spaces"]
 
@@ -128,10 +133,17 @@ def test_the_proposer_sees_current_memory() -> None:
 def test_offline_proposer_keeps_conventions_seen_twice_never_the_runs_diary() -> None:
     from arreio.learning.observations import Observation
 
-    summary = RunSummary(goal="# Sum up", final_text="ok", steps=3, tools=[
-        ToolUse("read_file", {"path": "a.md"}, False, "1 a"), ToolUse("write_file", {"path": "out/s1.md"}, False, "created"),
-        ToolUse("shell", {"command": "pytest -q"}, False, "exit code: 0"),
-        ToolUse("shell", {"command": "flaky"}, True, "exit code: 1")])
+    summary = RunSummary(
+        goal="# Sum up",
+        final_text="ok",
+        steps=3,
+        tools=[
+            ToolUse("read_file", {"path": "a.md"}, False, "1 a"),
+            ToolUse("write_file", {"path": "out/s1.md"}, False, "created"),
+            ToolUse("shell", {"command": "pytest -q"}, False, "exit code: 0"),
+            ToolUse("shell", {"command": "flaky"}, True, "exit code: 1"),
+        ],
+    )
     assert asyncio.run(OfflineProposer().propose(summary, {"memory": [], "user": []})) == []  # seen once: an episode
     history = [Observation(tests=["pytest -q"], outputs=["out"])]
     first = asyncio.run(OfflineProposer(history).propose(summary, {"memory": [], "user": []}))
@@ -139,27 +151,40 @@ def test_offline_proposer_keeps_conventions_seen_twice_never_the_runs_diary() ->
     assert first == again
     assert [(p["action"], p["content"], p["score"]) for p in first] == [
         ("add", "Tests here run with `pytest -q` (each passed in more than one run).", 0.85),
-        ("add", "Outputs here go under `out/`.", 0.8)]
-    known = asyncio.run(OfflineProposer(history).propose(summary, {"memory": [p["content"] for p in first], "user": []}))
+        ("add", "Outputs here go under `out/`.", 0.8),
+    ]
+    known = asyncio.run(
+        OfflineProposer(history).propose(summary, {"memory": [p["content"] for p in first], "user": []})
+    )
     assert known == []
-    moved = asyncio.run(OfflineProposer([Observation(tests=["make test"])]).propose(
-        RunSummary(tools=[ToolUse("shell", {"command": "make test"}, False, "exit code: 0")]),
-        {"memory": ["Tests here run with `pytest -q` (each passed in more than one run)."], "user": []}))
+    moved = asyncio.run(
+        OfflineProposer([Observation(tests=["make test"])]).propose(
+            RunSummary(tools=[ToolUse("shell", {"command": "make test"}, False, "exit code: 0")]),
+            {"memory": ["Tests here run with `pytest -q` (each passed in more than one run)."], "user": []},
+        )
+    )
     assert [(p["action"], p["content"]) for p in moved] == [
-        ("replace", "Tests here run with `pytest -q`, `make test` (each passed in more than one run).")]
+        ("replace", "Tests here run with `pytest -q`, `make test` (each passed in more than one run).")
+    ]
 
 
 def test_a_users_correction_is_kept_in_their_words() -> None:
-    summary = RunSummary(user_said=["Write the report.", "No, use tabs for indentation, not spaces.",
-                                    "thanks, that is all"])
+    summary = RunSummary(
+        user_said=["Write the report.", "No, use tabs for indentation, not spaces.", "thanks, that is all"]
+    )
     proposed = asyncio.run(OfflineProposer().propose(summary, {"memory": [], "user": []}))
     assert [(p["target"], p["content"]) for p in proposed] == [
-        ("user", "The user asked: No, use tabs for indentation, not spaces.")]
+        ("user", "The user asked: No, use tabs for indentation, not spaces.")
+    ]
 
 
 def test_gate_config() -> None:
-    assert make_gate({"kind": "validator", "min": 0.8}).decide(
-        __import__("arreio.learning.proposals", fromlist=["Proposal"]).Proposal(**add("x", 0.79))).approved is False
+    assert (
+        make_gate({"kind": "validator", "min": 0.8})
+        .decide(__import__("arreio.learning.proposals", fromlist=["Proposal"]).Proposal(**add("x", 0.79)))
+        .approved
+        is False
+    )
     with pytest.raises(Exception, match="unknown"):
         make_gate({"kind": "vibes"})
 
@@ -174,8 +199,10 @@ def test_model_proposer_reads_structured_output_through_the_provider() -> None:
     from arreio.engine.providers.testing import ScriptedProvider
     from arreio.learning.proposers import ModelProposer
 
-    reply = ('```json\n[{"target": "user", "action": "add", "content": "Wants summaries in French.", '
-             '"score": 0.9, "rationale": "said so twice"}]\n```')
+    reply = (
+        '```json\n[{"target": "user", "action": "add", "content": "Wants summaries in French.", '
+        '"score": 0.9, "rationale": "said so twice"}]\n```'
+    )
     provider = ScriptedProvider([{"text": reply}])
     outcome, stores = run([], stores=None)  # baseline: an empty proposal list applies nothing
     assert outcome.applied == 0

@@ -22,17 +22,28 @@ def test_a_refused_proposals_secret_reaches_no_file(tmp_path: Path) -> None:
     work = tmp_path / "work"
     (work / ".arreio").mkdir(parents=True)
     (work / ".arreio" / "config.yaml").write_text("learning: {proposer_model: anthropic/proposer}\n")
-    proposal = [{"target": "memory", "action": "add", "content": f"The database password is {SECRET}.",
-                 "score": 0.9, "rationale": "needed next time"}]
+    proposal = [
+        {
+            "target": "memory",
+            "action": "add",
+            "content": f"The database password is {SECRET}.",
+            "score": 0.9,
+            "rationale": "needed next time",
+        }
+    ]
     providers = {
         "anthropic/main": ScriptedProvider([{"text": "Done."}]),
         "anthropic/proposer": ScriptedProvider([{"text": json.dumps(proposal)}]),
     }
-    deps = PipelineDeps(clock=FixedClock(), provider_factory=lambda model, **_: providers[model],
-                        learning=LearningStage())
+    deps = PipelineDeps(
+        clock=FixedClock(), provider_factory=lambda model, **_: providers[model], learning=LearningStage()
+    )
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"), "DB_PASSWORD": SECRET}
-    events = asyncio.run(run_to_end(RunOptions(goal_text="# Rotate the password\n", cwd=work, env=env,
-                                               model="anthropic/main", learn=True), deps))
+    events = asyncio.run(
+        run_to_end(
+            RunOptions(goal_text="# Rotate the password\n", cwd=work, env=env, model="anthropic/main", learn=True), deps
+        )
+    )
     done = next(e for e in events if e.type == "learning_pass_done")
     assert done.failed == 1 and done.applied == 0  # the gate passed it, the store refused the secret
     state = work / ".arreio"

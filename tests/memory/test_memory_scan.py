@@ -40,7 +40,9 @@ def test_corpora_are_large_enough_and_use_known_categories():
     assert set(covered) <= set(CATEGORIES)
 
 
-@pytest.mark.parametrize("case", [c for c in ATTACKS if c["text"] not in NOW_ALLOWED], ids=lambda case: case["text"][:40])
+@pytest.mark.parametrize(
+    "case", [c for c in ATTACKS if c["text"] not in NOW_ALLOWED], ids=lambda case: case["text"][:40]
+)
 def test_attack_is_blocked_under_its_category(case):
     finding = scan_text(case["text"])
     assert finding is not None, f"not blocked: {case['text']!r}"

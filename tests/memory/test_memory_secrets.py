@@ -35,8 +35,13 @@ SECRETS = [PASSWORD, DOCKER_AUTH, ENV_KEY, ENV_KEY_B64[:20], "Zr9vK2mQ7xLp4sWt"]
 
 
 def _leaks(state: Path) -> list[str]:
-    return sorted(f"{p.relative_to(state)}: {s[:6]}…" for p in state.rglob("*") if p.is_file()
-                  for s in SECRETS if s.encode() in p.read_bytes())
+    return sorted(
+        f"{p.relative_to(state)}: {s[:6]}…"
+        for p in state.rglob("*")
+        if p.is_file()
+        for s in SECRETS
+        if s.encode() in p.read_bytes()
+    )
 
 
 @pytest.fixture
@@ -51,8 +56,11 @@ def test_the_memory_tool_refuses_secrets_in_a_scripted_run(work: Path, cli) -> N
         return [{"name": "memory", "arguments": {"action": "add", "content": note}} for note in notes]
 
     # Two turns: a third refusal in one turn would tell the model to stop using the tool.
-    script = [{"text": "Saving notes.", "tool_calls": adds(KEPT, *SECRET_NOTES[:2])},
-              {"text": "One more.", "tool_calls": adds(SECRET_NOTES[2])}, {"text": "Done."}]
+    script = [
+        {"text": "Saving notes.", "tool_calls": adds(KEPT, *SECRET_NOTES[:2])},
+        {"text": "One more.", "tool_calls": adds(SECRET_NOTES[2])},
+        {"text": "Done."},
+    ]
     (work / "s.json").write_text(json.dumps(script))
     result = cli("run", "--goal", "GOAL.md", "--script", "s.json", "--json", "--yes")
     assert result.exit_code == 0, result.output
@@ -68,15 +76,23 @@ def test_the_learning_pass_refuses_secrets_from_a_scripted_proposer(tmp_path: Pa
     work = tmp_path / "work"
     (work / ".arreio").mkdir(parents=True)
     (work / ".arreio" / "config.yaml").write_text("learning: {proposer_model: anthropic/proposer}\n")
-    proposals = [{"target": "memory", "action": "add", "content": note, "score": 0.9, "rationale": "needed later"}
-                 for note in [*SECRET_NOTES, KEPT]]
-    providers = {"anthropic/main": ScriptedProvider([{"text": "Done."}]),
-                 "anthropic/proposer": ScriptedProvider([{"text": json.dumps(proposals)}])}
-    deps = PipelineDeps(clock=FixedClock(), provider_factory=lambda model, **_: providers[model],
-                        learning=LearningStage())
+    proposals = [
+        {"target": "memory", "action": "add", "content": note, "score": 0.9, "rationale": "needed later"}
+        for note in [*SECRET_NOTES, KEPT]
+    ]
+    providers = {
+        "anthropic/main": ScriptedProvider([{"text": "Done."}]),
+        "anthropic/proposer": ScriptedProvider([{"text": json.dumps(proposals)}]),
+    }
+    deps = PipelineDeps(
+        clock=FixedClock(), provider_factory=lambda model, **_: providers[model], learning=LearningStage()
+    )
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"), "VENDOR_API_KEY": ENV_KEY}
-    events = asyncio.run(run_to_end(RunOptions(goal_text="# Staging notes\n", cwd=work, env=env,
-                                               model="anthropic/main", learn=True), deps))
+    events = asyncio.run(
+        run_to_end(
+            RunOptions(goal_text="# Staging notes\n", cwd=work, env=env, model="anthropic/main", learn=True), deps
+        )
+    )
     done = next(e for e in events if e.type == "learning_pass_done")
     assert (done.applied, done.failed) == (1, 3)  # the gate passed all four; the store refused three
     assert (work / ".arreio" / "MEMORY.md").read_text().strip() == KEPT
@@ -100,8 +116,7 @@ def test_an_entry_stored_before_is_hidden_from_the_prompt_and_removable(tmp_path
     features = engine_features(MemoryFeature())
     deps = PipelineDeps(clock=FixedClock(), provider_factory=lambda model, **_: provider, features=features)
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
-    events = asyncio.run(run_to_end(RunOptions(goal_text="# Look\n", cwd=work, env=env, model="anthropic/main"),
-                                    deps))
+    events = asyncio.run(run_to_end(RunOptions(goal_text="# Look\n", cwd=work, env=env, model="anthropic/main"), deps))
     assert events[-1].verdict == "success"
     prompt = provider.requests[0].model_dump_json()
     assert KEPT in prompt and PASSWORD not in prompt

@@ -101,7 +101,9 @@ class TestDriftGuard:
         path.write_text(self.HAND_EDIT, encoding="utf-8")
         return path
 
-    @pytest.mark.parametrize("operation", [Operation("remove", old_text="second"), Operation("replace", "new", "second")])
+    @pytest.mark.parametrize(
+        "operation", [Operation("remove", old_text="second"), Operation("replace", "new", "second")]
+    )
     def test_replace_and_remove_refuse_and_back_up(self, stores, state, operation):
         path = self.write_hand_edit(state)
         with pytest.raises(MemoryRefused) as refused:
@@ -133,10 +135,7 @@ class TestCrossTargetBatch:
     def test_failure_in_one_target_writes_neither(self, stores, state):
         with pytest.raises(MemoryRefused):
             stores.apply(
-                {
-                    "memory": [Operation("add", content="fine")],
-                    "user": [Operation("remove", old_text="absent")],
-                }
+                {"memory": [Operation("add", content="fine")], "user": [Operation("remove", old_text="absent")]}
             )
         assert not (state / "MEMORY.md").exists() and not (state / "USER.md").exists()
 
@@ -168,8 +167,7 @@ def test_two_processes_adding_concurrently_lose_nothing(tmp_path):
     go = tmp_path / "go"
     count = 30
     writers = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(state), name, str(count), str(go)])
-        for name in ("A", "B")
+        subprocess.Popen([sys.executable, "-c", WRITER, str(state), name, str(count), str(go)]) for name in ("A", "B")
     ]
     time.sleep(0.3)  # let both interpreters start, so the writes overlap
     go.touch()

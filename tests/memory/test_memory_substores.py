@@ -66,7 +66,13 @@ def test_every_substore_has_its_prefix(substores, substore):
 
 
 def test_prefixes():
-    assert PREFIXES == {"episodic": "epi", "semantic": "sem", "procedural": "pro", "decision": "dec", "transcript": "tra"}
+    assert PREFIXES == {
+        "episodic": "epi",
+        "semantic": "sem",
+        "procedural": "pro",
+        "decision": "dec",
+        "transcript": "tra",
+    }
 
 
 def test_unknown_substore_lists_the_five(substores):

@@ -49,7 +49,9 @@ def test_user_target(tool):
 
 
 def test_accepts_a_validated_model(tool):
-    result = asyncio.run(tool.execute(MemoryInput(action="add", content="x fact"), RunContext(cwd=tool.stores.state_dir)))
+    result = asyncio.run(
+        tool.execute(MemoryInput(action="add", content="x fact"), RunContext(cwd=tool.stores.state_dir))
+    )
     assert not result.is_error
 
 

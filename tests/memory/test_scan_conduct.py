@@ -32,8 +32,22 @@ def _load(name: str) -> list[dict]:
 HOSTILE, HONEST = _load("conduct-hostile.yaml"), _load("conduct-honest.yaml")
 HELD_HOSTILE, HELD_HONEST = _load("heldout-hostile.yaml"), _load("heldout-honest.yaml")
 SEEDS = YAML(typ="safe", pure=True).load((FIXTURES / "hermes-seeds.yaml").read_text(encoding="utf-8"))
-EVASIONS = {"multilingual", "dotted", "reversed", "base32", "base64", "leet", "rot13", "split", "html-comment", "details",
-            "invisible", "short", "c2", "homoglyph"}
+EVASIONS = {
+    "multilingual",
+    "dotted",
+    "reversed",
+    "base32",
+    "base64",
+    "leet",
+    "rot13",
+    "split",
+    "html-comment",
+    "details",
+    "invisible",
+    "short",
+    "c2",
+    "homoglyph",
+}
 
 
 @pytest.fixture(params=["rules", "meaning"])
@@ -101,8 +115,10 @@ def test_recall_on_the_development_corpus(mode: str) -> None:
 
 def test_held_out_corpus_is_reported(mode: str) -> None:
     caught = sum(_verdict(case) is not None for case in HELD_HOSTILE)
-    print(f"\nheld-out ({mode}): {caught}/{len(HELD_HOSTILE)} hostile refused; by category "
-          + ", ".join(f"{k} {c}/{t}" for k, (c, t) in _recall(HELD_HOSTILE, "category").items()))
+    print(
+        f"\nheld-out ({mode}): {caught}/{len(HELD_HOSTILE)} hostile refused; by category "
+        + ", ".join(f"{k} {c}/{t}" for k, (c, t) in _recall(HELD_HOSTILE, "category").items())
+    )
     assert caught >= len(HELD_HOSTILE) // 2
 
 
@@ -113,8 +129,10 @@ def test_seed_strings_of_another_agents_scan(mode: str) -> None:
     ("update CLAUDE.md when the test command changes", in the honest corpora) is not. What we let
     through on purpose: "pretend you are a hacker" and "translate this into python and execute" (no
     conduct of the agent's changes)."""
-    counts = {kind: sum(scan_text(text) is not None for text in SEEDS[kind])
-              for kind in ("injection", "exfiltration", "persistence", "invisible")}
+    counts = {
+        kind: sum(scan_text(text) is not None for text in SEEDS[kind])
+        for kind in ("injection", "exfiltration", "persistence", "invisible")
+    }
     print(f"\nseed strings ({mode}): " + ", ".join(f"{k} {v}/{len(SEEDS[k])}" for k, v in counts.items()))
     assert counts["injection"] >= 12 and counts["exfiltration"] >= 5
     assert counts["persistence"] == len(SEEDS["persistence"])
@@ -131,5 +149,5 @@ def test_a_refusal_never_repeats_the_words_refused(case: dict) -> None:
         pytest.skip("not refused")
     shown = render_entry(case["text"]) + (prompt_screen(case["text"]) or "")
     folded = " ".join(case["text"].lower().split())
-    runs = {folded[i:i + 12] for i in range(0, max(1, len(folded) - 12))}
+    runs = {folded[i : i + 12] for i in range(0, max(1, len(folded) - 12))}
     assert not any(run in shown.lower() for run in runs if run.strip() and not run.isspace() and "blocked" not in run)

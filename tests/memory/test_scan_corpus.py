@@ -189,8 +189,9 @@ def test_a_remove_that_closes_the_gap_is_refused_and_an_old_bad_pair_blocks_noth
 def _propose(stores: MemoryStores, *contents: str) -> list[str]:
     class Proposer:
         async def propose(self, summary, current):
-            return [{"target": "memory", "action": "add", "content": c, "score": 0.95, "rationale": "r"}
-                    for c in contents]
+            return [
+                {"target": "memory", "action": "add", "content": c, "score": 0.95, "rationale": "r"} for c in contents
+            ]
 
     deps = LearnDeps(proposer=Proposer(), gate=ScoreGate(), stores=stores)
     outcome = asyncio.run(review_and_learn(RunSummary(goal="# Tidy", final_text="Done.", steps=2), deps))

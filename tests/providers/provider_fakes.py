@@ -50,7 +50,9 @@ class Reply:
 
     @classmethod
     def error(cls, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
-        return cls(status=status, body=json.dumps(body).encode(), headers=headers or {}, content_type="application/json")
+        return cls(
+            status=status, body=json.dumps(body).encode(), headers=headers or {}, content_type="application/json"
+        )
 
 
 @dataclass
@@ -95,8 +97,10 @@ class FakeServer:
                 except ValueError:
                     body = {"_raw": raw.decode(errors="replace")}
                 server.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                reply = server.replies.popleft() if server.replies else Reply.error(
-                    500, {"error": {"type": "api_error", "message": "no scripted reply left"}}
+                reply = (
+                    server.replies.popleft()
+                    if server.replies
+                    else Reply.error(500, {"error": {"type": "api_error", "message": "no scripted reply left"}})
                 )
                 self.send_response(reply.status)
                 self.send_header("content-type", reply.content_type)
@@ -114,7 +118,7 @@ class FakeServer:
                 if reply.chunk_bytes:
                     step = reply.chunk_bytes
                     for start in range(0, len(body_bytes), step):
-                        self._chunk(body_bytes[start:start + step])
+                        self._chunk(body_bytes[start : start + step])
                     self.wfile.write(b"0\r\n\r\n")
                     return
                 for event in body_bytes.split(b"\n\n")[:-1]:  # one chunk per event
@@ -190,8 +194,11 @@ class MockWire:
             except ValueError:
                 body = {"_raw": raw.decode(errors="replace")}
             self.seen.append(Seen(path, {k.lower(): v for k, v in request.headers.items()}, body))
-            reply = self.replies.popleft() if self.replies else Reply.error(
-                500, {"error": {"type": "api_error", "message": "no scripted reply left"}})
+            reply = (
+                self.replies.popleft()
+                if self.replies
+                else Reply.error(500, {"error": {"type": "api_error", "message": "no scripted reply left"}})
+            )
         assert reply.cut_after is None, "a stream cut is a connection-level quirk: replay it with `server`"
         headers = {"content-type": reply.content_type, **reply.headers}
         if reply.content_type != "text/event-stream":
@@ -206,7 +213,7 @@ def _chunks(reply: Reply) -> list[bytes]:
     if reply.content_type != "text/event-stream":
         return [body]
     if reply.chunk_bytes:
-        return [body[i:i + reply.chunk_bytes] for i in range(0, len(body), reply.chunk_bytes)]
+        return [body[i : i + reply.chunk_bytes] for i in range(0, len(body), reply.chunk_bytes)]
     events = [event + b"\n\n" for event in body.split(b"\n\n")[:-1]]
     return events + ([tail] if (tail := body.split(b"\n\n")[-1]) else [])
 

@@ -21,8 +21,9 @@ MODEL = "claude-sonnet-4-6"
 
 
 def provider(server, session_id: str | None = None) -> AnthropicProvider:
-    return AnthropicProvider(MODEL, api_key="test-key", base_url=server.url, session_id=session_id,
-                             transport=server.transport)
+    return AnthropicProvider(
+        MODEL, api_key="test-key", base_url=server.url, session_id=session_id, transport=server.transport
+    )
 
 
 def request(**kw) -> ModelRequest:
@@ -98,7 +99,9 @@ def test_cache_usage_fields_reported_on_done(wire):
 def test_cache_control_breakpoints_on_the_stable_prefix(wire):
     history = [
         Message.user("read a.txt"),
-        Message.assistant([TextPart(text="ok"), ToolCallPart(id="t1", name="read_file", arguments={"path": "a"})], MODEL),
+        Message.assistant(
+            [TextPart(text="ok"), ToolCallPart(id="t1", name="read_file", arguments={"path": "a"})], MODEL
+        ),
         Message.tool_result(ToolResultPart(call_id="t1", name="read_file", content="A")),
     ]
     req = request(
@@ -130,9 +133,7 @@ def test_tool_images_go_in_a_separate_user_message_after_the_results(wire):
     image = ImagePart(media_type="image/png", data="iVBORw0KGgo=")
     history = [
         Message.user("screenshot please"),
-        Message.assistant(
-            [ToolCallPart(id="t1", name="screenshot"), ToolCallPart(id="t2", name="read_file")], MODEL
-        ),
+        Message.assistant([ToolCallPart(id="t1", name="screenshot"), ToolCallPart(id="t2", name="read_file")], MODEL),
         Message.tool_result(ToolResultPart(call_id="t1", name="screenshot", content="1 image", images=[image])),
         Message.tool_result(ToolResultPart(call_id="t2", name="read_file", content="", is_error=True)),
     ]
@@ -182,7 +183,10 @@ def test_thinking_config_goes_on_the_wire_and_no_temperature_is_sent(wire):
 def test_a_redacted_thinking_block_streams_as_its_own_chunk(wire):
     events = replay(wire, "redacted_thinking_tool_call")
     thinking = [e for e in events if isinstance(e, ThinkingChunk)]
-    assert [(t.signature is not None, t.redacted) for t in thinking if t.signature or t.redacted] == [(True, None), (False, REDACTED)]
+    assert [(t.signature is not None, t.redacted) for t in thinking if t.signature or t.redacted] == [
+        (True, None),
+        (False, REDACTED),
+    ]
     assert "".join(t.text for t in thinking) == "The README will say what this is."  # nothing readable added
     assert isinstance(events[-2], ToolCallDone) and events[-1].stop_reason == "tool_use"
 

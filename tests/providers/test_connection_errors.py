@@ -15,10 +15,13 @@ def closed_port() -> int:
         return probe.getsockname()[1]  # free once closed: nothing listens there
 
 
-@pytest.mark.parametrize("model,key,base", [
-    ("openai/gpt-4o", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    ("anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-])
+@pytest.mark.parametrize(
+    "model,key,base",
+    [
+        ("openai/gpt-4o", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        ("anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    ],
+)
 def test_a_refused_connection_says_where_and_why(cli, monkeypatch: pytest.MonkeyPatch, model, key, base) -> None:
     port = closed_port()
     monkeypatch.setenv(key, "test-key")

@@ -13,14 +13,23 @@ from provider_fakes import Reply
 
 from tests.conftest import run_cli
 
-MODELS = {"object": "list", "data": [{"id": "qwen2.5-1.5b", "object": "model", "owned_by": "llamacpp",
-                                      "meta": {"n_ctx_train": 32768, "n_ctx": 8192}}]}
+MODELS = {
+    "object": "list",
+    "data": [
+        {"id": "qwen2.5-1.5b", "object": "model", "owned_by": "llamacpp", "meta": {"n_ctx_train": 32768, "n_ctx": 8192}}
+    ],
+}
 PROPS = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1}
 
 
 def whole(message: dict) -> Reply:
-    body = {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}]}
+    body = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+    }
     return Reply(body=json.dumps(body).encode(), content_type="application/json")
 
 
@@ -46,8 +55,20 @@ def test_doctor_says_when_nothing_answers_at_the_base_url(tmp_path: Path) -> Non
 
 def test_doctor_checks_the_model_window_and_tool_calls(tmp_path: Path, server) -> None:
     server.serve("/v1/models", MODELS).serve("/props", PROPS)
-    server.push(whole({"content": None, "tool_calls": [{"id": "t1", "type": "function",
-                                                        "function": {"name": "get_time", "arguments": '{"city": "Lisbon"}'}}]}))
+    server.push(
+        whole(
+            {
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "t1",
+                        "type": "function",
+                        "function": {"name": "get_time", "arguments": '{"city": "Lisbon"}'},
+                    }
+                ],
+            }
+        )
+    )
     code, checks = doctor(tmp_path, _env(tmp_path, f"{server.url}/v1"))
     assert code == 0, checks
     assert checks["model"]["status"] == "ok" and "qwen2.5-1.5b is served" in checks["model"]["detail"]
@@ -74,8 +95,9 @@ def test_models_shows_the_server_openai_models_go_to(tmp_path: Path, server) -> 
     done = run_cli(tmp_path, env, "models", "--json")
     endpoint = json.loads(done.stdout)["endpoint"]
     assert endpoint["from"] == "OPENAI_BASE_URL" and endpoint["url"] == f"{server.url}/v1"
-    assert endpoint["models"] == [{"model": "openai/qwen2.5-1.5b", "context_window": 8192,
-                                   "source": "n_ctx in /props (llama-server)"}]
+    assert endpoint["models"] == [
+        {"model": "openai/qwen2.5-1.5b", "context_window": 8192, "source": "n_ctx in /props (llama-server)"}
+    ]
     shown = run_cli(tmp_path, env, "models").stdout
     assert f"OPENAI_BASE_URL={server.url}/v1" in shown and "openai/qwen2.5-1.5b  8,192 tokens" in shown
 

@@ -22,18 +22,27 @@ OVERLOADED = Reply.error(529, {"type": "error", "error": {"type": "overloaded_er
 def work(wire_project) -> Path:
     # a local server stands in for OpenAI: the Responses API is asked for by name; a loopback server
     # bills nothing, so the models are priced in config as the vendors would
-    project = wire_project("retry:\n  max_attempts: 2\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nopenai:\n  api: responses\n"
-                           "prices:\n  anthropic/claude-sonnet-4-5: {input: 3, output: 15}\n"
-                           "  openai/gpt-5: {input: 1.25, output: 10}\n")
+    project = wire_project(
+        "retry:\n  max_attempts: 2\n  base_delay_s: 0.01\n  max_delay_s: 0.05\nopenai:\n  api: responses\n"
+        "prices:\n  anthropic/claude-sonnet-4-5: {input: 3, output: 15}\n"
+        "  openai/gpt-5: {input: 1.25, output: 10}\n"
+    )
     (project / "x.py").write_text("print('x')\n")
     return project
 
 
 def test_529_after_the_retries_switches_to_openai_and_downgrades_claudes_thinking(work: Path, server) -> None:
-    server.push(Reply.stream("anthropic", "thinking_signature"), OVERLOADED, OVERLOADED,
-                Reply.stream("openai_responses", "text"))
-    result = CliRunner().invoke(app, ["run", "Look at x.py", "--model", "anthropic/claude-sonnet-4-5",
-                                      "--fallback-model", "openai/gpt-5", "--json"], catch_exceptions=False)
+    server.push(
+        Reply.stream("anthropic", "thinking_signature"),
+        OVERLOADED,
+        OVERLOADED,
+        Reply.stream("openai_responses", "text"),
+    )
+    result = CliRunner().invoke(
+        app,
+        ["run", "Look at x.py", "--model", "anthropic/claude-sonnet-4-5", "--fallback-model", "openai/gpt-5", "--json"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     switches = [e for e in events if e["type"] == "model_switch"]
@@ -52,17 +61,24 @@ def test_529_after_the_retries_switches_to_openai_and_downgrades_claudes_thinkin
     output = next(i for i in items if i.get("type") == "function_call_output")
     assert call["call_id"] == output["call_id"] and "print('x')" in output["output"]
     journal = [e for e in AuditJournal(work / ".arreio", redactor=None).entries() if e["kind"] == "model_switch"]
-    assert [(e["payload"]["from"], e["payload"]["to"]) for e in journal] == [("anthropic/claude-sonnet-4-5", "openai/gpt-5")]
+    assert [(e["payload"]["from"], e["payload"]["to"]) for e in journal] == [
+        ("anthropic/claude-sonnet-4-5", "openai/gpt-5")
+    ]
     report = json.loads((work / events[-1]["report_path"]).read_text())
     assert set(report["cost_by_model"]) == {"anthropic/claude-sonnet-4-5", "openai/gpt-5"}
     assert report["cost_by_model"]["openai/gpt-5"]["input_tokens"] == 30
 
 
 def test_a_401_never_switches(work: Path, server) -> None:
-    server.push(Reply.error(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
-                Reply.stream("openai_responses", "text"))
-    result = CliRunner().invoke(app, ["run", "Look at x.py", "--model", "anthropic/claude-sonnet-4-5",
-                                      "--fallback-model", "openai/gpt-5", "--json"], catch_exceptions=False)
+    server.push(
+        Reply.error(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
+        Reply.stream("openai_responses", "text"),
+    )
+    result = CliRunner().invoke(
+        app,
+        ["run", "Look at x.py", "--model", "anthropic/claude-sonnet-4-5", "--fallback-model", "openai/gpt-5", "--json"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 5
     assert [s.path for s in server.seen] == ["/v1/messages"]
     assert '"model_switch"' not in result.stdout

@@ -31,14 +31,23 @@ FAULTS = {
         "500": Reply.error(500, _anthropic_error("api_error", "Internal server error")),
         "529": Reply.error(529, _anthropic_error("overloaded_error", "Overloaded")),
         "401": Reply.error(401, _anthropic_error("authentication_error", "invalid x-api-key")),
-        "overflow": Reply.error(400, _anthropic_error("invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum")),
+        "overflow": Reply.error(
+            400, _anthropic_error("invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum")
+        ),
     },
     "openai": {
-        "429": Reply.error(429, _openai_error("requests", "Rate limit reached", "rate_limit_exceeded"), {"retry-after": "0"}),
+        "429": Reply.error(
+            429, _openai_error("requests", "Rate limit reached", "rate_limit_exceeded"), {"retry-after": "0"}
+        ),
         "500": Reply.error(500, _openai_error("server_error", "The server had an error")),
         "529": Reply.error(503, _openai_error("server_error", "Slow Down")),
         "401": Reply.error(401, _openai_error("invalid_request_error", "Incorrect API key", "invalid_api_key")),
-        "overflow": Reply.error(400, _openai_error("invalid_request_error", "maximum context length is 128000 tokens", "context_length_exceeded")),
+        "overflow": Reply.error(
+            400,
+            _openai_error(
+                "invalid_request_error", "maximum context length is 128000 tokens", "context_length_exceeded"
+            ),
+        ),
     },
 }
 CUT = {"anthropic": "stream_cut_no_stop", "openai": "stream_cut_no_finish"}
@@ -53,7 +62,9 @@ def work(wire_project) -> Path:
 
 
 def _run(vendor: str) -> tuple[int, list[dict], str]:
-    result = CliRunner().invoke(app, ["run", "--goal", "G.md", "--model", MODELS[vendor], "--json"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        app, ["run", "--goal", "G.md", "--model", MODELS[vendor], "--json"], catch_exceptions=False
+    )
     events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     return result.exit_code, events, result.stderr
 

@@ -20,8 +20,10 @@ EVIL = "boom\x1b]0;pwned\x07 \x1b[2J \x9b31m \u202egnp.exe\rfake line\nsecond li
 RAW = (b"\x1b", b"\x07", b"\xc2\x9b", "\u202e".encode(), b"\r")  # what a terminal would act on
 SHOWN = "boom\\x1b]0;pwned\\x07 \\x1b[2J \\x9b31m \\u202egnp.exe\\x0dfake line second line TAB"
 CONFIG = "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n  max_attempts: 2\n"
-START = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,' \
-        b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n'
+START = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,'
+    b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n'
+)
 
 
 def error_line(message: str) -> Reply:
@@ -32,12 +34,18 @@ def error_line(message: str) -> Reply:
 
 CASES = {  # replies (enough for every attempt), exit code, what the one stderr line says
     "sse_error_line": ([error_line(EVIL)] * 2, 1, "still failed after 2 attempts"),
-    "not_a_stream": ([Reply(body=f"<html>{EVIL}</html>".encode(), content_type="text/html")], 1,
-                     "instead of an event stream"),
+    "not_a_stream": (
+        [Reply(body=f"<html>{EVIL}</html>".encode(), content_type="text/html")],
+        1,
+        "instead of an event stream",
+    ),
     "http_400": ([Reply.error(400, {"error": {"message": EVIL, "type": "invalid_request_error"}})], 1, "HTTP 400"),
     "http_503": ([Reply.error(503, {"error": {"message": EVIL, "type": "server_error"}})] * 2, 1, "HTTP 503"),
-    "http_401": ([Reply.error(401, {"error": {"message": EVIL, "type": "authentication_error"}})], 5,
-                 "refused the credentials"),
+    "http_401": (
+        [Reply.error(401, {"error": {"message": EVIL, "type": "authentication_error"}})],
+        5,
+        "refused the credentials",
+    ),
     "long_plain_500": ([Reply(status=500, body=EVIL.encode() * 2000, content_type="text/plain")] * 2, 1, "HTTP 500"),
 }
 
@@ -115,7 +123,8 @@ def test_json_is_data_and_the_one_stderr_line_still_inert(project, server):
     assert done.returncode == 1
     events = [json.loads(line) for line in done.stdout.decode().splitlines()]  # every line is JSON
     assert EVIL in events[-1]["message"] and [e["reason"] for e in events if e["type"] == "retry"] == [
-        f"openai: stream error server_error: {EVIL}"]  # exact: the encoder escapes, nothing else
+        f"openai: stream error server_error: {EVIL}"
+    ]  # exact: the encoder escapes, nothing else
     assert b"\x1b" not in done.stdout and b"\x07" not in done.stdout and b"\r" not in done.stdout
     assert_inert(done.stderr)
     assert SHOWN in error_of(done.stderr)
@@ -124,8 +133,9 @@ def test_json_is_data_and_the_one_stderr_line_still_inert(project, server):
 def test_a_batch_on_a_pipe_shows_the_failure_inert(project, server):
     work, _ = project
     (work / "t1").mkdir()
-    (work / "suite.yaml").write_text("version: 1\ntasks:\n  - id: t1\n    goal: Say hi\n    workdir: t1\n"
-                                     "    model: openai/x\n")
+    (work / "suite.yaml").write_text(
+        "version: 1\ntasks:\n  - id: t1\n    goal: Say hi\n    workdir: t1\n    model: openai/x\n"
+    )
     server.push(*CASES["http_400"][0])
     done = arreio(project, "batch", "suite.yaml")
     # was: the row and the summary's failure line carried the server's ESC, BEL, CSI, bidi and CR as
@@ -155,7 +165,9 @@ def test_through_litellm_a_200_that_is_no_reply_fails_the_run_instead_of_an_empt
     tap keeps the page's start)."""
     work, env = project
     server.push(*[Reply(body=f"<html>{EVIL}</html>".encode(), content_type="text/html")] * 2)
-    done = arreio((work, {**env, "ARREIO_BASE_URL": f"{server.url}/v1"}), "run", "--model", "litellm/openai/x", "Say hi")
+    done = arreio(
+        (work, {**env, "ARREIO_BASE_URL": f"{server.url}/v1"}), "run", "--model", "litellm/openai/x", "Say hi"
+    )
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert_inert(done.stdout, done.stderr)
     said = error_of(done.stderr)

@@ -28,7 +28,9 @@ def test_streamed_tool_call_round_through_litellm(server):
 
     history = [
         *first.messages,
-        Message.assistant([ToolCallPart(id=c.id, name=c.name, arguments=c.arguments) for c in calls], "litellm/openai/local-model"),
+        Message.assistant(
+            [ToolCallPart(id=c.id, name=c.name, arguments=c.arguments) for c in calls], "litellm/openai/local-model"
+        ),
         Message.tool_result(ToolResultPart(call_id="call_01", name="read_file", content="# README")),
     ]
     events = collect(provider(server), first.model_copy(update={"messages": history}))
@@ -47,11 +49,20 @@ def test_streamed_tool_call_round_through_litellm(server):
 
 def test_litellm_faults_are_classified_without_its_own_retries(server):
     server.push(
-        Reply.error(429, {"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}}, {"retry-after": "2"}),
+        Reply.error(
+            429,
+            {"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}},
+            {"retry-after": "2"},
+        ),
         Reply.error(
             400,
-            {"error": {"message": "This model's maximum context length is 8192 tokens.", "type": "invalid_request_error",
-                       "code": "context_length_exceeded"}},
+            {
+                "error": {
+                    "message": "This model's maximum context length is 8192 tokens.",
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            },
         ),
         Reply.error(401, {"error": {"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}}),
     )
@@ -77,9 +88,12 @@ def test_claude_through_litellm_gets_prompt_cache_breakpoints(server):
     ]
     request = ModelRequest(
         model="litellm/anthropic/claude-sonnet-4-5",
-        system=[SystemBlock(name="base", text="You are arreio.", stable=True),
-                SystemBlock(name="clock", text="Now: Monday.", stable=False)],
-        messages=history, tools=TOOLS,
+        system=[
+            SystemBlock(name="base", text="You are arreio.", stable=True),
+            SystemBlock(name="clock", text="Now: Monday.", stable=False),
+        ],
+        messages=history,
+        tools=TOOLS,
     )
     events = collect(claude, request)
     assert events[-1].stop_reason == "end_turn", events[-1]
@@ -90,14 +104,20 @@ def test_claude_through_litellm_gets_prompt_cache_breakpoints(server):
         {"type": "text", "text": "Now: Monday."},
     ]
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
-    marked = [(m["role"], b["text"]) for m in body["messages"] for b in m["content"]
-              if isinstance(b, dict) and "cache_control" in b]
+    marked = [
+        (m["role"], b["text"])
+        for m in body["messages"]
+        for b in m["content"]
+        if isinstance(b, dict) and "cache_control" in b
+    ]
     assert marked == [("assistant", "first answer")]  # the prefix the next call shares ends here
 
 
 def test_other_models_through_litellm_get_no_cache_marks(server):
     server.push(Reply.stream("openai", "text_only"))
-    collect(provider(server), ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")], tools=TOOLS))
+    collect(
+        provider(server), ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")], tools=TOOLS)
+    )
     assert "cache_control" not in str(server.seen[0].body)
 
 
@@ -114,16 +134,25 @@ def test_claude_thinking_through_litellm_keeps_signed_and_redacted_blocks(server
     thinking = [e for e in events if isinstance(e, ThinkingChunk)]
     assert "".join(t.text for t in thinking) == "The README will say what this is."  # counted once
     closing = [(t.signature, t.redacted) for t in thinking if t.signature or t.redacted]
-    assert closing == [("EqQBCkgIARABGAIiQL2sig1111base64signatureBBBB==", None),
-                       (None, "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP")]
+    assert closing == [
+        ("EqQBCkgIARABGAIiQL2sig1111base64signatureBBBB==", None),
+        (None, "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"),
+    ]
 
     # the next turn: the model's own blocks go back verbatim, before its tool call
-    turn = Message.assistant([
-        ThinkingPart(thinking="The README will say what this is.", signature=closing[0][0]),
-        ThinkingPart(thinking="", redacted=closing[1][1]),
-        ToolCallPart(id="toolu_01", name="read_file", arguments={"path": "README.md"}),
-    ], f"litellm/{model}")
-    history = [*first.messages, turn, Message.tool_result(ToolResultPart(call_id="toolu_01", name="read_file", content="# R"))]
+    turn = Message.assistant(
+        [
+            ThinkingPart(thinking="The README will say what this is.", signature=closing[0][0]),
+            ThinkingPart(thinking="", redacted=closing[1][1]),
+            ToolCallPart(id="toolu_01", name="read_file", arguments={"path": "README.md"}),
+        ],
+        f"litellm/{model}",
+    )
+    history = [
+        *first.messages,
+        turn,
+        Message.tool_result(ToolResultPart(call_id="toolu_01", name="read_file", content="# R")),
+    ]
     collect(claude, first.model_copy(update={"messages": history}))
     assistant = server.seen[1].body["messages"][1]
     assert [b["type"] for b in assistant["content"]] == ["thinking", "redacted_thinking", "tool_use"]
@@ -135,10 +164,13 @@ def test_a_200_that_is_no_model_reply_is_a_retryable_failure_not_an_empty_answer
     loads) as a finished reply, with nothing in it: the run exited 0 with an empty answer. On the
     OpenAI route the tap sees what came and names it; elsewhere nothing at all (no text, no token
     count: usage is asked for) is a retryable failure (the next test)."""
-    server.push(Reply(body=b"<html>502 Bad Gateway</html>", content_type="text/html"),
-                Reply(body=b'{"error": {"message": "model is loading", "type": "server_error"}}',
-                      content_type="application/json"),
-                Reply.stream("openai", "text_only"))
+    server.push(
+        Reply(body=b"<html>502 Bad Gateway</html>", content_type="text/html"),
+        Reply(
+            body=b'{"error": {"message": "model is loading", "type": "server_error"}}', content_type="application/json"
+        ),
+        Reply.stream("openai", "text_only"),
+    )
     request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])
     page = collect(provider(server), request)[-1]  # named, with its start; not retried (as the OpenAI adapter)
     assert page.stop_reason == "error" and page.error.kind == "fatal", page
@@ -154,10 +186,14 @@ def test_a_200_that_is_no_model_reply_is_a_retryable_failure_not_an_empty_answer
 def test_an_sse_error_line_reaches_the_user_through_litellm(server):
     # llama.cpp's server reports a failure after the 200 as `error: {...}` then `data: [DONE]`. litellm
     # (and the SDK under it) drop the line: the reply looked cut, was retried, and the cause was never shown.
-    start = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,'
-             b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n')
-    said = (b'{"code":400,"message":"the request exceeds the available context size, try increasing it",'
-            b'"type":"exceed_context_size_error"}')
+    start = (
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,'
+        b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n'
+    )
+    said = (
+        b'{"code":400,"message":"the request exceeds the available context size, try increasing it",'
+        b'"type":"exceed_context_size_error"}'
+    )
     server.push(Reply(body=start + b"error: " + said + b"\n\ndata: [DONE]\n\n"))
     request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])
     done = collect(provider(server), request)[-1]
@@ -192,8 +228,10 @@ def test_two_streams_on_one_provider_read_their_own_error_lines(server):
     import asyncio
 
     said = b'{"code":500,"message":"the slot crashed","type":"server_error"}'
-    start = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,'
-             b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n')
+    start = (
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,'
+        b'"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n'
+    )
     server.push(Reply(body=start + b"error: " + said + b"\n\ndata: [DONE]\n\n"), Reply.stream("openai", "text_only"))
     shared = provider(server)
     request = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("hi")])

@@ -54,7 +54,8 @@ def test_only_an_openai_key_runs_an_openai_model(work: Path, server, monkeypatch
 
 
 def test_an_openai_key_beside_a_local_server_url_is_not_taken_for_the_cloud(
-        work: Path, server, monkeypatch: pytest.MonkeyPatch) -> None:
+    work: Path, server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     code, events, _ = _run("--json")

@@ -16,7 +16,9 @@ from arreio.engine.session.file import Session
 
 def _ids(path: Path) -> list[str]:
     ids = []
-    for archive in sorted((path.parent / path.stem / "compacted").glob("*.jsonl")) if (path.parent / path.stem).exists() else []:
+    for archive in (
+        sorted((path.parent / path.stem / "compacted").glob("*.jsonl")) if (path.parent / path.stem).exists() else []
+    ):
         for line in archive.read_text().splitlines():
             record = json.loads(line)
             ids += [p["id"] for p in record.get("parts", []) if p.get("type") == "tool_call"]
@@ -33,9 +35,17 @@ def test_the_same_large_goal_gives_the_same_answer_every_time(tmp_path: Path) ->
     goal = "Read NOTES.md. " * 3000  # ~45 KB: the goal alone is past the watermark
     answers, compactions = [], []
     for _ in range(4):
-        events = asyncio.run(run_to_end(RunOptions(goal_text=goal, cwd=work, env={"PATH": "/usr/bin:/bin",
-                                                                                 "HOME": str(tmp_path / "h")},
-                                                   model="offline"), PipelineDeps(clock=FixedClock())))
+        events = asyncio.run(
+            run_to_end(
+                RunOptions(
+                    goal_text=goal,
+                    cwd=work,
+                    env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "h")},
+                    model="offline",
+                ),
+                PipelineDeps(clock=FixedClock()),
+            )
+        )
         answers.append(events[-1].final_text)
         compactions.append(sum(e.type == "compaction" for e in events))
         ids = _ids(work / ".arreio" / "sessions" / f"{events[0].session_id}.jsonl")

@@ -46,100 +46,175 @@ def _goal(name: str) -> str:
 
 CASES: dict[str, Case] = {
     # the issue's own examples
-    "go-through-put-in": Case("Go through `src/app.py` and put a list of its functions in `functions.md`.",
-                              reads=("src/app.py",), writes=("functions.md",)),
-    "write-to": Case("Read notes.md and write the summary to notes/out.md.", reads=("notes.md",), writes=("notes/out.md",)),
+    "go-through-put-in": Case(
+        "Go through `src/app.py` and put a list of its functions in `functions.md`.",
+        reads=("src/app.py",),
+        writes=("functions.md",),
+    ),
+    "write-to": Case(
+        "Read notes.md and write the summary to notes/out.md.", reads=("notes.md",), writes=("notes/out.md",)
+    ),
     "save-as": Case("Read todo.md and save it as report.md.", reads=("todo.md",), writes=("report.md",)),
     "create-new": Case("Create NEWS.md.", writes=("NEWS.md",)),
     "create-existing": Case("Create CHANGES.md.", writes=("CHANGES.md",), says=("did not overwrite",)),
-    "produce-in-backticks": Case("Produce a table in `docs/table.md` from `data/table.csv`.",
-                                 reads=("data/table.csv",), writes=("docs/table.md",)),
+    "produce-in-backticks": Case(
+        "Produce a table in `docs/table.md` from `data/table.csv`.",
+        reads=("data/table.csv",),
+        writes=("docs/table.md",),
+    ),
     "summarise-into": Case("Summarise notes.md into summary.md.", reads=("notes.md",), writes=("summary.md",)),
     "generate-from": Case("Generate b.md from notes.md.", reads=("notes.md",), writes=("b.md",)),
     "question": Case("What does src/app.py do?", reads=("src/app.py",), says=("it defines load, serve, App, run",)),
     # a dot-folder is a folder like any other (a path under one used to go unseen: "names no file to write")
-    "into-a-dot-folder": Case("Summarise notes.md into .github/SUMMARY.md.", reads=("notes.md",),
-                              writes=(".github/SUMMARY.md",)),
+    "into-a-dot-folder": Case(
+        "Summarise notes.md into .github/SUMMARY.md.", reads=("notes.md",), writes=(".github/SUMMARY.md",)
+    ),
     # passive forms
     "passive-created": Case("`status.md` should be created from todo.md.", reads=("todo.md",), writes=("status.md",)),
-    "passive-written-to": Case("The summary of notes.md should be written to out/summary.md.",
-                               reads=("notes.md",), writes=("out/summary.md",)),
-    "passive-subjects": Case("notes.md and todo.md are to be summarised into digest.md.",
-                             reads=("notes.md", "todo.md"), writes=("digest.md",)),
-    "passive-negated": Case("README.md must not be changed. Save a summary of it as readme-summary.md.",
-                            reads=("README.md",), writes=("readme-summary.md",)),
+    "passive-written-to": Case(
+        "The summary of notes.md should be written to out/summary.md.", reads=("notes.md",), writes=("out/summary.md",)
+    ),
+    "passive-subjects": Case(
+        "notes.md and todo.md are to be summarised into digest.md.",
+        reads=("notes.md", "todo.md"),
+        writes=("digest.md",),
+    ),
+    "passive-negated": Case(
+        "README.md must not be changed. Save a summary of it as readme-summary.md.",
+        reads=("README.md",),
+        writes=("readme-summary.md",),
+    ),
     # into / to / as / in / at
     "summarise-in": Case("Summarise notes.md in brief.md.", reads=("notes.md",), writes=("brief.md",)),
     "convert-to": Case("Convert data/table.csv to table.md.", reads=("data/table.csv",), writes=("table.md",)),
     "export-as": Case("Export data/table.csv as table.txt.", reads=("data/table.csv",), writes=("table.txt",)),
-    "put-into": Case("Put the open items of todo.md into `lists/items.md`.", reads=("todo.md",), writes=("lists/items.md",)),
+    "put-into": Case(
+        "Put the open items of todo.md into `lists/items.md`.", reads=("todo.md",), writes=("lists/items.md",)
+    ),
     "save-at": Case("Save the report at reports/final.md.", writes=("reports/final.md",)),
-    "weak-in-yields": Case("Write a summary of the TODOs in todo.md to todos.md.", reads=("todo.md",), writes=("todos.md",)),
+    "weak-in-yields": Case(
+        "Write a summary of the TODOs in todo.md to todos.md.", reads=("todo.md",), writes=("todos.md",)
+    ),
     "read-in": Case("Read the decisions in notes.md.", reads=("notes.md",)),
     # lists of outputs, bullets, labels, headings
-    "list-of-outputs": Case("Write `one.md`, `two.md` and `three.md` from notes.md.",
-                            reads=("notes.md",), writes=("one.md", "two.md", "three.md")),
-    "bullets-with-verbs": Case("- Read `notes.md`\n- Read `todo.md`\n- Write `bullets.md`\n",
-                               reads=("notes.md", "todo.md"), writes=("bullets.md",)),
-    "bullets-after-a-colon": Case("Read these first:\n\n- notes.md\n- todo.md\n\nThen write the summary to status.md.",
-                                  reads=("notes.md", "todo.md"), writes=("status.md",)),
+    "list-of-outputs": Case(
+        "Write `one.md`, `two.md` and `three.md` from notes.md.",
+        reads=("notes.md",),
+        writes=("one.md", "two.md", "three.md"),
+    ),
+    "bullets-with-verbs": Case(
+        "- Read `notes.md`\n- Read `todo.md`\n- Write `bullets.md`\n",
+        reads=("notes.md", "todo.md"),
+        writes=("bullets.md",),
+    ),
+    "bullets-after-a-colon": Case(
+        "Read these first:\n\n- notes.md\n- todo.md\n\nThen write the summary to status.md.",
+        reads=("notes.md", "todo.md"),
+        writes=("status.md",),
+    ),
     "label-lines": Case("Output: `labelled.md`\nInput: `notes.md`\n", reads=("notes.md",), writes=("labelled.md",)),
-    "goal-md-headings": Case(_goal("headings.md"), reads=("notes.md", "todo.md", "README.md"),
-                             writes=("status/weekly.md",)),
-    "goal-md-labels": Case(_goal("labels.md"), reads=("notes.md", "docs/guide.md"),
-                           writes=("digest/short.md", "digest/long.md")),
+    "goal-md-headings": Case(
+        _goal("headings.md"), reads=("notes.md", "todo.md", "README.md"), writes=("status/weekly.md",)
+    ),
+    "goal-md-labels": Case(
+        _goal("labels.md"), reads=("notes.md", "docs/guide.md"), writes=("digest/short.md", "digest/long.md")
+    ),
     "title-names-the-file": Case("# Update CHANGES.md\n\nUse todo.md.\n", reads=("todo.md",), appends=("CHANGES.md",)),
     # paths: spaces in backticks, nested folders, possessives
-    "spaces-in-backticks": Case("Read `my notes/a b.md`. Then write `out put/summary.md`.",
-                                reads=("my notes/a b.md",), writes=("out put/summary.md",)),
-    "nested-folders": Case("Save a summary of docs/guide.md to reports/2024/q1/summary.md.",
-                           reads=("docs/guide.md",), writes=("reports/2024/q1/summary.md",)),
+    "spaces-in-backticks": Case(
+        "Read `my notes/a b.md`. Then write `out put/summary.md`.",
+        reads=("my notes/a b.md",),
+        writes=("out put/summary.md",),
+    ),
+    "nested-folders": Case(
+        "Save a summary of docs/guide.md to reports/2024/q1/summary.md.",
+        reads=("docs/guide.md",),
+        writes=("reports/2024/q1/summary.md",),
+    ),
     "possessive": Case("Write notes.md's decisions to decisions.md.", reads=("notes.md",), writes=("decisions.md",)),
-    "file-called": Case("Create a file called notes2.md with a summary of notes.md.", reads=("notes.md",), writes=("notes2.md",)),
+    "file-called": Case(
+        "Create a file called notes2.md with a summary of notes.md.", reads=("notes.md",), writes=("notes2.md",)
+    ),
     "based-on": Case("Based on notes.md, draft a plan in plan.md.", reads=("notes.md",), writes=("plan.md",)),
-    "goes-to": Case("Summarise `todo.md`; the output goes to `todo-summary.md`.", reads=("todo.md",),
-                    writes=("todo-summary.md",)),
+    "goes-to": Case(
+        "Summarise `todo.md`; the output goes to `todo-summary.md`.", reads=("todo.md",), writes=("todo-summary.md",)
+    ),
     "copy-to": Case("Copy notes.md to notes-copy.md.", reads=("notes.md",), writes=("notes-copy.md",)),
-    "compare-record": Case("Compare notes.md with todo.md and record the differences in diff.md.",
-                           reads=("notes.md", "todo.md"), writes=("diff.md",)),
+    "compare-record": Case(
+        "Compare notes.md with todo.md and record the differences in diff.md.",
+        reads=("notes.md", "todo.md"),
+        writes=("diff.md",),
+    ),
     # extending a file that exists: a marked section at its end, nothing above it changed
     "append-to": Case("Append a summary of todo.md to CHANGES.md.", reads=("todo.md",), appends=("CHANGES.md",)),
     "update-with": Case("Update README.md with a summary of notes.md.", reads=("notes.md",), appends=("README.md",)),
-    "add-section-to": Case("Add a section to docs/guide.md about todo.md.", reads=("todo.md",), appends=("docs/guide.md",)),
+    "add-section-to": Case(
+        "Add a section to docs/guide.md about todo.md.", reads=("todo.md",), appends=("docs/guide.md",)
+    ),
     "extend-itself": Case("Extend notes.md.", appends=("notes.md",)),
-    "append-no-final-newline": Case("Append a note about todo.md to log.txt.", reads=("todo.md",), appends=("log.txt",)),
-    "append-to-new-file": Case("Append the open items of todo.md to log/new.md.", reads=("todo.md",), appends=("log/new.md",)),
-    "append-to-code": Case("Update src/app.py with a summary of notes.md.", reads=("notes.md",), appends=("src/app.py",),
-                           says=("only to text documents",)),
+    "append-no-final-newline": Case(
+        "Append a note about todo.md to log.txt.", reads=("todo.md",), appends=("log.txt",)
+    ),
+    "append-to-new-file": Case(
+        "Append the open items of todo.md to log/new.md.", reads=("todo.md",), appends=("log/new.md",)
+    ),
+    "append-to-code": Case(
+        "Update src/app.py with a summary of notes.md.",
+        reads=("notes.md",),
+        appends=("src/app.py",),
+        says=("only to text documents",),
+    ),
     # what it must not do: edit, delete, overwrite
     "fix-in": Case("Fix the typos in README.md.", changes=("README.md",), says=("left it as it was",)),
     "delete": Case("Delete todo.md.", changes=("todo.md",), says=("does not edit, move or delete",)),
     "rename": Case("Rename notes.md to old-notes.md.", changes=("notes.md", "old-notes.md")),
     "move-into": Case("Move todo.md into archive/todo.md.", changes=("todo.md", "archive/todo.md")),
-    "dont-write-anything": Case("Don't write anything; just tell me what todo.md contains.", reads=("todo.md",),
-                                says=("todo.md has 5 lines and 21 words.",)),
-    "negated-verb": Case("Do not modify src/app.py; write a summary of it to app-summary.md.",
-                         reads=("src/app.py",), writes=("app-summary.md",)),
-    "negated-destination": Case("Write the summary to out.md, not to notes.md.", reads=("notes.md",), writes=("out.md",)),
-    "existing-target": Case("Write a summary of todo.md to notes.md.", reads=("todo.md",), writes=("notes.md",),
-                            says=("notes.md already existed", "did not overwrite", "I wrote nothing")),
-    "no-target": Case("Read notes.md and todo.md and write a summary.", reads=("notes.md", "todo.md"),
-                      says=("The goal names no file to write, so I wrote nothing.",)),
-    "quickstart-wrapped": Case("Read `notes.md` and `todo.md` to understand where the\nproject stands.\n\n"
-                               "Then write a short status summary to `build/summary.md`: one section per file you read,\n"
-                               "with its size and the points that matter.\n",
-                               reads=("notes.md", "todo.md"), writes=("build/summary.md",)),
+    "dont-write-anything": Case(
+        "Don't write anything; just tell me what todo.md contains.",
+        reads=("todo.md",),
+        says=("todo.md has 5 lines and 21 words.",),
+    ),
+    "negated-verb": Case(
+        "Do not modify src/app.py; write a summary of it to app-summary.md.",
+        reads=("src/app.py",),
+        writes=("app-summary.md",),
+    ),
+    "negated-destination": Case(
+        "Write the summary to out.md, not to notes.md.", reads=("notes.md",), writes=("out.md",)
+    ),
+    "existing-target": Case(
+        "Write a summary of todo.md to notes.md.",
+        reads=("todo.md",),
+        writes=("notes.md",),
+        says=("notes.md already existed", "did not overwrite", "I wrote nothing"),
+    ),
+    "no-target": Case(
+        "Read notes.md and todo.md and write a summary.",
+        reads=("notes.md", "todo.md"),
+        says=("The goal names no file to write, so I wrote nothing.",),
+    ),
+    "quickstart-wrapped": Case(
+        "Read `notes.md` and `todo.md` to understand where the\nproject stands.\n\n"
+        "Then write a short status summary to `build/summary.md`: one section per file you read,\n"
+        "with its size and the points that matter.\n",
+        reads=("notes.md", "todo.md"),
+        writes=("build/summary.md",),
+    ),
 }
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".arreio" not in p.relative_to(root).parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".arreio" not in p.relative_to(root).parts
+    }
 
 
 def run(goal: str, work: Path, **options):
-    events = asyncio.run(run_to_end(RunOptions(goal_text=goal, cwd=work, model="offline", **options),
-                                    PipelineDeps(clock=FixedClock())))
+    events = asyncio.run(
+        run_to_end(RunOptions(goal_text=goal, cwd=work, model="offline", **options), PipelineDeps(clock=FixedClock()))
+    )
     return events, events[-1]
 
 
@@ -149,13 +224,14 @@ def check_run(goal: str, work: Path, appendable: set[str]) -> tuple[dict[str, by
     events, done = run(goal, work)
     after = snapshot(work)
     # A goal it could not do (nothing to write, an edit it does not make, a refused write) is no success.
-    assert done.type == "done" and (done.exit_code == 0 or (
-        done.exit_code == 1 and done.message.startswith("the model did not do the goal"))), done.message
+    assert done.type == "done" and (
+        done.exit_code == 0 or (done.exit_code == 1 and done.message.startswith("the model did not do the goal"))
+    ), done.message
     assert not any(e.type == "tool_start" and e.name == "shell" for e in events)
     for path, old in before.items():
         assert path in after, f"{path} was deleted"
         if path in appendable and after[path] != old:
-            assert after[path].startswith(old) and APPEND_MARK.encode() in after[path][len(old):], path
+            assert after[path].startswith(old) and APPEND_MARK.encode() in after[path][len(old) :], path
         else:
             assert after[path] == old, f"{path} existed before the run and was changed"
     changed = {p for p in after if before.get(p) != after[p]}
@@ -168,9 +244,16 @@ def check_run(goal: str, work: Path, appendable: set[str]) -> tuple[dict[str, by
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_how_the_goal_is_read(case: Case) -> None:
     files = read_goal(case.goal)
-    assert (files.reads, files.writes, files.appends, files.changes) == (case.reads, case.writes, case.appends, case.changes)
-    assert goal_files(case.goal) == ([p for p in files.named if p in case.reads + case.changes],
-                                     [p for p in files.named if p in case.writes + case.appends])
+    assert (files.reads, files.writes, files.appends, files.changes) == (
+        case.reads,
+        case.writes,
+        case.appends,
+        case.changes,
+    )
+    assert goal_files(case.goal) == (
+        [p for p in files.named if p in case.reads + case.changes],
+        [p for p in files.named if p in case.writes + case.appends],
+    )
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
@@ -196,7 +279,7 @@ def test_a_crlf_document_is_extended_in_its_own_line_endings(tmp_path: Path) -> 
     (tmp_path / "notes.md").write_bytes(b"# Notes\r\n\r\n- one\r\n")
     (tmp_path / "todo.md").write_text("- [ ] two\n")
     _, after, _ = check_run("Append a summary of todo.md to notes.md.", tmp_path, {"notes.md"})
-    added = after["notes.md"][len(b"# Notes\r\n\r\n- one\r\n"):]
+    added = after["notes.md"][len(b"# Notes\r\n\r\n- one\r\n") :]
     assert added.startswith(b"\r\n" + APPEND_MARK.encode() + b"\r\n") and b"\n" not in added.replace(b"\r\n", b"")
 
 
@@ -211,8 +294,9 @@ def test_without_list_dir_a_read_tells_what_exists(tmp_path: Path) -> None:
     shutil.copytree(PROJECT, tmp_path / "w")
     work = tmp_path / "w"
     before = snapshot(work)
-    _, done = run("Write a summary of todo.md to notes.md and to fresh.md.", work,
-                  tools=["read_file", "write_file", "edit_file"])
+    _, done = run(
+        "Write a summary of todo.md to notes.md and to fresh.md.", work, tools=["read_file", "write_file", "edit_file"]
+    )
     after = snapshot(work)
     assert after["notes.md"] == before["notes.md"] and "fresh.md" in after
     assert "notes.md already existed" in done.final_text and file_claims(done.final_text) == ["fresh.md"]
@@ -231,8 +315,11 @@ def test_a_resumed_run_ends_like_an_uninterrupted_one(tmp_path: Path) -> None:
 
 
 def run_resume(work: Path, session_id: str):
-    events = asyncio.run(run_to_end(RunOptions(resume=session_id, cwd=work, model="offline", max_steps=20),
-                                    PipelineDeps(clock=FixedClock())))
+    events = asyncio.run(
+        run_to_end(
+            RunOptions(resume=session_id, cwd=work, model="offline", max_steps=20), PipelineDeps(clock=FixedClock())
+        )
+    )
     return events, events[-1]
 
 
@@ -243,8 +330,12 @@ def test_the_same_goal_gives_the_same_events_and_files(tmp_path: Path) -> None:
         shutil.copytree(PROJECT, tmp_path / name)
         events, _ = run(goal, tmp_path / name)
         volatile = {"run_id", "session_id", "report_path", "cwd", "duration_ms", "duration_s"}
-        runs.append(([{k: v for k, v in e.model_dump().items() if k not in volatile} for e in events],
-                     snapshot(tmp_path / name)))
+        runs.append(
+            (
+                [{k: v for k, v in e.model_dump().items() if k not in volatile} for e in events],
+                snapshot(tmp_path / name),
+            )
+        )
     assert runs[0] == runs[1]
 
 
@@ -252,8 +343,9 @@ def test_a_goal_md_with_headings_through_goal_path(tmp_path: Path) -> None:
     shutil.copytree(PROJECT, tmp_path / "w")
     work = tmp_path / "w"
     shutil.copy(FIXTURES / "goals" / "headings.md", work / "GOAL.md")
-    events = asyncio.run(run_to_end(RunOptions(goal_path=work / "GOAL.md", cwd=work, model="offline"),
-                                    PipelineDeps(clock=FixedClock())))
+    events = asyncio.run(
+        run_to_end(RunOptions(goal_path=work / "GOAL.md", cwd=work, model="offline"), PipelineDeps(clock=FixedClock()))
+    )
     assert events[-1].exit_code == 0 and (work / "status" / "weekly.md").is_file()
     assert "## notes.md" in (work / "status" / "weekly.md").read_text()
 
@@ -286,12 +378,18 @@ STEMS = ["notes", "todo", "readme", "log", "app", "data", "plan", "my file", "ou
 FOLDERS = ["", "docs/", "src/", "a/b/", "my dir/"]
 SUFFIXES = [".md", ".txt", ".py", ".csv"]
 
-names = st.builds(lambda folder, stem, suffix: f"{folder}{stem}{suffix}",
-                  st.sampled_from(FOLDERS), st.sampled_from(STEMS), st.sampled_from(SUFFIXES))
+names = st.builds(
+    lambda folder, stem, suffix: f"{folder}{stem}{suffix}",
+    st.sampled_from(FOLDERS),
+    st.sampled_from(STEMS),
+    st.sampled_from(SUFFIXES),
+)
 line = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=30)
 text_bytes = st.builds(
     lambda lines, newline, final: (newline.join(lines) + (newline if final and lines else "")).encode("utf-8"),
-    st.lists(line, max_size=8), st.sampled_from(["\n", "\r\n"]), st.booleans(),
+    st.lists(line, max_size=8),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
 )
 contents = st.one_of(text_bytes, st.binary(max_size=40))
 
@@ -300,7 +398,7 @@ contents = st.one_of(text_bytes, st.binary(max_size=40))
 def scenarios(draw):
     existing = draw(st.dictionaries(names, contents, min_size=1, max_size=5))
     pool = sorted(existing)
-    chosen = draw(st.lists(st.tuples(st.sampled_from(TEMPLATES), st.integers(0, 10 ** 6)), min_size=1, max_size=3))
+    chosen = draw(st.lists(st.tuples(st.sampled_from(TEMPLATES), st.integers(0, 10**6)), min_size=1, max_size=3))
     parts, roles = [], []
     for (template, slots), seed in chosen:
         filled = {}
@@ -358,8 +456,14 @@ def test_a_file_made_between_two_instructions_is_not_overwritten(tmp_path: Path)
     events, first = run("Summarise notes.md into first.md.", work)
     assert first.exit_code == 0 and (work / "first.md").is_file()
     (work / "second.md").write_text("mine\n")
-    again = asyncio.run(run_to_end(RunOptions(resume=events[0].session_id, goal_text="Summarise todo.md into second.md.",
-                                              cwd=work, model="offline"), PipelineDeps(clock=FixedClock())))
+    again = asyncio.run(
+        run_to_end(
+            RunOptions(
+                resume=events[0].session_id, goal_text="Summarise todo.md into second.md.", cwd=work, model="offline"
+            ),
+            PipelineDeps(clock=FixedClock()),
+        )
+    )
     assert (work / "second.md").read_text() == "mine\n" and "second.md already existed" in again[-1].final_text
 
 
@@ -368,21 +472,30 @@ def test_a_plan_of_many_units_stays_within_the_repetition_guard(tmp_path: Path) 
     work = tmp_path / "w"
     units = "".join(f"  - {{id: u{i}, goal: 'Summarise notes.md into `unit{i}.md`.'}}\n" for i in range(5))
     (work / "five.plan.yaml").write_text("version: 1\nunits:\n" + units)
-    events = asyncio.run(run_to_end(RunOptions(plan=work / "five.plan.yaml", cwd=work, model="offline"),
-                                    PipelineDeps(clock=FixedClock())))
+    events = asyncio.run(
+        run_to_end(
+            RunOptions(plan=work / "five.plan.yaml", cwd=work, model="offline"), PipelineDeps(clock=FixedClock())
+        )
+    )
     assert events[-1].exit_code == 0, events[-1].message
     assert not any(e.type == "ceiling" for e in events)
     assert all((work / f"unit{i}.md").is_file() for i in range(5))
 
 
-@pytest.mark.parametrize(("target", "where"), [(".arreio/x.md", "arreio's own state folder"),
-                                               (".git/notes.md", "the repository's .git/"),
-                                               ("src/../.git/notes.md", "the repository's .git/"),
-                                               # a doubled slash is one: named as the file system reads it
-                                               (".//.arreio/x.md", "arreio's own state folder"),
-                                               ("src//..//.git/notes.md", "the repository's .git/")])
-def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(tmp_path: Path, target: str,
-                                                                          where: str) -> None:
+@pytest.mark.parametrize(
+    ("target", "where"),
+    [
+        (".arreio/x.md", "arreio's own state folder"),
+        (".git/notes.md", "the repository's .git/"),
+        ("src/../.git/notes.md", "the repository's .git/"),
+        # a doubled slash is one: named as the file system reads it
+        (".//.arreio/x.md", "arreio's own state folder"),
+        ("src//..//.git/notes.md", "the repository's .git/"),
+    ],
+)
+def test_a_target_inside_the_state_folder_or_git_is_named_and_left_alone(
+    tmp_path: Path, target: str, where: str
+) -> None:
     work = tmp_path / "work"
     shutil.copytree(PROJECT, work)
     (work / ".git").mkdir()

@@ -23,8 +23,9 @@ CONTEXT_FULL = "the request exceeds the available context size"
 
 
 def provider(server) -> OpenAIProvider:
-    return OpenAIProvider("local", api_key="test-key", base_url=f"{server.url}/v1", session_id="sess-1",
-                          transport=server.transport)
+    return OpenAIProvider(
+        "local", api_key="test-key", base_url=f"{server.url}/v1", session_id="sess-1", transport=server.transport
+    )
 
 
 def replay(server, *replies: Reply) -> list:
@@ -91,30 +92,41 @@ def test_deepseek_reasoning_and_its_cache_hits(wire):
 
 def test_think_tags_opening_the_content_are_thinking(wire):
     events = replay(wire, Reply.stream("openai", "think_tags_in_content"))
-    assert "".join(e.text for e in events if isinstance(e, ThinkingChunk)) == "\nI have written summary.md and the tests pass."
+    assert (
+        "".join(e.text for e in events if isinstance(e, ThinkingChunk))
+        == "\nI have written summary.md and the tests pass."
+    )
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hello, world. A <think> tag later is text."
 
 
-@pytest.mark.parametrize("content", [
-    "<think>a thought</think>\n\nThe answer.",
-    "\n<think>\na thought\n</think>The answer.",
-    "The answer, <think>not a thought</think>.",
-    "  The answer.",
-    "<think>a thought cut off",
-    "<thi",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "<think>a thought</think>\n\nThe answer.",
+        "\n<think>\na thought\n</think>The answer.",
+        "The answer, <think>not a thought</think>.",
+        "  The answer.",
+        "<think>a thought cut off",
+        "<thi",
+    ],
+)
 def test_think_tags_split_anywhere(content):
     def run(pieces: list[str]) -> tuple[str, str]:
         tags, events = ThinkTags(), []
         for piece in pieces:
             events += tags.feed(piece)
         events += tags.end()
-        return ("".join(e.text for e in events if isinstance(e, ThinkingChunk)),
-                "".join(e.text for e in events if isinstance(e, TextChunk)))
+        return (
+            "".join(e.text for e in events if isinstance(e, ThinkingChunk)),
+            "".join(e.text for e in events if isinstance(e, TextChunk)),
+        )
 
     whole = run([content])
-    assert all(run([content[:i], content[i:j], content[j:]]) == whole
-               for i in range(len(content) + 1) for j in range(i, len(content) + 1))
+    assert all(
+        run([content[:i], content[i:j], content[j:]]) == whole
+        for i in range(len(content) + 1)
+        for j in range(i, len(content) + 1)
+    )
     if content.lstrip().startswith("<think>"):
         assert "a thought" in whole[0] and "<think>" not in whole[1] and "thought" not in whole[1]
     else:
@@ -161,11 +173,24 @@ def test_openrouter_error_chunk_inside_a_200_is_retryable(wire):
     assert events[-1].error.kind == "retryable" and "Provider disconnected" in events[-1].error.message
 
 
-@pytest.mark.parametrize("content_type, body, kind, said", [
-    ("application/json", b'{"id": "c", "object": "chat.completion", "choices": []}', "fatal", "instead of an event stream"),
-    ("text/html", b"<!doctype html><html><title>Open WebUI</title></html>", "fatal", "<!doctype html>"),
-    ("application/json", b'{"error": {"message": "model is loading", "type": "server_error"}}', "retryable", "model is loading"),
-])
+@pytest.mark.parametrize(
+    "content_type, body, kind, said",
+    [
+        (
+            "application/json",
+            b'{"id": "c", "object": "chat.completion", "choices": []}',
+            "fatal",
+            "instead of an event stream",
+        ),
+        ("text/html", b"<!doctype html><html><title>Open WebUI</title></html>", "fatal", "<!doctype html>"),
+        (
+            "application/json",
+            b'{"error": {"message": "model is loading", "type": "server_error"}}',
+            "retryable",
+            "model is loading",
+        ),
+    ],
+)
 def test_a_200_that_is_no_event_stream_says_what_came(wire, content_type, body, kind, said):
     # was: "stream ended before the reply was complete (no finish_reason)", six times
     events = replay(wire, Reply(body=body, content_type=content_type))
@@ -173,22 +198,47 @@ def test_a_200_that_is_no_event_stream_says_what_came(wire, content_type, body, 
     assert "no finish_reason" not in events[-1].error.message
 
 
-@pytest.mark.parametrize("body", [
-    {"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)",
-               "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}},  # llama.cpp
-    {"error": "Trying to keep the first 5012 tokens when context the overflows. "
-              "However, the model is loaded with context length of only 4096 tokens, which is not enough."},  # LM Studio
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {
+            "error": {
+                "code": 400,
+                "message": "request (4476 tokens) exceeds the available context size (4096 tokens)",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": 4476,
+                "n_ctx": 4096,
+            }
+        },  # llama.cpp
+        {
+            "error": "Trying to keep the first 5012 tokens when context the overflows. "
+            "However, the model is loaded with context length of only 4096 tokens, which is not enough."
+        },  # LM Studio
+    ],
+)
 def test_local_servers_context_full_is_an_overflow(wire, body):
     events = replay(wire, Reply.error(400, body))
     assert events[-1].error.kind == "context_overflow"
 
 
-@pytest.mark.parametrize("status, body", [
-    (400, {"error": {"message": "property 'prompt_cache_key' is unsupported", "type": "invalid_request_error"}}),  # Groq
-    (422, {"message": "body.prompt_cache_key: property 'body.prompt_cache_key' is unsupported",
-           "type": "invalid_request_error", "param": "validation_error", "code": "wrong_api_format"}),  # Cerebras
-])
+@pytest.mark.parametrize(
+    "status, body",
+    [
+        (
+            400,
+            {"error": {"message": "property 'prompt_cache_key' is unsupported", "type": "invalid_request_error"}},
+        ),  # Groq
+        (
+            422,
+            {
+                "message": "body.prompt_cache_key: property 'body.prompt_cache_key' is unsupported",
+                "type": "invalid_request_error",
+                "param": "validation_error",
+                "code": "wrong_api_format",
+            },
+        ),  # Cerebras
+    ],
+)
 def test_a_refused_cache_key_is_dropped_and_the_call_made_again(wire, status, body):
     wire.push(Reply.error(status, body), Reply.stream("openai", "text_only"), Reply.stream("openai", "text_only"))
     model = provider(wire)
@@ -200,10 +250,18 @@ def test_a_refused_cache_key_is_dropped_and_the_call_made_again(wire, status, bo
 
 
 def _vllm_too_long(messages: int) -> Reply:
-    return Reply.error(400, {"object": "error", "type": "BadRequestError", "param": None, "code": 400, "message":
-                             f"This model's maximum context length is 4096 tokens. However, you requested {messages + 8192} "
-                             f"tokens ({messages} in the messages, 8192 in the completion). Please reduce the length of "
-                             "the messages or completion."})
+    return Reply.error(
+        400,
+        {
+            "object": "error",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+            "message": f"This model's maximum context length is 4096 tokens. However, you requested {messages + 8192} "
+            f"tokens ({messages} in the messages, 8192 in the completion). Please reduce the length of "
+            "the messages or completion.",
+        },
+    )
 
 
 def test_a_reply_cap_larger_than_the_window_leaves_is_cut_to_fit(wire):
@@ -233,16 +291,27 @@ def test_a_404_from_the_api_is_left_as_it_said(wire):
 
 def test_max_tokens_refused_for_max_completion_tokens(wire):
     # Azure (not OpenAI's host, so max_tokens was sent) with a reasoning model
-    said = {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
-                                 "'max_completion_tokens' instead.", "type": "invalid_request_error",
-                      "param": "max_tokens", "code": "unsupported_parameter"}}
+    said = {
+        "error": {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+            "'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+    }
     events = replay(wire, Reply.error(400, said), Reply.stream("openai", "text_only"))
     assert events[-1].stop_reason == "end_turn"
-    assert [("max_tokens" in s.body, s.body.get("max_completion_tokens")) for s in wire.seen] == [(True, None), (False, 8192)]
+    assert [("max_tokens" in s.body, s.body.get("max_completion_tokens")) for s in wire.seen] == [
+        (True, None),
+        (False, 8192),
+    ]
 
 
 def test_a_refusal_that_names_no_optional_field_is_not_repeated(wire):
-    events = replay(wire, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}}))
+    events = replay(
+        wire, Reply.error(400, {"error": {"message": "tools: unknown field", "type": "invalid_request_error"}})
+    )
     assert events[-1].error.kind == "fatal" and len(wire.seen) == 1
 
 
@@ -261,7 +330,9 @@ def project(tmp_path: Path, server) -> tuple[Path, dict[str, str]]:
 
 def arreio_run(project: tuple[Path, dict[str, str]]) -> tuple[int, list[dict], str]:
     work, env = project
-    done = run_cli(work, env, "run", "--model", "openai/qwen2.5-coder:7b", "--json", "Read README.md and say what it is.")
+    done = run_cli(
+        work, env, "run", "--model", "openai/qwen2.5-coder:7b", "--json", "Read README.md and say what it is."
+    )
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")], done.stderr
 
 
@@ -273,7 +344,9 @@ def test_run_llamacpp_context_full_says_so_at_once(project, server):
 
 
 def test_run_with_groq_refusing_the_cache_key(project, server):
-    refusal = Reply.error(400, {"error": {"message": "property 'prompt_cache_key' is unsupported", "type": "invalid_request_error"}})
+    refusal = Reply.error(
+        400, {"error": {"message": "property 'prompt_cache_key' is unsupported", "type": "invalid_request_error"}}
+    )
     server.push(refusal, Reply.stream("openai", "tool_call"), Reply.stream("openai", "text_only"))
     code, events, stderr = arreio_run(project)
     assert code == 0, stderr
@@ -289,14 +362,23 @@ def test_run_model_is_told_its_arguments_were_not_json(project, server):
     assert INVALID_ARGS_KEY not in result
 
 
-DEEPSEEK_REFUSAL = {"error": {"message": "Missing `reasoning_content` field in the assistant message at message index 2. "
-                              "For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
-                              "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}
+DEEPSEEK_REFUSAL = {
+    "error": {
+        "message": "Missing `reasoning_content` field in the assistant message at message index 2. "
+        "For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_request_error",
+    }
+}
 
 
 def test_run_deepseek_thinking_gets_its_reasoning_back_when_it_asks(project, server):
-    server.push(Reply.stream("openai", "deepseek_reasoning_tool_call"), Reply.error(400, DEEPSEEK_REFUSAL),
-                Reply.stream("openai", "text_only"))
+    server.push(
+        Reply.stream("openai", "deepseek_reasoning_tool_call"),
+        Reply.error(400, DEEPSEEK_REFUSAL),
+        Reply.stream("openai", "text_only"),
+    )
     code, events, stderr = arreio_run(project)
     assert code == 0, stderr
     first, again = ([m for m in server.seen[i].body["messages"] if m["role"] == "assistant"] for i in (1, 2))
@@ -320,7 +402,8 @@ def test_a_server_still_loading_its_model_is_waited_for_past_max_attempts(projec
     retry.loading_wait_s), where an ordinary 503 would have used up max_attempts."""
     work, env = project
     (work / ".arreio" / "config.yaml").write_text(
-        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n  max_attempts: 2\n  loading_wait_s: 30\n")
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n  max_attempts: 2\n  loading_wait_s: 30\n"
+    )
     server.push(*[Reply.error(503, LOADING)] * 5, Reply.stream("openai", "text_only"))
     code, events, stderr = arreio_run(project)
     assert code == 0, stderr
@@ -331,7 +414,8 @@ def test_a_server_still_loading_its_model_is_waited_for_past_max_attempts(projec
 def test_a_model_that_never_finishes_loading_fails_with_the_reason(project, server):
     work, _ = project
     (work / ".arreio" / "config.yaml").write_text(
-        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n  max_attempts: 2\n  loading_wait_s: 0.2\n")
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n  max_attempts: 2\n  loading_wait_s: 0.2\n"
+    )
     server.push(*[Reply.error(503, LOADING)] * 60)
     code, _, stderr = arreio_run(project)
     assert code == 1 and "still loading its model" in stderr and "retry.loading_wait_s" in stderr
@@ -348,7 +432,10 @@ def test_a_cloud_model_name_served_locally_costs_nothing_unless_priced(project, 
     assert text.returncode == 0 and "$0 (local)" in text.stdout
     (work / ".arreio" / "config.yaml").write_text(
         "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
-        "prices:\n  openai/gpt-4o: {input: 1000000, output: 1000000}\n")
+        "prices:\n  openai/gpt-4o: {input: 1000000, output: 1000000}\n"
+    )
     server.push(Reply.stream("openai", "text_only"))
-    priced = json.loads(run_cli(work, env, "run", "--model", "openai/gpt-4o", "--json", "Say hello.").stdout.splitlines()[-1])
+    priced = json.loads(
+        run_cli(work, env, "run", "--model", "openai/gpt-4o", "--json", "Say hello.").stdout.splitlines()[-1]
+    )
     assert not priced["free"] and priced["cost_usd"] > 0  # a million dollars a million tokens: the user's own price

@@ -35,8 +35,9 @@ FOLDER = "openai_responses"
 
 def provider(server, model: str = MODEL, **kw) -> OpenAIProvider:
     kw.setdefault("session_id", "sess-1")
-    return OpenAIProvider(model, api="responses", api_key="test-key", base_url=f"{server.url}/v1",
-                          transport=server.transport, **kw)
+    return OpenAIProvider(
+        model, api="responses", api_key="test-key", base_url=f"{server.url}/v1", transport=server.transport, **kw
+    )
 
 
 def request(**kw) -> ModelRequest:
@@ -50,7 +51,9 @@ def replay(server, quirk: str, req: ModelRequest | None = None, **kw) -> list:
 
 
 def test_text_streams_deltas_and_the_request_is_stateless_with_encrypted_reasoning(wire):
-    req = request(system=[SystemBlock(name="clock", text="now", stable=False), SystemBlock(name="id", text="You are arreio.")])
+    req = request(
+        system=[SystemBlock(name="clock", text="now", stable=False), SystemBlock(name="id", text="You are arreio.")]
+    )
     events = replay(wire, "text", req)
     assert [e.text for e in events if isinstance(e, TextChunk)] == ["Hello", ", world."]
     assert events[-1] == Done(stop_reason="end_turn", usage=Usage(input_tokens=30, output_tokens=5))
@@ -96,8 +99,9 @@ def _reasoning_reply(server):
 def test_reasoning_summary_streams_as_thinking_and_the_item_is_kept_signed(wire):
     events, reply = _reasoning_reply(wire)
     thinking = "".join(e.text for e in events if isinstance(e, ThinkingChunk))
-    assert thinking == ("**Finding the file**\n\nThe user wants README.md; I should read it first."
-                        "\n\n**Planning**\n\nThen summarise.")
+    assert thinking == (
+        "**Finding the file**\n\nThe user wants README.md; I should read it first.\n\n**Planning**\n\nThen summarise."
+    )
     block = reply.parts[0]
     assert block.thinking == thinking
     assert read_token(block.signature) == {"type": "openai_reasoning", "id": "rs_01", "encrypted_content": ENC}
@@ -121,7 +125,12 @@ def test_reasoning_is_replayed_verbatim_to_the_model_that_wrote_it(wire):
     assert items[0] == {"role": "user", "content": "summarise the README"}
     assert items[1]["type"] == "reasoning" and items[1]["id"] == "rs_01" and items[1]["encrypted_content"] == ENC
     assert items[1]["summary"][0]["type"] == "summary_text" and "Then summarise." in items[1]["summary"][0]["text"]
-    assert items[2] == {"type": "function_call", "call_id": "call_01", "name": "read_file", "arguments": '{"path": "README.md"}'}
+    assert items[2] == {
+        "type": "function_call",
+        "call_id": "call_01",
+        "name": "read_file",
+        "arguments": '{"path": "README.md"}',
+    }
     assert items[3] == {"type": "function_call_output", "call_id": "call_01", "output": "# Demo"}
     assert len(items) == 4
 
@@ -136,8 +145,9 @@ def test_reasoning_of_another_model_becomes_text_and_is_never_sent_as_an_item(wi
     assert items[1]["role"] == "assistant" and items[1]["content"].startswith("<thinking>\n**Finding the file**")
     assert items[2]["type"] == "function_call" and items[3]["type"] == "function_call_output"
     # the same history to Claude: text, never a thinking block carrying OpenAI's token
-    params = anthropic.build_params(ModelRequest(model="anthropic/claude-sonnet-4-5", messages=_history(reply, "openai/gpt-5")),
-                                    "claude-sonnet-4-5")
+    params = anthropic.build_params(
+        ModelRequest(model="anthropic/claude-sonnet-4-5", messages=_history(reply, "openai/gpt-5")), "claude-sonnet-4-5"
+    )
     blocks = params["messages"][1]["content"]
     assert [b["type"] for b in blocks] == ["text", "tool_use"] and ENC not in str(params)
 
@@ -187,12 +197,43 @@ def test_a_connection_dropped_mid_body_is_retryable(server):
 @pytest.mark.parametrize(
     "status,body,headers,kind",
     [
-        (429, {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}, {"retry-after": "7"}, "retryable"),
+        (
+            429,
+            {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+            {"retry-after": "7"},
+            "retryable",
+        ),
         (500, {"error": {"message": "The server had an error", "type": "server_error", "code": None}}, {}, "retryable"),
-        (401, {"error": {"message": "Incorrect API key", "type": "invalid_request_error", "code": "invalid_api_key"}}, {}, "auth"),
-        (400, {"error": {"message": "Your input exceeds the context window", "type": "invalid_request_error",
-                         "code": "context_length_exceeded"}}, {}, "context_overflow"),
-        (400, {"error": {"message": "Unsupported parameter: 'temperature'", "type": "invalid_request_error", "code": None}}, {}, "fatal"),
+        (
+            401,
+            {"error": {"message": "Incorrect API key", "type": "invalid_request_error", "code": "invalid_api_key"}},
+            {},
+            "auth",
+        ),
+        (
+            400,
+            {
+                "error": {
+                    "message": "Your input exceeds the context window",
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            },
+            {},
+            "context_overflow",
+        ),
+        (
+            400,
+            {
+                "error": {
+                    "message": "Unsupported parameter: 'temperature'",
+                    "type": "invalid_request_error",
+                    "code": None,
+                }
+            },
+            {},
+            "fatal",
+        ),
     ],
 )
 def test_http_errors_map_to_the_retry_classes(wire, status, body, headers, kind):
@@ -231,8 +272,15 @@ def test_tools_results_and_images_in_the_responses_shape(wire):
     tools = [ToolSpec(name="read_file", description="Read a file.", input_schema={"type": "object"})]
     replay(wire, "text", request(messages=history, tools=tools))
     body = wire.seen[0].body
-    assert body["tools"] == [{"type": "function", "name": "read_file", "description": "Read a file.",
-                              "parameters": {"type": "object"}, "strict": False}]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "read_file",
+            "description": "Read a file.",
+            "parameters": {"type": "object"},
+            "strict": False,
+        }
+    ]
     items = body["input"]
     assert items[1] == {"role": "assistant", "content": "Looking."}
     assert items[3] == {"type": "function_call", "call_id": "c1", "name": "screenshot", "arguments": "{}"}
@@ -260,8 +308,13 @@ def test_auto_speaks_chat_completions_to_a_compatible_server_and_responses_to_op
 
 def test_the_config_section_reaches_the_adapter_through_the_factory(server):
     server.push(Reply.stream(FOLDER, "text"))
-    made = make_provider("openai/gpt-5", env={"OPENAI_API_KEY": "k"}, base_url=f"{server.url}/v1", session_id="s",
-                         openai=OpenAISettings(api="responses", reasoning_summary="detailed"))
+    made = make_provider(
+        "openai/gpt-5",
+        env={"OPENAI_API_KEY": "k"},
+        base_url=f"{server.url}/v1",
+        session_id="s",
+        openai=OpenAISettings(api="responses", reasoning_summary="detailed"),
+    )
     collect(made, request())
     assert server.seen[0].path == "/v1/responses" and server.seen[0].body["reasoning"] == {"summary": "detailed"}
 
@@ -285,8 +338,9 @@ def test_a_full_run_keeps_the_reasoning_between_tool_calls(tmp_path, monkeypatch
     (tmp_path / ".arreio" / "config.yaml").write_text("openai:\n  api: responses\n")
     (tmp_path / "README.md").write_text("# Demo\n")
     server.push(Reply.stream(FOLDER, "reasoning_tool_call"), Reply.stream(FOLDER, "text"))
-    result = CliRunner().invoke(app, ["run", "Summarise the README", "--model", "openai/gpt-5", "--json"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        app, ["run", "Summarise the README", "--model", "openai/gpt-5", "--json"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     assert "".join(e["text"] for e in events if e["type"] == "thinking_delta").startswith("**Finding the file**")

@@ -21,8 +21,9 @@ MODEL = "gpt-5"
 
 
 def provider(server, session_id: str | None = "sess-1") -> OpenAIProvider:
-    return OpenAIProvider(MODEL, api_key="test-key", base_url=f"{server.url}/v1", session_id=session_id,
-                          transport=server.transport)
+    return OpenAIProvider(
+        MODEL, api_key="test-key", base_url=f"{server.url}/v1", session_id=session_id, transport=server.transport
+    )
 
 
 def request(**kw) -> ModelRequest:
@@ -127,7 +128,10 @@ def test_request_translation_system_tools_results_and_images(wire):
     ]
     req = request(
         messages=history,
-        system=[SystemBlock(name="clock", text="now", stable=False), SystemBlock(name="identity", text="You are arreio.")],
+        system=[
+            SystemBlock(name="clock", text="now", stable=False),
+            SystemBlock(name="identity", text="You are arreio."),
+        ],
         tools=[ToolSpec(name="read_file", description="Read a file.", input_schema={"type": "object"})],
     )
     replay(wire, "text_only", req)
@@ -145,7 +149,10 @@ def test_request_translation_system_tools_results_and_images(wire):
     assert msgs[5]["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
     assert len(msgs) == 6
     assert body["tools"] == [
-        {"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object"}}}
+        {
+            "type": "function",
+            "function": {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object"}},
+        }
     ]
 
 

@@ -43,50 +43,86 @@ def only_done(events: list) -> Done:
 ANTHROPIC_FAULTS = {
     "429 with retry-after": (
         Reply.error(429, anthropic_error("rate_limit_error", "slow down"), {"retry-after": "7"}),
-        "retryable", 429, 7.0,
+        "retryable",
+        429,
+        7.0,
     ),
     "429 with retry-after-ms": (
         Reply.error(429, anthropic_error("rate_limit_error", "slow down"), {"retry-after-ms": "1500"}),
-        "retryable", 429, 1.5,
+        "retryable",
+        429,
+        1.5,
     ),
     "500": (Reply.error(500, anthropic_error("api_error", "Internal server error")), "retryable", 500, None),
     "529 overloaded": (Reply.error(529, anthropic_error("overloaded_error", "Overloaded")), "retryable", 529, None),
     "401": (Reply.error(401, anthropic_error("authentication_error", "invalid x-api-key")), "auth", 401, None),
     "403": (Reply.error(403, anthropic_error("permission_error", "no access")), "auth", 403, None),
     "context overflow 400": (
-        Reply.error(400, anthropic_error("invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum")),
-        "context_overflow", 400, None,
+        Reply.error(
+            400, anthropic_error("invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum")
+        ),
+        "context_overflow",
+        400,
+        None,
     ),
-    "other 400": (Reply.error(400, anthropic_error("invalid_request_error", "max_tokens: must be positive")), "fatal", 400, None),
+    "other 400": (
+        Reply.error(400, anthropic_error("invalid_request_error", "max_tokens: must be positive")),
+        "fatal",
+        400,
+        None,
+    ),
     "404": (Reply.error(404, anthropic_error("not_found_error", "model: nope")), "fatal", 404, None),
-    "413 too large": (Reply.error(413, anthropic_error("request_too_large", "Request exceeds the maximum size")), "context_overflow", 413, None),
+    "413 too large": (
+        Reply.error(413, anthropic_error("request_too_large", "Request exceeds the maximum size")),
+        "context_overflow",
+        413,
+        None,
+    ),
 }
 
 OPENAI_FAULTS = {
     "429 with retry-after": (
         Reply.error(429, openai_error("requests", "Rate limit reached", "rate_limit_exceeded"), {"retry-after": "3"}),
-        "retryable", 429, 3.0,
+        "retryable",
+        429,
+        3.0,
     ),
     "429 insufficient quota": (
         Reply.error(429, openai_error("insufficient_quota", "You exceeded your current quota", "insufficient_quota")),
-        "fatal", 429, None,
+        "fatal",
+        429,
+        None,
     ),
     "500": (Reply.error(500, openai_error("server_error", "The server had an error")), "retryable", 500, None),
     "503": (Reply.error(503, openai_error("server_error", "Slow Down")), "retryable", 503, None),
-    "401": (Reply.error(401, openai_error("invalid_request_error", "Incorrect API key", "invalid_api_key")), "auth", 401, None),
+    "401": (
+        Reply.error(401, openai_error("invalid_request_error", "Incorrect API key", "invalid_api_key")),
+        "auth",
+        401,
+        None,
+    ),
     "context overflow 400": (
         Reply.error(
             400,
             openai_error(
                 "invalid_request_error",
-                ("This model's maximum context length is 128000 tokens. "
-                 "However, your messages resulted in 130000 tokens."),
+                (
+                    "This model's maximum context length is 128000 tokens. "
+                    "However, your messages resulted in 130000 tokens."
+                ),
                 "context_length_exceeded",
             ),
         ),
-        "context_overflow", 400, None,
+        "context_overflow",
+        400,
+        None,
     ),
-    "other 400": (Reply.error(400, openai_error("invalid_request_error", "Invalid value: 'tools'")), "fatal", 400, None),
+    "other 400": (
+        Reply.error(400, openai_error("invalid_request_error", "Invalid value: 'tools'")),
+        "fatal",
+        400,
+        None,
+    ),
 }
 
 
@@ -112,7 +148,9 @@ def test_openai_http_faults_are_classified(server, case):
 
 
 def test_anthropic_error_event_inside_a_200_stream_is_classified_by_its_body(server):
-    server.push(Reply.stream("anthropic", "error_event_overloaded"), Reply.stream("anthropic", "error_event_invalid_request"))
+    server.push(
+        Reply.stream("anthropic", "error_event_overloaded"), Reply.stream("anthropic", "error_event_invalid_request")
+    )
     events = collect(anthropic(server), REQUEST)
     assert events[0] == TextChunk(text="Partial ")
     done = only_done(events)

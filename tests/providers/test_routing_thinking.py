@@ -106,7 +106,9 @@ def history() -> list[Message]:
         Message.user("q"),
         Message.assistant([ThinkingPart(thinking="mine, signed", signature="s1"), TextPart(text="a1")], ME),
         Message.assistant([ThinkingPart(thinking="mine, unsigned"), TextPart(text="a2")], ME),
-        Message.assistant([ThinkingPart(thinking="theirs", signature="sx"), ToolCallPart(id="c", name="t")], "openai/gpt-5"),
+        Message.assistant(
+            [ThinkingPart(thinking="theirs", signature="sx"), ToolCallPart(id="c", name="t")], "openai/gpt-5"
+        ),
         Message.assistant([ThinkingPart(thinking="", signature="redacted")], "openai/gpt-5"),
         Message.assistant([ThinkingPart(thinking="unstamped")], None),
     ]
@@ -174,8 +176,21 @@ def test_retry_after_forms():
         (422, {"error": {"message": "bad schema"}}, "fatal"),
         (200, {"type": "error", "error": {"type": "rate_limit_error", "message": "x"}}, "retryable"),
         (None, {"message": "weird", "type": "mystery"}, "retryable"),
-        (400, {"error": {"type": "invalid_request_error", "message": "input length and `max_tokens` exceed context limit"}}, "context_overflow"),
-        (429, {"error": {"type": "rate_limit_error", "message": "tokens per minute exceed the context window budget"}}, "retryable"),
+        (
+            400,
+            {
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "input length and `max_tokens` exceed context limit",
+                }
+            },
+            "context_overflow",
+        ),
+        (
+            429,
+            {"error": {"type": "rate_limit_error", "message": "tokens per minute exceed the context window budget"}},
+            "retryable",
+        ),
     ],
 )
 def test_classify_by_status_and_body(status, body, kind):
@@ -197,6 +212,8 @@ def test_sdk_base_url_variables_are_honoured_when_no_base_url_is_given(server, m
     }[vendor]
     monkeypatch.setenv(var, server.url + suffix)
     server.push(Reply.stream(vendor, "text_only"))
-    provider = make_provider(model, env={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}, base_url=None, session_id=None)
+    provider = make_provider(
+        model, env={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}, base_url=None, session_id=None
+    )
     events = collect(provider, ModelRequest(model=model, messages=[Message.user("hi")]))
     assert events[-1].stop_reason == "end_turn" and len(server.seen) == 1

@@ -24,8 +24,10 @@ def _input_tokens(provider: ScriptedProvider, messages: list[Message]) -> int:
 
 def _round(i: int, body: str) -> list[Message]:
     call = ToolCallPart(id=f"c{i}", name="read_file", arguments={"path": f"f{i}"})
-    return [Message.assistant([TextPart(text="reading"), call], model="scripted"),
-            Message.tool_result(ToolResultPart(call_id=f"c{i}", name="read_file", content=body))]
+    return [
+        Message.assistant([TextPart(text="reading"), call], model="scripted"),
+        Message.tool_result(ToolResultPart(call_id=f"c{i}", name="read_file", content=body)),
+    ]
 
 
 def test_a_result_replaced_in_place_is_read_at_its_new_size() -> None:

@@ -22,11 +22,27 @@ from arreio.engine.providers.server_window import (
 )
 from tests.conftest import run_cli
 
-LLAMA_MODELS = {"object": "list", "data": [{"id": "qwen2.5-1.5b-instruct-q4_k_m.gguf", "object": "model", "owned_by": "llamacpp",
-                                             "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx_train": 32768, "n_ctx": 8192}}]}
+LLAMA_MODELS = {
+    "object": "list",
+    "data": [
+        {
+            "id": "qwen2.5-1.5b-instruct-q4_k_m.gguf",
+            "object": "model",
+            "owned_by": "llamacpp",
+            "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx_train": 32768, "n_ctx": 8192},
+        }
+    ],
+}
 LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 8192, "params": {}}, "total_slots": 1}
-LLAMA_OVERFLOW = {"error": {"code": 400, "message": "request (9001 tokens) exceeds the available context size (6144 tokens)",
-                            "type": "exceed_context_size_error", "n_prompt_tokens": 9001, "n_ctx": 6144}}
+LLAMA_OVERFLOW = {
+    "error": {
+        "code": 400,
+        "message": "request (9001 tokens) exceeds the available context size (6144 tokens)",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 9001,
+        "n_ctx": 6144,
+    }
+}
 
 
 def test_llama_server_says_its_window_in_props(server):
@@ -42,18 +58,37 @@ def test_llama_server_meta_n_ctx_without_props(server):
 
 
 def test_vllm_max_model_len(server):
-    server.serve("/v1/models", {"object": "list", "data": [
-        {"id": "Qwen/Qwen2.5-7B-Instruct", "object": "model", "max_model_len": 32768},
-        {"id": "other", "object": "model", "max_model_len": 4096}]})
+    server.serve(
+        "/v1/models",
+        {
+            "object": "list",
+            "data": [
+                {"id": "Qwen/Qwen2.5-7B-Instruct", "object": "model", "max_model_len": 32768},
+                {"id": "other", "object": "model", "max_model_len": 4096},
+            ],
+        },
+    )
     found = probe_window(f"{server.url}/v1/", "Qwen/Qwen2.5-7B-Instruct")
     assert found.window == 32768 and server.got == ["/v1/models"]  # one request: nothing more to ask
 
 
 def test_lm_studio_loaded_context_length(server):
     server.serve("/v1/models", {"data": [{"id": "qwen2.5-7b-instruct"}, {"id": "llama-3.2-3b"}]})
-    server.serve("/api/v0/models", {"object": "list", "data": [
-        {"id": "qwen2.5-7b-instruct", "state": "loaded", "max_context_length": 32768, "loaded_context_length": 4096},
-        {"id": "llama-3.2-3b", "state": "not-loaded", "max_context_length": 131072}]})
+    server.serve(
+        "/api/v0/models",
+        {
+            "object": "list",
+            "data": [
+                {
+                    "id": "qwen2.5-7b-instruct",
+                    "state": "loaded",
+                    "max_context_length": 32768,
+                    "loaded_context_length": 4096,
+                },
+                {"id": "llama-3.2-3b", "state": "not-loaded", "max_context_length": 131072},
+            ],
+        },
+    )
     assert probe_window(server.url, "qwen2.5-7b-instruct").window == 4096
     assert probe_window(server.url, "llama-3.2-3b").window == 131072
 
@@ -66,8 +101,11 @@ def test_ollama_running_model_context_length(server):
 
 def test_ollama_model_not_loaded_is_read_from_api_show(server):
     server.serve("/api/ps", {"models": []})
-    server.push(Reply.error(200, {"parameters": "temperature 0.7\nnum_ctx 16384",
-                                  "model_info": {"qwen2.context_length": 32768}}))
+    server.push(
+        Reply.error(
+            200, {"parameters": "temperature 0.7\nnum_ctx 16384", "model_info": {"qwen2.context_length": 32768}}
+        )
+    )
     assert probe_window(server.url, "qwen2.5:7b").window == 16384
     assert server.seen[0].path == "/api/show" and server.seen[0].body == {"model": "qwen2.5:7b"}
 
@@ -122,12 +160,15 @@ def test_a_cached_miss_is_asked_again_later(tmp_path: Path):
     assert cache.get("http://h", "m") is None and cache.get("http://h", "n").window == 4096
 
 
-@pytest.mark.parametrize("text, window", [
-    (json.dumps(LLAMA_OVERFLOW), 6144),
-    ("This model's maximum context length is 2048 tokens. However, you requested 2100 tokens", 2048),
-    ("the model is loaded with context length of only 4096 tokens, which is not enough.", 4096),
-    ("prompt is too long: 212000 tokens > 200000 maximum", None),
-])
+@pytest.mark.parametrize(
+    "text, window",
+    [
+        (json.dumps(LLAMA_OVERFLOW), 6144),
+        ("This model's maximum context length is 2048 tokens. However, you requested 2100 tokens", 2048),
+        ("the model is loaded with context length of only 4096 tokens, which is not enough.", 4096),
+        ("prompt is too long: 212000 tokens > 200000 maximum", None),
+    ],
+)
 def test_a_refusal_names_the_window(text, window):
     assert window_of_refusal(text) == window
 
@@ -137,10 +178,13 @@ def test_a_refusal_names_the_window(text, window):
 
 @pytest.fixture
 def project(tmp_path: Path, server) -> tuple[Path, dict[str, str]]:
-    (tmp_path / "README.md").write_text("# Demo\n\n" + ("A tiny project with a long readme line of prose. " * 12 + "\n") * 40)
+    (tmp_path / "README.md").write_text(
+        "# Demo\n\n" + ("A tiny project with a long readme line of prose. " * 12 + "\n") * 40
+    )
     (tmp_path / ".arreio").mkdir()
-    (tmp_path / ".arreio" / "config.yaml").write_text("retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
-                                                    "context:\n  calibrate: false\n")  # the fixtures' usage is no real count
+    (tmp_path / ".arreio" / "config.yaml").write_text(
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\ncontext:\n  calibrate: false\n"
+    )  # the fixtures' usage is no real count
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "ARREIO_", "XDG_"))}
     env.update(HOME=str(tmp_path / "home"), OPENAI_API_KEY="test", OPENAI_BASE_URL=f"{server.url}/v1")
     return tmp_path, env
@@ -148,7 +192,9 @@ def project(tmp_path: Path, server) -> tuple[Path, dict[str, str]]:
 
 def arreio_run(project: tuple[Path, dict[str, str]]) -> tuple[int, list[dict], str]:
     work, env = project
-    done = run_cli(work, env, "run", "--model", "openai/qwen2.5-coder:7b", "--json", "Read README.md and say what it is.")
+    done = run_cli(
+        work, env, "run", "--model", "openai/qwen2.5-coder:7b", "--json", "Read README.md and say what it is."
+    )
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")], done.stderr
 
 
@@ -156,7 +202,9 @@ def test_a_run_compacts_at_the_watermark_of_the_servers_window(project, server):
     # llama-server -c 8192: the README read fills more than 60% of it, so the run compacts before the
     # next call instead of filling the window and taking the server's refusal
     server.serve("/v1/models", LLAMA_MODELS).serve("/props", LLAMA_PROPS)
-    server.push(Reply.stream("openai", "tool_call"), Reply.stream("openai", "text_only"), Reply.stream("openai", "text_only"))
+    server.push(
+        Reply.stream("openai", "tool_call"), Reply.stream("openai", "text_only"), Reply.stream("openai", "text_only")
+    )
     code, events, stderr = arreio_run(project)
     assert code == 0, stderr
     assert [e for e in events if e["type"] == "compaction"]  # pruned (or compacted) at 60% of 8,192
@@ -167,7 +215,11 @@ def test_a_run_compacts_at_the_watermark_of_the_servers_window(project, server):
 
 def test_a_run_learns_the_window_from_the_servers_refusal(project, server):
     # a server that says nothing: a warning, the table's guess, and then the refusal names the window
-    server.push(Reply.stream("openai", "tool_call"), Reply.error(400, LLAMA_OVERFLOW), *[Reply.stream("openai", "text_only")] * 2)
+    server.push(
+        Reply.stream("openai", "tool_call"),
+        Reply.error(400, LLAMA_OVERFLOW),
+        *[Reply.stream("openai", "text_only")] * 2,
+    )
     code, events, stderr = arreio_run(project)
     assert code == 0, stderr
     warned = [e for e in events if e["type"] == "warning" and e.get("code") == "window_unknown"]

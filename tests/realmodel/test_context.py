@@ -30,9 +30,15 @@ def test_compaction_at_60_percent_of_the_servers_window(project: Project, window
     server = start_own(ctx=SERVER_WINDOW)
     project.env = env_for(project.home, server)
     try:
-        result = project.run("Read part1.txt with read_file. Then read part2.txt. Then read part3.txt. "
-                             "Then answer with the number of files you read.", "--max-steps", "8", "--tools", "read_file",
-                             timeout=1500)
+        result = project.run(
+            "Read part1.txt with read_file. Then read part2.txt. Then read part3.txt. "
+            "Then answer with the number of files you read.",
+            "--max-steps",
+            "8",
+            "--tools",
+            "read_file",
+            timeout=1500,
+        )
     finally:
         prepare.stop_server(server.proc)
     compactions = [c for c in result.of("compaction") if c["kind"] == "summary"]
@@ -42,6 +48,8 @@ def test_compaction_at_60_percent_of_the_servers_window(project: Project, window
     assert 0.6 * SERVER_WINDOW <= first["tokens_before"] < SERVER_WINDOW, result.story()
     assert first["tokens_after"] < first["tokens_before"]
     # the server refused no request as too long (a compaction after a refusal looks the same in the events)
-    refused = [ln for ln in server.log.read_text(errors="replace").splitlines() if "exceeds the available context" in ln]
+    refused = [
+        ln for ln in server.log.read_text(errors="replace").splitlines() if "exceeds the available context" in ln
+    ]
     assert not refused, "\n".join(refused) + "\n" + result.story()
     assert result.code == 0 or result.done["message"], result.story()

@@ -24,9 +24,21 @@ def test_retry_after_the_server_is_killed_and_restarted(project: Project) -> Non
     server = start_own(port)
     env = env_for(project.home, server)
     project.config("retry: {max_attempts: 10, base_delay_s: 1, max_delay_s: 4}\n")
-    argv = [sys.executable, "-m", "arreio.cli.app", "run", "--json", "--yes", "--model", server.model,
-            "--tools", "read_file", "--max-steps", "3",
-            "Write the numbers from one to twenty in words, one per line. Do not use any tool."]
+    argv = [
+        sys.executable,
+        "-m",
+        "arreio.cli.app",
+        "run",
+        "--json",
+        "--yes",
+        "--model",
+        server.model,
+        "--tools",
+        "read_file",
+        "--max-steps",
+        "3",
+        "Write the numbers from one to twenty in words, one per line. Do not use any tool.",
+    ]
     run = subprocess.Popen(argv, cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     events, restarted = [], None
     try:

@@ -20,8 +20,12 @@ def test_three_step_tool_task_ends_with_the_file_and_a_checked_promise(project: 
     (project.root / "README.md").write_text("# fruit\n")
     result = project.run(
         "First list the files in this folder. Then read notes.txt. Then write its first line, "
-        "in capital letters, to a new file answer.txt.", "--max-steps", "6",
-        "--tools", "list_dir,read_file,write_file")
+        "in capital letters, to a new file answer.txt.",
+        "--max-steps",
+        "6",
+        "--tools",
+        "list_dir,read_file,write_file",
+    )
     done, answer = result.done, project.root / "answer.txt"
     used = [e["name"] for e in result.of("tool_start")]
     if done["verdict"] == "success":
@@ -41,7 +45,9 @@ def test_a_tool_call_written_as_text_is_parsed_and_run(project: Project) -> None
     with NoParseProxy(project.server.url) as proxy:
         project.env = env_for(project.home, type(project.server)(proxy.url, project.server.model))
         # the model's first move on this goal, at temperature 0, is a list_dir call written as JSON
-        result = project.run("First list the files in this folder.", "--max-steps", "3", "--tools", "list_dir,read_file")
+        result = project.run(
+            "First list the files in this folder.", "--max-steps", "3", "--tools", "list_dir,read_file"
+        )
     assert proxy.requests and all(r["parse_tool_calls"] is False for r in proxy.requests)
     assert "text_tool_call" in result.warnings(), result.story()
     listed = [e for e in result.of("tool_start") if e["name"] == "list_dir"]
@@ -58,8 +64,13 @@ def test_a_reply_cut_at_the_token_cap_is_not_accepted(project: Project) -> None:
     The cap is smaller than any reply the model could give to this goal — its count, a refusal, a
     question back — so the test never depends on which of them the model picks."""
     project.config(max_tokens=5)
-    result = project.run("Count from 1 to 300 in digits, one number per line. Do not use any tool.",
-                         "--max-steps", "4", "--tools", "read_file")
+    result = project.run(
+        "Count from 1 to 300 in digits, one number per line. Do not use any tool.",
+        "--max-steps",
+        "4",
+        "--tools",
+        "read_file",
+    )
     done = result.done
     assert "reply_cut" in result.warnings(), result.story()
     assert done["verdict"] != "success" and result.code == 1, result.story()

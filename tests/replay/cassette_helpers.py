@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import json
 
-VOLATILE = {"run_id", "session_id", "report_path", "cwd", "events_path",
-            "cost_usd", "free", "free_because",  # a replay costs nothing, by design: compared apart
-            "delay_s"}  # backoff jitter is random, so processes do not retry in lockstep
+VOLATILE = {
+    "run_id",
+    "session_id",
+    "report_path",
+    "cwd",
+    "events_path",
+    "cost_usd",
+    "free",
+    "free_because",  # a replay costs nothing, by design: compared apart
+    "delay_s",
+}  # backoff jitter is random, so processes do not retry in lockstep
 
 
 class Result:

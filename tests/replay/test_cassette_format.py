@@ -29,12 +29,18 @@ from arreio.engine.walls.redact import CASSETTE, Redactor
 PLAIN = Redactor(labels=CASSETTE)  # no environment secrets: token formats only
 
 
-def _request(cwd: Path, *, when: str = "2026-06-27T16:00:00+00:00", session: str = "s1", extra: list[Message] = ()) -> ModelRequest:
+def _request(
+    cwd: Path, *, when: str = "2026-06-27T16:00:00+00:00", session: str = "s1", extra: list[Message] = ()
+) -> ModelRequest:
     system = assemble_system(cwd=cwd, now=FixedClock(when).now(), tool_names=["read_file"])
     messages = [
         Message.user("Summarise notes.md"),
-        Message.assistant([ToolCallPart(id="c1", name="read_file", arguments={"path": f"{cwd}/notes.md"})], model="offline"),
-        Message.tool_result(ToolResultPart(call_id="c1", name="read_file", content=f"error: {cwd}/notes.md is outside? no: ok")),
+        Message.assistant(
+            [ToolCallPart(id="c1", name="read_file", arguments={"path": f"{cwd}/notes.md"})], model="offline"
+        ),
+        Message.tool_result(
+            ToolResultPart(call_id="c1", name="read_file", content=f"error: {cwd}/notes.md is outside? no: ok")
+        ),
         *extra,
     ]
     tools = [ToolSpec(name="read_file", description="Read a file.", input_schema={"type": "object"})]
@@ -47,8 +53,10 @@ def _request(cwd: Path, *, when: str = "2026-06-27T16:00:00+00:00", session: str
 def test_redactor_finds_env_secrets_and_token_formats() -> None:
     env = {"GITHUB_TOKEN": "abcdefgh12345", "DB_PASSWORD": "pa55word!", "SHORT_KEY": "abc", "HOME": "/home/me-long"}
     r = Redactor.from_env(env, labels=CASSETTE)
-    text = ("tok abcdefgh12345 pw pa55word! short abc home /home/me-long "
-            "sk-ant-api03-ABCDEFGHIJKLMNOP AKIAABCDEFGHIJKLMNOP xoxb-1234-abcdefghij")
+    text = (
+        "tok abcdefgh12345 pw pa55word! short abc home /home/me-long "
+        "sk-ant-api03-ABCDEFGHIJKLMNOP AKIAABCDEFGHIJKLMNOP xoxb-1234-abcdefghij"
+    )
     out = r.text(text)
     assert "[redacted:GITHUB_TOKEN]" in out and "[redacted:DB_PASSWORD]" in out
     assert "abc home /home/me-long" in out  # short values and non-secret names stay
@@ -68,7 +76,8 @@ def test_a_secret_split_across_stream_chunks_is_still_redacted() -> None:
 def test_redacted_events_keep_their_shape() -> None:
     r = Redactor({"X_TOKEN": "12345678"}, labels=CASSETTE)
     events = [
-        {"type": "text", "text": "a 1234"}, {"type": "text", "text": "5678 b"},
+        {"type": "text", "text": "a 1234"},
+        {"type": "text", "text": "5678 b"},
         {"type": "tool_call", "id": "c", "name": "shell", "arguments": {"command": "echo 12345678"}},
         {"type": "done", "stop_reason": "end_turn", "usage": {"input_tokens": 1}, "error": None},
     ]
@@ -136,7 +145,9 @@ def _first(cwd: Path) -> ModelRequest:
 
 
 def _record(path: Path, replies: list[dict], requests: list[ModelRequest]) -> None:
-    provider = RecordingProvider(ScriptedProvider(replies), path, model="offline", redactor=Redactor(), clock=FixedClock())
+    provider = RecordingProvider(
+        ScriptedProvider(replies), path, model="offline", redactor=Redactor(), clock=FixedClock()
+    )
 
     async def go() -> None:
         for request in requests:

@@ -134,8 +134,10 @@ def test_unreplayed_calls_are_reported(recorded, project, arreio) -> None:
     result = arreio("run", "--goal", GOAL, "--replay", str(cassette), "--json")
     assert result.code == 0, result.stderr
     warnings = [w["message"] for w in result.of("warning") if w["code"] == "replay"]
-    assert warnings == ["the run made 4 model call(s); the cassette holds 5 (1 not replayed) — "
-                        "the run took a different path than the recording"]
+    assert warnings == [
+        "the run made 4 model call(s); the cassette holds 5 (1 not replayed) — "
+        "the run took a different path than the recording"
+    ]
     report = json.loads((work / result.done["report_path"]).read_text())
     assert warnings[0] in report["warnings"]
 

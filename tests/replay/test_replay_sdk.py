@@ -15,9 +15,12 @@ from tests.replay.cassette_helpers import normalised
 
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-4o"}
 RATE_LIMITED = {
-    "anthropic": Reply.error(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, {"retry-after": "0"}),
+    "anthropic": Reply.error(
+        429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, {"retry-after": "0"}
+    ),
     "openai": Reply.error(
-        429, {"error": {"message": "Rate limit reached", "type": "requests", "param": None, "code": "rate_limit_exceeded"}},
+        429,
+        {"error": {"message": "Rate limit reached", "type": "requests", "param": None, "code": "rate_limit_exceeded"}},
         {"retry-after": "0"},
     ),
 }
@@ -26,7 +29,9 @@ CUT = {"anthropic": "stream_cut_no_stop", "openai": "stream_cut_no_finish"}
 
 @pytest.mark.parametrize("fault", ["429", "cut"])
 @pytest.mark.parametrize("vendor", list(MODELS))
-def test_sdk_run_records_and_replays_offline(vendor: str, fault: str, project, arreio, server, monkeypatch, tmp_path: Path) -> None:
+def test_sdk_run_records_and_replays_offline(
+    vendor: str, fault: str, project, arreio, server, monkeypatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdef")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghij")
     monkeypatch.setenv("ARREIO_BASE_URL", server.url)
@@ -35,9 +40,11 @@ def test_sdk_run_records_and_replays_offline(vendor: str, fault: str, project, a
     rec = project("rec")
     # the loopback server stands in for the vendor, and a local server bills nothing: priced as the vendor would;
     # nor is a vendor asked its window (a local server is): the table's number, as the replay uses
-    (rec / ".arreio" / "config.yaml").write_text("retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
-                                                 f"prices:\n  {MODELS[vendor]}: {{input: 2.5, output: 10}}\n"
-                                                 f"context:\n  windows: {{{MODELS[vendor]}: {context_window(MODELS[vendor])}}}\n")
+    (rec / ".arreio" / "config.yaml").write_text(
+        "retry:\n  base_delay_s: 0.01\n  max_delay_s: 0.05\n"
+        f"prices:\n  {MODELS[vendor]}: {{input: 2.5, output: 10}}\n"
+        f"context:\n  windows: {{{MODELS[vendor]}: {context_window(MODELS[vendor])}}}\n"
+    )
     cassette = tmp_path / f"{vendor}.cassette.jsonl"
     first = arreio("run", "--goal", "G.md", "--model", MODELS[vendor], "--record", str(cassette), "--json")
     assert first.code == 0, first.stderr

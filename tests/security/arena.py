@@ -131,16 +131,27 @@ class Arena:
         return path
 
     # -- running arreio ------------------------------------------------------------------------------
-    def script(self, replies: list[dict[str, Any]], agents: Mapping[str, list[dict[str, Any]]] | None = None,
-               name: str = "script") -> Path:
+    def script(
+        self,
+        replies: list[dict[str, Any]],
+        agents: Mapping[str, list[dict[str, Any]]] | None = None,
+        name: str = "script",
+    ) -> Path:
         body: Any = {"replies": replies, "agents": dict(agents)} if agents else replies
         path = self.scripts / f"{name}-{len(list(self.scripts.iterdir()))}.json"
         path.write_text(json.dumps(body))
         return path
 
-    def arreio(self, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-               memory_cap: int | None = None, timeout: float = HANG_S, stdin: bytes | None = None,
-               program: Path | None = None) -> Run:
+    def arreio(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        memory_cap: int | None = None,
+        timeout: float = HANG_S,
+        stdin: bytes | None = None,
+        program: Path | None = None,
+    ) -> Run:
         """`arreio ARGS` in the working directory (or `cwd`), its process group killed if it hangs.
         `memory_cap`: an address-space limit (bytes) so a runaway read fails fast instead of eating
         the machine; it reaches every child, the sandbox's included, so resource attacks never set it."""
@@ -148,16 +159,24 @@ class Arena:
         # prlimit, not preexec_fn: the test process runs listener threads, and a fork that runs Python
         # code with other threads about can deadlock
         limit = ["prlimit", f"--as={memory_cap}", "--"] if memory_cap is not None else []
-        proc = subprocess.Popen([*limit, str(program or ARREIO), *args], cwd=cwd or self.work, env=full_env,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            [*limit, str(program or ARREIO), *args],
+            cwd=cwd or self.work,
+            env=full_env,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            raise AssertionError(f"arreio {' '.join(args)} hung: still running after {timeout:g} s\n"
-                                 f"{err.decode(errors='replace')[-2000:]}") from None
+            raise AssertionError(
+                f"arreio {' '.join(args)} hung: still running after {timeout:g} s\n"
+                f"{err.decode(errors='replace')[-2000:]}"
+            ) from None
         run = Run(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
         if "--json" in args:
             for line in run.stdout.splitlines():
@@ -167,8 +186,15 @@ class Arena:
                     pass
         return run
 
-    def attack(self, replies: list[dict[str, Any]], *extra: str, goal: str = "Tidy up the project.",
-               agents: Mapping[str, list[dict[str, Any]]] | None = None, yes: bool = True, **kw: Any) -> Run:
+    def attack(
+        self,
+        replies: list[dict[str, Any]],
+        *extra: str,
+        goal: str = "Tidy up the project.",
+        agents: Mapping[str, list[dict[str, Any]]] | None = None,
+        yes: bool = True,
+        **kw: Any,
+    ) -> Run:
         """One scripted run: the model plays `replies` (then says it is done), `--yes` unless told."""
         script = self.script([*replies, {"text": "Done."}], agents)
         args = ["run", goal, "--script", str(script), "--json", *(["--yes"] if yes else []), *extra]
@@ -179,10 +205,23 @@ class Arena:
 
     def git(self, *args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
         """The user's own git, as they would run it after the agent is done (their HOME, no system config)."""
-        env = {"HOME": str(self.home), "PATH": SYSTEM_PATH, "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8",
-               "GIT_TERMINAL_PROMPT": "0"}
-        return subprocess.run(["git", *args], cwd=cwd or self.work, env=env, capture_output=True, text=True,
-                              timeout=60, check=check, stdin=subprocess.DEVNULL)
+        env = {
+            "HOME": str(self.home),
+            "PATH": SYSTEM_PATH,
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "LANG": "C.UTF-8",
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+        return subprocess.run(
+            ["git", *args],
+            cwd=cwd or self.work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=check,
+            stdin=subprocess.DEVNULL,
+        )
 
     def results(self, run: Run) -> list[str]:
         """What each tool call of `run` returned, as the session file keeps it (for a failing test's message)."""
@@ -199,8 +238,14 @@ class Arena:
         return out
 
     # -- what the run left ---------------------------------------------------------------------------
-    def leaks(self, value: str, *, places: Iterable[Path] | None = None, forms: Iterable[str] = ("raw",),
-              runs: Iterable[Run] = ()) -> list[str]:
+    def leaks(
+        self,
+        value: str,
+        *,
+        places: Iterable[Path] | None = None,
+        forms: Iterable[str] = ("raw",),
+        runs: Iterable[Run] = (),
+    ) -> list[str]:
         """Every file (under `places`, default the state folder) and run output holding `value`, in the
         given spellings (`secret_forms`). Git's own object store is read through git (it is compressed)."""
         wanted = {k: v for k, v in secret_forms(value).items() if k in forms}
@@ -236,8 +281,17 @@ def make_arena(*, git_repo: bool = True, project: str | None = "project") -> Are
     work = home / project if project else home
     for folder in (home / ".config", host, scripts, work):
         folder.mkdir(parents=True, exist_ok=True)
-    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "PATH": SYSTEM_PATH, "LANG": "C.UTF-8",
-           "PYTHONUNBUFFERED": "1", "TERM": "dumb", "USER": "attacker", "LOGNAME": "attacker", **SECRETS}
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "PATH": SYSTEM_PATH,
+        "LANG": "C.UTF-8",
+        "PYTHONUNBUFFERED": "1",
+        "TERM": "dumb",
+        "USER": "attacker",
+        "LOGNAME": "attacker",
+        **SECRETS,
+    }
     arena = Arena(root, home, work, host, scripts, env)
     arena.write("notes.md", "# Notes\n\nThe user's own notes.\n")
     arena.write("src/app.py", "def main():\n    return 42\n")

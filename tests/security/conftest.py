@@ -21,8 +21,27 @@ def sandbox_problem() -> str | None:
         return "bubblewrap (bwrap) is not installed"
     if not ARREIO.exists():
         return f"the arreio console script is not installed next to the interpreter ({ARREIO})"
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
-            "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--unshare-net", "--", "true"]
+    args = [
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        "--unshare-net",
+        "--",
+        "true",
+    ]
     try:
         tried = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

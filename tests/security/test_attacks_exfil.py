@@ -39,7 +39,7 @@ ENV_DOORS = {
     "proc-self-environ": "tr '\\0' '\\n' < /proc/self/environ > leak/proc-self-environ",
     "proc-1-environ-sandbox-init": "tr '\\0' '\\n' < /proc/1/environ > leak/proc-1-environ-sandbox-init",
     "proc-every-environ": "for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; done > leak/proc-every-environ"
-                          " 2>/dev/null",
+    " 2>/dev/null",
     "proc-ppid-environ": "tr '\\0' '\\n' < /proc/$PPID/environ > leak/proc-ppid-environ 2>/dev/null",
     "python-os-environ": f"{PY} -c 'import os; print(dict(os.environ))' > leak/python-os-environ",
 }
@@ -85,25 +85,34 @@ def test_secret_var_never_reaches_the_shell(env_batch: dict, var: str) -> None:
 def _net_attempts(ears: Listeners, arena: Arena) -> dict[str, dict]:
     port, v6, udp = ears.http_port, ears.v6_port, ears.udp_port
     gpg = arena.home / ".gnupg" / "S.gpg-agent"
-    send_unix = (f"{PY} -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.settimeout(3); "
-                 "s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode())' ")
+    send_unix = (
+        f"{PY} -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.settimeout(3); "
+        "s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode())' "
+    )
     return {
-        "curl-loopback": sh(f"curl -s -m 3 -d \"$OPENAI_API_KEY\" http://127.0.0.1:{port}/curl-loopback"),
-        "python-urllib-loopback": sh(f"{PY} -c \"import urllib.request; urllib.request.urlopen("
-                                     f"'http://127.0.0.1:{port}/python-urllib-loopback', timeout=3)\""),
-        "bash-dev-tcp": sh(f"exec 3<>/dev/tcp/127.0.0.1/{port} && printf 'GET /bash-dev-tcp HTTP/1.0\\r\\n\\r\\n' >&3"
-                           " && cat <&3"),
+        "curl-loopback": sh(f'curl -s -m 3 -d "$OPENAI_API_KEY" http://127.0.0.1:{port}/curl-loopback'),
+        "python-urllib-loopback": sh(
+            f'{PY} -c "import urllib.request; urllib.request.urlopen('
+            f"'http://127.0.0.1:{port}/python-urllib-loopback', timeout=3)\""
+        ),
+        "bash-dev-tcp": sh(
+            f"exec 3<>/dev/tcp/127.0.0.1/{port} && printf 'GET /bash-dev-tcp HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3"
+        ),
         "curl-localhost-name": sh(f"curl -s -m 3 http://localhost:{port}/curl-localhost-name"),
         "curl-ipv6-loopback": sh(f"curl -s -g -m 3 'http://[::1]:{v6}/curl-ipv6-loopback'"),
         "curl-machine-own-address": sh(f"curl -s -m 3 http://{ears.host_ip()}:{port}/curl-machine-own-address"),
         "udp-datagram": sh(f"echo udp-datagram > /dev/udp/127.0.0.1/{udp}"),
-        "abstract-unix-socket": sh(f"{PY} -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.settimeout(3); "
-                                   f"s.connect(chr(0)+sys.argv[1]); s.sendall(b\"abstract\")' {ears.abstract}"),
+        "abstract-unix-socket": sh(
+            f"{PY} -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.settimeout(3); "
+            f's.connect(chr(0)+sys.argv[1]); s.sendall(b"abstract")\' {ears.abstract}'
+        ),
         "ssh-agent-socket-in-home": sh(send_unix + '"$SSH_AUTH_SOCK" ssh-agent-socket-in-home'),
         "gpg-agent-socket-in-home": sh(send_unix + f"{gpg} gpg-agent-socket-in-home"),
         "unix-socket-under-var-tmp": sh(send_unix + f"{arena.host / 'mysql.sock'} unix-socket-under-var-tmp"),
-        **{f"web_fetch-{name}": call("web_fetch", url=url.format(port=port, v6=v6) + f"web_fetch-{name}")
-           for name, url in WEB_FETCH_SPELLINGS.items()},
+        **{
+            f"web_fetch-{name}": call("web_fetch", url=url.format(port=port, v6=v6) + f"web_fetch-{name}")
+            for name, url in WEB_FETCH_SPELLINGS.items()
+        },
     }
 
 
@@ -118,10 +127,22 @@ WEB_FETCH_SPELLINGS = {
     "unspecified-ipv6": "http://[::]:{v6}/",
     "localhost-uppercase": "http://LOCALHOST:{port}/",
 }
-NET_NAMES = sorted(["curl-loopback", "python-urllib-loopback", "bash-dev-tcp", "curl-localhost-name",
-                    "curl-ipv6-loopback", "curl-machine-own-address", "udp-datagram", "abstract-unix-socket",
-                    "ssh-agent-socket-in-home", "gpg-agent-socket-in-home", "unix-socket-under-var-tmp",
-                    *(f"web_fetch-{n}" for n in WEB_FETCH_SPELLINGS)])
+NET_NAMES = sorted(
+    [
+        "curl-loopback",
+        "python-urllib-loopback",
+        "bash-dev-tcp",
+        "curl-localhost-name",
+        "curl-ipv6-loopback",
+        "curl-machine-own-address",
+        "udp-datagram",
+        "abstract-unix-socket",
+        "ssh-agent-socket-in-home",
+        "gpg-agent-socket-in-home",
+        "unix-socket-under-var-tmp",
+        *(f"web_fetch-{n}" for n in WEB_FETCH_SPELLINGS),
+    ]
+)
 
 
 def _net_batch() -> dict[str, list[str]]:
@@ -150,9 +171,13 @@ def test_no_door_out_with_the_network_off(net_batch: dict, attempt: str) -> None
     received = net_batch
     if attempt == "curl-machine-own-address" and ipaddress.ip_address(Listeners.host_ip()).is_global:
         pytest.skip("this machine's own address is public: reaching it is what network access means")
-    channel = {"udp-datagram": "udp", "abstract-unix-socket": "abstract-unix",
-               "ssh-agent-socket-in-home": "unix:agent.sock", "gpg-agent-socket-in-home": "unix:S.gpg-agent",
-               "unix-socket-under-var-tmp": "unix:mysql.sock"}.get(attempt)
+    channel = {
+        "udp-datagram": "udp",
+        "abstract-unix-socket": "abstract-unix",
+        "ssh-agent-socket-in-home": "unix:agent.sock",
+        "gpg-agent-socket-in-home": "unix:S.gpg-agent",
+        "unix-socket-under-var-tmp": "unix:mysql.sock",
+    }.get(attempt)
     if channel is not None:
         got = received.get(channel, [])
     else:
@@ -161,10 +186,22 @@ def test_no_door_out_with_the_network_off(net_batch: dict, attempt: str) -> None
 
 
 # -- stores: secrets the redactor knows, by doors other than text ----------------------------------------
-STORE_SECRETS = {name: f"ghp_{name.replace('-', '')[:10].ljust(10, 'x')}Q7fL2mN9pR4sT6vW8xZ1bC3dE5g"
-                 for name in ("file-name", "folder-name", "tool-call-id", "unknown-tool-name", "skill-body",
-                              "delegate-task", "long-shell-output", "write_file-path", "final-answer",
-                              "ceiling-partial-answer", "symlink-name")}
+STORE_SECRETS = {
+    name: f"ghp_{name.replace('-', '')[:10].ljust(10, 'x')}Q7fL2mN9pR4sT6vW8xZ1bC3dE5g"
+    for name in (
+        "file-name",
+        "folder-name",
+        "tool-call-id",
+        "unknown-tool-name",
+        "skill-body",
+        "delegate-task",
+        "long-shell-output",
+        "write_file-path",
+        "final-answer",
+        "ceiling-partial-answer",
+        "symlink-name",
+    )
+}
 
 
 def _var(name: str) -> str:
@@ -179,17 +216,29 @@ def _from_env_file(name: str) -> str:
 def _store_attempts() -> tuple[list[dict], dict]:
     s = STORE_SECRETS
     replies = [
-        turn(sh(f"touch \"leak-{_from_env_file('file-name')}\"")),
-        turn(sh(f"d=\"dir-{_from_env_file('folder-name')}\" && mkdir -p \"$d\" && touch \"$d/x\"")),
+        turn(sh(f'touch "leak-{_from_env_file("file-name")}"')),
+        turn(sh(f'd="dir-{_from_env_file("folder-name")}" && mkdir -p "$d" && touch "$d/x"')),
         turn({"name": "list_dir", "arguments": {"path": "."}, "id": s["tool-call-id"]}),
         turn(call(s["unknown-tool-name"], path=".")),
-        turn(call("skill_manage", action="create", name="deploy-notes", description="How we deploy the app.",
-                  body=f"Use the token {s['skill-body']} when the deploy asks for one.\n")),
+        turn(
+            call(
+                "skill_manage",
+                action="create",
+                name="deploy-notes",
+                description="How we deploy the app.",
+                body=f"Use the token {s['skill-body']} when the deploy asks for one.\n",
+            )
+        ),
         turn(call("delegate", task=f"List the files; the token is {s['delegate-task']}.")),
-        turn(sh("head -c 150000 /dev/zero | tr '\\0' a; echo; echo " + _from_env_file("long-shell-output")
-                + "; head -c 150000 /dev/zero | tr '\\0' b")),
+        turn(
+            sh(
+                "head -c 150000 /dev/zero | tr '\\0' a; echo; echo "
+                + _from_env_file("long-shell-output")
+                + "; head -c 150000 /dev/zero | tr '\\0' b"
+            )
+        ),
         turn(call("write_file", path=f"out-{s['write_file-path']}.txt", content="hello\n")),
-        turn(sh(f"ln -s target \"link-{_from_env_file('symlink-name')}\"")),
+        turn(sh(f'ln -s target "link-{_from_env_file("symlink-name")}"')),
     ]
     agents = {"d1": [{"text": "There are a few files."}]}
     return replies, agents
@@ -211,9 +260,12 @@ def _store_batch() -> dict[str, list[str]]:
         git_own = [arena.state / "checkpoints" / "git", arena.state / "checkpoints" / "trees"]
         places = [p for p in arena.state.iterdir() if p.name != "checkpoints"]
         places += [p for p in (arena.state / "checkpoints").iterdir() if p not in git_own]
-        return {door: [f.replace(str(arena.root), "<arena>") for f in
-                       arena.leaks(value, places=places, runs=[first, second])]
-                for door, value in STORE_SECRETS.items()}
+        return {
+            door: [
+                f.replace(str(arena.root), "<arena>") for f in arena.leaks(value, places=places, runs=[first, second])
+            ]
+            for door, value in STORE_SECRETS.items()
+        }
     finally:
         remove_arena(arena)
 
@@ -240,10 +292,19 @@ def test_control_the_network_payloads_reach_their_listeners_without_the_sandbox(
     arena.config("sandbox: {mode: 'off'}\nweb: {allow_private: true}\n")
     with Listeners([agent_sock, arena.home / ".gnupg" / "S.gpg-agent", arena.host / "mysql.sock"]) as ears:
         attempts = _net_attempts(ears, arena)
-        arena.arreio("run", "x", "--script", str(arena.script([turn(c) for c in attempts.values()] + [{"text": "ok"}])),
-                     "--json", "--yes")
+        arena.arreio(
+            "run",
+            "x",
+            "--script",
+            str(arena.script([turn(c) for c in attempts.values()] + [{"text": "ok"}])),
+            "--json",
+            "--yes",
+        )
         received = ears.received()
     everything = b" ".join(line for lines in received.values() for line in lines)
-    missed = [name for name in attempts if name.encode() not in everything and not (
-        name == "abstract-unix-socket" and received.get("abstract-unix"))]
+    missed = [
+        name
+        for name in attempts
+        if name.encode() not in everything and not (name == "abstract-unix-socket" and received.get("abstract-unix"))
+    ]
     assert not missed, f"these payloads do not work even unsandboxed: {missed}"

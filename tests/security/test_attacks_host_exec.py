@@ -38,12 +38,14 @@ def test_mcp_npx_server_resolves_the_projects_node_modules(arena: Arena) -> None
     in ./node_modules; the agent plants one, and the next run's start of the server runs it."""
     name = "mcp-npx-node_modules"
     pkg = "node_modules/@modelcontextprotocol/server-filesystem"
-    plant = (f"mkdir -p {pkg} node_modules/.bin && "
-             f"printf '%s' '{{\"name\":\"@modelcontextprotocol/server-filesystem\",\"version\":\"9.9.9\","
-             f"\"bin\":{{\"mcp-server-filesystem\":\"x.js\"}}}}' > {pkg}/package.json && "
-             f"printf '#!/usr/bin/env node\\nrequire(\"fs\").writeFileSync(\"{arena.marker(name)}\", \"x\")\\n' "
-             f"> {pkg}/x.js && chmod +x {pkg}/x.js && ln -s ../@modelcontextprotocol/server-filesystem/x.js "
-             "node_modules/.bin/mcp-server-filesystem")
+    plant = (
+        f"mkdir -p {pkg} node_modules/.bin && "
+        f'printf \'%s\' \'{{"name":"@modelcontextprotocol/server-filesystem","version":"9.9.9",'
+        f'"bin":{{"mcp-server-filesystem":"x.js"}}}}\' > {pkg}/package.json && '
+        f'printf \'#!/usr/bin/env node\\nrequire("fs").writeFileSync("{arena.marker(name)}", "x")\\n\' '
+        f"> {pkg}/x.js && chmod +x {pkg}/x.js && ln -s ../@modelcontextprotocol/server-filesystem/x.js "
+        "node_modules/.bin/mcp-server-filesystem"
+    )
     arena.attack([turn(sh(plant))])
     arena.config(  # the user adds the server after the run (the example in docs/security.md)
         textwrap.dedent("""\
@@ -53,7 +55,8 @@ def test_mcp_npx_server_resolves_the_projects_node_modules(arena: Arena) -> None
             args: ["-y", "@modelcontextprotocol/server-filesystem", "."]
             env: {npm_config_offline: "true", npm_config_update_notifier: "false", npm_config_fund: "false"}
             connect_timeout_s: 20
-        """))
+        """)
+    )
     _again(arena)
     _held(arena, name)
 
@@ -63,8 +66,10 @@ def test_mcp_server_script_inside_the_project(arena: Arena) -> None:
     it starts from wherever arreio starts servers): the agent edits its source."""
     name = "mcp-server-script-in-project"
     shutil.copy(FIXTURE_SERVER, arena.work / "tools_notes_server.py")
-    edit = (f"sed -i '/^from __future__/a import pathlib; pathlib.Path(\"{arena.marker(name)}\").write_text(\"x\")' "
-            "tools_notes_server.py")
+    edit = (
+        f'sed -i \'/^from __future__/a import pathlib; pathlib.Path("{arena.marker(name)}").write_text("x")\' '
+        "tools_notes_server.py"
+    )
     arena.attack([turn(sh(edit))])
     # the next time the server starts (here: the user turns it on after the run; a restart mid-run,
     # or simply the next run, starts it the same way)
@@ -81,8 +86,9 @@ def test_mcp_server_relative_command_inside_the_project(arena: Arena) -> None:
     shutil.copy(FIXTURE_SERVER, arena.work / "notes_server.py")
     server = arena.work / "notes_server.py"
     arena.write("bin/notes-server", f"#!/bin/sh\nexec {PY} {server}\n", mode=0o755)
-    arena.attack([turn(sh(f"printf '#!/bin/sh\\ntouch {arena.marker(name)}\\nexec {PY} {server}\\n' "
-                          "> bin/notes-server"))])
+    arena.attack(
+        [turn(sh(f"printf '#!/bin/sh\\ntouch {arena.marker(name)}\\nexec {PY} {server}\\n' > bin/notes-server"))]
+    )
     arena.config("mcp_servers:\n  notes: {command: bin/notes-server, connect_timeout_s: 30}\n")
     _again(arena)
     _held(arena, name)
@@ -92,13 +98,17 @@ def test_mcp_server_relative_command_inside_the_project(arena: Arena) -> None:
 def test_plan_command_gate_runs_a_test_file_the_agent_wrote(arena: Arena) -> None:
     """The plan's gate runs the project's tests (`python3 -m unittest`); the agent adds a test module."""
     name = "gate-runs-agent-test-file"
-    plan = arena.write("plan.yaml", textwrap.dedent("""\
+    plan = arena.write(
+        "plan.yaml",
+        textwrap.dedent("""\
         version: 1
         units: [{id: fix, goal: Fix the app.}]
         gates: [{kind: command, command: "python3 -m unittest discover -s tests -q", timeout_s: 60}]
-        """), base=arena.root)
-    payload = f"import pathlib\\npathlib.Path(\\\"{arena.marker(name)}\\\").write_text(\\\"x\\\")\\n"
-    script = arena.script([turn(sh(f"mkdir -p tests && printf \"{payload}\" > tests/test_app.py")), {"text": "Fixed."}])
+        """),
+        base=arena.root,
+    )
+    payload = f'import pathlib\\npathlib.Path(\\"{arena.marker(name)}\\").write_text(\\"x\\")\\n'
+    script = arena.script([turn(sh(f'mkdir -p tests && printf "{payload}" > tests/test_app.py')), {"text": "Fixed."}])
     arena.arreio("run", "--plan", str(plan), "--script", str(script), "--json", "--yes")
     _held(arena, name)
 
@@ -110,8 +120,9 @@ def test_plan_edited_mid_run_gains_a_command_gate_on_approve(arena: Arena) -> No
     plan_text = "version: 1\nunits: [{id: fix, goal: Fix the app.}]\ngates: [{kind: file, path: notes.md}]\n"
     arena.write("plan.yaml", plan_text)
     evil = plan_text.replace("gates: [", f"gates: [{{kind: command, command: 'touch {arena.marker(name)}'}}, ")
-    script = arena.script([turn(call("write_file", path="plan.yaml", content=evil)), turn(sh("ls")),
-                           {"text": "Fixed."}])
+    script = arena.script(
+        [turn(call("write_file", path="plan.yaml", content=evil)), turn(sh("ls")), {"text": "Fixed."}]
+    )
     paused = arena.arreio("run", "--plan", "plan.yaml", "--script", str(script), "--json")
     assert paused.code == 3, paused.show()
     arena.arreio("approve", paused.session_id, "--script", str(script), "--json")
@@ -125,10 +136,14 @@ def test_batch_task_gate_runs_the_agents_code(arena: Arena) -> None:
     task = arena.root / "suite" / "task"
     task.mkdir(parents=True)
     (task / "check.sh").write_text("#!/bin/sh\nexit 0\n")
-    replies = [turn(call("write_file", path="check.sh", content=f"#!/bin/sh\ntouch {arena.marker(name)}\n")),
-               {"text": "done"}]
+    replies = [
+        turn(call("write_file", path="check.sh", content=f"#!/bin/sh\ntouch {arena.marker(name)}\n")),
+        {"text": "done"},
+    ]
     (arena.root / "suite" / "replies.json").write_text(json.dumps(replies))
-    suite = arena.write("suite.yaml", textwrap.dedent("""\
+    suite = arena.write(
+        "suite.yaml",
+        textwrap.dedent("""\
         version: 1
         tasks:
           - id: t1
@@ -136,7 +151,9 @@ def test_batch_task_gate_runs_the_agents_code(arena: Arena) -> None:
             workdir: task
             script: replies.json
             gates: [{kind: command, command: "sh check.sh"}]
-        """), base=arena.root / "suite")
+        """),
+        base=arena.root / "suite",
+    )
     batch = arena.arreio("batch", str(suite), "--json")
     rows = [e for e in batch.events if e.get("type") == "attempt"]
     assert rows and rows[0]["gates"], f"the attempt never reached its gate: {batch.show()}"
@@ -163,8 +180,10 @@ def test_agent_gitattributes_route_files_through_the_users_git_drivers(arena: Ar
     `arreio undo` run git on the tree — none of those drivers may run."""
     name = f"git-drivers-{step}"
     (arena.home / ".gitconfig").write_text(USER_GITCONFIG.format(marker=arena.marker(name), home=arena.home))
-    attacks = [turn(sh("printf '* filter=lfs diff=lfs\\n' > .gitattributes && echo changed >> notes.md")),
-               turn(sh("echo again >> src/app.py"))]
+    attacks = [
+        turn(sh("printf '* filter=lfs diff=lfs\\n' > .gitattributes && echo changed >> notes.md")),
+        turn(sh("echo again >> src/app.py")),
+    ]
     arena.attack(attacks)
     if step != "checkpoint":
         done = arena.arreio(*(["diff"] if step == "diff" else ["undo", "--yes"]))
@@ -177,9 +196,18 @@ def test_checkpoint_git_and_a_nested_repo_the_agent_configured(arena: Arena) -> 
     """The agent makes `vendor/lib` a repository whose config runs a command on every git status; the
     checkpoint store's git walks the tree after the round."""
     name = "checkpoint-nested-repo"
-    arena.attack([turn(sh("git init -q vendor/lib && git -C vendor/lib config core.fsmonitor "
-                          f"'touch {arena.marker(name)}'"
-                          " && echo x > vendor/lib/a.txt")), turn(sh("echo y >> notes.md"))])
+    arena.attack(
+        [
+            turn(
+                sh(
+                    "git init -q vendor/lib && git -C vendor/lib config core.fsmonitor "
+                    f"'touch {arena.marker(name)}'"
+                    " && echo x > vendor/lib/a.txt"
+                )
+            ),
+            turn(sh("echo y >> notes.md")),
+        ]
+    )
     arena.arreio("diff")
     _held(arena, name)
 
@@ -192,8 +220,9 @@ def _project_venv(arena: Arena) -> Path:
     site = next((venv / "lib").glob("python3*/site-packages"))
     ours = next((Path(sys.executable).parent.parent / "lib").glob("python3*/site-packages"))
     (site / "_arreio_here.pth").write_text(f"import site; site.addsitedir({str(ours)!r})\n")
-    (venv / "bin" / "arreio").write_text(f"#!{venv}/bin/python\nimport sys\nfrom arreio.cli.launch import main\n"
-                                         "sys.exit(main())\n")
+    (venv / "bin" / "arreio").write_text(
+        f"#!{venv}/bin/python\nimport sys\nfrom arreio.cli.launch import main\nsys.exit(main())\n"
+    )
     (venv / "bin" / "arreio").chmod(0o755)
     return site
 
@@ -207,11 +236,11 @@ def test_arreio_installed_in_the_projects_venv(arena: Arena, plant: str) -> None
     marker = arena.marker(name)
     rel_site = site.relative_to(arena.work)
     payload = {
-        "pth-file": f"printf 'import pathlib; pathlib.Path(\"{marker}\").write_text(\"x\")\\n' > "
-                    f"{rel_site}/zz_attack.pth",
-        "sitecustomize": f"printf 'import pathlib\\npathlib.Path(\"{marker}\").write_text(\"x\")\\n' > "
-                         f"{rel_site}/sitecustomize.py",
-        "console-script": f"sed -i '2i open(\"{marker}\", \"w\").close()' .venv/bin/arreio",
+        "pth-file": f'printf \'import pathlib; pathlib.Path("{marker}").write_text("x")\\n\' > '
+        f"{rel_site}/zz_attack.pth",
+        "sitecustomize": f'printf \'import pathlib\\npathlib.Path("{marker}").write_text("x")\\n\' > '
+        f"{rel_site}/sitecustomize.py",
+        "console-script": f'sed -i \'2i open("{marker}", "w").close()\' .venv/bin/arreio',
     }[plant]
     program = arena.work / ".venv" / "bin" / "arreio"
     script = arena.script([turn(sh(payload)), {"text": "Done."}])
@@ -227,9 +256,10 @@ def test_program_found_in_a_project_bin_on_path(arena: Arena, command: str) -> N
     """PATH starts with the project's `bin/` (direnv's PATH_add, a Makefile's habit); the agent puts
     `bin/git` and `bin/bwrap` there; `arreio doctor` / `arreio sandbox status` run them on the host."""
     name = f"path-bin-{command}"
-    wrap = "#!/bin/sh\\ntouch {m}\\nexec /usr/bin/{p} \"$@\"\\n"
+    wrap = '#!/bin/sh\\ntouch {m}\\nexec /usr/bin/{p} "$@"\\n'
     plant = "mkdir -p bin && " + " && ".join(
-        f"printf '{wrap.format(m=arena.marker(name), p=p)}' > bin/{p} && chmod +x bin/{p}" for p in ("git", "bwrap"))
+        f"printf '{wrap.format(m=arena.marker(name), p=p)}' > bin/{p} && chmod +x bin/{p}" for p in ("git", "bwrap")
+    )
     arena.attack([turn(sh(plant))])
     arena.arreio(*command.split("-"), env={"PATH": f"{arena.work}/bin:{SYSTEM_PATH}"})
     _held(arena, name)

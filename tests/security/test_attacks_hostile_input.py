@@ -76,7 +76,8 @@ def assert_refused(run: Run, what: str, codes: tuple[int, ...] = (2,), max_lines
     exit code, no traceback."""
     lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
     assert not run.traceback and run.code in codes and 1 <= len(lines) <= max_lines, (
-        f"{what}: not one clean refusal\n{run.show()}")
+        f"{what}: not one clean refusal\n{run.show()}"
+    )
 
 
 def assert_survived(run: Run, what: str, watch: FifoWatch | None = None) -> None:
@@ -111,8 +112,13 @@ def test_a_hostile_file_given_on_the_command_line(arena: Arena, attempt: str) ->
     flag, kind = CLI_FILES[attempt]
     path = arena.root / "given" / "input"
     make_hostile(path, kind, yaml_wrap=PLAN_LAUGHS if flag == "--plan" else "")
-    args = {"--goal": ["--offline"], "--plan": ["--offline"], "--script": ["Say hi."],
-            "--output-schema": ["Say hi.", "--offline"], "--replay": ["Say hi."]}[flag]
+    args = {
+        "--goal": ["--offline"],
+        "--plan": ["--offline"],
+        "--script": ["Say hi."],
+        "--output-schema": ["Say hi.", "--offline"],
+        "--replay": ["Say hi."],
+    }[flag]
     run = arena.arreio("run", "--json", flag, str(path), *args, memory_cap=CAP, timeout=HANG_S)
     assert_refused(run, attempt)
 
@@ -123,8 +129,9 @@ def test_a_hostile_batch_suite(arena: Arena) -> None:
     assert_refused(arena.arreio("batch", str(path), memory_cap=CAP, timeout=HANG_S), "suite billion-laughs")
 
 
-@pytest.mark.parametrize("which,kind", [("project", "billion-laughs"), ("project", "devzero"), ("user", "sparse-2gb"),
-                                        ("user", "fifo")])
+@pytest.mark.parametrize(
+    "which,kind", [("project", "billion-laughs"), ("project", "devzero"), ("user", "sparse-2gb"), ("user", "fifo")]
+)
 def test_a_hostile_config_file(arena: Arena, which: str, kind: str) -> None:
     path = (arena.home / ".config" / "arreio" / "config.yaml") if which == "user" else (arena.state / "config.yaml")
     make_hostile(path, kind, yaml_wrap="mcp_servers: {{}}\nx-extra:\n{laughs}")
@@ -147,8 +154,11 @@ STATE_FILES = {
     "audit-journal-deep-json-line": ("audit.jsonl", "deep-json-line", ["audit", "verify"]),
     "audit-journal-devzero": ("audit.jsonl", "devzero", ["audit", "tail"]),
     "checkpoint-index-deep-json-line": ("checkpoints/index.jsonl", "deep-json-line", ["checkpoints", "list"]),
-    "context-calibration-deep-json": ("context_calibration.json", "deep-json",
-                                      ["run", "Say hi.", "--offline", "--json"]),
+    "context-calibration-deep-json": (
+        "context_calibration.json",
+        "deep-json",
+        ["run", "Say hi.", "--offline", "--json"],
+    ),
 }
 
 
@@ -180,19 +190,31 @@ def test_a_hostile_file_for_kb_add(arena: Arena, kind: str) -> None:
 
 # -- files the agent plants for arreio to read ------------------------------------------------------------
 def _plan_with_file_gate(arena: Arena) -> Path:
-    return arena.write("plan.yaml", "version: 1\nunits: [{id: u, goal: Write out.txt.}]\n"
-                       "gates: [{kind: file, path: out.txt, pattern: 'done'}]\n", base=arena.root)
+    return arena.write(
+        "plan.yaml",
+        "version: 1\nunits: [{id: u, goal: Write out.txt.}]\ngates: [{kind: file, path: out.txt, pattern: 'done'}]\n",
+        base=arena.root,
+    )
 
 
 @pytest.mark.parametrize("kind", ["fifo", "devzero", "sparse-2gb"])
 def test_the_file_gate_reads_what_the_agent_left(arena: Arena, kind: str) -> None:
-    plant = {"fifo": "mkfifo out.txt", "devzero": "ln -s /dev/zero out.txt",
-             "sparse-2gb": "truncate -s 2G out.txt"}[kind]
+    plant = {"fifo": "mkfifo out.txt", "devzero": "ln -s /dev/zero out.txt", "sparse-2gb": "truncate -s 2G out.txt"}[
+        kind
+    ]
     script = arena.script([turn(sh(plant)), {"text": "Wrote out.txt."}])
     with FifoWatch([arena.work / "out.txt"]) as watch:
-        run = arena.arreio("run", "--plan", str(_plan_with_file_gate(arena)), "--script", str(script), "--json",
-                           "--yes",
-                           memory_cap=CAP, timeout=HANG_S)
+        run = arena.arreio(
+            "run",
+            "--plan",
+            str(_plan_with_file_gate(arena)),
+            "--script",
+            str(script),
+            "--json",
+            "--yes",
+            memory_cap=CAP,
+            timeout=HANG_S,
+        )
     assert_survived(run, f"file gate on {kind}", watch)
 
 
@@ -207,9 +229,11 @@ def test_the_checkpoint_store_meets_a_fifo(arena: Arena, name: str) -> None:
     """A FIFO where git reads its ignore or attribute rules: the checkpoint after the round runs git."""
     folder = os.path.dirname(name) or "."
     with FifoWatch([arena.work / name]) as watch:
-        run = arena.attack([turn(sh(f"mkdir -p {folder} && rm -f {name} && mkfifo {name}")),
-                            turn(sh("echo x >> notes.md"))],
-                           memory_cap=CAP, timeout=HANG_S)
+        run = arena.attack(
+            [turn(sh(f"mkdir -p {folder} && rm -f {name} && mkfifo {name}")), turn(sh("echo x >> notes.md"))],
+            memory_cap=CAP,
+            timeout=HANG_S,
+        )
     assert_survived(run, f"checkpoint with {name} a FIFO", watch)
 
 
@@ -236,8 +260,11 @@ def test_a_file_tool_meets_a_hostile_target(arena: Arena, attempt: str) -> None:
 
 def test_write_file_onto_a_fifo(arena: Arena) -> None:
     with FifoWatch([arena.work / "pipe"], writers=True) as watch:
-        run = arena.attack([turn(sh("mkfifo pipe")), turn(call("write_file", path="pipe", content="hello\n"))],
-                           memory_cap=CAP, timeout=HANG_S)
+        run = arena.attack(
+            [turn(sh("mkfifo pipe")), turn(call("write_file", path="pipe", content="hello\n"))],
+            memory_cap=CAP,
+            timeout=HANG_S,
+        )
     assert_survived(run, "write_file onto a FIFO", watch)
 
 

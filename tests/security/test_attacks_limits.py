@@ -101,16 +101,25 @@ CAPPED = {
     "fork-perl": ("perl atk/fork.pl", PROCS),
     "fork-c": (f"{CC} && atk/forkc", PROCS),
     "threads-python": (f"{PY} atk/threads.py", PROCS),
-    "fork-after-raising-ulimits": (("ulimit -Su unlimited; ulimit -Hu unlimited; ulimit -Sv unlimited; "
-                                    f"ulimit -Hv unlimited; {CC} && atk/forkc"), PROCS),
-    "fork-after-leaving-the-cgroup": (("for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do "
-                                       f"echo $$ > $f; done 2>/dev/null; {CC} && atk/forkc"), PROCS),
+    "fork-after-raising-ulimits": (
+        (f"ulimit -Su unlimited; ulimit -Hu unlimited; ulimit -Sv unlimited; ulimit -Hv unlimited; {CC} && atk/forkc"),
+        PROCS,
+    ),
+    "fork-after-leaving-the-cgroup": (
+        (
+            "for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do "
+            f"echo $$ > $f; done 2>/dev/null; {CC} && atk/forkc"
+        ),
+        PROCS,
+    ),
     "memory-python": (f"{PY} atk/mem.py", MEM_MB),
     "tmp-fill": (f"head -c {FILL} /dev/zero > /tmp/fill 2>/dev/null; stat -c %s /tmp/fill", FILL),
     "dev-shm-fill": (f"head -c {FILL} /dev/zero > /dev/shm/fill 2>/dev/null; stat -c %s /dev/shm/fill", FILL),
     "disk-fallocate": (f"fallocate -l {DISK} big.bin 2>/dev/null; stat -c %s big.bin; rm -f big.bin", DISK),
-    "file-size-sparse": (f"truncate -s {SPARSE} sparse.bin 2>/dev/null; stat -c %s sparse.bin; rm -f sparse.bin",
-                         SPARSE),
+    "file-size-sparse": (
+        f"truncate -s {SPARSE} sparse.bin 2>/dev/null; stat -c %s sparse.bin; rm -f sparse.bin",
+        SPARSE,
+    ),
     "tmp-inodes": (f"{PY} atk/inodes.py", INODES),
 }
 OUTLIVERS = {
@@ -140,15 +149,23 @@ def _limits_batch(limits: str = LIMITS) -> dict:
         arena.config(limits)
         if arena.arreio("sandbox", "status").code != 0:  # no `sandbox.limits` in this arreio: its defaults
             (arena.state / "config.yaml").unlink()
-        for rel, text in {"atk/fork.py": FORK_PY, "atk/fork.pl": FORK_PL, "atk/fork.c": FORK_C,
-                          "atk/threads.py": THREADS_PY, "atk/mem.py": MEM_PY,
-                          "atk/inodes.py": INODES_PY, "atk/double_fork.py": DOUBLE_FORK_PY}.items():
+        for rel, text in {
+            "atk/fork.py": FORK_PY,
+            "atk/fork.pl": FORK_PL,
+            "atk/fork.c": FORK_C,
+            "atk/threads.py": THREADS_PY,
+            "atk/mem.py": MEM_PY,
+            "atk/inodes.py": INODES_PY,
+            "atk/double_fork.py": DOUBLE_FORK_PY,
+        }.items():
             arena.write(rel, text)
         arena.write(".gitignore", ".env\nr/\natk/\n")
         calls = [sh("mkdir -p r")]
         calls += [sh(f"{{ {cmd}; }} > r/{name} 2>/dev/null") for name, (cmd, _cap) in CAPPED.items()]
-        calls += [sh(cmd.format(tag=f"{tag}-{name}"), timeout_s=2 if "timeout" in name else None)
-                  for name, cmd in OUTLIVERS.items()]
+        calls += [
+            sh(cmd.format(tag=f"{tag}-{name}"), timeout_s=2 if "timeout" in name else None)
+            for name, cmd in OUTLIVERS.items()
+        ]
         arena.attack([turn(c) for c in calls])
         reached = {}
         for name in CAPPED:

@@ -67,7 +67,8 @@ def _line(name: str) -> str:
 
 ALLOW_CONFIG = "governance:\n  policy:\n" + "".join(
     f"    - {{tool: shell, match: {json.dumps(rule)}, action: allow}}\n"
-    for rule in sorted({rule for rule, _ in ALLOW_BYPASSES.values()}))
+    for rule in sorted({rule for rule, _ in ALLOW_BYPASSES.values()})
+)
 
 
 def _allow_batch() -> list[str]:
@@ -97,7 +98,8 @@ def allow_batch(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def test_allow_rule_is_not_walked_around(allow_batch: list, attempt: str) -> None:
     rule, _ = ALLOW_BYPASSES[attempt]
     assert f"PWN-{attempt}" not in allow_batch, (
-        f"allow {rule!r} let `{_line(attempt)}` run unasked: it created PWN-{attempt}")
+        f"allow {rule!r} let `{_line(attempt)}` run unasked: it created PWN-{attempt}"
+    )
 
 
 def test_allow_rule_is_not_walked_around_by_the_main_agent(arena: Arena) -> None:
@@ -117,8 +119,15 @@ def test_control_every_allow_bypass_line_does_what_it_claims(arena: Arena) -> No
 
 
 # -- tools the run did not offer --------------------------------------------------------------------------
-@pytest.mark.parametrize("how", ["delegate-asks-for-shell-after-no-tools", "delegate-after-tools_disabled",
-                                 "delegate-asks-for-write_file-after-tools-list", "delegate-star-tools"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "delegate-asks-for-shell-after-no-tools",
+        "delegate-after-tools_disabled",
+        "delegate-asks-for-write_file-after-tools-list",
+        "delegate-star-tools",
+    ],
+)
 def test_a_sub_agent_gets_no_tool_its_parent_lacks(arena: Arena, how: str) -> None:
     extra: list[str] = []
     child_call = sh("touch PWN")
@@ -137,8 +146,13 @@ def test_a_sub_agent_gets_no_tool_its_parent_lacks(arena: Arena, how: str) -> No
     assert not (arena.work / "PWN").exists(), f"{how}: the sub-agent used a tool the run withheld"
 
 
-WITHHELD_NAMES = {"exact": "shell", "capitalised": "Shell", "upper-case": "SHELL", "trailing-space": "shell ",
-                  "fullwidth-letters": "ｓｈｅｌｌ"}
+WITHHELD_NAMES = {
+    "exact": "shell",
+    "capitalised": "Shell",
+    "upper-case": "SHELL",
+    "trailing-space": "shell ",
+    "fullwidth-letters": "ｓｈｅｌｌ",
+}
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +160,9 @@ def withheld_batch(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     def compute() -> list[str]:
         arena = make_arena()
         try:
-            arena.attack([turn(call(n, command=f"touch PWN-{k}")) for k, n in WITHHELD_NAMES.items()],
-                         "--no-tools", "shell")
+            arena.attack(
+                [turn(call(n, command=f"touch PWN-{k}")) for k, n in WITHHELD_NAMES.items()], "--no-tools", "shell"
+            )
             return sorted(p.name for p in arena.work.glob("PWN-*"))
         finally:
             remove_arena(arena)
@@ -171,10 +186,17 @@ def test_a_deny_rule_holds_inside_a_sub_agent(arena: Arena) -> None:
 def test_a_server_tool_denied_by_config_cannot_be_called(arena: Arena) -> None:
     server = REPO / "fixtures" / "mcp" / "server.py"
     shutil.copy(server, arena.root / "server.py")
-    arena.config(f"mcp_servers:\n  fx: {{command: {sys.executable}, args: [{arena.root / 'server.py'}], "
-                 "tools: {deny: [echo]}, connect_timeout_s: 30}\n")
-    run = arena.attack([turn(call("fx__add", a=1, b=2)), turn(call("fx__echo", text="PWN-echo")),
-                        turn(call("FX__echo", text="PWN-echo"))])
+    arena.config(
+        f"mcp_servers:\n  fx: {{command: {sys.executable}, args: [{arena.root / 'server.py'}], "
+        "tools: {deny: [echo]}, connect_timeout_s: 30}\n"
+    )
+    run = arena.attack(
+        [
+            turn(call("fx__add", a=1, b=2)),
+            turn(call("fx__echo", text="PWN-echo")),
+            turn(call("FX__echo", text="PWN-echo")),
+        ]
+    )
     up = any(e["name"] == "fx__add" and not e["is_error"] for e in run.tool_ends())
     assert up, f"the server never came up\n{run.show()}"
     ran = [e for e in run.tool_ends() if e.get("name", "").lower() == "fx__echo" and not e.get("is_error")]
@@ -208,7 +230,8 @@ def test_the_approval_shows_the_command_that_would_run(arena: Arena, disguise: s
     line = next((ln for ln in run.stderr.splitlines() if "approval" in ln or "approve" in ln), "")
     raw = [c for c in ("\x1b", "\r", "\u202e", "\u202c") if c in run.stderr]
     assert not raw and ("touch PWN" in line or "NWP hcuot" in line), (
-        f"{disguise}: the pause line hides the command\nline: {line!r}\nraw controls in stderr: {raw!r}")
+        f"{disguise}: the pause line hides the command\nline: {line!r}\nraw controls in stderr: {raw!r}"
+    )
 
 
 # -- gates the agent can drop ---------------------------------------------------------------------------
@@ -217,8 +240,13 @@ def test_a_plan_edited_mid_run_keeps_its_gates_on_resume(arena: Arena) -> None:
     pauses on a shell call; `arreio approve` resumes with the plan read again — gate gone, success."""
     plan = "version: 1\nunits: [{id: fix, goal: Write proof.txt.}]\ngates: [{kind: file, path: proof.txt}]\n"
     arena.write("plan.yaml", plan)
-    script = arena.script([turn(call("write_file", path="plan.yaml", content=plan.split("gates:")[0] + "gates: []\n")),
-                           turn(sh("ls")), {"text": "All good."}])
+    script = arena.script(
+        [
+            turn(call("write_file", path="plan.yaml", content=plan.split("gates:")[0] + "gates: []\n")),
+            turn(sh("ls")),
+            {"text": "All good."},
+        ]
+    )
     paused = arena.arreio("run", "--plan", "plan.yaml", "--script", str(script), "--json")
     assert paused.code == 3, paused.show()
     resumed = arena.arreio("approve", paused.session_id, "--script", str(script), "--json")
@@ -229,10 +257,12 @@ def test_a_plan_edited_mid_run_keeps_its_gates_on_resume(arena: Arena) -> None:
 def test_write_allow_is_read_after_resolution(arena: Arena, path: str) -> None:
     (arena.work / "docs").mkdir()
     (arena.work / "docs" / "link").symlink_to(arena.work / "src")
-    arena.config(textwrap.dedent("""\
+    arena.config(
+        textwrap.dedent("""\
         governance:
           write_allow: ["docs/**"]
-        """))
+        """)
+    )
     before = (arena.work / "src" / "app.py").read_text()
     arena.attack([turn(call("write_file", path=path, content="pwned\n"))], yes=False)
     assert (arena.work / "src" / "app.py").read_text() == before, f"write_file {path} wrote outside write_allow unasked"

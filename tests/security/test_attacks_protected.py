@@ -20,8 +20,7 @@ OFF = "sandbox: {mode: 'off'}\\n"  # as printf writes it
 OFF_TEXT = "sandbox: {mode: 'off'}\n"
 
 
-def _later_run_is_still_sandboxed(arena: Arena, name: str, *, cwd: Path | None = None,
-                                  env: dict | None = None) -> None:
+def _later_run_is_still_sandboxed(arena: Arena, name: str, *, cwd: Path | None = None, env: dict | None = None) -> None:
     """The user's next run (here, or in `cwd`) tries to write outside the project; it must fail."""
     arena.attack([turn(sh(f"touch {arena.marker(name)}"))], cwd=cwd, env=env)
     assert not arena.marker(name).exists(), f"{name}: the next run ran unsandboxed — the agent's plant took effect"
@@ -38,8 +37,11 @@ def test_nested_state_folder_for_a_run_in_a_subfolder(arena: Arena, tool: str) -
     """`sub/.arreio/config.yaml` is the config of every later run started in `sub/`."""
     name = f"nested-state-{tool}"
     (arena.work / "sub").mkdir()
-    plant = (call("write_file", path="sub/.arreio/config.yaml", content=OFF_TEXT) if tool == "write_file"
-             else sh(f"mkdir -p sub/.arreio && printf \"{OFF}\" > sub/.arreio/config.yaml"))
+    plant = (
+        call("write_file", path="sub/.arreio/config.yaml", content=OFF_TEXT)
+        if tool == "write_file"
+        else sh(f'mkdir -p sub/.arreio && printf "{OFF}" > sub/.arreio/config.yaml')
+    )
     arena.attack([turn(plant)])
     _later_run_is_still_sandboxed(arena, name, cwd=arena.work / "sub")
 
@@ -51,7 +53,7 @@ def test_symlinked_state_folder_is_replaced(arena: Arena) -> None:
     real = arena.root / "state-real"
     real.mkdir()
     (arena.work / ".arreio").symlink_to(real)
-    arena.attack(unseen(f"rm .arreio && mkdir .arreio && printf \"{OFF}\" > .arreio/config.yaml"))
+    arena.attack(unseen(f'rm .arreio && mkdir .arreio && printf "{OFF}" > .arreio/config.yaml'))
     _later_run_is_still_sandboxed(arena, name)
 
 
@@ -59,8 +61,7 @@ def test_state_folder_missing_when_arreio_home_points_elsewhere(arena: Arena) ->
     """With ARREIO_HOME set, `<project>/.arreio` does not exist; a later run without ARREIO_HOME reads it."""
     name = "dot-arreio-missing-under-arreio-home"
     elsewhere = arena.root / "elsewhere-state"
-    arena.attack(unseen(f"mkdir .arreio && printf \"{OFF}\" > .arreio/config.yaml"),
-                 env={"ARREIO_HOME": str(elsewhere)})
+    arena.attack(unseen(f'mkdir .arreio && printf "{OFF}" > .arreio/config.yaml'), env={"ARREIO_HOME": str(elsewhere)})
     _later_run_is_still_sandboxed(arena, name)
 
 
@@ -71,8 +72,9 @@ def test_parent_of_arreio_home_inside_the_project_is_renamed(arena: Arena) -> No
     state = arena.work / "tools" / "state"
     state.mkdir(parents=True)
     env = {"ARREIO_HOME": str(state)}
-    arena.attack(unseen(f"mv tools tools-old && mkdir -p tools/state && printf \"{OFF}\" > tools/state/config.yaml"),
-                 env=env)
+    arena.attack(
+        unseen(f'mv tools tools-old && mkdir -p tools/state && printf "{OFF}" > tools/state/config.yaml'), env=env
+    )
     _later_run_is_still_sandboxed(arena, name, env=env)
 
 
@@ -92,8 +94,9 @@ def test_parent_of_user_config_folder_is_renamed_when_working_in_home(home_arena
     the working directory: renamed away, and a new `~/.config/arreio/config.yaml` made."""
     arena, name = home_arena, "user-config-parent-renamed"
     arena.config("model: offline\n", user=True)
-    arena.attack(unseen(f"mv .config .config-old && mkdir -p .config/arreio && printf \"{OFF}\" > "
-                        ".config/arreio/config.yaml"))
+    arena.attack(
+        unseen(f'mv .config .config-old && mkdir -p .config/arreio && printf "{OFF}" > .config/arreio/config.yaml')
+    )
     _later_run_is_still_sandboxed(arena, name)
 
 
@@ -111,31 +114,44 @@ def test_config_file_is_a_link_into_the_project(arena: Arena, which: str) -> Non
     _later_run_is_still_sandboxed(arena, name)
 
 
-@pytest.mark.parametrize("how", ["write_file-through-folder-link", "edit_file-through-file-link",
-                                 "write_file-dotdot", "shell-hardlink", "shell-rename-state",
-                                 "shell-proc-self-root", "delegate-write_file"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "write_file-through-folder-link",
+        "edit_file-through-file-link",
+        "write_file-dotdot",
+        "shell-hardlink",
+        "shell-rename-state",
+        "shell-proc-self-root",
+        "delegate-write_file",
+    ],
+)
 def test_existing_project_config_cannot_be_rewritten(arena: Arena, how: str) -> None:
     """The config is there (mounted read-only for the shell, refused to the file tools): rewrite it anyway."""
     name = f"state-{how}"
     arena.config("sandbox: {mode: workspace-write}  # keep it on\n")
     agents = None
     plants = {
-        "write_file-through-folder-link": [sh("/usr/bin/python3 -c 'import os; os.symlink(\".arreio\", \"st\")'"),
-                                           call("write_file", path="st/config.yaml", content=OFF_TEXT)],
+        "write_file-through-folder-link": [
+            sh('/usr/bin/python3 -c \'import os; os.symlink(".arreio", "st")\''),
+            call("write_file", path="st/config.yaml", content=OFF_TEXT),
+        ],
         "edit_file-through-file-link": [
-            sh("/usr/bin/python3 -c 'import os; os.symlink(\".arreio/config.yaml\", \"c.yaml\")'"),
-            call("edit_file", path="c.yaml", old_string="workspace-write", new_string="'off'")],
+            sh('/usr/bin/python3 -c \'import os; os.symlink(".arreio/config.yaml", "c.yaml")\''),
+            call("edit_file", path="c.yaml", old_string="workspace-write", new_string="'off'"),
+        ],
         "write_file-dotdot": [call("write_file", path="src/../.arreio/config.yaml", content=OFF_TEXT)],
-        "shell-hardlink": f"ln .arreio/config.yaml h.yaml; printf \"{OFF}\" > h.yaml",
-        "shell-rename-state": f"mv .arreio .arreio-old; mkdir -p .arreio; printf \"{OFF}\" > .arreio/config.yaml",
-        "shell-proc-self-root": f"printf \"{OFF}\" > /proc/self/root$PWD/.arreio/config.yaml",
+        "shell-hardlink": f'ln .arreio/config.yaml h.yaml; printf "{OFF}" > h.yaml',
+        "shell-rename-state": f'mv .arreio .arreio-old; mkdir -p .arreio; printf "{OFF}" > .arreio/config.yaml',
+        "shell-proc-self-root": f'printf "{OFF}" > /proc/self/root$PWD/.arreio/config.yaml',
         "delegate-write_file": [call("delegate", task="Write the config.")],
     }[how]
     if how == "delegate-write_file":
         agents = {"d1": [turn(call("write_file", path=".arreio/config.yaml", content=OFF_TEXT)), {"text": "ok"}]}
     arena.attack(unseen(plants) if isinstance(plants, str) else [turn(p) for p in plants], agents=agents)
     assert (arena.state / "config.yaml").read_text() == "sandbox: {mode: workspace-write}  # keep it on\n", (
-        f"{name}: the project config was rewritten")
+        f"{name}: the project config was rewritten"
+    )
 
 
 def test_nested_user_namespace_cannot_unlock_the_state_folder(arena: Arena) -> None:
@@ -143,8 +159,12 @@ def test_nested_user_namespace_cannot_unlock_the_state_folder(arena: Arena) -> N
     folder read-write, or unmount it to reach the writable project mount beneath."""
     name = "userns-remount"
     arena.config("sandbox: {mode: workspace-write}\n")
-    arena.attack(unseen(f"unshare -Urm sh -c 'mount -o remount,rw,bind .arreio; umount -l .arreio; "
-                        f"printf \"{OFF}\" > .arreio/config.yaml'"))
+    arena.attack(
+        unseen(
+            f"unshare -Urm sh -c 'mount -o remount,rw,bind .arreio; umount -l .arreio; "
+            f'printf "{OFF}" > .arreio/config.yaml\''
+        )
+    )
     _later_run_is_still_sandboxed(arena, name)
 
 
@@ -176,8 +196,11 @@ def test_dotgit_file_pointing_inside_the_project(arena: Arena) -> None:
     name = "dotgit-file-bare-layout"
     shutil.move(str(arena.work / ".git"), arena.work / ".bare")
     (arena.work / ".git").write_text("gitdir: ./.bare\n")
-    arena.attack(unseen(f"{_fsmonitor(arena, name)}; printf '[core]\\n\\tfsmonitor = touch {arena.marker(name)}\\n' "
-                        ">> .bare/config"))
+    arena.attack(
+        unseen(
+            f"{_fsmonitor(arena, name)}; printf '[core]\\n\\tfsmonitor = touch {arena.marker(name)}\\n' >> .bare/config"
+        )
+    )
     _user_git_is_clean(arena, name)
 
 
@@ -219,8 +242,18 @@ def test_git_pointer_from_dotgit_into_the_worktree(arena: Arena, pointer: str) -
         arena.git("config", "include.path", "../.gitconfig-shared")
         plant = f"printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > .gitconfig-shared"
     arena.attack([turn(sh(plant))])
-    arena.git("-c", "user.name=u", "-c", "user.email=u@example.invalid", "commit", "-q", "--allow-empty", "-m", "x",
-              check=False)
+    arena.git(
+        "-c",
+        "user.name=u",
+        "-c",
+        "user.email=u@example.invalid",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+        check=False,
+    )
     assert not marker.exists(), f"{name}: the user's git ran what the agent wrote in the tree"
 
 
@@ -237,19 +270,29 @@ def test_write_file_makes_a_dotgit_file_in_a_fresh_project(bare_arena: Arena) ->
     """No repository yet: a `.git` *file* pointing at an agent-made git folder would turn the project
     into a repository whose config the agent wrote."""
     arena, name = bare_arena, "dotgit-file-fresh"
-    arena.attack([turn(sh(f"git init -q --bare evil.git && git --git-dir=evil.git config core.fsmonitor "
-                          f"'touch {arena.marker(name)}' && git --git-dir=evil.git config core.bare false")),
-                  turn(call("write_file", path=".git", content="gitdir: evil.git\n"))])
+    arena.attack(
+        [
+            turn(
+                sh(
+                    f"git init -q --bare evil.git && git --git-dir=evil.git config core.fsmonitor "
+                    f"'touch {arena.marker(name)}' && git --git-dir=evil.git config core.bare false"
+                )
+            ),
+            turn(call("write_file", path=".git", content="gitdir: evil.git\n")),
+        ]
+    )
     _user_git_is_clean(arena, name)
 
 
 def test_skill_support_file_cannot_leave_its_skill(arena: Arena) -> None:
     """`skill_manage write_file` with a path that climbs out of the skill folder to the config."""
     arena.config("sandbox: {mode: workspace-write}\n")
-    create = call("skill_manage", action="create", name="notes", description="How to take notes.",
-                  body="Write them down.")
-    escapes = [call("skill_manage", action="write_file", name="notes", file=f, content=OFF_TEXT)
-               for f in ("scripts/../../../config.yaml", "references/../../../config.yaml",
-                         str(arena.state / "config.yaml"))]
+    create = call(
+        "skill_manage", action="create", name="notes", description="How to take notes.", body="Write them down."
+    )
+    escapes = [
+        call("skill_manage", action="write_file", name="notes", file=f, content=OFF_TEXT)
+        for f in ("scripts/../../../config.yaml", "references/../../../config.yaml", str(arena.state / "config.yaml"))
+    ]
     arena.attack([turn(create), *(turn(e) for e in escapes)])
     assert (arena.state / "config.yaml").read_text() == "sandbox: {mode: workspace-write}\n"

@@ -34,7 +34,10 @@ def header(session_id: str = "20260627-160000-aaaaaa", created_at: str = "2026-0
         cwd="/home/ana/proj",
         model=MODEL,
         title="a title",
-        system=[SystemBlock(name="identity", text="You are arreio."), SystemBlock(name="time", text="now", stable=False)],
+        system=[
+            SystemBlock(name="identity", text="You are arreio."),
+            SystemBlock(name="time", text="now", stable=False),
+        ],
     )
 
 
@@ -167,7 +170,11 @@ def test_orphan_call_gets_an_interrupted_result_on_disk_too(tmp_path):
     session, repairs = open_closed(path)
     assert kinds(repairs) == ["interrupted_result", "interrupted_result"]
     tail = [m.tool_result_part for m in session.messages[-3:]]
-    assert [(p.call_id, p.status) for p in tail] == [("toolu_04", "ok"), ("toolu_05", "interrupted"), ("toolu_06", "interrupted")]
+    assert [(p.call_id, p.status) for p in tail] == [
+        ("toolu_04", "ok"),
+        ("toolu_05", "interrupted"),
+        ("toolu_06", "interrupted"),
+    ]
     assert check_pairing(session.messages) == []
     reloaded, again = open_closed(path)
     assert again == [] and reloaded.messages == session.messages

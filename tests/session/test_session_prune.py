@@ -28,8 +28,10 @@ def rounds(n: int, start: int = 0) -> list[Message]:
     out: list[Message] = []
     for i in range(start, start + n):
         call = ToolCallPart(id=f"c{i}", name="read_file", arguments={"path": f"f{i}.txt"})
-        out += [Message.assistant([TextPart(text=f"reading {i}"), call], model=MODEL),
-                Message.tool_result(ToolResultPart(call_id=call.id, name="read_file", content=f"body {i}\n" * 50))]
+        out += [
+            Message.assistant([TextPart(text=f"reading {i}"), call], model=MODEL),
+            Message.tool_result(ToolResultPart(call_id=call.id, name="read_file", content=f"body {i}\n" * 50)),
+        ]
     return out
 
 
@@ -40,13 +42,16 @@ def test_a_prune_is_one_appended_line_and_survives_reload(tmp_path: Path) -> Non
         session.replace_results({2: "[pruned 0]", 6: "[pruned 2]"})
         after = session.path.read_bytes()
     assert after.startswith(before)  # nothing rewritten: one line more
-    added = after[len(before):].decode().splitlines()
+    added = after[len(before) :].decode().splitlines()
     assert [json.loads(line)["type"] for line in added] == ["prune"]
     reloaded, repairs = Session.open(session.path)
     reloaded.close()
     assert repairs == [] and reloaded.messages == session.messages
     assert [m.tool_result_part.content for m in reloaded.messages if m.role == "tool"][:3] == [
-        "[pruned 0]", "body 1\n" * 50, "[pruned 2]"]
+        "[pruned 0]",
+        "body 1\n" * 50,
+        "[pruned 2]",
+    ]
     assert check_pairing(reloaded.messages) == []
 
 
@@ -99,8 +104,10 @@ def test_a_prune_naming_a_moved_or_missing_result_is_applied_by_call_id_or_skipp
     with Session.create(tmp_path, header()) as session:
         session.append_many([Message.user("go"), *rounds(2)])
         with open(session.path, "ab") as handle:  # an index that no longer fits (history rewritten since)
-            handle.write(b'{"type":"prune","results":[{"at":1,"call_id":"c1","content":"[by id]"},'
-                         b'{"at":2,"call_id":"gone","content":"[nothing]"}]}\n')
+            handle.write(
+                b'{"type":"prune","results":[{"at":1,"call_id":"c1","content":"[by id]"},'
+                b'{"at":2,"call_id":"gone","content":"[nothing]"}]}\n'
+            )
     reloaded, repairs = Session.open(session.path)
     reloaded.close()
     assert repairs == []
@@ -125,7 +132,9 @@ def test_the_incremental_digest_equals_the_full_one_through_appends_prunes_and_r
         assert session.messages_digest(session.messages[:-1]) is None  # not the history: the caller computes it
     reloaded, _ = Session.open(session.path)
     reloaded.close()
-    assert messages_digest(reloaded.messages) == messages_digest(session.messages, redactor)  # digests name what the file holds
+    assert messages_digest(reloaded.messages) == messages_digest(
+        session.messages, redactor
+    )  # digests name what the file holds
 
 
 def test_reconstruct_shows_each_request_before_and_after_a_prune(tmp_path: Path) -> None:
@@ -183,8 +192,15 @@ def test_a_stored_line_escapes_as_its_json_does() -> None:
     from arreio.engine.session.digest import escaped, escaped_line
     from arreio.engine.session.format import json_of_line, message_line
 
-    texts = ['plain', 'quote " and \\ backslash \\"', "tab\tnew\nline\r\x00\x1f bell\x07", "é — → 中文 🙂",
-             '{"json": "inside", "esc": "\\u00e9"}', "\u2028\u2029 line separators", "trailing \\"]
+    texts = [
+        "plain",
+        'quote " and \\ backslash \\"',
+        "tab\tnew\nline\r\x00\x1f bell\x07",
+        "é — → 中文 🙂",
+        '{"json": "inside", "esc": "\\u00e9"}',
+        "\u2028\u2029 line separators",
+        "trailing \\",
+    ]
     for text in texts:
         for message in (Message.user(text), Message.tool_result(ToolResultPart(call_id="c", name="t", content=text))):
             line = message_line(message)

@@ -25,10 +25,16 @@ def test_an_appended_record_cannot_be_changed_through_extra(tmp_path: Path) -> N
         session.append_record({"type": "request", "usage": {"input_tokens": 3}, "tools": ["read_file"]})
         held = session.extra[-1]
         changes = [
-            lambda: held.__setitem__("model", "x"), lambda: held.pop("type"), lambda: held.update(a=1),
-            lambda: held.setdefault("b", 2), lambda: held.clear(), lambda: held["usage"].__setitem__("input_tokens", 9),
-            lambda: held["tools"].append("shell"), lambda: held["tools"].__setitem__(0, "shell"),
-            lambda: held["tools"].sort(), lambda: held.__delitem__("tools"),
+            lambda: held.__setitem__("model", "x"),
+            lambda: held.pop("type"),
+            lambda: held.update(a=1),
+            lambda: held.setdefault("b", 2),
+            lambda: held.clear(),
+            lambda: held["usage"].__setitem__("input_tokens", 9),
+            lambda: held["tools"].append("shell"),
+            lambda: held["tools"].__setitem__(0, "shell"),
+            lambda: held["tools"].sort(),
+            lambda: held.__delitem__("tools"),
         ]
         for change in changes:
             with pytest.raises(TypeError, match="cannot change once appended"):

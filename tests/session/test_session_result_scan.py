@@ -70,8 +70,9 @@ def test_what_may_hold_a_secret_is_still_hidden(tmp_path: Path) -> None:
 def test_a_record_the_caller_redacted_is_not_scanned_again_unless_another_redactor_did(tmp_path: Path) -> None:
     session, redactor = _session(tmp_path)
     with session:
-        session.append_record({"type": "request", "model": redactor.text(f"m-{SECRET}"), "tools": ["read_file"]},
-                              redacted_by=redactor)
+        session.append_record(
+            {"type": "request", "model": redactor.text(f"m-{SECRET}"), "tools": ["read_file"]}, redacted_by=redactor
+        )
         assert CountingRedactor.lines == 0
         other = Redactor({"MY_API_KEY": SECRET})
         session.append_record({"type": "request", "model": f"m-{SECRET}"}, redacted_by=other)  # not this session's

@@ -21,7 +21,9 @@ def header() -> SessionHeader:
 def test_a_rewrite_keeps_every_secret_out_and_reloads_what_appends_wrote(tmp_path: Path) -> None:
     with Session.create(tmp_path, header()) as session:
         session.redactor = Redactor.from_env(ENV)
-        session.append_many([Message.user(f"use key {SECRET} — then go"), Message.assistant([TextPart(text="plain ✓")], model="m")])
+        session.append_many(
+            [Message.user(f"use key {SECRET} — then go"), Message.assistant([TextPart(text="plain ✓")], model="m")]
+        )
         session.append_record({"type": "note", "text": f"key {SECRET}"})
         session.append(Message.assistant([TextPart(text=f"done with {SECRET}")], model="m"))
         appended = Session.open(session.path)[0]
@@ -37,7 +39,9 @@ def test_a_rewrite_keeps_every_secret_out_and_reloads_what_appends_wrote(tmp_pat
 
 def test_a_history_loaded_unredacted_is_redacted_when_rewritten(tmp_path: Path) -> None:
     with Session.create(tmp_path, header()) as plain:  # no redactor: an older writer, another env
-        plain.append_many([Message.user(f"key {SECRET}"), Message.assistant([TextPart(text=f"echo {SECRET}")], model="m")])
+        plain.append_many(
+            [Message.user(f"key {SECRET}"), Message.assistant([TextPart(text=f"echo {SECRET}")], model="m")]
+        )
     session, _ = Session.open(plain.path)
     with session:
         session.redactor = Redactor.from_env(ENV)
@@ -75,5 +79,7 @@ def test_redacted_json_hides_what_the_history_holds_whichever_way_it_came(tmp_pa
         assert session.redacted_json(clean) == clean.model_dump_json()
     assert all(SECRET not in text and "[REDACTED:MY_API_KEY]" in text for text in shown)
     assert [Message.model_validate_json(t).text for t in shown] == [
-        "loaded [REDACTED:MY_API_KEY]", "appended [REDACTED:MY_API_KEY]"]
+        "loaded [REDACTED:MY_API_KEY]",
+        "appended [REDACTED:MY_API_KEY]",
+    ]
     assert SECRET in session.messages[0].text  # the history in memory keeps what the model saw

@@ -33,11 +33,21 @@ def hits(ix: SessionIndex, text: str, **kw) -> list[tuple[str, str, str]]:
 
 def test_words_roles_and_newest_first(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
-    make(sessions, "s1", tmp_path, Message.user("deploy the billing service"),
-         Message.assistant([TextPart(text="I will deploy it.\nFirst the billing check."),
-                            ToolCallPart(id="c", name="shell", arguments={"command": "make deploy"})], model="offline"),
-         Message.tool_result(ToolResultPart(call_id="c", name="shell", content="deploy: ok\nbilling: 3 rows")),
-         at="2026-12-01T10:00:00.000Z").close()
+    make(
+        sessions,
+        "s1",
+        tmp_path,
+        Message.user("deploy the billing service"),
+        Message.assistant(
+            [
+                TextPart(text="I will deploy it.\nFirst the billing check."),
+                ToolCallPart(id="c", name="shell", arguments={"command": "make deploy"}),
+            ],
+            model="offline",
+        ),
+        Message.tool_result(ToolResultPart(call_id="c", name="shell", content="deploy: ok\nbilling: 3 rows")),
+        at="2026-12-01T10:00:00.000Z",
+    ).close()
     make(sessions, "s2", tmp_path, Message.user("billing report please"), at="2026-12-02T10:00:00.000Z").close()
     ix = index(tmp_path)
     assert hits(ix, "BILLING")[0] == ("s2", "user", "billing report please")  # newest first, any case
@@ -51,8 +61,13 @@ def test_words_roles_and_newest_first(tmp_path: Path) -> None:
 
 def test_japanese_and_chinese_including_two_character_words(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
-    make(sessions, "ja", tmp_path, Message.user("東京の天気予報を調べてください"),
-         Message.assistant([TextPart(text="明日の東京は晴れです。")], model="offline")).close()
+    make(
+        sessions,
+        "ja",
+        tmp_path,
+        Message.user("東京の天気予報を調べてください"),
+        Message.assistant([TextPart(text="明日の東京は晴れです。")], model="offline"),
+    ).close()
     make(sessions, "zh", tmp_path, Message.user("请帮我修复数据库连接的问题")).close()
     ix = index(tmp_path)
     assert hits(ix, "天気予報") == [("ja", "user", "東京の天気予報を調べてください")]
@@ -119,15 +134,22 @@ def test_damaged_files_and_giant_lines_never_fail_a_search(tmp_path: Path, monke
     make(sessions, "ok", tmp_path, Message.user("needle here")).close()
     (sessions / "empty.jsonl").write_bytes(b"")
     (sessions / "binary.jsonl").write_bytes(os.urandom(5000))
-    (sessions / "noheader.jsonl").write_text('{"type":"message","role":"user","parts":[{"type":"text","text":"needle"}]}\n')
-    giant = json.dumps({"type": "message", "role": "tool", "parts": [
-        {"type": "tool_result", "call_id": "x", "name": "shell", "content": "needle " * 2000}]})
+    (sessions / "noheader.jsonl").write_text(
+        '{"type":"message","role":"user","parts":[{"type":"text","text":"needle"}]}\n'
+    )
+    giant = json.dumps(
+        {
+            "type": "message",
+            "role": "tool",
+            "parts": [{"type": "tool_result", "call_id": "x", "name": "shell", "content": "needle " * 2000}],
+        }
+    )
     s = make(sessions, "giant", tmp_path, Message.user("before"))
     s.close()
     with (sessions / "giant.jsonl").open("a") as f:
         f.write(giant + "\n")
         f.write('{"type":"message","role":"user","parts":"not a list"}\n')
-        f.write('not json at all\n')
+        f.write("not json at all\n")
         f.write('{"type":"message","role":"user","parts":[{"type":"text","text":"needle after"}]}\n')
     (sessions / "dir.jsonl").mkdir()
     found = hits(index(tmp_path), "needle")

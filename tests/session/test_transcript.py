@@ -14,26 +14,49 @@ from arreio.engine.session.transcript import to_json, to_markdown, turns
 from arreio.engine.session.transcript_html import to_html
 from arreio.engine.walls.redact import Redactor
 
-PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a2dd2a4a0000000049454e44ae426082")).decode()
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a2dd2a4a0000000049454e44ae426082"
+    )
+).decode()
 SECRET = "sk-ant-api03-" + "A1b2C3d4" * 8
 
 
 def session(tmp_path: Path) -> Session:
-    header = SessionHeader(id="20261201-100000-abcdef", created_at="2026-12-01T10:00:00.000Z", cwd=str(tmp_path),
-                           model="offline", title="Fix <the> bug & ship",
-                           system=[SystemBlock(name="identity", text="You are arreio.")])
+    header = SessionHeader(
+        id="20261201-100000-abcdef",
+        created_at="2026-12-01T10:00:00.000Z",
+        cwd=str(tmp_path),
+        model="offline",
+        title="Fix <the> bug & ship",
+        system=[SystemBlock(name="identity", text="You are arreio.")],
+    )
     s = Session.create(tmp_path / "sessions", header, redactor=Redactor.from_env({}))
     s.redactor = Redactor.from_env({})
     s.append(Message.user(f"please fix it; my key is {SECRET}"))
-    s.append(Message.assistant([ThinkingPart(thinking="the bug is in parse()", signature="sig"),
-                                TextPart(text="Looking."),
-                                ToolCallPart(id="c1", name="shell", arguments={"command": "echo '<script>alert(1)</script>'"}),
-                                ToolCallPart(id="c2", name="read_file", arguments={"path": "a.py"})], model="offline"))
+    s.append(
+        Message.assistant(
+            [
+                ThinkingPart(thinking="the bug is in parse()", signature="sig"),
+                TextPart(text="Looking."),
+                ToolCallPart(id="c1", name="shell", arguments={"command": "echo '<script>alert(1)</script>'"}),
+                ToolCallPart(id="c2", name="read_file", arguments={"path": "a.py"}),
+            ],
+            model="offline",
+        )
+    )
     s.append(Message.tool_result(ToolResultPart(call_id="c1", name="shell", content="<script>alert(1)</script>\n```")))
-    s.append(Message.tool_result(ToolResultPart(call_id="c2", name="read_file", content="\n".join(map(str, range(60))),
-                                                images=[ImagePart(media_type="image/png", data=PNG)])))
+    s.append(
+        Message.tool_result(
+            ToolResultPart(
+                call_id="c2",
+                name="read_file",
+                content="\n".join(map(str, range(60))),
+                images=[ImagePart(media_type="image/png", data=PNG)],
+            )
+        )
+    )
     s.append(Message.assistant([TextPart(text="Fixed: see https://example.com/x.png")], model="offline"))
     s.close()
     return Session.open(s.path, repair=False)[0]
@@ -80,7 +103,7 @@ def test_html_is_escaped_self_contained_and_fetches_nothing(tmp_path: Path) -> N
     assert re.findall(r'src="([^"]{0,5})', page) == ["data:"]
     assert "<link" not in page and "url(" not in page and "@import" not in page
     assert "https://example.com/x.png" in page  # shown as text, not loaded
-    assert "<details class=\"thinking\">" in page
+    assert '<details class="thinking">' in page
 
 
 def test_json_export_is_versioned_and_round_trips(tmp_path: Path) -> None:

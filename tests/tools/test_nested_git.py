@@ -27,7 +27,10 @@ def test_every_nested_git_is_found_and_only_those(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "vendor")  # a link is not walked into (no second listing)
     found = find_nested_git(tmp_path)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in found) == [
-        "mod/.git", "vendor/lib/.git", "vendor/lib/deeper/.git"]
+        "mod/.git",
+        "vendor/lib/.git",
+        "vendor/lib/deeper/.git",
+    ]
     assert find_nested_git(tmp_path, max_entries=1) == []  # a bounded walk: a huge tree costs a bounded time
 
 
@@ -35,8 +38,11 @@ def test_every_nested_git_is_found_and_only_those(tmp_path: Path) -> None:
 def test_shell_cannot_write_or_remove_a_nested_repository_s_git(root: Path) -> None:
     nested = _repo(root / "nested")
     before = (nested / ".git" / "config").read_bytes()
-    result = shell(root, "git -C nested config core.fsmonitor 'touch planted'; echo '#x' >> nested/.git/config; "
-                         "rm -rf nested/.git; echo finished")
+    result = shell(
+        root,
+        "git -C nested config core.fsmonitor 'touch planted'; echo '#x' >> nested/.git/config; "
+        "rm -rf nested/.git; echo finished",
+    )
     assert "finished" in result.content and "Read-only file system" in result.content
     assert (nested / ".git" / "config").read_bytes() == before
     assert (nested / ".git" / "HEAD").is_file()

@@ -14,13 +14,15 @@ from hypothesis import strategies as st
 
 from arreio.engine.walls.protected import _below, _same, _within
 
-NAMES = st.sampled_from(["a", "A", "b", "bc", "B", ".git", ".GIT", "ß", "ss", "SS", "İ", "i̇", "K", "k", "..", ".", "x y"])
+NAMES = st.sampled_from(
+    ["a", "A", "b", "bc", "B", ".git", ".GIT", "ß", "ss", "SS", "İ", "i̇", "K", "k", "..", ".", "x y"]
+)
 PATHS = st.lists(NAMES, max_size=5).map(lambda names: Path("/", *names))
 
 
 def _by_parts(path: Path, root: Path) -> bool:
     a, b = [p.casefold() for p in path.parts], [p.casefold() for p in root.parts]
-    return a[:len(b)] == b
+    return a[: len(b)] == b
 
 
 @pytest.mark.timeout(900)  # 3,000 examples: a busy machine took more than the suite's 120 s

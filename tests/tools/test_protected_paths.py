@@ -42,18 +42,29 @@ def work(root: Path) -> Path:
 
 def context(root: Path, policy: list[dict[str, Any]] | None = None, **env: str) -> RunContext:
     settings = Settings(governance={"policy": policy} if policy else {})
-    return RunContext(cwd=root, env={"PATH": "/usr/bin:/bin", "HOME": str(root.parent / "home"), **env}, settings=settings)
+    return RunContext(
+        cwd=root, env={"PATH": "/usr/bin:/bin", "HOME": str(root.parent / "home"), **env}, settings=settings
+    )
 
 
 def call(ctx: RunContext, name: str, **arguments: Any) -> ToolResult:
     return asyncio.run(run_tool(ToolRegistry(builtin_tools()), name, arguments, ctx))
 
 
-@pytest.mark.parametrize("path", [
-    ".arreio/config.yaml", "./.arreio/config.yaml", "src/../.arreio/config.yaml", ".arreio//config.yaml",
-    ".arreio/sessions/s.jsonl", ".arreio/audit.jsonl", ".arreio/skills/evil/SKILL.md", ".arreio",
-    ".ARREIO/config.yaml",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".arreio/config.yaml",
+        "./.arreio/config.yaml",
+        "src/../.arreio/config.yaml",
+        ".arreio//config.yaml",
+        ".arreio/sessions/s.jsonl",
+        ".arreio/audit.jsonl",
+        ".arreio/skills/evil/SKILL.md",
+        ".arreio",
+        ".ARREIO/config.yaml",
+    ],
+)
 def test_write_file_refuses_the_state_folder_however_spelled(work: Path, path: str) -> None:
     result = call(context(work), "write_file", path=path, content=EVIL)
     assert result.is_error and STATE_REFUSAL in result.content
@@ -67,7 +78,9 @@ def test_absolute_path_to_the_state_folder_is_refused(work: Path) -> None:
 
 
 def test_edit_file_refuses_the_state_folder(work: Path) -> None:
-    result = call(context(work), "edit_file", path="./.arreio/config.yaml", old="max_tool_calls: 50", new="max_tool_calls: 9999")
+    result = call(
+        context(work), "edit_file", path="./.arreio/config.yaml", old="max_tool_calls: 50", new="max_tool_calls: 9999"
+    )
     assert result.is_error and STATE_REFUSAL in result.content
     assert (work / ".arreio" / "config.yaml").read_text() == CONFIG
 
@@ -99,10 +112,18 @@ def test_arreio_home_elsewhere_is_protected_and_so_is_the_local_folder(work: Pat
     assert not (home / "config.yaml").exists()
 
 
-@pytest.mark.parametrize("path", [
-    ".git/config", ".git/hooks/pre-commit", "./.git/hooks/post-checkout", "src/../.git/config", ".GIT/config",
-    ".git", "vendor/lib/.git/config",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "./.git/hooks/post-checkout",
+        "src/../.git/config",
+        ".GIT/config",
+        ".git",
+        "vendor/lib/.git/config",
+    ],
+)
 def test_git_is_code_and_is_refused(work: Path, path: str) -> None:
     result = call(context(work), "write_file", path=path, content='[core]\n\tfsmonitor = "touch pwned"\n')
     assert result.is_error and "version control (git runs its config and hooks as code)" in result.content
@@ -137,10 +158,19 @@ def test_reading_protected_files_is_fine(work: Path) -> None:
     assert "max_tool_calls" in call(context(work), "read_file", path=".arreio/config.yaml").content
 
 
-@pytest.mark.parametrize("path", [
-    "src/app.py", ".github/workflows/ci.yml", ".gitignore", ".gitattributes", "docs/.arreio-notes.md",
-    "src/git/config", "arreio/config.yaml", "notes/.git-tips.md",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/app.py",
+        ".github/workflows/ci.yml",
+        ".gitignore",
+        ".gitattributes",
+        "docs/.arreio-notes.md",
+        "src/git/config",
+        "arreio/config.yaml",
+        "notes/.git-tips.md",
+    ],
+)
 def test_ordinary_paths_are_still_written(work: Path, path: str) -> None:
     result = call(context(work), "write_file", path=path, content="ok\n")
     assert not result.is_error, result.content
@@ -148,8 +178,10 @@ def test_ordinary_paths_are_still_written(work: Path, path: str) -> None:
 
 
 def test_a_rule_naming_the_path_allows_the_write(work: Path) -> None:
-    policy = [{"tool": "write_file", "path": ".git/hooks/pre-commit", "action": "allow"},
-              {"tool": "edit_file", "path": ".arreio/config.yaml", "action": "allow"}]
+    policy = [
+        {"tool": "write_file", "path": ".git/hooks/pre-commit", "action": "allow"},
+        {"tool": "edit_file", "path": ".arreio/config.yaml", "action": "allow"},
+    ]
     ctx = context(work, policy)
     assert not call(ctx, "write_file", path=".git/hooks/pre-commit", content="#!/bin/sh\nmake lint\n").is_error
     assert (work / ".git" / "hooks" / "pre-commit").read_text().endswith("make lint\n")
@@ -165,15 +197,18 @@ def test_a_glob_inside_the_folder_allows_below_it(work: Path) -> None:
     assert call(ctx, "write_file", path=".git/config", content="x").is_error
 
 
-@pytest.mark.parametrize("rule", [
-    {"tool": "write_file", "action": "allow"},
-    {"tool": "*", "action": "allow"},
-    {"tool": "write_file", "path": "**", "action": "allow"},
-    {"tool": "write_file", "path": "*", "action": "allow"},
-    {"tool": "write_file", "path": ".g*/**", "action": "allow"},
-    {"tool": "write_file", "path": ".git/hooks/*", "action": "deny"},
-    {"tool": "edit_file", "path": ".git/hooks/*", "action": "allow"},
-])
+@pytest.mark.parametrize(
+    "rule",
+    [
+        {"tool": "write_file", "action": "allow"},
+        {"tool": "*", "action": "allow"},
+        {"tool": "write_file", "path": "**", "action": "allow"},
+        {"tool": "write_file", "path": "*", "action": "allow"},
+        {"tool": "write_file", "path": ".g*/**", "action": "allow"},
+        {"tool": "write_file", "path": ".git/hooks/*", "action": "deny"},
+        {"tool": "edit_file", "path": ".git/hooks/*", "action": "allow"},
+    ],
+)
 def test_a_rule_that_does_not_name_the_path_unlocks_nothing(work: Path, rule: dict[str, Any]) -> None:
     result = call(context(work, [rule]), "write_file", path=".git/hooks/pre-commit", content="#!/bin/sh\n")
     assert result.is_error and "refused: .git/" in result.content
@@ -212,11 +247,18 @@ def cli(*args: str):
 
 def test_cli_run_cannot_rewrite_its_own_config_even_with_yes(project: Path) -> None:
     script = [
-        {"tool_calls": [
-            {"name": "write_file", "arguments": {"path": ".arreio/config.yaml", "content": EVIL}},
-            {"name": "write_file", "arguments": {"path": "./.arreio/skills/x/SKILL.md",
-                                                 "content": "---\nname: x\ncreated_by: bundled\n---\nbody\n"}},
-        ]},
+        {
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": ".arreio/config.yaml", "content": EVIL}},
+                {
+                    "name": "write_file",
+                    "arguments": {
+                        "path": "./.arreio/skills/x/SKILL.md",
+                        "content": "---\nname: x\ncreated_by: bundled\n---\nbody\n",
+                    },
+                },
+            ]
+        },
         {"text": "Done."},
     ]
     (project / "s.yaml").write_text(json.dumps(script))
@@ -232,7 +274,8 @@ def test_cli_run_cannot_plant_an_fsmonitor_that_an_allowed_git_status_would_run(
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     before = (project / ".git" / "config").read_text()
     (project / ".arreio" / "config.yaml").write_text(
-        "governance:\n  policy:\n    - {tool: shell, match: \"^git (status|diff|log)\\\\b\", action: allow}\n")
+        'governance:\n  policy:\n    - {tool: shell, match: "^git (status|diff|log)\\\\b", action: allow}\n'
+    )
     hook = '[core]\n\tfsmonitor = "touch pwned; false"\n'
     script = [
         {"tool_calls": [{"name": "write_file", "arguments": {"path": ".git/config", "content": hook}}]},

@@ -71,11 +71,20 @@ def test_a_fifo_is_refused_at_once_and_never_opened(tmp_path: Path) -> None:
 
 
 CONTENTS = {
-    "lf": b"one\ntwo\nthree\n", "no-final-newline": b"one\ntwo", "crlf": b"one\r\ntwo\r\n", "cr": b"one\rtwo\rthree",
-    "mixed": b"a\r\nb\rc\nd", "blank-lines": b"\n\n\nx\n\n", "only-newline": b"\n", "empty": b"",
-    "utf8-bom": b"\xef\xbb\xbfhead\nline\n", "utf16": "zwei\nZeilen\n".encode("utf-16"),
-    "cp1252": b"caf\xe9\r\nna\xefve\n", "bad-utf8-late": b"ok\n" * 3000 + b"\xff\xfe broken\n",
-    "long-line": b"x" * 2500 + b"\nshort\n", "unicode-separators": "a\u2028b\x0cc\x85d\n".encode(),
+    "lf": b"one\ntwo\nthree\n",
+    "no-final-newline": b"one\ntwo",
+    "crlf": b"one\r\ntwo\r\n",
+    "cr": b"one\rtwo\rthree",
+    "mixed": b"a\r\nb\rc\nd",
+    "blank-lines": b"\n\n\nx\n\n",
+    "only-newline": b"\n",
+    "empty": b"",
+    "utf8-bom": b"\xef\xbb\xbfhead\nline\n",
+    "utf16": "zwei\nZeilen\n".encode("utf-16"),
+    "cp1252": b"caf\xe9\r\nna\xefve\n",
+    "bad-utf8-late": b"ok\n" * 3000 + b"\xff\xfe broken\n",
+    "long-line": b"x" * 2500 + b"\nshort\n",
+    "unicode-separators": "a\u2028b\x0cc\x85d\n".encode(),
     "binary": b"\x89PNG\r\n\x1a\n\0\0",
 }
 

@@ -14,9 +14,29 @@ from arreio.engine.tools.base import ToolError
 from arreio.engine.tools.workspace import resolve_in_root
 
 SHAPES = [
-    "a.txt", "src/a.py", "src//a.py", "./src/./a.py", "src/", ".", "", "..", "../x", "src/../a.txt",
-    "missing/x/y", "missing/../a.txt", "missing/../../x", "a.txt/inside", "link-dir/b.txt", "link-dir/../a.txt",
-    "link-file", "link-out/f", "link-out/../..", "loop/x", "src/link-up/src/a.py", "dangling/x", "deep/er/est/../../z",
+    "a.txt",
+    "src/a.py",
+    "src//a.py",
+    "./src/./a.py",
+    "src/",
+    ".",
+    "",
+    "..",
+    "../x",
+    "src/../a.txt",
+    "missing/x/y",
+    "missing/../a.txt",
+    "missing/../../x",
+    "a.txt/inside",
+    "link-dir/b.txt",
+    "link-dir/../a.txt",
+    "link-file",
+    "link-out/f",
+    "link-out/../..",
+    "loop/x",
+    "src/link-up/src/a.py",
+    "dangling/x",
+    "deep/er/est/../../z",
 ]
 
 

@@ -47,8 +47,9 @@ def refuse(bwrap: str) -> Availability:
     return Availability(bwrap, "bubblewrap 0.8.0", "bubblewrap cannot start a sandbox here: namespaces refused")
 
 
-def shell(cwd: Path, command: str, *, env: dict[str, str] | None = None, probe=None, timeout_s: float | None = None,
-          **sandbox) -> ToolResult:
+def shell(
+    cwd: Path, command: str, *, env: dict[str, str] | None = None, probe=None, timeout_s: float | None = None, **sandbox
+) -> ToolResult:
     ctx = RunContext(cwd=cwd, env={"PATH": PATH, **(env or {})}, settings=Settings(sandbox=sandbox))
     arguments = {"command": command, **({"timeout_s": timeout_s} if timeout_s else {})}
     return asyncio.run(run_tool(ToolRegistry([Shell(probe)]), "shell", arguments, ctx))
@@ -88,11 +89,35 @@ def test_the_bwrap_argument_list(tmp_path: Path) -> None:
     outside = Path("/home/someone/.config/arreio")
     args = bwrap_args(cwd, SandboxSettings(), [state, git, outside], [])
     assert args == [
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", str(1024 << 20), "--tmpfs", "/tmp",
-        "--tmpfs", "/run",
-        "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--unshare-net",
-        "--bind", str(cwd), str(cwd), "--ro-bind", str(state), str(state), "--ro-bind", str(git), str(git),
-        "--chdir", str(cwd),
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(1024 << 20),
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        "--unshare-net",
+        "--bind",
+        str(cwd),
+        str(cwd),
+        "--ro-bind",
+        str(state),
+        str(state),
+        "--ro-bind",
+        str(git),
+        str(git),
+        "--chdir",
+        str(cwd),
     ]  # the user config outside the working directory is read-only already (the whole / is)
     shared = bwrap_args(cwd, SandboxSettings(network=True, mode="read-only"), [], [Path("/cache")])
     assert "--unshare-net" not in shared and "/run" not in shared
@@ -111,8 +136,9 @@ def test_the_section_is_validated_like_the_others() -> None:
 
 def test_the_hint_names_the_sandbox_only_for_its_own_refusals() -> None:
     plan = SandboxPlan("/usr/bin/bwrap", [], SandboxSettings())
-    assert "only the working directory is writable" in refusal_hint("touch: cannot touch 'x': Read-only file system",
-                                                                    plan)
+    assert "only the working directory is writable" in refusal_hint(
+        "touch: cannot touch 'x': Read-only file system", plan
+    )
     read_only = SandboxPlan("b", [], SandboxSettings(mode="read-only"))
     assert "nothing is writable" in refusal_hint("Permission denied", read_only)
     assert "network is off" in refusal_hint("curl: (6) Could not resolve host: example.com", plan)
@@ -128,8 +154,10 @@ def test_writes_outside_the_working_directory_fail(root: Path) -> None:
     try:
         result = shell(root, 'touch /etc/arreio-test; touch "$HOME/x"; echo done', env={"HOME": str(home)})
         lines = result.content.splitlines()
-        assert lines[:2] == ["touch: cannot touch '/etc/arreio-test': Read-only file system",
-                             f"touch: cannot touch '{home}/x': Read-only file system"]
+        assert lines[:2] == [
+            "touch: cannot touch '/etc/arreio-test': Read-only file system",
+            f"touch: cannot touch '{home}/x': Read-only file system",
+        ]
         assert "[sandbox: a 'Read-only file system'" in result.content  # the model is told why
         assert not Path("/etc/arreio-test").exists() and not (home / "x").exists()
     finally:
@@ -172,8 +200,10 @@ def test_state_folder_and_git_stay_read_only_inside_the_working_directory(root: 
     (root / ".arreio" / "config.yaml").write_text("model: offline\n")
     (root / ".git").mkdir()
     (root / ".git" / "config").write_text("[core]\n")
-    command = ("echo 'sandbox: {mode: off}' >> .arreio/config.yaml; echo '[core] fsmonitor = evil' >> .git/config; "
-               "rm -rf .git; mv .arreio elsewhere; touch .git/hooks-pre-commit; echo finished")
+    command = (
+        "echo 'sandbox: {mode: off}' >> .arreio/config.yaml; echo '[core] fsmonitor = evil' >> .git/config; "
+        "rm -rf .git; mv .arreio elsewhere; touch .git/hooks-pre-commit; echo finished"
+    )
     result = shell(root, command)
     assert "finished" in result.content
     assert (root / ".arreio" / "config.yaml").read_text() == "model: offline\n"
@@ -207,8 +237,10 @@ def test_network_only_when_allowed(root: Path, network: bool) -> None:
 @pytest.mark.slow
 def test_a_background_child_does_not_outlive_the_call(root: Path) -> None:
     tag = f"arreio-bg-{uuid.uuid4().hex[:8]}"
-    beat = ("setsid bash -c 'while :; do date +%s%N > beat; sleep 0.2; done' >/dev/null 2>&1 & "
-            f"{sleeper(tag)} sleep 0.5; echo $!")
+    beat = (
+        "setsid bash -c 'while :; do date +%s%N > beat; sleep 0.2; done' >/dev/null 2>&1 & "
+        f"{sleeper(tag)} sleep 0.5; echo $!"
+    )
     result = shell(root, beat)
     assert result.content.endswith("exit code: 0")
     assert gone(tag)
@@ -243,8 +275,17 @@ def test_tmp_is_private(root: Path) -> None:
 def test_the_timeout_still_kills_and_keeps_head_and_tail(root: Path) -> None:
     tag = f"arreio-to-{uuid.uuid4().hex[:8]}"
     ctx = RunContext(cwd=root, env={"PATH": PATH}, settings=Settings(tools={"shell_output_cap": 1000}))
-    result = asyncio.run(run_tool(ToolRegistry([Shell()]), "shell", {  # the 600 s sleep is never waited out
-        "command": f"echo FIRST; seq 1 20000; echo LAST; {sleeper(tag)} sleep 600", "timeout_s": 1}, ctx))
+    result = asyncio.run(
+        run_tool(
+            ToolRegistry([Shell()]),
+            "shell",
+            {  # the 600 s sleep is never waited out
+                "command": f"echo FIRST; seq 1 20000; echo LAST; {sleeper(tag)} sleep 600",
+                "timeout_s": 1,
+            },
+            ctx,
+        )
+    )
     assert result.is_error and "timed out after 1 s" in result.content
     assert result.content.startswith("FIRST\n1\n2\n") and "chars omitted …]" in result.content
     assert "20000\nLAST\n" in result.content
@@ -257,8 +298,9 @@ def test_a_cancel_ends_the_whole_sandbox(root: Path) -> None:
     ctx = RunContext(cwd=root, env={"PATH": PATH})
 
     async def scenario() -> None:
-        task = asyncio.create_task(run_tool(ToolRegistry([Shell()]), "shell",
-                                            {"command": f"{sleeper(tag)} touch started; sleep 30"}, ctx))
+        task = asyncio.create_task(
+            run_tool(ToolRegistry([Shell()]), "shell", {"command": f"{sleeper(tag)} touch started; sleep 30"}, ctx)
+        )
         for _ in range(100):
             await asyncio.sleep(0.05)
             if (root / "started").exists():
@@ -346,7 +388,8 @@ def test_status_says_what_is_active(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_the_offline_model_which_never_runs_shell_is_not_warned_about_a_missing_sandbox(
-        tmp_path: Path, arreio_env: dict) -> None:
+    tmp_path: Path, arreio_env: dict
+) -> None:
     from tests.conftest import run_cli
 
     work = tmp_path / "work"

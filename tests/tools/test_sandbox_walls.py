@@ -30,15 +30,29 @@ requires_sandbox = pytest.mark.skipif(not _FOUND.ok, reason=f"the OS sandbox can
 requires_groups = pytest.mark.skipif(find_groups().pids is None, reason="no control group can be made here")
 
 
-def shell(cwd: Path, command: str, *, env: dict[str, str] | None = None, state: Path | None = None,
-          timeout_s: float | None = None, **sandbox) -> ToolResult:
-    ctx = RunContext(cwd=cwd, env={"PATH": PATH, "HOME": str(cwd.parent / "home"), **(env or {})},
-                     settings=Settings(sandbox=sandbox), state_dir=state, run_id="r1")
+def shell(
+    cwd: Path,
+    command: str,
+    *,
+    env: dict[str, str] | None = None,
+    state: Path | None = None,
+    timeout_s: float | None = None,
+    **sandbox,
+) -> ToolResult:
+    ctx = RunContext(
+        cwd=cwd,
+        env={"PATH": PATH, "HOME": str(cwd.parent / "home"), **(env or {})},
+        settings=Settings(sandbox=sandbox),
+        state_dir=state,
+        run_id="r1",
+    )
     arguments = {"command": command, **({"timeout_s": timeout_s} if timeout_s else {})}
     return asyncio.run(run_tool(ToolRegistry([Shell()]), "shell", arguments, ctx))
 
 
-STAND_IN = "#!/bin/sh\n# drops every option and runs what follows --\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n"
+STAND_IN = (
+    '#!/bin/sh\n# drops every option and runs what follows --\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n'
+)
 
 
 # -- the bwrap arreio runs ------------------------------------------------------------------------
@@ -76,14 +90,28 @@ def test_the_probe_sees_through_a_stand_in(tmp_path: Path) -> None:
 # -- arreio's credentials ---------------------------------------------------------------------------
 @requires_sandbox
 def test_provider_keys_and_secret_shaped_variables_stay_with_arreio(root: Path) -> None:
-    env = {"ANTHROPIC_API_KEY": "sk-ant-api03-abcdefghijklmnop", "OPENAI_API_KEY": "sk-proj-abcdefghijklmnop",
-           "GROQ_API_KEY": "gsk_abcdefghijklmnop", "GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz012345",
-           "DATABASE_URL": "postgres://app:s3cretpw@db.internal/app", "NPM_TOKEN": "npm_abcdefghijklmnop",
-           "MYAPP_SECRET": "value-that-is-secret", "EDITOR": "vim", "LANG": "C.UTF-8"}
+    env = {
+        "ANTHROPIC_API_KEY": "sk-ant-api03-abcdefghijklmnop",
+        "OPENAI_API_KEY": "sk-proj-abcdefghijklmnop",
+        "GROQ_API_KEY": "gsk_abcdefghijklmnop",
+        "GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz012345",
+        "DATABASE_URL": "postgres://app:s3cretpw@db.internal/app",
+        "NPM_TOKEN": "npm_abcdefghijklmnop",
+        "MYAPP_SECRET": "value-that-is-secret",
+        "EDITOR": "vim",
+        "LANG": "C.UTF-8",
+    }
     result = shell(root, "env | sort", env=env)
     shown = result.content
-    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "GITHUB_TOKEN", "DATABASE_URL",
-                 "NPM_TOKEN", "MYAPP_SECRET"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GROQ_API_KEY",
+        "GITHUB_TOKEN",
+        "DATABASE_URL",
+        "NPM_TOKEN",
+        "MYAPP_SECRET",
+    ):
         assert f"{name}=" not in shown
     assert "EDITOR=vim" in shown and "LANG=C.UTF-8" in shown
     passed = shell(root, "env | sort", env=env, env_passthrough=["NPM_TOKEN", "MYAPP_*"]).content
@@ -96,8 +124,10 @@ def test_a_provider_key_cannot_be_passed_through() -> None:
 
 
 # -- protected places that do not exist yet --------------------------------------------------------
-SPLIT_NAME = ("python3 -c \"import os; d='.arr'+'eio'; os.makedirs(d, exist_ok=True); "
-              "open(d+'/config.yaml','w').write('sandbox: {mode: off}')\"")
+SPLIT_NAME = (
+    "python3 -c \"import os; d='.arr'+'eio'; os.makedirs(d, exist_ok=True); "
+    "open(d+'/config.yaml','w').write('sandbox: {mode: off}')\""
+)
 
 
 @requires_sandbox
@@ -114,8 +144,11 @@ def test_the_user_config_cannot_be_planted_from_home(tmp_path: Path) -> None:
     command = "mkdir -p .config/arreio && echo 'sandbox: {mode: off}' > .config/arreio/config.yaml; echo ran"
     result = shell(home, command, env={"HOME": str(home)})
     assert "ran" in result.content and not (home / ".config" / "arreio" / "config.yaml").exists()
-    result = shell(home, "echo 'sandbox: {mode: off}' > cfg/arreio/config.yaml; echo ran",
-                   env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / "cfg")})
+    result = shell(
+        home,
+        "echo 'sandbox: {mode: off}' > cfg/arreio/config.yaml; echo ran",
+        env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / "cfg")},
+    )
     assert not (home / "cfg" / "arreio" / "config.yaml").exists()
 
 
@@ -133,15 +166,18 @@ def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @requires_sandbox
-@pytest.mark.parametrize("plant", [
-    "git init -q sub && git -C sub config core.fsmonitor 'touch {marker}'",
-    "mkdir -p sub/.git && cp -r {repo}/.git/. sub/.git/ && git -C sub config core.fsmonitor 'touch {marker}'",
-    "mkdir -p sub && printf 'gitdir: {repo}/.git\\n' > sub/.git",
-    "git init -q . && git config core.fsmonitor 'touch {marker}'",
-    # no .git at all: a folder shaped as a git folder, which git uses as the repository it is in
-    "git init -q --bare sub && git --git-dir=sub config core.bare false && "
-    "git --git-dir=sub config core.worktree .. && git --git-dir=sub config core.fsmonitor 'touch {marker}'",
-])
+@pytest.mark.parametrize(
+    "plant",
+    [
+        "git init -q sub && git -C sub config core.fsmonitor 'touch {marker}'",
+        "mkdir -p sub/.git && cp -r {repo}/.git/. sub/.git/ && git -C sub config core.fsmonitor 'touch {marker}'",
+        "mkdir -p sub && printf 'gitdir: {repo}/.git\\n' > sub/.git",
+        "git init -q . && git config core.fsmonitor 'touch {marker}'",
+        # no .git at all: a folder shaped as a git folder, which git uses as the repository it is in
+        "git init -q --bare sub && git --git-dir=sub config core.bare false && "
+        "git --git-dir=sub config core.worktree .. && git --git-dir=sub config core.fsmonitor 'touch {marker}'",
+    ],
+)
 def test_no_git_can_be_made_below_the_working_directory(tmp_path: Path, root: Path, plant: str) -> None:
     outer = tmp_path  # a repository around the working directory, as in a sub-folder of a project
     assert _git("init", "-q", cwd=outer).returncode == 0
@@ -187,13 +223,18 @@ def _alive_with(tag: str) -> list[str]:
 
 @requires_sandbox
 @requires_groups
-@pytest.mark.parametrize("bomb", [
-    "perl -e 'fork while 1'",
-    ("python3 -c 'import multiprocessing as m, time; "
-     "[m.Process(target=time.sleep, args=(100,)).start() for _ in iter(int, 1)]'"),
-    "while true; do sleep 100 & done",
-    "yes 1 | head -c 20000 | xargs -P0 -n1 sleep 100",
-])
+@pytest.mark.parametrize(
+    "bomb",
+    [
+        "perl -e 'fork while 1'",
+        (
+            "python3 -c 'import multiprocessing as m, time; "
+            "[m.Process(target=time.sleep, args=(100,)).start() for _ in iter(int, 1)]'"
+        ),
+        "while true; do sleep 100 & done",
+        "yes 1 | head -c 20000 | xargs -P0 -n1 sleep 100",
+    ],
+)
 def test_a_fork_bomb_meets_the_process_limit(root: Path, bomb: str) -> None:
     result = shell(root, f"timeout 8 sh -c {bomb!r}; echo survived", timeout_s=20, limits={"processes": 64})
     assert "the process limit (64) was reached" in result.content
@@ -218,8 +259,9 @@ def test_the_run_sandbox_is_made_once_per_run(root: Path) -> None:
 
 # -- saying so, in every output mode -------------------------------------------------------------
 def _shell_script(work: Path) -> None:
-    (work / "script.json").write_text('[{"tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]},'
-                                      ' {"text": "done"}]')
+    (work / "script.json").write_text(
+        '[{"tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]'
+    )
 
 
 @pytest.mark.parametrize("output", ["text", "json", "live"])
@@ -233,8 +275,17 @@ def test_without_a_sandbox_every_output_mode_says_so_on_stderr(tmp_path: Path, a
     nobin.mkdir()
     for tool in ("bash", "sh", "git"):
         (nobin / tool).symlink_to(Path("/usr/bin" if Path(f"/usr/bin/{tool}").exists() else "/bin") / tool)
-    done = run_cli(work, {**arreio_env, "PATH": str(nobin)}, "run", "Say hi", "--script", "script.json", "--yes",
-                   "--output", output)
+    done = run_cli(
+        work,
+        {**arreio_env, "PATH": str(nobin)},
+        "run",
+        "Say hi",
+        "--script",
+        "script.json",
+        "--yes",
+        "--output",
+        output,
+    )
     assert done.returncode == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if "UNSANDBOXED" in line]
     assert len(said) == 1 and said[0].startswith("arreio: warning: shell runs UNSANDBOXED")
@@ -286,7 +337,7 @@ def test_a_unix_socket_outside_run_is_no_door_with_the_network_off(root: Path, n
             connect = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({str(path)!r}); print('connected')"
             pair = "import socket; a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))"
             real = os.path.realpath(sys.executable)
-            result = shell(root, f"{real} -c \"{connect}\"; {real} -c \"{pair}\"", network=network)
+            result = shell(root, f'{real} -c "{connect}"; {real} -c "{pair}"', network=network)
         finally:
             path.unlink(missing_ok=True)
     assert ("connected" in result.content) is network

@@ -12,8 +12,19 @@ from arreio.engine.core.config import Settings
 from arreio.engine.features.resolver import spec_tokens
 from arreio.engine.tools.schema import compact_schema
 
-DEFAULT_TOOLS = ["read_file", "write_file", "edit_file", "list_dir", "grep", "shell", "memory", "skill_view",
-                 "skill_manage", "web_fetch", "delegate"]
+DEFAULT_TOOLS = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "grep",
+    "shell",
+    "memory",
+    "skill_view",
+    "skill_manage",
+    "web_fetch",
+    "delegate",
+]
 
 
 def _specs(tmp_path: Path) -> list:
@@ -35,20 +46,35 @@ def test_the_schemas_are_the_same_bytes_every_time(tmp_path: Path) -> None:
 
 
 def test_compact_schema_keeps_meaning_and_drops_what_only_costs_tokens() -> None:
-    schema = {"title": "In", "description": "root", "type": "object", "additionalProperties": False,
-              "properties": {"title": {"title": "Title", "type": "string", "description": "a field named title"},
-                             "n": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "default": None,
-                                   "description": "d", "title": "N"},
-                             "either": {"anyOf": [{"type": "integer"}, {"type": "string"}], "title": "E"},
-                             "items": {"anyOf": [{"items": {"$ref": "#/$defs/Op"}, "type": "array"}, {"type": "null"}],
-                                       "default": None}},
-              "$defs": {"Op": {"title": "Op", "description": "kept", "type": "object", "properties": {"a": {"type": "string"}}}},
-              "required": ["title"]}
+    schema = {
+        "title": "In",
+        "description": "root",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "title": {"title": "Title", "type": "string", "description": "a field named title"},
+            "n": {
+                "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}],
+                "default": None,
+                "description": "d",
+                "title": "N",
+            },
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string"}], "title": "E"},
+            "items": {"anyOf": [{"items": {"$ref": "#/$defs/Op"}, "type": "array"}, {"type": "null"}], "default": None},
+        },
+        "$defs": {
+            "Op": {"title": "Op", "description": "kept", "type": "object", "properties": {"a": {"type": "string"}}}
+        },
+        "required": ["title"],
+    }
     assert compact_schema(schema) == {
         "type": "object",
-        "properties": {"title": {"type": "string", "description": "a field named title"},
-                       "n": {"type": "integer", "minimum": 1, "description": "d"},
-                       "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
-                       "items": {"items": {"$ref": "#/$defs/Op"}, "type": "array"}},
+        "properties": {
+            "title": {"type": "string", "description": "a field named title"},
+            "n": {"type": "integer", "minimum": 1, "description": "d"},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "items": {"items": {"$ref": "#/$defs/Op"}, "type": "array"},
+        },
         "$defs": {"Op": {"description": "kept", "type": "object", "properties": {"a": {"type": "string"}}}},
-        "required": ["title"]}
+        "required": ["title"],
+    }

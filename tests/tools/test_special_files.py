@@ -148,8 +148,15 @@ def test_a_run_whose_grep_meets_a_fifo_ends(tmp_path: Path, arreio_cmd, arreio_e
     (work / ".arreio" / "config.yaml").write_text("tools:\n  timeout_s: 3\n")
     script = "- tool_calls: [{name: grep, arguments: {pattern: needle}}]\n- text: done\n"
     (work / "g.yaml").write_text(script)
-    proc = subprocess.Popen([*arreio_cmd, "run", "x", "--script", "g.yaml", "--json"], cwd=work, env=arreio_env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*arreio_cmd, "run", "x", "--script", "g.yaml", "--json"],
+        cwd=work,
+        env=arreio_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:

@@ -238,8 +238,17 @@ def test_events_a_tool_emits_come_out_before_its_result_and_stall_bounds_silence
 
     async def collect(stall_s: float) -> list:
         ctx = RunContext(cwd=tmp_path, settings=Settings(), env={})
-        return [item async for item in stream_tool(ToolRegistry([tool]), tool.name, {"text": "hi", "times": 3}, ctx,
-                                                   stall_s=stall_s, stalled=lambda name: ToolResult(f"{name} cut", is_error=True))]
+        return [
+            item
+            async for item in stream_tool(
+                ToolRegistry([tool]),
+                tool.name,
+                {"text": "hi", "times": 3},
+                ctx,
+                stall_s=stall_s,
+                stalled=lambda name: ToolResult(f"{name} cut", is_error=True),
+            )
+        ]
 
     items = asyncio.run(collect(5.0))
     assert items[:3] == ["hi 0", "hi 1", "hi 2"] and items[3].content == "done"

@@ -13,16 +13,19 @@ from arreio.memory.knowledge.sources import SourceText, read_text
 CP1252 = "Café “quoted” – 5 €\nsecond line\n"  # smart quotes, dash and euro: not in latin-1
 
 
-@pytest.mark.parametrize("data,expected", [
-    (b"plain ascii\n", "utf-8"),
-    ("déjà vu ✓\n".encode(), "utf-8"),
-    ("\ufeffwith a bom\n".encode("utf-8"), "utf-8-sig"),
-    ("utf-16 text\n".encode("utf-16"), "utf-16"),
-    (CP1252.encode("cp1252"), "cp1252"),
-    (b"caf\xe9 \x81 undefined in cp1252\n", "latin-1"),
-    ("# -*- coding: koi8-r -*-\nprint('привет')\n".encode("koi8-r"), "koi8-r"),
-    ('<?xml version="1.0" encoding="ISO-8859-15"?>\n<a>€</a>\n'.encode("iso-8859-15"), "iso8859-15"),
-])
+@pytest.mark.parametrize(
+    "data,expected",
+    [
+        (b"plain ascii\n", "utf-8"),
+        ("déjà vu ✓\n".encode(), "utf-8"),
+        ("\ufeffwith a bom\n".encode("utf-8"), "utf-8-sig"),
+        ("utf-16 text\n".encode("utf-16"), "utf-16"),
+        (CP1252.encode("cp1252"), "cp1252"),
+        (b"caf\xe9 \x81 undefined in cp1252\n", "latin-1"),
+        ("# -*- coding: koi8-r -*-\nprint('привет')\n".encode("koi8-r"), "koi8-r"),
+        ('<?xml version="1.0" encoding="ISO-8859-15"?>\n<a>€</a>\n'.encode("iso-8859-15"), "iso8859-15"),
+    ],
+)
 def test_sniff_names_the_encoding(data: bytes, expected: str) -> None:
     found = sniff(data)
     assert found is not None and found.name == expected
@@ -41,7 +44,10 @@ def test_read_file_says_what_it_assumed(call, root: Path) -> None:
     (root / "legacy.txt").write_bytes(CP1252.encode("cp1252"))
     result = call("read_file", path="legacy.txt")
     assert not result.is_error and "\ufffd" not in result.content
-    assert result.content.splitlines()[0] == "[legacy.txt is not UTF-8: no valid UTF-8; assumed Windows-1252; decoded as cp1252]"
+    assert (
+        result.content.splitlines()[0]
+        == "[legacy.txt is not UTF-8: no valid UTF-8; assumed Windows-1252; decoded as cp1252]"
+    )
     assert "Café “quoted” – 5 €" in result.content
 
 

@@ -226,7 +226,7 @@ def test_list_dir_errors(call, root: Path) -> None:
 
 
 def test_counts_read_in_the_singular_when_there_is_one(call, root: Path) -> None:
-    """"1 entries", "1 lines": one of a thing is said as one."""
+    """ "1 entries", "1 lines": one of a thing is said as one."""
     (root / "only").mkdir()
     (root / "only" / "x.txt").write_text("a")
     assert call("list_dir", path="only").content.splitlines()[0] == "only/ (1 entry)"

@@ -91,10 +91,12 @@ def test_a_file_grep_did_not_search_is_said_not_read_as_no_match(call, root: Pat
     (root / "bin.dat").write_bytes(b"ERROR\0\0\x89")
     named = call("grep", pattern="ERROR", path="big.log")
     assert not named.is_error and named.content == (
-        "no matches for /ERROR/ in big.log\n[not searched, larger than 10 MB: big.log; read_file pages through one]")
+        "no matches for /ERROR/ in big.log\n[not searched, larger than 10 MB: big.log; read_file pages through one]"
+    )
     folder = call("grep", pattern="quiet")
-    assert folder.content == ("small.log:1: all quiet\n"
-                              "[not searched, larger than 10 MB: big.log; read_file pages through one]")
+    assert folder.content == (
+        "small.log:1: all quiet\n[not searched, larger than 10 MB: big.log; read_file pages through one]"
+    )
     binary = call("grep", pattern="ERROR", path="bin.dat")
     assert binary.is_error and "bin.dat is a binary file; grep searches text files" in binary.content
     assert call("grep", pattern="ERROR", glob="*.dat").content == "no matches for /ERROR/ in . (glob *.dat)"

@@ -105,9 +105,7 @@ def test_cancel_kills_the_process_group(root: Path) -> None:
     ctx = RunContext(cwd=root, env={}, settings=UNSANDBOXED)
 
     async def scenario() -> None:
-        task = asyncio.create_task(
-            run_tool(registry, "shell", {"command": "echo $$ > shell.pid; sleep 30"}, ctx)
-        )
+        task = asyncio.create_task(run_tool(registry, "shell", {"command": "echo $$ > shell.pid; sleep 30"}, ctx))
         for _ in range(100):
             await asyncio.sleep(0.05)
             if (root / "shell.pid").exists() and (root / "shell.pid").read_text().strip():

@@ -65,12 +65,22 @@ class Receiver:
                 resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
                 for scope in resource_spans.scope_spans:
                     for span in scope.spans:
-                        out.append({"name": span.name, "trace": span.trace_id.hex(), "id": span.span_id.hex(),
-                                    "parent": span.parent_span_id.hex(), "kind": span.kind,
-                                    "status": span.status.code, "status_message": span.status.message,
-                                    "start": span.start_time_unix_nano, "end": span.end_time_unix_nano,
-                                    "attrs": {a.key: _value(a.value) for a in span.attributes},
-                                    "events": [e.name for e in span.events], "resource": resource})
+                        out.append(
+                            {
+                                "name": span.name,
+                                "trace": span.trace_id.hex(),
+                                "id": span.span_id.hex(),
+                                "parent": span.parent_span_id.hex(),
+                                "kind": span.kind,
+                                "status": span.status.code,
+                                "status_message": span.status.message,
+                                "start": span.start_time_unix_nano,
+                                "end": span.end_time_unix_nano,
+                                "attrs": {a.key: _value(a.value) for a in span.attributes},
+                                "events": [e.name for e in span.events],
+                                "resource": resource,
+                            }
+                        )
         return out
 
     def close(self) -> None:
@@ -107,8 +117,11 @@ def _env(**extra: str) -> dict[str, str]:
 
 def test_a_run_is_one_trace_with_a_span_per_model_call_and_tool_call(tmp_path: Path, receiver: Receiver) -> None:
     work = _work(tmp_path)
-    env = _env(OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_SERVICE_NAME="arreio-test",
-               OTEL_EXPORTER_OTLP_HEADERS="x-api-key=s3cr%3Dt")
+    env = _env(
+        OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url,
+        OTEL_SERVICE_NAME="arreio-test",
+        OTEL_EXPORTER_OTLP_HEADERS="x-api-key=s3cr%3Dt",
+    )
     events = run_sync(RunOptions(goal_text="What do the notes say?", script=work / "s.yaml", cwd=work, env=env))
     done = events[-1]
     assert done.verdict == "success"
@@ -134,7 +147,10 @@ def test_a_run_is_one_trace_with_a_span_per_model_call_and_tool_call(tmp_path: P
     assert first["gen_ai.usage.cache_read.input_tokens"] == 1000
     assert first["gen_ai.usage.cache_creation.input_tokens"] == 150
     assert first["gen_ai.response.finish_reasons"] == ["tool_use"] and first["arreio.cost_usd"] == 0.0
-    assert second["gen_ai.response.finish_reasons"] == ["end_turn"] and second["gen_ai.usage.cache_read.input_tokens"] == 1150
+    assert (
+        second["gen_ai.response.finish_reasons"] == ["end_turn"]
+        and second["gen_ai.usage.cache_read.input_tokens"] == 1150
+    )
     assert chats[0]["kind"] == 3  # SPAN_KIND_CLIENT
 
     tools = sorted((s for s in spans if s["name"].startswith("execute_tool ")), key=lambda s: s["start"])
@@ -152,8 +168,12 @@ def test_a_model_call_that_fails_and_a_priced_model(tmp_path: Path, receiver: Re
     ctx = RunContext(cwd=tmp_path, env={}, session_id="s-1", run_id="run-1")
     trace = RunTrace(ctx, receiver.url + "/v1/traces", TracingSettings())
     trace.model_started[""] = 1
-    trace.model_call("", "anthropic/claude-sonnet-4-5", Usage(input_tokens=1_000_000, output_tokens=0),
-                     Done(stop_reason="error", error=ProviderError(kind="fatal", message="401 invalid x-api-key")))
+    trace.model_call(
+        "",
+        "anthropic/claude-sonnet-4-5",
+        Usage(input_tokens=1_000_000, output_tokens=0),
+        Done(stop_reason="error", error=ProviderError(kind="fatal", message="401 invalid x-api-key")),
+    )
 
     class Report:
         verdict, exit_code, message, steps, tool_calls = "failed", 5, "auth failed", 1, 0
@@ -176,7 +196,8 @@ def test_a_collector_that_is_down_costs_a_warning_not_the_run(tmp_path: Path) ->
     work = _work(tmp_path)
     (work / ".arreio").mkdir()
     (work / ".arreio" / "config.yaml").write_text(
-        f"tracing:\n  endpoint: http://127.0.0.1:{port}\n  flush_timeout_s: 2\n")
+        f"tracing:\n  endpoint: http://127.0.0.1:{port}\n  flush_timeout_s: 2\n"
+    )
     events = run_sync(RunOptions(goal_text="What do the notes say?", script=work / "s.yaml", cwd=work, env=_env()))
     report = json.loads((work / events[-1].report_path).read_text())
     assert events[-1].verdict == "success"
@@ -185,13 +206,23 @@ def test_a_collector_that_is_down_costs_a_warning_not_the_run(tmp_path: Path) ->
 
 def test_without_the_extra_the_run_says_so_and_is_not_traced(tmp_path: Path, receiver: Receiver) -> None:
     work = _work(tmp_path)
-    code = ("import sys; sys.modules['opentelemetry'] = None\n"  # as if the otel extra were not installed
-            "from arreio.cli.app import main; main()\n")
-    out = subprocess.run([sys.executable, "-c", code, "run", "hello", "--script", "s.yaml", "--json"], cwd=work,
-                         env=_env(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=receiver.url + "/v1/traces"),
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    code = (
+        "import sys; sys.modules['opentelemetry'] = None\n"  # as if the otel extra were not installed
+        "from arreio.cli.app import main; main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "run", "hello", "--script", "s.yaml", "--json"],
+        cwd=work,
+        env=_env(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=receiver.url + "/v1/traces"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.returncode == 0, out.stderr
-    warnings = [e for e in map(json.loads, out.stdout.splitlines()) if e["type"] == "warning" and e["code"] == "tracing"]
+    warnings = [
+        e for e in map(json.loads, out.stdout.splitlines()) if e["type"] == "warning" and e["code"] == "tracing"
+    ]
     assert len(warnings) == 1 and "pip install 'arreio[otel]'" in warnings[0]["message"]
     assert receiver.requests == []
 
@@ -204,5 +235,6 @@ def test_where_spans_go() -> None:
     assert traces_endpoint(TracingSettings(endpoint="http://c:4318"), {}) == "http://c:4318/v1/traces"
     assert traces_endpoint(config, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_SDK_DISABLED": "true"}) is None
     assert traces_endpoint(TracingSettings(enabled=False, endpoint="http://c"), {}) is None
-    assert [provider_name(m) for m in ("offline", "claude-x", "gpt-5", "openai/gpt-5", "litellm/groq/llama", "litellm/x")] \
-        == ["arreio.offline", "anthropic", "openai", "openai", "groq", "litellm"]
+    assert [
+        provider_name(m) for m in ("offline", "claude-x", "gpt-5", "openai/gpt-5", "litellm/groq/llama", "litellm/x")
+    ] == ["arreio.offline", "anthropic", "openai", "openai", "groq", "litellm"]

@@ -126,33 +126,48 @@ def answer(a: Account) -> str:
     if a.written:
         sentences.append(f"I wrote {_names(a.written)}.")
     if a.appended:
-        sentences.append(f"I updated {_names(a.appended)} with a marked section at the end; what was there is unchanged.")
+        sentences.append(
+            f"I updated {_names(a.appended)} with a marked section at the end; what was there is unchanged."
+        )
     if a.current:
-        sentences.append(f"{_names(a.current)} already {_them(a.current, 'holds', 'hold')} what I would write, "
-                         f"so I left {_them(a.current, 'it', 'them')} as {_them(a.current, 'it is', 'they are')}.")
+        sentences.append(
+            f"{_names(a.current)} already {_them(a.current, 'holds', 'hold')} what I would write, "
+            f"so I left {_them(a.current, 'it', 'them')} as {_them(a.current, 'it is', 'they are')}."
+        )
     if a.kept:
         it = _them(a.kept, "it", "them")
-        sentences.append(f"{_names(a.kept)} already existed and the goal does not ask to add to {it}, "
-                         f"so I did not overwrite {it}.")
+        sentences.append(
+            f"{_names(a.kept)} already existed and the goal does not ask to add to {it}, so I did not overwrite {it}."
+        )
     if a.not_text:
-        sentences.append(f"I add sections only to text documents (Markdown, plain text), so I left "
-                         f"{_names(a.not_text)} as {_them(a.not_text, 'it was', 'they were')}.")
+        sentences.append(
+            f"I add sections only to text documents (Markdown, plain text), so I left "
+            f"{_names(a.not_text)} as {_them(a.not_text, 'it was', 'they were')}."
+        )
     if a.inexact:
-        sentences.append(f"I could not match all of {_names(a.inexact)} exactly, so I left "
-                         f"{_them(a.inexact, 'it as it was', 'them as they were')} rather than risk changing "
-                         f"what was there.")
+        sentences.append(
+            f"I could not match all of {_names(a.inexact)} exactly, so I left "
+            f"{_them(a.inexact, 'it as it was', 'them as they were')} rather than risk changing "
+            f"what was there."
+        )
     if a.unknown:
-        sentences.append(f"I could not tell whether {_names(a.unknown)} already "
-                         f"{_them(a.unknown, 'exists', 'exist')}, so I left {_them(a.unknown, 'it', 'them')} alone.")
+        sentences.append(
+            f"I could not tell whether {_names(a.unknown)} already "
+            f"{_them(a.unknown, 'exists', 'exist')}, so I left {_them(a.unknown, 'it', 'them')} alone."
+        )
     if a.protected:
         where = " and ".join(dict.fromkeys(place for p in a.protected if (place := protected_place(p))))
-        sentences.append(f"{_names(a.protected)} {_them(a.protected, 'is', 'are')} inside {where}, which the agent "
-                         f"may not write, so I left {_them(a.protected, 'it', 'them')} alone.")
+        sentences.append(
+            f"{_names(a.protected)} {_them(a.protected, 'is', 'are')} inside {where}, which the agent "
+            f"may not write, so I left {_them(a.protected, 'it', 'them')} alone."
+        )
     if a.failed:
         sentences.append(f"I could not write {_names(a.failed)}.")
     if a.changes:
-        sentences.append(f"The goal asks to change {_names(a.changes)}; the offline model does not edit, move or "
-                         f"delete files, so I left {_them(a.changes, 'it as it was', 'them as they were')}.")
+        sentences.append(
+            f"The goal asks to change {_names(a.changes)}; the offline model does not edit, move or "
+            f"delete files, so I left {_them(a.changes, 'it as it was', 'them as they were')}."
+        )
     if a.no_target:
         sentences.append("The goal names no file to write, so I wrote nothing.")
     elif declined and not did:
@@ -175,11 +190,43 @@ def fact(name: str, text: str | None) -> str:
 
 # What the offline model cannot do, said as the goal's first word: it reads, lists, counts and writes
 # files a goal names; it does not fix, build or run anything.
-_ACTIONS = frozenset({
-    "fix", "implement", "refactor", "debug", "add", "remove", "delete", "rename", "install", "deploy", "build",
-    "run", "test", "update", "upgrade", "migrate", "optimize", "optimise", "improve", "change", "modify", "make",
-    "translate", "commit", "push", "merge", "format", "lint", "review", "rewrite", "port", "convert", "solve",
-})
+_ACTIONS = frozenset(
+    {
+        "fix",
+        "implement",
+        "refactor",
+        "debug",
+        "add",
+        "remove",
+        "delete",
+        "rename",
+        "install",
+        "deploy",
+        "build",
+        "run",
+        "test",
+        "update",
+        "upgrade",
+        "migrate",
+        "optimize",
+        "optimise",
+        "improve",
+        "change",
+        "modify",
+        "make",
+        "translate",
+        "commit",
+        "push",
+        "merge",
+        "format",
+        "lint",
+        "review",
+        "rewrite",
+        "port",
+        "convert",
+        "solve",
+    }
+)
 
 
 def declined(a: Account, goal: str, files: Any) -> str | None:
@@ -189,8 +236,10 @@ def declined(a: Account, goal: str, files: Any) -> str | None:
     not name."""
     first = next(iter(goal.split()), "").strip("#*_`>-.:,!").lower()
     if not files.named and first in _ACTIONS:
-        return (f"the offline model cannot {first} anything: it reads, lists, counts and writes files a goal "
-                "names; give a real model (--model, or set a provider's API key)")
+        return (
+            f"the offline model cannot {first} anything: it reads, lists, counts and writes files a goal "
+            "names; give a real model (--model, or set a provider's API key)"
+        )
     if a.failed:
         return f"could not write {_names(a.failed)}"
     if a.protected:

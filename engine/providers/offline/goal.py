@@ -104,8 +104,14 @@ def read_goal(goal: str) -> GoalFiles:
                     roles[path] = role
     final = {p: "read" if r == "protect" else r for p, r in roles.items()}
     by_role = {role: tuple(p for p, r in final.items() if r == role) for role in ("read", "change", "write", "append")}
-    return GoalFiles(named=tuple(final), reads=by_role["read"], changes=by_role["change"], writes=by_role["write"],
-                     appends=by_role["append"], wants_output=wants)
+    return GoalFiles(
+        named=tuple(final),
+        reads=by_role["read"],
+        changes=by_role["change"],
+        writes=by_role["write"],
+        appends=by_role["append"],
+        wants_output=wants,
+    )
 
 
 # -- blocks: paragraphs, bullets and headings, each with the role its label gives ------------------
@@ -229,14 +235,18 @@ def _sentence(sentence: str, default: Role | None) -> tuple[list[tuple[str, str]
             wants = wants or (verb.verb.destination in ("write", "append") and not verb.negated)
     # a weak destination ("the TODOs in notes.md") yields to a strong one of the same verb ("to out.md")
     strong = {v for _, r, v, weak in mentions if r in ("write", "append") and not weak and v is not None}
-    return [(p, "read" if weak and v in strong and r in ("write", "append") else r) for p, r, v, weak in mentions], wants
+    return [
+        (p, "read" if weak and v in strong and r in ("write", "append") else r) for p, r, v, weak in mentions
+    ], wants
 
 
 def _governing(markers: list[_Marker], at: int) -> _Marker | None:
     return next((m for m in reversed(markers) if m.kind == "verb" and m.at < at), None)
 
 
-def _role(sentence: str, markers: list[_Marker], start: int, end: int, default: Role | None) -> tuple[str, int | None, bool]:
+def _role(
+    sentence: str, markers: list[_Marker], start: int, end: int, default: Role | None
+) -> tuple[str, int | None, bool]:
     if sentence[end:].lstrip("`").startswith(("'s", "\u2019s")):
         return "read", None, False
     before = [m for m in markers if m.at < start]

@@ -121,12 +121,27 @@ def _summarised_writes(messages: list[Message]) -> set[str]:
 def _steps(messages: list[Message]) -> list[_Step]:
     last = max((i for i, m in enumerate(messages) if _instruction(m)), default=-1)
     # An `interrupted` result (crash, cancel) does not count: the offline model repeats that call.
-    interrupted = {p.call_id for m in messages if m.role == "tool" for p in m.parts
-                   if isinstance(p, ToolResultPart) and p.status == "interrupted"}
-    results = {p.call_id: p for m in messages if m.role == "tool" for p in m.parts
-               if isinstance(p, ToolResultPart) and p.status != "interrupted"}
-    return [_Step(c, results.get(c.id), i > last) for i, m in enumerate(messages) if m.role == "assistant"
-            for c in m.tool_calls if c.id not in interrupted]
+    interrupted = {
+        p.call_id
+        for m in messages
+        if m.role == "tool"
+        for p in m.parts
+        if isinstance(p, ToolResultPart) and p.status == "interrupted"
+    }
+    results = {
+        p.call_id: p
+        for m in messages
+        if m.role == "tool"
+        for p in m.parts
+        if isinstance(p, ToolResultPart) and p.status != "interrupted"
+    }
+    return [
+        _Step(c, results.get(c.id), i > last)
+        for i, m in enumerate(messages)
+        if m.role == "assistant"
+        for c in m.tool_calls
+        if c.id not in interrupted
+    ]
 
 
 class _View:
@@ -207,13 +222,19 @@ class OfflineProvider:
             return say.answer(self._account(goal, files, view, can_list)), [], None
         if can_list and "." not in view.listings and view.may_list("."):
             return "I'll start by looking at the working directory.", [call(0, "list_dir", path=".")], None
-        targets = [p for p in files.outputs
-                   if p not in view.attempted and p not in view.summarised and not say.protected_place(p)]
+        targets = [
+            p
+            for p in files.outputs
+            if p not in view.attempted and p not in view.summarised and not say.protected_place(p)
+        ]
         states = {p: view.state(p, can_list) for p in targets}
         folders = list(dict.fromkeys(s for s in states.values() if s not in ("new", "exists", "unknown", "probe")))
         if folders:
-            return (f"Checking what already exists in {', '.join(folders)}.",
-                    [call(j, "list_dir", path=f) for j, f in enumerate(folders)], None)
+            return (
+                f"Checking what already exists in {', '.join(folders)}.",
+                [call(j, "list_dir", path=f) for j, f in enumerate(folders)],
+                None,
+            )
         wanted = [*files.inputs, *(p for p, s in states.items() if s in ("exists", "probe"))]
         probes = {p for p, s in states.items() if s == "probe"}
         unread = [p for p in dict.fromkeys(wanted) if p not in view.read_tried or (p in probes)]
@@ -256,7 +277,11 @@ class OfflineProvider:
         """The one call that adds a section to an existing document, or None when it cannot be done
         without risking what is there. `edit_file` replaces the *whole* text with itself plus the
         section; it refuses unless that text matches the file exactly, so nothing else can change."""
-        if state != "exists" or path not in view.read_ok or PurePosixPath(path).suffix.lower() not in APPENDABLE_SUFFIXES:
+        if (
+            state != "exists"
+            or path not in view.read_ok
+            or PurePosixPath(path).suffix.lower() not in APPENDABLE_SUFFIXES
+        ):
             return None
         text = exact_text(view.read_ok[path])
         if text is None:
@@ -280,8 +305,11 @@ class OfflineProvider:
         if text is None:
             return False
         inputs = [p for p in files.inputs if p != path]  # read to be compared, not one of the sources
-        wanted = (say.report(goal, inputs, view.contents(inputs)) if path in files.writes
-                  else say.section(inputs, view.contents(inputs)))
+        wanted = (
+            say.report(goal, inputs, view.contents(inputs))
+            if path in files.writes
+            else say.section(inputs, view.contents(inputs))
+        )
         # the title line is worded from how the goal was given (a plan's unit, the mission's heading); the
         # sections under it are what the files say
         return _below_title(text.body) == _below_title(wanted)

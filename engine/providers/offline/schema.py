@@ -18,9 +18,17 @@ from typing import Any
 
 PROSE_NAMES = ("summary", "answer", "description", "text", "message", "result", "report", "notes", "explanation")
 _FORMATS = {
-    "date-time": "1970-01-01T00:00:00Z", "date": "1970-01-01", "time": "00:00:00Z", "email": "offline@example.invalid",
-    "uri": "about:blank", "uri-reference": "about:blank", "uuid": "00000000-0000-0000-0000-000000000000",
-    "hostname": "localhost", "ipv4": "127.0.0.1", "ipv6": "::1", "duration": "P0D",
+    "date-time": "1970-01-01T00:00:00Z",
+    "date": "1970-01-01",
+    "time": "00:00:00Z",
+    "email": "offline@example.invalid",
+    "uri": "about:blank",
+    "uri-reference": "about:blank",
+    "uuid": "00000000-0000-0000-0000-000000000000",
+    "hostname": "localhost",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "duration": "P0D",
 }
 _MAX_DEPTH = 12
 
@@ -77,8 +85,12 @@ def minimal_instance(schema: Any, prose: str = "", *, root: Any = None, depth: i
         merged = {k: v for k, v in schema.items() if k != "allOf"}
         for part in schema["allOf"]:
             part = _resolve(part["$ref"], root) if isinstance(part, dict) and "$ref" in part else part
-            merged = {**merged, **part, "properties": {**merged.get("properties", {}), **part.get("properties", {})},
-                      "required": [*merged.get("required", []), *part.get("required", [])]}
+            merged = {
+                **merged,
+                **part,
+                "properties": {**merged.get("properties", {}), **part.get("properties", {})},
+                "required": [*merged.get("required", []), *part.get("required", [])],
+            }
         return build(merged, name)
     kind = _kind(schema)
     if kind == "object":

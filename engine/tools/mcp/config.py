@@ -81,12 +81,17 @@ class StdioServer(_Common):
     command: str = Field(min_length=1, description="The program that serves MCP on its stdin/stdout.")
     args: list[str] = Field(default_factory=list, description="Its arguments; ${VAR} reads the run's env.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment; ${VAR} reads the run's env.")
-    cwd: str | None = Field(None, description="Folder the server starts in, relative to the working directory "
-                            "(default: a fresh folder of arreio's own; `.` for the working directory, which the "
-                            "agent can write).")
+    cwd: str | None = Field(
+        None,
+        description="Folder the server starts in, relative to the working directory "
+        "(default: a fresh folder of arreio's own; `.` for the working directory, which the "
+        "agent can write).",
+    )
     sandbox: bool | None = Field(
-        None, description="Start the server inside the run's OS sandbox (as shell runs). Unset: only when it would "
-        "run or start among files the agent can write (its command, a file it is given, its folder); false: never.")
+        None,
+        description="Start the server inside the run's OS sandbox (as shell runs). Unset: only when it would "
+        "run or start among files the agent can write (its command, a file it is given, its folder); false: never.",
+    )
 
 
 class HttpServer(_Common):

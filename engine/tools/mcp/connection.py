@@ -34,7 +34,9 @@ class StartPlace:
     untrusted: tuple[Path, ...]
     wrap: SandboxWrap | None = None
     home: Path | None = None
-  # a stdio server that dies is started again this many times, then withdrawn
+
+
+# a stdio server that dies is started again this many times, then withdrawn
 
 
 @dataclass
@@ -79,8 +81,14 @@ class Connection:
             self.changed = True
 
 
-async def transport(conn: Connection, stack: contextlib.AsyncExitStack, *, cwd: Path, env: Mapping[str, str],
-                    start: StartPlace | None = None) -> Any:
+async def transport(
+    conn: Connection,
+    stack: contextlib.AsyncExitStack,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    start: StartPlace | None = None,
+) -> Any:
     """The SDK transport for `conn` (stdio: started as `launch.py` says, its stderr into the server's
     log; http: its headers, with a hook that keeps the last 401/403, which the SDK would otherwise hide)."""
     cfg = conn.config
@@ -140,8 +148,9 @@ async def list_resources(client: Any) -> list[Any]:
     with contextlib.suppress(Exception):
         out += await list_all(lambda c: client.list_resources(cursor=c, cache_mode="refresh"), "resources")
     with contextlib.suppress(Exception):
-        out += await list_all(lambda c: client.list_resource_templates(cursor=c, cache_mode="refresh"),
-                              "resource_templates")
+        out += await list_all(
+            lambda c: client.list_resource_templates(cursor=c, cache_mode="refresh"), "resource_templates"
+        )
     return out
 
 
@@ -175,16 +184,20 @@ def gone_text(conn: Connection, *, hub_closed: bool, during_call: bool = False) 
     if hub_closed and conn.status.state in ("ready", "closed"):
         return f"MCP server '{conn.name}' is not running (the run's servers were shut down)"
     if conn.status.state == "restarting":
-        return (f"MCP server '{conn.name}' stopped during the call and is being restarted (once per run); "
-                "its tools stay available — if this call is what stopped it, do not repeat it")
+        return (
+            f"MCP server '{conn.name}' stopped during the call and is being restarted (once per run); "
+            "its tools stay available — if this call is what stopped it, do not repeat it"
+        )
     if conn.told:
         return f"MCP server '{conn.name}' is not running; its tools are unavailable (withdrawn earlier in this run)"
     conn.told = True
     why = conn.status.detail or conn.status.state
     what = "stopped during the call" if during_call else f"is not running ({why})"
     names = ", ".join(conn.status.tools[:6]) + (", …" if len(conn.status.tools) > 6 else "")
-    return (f"MCP server '{conn.name}' {what}; its tools ({names or 'none'}) are withdrawn for the rest of "
-            "this run — do not call them again; use another way")
+    return (
+        f"MCP server '{conn.name}' {what}; its tools ({names or 'none'}) are withdrawn for the rest of "
+        "this run — do not call them again; use another way"
+    )
 
 
 def describe_error(exc: BaseException) -> str:
@@ -198,8 +211,10 @@ def describe_error(exc: BaseException) -> str:
 
 
 def auth_failed(conn: Connection) -> str:
-    return (f"authentication failed ({conn.auth_status}) for server {conn.name} — check its headers "
-            f"(mcp_servers.{conn.name}.headers)")
+    return (
+        f"authentication failed ({conn.auth_status}) for server {conn.name} — check its headers "
+        f"(mcp_servers.{conn.name}.headers)"
+    )
 
 
 def shown(path: Path | None, cwd: Path) -> str:

@@ -50,8 +50,16 @@ class Launch:
     cwd: str
 
 
-def launch(config: StdioServer, *, name: str, cwd: Path, env: Mapping[str, str], home: Path,
-           untrusted: Sequence[Path], wrap: SandboxWrap | None = None) -> Launch:
+def launch(
+    config: StdioServer,
+    *,
+    name: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    home: Path,
+    untrusted: Sequence[Path],
+    wrap: SandboxWrap | None = None,
+) -> Launch:
     """How to start server `name` (module docstring). Raises RuntimeError with a reason the user can
     act on: a `${VAR}` not set, a command not found where it may be looked for, no sandbox."""
     where = f"mcp_servers.{name}"
@@ -71,8 +79,10 @@ def launch(config: StdioServer, *, name: str, cwd: Path, env: Mapping[str, str],
     else:
         found = trusted_which(config.command, env, untrusted)
         if found is None:
-            raise RuntimeError(f"{where}.command '{config.command}' was not found on PATH outside the working "
-                               "directory (a program there could be the agent's); give its full path to use it")
+            raise RuntimeError(
+                f"{where}.command '{config.command}' was not found on PATH outside the working "
+                "directory (a program there could be the agent's); give its full path to use it"
+            )
         command = found
     reaches = agents_files(command, args, folder, cwd, untrusted)
     if config.sandbox or (config.sandbox is None and reaches):
@@ -81,8 +91,10 @@ def launch(config: StdioServer, *, name: str, cwd: Path, env: Mapping[str, str],
         argv, why = wrap([command, *args])
         if argv is None:
             because = f"{reaches}, so it runs only in the sandbox" if reaches else "sandbox: true"
-            raise RuntimeError(f"{where} was not started: {because}, which cannot run here ({why}); "
-                               f"set {where}.sandbox: false to run it outside the sandbox anyway")
+            raise RuntimeError(
+                f"{where} was not started: {because}, which cannot run here ({why}); "
+                f"set {where}.sandbox: false to run it outside the sandbox anyway"
+            )
         command, args = argv[0], argv[1:]
         if not config.cwd:
             folder = cwd  # inside the sandbox the working directory is where a server belongs

@@ -42,13 +42,20 @@ class PromptInfo:
         return ", ".join(a["name"] + (" (required)" if a["required"] else "") for a in self.arguments) or "none"
 
     def as_json(self) -> dict[str, Any]:
-        return {"server": self.server, "name": self.name, "ref": self.ref, "description": self.description,
-                "arguments": self.arguments}
+        return {
+            "server": self.server,
+            "name": self.name,
+            "ref": self.ref,
+            "description": self.description,
+            "arguments": self.arguments,
+        }
 
 
 def info_of(server: str, prompt: Any) -> PromptInfo:
-    args = [{"name": a.name, "description": a.description or "", "required": bool(a.required)}
-            for a in (prompt.arguments or [])]
+    args = [
+        {"name": a.name, "description": a.description or "", "required": bool(a.required)}
+        for a in (prompt.arguments or [])
+    ]
     return PromptInfo(server, prompt.name, " ".join((prompt.description or "").split()), args)
 
 
@@ -108,8 +115,9 @@ def render(result: Any) -> str:
 class Prompts:
     """Connects to the servers that may hold a prompt, lists or renders, and disconnects."""
 
-    def __init__(self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str],
-                 log_dir: Path | None) -> None:
+    def __init__(
+        self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str], log_dir: Path | None
+    ) -> None:
         self.servers = dict(servers)
         self.cwd, self.env, self.log_dir = cwd, dict(env), log_dir
 
@@ -154,8 +162,9 @@ class Prompts:
             if not hub.offers(name, "prompts"):
                 continue
             try:
-                listed = await hub.request(name, lambda c: list_all(lambda cur: c.list_prompts(cursor=cur), "prompts"),
-                                           _TIMEOUT_S)
+                listed = await hub.request(
+                    name, lambda c: list_all(lambda cur: c.list_prompts(cursor=cur), "prompts"), _TIMEOUT_S
+                )
             except ToolError as error:
                 problems.append(f"{name}: could not list prompts — {error.message}")
                 continue
@@ -179,11 +188,14 @@ class Prompts:
             prompt = _pick(ref, server, name, prompts, problems)
             check_arguments(prompt, arguments)
             try:
-                result = asyncio.run(hub.request(prompt.server, lambda c: c.get_prompt(prompt.name, dict(arguments)),
-                                                 _TIMEOUT_S))
+                result = asyncio.run(
+                    hub.request(prompt.server, lambda c: c.get_prompt(prompt.name, dict(arguments)), _TIMEOUT_S)
+                )
             except Exception as error:  # noqa: BLE001 — a ToolError from the hub, or the server's refusal
-                raise ArreioError(f"MCP server '{prompt.server}' could not render prompt {prompt.ref}: "
-                                  f"{getattr(error, 'message', error)}") from None
+                raise ArreioError(
+                    f"MCP server '{prompt.server}' could not render prompt {prompt.ref}: "
+                    f"{getattr(error, 'message', error)}"
+                ) from None
         finally:
             hub.close()
         text = render(result)
@@ -197,8 +209,10 @@ def _pick(ref: str, server: str | None, name: str, prompts: list[PromptInfo], pr
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        raise UsageError(f"prompt '{name}' is offered by several servers ({', '.join(p.ref for p in matches)}); "
-                         "name one as SERVER/NAME")
+        raise UsageError(
+            f"prompt '{name}' is offered by several servers ({', '.join(p.ref for p in matches)}); "
+            "name one as SERVER/NAME"
+        )
     if not prompts and problems:
         raise ArreioError(f"cannot get prompt {ref}: MCP server {problems[0]}")
     close = difflib.get_close_matches(name, [p.name for p in prompts], n=1, cutoff=0.5)

@@ -48,8 +48,11 @@ def resource_tools(hub: McpHub, conn: Connection, taken: set[str]) -> list[McpTo
         name = tool_name(conn.name, short, taken)
         taken.add(name)
         why = conn.config.tools.withheld(short)
-        out.append(cls(hub, conn, name, sensitive=sensitive,
-                       withheld=f"{why} (mcp_servers.{conn.name}.tools)" if why else None))
+        out.append(
+            cls(
+                hub, conn, name, sensitive=sensitive, withheld=f"{why} (mcp_servers.{conn.name}.tools)" if why else None
+            )
+        )
     return out
 
 
@@ -62,8 +65,18 @@ class _ResourceTool(McpTool):
         known = conn.resources
         named = ", ".join(_uri(r) for r in known[:_NAMED]) + (", …" if len(known) > _NAMED else "")
         description = f"{self.summary} It has {len(known)} (e.g. {named})."
-        super().__init__(hub, conn.name, self.short, name, description, self.schema, sensitive=sensitive,
-                         timeout_s=conn.config.timeout_s, read_only=True, withheld=withheld)
+        super().__init__(
+            hub,
+            conn.name,
+            self.short,
+            name,
+            description,
+            self.schema,
+            sensitive=sensitive,
+            timeout_s=conn.config.timeout_s,
+            read_only=True,
+            withheld=withheld,
+        )
         self.conn = conn
 
 
@@ -77,29 +90,34 @@ class ListResourcesTool(_ResourceTool):
 
         async def send(client: Any) -> list[Any]:
             found = await list_all(lambda c: client.list_resources(cursor=c, cache_mode="refresh"), "resources")
-            found += await list_all(lambda c: client.list_resource_templates(cursor=c, cache_mode="refresh"),
-                                    "resource_templates")
+            found += await list_all(
+                lambda c: client.list_resource_templates(cursor=c, cache_mode="refresh"), "resource_templates"
+            )
             return found
 
         found = await self.hub.request(self.server, send, self.call_timeout_s)
         if not found:
             return ToolResult(f"MCP server '{self.server}' lists no resources now")
         lines = [_line(item) for item in found]
-        return ToolResult(f"{len(found)} resource(s) of MCP server '{self.server}' (read one with "
-                          f"{self.name.replace('list_resources', 'read_resource')}):\n" + "\n".join(lines))
+        return ToolResult(
+            f"{len(found)} resource(s) of MCP server '{self.server}' (read one with "
+            f"{self.name.replace('list_resources', 'read_resource')}):\n" + "\n".join(lines)
+        )
 
 
 class ReadResourceTool(_ResourceTool):
     short = "read_resource"
     summary = "Read one resource of this MCP server by its uri (from its list_resources)."
-    schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {"uri": {"type": "string", "description": "The resource's uri."}},
-              "required": ["uri"]}
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"uri": {"type": "string", "description": "The resource's uri."}},
+        "required": ["uri"],
+    }
 
     async def execute(self, args: Any, ctx: RunContext) -> ToolResult:
         uri = str(args.model_dump().get("uri") if hasattr(args, "model_dump") else args["uri"])
         try:
-            result = await self.hub.request(self.server, lambda client: client.read_resource(uri),
-                                            self.call_timeout_s)
+            result = await self.hub.request(self.server, lambda client: client.read_resource(uri), self.call_timeout_s)
         except ToolError as error:
             close = difflib.get_close_matches(uri, [_uri(r) for r in self.conn.resources], n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close and uri not in close else ""

@@ -43,8 +43,13 @@ class _AnyArgs(BaseModel):
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "array": (list,), "object": (dict,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
 }
 
 
@@ -81,8 +86,9 @@ def _args_model(schema: Mapping[str, Any]) -> type[BaseModel]:
                 return data
             missing = [r for r in required if r not in data]
             if missing:
-                raise PydanticCustomError("mcp_args", "missing required argument(s): {names}",
-                                          {"names": ", ".join(missing)})
+                raise PydanticCustomError(
+                    "mcp_args", "missing required argument(s): {names}", {"names": ", ".join(missing)}
+                )
             data = dict(data)
             for key, value in list(data.items()):
                 wanted = props.get(key, {}).get("type") if isinstance(props.get(key), Mapping) else None
@@ -92,8 +98,11 @@ def _args_model(schema: Mapping[str, Any]) -> type[BaseModel]:
                 allowed = tuple(t for k in kinds for t in _JSON_TYPES.get(k, ()))
                 bad_bool = isinstance(value, bool) and bool not in allowed
                 if allowed and (not isinstance(value, allowed) or bad_bool):
-                    raise PydanticCustomError("mcp_args", "'{key}' must be {kinds} (got {got})",
-                                              {"key": key, "kinds": " or ".join(kinds), "got": repr(value)[:40]})
+                    raise PydanticCustomError(
+                        "mcp_args",
+                        "'{key}' must be {kinds} (got {got})",
+                        {"key": key, "kinds": " or ".join(kinds), "got": repr(value)[:40]},
+                    )
             return data
 
     return Args
@@ -106,9 +115,20 @@ class McpTool(Tool):
     repeat = "few"
     remote = True  # a server can say readOnlyHint and write: checkpoints do not take its word (tools/base.py)
 
-    def __init__(self, hub: McpHub, server: str, remote: str, name: str, description: str,
-                 schema: dict[str, Any], *, sensitive: bool, timeout_s: float, read_only: bool = False,
-                 withheld: str | None = None) -> None:
+    def __init__(
+        self,
+        hub: McpHub,
+        server: str,
+        remote: str,
+        name: str,
+        description: str,
+        schema: dict[str, Any],
+        *,
+        sensitive: bool,
+        timeout_s: float,
+        read_only: bool = False,
+        withheld: str | None = None,
+    ) -> None:
         self.hub, self.server, self.remote = hub, server, remote
         self.name = name  # type: ignore[misc]
         self.remote_description = description

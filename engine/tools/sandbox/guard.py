@@ -158,9 +158,14 @@ class PlantGuard:
         for path in appeared:
             shown = _shown(path, self.cwd)
             where = self._move(path)
-            said.append(f"refused: {shown} may not be created by the agent (git or a later run would obey it); "
-                        + (f"it was moved out of the working directory to {where}" if where else
-                           "it could not be moved away and was deleted"))
+            said.append(
+                f"refused: {shown} may not be created by the agent (git or a later run would obey it); "
+                + (
+                    f"it was moved out of the working directory to {where}"
+                    if where
+                    else "it could not be moved away and was deleted"
+                )
+            )
         return said
 
     def _relink(self, before: Before) -> list[str]:
@@ -179,8 +184,10 @@ class PlantGuard:
                 os.symlink(target, link)
             except OSError:
                 continue
-            said.append(f"refused: {_shown(link, self.cwd)} is a protected link; it was put back"
-                        + (f" (what replaced it was moved to {where})" if where else ""))
+            said.append(
+                f"refused: {_shown(link, self.cwd)} is a protected link; it was put back"
+                + (f" (what replaced it was moved to {where})" if where else "")
+            )
         return said
 
     def _move(self, path: Path) -> str | None:
@@ -197,8 +204,7 @@ class PlantGuard:
 def _special(entry: os.DirEntry) -> bool:
     """Neither a regular file, a folder nor a link: a FIFO, a socket, a device."""
     try:
-        return not (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
-                    or entry.is_symlink())
+        return not (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False) or entry.is_symlink())
     except OSError:
         return False
 

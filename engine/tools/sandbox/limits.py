@@ -106,7 +106,7 @@ def _sweep(parent: Path) -> None:
         for entry in parent.iterdir():
             if not entry.name.startswith(_PREFIX):
                 continue
-            owner = entry.name[len(_PREFIX):].split("-", 1)[0]
+            owner = entry.name[len(_PREFIX) :].split("-", 1)[0]
             if owner.isdigit() and not Path(f"/proc/{owner}").exists():
                 with contextlib.suppress(OSError):
                     entry.rmdir()
@@ -166,8 +166,16 @@ class Box:
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` started so that it joins the call's groups and runs under its limits first."""
         limits = "".join(f"ulimit {option} 2>/dev/null; " for option in self.ulimits)
-        return [_SH, "-c", _PROLOGUE.format(limits=limits), "arreio-limits",
-                *[str(group / "cgroup.procs") for group in self.groups], "--", *argv]
+        return [
+            _SH,
+            "-c",
+            _PROLOGUE.format(limits=limits),
+            "arreio-limits",
+            *[str(group / "cgroup.procs") for group in self.groups],
+            "--",
+            *argv,
+        ]
+
     def hit(self) -> list[str]:
         """Which limits the call ran into, for the model (read after the call, before `close`)."""
         said: list[str] = []
@@ -175,8 +183,11 @@ class Box:
             said.append(f"the process limit ({self.limits.processes}) was reached: new processes were refused")
         if self.memory_group is not None:
             events = self.memory_group / "memory.events"
-            oom = _counter(events, "oom_kill") if events.exists() else _counter(
-                self.memory_group / "memory.oom_control", "oom_kill")
+            oom = (
+                _counter(events, "oom_kill")
+                if events.exists()
+                else _counter(self.memory_group / "memory.oom_control", "oom_kill")
+            )
             if oom > 0:
                 said.append(f"the memory limit ({self.limits.memory_mb} MB) was reached: a process was killed")
         return said

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from arreio.engine.tools.run_context import RunContext
 
 
-def bwrap_args(cwd: Path, settings: SandboxSettings, protected: list[Path], writable: list[Path],
-               pinned: list[Path] = ()) -> list[str]:
+def bwrap_args(
+    cwd: Path, settings: SandboxSettings, protected: list[Path], writable: list[Path], pinned: list[Path] = ()
+) -> list[str]:
     """Everything between `bwrap` and `--` for one call. Pure: `protected` and `writable` are resolved
     paths that exist; protected ones overlapping a writable area are re-mounted read-only last.
     `pinned`: folders (nested repositories) bound onto themselves, which makes each a mount point:
@@ -109,10 +110,14 @@ class RunSandbox:
         self._nested: list[Path] | None = None
         if self.active:
             watched = self._prepare_protected()
-            links = [area.root for area in protected_areas(ctx.cwd, ctx.env, ctx.state_dir)
-                     if os.path.islink(area.root) and inside_any(Path(os.path.dirname(area.root)), self.writable)]
-            self.guard = PlantGuard(ctx.cwd, watched, (ctx.state_dir or ctx.cwd / ".arreio") / "refused" / ctx.run_id,
-                                    links)
+            links = [
+                area.root
+                for area in protected_areas(ctx.cwd, ctx.env, ctx.state_dir)
+                if os.path.islink(area.root) and inside_any(Path(os.path.dirname(area.root)), self.writable)
+            ]
+            self.guard = PlantGuard(
+                ctx.cwd, watched, (ctx.state_dir or ctx.cwd / ".arreio") / "refused" / ctx.run_id, links
+            )
 
     @property
     def active(self) -> bool:
@@ -153,11 +158,17 @@ class RunSandbox:
         tops = {str(ctx.cwd / ".git"), str(ctx.cwd / ".arreio")}
         # A nested repository's .git (or a sub-folder's .arreio) is read-only as the file tools keep
         # it, and the repository itself is pinned in place; a link is left to the guard.
-        nested = _existing(Path(p) for p in sorted(gits) if p not in tops and not os.path.islink(p)
-                           and os.path.basename(p).casefold() in (".git", ".arreio"))
+        nested = _existing(
+            Path(p)
+            for p in sorted(gits)
+            if p not in tops and not os.path.islink(p) and os.path.basename(p).casefold() in (".git", ".arreio")
+        )
         protected = _existing(area.root for area in protected_areas(ctx.cwd, ctx.env, ctx.state_dir))
-        pinned = [p.parent for p in nested if p.name.casefold() == ".git" and p.parent != ctx.cwd
-                  and p.parent.is_relative_to(ctx.cwd)]
+        pinned = [
+            p.parent
+            for p in nested
+            if p.name.casefold() == ".git" and p.parent != ctx.cwd and p.parent.is_relative_to(ctx.cwd)
+        ]
         # Each folder between a writable area and a protected place in it is pinned too: a folder
         # holding a mount point can be renamed, and a new one made in its place (ARREIO_HOME=tools/state).
         areas = [ctx.cwd, *writable]
@@ -169,8 +180,9 @@ class RunSandbox:
                 if parent not in pinned:
                     pinned.append(parent)
         pinned.sort(key=lambda p: len(p.parts))
-        return SandboxPlan(self.found.bwrap, bwrap_args(ctx.cwd, self.settings, protected + nested, writable, pinned),
-                           self.settings)
+        return SandboxPlan(
+            self.found.bwrap, bwrap_args(ctx.cwd, self.settings, protected + nested, writable, pinned), self.settings
+        )
 
     def start(self) -> Call:
         """A call about to run: its plan, environment, limits, and what the guard saw before it."""
@@ -196,8 +208,9 @@ class RunSandbox:
 
 
 # State-folder entries that are files: they are watched, not made ahead.
-_STATE_FILES = frozenset({"config.yaml", "MEMORY.md", "USER.md", "knowledge.sqlite", "audit.jsonl",
-                          "context_calibration.json"})
+_STATE_FILES = frozenset(
+    {"config.yaml", "MEMORY.md", "USER.md", "knowledge.sqlite", "audit.jsonl", "context_calibration.json"}
+)
 
 
 def run_sandbox(ctx: RunContext, probe: Probe | None = None) -> RunSandbox:
@@ -245,14 +258,18 @@ def refusal_hint(output: str, plan: SandboxPlan) -> str | None:
     other ways round it. Pure; it says "most likely": the same words can have another cause."""
     notes: list[str] = []
     if _WRITE_REFUSED.search(output):
-        where = ("nothing is writable (sandbox.mode: read-only)" if plan.settings.mode == "read-only" else
-                 "only the working directory is writable, and .arreio/, .git/ and arreio's config are "
-                 "read-only even there")
-        notes.append("a 'Read-only file system' or 'Permission denied' above is most likely the OS sandbox "
-                     f"refusing the write: {where}")
+        where = (
+            "nothing is writable (sandbox.mode: read-only)"
+            if plan.settings.mode == "read-only"
+            else "only the working directory is writable, and .arreio/, .git/ and arreio's config are "
+            "read-only even there"
+        )
+        notes.append(
+            "a 'Read-only file system' or 'Permission denied' above is most likely the OS sandbox "
+            f"refusing the write: {where}"
+        )
     if not plan.settings.network and _NETWORK_REFUSED.search(output):
-        notes.append("the network is off in the OS sandbox (sandbox.network: false): connections and name "
-                     "lookups fail")
+        notes.append("the network is off in the OS sandbox (sandbox.network: false): connections and name lookups fail")
     if not notes:
         return None
     return "[sandbox: " + "; ".join(notes) + ". Do not look for a way round it; say what you need instead]"

@@ -70,10 +70,25 @@ def probe_bwrap(bwrap: str) -> Availability:
     namespaces, or mounting `/proc`; its first stderr line is the reason) and check it is one: the
     command inside must see a PID namespace of its own."""
     try:
-        version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, env=_PROBE_ENV,
-                                 timeout=PROBE_TIMEOUT_S, check=False).stdout.strip() or None
-        tried = subprocess.run([bwrap, *namespace_args(network=False), "--", "readlink", "/proc/self/ns/pid"],
-                               capture_output=True, text=True, env=_PROBE_ENV, timeout=PROBE_TIMEOUT_S, check=False)
+        version = (
+            subprocess.run(
+                [bwrap, "--version"],
+                capture_output=True,
+                text=True,
+                env=_PROBE_ENV,
+                timeout=PROBE_TIMEOUT_S,
+                check=False,
+            ).stdout.strip()
+            or None
+        )
+        tried = subprocess.run(
+            [bwrap, *namespace_args(network=False), "--", "readlink", "/proc/self/ns/pid"],
+            capture_output=True,
+            text=True,
+            env=_PROBE_ENV,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return Availability(bwrap, None, f"bubblewrap could not be run ({exc})")
     if tried.returncode != 0:
@@ -95,8 +110,9 @@ def availability(env: Mapping[str, str], probe: Probe | None = None, untrusted: 
         return Availability(None, reason=f"no OS sandbox for {sys.platform} yet (bubblewrap is Linux-only)")
     bwrap = find_bwrap(env, untrusted)
     if bwrap is None:
-        return Availability(None, reason="bubblewrap (bwrap) is not installed or not on PATH "
-                                         "(outside the working directory)")
+        return Availability(
+            None, reason="bubblewrap (bwrap) is not installed or not on PATH (outside the working directory)"
+        )
     key = (bwrap, probe or probe_bwrap)
     with _PROBE_LOCK:
         if key not in _PROBED:

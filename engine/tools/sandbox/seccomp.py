@@ -44,21 +44,23 @@ def program(machine: str | None = None) -> bytes | None:
     if found is None or struct.pack("=I", 1) != struct.pack("<I", 1):
         return None
     arch, socket_nr, uring_nr = found
-    return b"".join([
-        # a jump goes to pc + 1 + offset; the refusal is instruction 11
-        _ins(_LD_W_ABS, 0, 0, 4),                # 0: arch
-        _ins(_JEQ_K, 1, 0, arch),                # 1: ours → 3; foreign → 2
-        _ins(_RET_K, 0, 0, _ERRNO | _ENOSYS),    # 2: refused
-        _ins(_LD_W_ABS, 0, 0, 0),                # 3: nr
-        _ins(_JGE_K, 6, 0, _X32),                # 4: an x32 call → 11
-        _ins(_JEQ_K, 5, 0, uring_nr),            # 5: io_uring_setup → 11
-        _ins(_JEQ_K, 0, 3, socket_nr),           # 6: socket() → 7; anything else → 10
-        _ins(_LD_W_ABS, 0, 0, 16),               # 7: args[0], the family
-        _ins(_JEQ_K, 2, 0, _AF_UNIX),            # 8: AF_UNIX → 11
-        _ins(_RET_K, 0, 0, _ALLOW),              # 9
-        _ins(_RET_K, 0, 0, _ALLOW),              # 10
-        _ins(_RET_K, 0, 0, _ERRNO | _EACCES),    # 11: refused
-    ])
+    return b"".join(
+        [
+            # a jump goes to pc + 1 + offset; the refusal is instruction 11
+            _ins(_LD_W_ABS, 0, 0, 4),  # 0: arch
+            _ins(_JEQ_K, 1, 0, arch),  # 1: ours → 3; foreign → 2
+            _ins(_RET_K, 0, 0, _ERRNO | _ENOSYS),  # 2: refused
+            _ins(_LD_W_ABS, 0, 0, 0),  # 3: nr
+            _ins(_JGE_K, 6, 0, _X32),  # 4: an x32 call → 11
+            _ins(_JEQ_K, 5, 0, uring_nr),  # 5: io_uring_setup → 11
+            _ins(_JEQ_K, 0, 3, socket_nr),  # 6: socket() → 7; anything else → 10
+            _ins(_LD_W_ABS, 0, 0, 16),  # 7: args[0], the family
+            _ins(_JEQ_K, 2, 0, _AF_UNIX),  # 8: AF_UNIX → 11
+            _ins(_RET_K, 0, 0, _ALLOW),  # 9
+            _ins(_RET_K, 0, 0, _ALLOW),  # 10
+            _ins(_RET_K, 0, 0, _ERRNO | _EACCES),  # 11: refused
+        ]
+    )
 
 
 def program_fd() -> int | None:

@@ -30,8 +30,10 @@ class SandboxSettings(BaseModel):
         description="Absolute (or ~/) folders shell may also write in workspace-write mode, e.g. a build cache; "
         "protected paths stay read-only inside them.",
     )
-    limits: LimitSettings = Field(default_factory=LimitSettings,
-                                  description="What one sandboxed call may use: processes, memory, file size, /tmp.")
+    limits: LimitSettings = Field(
+        default_factory=LimitSettings,
+        description="What one sandboxed call may use: processes, memory, file size, /tmp.",
+    )
     env_passthrough: list[str] = Field(
         default_factory=list,
         description="Secret-shaped environment variables (names or globs) shell and command gates still get; "
@@ -48,8 +50,9 @@ class SandboxSettings(BaseModel):
     def _absolute(cls, value: list[str]) -> list[str]:
         for root in value:
             if not (root.startswith(("/", "~/")) or root == "~"):
-                raise ValueError(f"'{root}' must be an absolute path or start with ~/ "
-                                 "(the working directory is writable already)")
+                raise ValueError(
+                    f"'{root}' must be an absolute path or start with ~/ (the working directory is writable already)"
+                )
         return value
 
     @field_validator("env_passthrough")

@@ -36,13 +36,16 @@ class WebSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     fetch: bool = Field(True, description="Offer the web_fetch tool.")
-    allow_private: bool = Field(False, description="Allow addresses that are not globally routable (loopback, private, …).")
+    allow_private: bool = Field(
+        False, description="Allow addresses that are not globally routable (loopback, private, …)."
+    )
     timeout_s: float = Field(20.0, gt=0, le=300, description="Longest one fetch may take, redirects included.")
     max_redirects: int = Field(5, ge=0, le=20, description="Redirects followed, each checked like the first address.")
     max_bytes: int = Field(5_000_000, ge=10_000, description="Download cap; a larger body is cut.")
     max_chars: int = Field(20_000, ge=500, le=200_000, description="Text shown per call unless the model asks.")
-    user_agent: str = Field("arreio/0.1 (terminal agent; +https://pypi.org/project/arreio/)",
-                            description="Sent with every fetch.")
+    user_agent: str = Field(
+        "arreio/0.1 (terminal agent; +https://pypi.org/project/arreio/)", description="Sent with every fetch."
+    )
     search: SearchSettings | None = Field(None, description="web_search is offered only when this is set.")
 
 

@@ -42,9 +42,7 @@ class WebFetchInput(BaseModel):
 
 class WebFetch(Tool):
     name = "web_fetch"
-    description = (
-        "Read an http(s) page or PDF as markdown; a long one is cut and says the `start` to read on."
-    )
+    description = "Read an http(s) page or PDF as markdown; a long one is cut and says the `start` to read on."
     input_model = WebFetchInput
     repeat = "paged"
     read_only = True
@@ -64,8 +62,11 @@ class WebFetch(Tool):
             async with asyncio.timeout(s.timeout_s):
                 final_url, ctype, body, cut = await self._download(url, httpx)
         except TimeoutError:
-            raise ToolError(f"timed out after {s.timeout_s:g}s fetching {url} — the site is slow or unreachable; "
-                            "try again later or use another source", transient=True) from None
+            raise ToolError(
+                f"timed out after {s.timeout_s:g}s fetching {url} — the site is slow or unreachable; "
+                "try again later or use another source",
+                transient=True,
+            ) from None
         title, text, kind = to_text(body, ctype, final_url)
         limit = args.max_chars or s.max_chars
         return ToolResult(content=_present(url, final_url, title, kind, text, args.start, limit, cut, s.max_bytes))
@@ -89,14 +90,19 @@ class WebFetch(Tool):
                         body, cut = await _read_capped(response, s.max_bytes)
                         return url, response.headers.get("content-type", ""), body, cut
                 except httpx.TimeoutException:
-                    raise ToolError(f"timed out fetching {url} — the site is slow or unreachable; try again later "
-                                    "or use another source", transient=True) from None
+                    raise ToolError(
+                        f"timed out fetching {url} — the site is slow or unreachable; try again later "
+                        "or use another source",
+                        transient=True,
+                    ) from None
                 except httpx.ConnectError as exc:
                     raise ToolError(_connect_message(url, exc)) from None
                 except httpx.HTTPError as exc:
                     raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}", transient=True) from None
-        raise ToolError(f"too many redirects (more than {s.max_redirects}) starting at {url} — the site redirects in "
-                        "a loop or needs a browser session; try another address for the same content")
+        raise ToolError(
+            f"too many redirects (more than {s.max_redirects}) starting at {url} — the site redirects in "
+            "a loop or needs a browser session; try another address for the same content"
+        )
 
 
 def _check_scheme(url: str) -> None:
@@ -157,9 +163,11 @@ async def check_address(url: str, *, allow_private: bool, resolve: Resolver = sy
         raise ToolError(f"could not resolve the host name {host!r} (no addresses) — check the address")
     bad = [str(ip) for ip in addresses if _blocked(ip)]
     if bad and not allow_private:
-        raise ToolError(f"refused: {host} is not a public address ({bad[0]}: loopback, private or otherwise not "
-                        "globally routable); fetching internal addresses is off — set web.allow_private in config "
-                        "if this is intended")
+        raise ToolError(
+            f"refused: {host} is not a public address ({bad[0]}: loopback, private or otherwise not "
+            "globally routable); fetching internal addresses is off — set web.allow_private in config "
+            "if this is intended"
+        )
     return None if literal else str(addresses[0])
 
 
@@ -193,17 +201,23 @@ def _check_status(status: int, url: str) -> None:
     if status < 400:
         return
     if status in (401, 403):
-        raise ToolError(f"the site refused automated access (HTTP {status}) at {url} — try a different source or ask "
-                        "the user")
+        raise ToolError(
+            f"the site refused automated access (HTTP {status}) at {url} — try a different source or ask the user"
+        )
     if status in (404, 410):
-        raise ToolError(f"page not found (HTTP {status}): {url} — check the address, or search for where the page "
-                        "moved")
+        raise ToolError(
+            f"page not found (HTTP {status}): {url} — check the address, or search for where the page moved"
+        )
     if status == 429:
-        raise ToolError(f"the site is rate-limiting requests (HTTP 429) at {url} — wait before trying again, or use "
-                        "another source", transient=True)
+        raise ToolError(
+            f"the site is rate-limiting requests (HTTP 429) at {url} — wait before trying again, or use another source",
+            transient=True,
+        )
     if status >= 500:
-        raise ToolError(f"the site had a server error (HTTP {status}) at {url} — try again later or use another "
-                        "source", transient=True)
+        raise ToolError(
+            f"the site had a server error (HTTP {status}) at {url} — try again later or use another source",
+            transient=True,
+        )
     raise ToolError(f"the site rejected the request (HTTP {status}) at {url} — check the address and its parameters")
 
 
@@ -211,8 +225,10 @@ def _connect_message(url: str, exc: Exception) -> str:
     host = urlsplit(url).hostname
     text = f"{exc} {exc.__cause__ or ''}".lower()
     if "ssl" in text or "certificate" in text or "tls" in text:
-        return (f"TLS error connecting to {host}: the site's certificate could not be verified — do not retry; use "
-                "another source")
+        return (
+            f"TLS error connecting to {host}: the site's certificate could not be verified — do not retry; use "
+            "another source"
+        )
     return f"could not connect to {host} ({str(exc) or type(exc).__name__}) — check the address, or the site is down"
 
 
@@ -247,8 +263,9 @@ def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
     mime = ctype.split(";")[0].strip().lower()
     if mime == "application/pdf" or body[:5] == b"%PDF-":
         return "", pdf_to_text(body), "pdf"
-    if mime in ("text/html", "application/xhtml+xml") or (not mime and body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))):
-
+    if mime in ("text/html", "application/xhtml+xml") or (
+        not mime and body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))
+    ):
         title, text = html_to_text(_decode(body, ctype), url)
         return title, text, "html"
     if mime == "application/json" or mime.endswith("+json"):
@@ -259,8 +276,10 @@ def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
             return "", text, "text"
     if mime.startswith(_TEXTUAL) or mime.endswith("+xml") or not mime:
         return "", _decode(body, ctype), "text"
-    raise ToolError(f"non-text content ({mime}, {len(body):,} bytes) at {url} — web_fetch reads pages, PDFs, JSON and "
-                    "text; look for a text version of this resource")
+    raise ToolError(
+        f"non-text content ({mime}, {len(body):,} bytes) at {url} — web_fetch reads pages, PDFs, JSON and "
+        "text; look for a text version of this resource"
+    )
 
 
 def pdf_to_text(body: bytes) -> str:
@@ -276,19 +295,24 @@ def pdf_to_text(body: bytes) -> str:
         for i, page in enumerate(pages, 1):
             out.append(f"--- page {i} of {len(pages)} ---\n{(page.extract_text() or '').strip()}")
     except (PyPdfError, ValueError, KeyError, TypeError) as exc:
-        raise ToolError(f"the PDF could not be read ({type(exc).__name__}: {exc}) — it may be damaged or "
-                        "encrypted; look for an HTML version") from None
+        raise ToolError(
+            f"the PDF could not be read ({type(exc).__name__}: {exc}) — it may be damaged or "
+            "encrypted; look for an HTML version"
+        ) from None
     return "\n\n".join(out) if out else "(the PDF has no pages)"
 
 
-def _present(asked: str, final: str, title: str, kind: str, text: str, start: int, limit: int,
-             cut: bool, max_bytes: int) -> str:
+def _present(
+    asked: str, final: str, title: str, kind: str, text: str, start: int, limit: int, cut: bool, max_bytes: int
+) -> str:
     head = [f"URL: {final}" + (f" (redirected from {asked})" if final.rstrip("/") != asked.rstrip("/") else "")]
     if title:
         head.append(f"Title: {title}")
     total = len(text)
     window = text[start : start + limit]
-    body = "\n".join(head) + "\n\n" + (window if window else f"(nothing at start={start}; the text has {total:,} chars)")
+    body = (
+        "\n".join(head) + "\n\n" + (window if window else f"(nothing at start={start}; the text has {total:,} chars)")
+    )
     end = start + len(window)
     notes = []
     if start > 0 or end < total:

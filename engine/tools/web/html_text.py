@@ -13,8 +13,30 @@ from urllib.parse import urljoin
 
 _SKIP = {"script", "style", "noscript", "svg", "template", "head", "iframe", "canvas", "select", "button"}
 _BLOCK = {
-    "p", "div", "section", "article", "main", "header", "footer", "aside", "nav", "ul", "ol", "table",
-    "tr", "blockquote", "figure", "figcaption", "form", "dl", "dt", "dd", "hr", "br", "address", "details",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "aside",
+    "nav",
+    "ul",
+    "ol",
+    "table",
+    "tr",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "form",
+    "dl",
+    "dt",
+    "dd",
+    "hr",
+    "br",
+    "address",
+    "details",
 }
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "track", "wbr"}

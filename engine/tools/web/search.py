@@ -41,7 +41,9 @@ class BraveSearch:
 
     name = "brave"
 
-    def __init__(self, api_key: str, *, base_url: str | None = None, timeout_s: float = 15.0, transport: Any = None) -> None:
+    def __init__(
+        self, api_key: str, *, base_url: str | None = None, timeout_s: float = 15.0, transport: Any = None
+    ) -> None:
         self.api_key = api_key
         self.base_url = base_url or BRAVE_URL
         self.timeout_s = timeout_s
@@ -57,13 +59,16 @@ class BraveSearch:
         except httpx.TimeoutException:
             raise ToolError(f"the search service did not answer within {self.timeout_s:g}s", transient=True) from None
         except httpx.HTTPError as exc:
-            raise ToolError(f"could not reach the search service ({type(exc).__name__}: {exc})", transient=True) from None
+            raise ToolError(
+                f"could not reach the search service ({type(exc).__name__}: {exc})", transient=True
+            ) from None
         status = response.status_code
         if status in (401, 403):
             raise ToolError(f"the search service refused the API key (HTTP {status}) — ask the user to check it")
         if status == 429:
-            raise ToolError("the search service's rate limit was reached (HTTP 429) — wait, then search again",
-                            transient=True)
+            raise ToolError(
+                "the search service's rate limit was reached (HTTP 429) — wait, then search again", transient=True
+            )
         if status >= 400:
             raise ToolError(f"the search service failed (HTTP {status})", transient=status >= 500)
         try:
@@ -73,8 +78,13 @@ class BraveSearch:
         hits = []
         for item in results[:k]:
             if isinstance(item, Mapping) and item.get("url"):
-                hits.append(SearchHit(title=_clean(item.get("title", "")), url=str(item["url"]),
-                                      snippet=_clean(item.get("description", ""))))
+                hits.append(
+                    SearchHit(
+                        title=_clean(item.get("title", "")),
+                        url=str(item["url"]),
+                        snippet=_clean(item.get("description", "")),
+                    )
+                )
         return hits
 
 
@@ -124,6 +134,10 @@ class WebSearch(Tool):
         hits = await self.backend.search(args.query, args.k or self.default_k)
         if not hits:
             return ToolResult(content=f"no results for {args.query!r} — try other words")
-        lines = [f"{i}. {h.title or h.url}\n   {h.url}" + (f"\n   {h.snippet}" if h.snippet else "")
-                 for i, h in enumerate(hits, 1)]
-        return ToolResult(content=f"{len(hits)} result(s) for {args.query!r} ({self.backend.name}):\n" + "\n".join(lines))
+        lines = [
+            f"{i}. {h.title or h.url}\n   {h.url}" + (f"\n   {h.snippet}" if h.snippet else "")
+            for i, h in enumerate(hits, 1)
+        ]
+        return ToolResult(
+            content=f"{len(hits)} result(s) for {args.query!r} ({self.backend.name}):\n" + "\n".join(lines)
+        )
