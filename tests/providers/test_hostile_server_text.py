@@ -62,7 +62,9 @@ def project(tmp_path: Path, server) -> tuple[Path, dict[str, str]]:
 def arreio(project: tuple[Path, dict[str, str]], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     """`arreio ARGS` as a real process, its output as bytes (`stdin`: what is piped in, else closed)."""
     work, env = project
-    return run_cli(work, env, *args, text=False, timeout=300, input=stdin)  # litellm's import alone took a minute under load
+    return run_cli(
+        work, env, *args, text=False, timeout=300, input=stdin
+    )  # litellm's import alone took a minute under load
 
 
 def assert_inert(*outputs: bytes) -> None:
