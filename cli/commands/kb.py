@@ -7,7 +7,9 @@ the embedding model) load inside the command that needs them.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -106,6 +108,12 @@ def _interrupted(kb, again: str) -> None:
         f"arreio: interrupted — the index is usable{more}; run `{again}` again to finish (files already "
         "indexed are skipped)"
     )
+    if any(t.name == "arreio-embed" and t.is_alive() for t in threading.enumerate()):
+        # The embedding thread is inside the model runtime's native call: an ordinary interpreter exit
+        # would destroy that runtime's running threads and abort (SIGABRT). What is indexed is committed.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     raise typer.Exit(130)
 
 
