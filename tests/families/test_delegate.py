@@ -131,9 +131,16 @@ def test_nested_sub_agents_are_tagged_by_path_and_depth_is_limited(tmp_path: Pat
     assert (sessions / f"{report['session_id']}.d1.d1.jsonl").exists()
 
 
+class SeenTools(ToolReportFeature):
+    """The tool report that serves the run itself (no per-run copy), so the test can read what it resolved."""
+
+    def start(self, ctx):
+        return self
+
+
 def test_max_depth_zero_means_no_delegate_tool(tmp_path: Path) -> None:
     models = Models(offline=[{"text": "alone"}])
-    features_report = ToolReportFeature()
+    features_report = SeenTools()
     run(tmp_path, models, config={"tools": {"delegate": {"max_depth": 0}}}, features=[features_report])
     assert "delegate" not in [t.name for t in models.providers["offline"].requests[0].tools]
     assert "depth limit" in features_report.resolved.unavailable["delegate"]

@@ -29,7 +29,9 @@ def test_sigterm_at_the_question_cancels_the_run_and_the_call_never_runs(work: P
         if term.proc.poll() is None:  # the old way: still asking; a `y` would have run the call
             term.type("y\r")
             term.wait()
-    assert "Run it? [y/N] \narreio: cancelled; continue with `arreio run --resume" in term.plain  # on a line of its own
+    # the question's line ends where it was asked; the run's end (its report, how to go on) follows on its own lines
+    asked = term.plain.index("Run it? [y/N] \n")
+    assert "\narreio: cancelled; continue with `arreio run --resume" in term.plain[asked:]
     assert "Traceback" not in term.plain
     assert not (work / "log.txt").exists()
     run = next((work / ".arreio" / "runs").iterdir())

@@ -19,6 +19,7 @@ import pytest
 
 from arreio.engine.core.config import Settings
 from arreio.engine.core.errors import ConfigError
+from arreio.engine.features.sandbox import SandboxFeature
 from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
 from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_to_end
 from arreio.engine.tools.base import ToolResult
@@ -27,7 +28,6 @@ from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.sandbox import (
     Availability,
-    SandboxFeature,
     SandboxPlan,
     SandboxSettings,
     availability,
