@@ -42,7 +42,16 @@ from arreio.engine.providers import registry
 from arreio.engine.providers.endpoint import endpoint_of, is_local
 from arreio.engine.tools.sandbox import run_sandbox
 
-__all__ = ["PipelineDeps", "RunOptions", "run_pipeline", "run_sync", "run_to_end"]
+__all__ = ["PipelineDeps", "RunOptions", "after_cancel", "run_pipeline", "run_sync", "run_to_end"]
+
+CUT_SHORT = "interrupted: the run was cancelled before the call finished"
+
+
+def after_cancel(event: Any) -> bool:
+    """Whether `event` is one a cancelled run's stream ends with: a call the cancel cut short, or the
+    cancelled `done` (a view that ends at the cancel shows neither)."""
+    return (event.type == "done" and event.verdict == "cancelled") or (
+        event.type == "tool_end" and event.status == "interrupted" and event.preview == CUT_SHORT)
 
 
 # -- the conveyor -------------------------------------------------------------------------------
@@ -157,7 +166,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
                 closing += [emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted",
-                                preview="interrupted: the run was cancelled before the call finished"))]
+                                preview=CUT_SHORT))]
             report = _report(run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd))
             report = redactor.model(report)
             for feature in deps.features:
