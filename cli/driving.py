@@ -33,7 +33,7 @@ def drive(
     from arreio.cli.deps import pipeline_deps
     from arreio.cli.render import final_answer, isatty
     from arreio.cli.spinner import Spinner, waiting_for
-    from arreio.engine.run.pipeline import run_pipeline
+    from arreio.engine.run.pipeline import after_cancel, run_pipeline
 
     mode = "json" if json_output else (output or "live")
     deps = pipeline_deps()
@@ -63,7 +63,7 @@ def drive(
                 spinner.clear()
             # A cancelled run's last events (the calls it cut short, its `done`) are shown in `--json`
             # only: the other views end at the cancel, which says itself on stderr.
-            if mode == "json" or task is None or not task.cancelling():
+            if mode == "json" or not after_cancel(event):
                 render(event)
                 if event.type == "warning" and event.code in _WALL_WARNINGS and not shown_on_terminal:
                     _say(f"arreio: warning: {flat(event.message)}")

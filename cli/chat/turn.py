@@ -34,7 +34,7 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
     import asyncio
 
     from arreio.cli.spinner import waiting_for
-    from arreio.engine.run.pipeline import run_pipeline
+    from arreio.engine.run.pipeline import after_cancel, run_pipeline
 
     result = TurnResult()
     keys = TypeAhead(sys.stdin)
@@ -51,11 +51,10 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
             loop.remove_signal_handler(signal.SIGTERM)
 
     async def drive() -> None:
-        task = asyncio.current_task()
         async for event in run_pipeline(state.options(message), deps):
             if spinner is not None:
                 spinner.clear()
-            if event.type != "done" and task is not None and task.cancelling():
+            if event.type != "done" and after_cancel(event):
                 continue  # a cancelled turn's calls it cut short: the turn shows only its end
             render(event)
             if event.type == "run_start" and event.agent is None:

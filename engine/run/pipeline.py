@@ -42,7 +42,17 @@ from arreio.engine.run.units import UnitRunner, goal_title
 from arreio.engine.tools.sandbox import run_sandbox
 from arreio.engine.walls.delta_guard import DeltaGuard
 
-__all__ = ["PipelineDeps", "RunOptions", "run_pipeline", "run_sync", "run_to_end"]
+__all__ = ["PipelineDeps", "RunOptions", "after_cancel", "run_pipeline", "run_sync", "run_to_end"]
+
+CUT_SHORT = "interrupted: the run was cancelled before the call finished"
+
+
+def after_cancel(event: Any) -> bool:
+    """Whether `event` is one a cancelled run's stream ends with: a call the cancel cut short, or the
+    cancelled `done` (a view that ends at the cancel shows neither)."""
+    return (event.type == "done" and event.verdict == "cancelled") or (
+        event.type == "tool_end" and event.status == "interrupted" and event.preview == CUT_SHORT
+    )
 
 
 # -- the conveyor -------------------------------------------------------------------------------
@@ -194,15 +204,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
                 closing += [
-                    emit(
-                        ev.ToolEnd(
-                            call_id=call_id,
-                            name=name,
-                            is_error=True,
-                            status="interrupted",
-                            preview="interrupted: the run was cancelled before the call finished",
-                        )
-                    )
+                    emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted", preview=CUT_SHORT))
                 ]
             report = _report(
                 run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd)
