@@ -1,7 +1,7 @@
 """What a final answer says the agent did with its tools (docs/architecture.md invariants 6 and 9).
 
 An answer may say it used a tool ("I used the read_file tool"), read a file ("I read notes.txt"),
-listed a folder, searched the code or the web, or ran the tests or a command (`I ran \\`make\\``).
+listed a folder, searched the code or the web, or ran the tests or a command ("I ran `make`").
 `calls.py` holds each such act against the session's tool calls. As with the files and commands of
 `claims.py` and `passes.py`, the registry is closed and doubt backs off: only a first-person,
 past-tense act counts, in English, Portuguese, Spanish, German, French, Chinese or Japanese
