@@ -75,9 +75,10 @@ def fit_reply_cap(request: ModelRequest, window: int, prompt_tokens: int) -> int
     """The reply cap to send: the configured one, or less when the prompt leaves less room in the window.
     An 8,192-token server asked for 8,192 more tokens on every step let a degenerate reply run to the
     window (25 minutes at 5 tokens/s); vLLM refuses such a request outright. The estimate's error is
-    covered by a tenth of the prompt; a thinking budget keeps its cap (it must stay below it)."""
+    covered by a tenth of the prompt; a thinking budget keeps its cap (it must stay below it). The cap
+    is never raised: a user's own cap below `MIN_REPLY_CAP` is sent as configured."""
     room = window - prompt_tokens - (prompt_tokens // 10 + 64)
-    cap = max(MIN_REPLY_CAP, min(request.max_tokens, room))
+    cap = min(request.max_tokens, max(MIN_REPLY_CAP, room))
     if isinstance(request.thinking, int) and cap <= request.thinking:
         return request.max_tokens
     return cap

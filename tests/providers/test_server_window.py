@@ -233,3 +233,15 @@ def test_a_run_learns_the_window_from_the_servers_refusal(project, server):
     assert code == 0, stderr
     assert server.seen[-1].body["max_tokens"] < 6144 - 1000  # the prompt (over 1,000 tokens) and the cap fit it
     assert not [e for e in events if e["type"] == "warning" and e.get("code") == "window_unknown"]
+
+
+def test_a_small_configured_reply_cap_is_sent_as_configured(project, server):
+    # the room the window leaves may lower the cap, never raise it: 40 tokens asked are 40 tokens sent
+    server.serve("/v1/models", LLAMA_MODELS).serve("/props", LLAMA_PROPS)
+    work, _env = project
+    config = work / ".arreio" / "config.yaml"
+    config.write_text(config.read_text() + "max_tokens: 40\n")
+    server.push(Reply.stream("openai", "tool_call"), Reply.stream("openai", "text_only"))
+    code, _events, stderr = arreio_run(project)
+    assert code == 0, stderr
+    assert [s.body["max_tokens"] for s in server.seen if "max_tokens" in s.body] == [40, 40]
