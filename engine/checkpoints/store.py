@@ -21,43 +21,29 @@ A snapshot is `ls-files` (what changed since the last one) → `update-index` on
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import stat
-import subprocess
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arreio.engine.checkpoints.ignore_rules import NAME as IGNORE_FILE
 from arreio.engine.checkpoints.ignore_rules import anchored, escaped, files_in_tree
 from arreio.engine.checkpoints.secret_files import SECRET_FILE_WHY, forget_kept_copies, is_secret_file
-from arreio.engine.checkpoints.store_lock import StoreLock, clear_stale_git_locks
+from arreio.engine.checkpoints.shadow_git import CheckpointError, ShadowGit, tree_key
+from arreio.engine.checkpoints.store_lock import clear_stale_git_locks
 from arreio.engine.checkpoints.trees import Delta, Entry, TreeReading
-from arreio.engine.core.errors import ArreioError
-from arreio.engine.core.parent_death import die_with_us
-from arreio.engine.core.ports import process_env
-from arreio.engine.core.programs import trusted_path, trusted_which
+from arreio.engine.core.programs import trusted_which
 
 __all__ = ["CheckpointError", "Delta", "Entry", "ShadowRepo", "Snapshot", "find_git", "tree_key"]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-ROOT = "checkpoints"
 TREE_REF = "refs/arreio/trees/"
-# Every command line carries these, so a config we did not write cannot change what git does.
-_CONFIG = (
-    "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.autocrlf=false", "core.safecrlf=false",
-    "core.quotepath=off", "core.looseCompression=1", "core.untrackedCache=false", "core.splitIndex=false",
-    "gc.auto=0", "core.logAllRefUpdates=false", "core.compression=1", "commit.gpgsign=false", "safe.directory=*", "core.pager=cat", "color.ui=false",
-    "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.renames=false", "advice.detachedHead=false",
-)
 # More new files than this in one snapshot go straight into one pack (git's bulk check-in): on a slow
 # disk a loose object per file costs ~1 ms of file creation, a 5,000-file tree ~6 s instead of ~1.5 s.
 BULK_FILES = 64
-GIT_TIMEOUT_S = 300  # a hung git (a dead network mount) must not hang the run: the checkpoint fails, said once
 # Highest precedence of all attribute files: no conversion of any kind, on the way in or out.
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
 
@@ -71,10 +57,6 @@ def _regular(path: Path) -> os.stat_result | None:
     except OSError:
         return None
     return info if stat.S_ISREG(info.st_mode) else None
-
-
-class CheckpointError(ArreioError):
-    """A git command failed (its stderr, one line); exit 1 when a command meets it."""
 
 
 def find_git(env: Mapping[str, str], untrusted: Sequence[Path] = ()) -> str | None:
@@ -94,69 +76,26 @@ class Snapshot:
     skipped: dict[str, list] = field(default_factory=dict)
 
 
-def tree_key(worktree: Path) -> str:
-    return hashlib.sha256(str(worktree).encode()).hexdigest()[:16]
-
-
-class ShadowRepo(TreeReading):
+class ShadowRepo(ShadowGit, TreeReading):
     """Snapshots of `worktree` in the shadow repository of `state_dir`. Writers hold `lock()` (one
     lock for the whole store: a prune must never run while a snapshot's objects are unreferenced)."""
 
-    def __init__(self, state_dir: Path, worktree: Path, *, git: str, max_file_bytes: int,
-                 path_env: str | None = None, durable: bool = True, untrusted: Sequence[Path] = ()) -> None:
-        self.state_dir, self.worktree, self.git = state_dir.resolve(), worktree.resolve(), git
-        # `fsync: false` reaches git too (`core.fsync=none`; an older git ignores the key).
-        self._fsync_flags = () if durable else ("-c", "core.fsync=none")
+    def __init__(
+        self,
+        state_dir: Path,
+        worktree: Path,
+        *,
+        git: str,
+        max_file_bytes: int,
+        path_env: str | None = None,
+        durable: bool = True,
+        untrusted: Sequence[Path] = (),
+    ) -> None:
+        super().__init__(state_dir, worktree, git=git, path_env=path_env, durable=durable, untrusted=untrusted)
         self.max_file_bytes = max_file_bytes
-        self.root = self.state_dir / ROOT
-        self.git_dir = self.root / "git"
-        self.key = tree_key(self.worktree)
-        self.tree_dir = self.root / "trees" / self.key
-        self.index_file = self.tree_dir / "index"
-        self.exclude_file = self.tree_dir / "exclude"
-        self.calls = 0  # git processes started (the read-only-round test counts them)
         self._tracked: set[str] = set()  # watched paths the index holds (`_ignored`)
         self._pinned: set[str] = set()  # first trees of runs that changed a .gitignore: their rules stand
-        self._env = {
-            # git looks up its helpers on PATH: only the entries the agent cannot write
-            "PATH": trusted_path({"PATH": path_env if path_env is not None else process_env().get("PATH", os.defpath)},
-                                 [self.worktree, *untrusted]),
-            "HOME": str(self.state_dir), "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.worktree),
-            "GIT_INDEX_FILE": str(self.index_file), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_TERMINAL_PROMPT": "0", "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C",
-            "GIT_AUTHOR_NAME": "arreio", "GIT_AUTHOR_EMAIL": "checkpoints@arreio.invalid",
-            "GIT_COMMITTER_NAME": "arreio", "GIT_COMMITTER_EMAIL": "checkpoints@arreio.invalid",
-        }
         self._ready = False
-        self._lock = StoreLock(self.root / "lock")
-
-    # -- plumbing -----------------------------------------------------------------------------------
-    def run_git(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
-                cwd: Path | None = None, writes_tree: bool = False) -> bytes:
-        """One git command in the shadow repository (an `env` value "" drops that variable); a failure
-        is a `CheckpointError`. `writes_tree`: it writes the user's working tree (undo's restore)."""
-        self.calls += 1
-        env = {k: v for k, v in {**self._env, **(env or {})}.items() if v != ""}
-        flags = [part for item in _CONFIG for part in ("-c", item)]
-        flags += ["-c", f"core.excludesFile={self.exclude_file}", *self._fsync_flags]
-        # Its own session: a Ctrl-C at the terminal must not kill git halfway through writing its index.
-        # Nor may it race the next arreio once this one is killed: a git started under the store's lock
-        # holds the lock too (so a leftover is waited for), and the one writing the working tree dies
-        # with arreio (Linux). Only that one: the hook costs a fork for a vfork, ~5 ms a git.
-        try:
-            proc = subprocess.run([self.git, *flags, *args], input=stdin, capture_output=True, cwd=cwd or self.worktree,
-                                  env=env, start_new_session=True, check=False, timeout=GIT_TIMEOUT_S,
-                                  pass_fds=self._lock.pass_fds,
-                                  preexec_fn=die_with_us() if writes_tree else None)
-        except subprocess.TimeoutExpired:
-            raise CheckpointError(f"git {args[0]} took longer than {GIT_TIMEOUT_S} s") from None
-        if proc.returncode != 0:
-            detail = " ".join(proc.stderr.decode(errors="replace").split())[:300]
-            raise CheckpointError(f"git {args[0]} failed: {detail or f'exit {proc.returncode}'}")
-        return proc.stdout
-
-    def lock(self) -> AbstractContextManager[None]:
-        return self._lock.held()
 
     def ensure(self) -> None:
         """Create the shadow repository and this tree's folder on first use (call under `lock()`)."""
@@ -168,8 +107,15 @@ class ShadowRepo(TreeReading):
             shutil.rmtree(self.root / "trees", ignore_errors=True)
             self.root.mkdir(parents=True, exist_ok=True)
             # Init without a work tree (that would write core.worktree, and trees share the store).
-            self.run_git("init", "--bare", "--quiet", "--template=", str(self.git_dir),
-                         env={"GIT_WORK_TREE": "", "GIT_DIR": ""}, cwd=self.root)
+            self.run_git(
+                "init",
+                "--bare",
+                "--quiet",
+                "--template=",
+                str(self.git_dir),
+                env={"GIT_WORK_TREE": "", "GIT_DIR": ""},
+                cwd=self.root,
+            )
             self.run_git("config", "core.bare", "false")
             (self.git_dir / "info").mkdir(exist_ok=True)
             (self.git_dir / "info" / "attributes").write_text(_ATTRIBUTES)
@@ -211,8 +157,11 @@ class ShadowRepo(TreeReading):
     def _ignored(self, watch: Sequence[str], skipped: dict[str, list]) -> None:
         """Adds to `skipped` each watched file that exists but is not in the snapshot (ignored). Git is
         asked only about an existing file the index is not known to hold."""
-        present = {rel: info for rel in watch if rel not in self._tracked and rel not in skipped
-                   and (info := _regular(self.worktree / rel)) is not None}  # one not there has nothing to restore
+        present = {
+            rel: info
+            for rel in watch
+            if rel not in self._tracked and rel not in skipped and (info := _regular(self.worktree / rel)) is not None
+        }  # one not there has nothing to restore
         if present:
             tracked = self.run_git("ls-files", "-z", "--", *present, env={"GIT_LITERAL_PATHSPECS": "1"})
             self._tracked.update(os.fsdecode(p) for p in tracked.split(b"\0") if p)
@@ -224,8 +173,11 @@ class ShadowRepo(TreeReading):
         """What changed since the index, each "<tag> <path>" (`?`: untracked and not ignored)."""
         args = ("ls-files", "-z", "-t", "--others", "--modified", "--deleted")
         listed = self.run_git(*args, *self._excludes_for(rules_from))
-        if rules_from is not None and rules_from not in self._pinned and any(
-                p[2:].rsplit(b"/", 1)[-1] == IGNORE_FILE.encode() for p in listed.split(b"\0")):
+        if (
+            rules_from is not None
+            and rules_from not in self._pinned
+            and any(p[2:].rsplit(b"/", 1)[-1] == IGNORE_FILE.encode() for p in listed.split(b"\0"))
+        ):
             self._pinned.add(rules_from)  # the run changed a .gitignore: from now on its first rules stand
             listed = self.run_git(*args, *self._excludes_for(rules_from))
         return [p for p in listed.split(b"\0") if len(p) > 2]
@@ -343,8 +295,16 @@ class ShadowRepo(TreeReading):
         bulk = ["-c", "core.bigFileThreshold=1"] if len(paths) > BULK_FILES else []
         try:
             # --replace: a folder swapped for a link (or a file) drops the entries that were inside it
-            self.run_git(*bulk, "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
-                         stdin=b"\0".join(paths) + b"\0")
+            self.run_git(
+                *bulk,
+                "update-index",
+                "--add",
+                "--remove",
+                "--replace",
+                "-z",
+                "--stdin",
+                stdin=b"\0".join(paths) + b"\0",
+            )
         except CheckpointError:
             # One bad path (unreadable, behind a symlink) fails the batch: find it, keep the rest.
             for raw in paths:

@@ -16,7 +16,6 @@ may be kept), so a request's digest is fed once per message, as the file stores 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import weakref
@@ -27,12 +26,12 @@ from typing import Any
 from arreio.engine.core.atomic import write_atomic
 from arreio.engine.core.errors import SessionError
 from arreio.engine.core.messages import Message, ToolCallPart, ToolResultPart
+from arreio.engine.session.appender import Appender
 from arreio.engine.session.digest import RollingDigest, escaped, escaped_line
 from arreio.engine.session.format import (
     _MIGRATIONS,  # noqa: F401 - tests register a migration here
     CURRENT_VERSION,
     SessionHeader,
-    ends_with_newline,
     header_line,
     json_bytes,
     json_line,
@@ -55,8 +54,17 @@ class Session:
     `with`). A session opened with `repair=False` that needed repair refuses writes: its memory and
     its file differ."""
 
-    def __init__(self, path: Path, header: SessionHeader, messages: list[Message], runs: list[dict[str, Any]],
-                 extra: list[dict[str, Any]], placed: Placed, *, writable: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path,
+        header: SessionHeader,
+        messages: list[Message],
+        runs: list[dict[str, Any]],
+        extra: list[dict[str, Any]],
+        placed: Placed,
+        *,
+        writable: bool = True,
+    ) -> None:
         self.path = path
         self.header = header
         self.messages = messages
@@ -64,14 +72,7 @@ class Session:
         self.extra = extra
         self._placed = placed  # (messages before it, record) for run markers and extras, in file order
         self._writable = writable
-        self._handle: io.FileIO | None = None
-        # fsync after every append (docs/architecture.md invariant 2). Only benchmarks and throwaway sessions
-        # turn it off (config `fsync: false`): the line still lands whole, but a power cut may lose it.
-        # A write made with `sync=False` (a tool result, a request record) is made durable by the next
-        # synced one (the model's next reply, a run marker, `close()`): a result a power cut takes
-        # heals as `interrupted`, which is what a call cut off by the crash gets anyway.
-        self.durable = True
-        self._unsynced = False
+        self._appender = Appender(path)  # fsync after every append unless told (appender.py)
         # Secrets never reach the file: the run's redactor, applied to every line written.
         self.redactor: Redactor | None = None
         # id -> (message, its line as stored; None: the message's own JSON, redaction changed nothing)
@@ -326,7 +327,11 @@ class Session:
         if self.redactor is not None:
             # The header holds the whole system prompt: scanned again only when it changed.
             known = self._header_lines
-            clean = known[1] if known is not None and known[0] == head and known[2] is self.redactor else self.redactor.bytes(head)
+            clean = (
+                known[1]
+                if known is not None and known[0] == head and known[2] is self.redactor
+                else self.redactor.bytes(head)
+            )
             self._header_lines, head = (head, clean, self.redactor), clean
         chunks = [head, *by_position.get(0, [])]
         for index, message in enumerate(self.messages, start=1):
@@ -339,41 +344,27 @@ class Session:
         self._require_writable()
         if redact and self.redactor is not None:
             data = self.redactor.bytes(data)
-        if self._handle is None:
-            # Unbuffered: each record goes down in one write(2) on an O_APPEND descriptor.
-            self._handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open between appends
-            if self._handle.tell() > 0 and not ends_with_newline(self.path):
-                # Someone left a partial line: start ours on a fresh line so it stays whole.
-                data = b"\n" + data
-        try:
-            view = memoryview(data)
-            while view:  # a short write only happens for huge batches or a full disk
-                view = view[self._handle.write(view) :]
-            if self.durable and sync:
-                os.fsync(self._handle.fileno())
-                self._unsynced = False
-            elif self.durable:
-                self._unsynced = True
-        except BaseException:
-            # A failed write may have left part of a line: reopening checks the tail and starts clean.
-            self.close()
-            raise
+        self._appender.write(data, sync=sync)
 
     def _require_writable(self) -> None:
         if not self._writable:
             raise SessionError(f"session '{self.id}' was opened read-only and needs repair; open it with repair")
 
+    @property
+    def durable(self) -> bool:
+        """Whether writes are fsynced (config `fsync`; appender.py)."""
+        return self._appender.durable
+
+    @durable.setter
+    def durable(self, value: bool) -> None:
+        self._appender.durable = value
+
     def sync(self) -> None:
         """Make every write so far durable (one fsync, only when one is owed)."""
-        if self._handle is not None and self._unsynced and self.durable:
-            os.fsync(self._handle.fileno())
-        self._unsynced = False
+        self._appender.sync()
 
     def close(self) -> None:
-        if self._handle is not None:
-            self.sync()
-            self._handle.close()
-            self._handle = None
+        self._appender.close()
 
     def __enter__(self) -> Session:
         return self
@@ -395,6 +386,9 @@ def _result_scanned(message: Message, redactor: Any) -> bool:
         return False
     part = message.parts[0]
     return (
-        isinstance(part, ToolResultPart) and not part.images and redactor.known_clean(part.content)
-        and redactor.text(part.call_id) == part.call_id and redactor.text(part.name) == part.name
+        isinstance(part, ToolResultPart)
+        and not part.images
+        and redactor.known_clean(part.content)
+        and redactor.text(part.call_id) == part.call_id
+        and redactor.text(part.name) == part.name
     )

@@ -114,16 +114,7 @@ def test_a_cancel_while_a_goal_pipe_waits_exits_130_and_saves_nothing(how, work:
 @pytest.mark.skipif(shutil.which("bash") is None, reason="process substitution is bash's")
 def test_a_goal_from_process_substitution_is_run(work: Path, arreio_cmd, arreio_env) -> None:
     script = 'exec "$@" --goal <(sleep 0.5; printf "read a.txt\\n") --offline --output text'
-    result = subprocess.run(
-        ["bash", "-c", script, "bash", *arreio_cmd, "run"],
-        cwd=work,
-        env=arreio_env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_in_bash(script, work, arreio_cmd, arreio_env)
     assert result.returncode == 0, result.stderr
     assert "a.txt" in result.stdout
 
@@ -132,7 +123,13 @@ def test_a_goal_from_process_substitution_is_run(work: Path, arreio_cmd, arreio_
 def test_an_endless_goal_pipe_is_refused_past_the_goal_limit(work: Path, arreio_cmd, arreio_env) -> None:
     """`--goal <(yes)` was read until the memory ran out."""
     script = 'exec "$@" --goal <(exec yes) --offline'
-    result = subprocess.run(
+    result = run_in_bash(script, work, arreio_cmd, arreio_env)
+    assert_refused(result, says="is over the 1 MB limit for a goal")
+
+
+def run_in_bash(script: str, work: Path, arreio_cmd: list[str], arreio_env: dict[str, str]):
+    """`arreio run` started by a bash `script` whose `"$@"` is the arreio command (for `<(…)`)."""
+    return subprocess.run(
         ["bash", "-c", script, "bash", *arreio_cmd, "run"],
         cwd=work,
         env=arreio_env,
@@ -142,4 +139,3 @@ def test_an_endless_goal_pipe_is_refused_past_the_goal_limit(work: Path, arreio_
         timeout=60,
         check=False,
     )
-    assert_refused(result, says="is over the 1 MB limit for a goal")

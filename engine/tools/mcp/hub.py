@@ -37,7 +37,8 @@ from arreio.engine.tools.base import ToolError, ToolResult
 from arreio.engine.tools.mcp import connection, logs
 from arreio.engine.tools.mcp.config import McpServerConfig, filter_warnings
 from arreio.engine.tools.mcp.connection import Connection, ServerState, StartPlace
-from arreio.engine.tools.mcp.resources import RESOURCE_TOOLS, resource_tools
+from arreio.engine.tools.mcp.offered import server_tools
+from arreio.engine.tools.mcp.resources import RESOURCE_TOOLS
 from arreio.engine.tools.mcp.screen import PromptScreen, Screen
 from arreio.engine.tools.mcp.tool import McpTool, normalise_result, tool_name
 from arreio.engine.walls.redact import Redactor
@@ -52,8 +53,15 @@ class McpHub:
     its tools; `tools()` offers them; `close()` shuts everything down (idempotent, also at exit)."""
 
     def __init__(
-        self, servers: Mapping[str, McpServerConfig], *, cwd: Path, env: Mapping[str, str], log_dir: Path | None = None,
-        start: StartPlace | None = None, redactor: Redactor | None = None, screen: PromptScreen | None = None,
+        self,
+        servers: Mapping[str, McpServerConfig],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        log_dir: Path | None = None,
+        start: StartPlace | None = None,
+        redactor: Redactor | None = None,
+        screen: PromptScreen | None = None,
     ) -> None:
         self.cwd = cwd
         self.env = dict(env)
@@ -83,7 +91,9 @@ class McpHub:
 
     def instructions(self) -> dict[str, str]:
         """Each ready server's `instructions` (from initialize), by server name; empty ones left out."""
-        said = {c.name: self.screen.instructions(c.name, c.instructions) for c in self._conns.values() if c.instructions}
+        said = {
+            c.name: self.screen.instructions(c.name, c.instructions) for c in self._conns.values() if c.instructions
+        }
         return {name: text for name, text in said.items() if text and self._conns[name].status.tools}
 
     def offers(self, server: str, capability: str) -> bool:
@@ -144,8 +154,11 @@ class McpHub:
     def _fail(self, conn: Connection, why: str) -> str:
         conn.status.state, conn.status.detail = "failed", connection.failure_detail(conn, why, self.cwd)
         if conn.restarts == 0:
-            self.warn(f"{conn.status.detail}; its tools are not available" if conn.auth_status is not None else
-                      f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available")
+            self.warn(
+                f"{conn.status.detail}; its tools are not available"
+                if conn.auth_status is not None
+                else f"MCP server '{conn.name}' failed to start: {conn.status.detail} — its tools are not available"
+            )
         return conn.status.detail
 
     async def _serve(self, conn: Connection, ready: asyncio.Future, generation: int) -> None:
@@ -160,8 +173,9 @@ class McpHub:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 link = await connection.transport(conn, stack, cwd=self.cwd, env=self.env, start=self.start_place)
-                client = Client(link, client_info=Implementation(name="arreio", version="0.1"),
-                                message_handler=conn.on_message)
+                client = Client(
+                    link, client_info=Implementation(name="arreio", version="0.1"), message_handler=conn.on_message
+                )
                 await stack.enter_async_context(client)
                 conn.listing = await connection.list_tools(client)
                 conn.resources = await connection.list_resources(client)
@@ -190,30 +204,8 @@ class McpHub:
 
     # -- tools --------------------------------------------------------------------------------------
     def tools(self) -> list[McpTool]:
-        """The tools of every ready server (see `tools_of`)."""
-        return [t for conn in self._conns.values() if conn.status.state == "ready" for t in self._tools_of(conn)]
-
-    def _tools_of(self, conn: Connection) -> list[McpTool]:
-        """One `McpTool` per listed tool, named `<server>__<tool>`, then the resource tools when the
-        server has resources; a tool its server's `tools:` allow/deny keeps back says so as its
-        prerequisite (known, not offered)."""
-        taken: set[str] = set()
-        out: list[McpTool] = []
-        for remote in conn.listing:
-            name = tool_name(conn.name, remote.name, taken)
-            taken.add(name)
-            hint = getattr(remote.annotations, "read_only_hint", None) if remote.annotations else None
-            sensitive = conn.config.sensitive if conn.config.sensitive is not None else hint is not True
-            why = conn.config.tools.withheld(remote.name)
-            description, schema = self.screen.tool(conn.name, remote.name, remote.description or "", remote.input_schema)
-            out.append(McpTool(self, conn.name, remote.name, name, description, schema,
-                               sensitive=sensitive, timeout_s=conn.config.timeout_s, read_only=hint is True,
-                               withheld=f"{why} (mcp_servers.{conn.name}.tools)" if why else None))
-        if conn.resources:
-            out += resource_tools(self, conn, taken)
-        conn.status.tools = sorted(t.name for t in out if t.withheld is None)
-        conn.status.withheld = sorted(t.name for t in out if t.withheld is not None)
-        return out
+        """The tools of every ready server (offered.py)."""
+        return [t for conn in self._conns.values() if conn.status.state == "ready" for t in server_tools(self, conn)]
 
     async def refresh(self) -> dict[str, list[McpTool]]:
         """Before a model call: wait for restarts under way, then re-list each server that said its
@@ -251,7 +243,7 @@ class McpHub:
                 conn.listing = await asyncio.wait_for(connection.list_tools(conn.client), conn.config.connect_timeout_s)
             except Exception:  # noqa: BLE001, S112 — keep the old listing; a dead server is noticed on its next call
                 continue
-            fresh = self._tools_of(conn)
+            fresh = server_tools(self, conn)
             now = set(conn.status.tools)
             self._gone = (self._gone | (before - now)) - now
             out[conn.name] = fresh
@@ -263,8 +255,9 @@ class McpHub:
         conn = self._conns[server]
         if remote not in {t.name for t in conn.listing} and conn.status.state == "ready":
             raise ToolError(f"MCP server '{server}' no longer offers the tool '{remote}' (its tool list changed)")
-        result = await self.request(server, lambda client: client.call_tool(remote, arguments,
-                                                                            read_timeout_seconds=timeout_s), timeout_s)
+        result = await self.request(
+            server, lambda client: client.call_tool(remote, arguments, read_timeout_seconds=timeout_s), timeout_s
+        )
         return normalise_result(result)
 
     async def request(self, server: str, send: Callable[[Any], Awaitable[Any]], timeout_s: float) -> Any:
@@ -301,8 +294,9 @@ class McpHub:
             return await send(conn.client)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
-                raise ToolError(f"timed out after {timeout_s:g}s waiting for MCP server '{conn.name}'",
-                                transient=True) from None
+                raise ToolError(
+                    f"timed out after {timeout_s:g}s waiting for MCP server '{conn.name}'", transient=True
+                ) from None
             if exc.code == CONNECTION_CLOSED:
                 self._died(conn, "its connection closed", generation)
                 raise ToolError(self._gone_text(conn, during_call=True)) from None
@@ -328,8 +322,10 @@ class McpHub:
             return
         conn.status.state, conn.status.detail = "dead", detail
         again = " again" if conn.restarts else ""
-        self.warn(f"MCP server '{conn.name}' stopped{again} mid-run ({detail}); its tools are withdrawn "
-                  "for the rest of the run")
+        self.warn(
+            f"MCP server '{conn.name}' stopped{again} mid-run ({detail}); its tools are withdrawn "
+            "for the rest of the run"
+        )
 
     async def _restart(self, conn: Connection) -> None:
         """Start a dead server's process again; its old task is told to leave first (it cleans up
@@ -346,8 +342,9 @@ class McpHub:
             conn.status.detail = f"restarted once, after: {conn.status.detail}"
             return
         conn.status.state = "dead"
-        self.warn(f"MCP server '{conn.name}' could not be restarted ({why}); its tools are withdrawn for the "
-                  "rest of the run")
+        self.warn(
+            f"MCP server '{conn.name}' could not be restarted ({why}); its tools are withdrawn for the rest of the run"
+        )
 
     # -- shutdown -----------------------------------------------------------------------------------
     def close(self) -> None:
