@@ -6,6 +6,7 @@ its own layer, and the layers under it — never a layer above, not even for typ
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,12 @@ RANK = {room: rank for rank, rooms in enumerate(LAYERS) for room in rooms}
 MAX_RUNNER_LINES = 250
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per test process (every check walks every module; none changes a tree)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def modules(room: str) -> list[Path]:
     return sorted(p for p in (REPO / room).rglob("*.py") if "__pycache__" not in p.parts)
 
@@ -42,7 +49,7 @@ def modules(room: str) -> list[Path]:
 def imported(path: Path) -> list[str]:
     """Every module an import names, at any depth (function-level imports included)."""
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -68,7 +75,7 @@ def module_name(path: Path) -> str:
 def import_edges(path: Path) -> list[str]:
     """The arreio modules a file imports; `from arreio.engine import x` names `arreio.engine.x`."""
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -172,7 +179,7 @@ def test_every_provider_comes_from_the_one_factory() -> None:
         for path in modules(room):
             if path == REPO / "engine/providers/registry.py":
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(parsed(path)):
                 if isinstance(node, ast.Call):
                     func = node.func
                     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -270,7 +277,7 @@ def runner_writes(root: Path) -> list[str]:
     found = []
     for room in ROOMS:
         for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = parsed(path)
             if any(isinstance(n, ast.ClassDef) and n.name == "Runner" for n in tree.body):
                 continue
             for node in ast.walk(tree):
@@ -293,7 +300,7 @@ def request_writes(root: Path, rooms: tuple[str, ...] = (*ROOMS, "tests")) -> li
     found = []
     for room in rooms:
         for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
-            for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for cls in ast.walk(parsed(path)):
                 if not (isinstance(cls, ast.ClassDef) and _is_hook(cls)):
                     continue
                 for method in cls.body:
@@ -408,17 +415,14 @@ def test_time_and_the_environment_are_read_only_at_the_edges() -> None:
     for room in ROOMS:
         for path in modules(room):
             rel = path.relative_to(REPO).as_posix()
-            found = _clock_and_env_uses(ast.parse(path.read_text(encoding="utf-8")))
+            found = _clock_and_env_uses(parsed(path))
             if extra := found - EDGES.get(rel, set()):
                 uses[rel] = sorted(extra)
     assert uses == {}, "read the clock through `Clock`, the environment through an `Env` handed in"
 
 
 def test_every_edge_in_the_list_still_needs_its_entry() -> None:
-    stale = {
-        rel: sorted(allowed - _clock_and_env_uses(ast.parse((REPO / rel).read_text(encoding="utf-8"))))
-        for rel, allowed in EDGES.items()
-    }
+    stale = {rel: sorted(allowed - _clock_and_env_uses(parsed(REPO / rel))) for rel, allowed in EDGES.items()}
     assert {rel: names for rel, names in stale.items() if names} == {}
 
 
