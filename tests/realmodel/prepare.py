@@ -244,6 +244,16 @@ def server_command(
     return command + (["--jinja"] if jinja else [])
 
 
+def _die_with_us():
+    """arreio's `preexec_fn` that ties a child's life to this process (Linux), when arreio is installed;
+    this script runs on the standard library alone otherwise."""
+    try:
+        from arreio.engine.core.parent_death import die_with_us
+    except ImportError:
+        return None
+    return die_with_us()
+
+
 def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 300.0) -> None:
     """Until /health answers 200 (the model is loaded); a server that exits first is an error."""
     deadline = time.monotonic() + timeout_s
@@ -279,6 +289,7 @@ def start_server(
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=_die_with_us(),  # a pytest killed by SIGTERM runs no teardown: the server goes with it
     )
     try:
         wait_healthy(f"http://127.0.0.1:{port}", proc)
