@@ -433,3 +433,124 @@ def test_the_check_sees_each_form() -> None:
     )
     assert _clock_and_env_uses(ast.parse(source)) == {"os.environ", "datetime.now", "time.time"}
     assert _clock_and_env_uses(ast.parse("import time\nt = time.monotonic()\nenv = {}\n")) == set()
+
+
+# -- the run's report is assembled from the sections features return (engine/loop/report.py) -------------
+def _report_names(tree: ast.AST) -> set[str]:
+    """The names that hold a RunReport in a module: `report`, a parameter or variable annotated
+    `RunReport`, and a name bound to one of those (an alias)."""
+    names = {"report"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            annotation = ast.unparse(node.annotation)
+            if "RunReport" in annotation:
+                target = node.arg if isinstance(node, ast.arg) else ast.unparse(node.target)
+                names.add(target)
+    grew = True
+    while grew:  # `r = report`, `a = b = report`: the alias writes as well as the name
+        grew = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id not in names:
+                        names.add(target.id)
+                        grew = True
+    return names
+
+
+def _holds(node: ast.expr, names: set[str]) -> bool:
+    """Whether `node` is one of `names`, or `self.report` / `self._report`."""
+    return (isinstance(node, ast.Name) and node.id in names) or (
+        isinstance(node, ast.Attribute) and node.attr in ("report", "_report")
+    )
+
+
+def report_writes(root: Path) -> list[str]:
+    """Writes into a RunReport anywhere but the module that defines (and assembles) it: a field
+    assigned (`report.x = …`, `report.x += …`, `report.x[k] = …`), a field changed in place
+    (`report.warnings.append(…)`), or `setattr(report, …)`. Only modules that name `RunReport` or
+    define an `after_run` are read (other reports — a curator's, an index's — are their own business)."""
+    found = []
+    for room in ROOMS:
+        for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+            if ("RunReport" not in source and "def after_run" not in source) or any(
+                isinstance(n, ast.ClassDef) and n.name == "RunReport" for n in tree.body
+            ):
+                continue
+            names = _report_names(tree)
+            for node in ast.walk(tree):
+                written = [t for t in _targets(node) if isinstance(t, ast.Attribute | ast.Subscript)]
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+                    if isinstance(node.func.value, ast.Attribute | ast.Subscript):
+                        written.append(node.func.value)
+                if isinstance(node, ast.Call) and ast.unparse(node.func) in ("setattr", "object.__setattr__"):
+                    written += node.args[:1]
+                for target in written:
+                    start = target if _holds(target, names) else _root(target)
+                    inner = target.value if isinstance(target, ast.Attribute | ast.Subscript) else target
+                    if _holds(start, names) or _holds(inner, names) or _holds(_root(inner), names):
+                        found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return sorted(set(found))
+
+
+def test_nothing_writes_into_the_run_report() -> None:
+    """Each feature returns its own section (`Feature.after_run` → `Section`) and the run folds them
+    into the report; no feature sets a field of it, its own or another's."""
+    assert report_writes(REPO) == []
+
+
+def test_the_report_check_sees_each_form(tmp_path: Path) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "bad.py").write_text(
+        "from x import RunReport\n"
+        "def after_run(ctx, report):\n"
+        "    report.changes = {}\n"
+        "    report.warnings.append('w')\n"
+        "    report.warnings += ['w']\n"
+        "def fill(r: RunReport, data):\n"
+        "    r.compactions = 1\n"
+        "    r.tools_used['x'] = 1\n"
+        "    alias = r\n"
+        "    alias.partial_path = 'p'\n"
+        "    setattr(r, 'ceiling', None)\n"
+        "    self.report.approvals.extend([])\n"
+        "    data.items.append(1)\n"
+        "    kept = r.warnings\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "engine" / "other.py").write_text("def f(report):\n    report.changes.append(1)\n", encoding="utf-8")
+    (tmp_path / "engine" / "traced.py").write_text(
+        "class F:\n    def after_run(self, ctx, report: Any):\n        report.warnings.append('w')\n", encoding="utf-8"
+    )
+    (tmp_path / "engine" / "report.py").write_text(
+        "class RunReport:\n    def f(self, report):\n        report.x = 1\n", encoding="utf-8"
+    )
+    assert report_writes(tmp_path) == sorted(
+        [*(f"engine/bad.py:{n}" for n in (3, 4, 5, 7, 8, 10, 11, 12)), "engine/traced.py:3"]
+    )
+
+
+def test_the_report_is_frozen_and_its_sections_do_not_overlap() -> None:
+    """The rule at run time too: a field cannot be set on the report, and no two sections own a field."""
+    import dataclasses
+
+    from pydantic import ValidationError
+
+    from arreio.engine.loop import report as reports
+
+    report = reports.RunReport(
+        run_id="r", session_id="s", model="m", verdict="success", exit_code=0, started_at="", ended_at="", duration_s=0
+    )
+    with pytest.raises(ValidationError):
+        report.changes = {}  # type: ignore[misc]
+    owners: dict[str, str] = {}
+    for section in (reports.ToolSection, reports.ContextSection, reports.GovernanceSection, reports.CheckpointSection):
+        for field in dataclasses.fields(section):
+            if field.name == "warnings":
+                continue
+            assert field.name in reports.RunReport.model_fields, (section.__name__, field.name)
+            assert owners.setdefault(field.name, section.__name__) == section.__name__, field.name
+    folded = report.with_section(reports.CheckpointSection(changes={"created": ["a"]}, warnings=("w",)))
+    assert (folded.changes, folded.warnings, report.changes, report.warnings) == ({"created": ["a"]}, ["w"], None, [])

@@ -29,7 +29,7 @@ from arreio.engine.judgement.gates import GateInputs, Judge, ModelJudge, Offline
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import overrides
 from arreio.engine.loop.outcome import CANCELLED, Outcome
-from arreio.engine.loop.report import RunReport, write_report
+from arreio.engine.loop.report import RunReport, Section, write_report
 from arreio.engine.loop.runner import Runner
 from arreio.engine.loop.totals import Totals
 from arreio.engine.providers import registry
@@ -210,11 +210,14 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd)
             )
             report = redactor.model(report)
-            for feature in run.features:
+            for feature in run.features:  # each adds its own section; the next one sees it
                 try:  # record keeping never changes the run's verdict
-                    feature.after_run(ctx, report)
+                    section = feature.after_run(ctx, report)
                 except Exception as error:  # noqa: BLE001
-                    report.warnings.append(f"{feature.name}: after-run step failed: {type(error).__name__}: {error}")
+                    failed = f"{feature.name}: after-run step failed: {type(error).__name__}: {error}"
+                    section = Section(warnings=(failed,))
+                if section is not None:
+                    report = report.with_section(section)
             report_path = run_dir / "report.json"
             write_report(redactor.model(report), report_path, durable=run.settings.fsync)
             session.mark_run(ctx.run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
@@ -264,7 +267,7 @@ def _original_goal(run: PreparedRun) -> str:
 def _report(
     run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tuple[Any, float], events: str
 ) -> RunReport:
-    """The output funnel's product, from the run's counters (features add their fields in `after_run`)."""
+    """The output funnel's product, from the run's counters (features add their sections in `after_run`)."""
     started_at, t0 = started
     clock, usage = run.ctx.clock, totals.usage
     return RunReport(
