@@ -80,9 +80,7 @@ def _recorded(work: Path, seen: list) -> list[dict]:
 def test_an_error_from_a_hook_in_a_tool_round_ends_the_stream_in_done(tmp_path: Path) -> None:
     provider = ScriptedProvider([CALL, {"text": "never reached"}])
     deps = PipelineDeps(
-        clock=FixedClock(),
-        provider_factory=provider_factory(provider),
-        features=engine_features(_RefusingFeature()),
+        clock=FixedClock(), provider_factory=provider_factory(provider), features=engine_features(_RefusingFeature())
     )
     work = tmp_path / "work"
     seen, raised = _drain(_options(work), deps)
