@@ -84,7 +84,8 @@ async def run(
     the last one always `done`. `resume` continues a saved session (its id; `goal` is then the new
     instruction, or None to go on where it stopped). Bad input (no goal, an unknown session, a bad
     model name) raises `arreio.api.UsageError` / `ConfigError` before anything is written; failures
-    during the run end it with a failed `done`, never an exception. Cancel the consuming task to
+    during the run end it with a failed `done`, never an exception (a bug, an exception that is no
+    `ArreioError`, is raised after its failed `done`). Cancel the consuming task to
     stop a run: the session stays valid and the report lands. `script` plays a scripted offline model
     (as `arreio run --script`): for testing what a program does with the events."""
     from arreio.api.composition import pipeline_deps

@@ -272,18 +272,96 @@ def _is_runner(node: ast.expr) -> bool:
     )
 
 
+# What counts into the run's counters (engine/loop/totals.py): the runner alone calls these.
+COUNTERS = frozenset({"add_usage", "count_call", "count_turn", "record_call", "told"})
+
+
+def _parts(node: ast.expr) -> list[ast.expr]:
+    """`a.b[c].d` → [`a.b[c].d`, `a.b[c]`, `a.b`, `a`]: the chain an attribute or item hangs from."""
+    chain = [node]
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+        chain.append(node)
+    return chain
+
+
+def _through_runner(node: ast.expr, aliases: set[str], *, session_too: bool = True) -> bool:
+    """Whether `node` is reached through a runner: `runner…`, `self.runner…`, a hook's view of one
+    (`turn…`, in the aliases unless the module binds `turn` to something else), or a name bound to any
+    of those (`r = self.runner`, `totals = runner.totals`). `session_too=False`: not through its
+    session, whose own methods (append, rewrite) are its API."""
+    for part in _parts(node):
+        if not session_too and isinstance(part, ast.Attribute) and part.attr == "session":
+            return False
+        if _is_runner(part) or (isinstance(part, ast.Name) and part.id in aliases):
+            return True
+    return False
+
+
+def _runner_aliases(tree: ast.AST) -> set[str]:
+    """Names bound to a runner or to something of it (`r = self.runner`, `a, t = x, runner.totals`)."""
+    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    aliases: set[str] = set() if "turn" in bound else {"turn"}  # a hook's view of the runner asking it
+    grew = True
+    while grew:
+        grew = False
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                pairs = (
+                    zip(target.elts, node.value.elts, strict=False)
+                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+                    else [(target, node.value)]
+                )
+                for name, value in pairs:
+                    if (
+                        isinstance(name, ast.Name)
+                        and name.id not in aliases
+                        and name.id != "runner"
+                        and isinstance(value, ast.Name | ast.Attribute | ast.Subscript)
+                        and _through_runner(value, aliases, session_too=False)
+                    ):
+                        aliases.add(name.id)
+                        grew = True
+    return aliases
+
+
+def _scoped(tree: ast.Module, scopes: list[ast.AST]) -> list[tuple[ast.AST, set[str]]]:
+    """Each node of the module with the runner aliases of the function it is in (its innermost;
+    the module's own statements outside any function get the module's)."""
+    out: dict[int, tuple[ast.AST, set[str]]] = {}
+    for scope in [tree, *scopes]:  # outer first: an inner function's nodes are given its aliases last
+        aliases = _runner_aliases(scope)
+        for node in ast.walk(scope):
+            out[id(node)] = (node, aliases)
+    return list(out.values())
+
+
 def runner_writes(root: Path) -> list[str]:
-    """`runner.<attr> = …` anywhere but the module that defines `class Runner`."""
+    """Writes into a runner anywhere but the module that defines `class Runner`: `runner.<attr> = …`
+    and `+=`; a field of something it owns (`runner.totals.retries += 1`, `turn.totals.x = …`);
+    the same through a local name (`r = self.runner; r.model = …`); a list or dict of it changed in
+    place (`runner.totals.switches.append(…)`); and counting into its counters from outside
+    (`turn.totals.add_usage(…)`, `runner.totals.count_call(…)`)."""
     found = []
     for room in ROOMS:
         for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
             tree = parsed(path)
             if any(isinstance(n, ast.ClassDef) and n.name == "Runner" for n in tree.body):
                 continue
-            for node in ast.walk(tree):
+            scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+            for node, aliases in _scoped(tree, scopes):
                 for target in _targets(node):
-                    if isinstance(target, ast.Attribute) and _is_runner(target.value):
+                    if isinstance(target, ast.Attribute | ast.Subscript) and _through_runner(target.value, aliases):
                         found.append(f"{path.relative_to(root).as_posix()}:{target.lineno}")
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in MUTATORS | COUNTERS
+                    and _through_runner(node.func.value, aliases, session_too=False)
+                ):
+                    found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
     return found
 
 
@@ -356,7 +434,23 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "        kept = request.tools\n"
         "def call(runner, state):\n"
         "    runner.model, runner.provider = state\n"
-        "    self.runner.last_error = None\n",
+        "    self.runner.last_error = None\n"
+        "    runner.totals.retries += 1\n"
+        "    runner.totals.switches.append({})\n"
+        "    r = self.runner\n"
+        "    r.model = None\n"
+        "    totals = runner.totals\n"
+        "    totals.by_model['m'] = None\n"
+        "    self.runner.totals.count_call('x')\n"
+        "    runner.session.append(None)\n"  # the session's own API
+        "    kept = runner.totals.retries\n"  # a read
+        "class Counts(RunHook):\n"
+        "    async def after_tool_round(self, turn):\n"
+        "        turn.totals.add_usage(None)\n"
+        "        turn.tools = []\n"
+        "def transcript(messages):\n"
+        "    turn = Turn()\n"
+        "    turn.entries.append(1)\n",  # a turn of a transcript, no runner's
         encoding="utf-8",
     )
     (tmp_path / "engine" / "runner.py").write_text(
@@ -368,7 +462,9 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "engine/bad.py:5 H.before_model",
         "engine/bad.py:8 H._helper",
     ]
-    assert sorted(runner_writes(tmp_path)) == ["engine/bad.py:11", "engine/bad.py:11", "engine/bad.py:12"]
+    assert sorted(runner_writes(tmp_path), key=lambda at: int(at.rsplit(":", 1)[1])) == [
+        f"engine/bad.py:{n}" for n in (11, 11, 12, 13, 14, 16, 18, 19, 24, 25)
+    ]
 
 
 # Where logic may read the wall clock or the process environment (docs/architecture.md section 8: time and
@@ -433,3 +529,124 @@ def test_the_check_sees_each_form() -> None:
     )
     assert _clock_and_env_uses(ast.parse(source)) == {"os.environ", "datetime.now", "time.time"}
     assert _clock_and_env_uses(ast.parse("import time\nt = time.monotonic()\nenv = {}\n")) == set()
+
+
+# -- the run's report is assembled from the sections features return (engine/loop/report.py) -------------
+def _report_names(tree: ast.AST) -> set[str]:
+    """The names that hold a RunReport in a module: `report`, a parameter or variable annotated
+    `RunReport`, and a name bound to one of those (an alias)."""
+    names = {"report"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            annotation = ast.unparse(node.annotation)
+            if "RunReport" in annotation:
+                target = node.arg if isinstance(node, ast.arg) else ast.unparse(node.target)
+                names.add(target)
+    grew = True
+    while grew:  # `r = report`, `a = b = report`: the alias writes as well as the name
+        grew = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id not in names:
+                        names.add(target.id)
+                        grew = True
+    return names
+
+
+def _holds(node: ast.expr, names: set[str]) -> bool:
+    """Whether `node` is one of `names`, or `self.report` / `self._report`."""
+    return (isinstance(node, ast.Name) and node.id in names) or (
+        isinstance(node, ast.Attribute) and node.attr in ("report", "_report")
+    )
+
+
+def report_writes(root: Path) -> list[str]:
+    """Writes into a RunReport anywhere but the module that defines (and assembles) it: a field
+    assigned (`report.x = …`, `report.x += …`, `report.x[k] = …`), a field changed in place
+    (`report.warnings.append(…)`), or `setattr(report, …)`. Only modules that name `RunReport` or
+    define an `after_run` are read (other reports — a curator's, an index's — are their own business)."""
+    found = []
+    for room in ROOMS:
+        for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+            if ("RunReport" not in source and "def after_run" not in source) or any(
+                isinstance(n, ast.ClassDef) and n.name == "RunReport" for n in tree.body
+            ):
+                continue
+            names = _report_names(tree)
+            for node in ast.walk(tree):
+                written = [t for t in _targets(node) if isinstance(t, ast.Attribute | ast.Subscript)]
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+                    if isinstance(node.func.value, ast.Attribute | ast.Subscript):
+                        written.append(node.func.value)
+                if isinstance(node, ast.Call) and ast.unparse(node.func) in ("setattr", "object.__setattr__"):
+                    written += node.args[:1]
+                for target in written:
+                    start = target if _holds(target, names) else _root(target)
+                    inner = target.value if isinstance(target, ast.Attribute | ast.Subscript) else target
+                    if _holds(start, names) or _holds(inner, names) or _holds(_root(inner), names):
+                        found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return sorted(set(found))
+
+
+def test_nothing_writes_into_the_run_report() -> None:
+    """Each feature returns its own section (`Feature.after_run` → `Section`) and the run folds them
+    into the report; no feature sets a field of it, its own or another's."""
+    assert report_writes(REPO) == []
+
+
+def test_the_report_check_sees_each_form(tmp_path: Path) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "bad.py").write_text(
+        "from x import RunReport\n"
+        "def after_run(ctx, report):\n"
+        "    report.changes = {}\n"
+        "    report.warnings.append('w')\n"
+        "    report.warnings += ['w']\n"
+        "def fill(r: RunReport, data):\n"
+        "    r.compactions = 1\n"
+        "    r.tools_used['x'] = 1\n"
+        "    alias = r\n"
+        "    alias.partial_path = 'p'\n"
+        "    setattr(r, 'ceiling', None)\n"
+        "    self.report.approvals.extend([])\n"
+        "    data.items.append(1)\n"
+        "    kept = r.warnings\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "engine" / "other.py").write_text("def f(report):\n    report.changes.append(1)\n", encoding="utf-8")
+    (tmp_path / "engine" / "traced.py").write_text(
+        "class F:\n    def after_run(self, ctx, report: Any):\n        report.warnings.append('w')\n", encoding="utf-8"
+    )
+    (tmp_path / "engine" / "report.py").write_text(
+        "class RunReport:\n    def f(self, report):\n        report.x = 1\n", encoding="utf-8"
+    )
+    assert report_writes(tmp_path) == sorted(
+        [*(f"engine/bad.py:{n}" for n in (3, 4, 5, 7, 8, 10, 11, 12)), "engine/traced.py:3"]
+    )
+
+
+def test_the_report_is_frozen_and_its_sections_do_not_overlap() -> None:
+    """The rule at run time too: a field cannot be set on the report, and no two sections own a field."""
+    import dataclasses
+
+    from pydantic import ValidationError
+
+    from arreio.engine.loop import report as reports
+
+    report = reports.RunReport(
+        run_id="r", session_id="s", model="m", verdict="success", exit_code=0, started_at="", ended_at="", duration_s=0
+    )
+    with pytest.raises(ValidationError):
+        report.changes = {}  # type: ignore[misc]
+    owners: dict[str, str] = {}
+    for section in (reports.ToolSection, reports.ContextSection, reports.GovernanceSection, reports.CheckpointSection):
+        for field in dataclasses.fields(section):
+            if field.name == "warnings":
+                continue
+            assert field.name in reports.RunReport.model_fields, (section.__name__, field.name)
+            assert owners.setdefault(field.name, section.__name__) == section.__name__, field.name
+    folded = report.with_section(reports.CheckpointSection(changes={"created": ["a"]}, warnings=("w",)))
+    assert (folded.changes, folded.warnings, report.changes, report.warnings) == ({"created": ["a"]}, ["w"], None, [])

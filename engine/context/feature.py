@@ -7,11 +7,12 @@
 - on each result: record it in the work log; turn a result over the threshold into a result set;
 - after each tool round: past the watermark, prune old bulky results, and if that is not enough,
   compact (summary + verbatim tail, session rewritten atomically, a `compaction` event);
-- after the run: fill the RunReport's context fields and persist the calibration.
+- after the run: return the report's context section and persist the calibration.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,7 @@ from arreio.engine.tools.run_context import RunContext
 if TYPE_CHECKING:
     from arreio.engine.core.messages import ToolCallPart
     from arreio.engine.core.model_io import ModelRequest, Usage
-    from arreio.engine.loop.report import RunReport
+    from arreio.engine.loop.report import ContextSection, RunReport
     from arreio.engine.tools.base import Tool
 
 RESULT_TOOLS = ("result_query", "result_grep")
@@ -137,8 +138,8 @@ class ContextHook(RunHook):
         events += await self.reducer.compact(turn, self._context_tokens(turn))
         return events if events or len(turn.session.messages) != before else None
 
-    def fill(self, report: RunReport) -> None:
-        self.stats.fill(report)
+    def section(self) -> ContextSection:
+        return self.stats.section()
 
 
 class ContextFeature(Feature):
@@ -167,10 +168,14 @@ class ContextFeature(Feature):
         self._hook = hook
         return [hook]
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> ContextSection | None:
         hook, self._hook = self._hook, None
         if hook is None:
-            return
-        hook.fill(report)
+            return None
+        section = hook.section()
         if hook.cfg.calibrate and hook.calibrator.samples:
-            hook.calibrator.save(ctx.state_dir / CALIBRATION_FILE, durable=ctx.settings.fsync)
+            try:
+                hook.calibrator.save(ctx.state_dir / CALIBRATION_FILE, durable=ctx.settings.fsync)
+            except OSError as error:  # the run's figures still stand
+                return replace(section, warnings=(f"context: the token calibration was not saved: {error}",))
+        return section

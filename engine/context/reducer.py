@@ -22,6 +22,7 @@ from arreio.engine.context.pruning import (
 from arreio.engine.core import events as ev
 from arreio.engine.core.paths import display_path
 from arreio.engine.core.tokens import estimate_message
+from arreio.engine.loop.totals import Spent
 from arreio.engine.providers.endpoint import endpoint_of, is_local
 
 if TYPE_CHECKING:
@@ -81,8 +82,9 @@ class HistoryReducer:
             events += await self.compact(turn, tokens)
         return events
 
-    async def compact(self, turn: Turn, before: int) -> list[ev.Event]:
-        events: list[ev.Event] = []
+    async def compact(self, turn: Turn, before: int) -> list[ev.Event | Spent]:
+        """Compact the history; the events to yield, and the summariser's call as `Spent` (the runner counts it)."""
+        events: list[ev.Event | Spent] = []
         plan = prepare_compaction(turn.session.messages, self.keep_tail(turn.model), self.meter.weigh)
         if plan is None:
             return events
@@ -105,9 +107,8 @@ class HistoryReducer:
             local=is_local(endpoint_of(model, turn.ctx.env, turn.settings.base_url)),
         )
         source = done.source
-        turn.totals.add_usage(
-            done.usage, model if source == "model" else None
-        )  # counted per model (the report's costs)
+        # the summariser's call, for the run's counters (per model: the report's costs)
+        events.append(Spent(done.usage, model if source == "model" else None))
         if source == "model":
             self.failures = 0
         elif use_model:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from arreio.engine.loop.report import RunReport
+from arreio.engine.loop.report import ContextSection
 
 __all__ = ["ContextStats"]
 
@@ -28,12 +26,15 @@ class ContextStats:
     def stable_prefix_share(self) -> float:
         return round(self.prefix_tokens / self.request_tokens, 4) if self.request_tokens else 0.0
 
-    def fill(self, report: RunReport) -> None:
-        report.peak_context_tokens = self.peak_context_tokens
-        report.compactions = self.compactions
-        report.context_tokens_before = list(self.tokens_before)
-        report.context_tokens_after = list(self.tokens_after)
-        report.pruned_results = self.pruned_results
-        report.pruned_rereads = self.pruned_rereads
-        report.result_sets = self.result_sets
-        report.stable_prefix_share = self.stable_prefix_share
+    def section(self) -> ContextSection:
+        """The run's context figures, as its report shows them."""
+        return ContextSection(
+            peak_context_tokens=self.peak_context_tokens,
+            compactions=self.compactions,
+            context_tokens_before=tuple(self.tokens_before),
+            context_tokens_after=tuple(self.tokens_after),
+            pruned_results=self.pruned_results,
+            pruned_rereads=self.pruned_rereads,
+            result_sets=self.result_sets,
+            stable_prefix_share=self.stable_prefix_share,
+        )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from arreio.engine.core.ports import PromptScreen, SystemPromptBlockSource
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import Rewrite, RunHook, Turn, WarningsHook
+from arreio.engine.loop.report import Section
 from arreio.engine.tools.mcp.config import mcp_servers
 from arreio.engine.tools.mcp.connection import StartPlace
 from arreio.engine.tools.mcp.tool import SEP
@@ -215,11 +216,12 @@ class McpFeature(Feature):
         hub = self._hub
         return [McpHook(hub)] if hub is not None else []
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> Section | None:
         if self._hub is None:
-            return
-        report.warnings.extend(self._hub.warnings)
+            return None
+        warnings = tuple(self._hub.warnings)
         self.close()
+        return Section(warnings=warnings)
 
     def close(self) -> None:
         """Shut the servers down now (run end, Ctrl-C: the pipeline's `finally` reaches after_run)."""

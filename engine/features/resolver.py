@@ -33,6 +33,7 @@ from arreio.engine.core.errors import ConfigError, UsageError
 from arreio.engine.core.tokens import estimate_tokens
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import RunHook, WarningsHook
+from arreio.engine.loop.report import ToolSection, unsaid
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.resolved import ResolvedTools, is_pattern, matches, schema_tokens
 from arreio.engine.tools.run_context import RunContext
@@ -183,8 +184,9 @@ class ToolReportFeature(Feature):
     def hooks(self, ctx: RunContext) -> list[RunHook]:
         return [WarningsHook(self._drain, "tools")]
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> ToolSection | None:
         if self.resolved is None:
-            return
-        report.tool_schema_tokens = self.resolved.schema_tokens
-        report.warnings.extend(w for w in self.resolved.warnings if w not in report.warnings)
+            return None
+        return ToolSection(
+            tool_schema_tokens=self.resolved.schema_tokens, warnings=unsaid(report.warnings, self.resolved.warnings)
+        )

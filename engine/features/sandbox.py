@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from arreio.engine.core import events as ev
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import RunHook
+from arreio.engine.loop.report import Section
 from arreio.engine.tools.sandbox.plan import run_sandbox
 from arreio.engine.tools.sandbox.probe import Probe
 from arreio.engine.tools.sandbox.settings import sandbox_settings
@@ -69,7 +70,6 @@ class SandboxFeature(Feature):
         self._hook = hook
         return [hook]
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> Section | None:
         hook, self._hook = self._hook, None
-        if hook is not None and hook.said:
-            report.warnings.append(hook.message)
+        return Section(warnings=(hook.message,)) if hook is not None and hook.said else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,7 +32,11 @@ from arreio.engine.core import events as ev
 from arreio.engine.core.config import parse_section
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import RunHook
+from arreio.engine.loop.report import Section
 from arreio.engine.tools.run_context import RunContext
+
+if TYPE_CHECKING:
+    from arreio.engine.loop.report import RunReport
 
 __all__ = ["RunTrace", "TracingFeature", "TracingSettings", "traces_endpoint", "tracing_settings"]
 
@@ -338,12 +342,10 @@ class TracingFeature(Feature):
         if trace is not None:
             trace.event(event)
 
-    def after_run(self, ctx: RunContext, report: Any) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> Section | None:
         trace, _ = self._state(ctx)
-        if trace is not None:
-            warning = trace.finish(report)
-            if warning:
-                report.warnings.append(warning)
+        warning = trace.finish(report) if trace is not None else None
+        return Section(warnings=(warning,)) if warning else None
 
 
 def _start(ctx: RunContext) -> tuple[RunTrace | None, str | None]:

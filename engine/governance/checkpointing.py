@@ -31,6 +31,7 @@ from arreio.engine.core.programs import agent_writable
 from arreio.engine.core.wording import UNDO_LEAVES
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import RunHook, Turn
+from arreio.engine.loop.report import CheckpointSection, unsaid
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.walls.settings import governance_settings
 
@@ -184,28 +185,32 @@ class _RunCheckpoints:
             self._say(f"undo will not remove {_listed(said, why)}", code=UNDO_LEAVES)
 
     # -- the end ----------------------------------------------------------------------------------------
-    def finish(self, report: RunReport) -> None:
+    def finish(self, report: RunReport) -> CheckpointSection:
+        """The report's checkpoint section: what the run changed, the checkpoint before it."""
         self.close_round()
-        report.warnings.extend(w for w in self.warnings if w not in report.warnings)
+        said = unsaid(report.warnings, self.warnings)
         if self.git is None:
-            return  # checkpoints were off: `changes` stays None
-        report.changes = empty_changes()
+            return CheckpointSection(warnings=said)  # checkpoints were off: `changes` stays None
         recorder = self.recorder
         if recorder is None or recorder.first is None:
-            return
+            return CheckpointSection(changes=empty_changes(), warnings=said)
         try:
             end = recorder.finish()
         except (CheckpointError, OSError) as error:
-            report.warnings.append(f"checkpoints: the run's summary was not recorded: {error}")
-            return
+            failed = f"checkpoints: the run's summary was not recorded: {error}"
+            return CheckpointSection(changes=empty_changes(), warnings=(*said, failed))
         if end is None:
-            return
-        report.changes = shown_changes(end["changes"])  # the report and `done` are JSON: names made safe
-        report.checkpoint_before = end["before"]
-        report.checkpoint_skipped = [shown(p) for p in end["skipped"]]
-        self._auto_prune(recorder, report)
+            return CheckpointSection(changes=empty_changes(), warnings=said)
+        pruned = self._auto_prune(recorder)
+        return CheckpointSection(
+            changes=shown_changes(end["changes"]),  # the report and `done` are JSON: names made safe
+            checkpoint_before=end["before"],
+            checkpoint_skipped=tuple(shown(p) for p in end["skipped"]),
+            warnings=(*said, pruned) if pruned else said,
+        )
 
-    def _auto_prune(self, recorder: Recorder, report: RunReport) -> None:
+    def _auto_prune(self, recorder: Recorder) -> str | None:
+        """Old checkpoints pruned to the configured age and size; a warning when that failed."""
         try:
             prune(
                 recorder.repo,
@@ -216,7 +221,8 @@ class _RunCheckpoints:
                 protect=[self.ctx.run_id],
             )
         except (CheckpointError, OSError) as error:
-            report.warnings.append(f"checkpoints: pruning old checkpoints failed: {error}")
+            return f"checkpoints: pruning old checkpoints failed: {error}"
+        return None
 
 
 def _utc(moment: datetime) -> datetime:
@@ -290,7 +296,6 @@ class CheckpointFeature(Feature):
         state.close_round()
         return CheckpointChanges(state.recorder)
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> CheckpointSection | None:
         state, self._run = self._run, None
-        if state is not None:
-            state.finish(report)
+        return state.finish(report) if state is not None else None

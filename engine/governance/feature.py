@@ -14,6 +14,7 @@ from arreio.engine.governance.ceilings import CeilingsHook
 from arreio.engine.governance.requests import RequestRecorder, last_request_model
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import RunHook, Turn, WarningsHook
+from arreio.engine.loop.report import GovernanceSection, unsaid
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.walls.audit import AuditJournal, digest
 from arreio.engine.walls.policy import rule_warnings
@@ -177,28 +178,26 @@ class GovernanceFeature(Feature):
                 {"applied": event.applied, "rejected": event.rejected, "failed": event.failed, "error": event.error},
             )
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> GovernanceSection | None:
         state, self._run = self._run, None
         if state is None:
-            return
+            return None
+        ceiling: dict[str, Any] | None = None
         if state.ceiling is not None:
             c = state.ceiling
-            report.ceiling = {"kind": c.kind, "limit": c.limit, "value": c.value, "message": c.message}
+            ceiling = {"kind": c.kind, "limit": c.limit, "value": c.value, "message": c.message}
         elif state.ceilings is not None and state.ceilings.stalls:
             # A model call that stayed silent through every retry: the run failed, the stall is why.
             stall = state.ceilings.stalls[-1]
-            report.ceiling = {
+            ceiling = {
                 "kind": "stall",
                 "limit": stall.seconds,
                 "value": stall.seconds,
                 "message": f"{stall.what} gave no signal for {stall.seconds:g} s",
             }
-        if state.approvals is not None:
-            report.approvals = list(state.approvals.decisions)
-        if report.verdict == "partial":
-            self._write_partial(ctx, state, report)
-        if state.ceilings is not None:
-            report.warnings.extend(w for w in state.ceilings.warnings if w not in report.warnings)
+        approvals = tuple(state.approvals.decisions) if state.approvals is not None else ()
+        partial_path = self._write_partial(ctx, state, report) if report.verdict == "partial" else None
+        warnings = list(unsaid(report.warnings, state.ceilings.warnings)) if state.ceilings is not None else []
         end = state.journal_entry(
             "run_end",
             {
@@ -213,13 +212,20 @@ class GovernanceFeature(Feature):
                 "tool_calls": report.tool_calls,
             },
         )
-        if end is not None:  # an anchor outside the journal: `audit verify` notices a cut-off tail
-            report.audit_head = {"seq": end["seq"], "hash": end["hash"]}
-        report.warnings.extend(state.audit_errors)
+        # an anchor outside the journal: `audit verify` notices a cut-off tail
+        audit_head = {"seq": end["seq"], "hash": end["hash"]} if end is not None else None
+        warnings += state.audit_errors
         rules, self._rule_warnings, self._pending = self._rule_warnings or [], None, []
-        report.warnings.extend(w for w in rules if w not in report.warnings)
+        warnings += unsaid([*report.warnings, *warnings], rules)
+        return GovernanceSection(
+            ceiling=ceiling,
+            approvals=approvals,
+            audit_head=audit_head,
+            partial_path=partial_path,
+            warnings=tuple(warnings),
+        )
 
-    def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> None:
+    def _write_partial(self, ctx: RunContext, state: _RunState, report: RunReport) -> str:
         """The partial result is never thrown away: the reserve turn's answer, as a file."""
 
         path = ctx.state_dir / "runs" / ctx.run_id / "partial.md"
@@ -229,4 +235,4 @@ class GovernanceFeature(Feature):
             f"{report.message}\n\nrun {report.run_id} · session {report.session_id}\n\n---\n\n{body}\n"
         )
         write_atomic(path, state.redactor.text(text), durable=ctx.settings.fsync)
-        report.partial_path = state.partial_path
+        return state.partial_path

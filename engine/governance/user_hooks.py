@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from arreio.engine.core.messages import Message
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import Deny, Rewrite, RunHook, Stop, Turn, WarningsHook
+from arreio.engine.loop.report import Section, unsaid
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.walls.audit import AuditJournal
 from arreio.engine.walls.hook_process import HookRun, hook_env, run_hook, run_hook_sync
@@ -291,7 +292,7 @@ class UserHooksFeature(Feature):
             return []
         return [_ToolHooks(hooks), WarningsHook(hooks.drain, "hook")]
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
+    def after_run(self, ctx: RunContext, report: RunReport) -> Section | None:
         hooks = _Hooks.of(ctx)
         payload = {
             **hooks.base("stop"),
@@ -303,4 +304,4 @@ class UserHooksFeature(Feature):
         }
         for index, spec in hooks.chosen("stop", report.verdict):
             hooks.run_sync("stop", index, spec, payload)
-        report.warnings.extend(w for w in hooks.drain() if w not in report.warnings)
+        return Section(warnings=unsaid(report.warnings, hooks.drain()))

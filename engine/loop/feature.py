@@ -14,7 +14,7 @@ from arreio.engine.tools.run_context import RunContext
 
 if TYPE_CHECKING:
     from arreio.engine.loop.hooks import RunHook
-    from arreio.engine.loop.report import RunReport
+    from arreio.engine.loop.report import RunReport, Section
     from arreio.engine.tools.base import Tool
     from arreio.engine.tools.resolved import ResolvedTools
 
@@ -72,5 +72,9 @@ class Feature:
         claims against the world (the promise gate); None: it keeps no such record."""
         return None
 
-    def after_run(self, ctx: RunContext, report: RunReport) -> None:
-        """Called once the run's report is final, before it is written. Failures become warnings."""
+    def after_run(self, ctx: RunContext, report: RunReport) -> Section | None:
+        """Called once the run's report is final, before it is written, with the report as it stands
+        (the run's own fields and the sections of the features before this one). Returns this
+        feature's `Section` of it (the fields it owns, the warnings it adds), or None; the report is
+        frozen, never written here. A failure becomes a warning."""
+        return None

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 class Turn(Protocol):
     """What a hook may see of the runner asking it. Read-only, except the session (hooks append
-    records to it and compaction rewrites it) and `totals.usage` (a summariser's call is counted)."""
+    records to it and compaction rewrites it). A model call a hook makes (a summariser's) is counted
+    by the runner: the hook returns it as a `Spent` (engine/loop/totals.py) among its events."""
 
     @property
     def agent(self) -> str:
@@ -58,7 +59,7 @@ class Turn(Protocol):
     def ctx(self) -> RunContext: ...
     @property
     def totals(self) -> Totals:
-        """The run's shared counters (sub-agents add to the same ones)."""
+        """The run's shared counters (sub-agents add to the same ones), to read: the runner counts."""
 
     @property
     def unit_steps(self) -> int:

@@ -7,14 +7,15 @@
 failed for good. It writes nothing of the runner's: after each attempt, and after a switch, it yields
 a `CallState` the runner records (how the attempt ended — hooks read it, `on_context_overflow` the
 error — and, after a switch, the model and provider that serve the rest of the run, so the reply is
-stamped with the new model), then `model_switch`.
+stamped with the new model), then `model_switch`. What the run's counters take in (the attempt's
+usage, a retry, a switch) travels on the `CallState` too, and the runner counts it.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arreio.engine.core import events as ev
 from arreio.engine.core.errors import ArreioError
@@ -42,6 +43,10 @@ class CallState:
     provider: Provider
     usage: Usage  # the step's so far, every attempt (and model) included
     done: Done | None = None  # how the last attempt ended (None: no attempt since the switch)
+    # What the run's counters take in (the runner counts them: who counts stays outside who answers)
+    spent: Usage | None = None  # the attempt just ended, by `model` (None: counted already)
+    retried: bool = False  # the attempt is retried
+    switched: dict[str, str] | None = None  # a switch to a fallback model: {from, to, reason}
 
 
 class ModelCall:
@@ -52,8 +57,8 @@ class ModelCall:
         self.model, self.provider = runner.model, runner.provider  # a switch moves both
         self.usage = Usage()  # this step's usage, every attempt (and model) included
 
-    def _state(self, request: ModelRequest, done: Done | None) -> CallState:
-        return CallState(request, self.model, self.provider, self.usage, done)
+    def _state(self, request: ModelRequest, done: Done | None, **counted: Any) -> CallState:
+        return CallState(request, self.model, self.provider, self.usage, done, **counted)
 
     async def run(self) -> AsyncIterator[ev.Event | Reply | Outcome | CallState]:
         runner, request = self.runner, self.request
@@ -88,8 +93,7 @@ class ModelCall:
                         ),
                     )
             self.usage = self.usage + reply.done.usage
-            runner.totals.add_usage(reply.done.usage, self.model)
-            yield self._state(request, reply.done)  # recorded before a hook is asked about it
+            yield self._state(request, reply.done, spent=reply.done.usage)  # recorded before a hook is asked
             error = reply.done.error
             if error is None:
                 yield reply
@@ -110,12 +114,13 @@ class ModelCall:
                     yield switch
                     return
                 request = request.model_copy(update={"model": self.model})
-                yield self._state(request, reply.done)
+                switched = {"from": switch.from_model, "to": switch.to_model, "reason": switch.reason}
+                yield self._state(request, reply.done, switched=switched)
                 yield switch.model_copy(update={"withdraws_text": shown})
                 shown = False
                 attempt, overflowed, waited = 0, False, 0.0  # the new model has retries of its own
                 continue
-            runner.totals.retries += 1
+            yield self._state(request, reply.done, retried=True)
             yield ev.Retry(attempt=attempt, delay_s=decision.delay_s, reason=decision.reason, withdraws_text=shown)
             shown = False
             await runner.clock.sleep(decision.delay_s)
@@ -138,5 +143,4 @@ class ModelCall:
             return failed
         self.model, self.provider = found
         reason = " ".join(decision.failure.split())[:300]
-        runner.totals.switches.append({"from": before, "to": self.model, "reason": reason})
         return ev.ModelSwitch(from_model=before, to_model=self.model, reason=reason)

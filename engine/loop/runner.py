@@ -30,8 +30,8 @@ from arreio.engine.loop.hooks import Hooks, Land, RunHook, Stop
 from arreio.engine.loop.model_call import CallState, ModelCall
 from arreio.engine.loop.outcome import Outcome
 from arreio.engine.loop.reply import Reply
-from arreio.engine.loop.toolround import ToolRound
-from arreio.engine.loop.totals import Totals
+from arreio.engine.loop.toolround import Counted, ToolRound
+from arreio.engine.loop.totals import Spent, Totals
 from arreio.engine.loop.turn import TurnView
 from arreio.engine.loop.watchdog import Watchdog
 from arreio.engine.session.file import Session
@@ -132,7 +132,7 @@ class Runner:
                 break
             asked = await self.hooks.before_model(self.view, self._request(with_tools=landing is None))
             request, decision = asked.request, asked.decision
-            for event in asked.events:
+            for event in self.totals.told(asked.events):  # a compaction's summariser call is counted
                 yield event
             if isinstance(decision, Stop):
                 for event in decision.events:
@@ -153,6 +153,8 @@ class Runner:
                     self._record(event)
                 elif isinstance(event, (Reply, Outcome)):
                     reply = event
+                elif isinstance(event, Spent):  # a compaction made room on an overflow
+                    self.totals.add_usage(event.usage, event.model)
                 else:
                     yield event
             for event in self.hooks.after_model(self.view, self._turn_usage):
@@ -189,7 +191,7 @@ class Runner:
                 if outcome is None and self.answer is not None and self.answer.settled is not None:
                     outcome = self._settle(self.answer.settled, "")  # the `answer` tool was called
                 if outcome is None:
-                    for event in await self.hooks.after_tool_round(self.view):
+                    for event in self.totals.told(await self.hooks.after_tool_round(self.view)):
                         yield event
         yield outcome.unit_end(unit_id, self.unit_steps)
 
@@ -228,9 +230,20 @@ class Runner:
         self.model, self.provider = state.model, state.provider
         if state.done is not None:
             self.last_done, self.last_error = state.done, state.done.error
+        self.totals.record_call(state.spent, state.model, retried=state.retried, switched=state.switched)
 
     # -- one tool round ------------------------------------------------------------------------
-    def _run_tools(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event | Outcome]:
+    async def _run_tools(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event | Outcome]:
         """Run a round's calls (read-only stretches concurrently, everything recorded in declared
-        order: engine/loop/toolround.py); a pause ends the round with a `paused` `Outcome`."""
-        return ToolRound(self, calls).run()
+        order: engine/loop/toolround.py), counting each as the round says; a pause ends the round
+        with a `paused` `Outcome`."""
+        tool_round = ToolRound(self, calls)
+        try:
+            async for item in tool_round.run():
+                if isinstance(item, Counted):
+                    self.totals.count_call(item.name)
+                else:
+                    yield item
+        finally:  # a cancel: the calls it stopped under way ran, in part, and count
+            for name in tool_round.cut_short:
+                self.totals.count_call(name)

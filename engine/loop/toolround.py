@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arreio.engine.core import events as ev
@@ -48,9 +49,18 @@ def _same(call: ToolCallPart) -> tuple[str, str]:
     return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A call the run's counters take in now: the runner counts it before the round goes on, so the
+    next call's ceilings see it (the round writes nothing of the runner's)."""
+
+    name: str
+
+
 class ToolRound:
-    """Runs one reply's calls for `runner` (see the module docstring); `run` yields events and, when
-    a call must wait for approval, a `paused` `Outcome` last."""
+    """Runs one reply's calls for `runner` (see the module docstring); `run` yields events, `Counted`
+    calls and, when a call must wait for approval, a `paused` `Outcome` last. A cancel leaves in
+    `cut_short` the calls it stopped under way and not counted yet (they ran, in part: they count)."""
 
     def __init__(self, runner: Runner, calls: list[ToolCallPart]) -> None:
         self.runner, self.calls = runner, calls
@@ -66,8 +76,9 @@ class ToolRound:
         # A call counts when its result is in (as a serial round has always done: a sub-agent's calls
         # are counted before its `delegate` call), except in a stretch: counted when admitted there.
         self.counted: set[str] = set()
+        self.cut_short: list[str] = []
 
-    async def run(self) -> AsyncIterator[ev.Event | Outcome]:
+    async def run(self) -> AsyncIterator[ev.Event | Outcome | Counted]:
         runner, hooks, view = self.runner, self.runner.hooks, self.runner.view
         try:
             for index, call in enumerate(self.calls):
@@ -85,7 +96,8 @@ class ToolRound:
                     yield Outcome.of("paused", verdict.message, runner.session.last_text())
                     return
                 if not isinstance(verdict, Deny) and call.id not in self.tasks:
-                    await self._look_ahead(index)
+                    async for counted in self._look_ahead(index):
+                        yield counted
                 yield ev.ToolStart(call_id=call.id, name=call.name, arguments=call.arguments)
                 result: ToolResult | None = (
                     ToolResult(verdict.content, is_error=True) if isinstance(verdict, Deny) else None
@@ -122,7 +134,7 @@ class ToolRound:
                 )
                 self.done += 1
                 if call.id not in self.counted:
-                    runner.totals.count_call(call.name)
+                    yield Counted(call.name)
                 yield ev.ToolEnd(
                     call_id=call.id,
                     name=call.name,
@@ -140,8 +152,8 @@ class ToolRound:
                 task.cancel()
             rest = self.calls[self.done :]
             for call in rest:  # a call under way ran (in part): it counts (a cancelled turn said '0 tool calls')
-                if call.id in self.started:
-                    self._count(call)
+                if call.id in self.started and (counted := self._count(call)) is not None:
+                    self.cut_short.append(counted.name)
             runner.session.append_many(
                 [
                     interrupted_result(c, "cancelled before it finished")
@@ -152,31 +164,30 @@ class ToolRound:
             )
             raise
 
-    def _count(self, call: ToolCallPart) -> None:
-        if call.id not in self.counted:
-            self.runner.totals.count_call(call.name)
-            self.counted.add(call.id)
+    def _count(self, call: ToolCallPart) -> Counted | None:
+        """`call` as counted now (None: it was already)."""
+        if call.id in self.counted:
+            return None
+        self.counted.add(call.id)
+        return Counted(call.name)
 
-    async def _admit(self, call: ToolCallPart) -> Any:
-        """The hooks' verdict on a call admitted ahead of its turn; one that goes ahead (to run or
-        refused) is counted at once, so the next call's ceilings see it."""
-        verdict = await self.runner.hooks.before_tool(self.runner.view, call)
-        if not isinstance(verdict, (Ask, Pause)):
-            self._count(call)
-        return verdict
-
-    async def _look_ahead(self, index: int) -> None:
+    async def _look_ahead(self, index: int) -> AsyncIterator[Counted]:
         """When `calls[index]` (admitted to run) may overlap, admit the read-only calls after it and
-        start the stretch's tools; a call that cannot join ends the stretch (it waits its turn)."""
+        start the stretch's tools; a call that cannot join ends the stretch (it waits its turn). A
+        call that goes ahead (to run or refused) is counted at once — yielded, and counted by the
+        runner before the next call is admitted — so the next call's ceilings see it."""
         tools, call = self.runner.tools, self.calls[index]
         if self.limit < 2 or not may_overlap(tools.get(call.name)):
             return
         seen, ahead = {_same(call)}, []
-        self._count(call)  # what the calls after it are admitted against
+        if (counted := self._count(call)) is not None:  # what the calls after it are admitted against
+            yield counted
         for later in self.calls[index + 1 :]:
             if not may_overlap(tools.get(later.name)) or _same(later) in seen:
                 break
-            verdict = await self._admit(later)
+            verdict = await self.runner.hooks.before_tool(self.runner.view, later)
+            if not isinstance(verdict, (Ask, Pause)) and (counted := self._count(later)) is not None:
+                yield counted
             self.verdicts[later.id] = verdict
             if isinstance(verdict, (Ask, Pause)):
                 break

@@ -9,7 +9,10 @@ run's own runner), never from shared state.
 
 The stream ends in its result on every path a caller can read: a cancel (Ctrl-C, SIGTERM, a task
 cancelled) still yields the calls it cut short (`tool_end`, interrupted) and `done` (cancelled, 130),
-and the cancel goes on from the next step of the stream (the caller's `async for` raises it then).
+and the cancel goes on from the next step of the stream (the caller's `async for` raises it then). An
+`ArreioError` mid-run (a hook's, a unit's model that cannot be built) is a failed run: `done` carries
+its exit code and message, and nothing is raised. Any other exception (a bug) ends the stream in
+`done` (failed, 1) too, and then goes on to the caller.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from arreio.engine.judgement.gates import GateInputs, Judge, ModelJudge, Offline
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import overrides
 from arreio.engine.loop.outcome import CANCELLED, Outcome
-from arreio.engine.loop.report import RunReport, write_report
+from arreio.engine.loop.report import RunReport, Section, write_report
 from arreio.engine.loop.runner import Runner
 from arreio.engine.loop.totals import Totals
 from arreio.engine.providers import registry
@@ -45,6 +48,7 @@ from arreio.engine.walls.delta_guard import DeltaGuard
 __all__ = ["PipelineDeps", "RunOptions", "after_cancel", "run_pipeline", "run_sync", "run_to_end"]
 
 CUT_SHORT = "interrupted: the run was cancelled before the call finished"
+FAILED_SHORT = "interrupted: the run failed before the call finished"
 
 
 def after_cancel(event: Any) -> bool:
@@ -84,6 +88,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     )
     outcome = CANCELLED
     cancel: BaseException | None = None  # a cancel the stream ended on: raised on after `done`
+    fault: Exception | None = None  # a bug the stream ended on: raised on after `done`
     closing: list[Any] = []  # the calls a cancel cut short, closed on the way out
     # The features that look at events (most do not: their `on_event` is Feature's no-op).
     observers = [f for f in run.features if overrides(f, Feature, "on_event")]
@@ -193,28 +198,35 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                     config=run.plan.learning,
                 ):
                     yield emit(event)
-        except ArreioError as error:  # an expected failure mid-run is a failed run, not a cancelled one
-            if not isinstance(error, Cancelled):
+        except ArreioError as error:  # an expected failure mid-run is a failed run, told by its `done`
+            if isinstance(error, Cancelled):
+                cancel = error
+            else:
                 outcome = Outcome(verdict="failed", exit_code=error.exit_code, message=error.message)
-                raise
-            cancel = error
         except asyncio.CancelledError as error:
             cancel = error
+        except Exception as error:  # noqa: BLE001 - a bug: the stream still ends in `done`, then it goes on
+            outcome = Outcome.of("failed", f"internal error: {type(error).__name__}: {error}")
+            fault = error
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
+            cut = CUT_SHORT if outcome.verdict == "cancelled" else FAILED_SHORT
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
                 closing += [
-                    emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted", preview=CUT_SHORT))
+                    emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted", preview=cut))
                 ]
             report = _report(
                 run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd)
             )
             report = redactor.model(report)
-            for feature in run.features:
+            for feature in run.features:  # each adds its own section; the next one sees it
                 try:  # record keeping never changes the run's verdict
-                    feature.after_run(ctx, report)
+                    section = feature.after_run(ctx, report)
                 except Exception as error:  # noqa: BLE001
-                    report.warnings.append(f"{feature.name}: after-run step failed: {type(error).__name__}: {error}")
+                    failed = f"{feature.name}: after-run step failed: {type(error).__name__}: {error}"
+                    section = Section(warnings=(failed,))
+                if section is not None:
+                    report = report.with_section(section)
             report_path = run_dir / "report.json"
             write_report(redactor.model(report), report_path, durable=run.settings.fsync)
             session.mark_run(ctx.run_id, "end", iso_ms(clock.now()), verdict=outcome.verdict)
@@ -247,6 +259,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     yield done
     if cancel is not None:
         raise cancel
+    if fault is not None:
+        raise fault
 
 
 def _run_changes(features: list[Feature], ctx: Any) -> Any:
@@ -264,7 +278,7 @@ def _original_goal(run: PreparedRun) -> str:
 def _report(
     run: PreparedRun, totals: Totals, outcome: Outcome, *, started: tuple[Any, float], events: str
 ) -> RunReport:
-    """The output funnel's product, from the run's counters (features add their fields in `after_run`)."""
+    """The output funnel's product, from the run's counters (features add their sections in `after_run`)."""
     started_at, t0 = started
     clock, usage = run.ctx.clock, totals.usage
     return RunReport(

@@ -75,8 +75,7 @@ def test_a_read_of_a_pruned_path_counts_as_a_reread(tmp_path: Path) -> None:
     assert hook.stats.pruned_rereads == 1
     report = RunReport(
         run_id="r", session_id="s", model="m", verdict="success", exit_code=0, started_at="", ended_at="", duration_s=0
-    )
-    hook.fill(report)
+    ).with_section(hook.section())
     assert report.pruned_rereads == 1 and report.pruned_results >= 1 and report.peak_context_tokens > 0
 
 
