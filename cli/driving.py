@@ -76,7 +76,11 @@ def drive(
                 seen["done"] = True
                 if last_message is not None:
                     write_last_message(last_message, final_answer(event))
-                _tell(event)
+                seen["told"] = event
+        # Said once the stream has ended: a bug's failed `done` is followed by its exception, which
+        # main() says in its own one line.
+        if "told" in seen:
+            _tell(seen["told"])
         return code
 
     try:

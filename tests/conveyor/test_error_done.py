@@ -146,3 +146,43 @@ def test_arreio_run_json_ends_in_done_when_a_unit_fails_mid_run(tmp_path: Path, 
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("arreio: error: model 'anthropic/claude-sonnet-4-5' needs an API key")
+
+
+BREAKING_RUN = """
+import sys
+from arreio.cli import app, deps
+from arreio.engine.providers.testing import provider_factory
+from tests.conveyor.test_error_done import _Breaks
+
+made = deps.pipeline_deps
+def with_a_breaking_provider():
+    built = made()
+    built.provider_factory = provider_factory(_Breaks())
+    return built
+deps.pipeline_deps = with_a_breaking_provider
+sys.argv = ["arreio", "run", "Say hi.", "--offline"]
+app.main()
+"""
+
+
+@pytest.mark.slow
+def test_a_bug_mid_run_is_one_line_on_stderr(tmp_path: Path, arreio_env) -> None:
+    """The failed `done` of a bug is not told on its own: the exception after it is, in one line."""
+    repo = Path(__file__).resolve().parents[2]
+    env = {**arreio_env, "PYTHONPATH": str(repo)}
+    proc = subprocess.run(
+        [sys.executable, "-c", BREAKING_RUN],
+        cwd=tmp_path,
+        env=env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.startswith("arreio:")]
+    assert said == [
+        "arreio: internal error: RuntimeError: the adapter tripped (set ARREIO_DEBUG=1 for the traceback)"
+    ], proc.stderr
+    assert "Traceback" not in proc.stderr
