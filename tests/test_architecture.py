@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
 )
 RANK = {room: rank for rank, rooms in enumerate(LAYERS) for room in rooms}
-MAX_RUNNER_LINES = 250
+MAX_RUNNER_LINES = 310  # as ruff formats it: the loop and its few helpers; past this, split by noun
 
 
 @functools.cache

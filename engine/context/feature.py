@@ -51,8 +51,14 @@ class ContextHook(RunHook):
 
     name = "context"
 
-    def __init__(self, cfg: ContextSettings, session_dir: Path, cwd: Path, calibrator: Calibrator,
-                 windows: RunWindows | None = None) -> None:
+    def __init__(
+        self,
+        cfg: ContextSettings,
+        session_dir: Path,
+        cwd: Path,
+        calibrator: Calibrator,
+        windows: RunWindows | None = None,
+    ) -> None:
         self.cfg = cfg
         self.windows = windows or RunWindows(cfg, {}, None)  # what each model's server says its window is
         self.calibrator = calibrator
@@ -61,8 +67,9 @@ class ContextHook(RunHook):
         self.stats = ContextStats()
         self.offered = self.store.exists()  # the result-set tools are offered once the session has a set
         self.meter = RequestMeter(calibrator)
-        self.reducer = HistoryReducer(cfg, session_dir, cwd, self.meter, self.windows, self.worklog, self.stats,
-                                      self._context_tokens)
+        self.reducer = HistoryReducer(
+            cfg, session_dir, cwd, self.meter, self.windows, self.worklog, self.stats, self._context_tokens
+        )
 
     def _context_tokens(self, turn: Turn) -> int:
         specs = [s for s in turn.tools.specs() if self.offered or s.name not in RESULT_TOOLS]
@@ -100,7 +107,10 @@ class ContextHook(RunHook):
         self.worklog.record(call, result.content, result.is_error)
         cfg = self.cfg
         if (
-            not cfg.resultsets_on or result.is_error or result.images or call.name in cfg.resultset_exempt_tools
+            not cfg.resultsets_on
+            or result.is_error
+            or result.images
+            or call.name in cfg.resultset_exempt_tools
             or len(result.content) <= cfg.resultset_threshold_chars
         ):
             return result

@@ -38,7 +38,9 @@ from arreio.engine.session.file import Session
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.run_context import RunContext
 
-NOT_RUN_LATE = "not run: {name} was waiting for approval when a new instruction came; call it again if it is still needed"
+NOT_RUN_LATE = (
+    "not run: {name} was waiting for approval when a new instruction came; call it again if it is still needed"
+)
 
 
 class Runner:
@@ -46,9 +48,19 @@ class Runner:
     runner shares its parent's); `agent` names the runner ("" for the run's own)."""
 
     def __init__(
-        self, *, provider: Provider, model: str, session: Session, tools: ToolRegistry, ctx: RunContext,
-        system: list[SystemBlock], hooks: Sequence[RunHook] | Hooks = (), rng: random.Random | None = None,
-        totals: Totals | None = None, agent: str = "", fallback: Fallback | None = None,
+        self,
+        *,
+        provider: Provider,
+        model: str,
+        session: Session,
+        tools: ToolRegistry,
+        ctx: RunContext,
+        system: list[SystemBlock],
+        hooks: Sequence[RunHook] | Hooks = (),
+        rng: random.Random | None = None,
+        totals: Totals | None = None,
+        agent: str = "",
+        fallback: Fallback | None = None,
     ) -> None:
         self.provider, self.model, self.session, self.tools = provider, model, session, tools
         # The runner's own provider, model and tools: a unit without its own is served by these (a
@@ -76,13 +88,30 @@ class Runner:
     def spawn(self, *, provider: Provider, model: str, session: Session, tools: ToolRegistry, agent: str) -> Runner:
         """A sub-agent's runner: same hooks, clock, settings and counters; its own session and tools."""
         ctx = self.ctx.for_session(session.id, session.path)
-        return Runner(provider=provider, model=model, session=session, tools=tools, ctx=ctx, system=session.header.system,
-                      hooks=self.hooks, rng=self.rng, totals=self.totals, agent=agent, fallback=self.fallback)
+        return Runner(
+            provider=provider,
+            model=model,
+            session=session,
+            tools=tools,
+            ctx=ctx,
+            system=session.header.system,
+            hooks=self.hooks,
+            rng=self.rng,
+            totals=self.totals,
+            agent=agent,
+            fallback=self.fallback,
+        )
 
     # -- the loop -----------------------------------------------------------------------------
     async def run(
-        self, user_text: str | None, *, unit_id: str = "main", max_steps: int | None = None,
-        provider: Provider | None = None, model: str | None = None, tools: ToolRegistry | None = None,
+        self,
+        user_text: str | None,
+        *,
+        unit_id: str = "main",
+        max_steps: int | None = None,
+        provider: Provider | None = None,
+        model: str | None = None,
+        tools: ToolRegistry | None = None,
         output_schema: dict[str, Any] | None = None,
     ) -> AsyncIterator[ev.Event]:
         """Run one unit; the last event is its `unit_end`. `user_text=None` continues the history as
@@ -92,11 +121,16 @@ class Runner:
         if model is None:  # the runner's own model (with its own provider, whatever this unit names)
             model, provider = own_model, own_provider
         self.tools = own_tools if tools is None else tools
-        self.model, self.provider = self.fallback.route(model, provider or own_provider)  # a retired model stays retired
+        self.model, self.provider = self.fallback.route(
+            model, provider or own_provider
+        )  # a retired model stays retired
         self.unit_limit, self.unit_steps = max_steps or self.settings.max_steps, 0
         self.ending = UnitEnding()
-        self.answer = (AnswerCheck(output_schema, self.model, self.settings.structured_output)
-                       if output_schema is not None else None)
+        self.answer = (
+            AnswerCheck(output_schema, self.model, self.settings.structured_output)
+            if output_schema is not None
+            else None
+        )
         if self.answer is not None and (answer_tool := self.answer.tool()) is not None:  # the tool route
             self.tools = ToolRegistry([*(t for n in self.tools.names() if (t := self.tools.get(n))), answer_tool])
         for event in self.hooks.at_unit_start(self.view):
@@ -104,9 +138,23 @@ class Runner:
         if user_text is not None:
             # A call left waiting (for an approval) when a new instruction comes never ran: it is
             # answered as such, not healed later into "interrupted" (which says it may have run).
-            self.session.append_many([*(Message.tool_result(ToolResultPart(
-                call_id=c.id, name=c.name, is_error=True, status="error", content=NOT_RUN_LATE.format(name=c.name),
-            )) for c in self.session.pending_calls()), Message.user(user_text)])
+            self.session.append_many(
+                [
+                    *(
+                        Message.tool_result(
+                            ToolResultPart(
+                                call_id=c.id,
+                                name=c.name,
+                                is_error=True,
+                                status="error",
+                                content=NOT_RUN_LATE.format(name=c.name),
+                            )
+                        )
+                        for c in self.session.pending_calls()
+                    ),
+                    Message.user(user_text),
+                ]
+            )
         outcome: Outcome | None = None
         pending = self.session.pending_calls() if user_text is None else []
         if pending:  # a round left waiting (an approval): finish it before asking the model again
@@ -125,8 +173,9 @@ class Runner:
             if self.unit_steps >= self.unit_limit and landing is None:
                 message = f"stopped after {counted(self.unit_steps, 'model turn')} (max_steps {self.unit_limit})"
                 if not self.session.header.parent:  # a sub-agent's parent decides
-                    message += (f"; the session is saved — continue with "
-                                f"`arreio run --resume {self.session.id} --max-steps N`")
+                    message += (
+                        f"; the session is saved — continue with `arreio run --resume {self.session.id} --max-steps N`"
+                    )
                 yield ev.Ceiling(kind="steps", limit=self.unit_limit, value=self.unit_steps, message=message)
                 outcome = Outcome.of("partial", message, self.session.last_text())
                 break
@@ -141,7 +190,9 @@ class Runner:
                 break
             if isinstance(decision, Land) and landing is None:
                 landing = decision
-                yield ev.Ceiling(kind=decision.kind, limit=decision.limit, value=decision.value, message=decision.message)
+                yield ev.Ceiling(
+                    kind=decision.kind, limit=decision.limit, value=decision.value, message=decision.message
+                )
                 self.session.append(Message.user(decision.instruction))
                 request = self._request(with_tools=False)
             self.unit_steps += 1
@@ -172,7 +223,9 @@ class Runner:
             if landing is not None:
                 # The reserve turn is over whatever the model did: calls it still made are not run.
                 if reply.calls:
-                    self.session.append_many([not_run_result(c, "not run: the run reached a ceiling") for c in reply.calls])
+                    self.session.append_many(
+                        [not_run_result(c, "not run: the run reached a ceiling") for c in reply.calls]
+                    )
                 outcome = Outcome.of("partial", landing.message, reply.text or self.session.last_text())
             elif not reply.calls:
                 ending = self.ending.judge(reply, self.tools)
@@ -215,9 +268,13 @@ class Runner:
         # registry's specs), so nothing is validated again: validating walked the whole history each
         # turn.
         return ModelRequest.model_construct(
-            model=self.model, system=self.system, messages=list(self.session.messages),
-            tools=self.tools.specs() if with_tools else [], max_tokens=self.settings.max_tokens,
-            session_id=self.session.id, thinking=self.settings.thinking_request,
+            model=self.model,
+            system=self.system,
+            messages=list(self.session.messages),
+            tools=self.tools.specs() if with_tools else [],
+            max_tokens=self.settings.max_tokens,
+            session_id=self.session.id,
+            thinking=self.settings.thinking_request,
             output_schema=self.answer.request_schema if self.answer is not None and with_tools else None,
         )
 

@@ -123,6 +123,8 @@ def test_compaction_triggers_at_the_watermark_and_rewrites_the_session_atomicall
     runner, _hook = _runner(tmp_path, provider, prune=False)
     path = runner.session.path
     inode = os.stat(path).st_ino
+    # held by a second name, so a later rewrite's temp file cannot be given the freed inode number
+    os.link(path, tmp_path / "held.jsonl")
     events = asyncio.run(drain(runner))
     compactions = [e for e in events if e.type == "compaction"]
     assert compactions and all(e.tokens_after < e.tokens_before for e in compactions)
