@@ -107,3 +107,14 @@ def test_an_output_holding_something_else_is_left_alone_and_no_success(tmp_path:
     )
     again = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline")
     assert again.returncode == 0 and "already holds what I would write" in again.stdout
+
+
+def test_cd_to_a_file_says_it_is_a_file(tmp_path: Path, arreio_env: dict) -> None:
+    """`-C notes.md` was "no such folder", though it exists (a file)."""
+    (tmp_path / "notes.md").write_text("# notes\n")
+    for command in (("run", "x", "--offline"), ("chat", "--offline")):
+        done = run_cli(tmp_path, arreio_env, *command, "-C", "notes.md")
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == ["arreio: error: --cd notes.md: a file, not a folder"]
+    missing = run_cli(tmp_path, arreio_env, "run", "x", "--offline", "-C", "nowhere")
+    assert missing.returncode == 2 and missing.stderr.splitlines() == ["arreio: error: --cd nowhere: no such folder"]
