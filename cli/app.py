@@ -32,7 +32,14 @@ def _one_line_usage_error(error) -> None:
         )
     elif type(error).__name__ == "NoSuchOption" and ctx is not None and (meant := _value_as_flag(ctx, option)):
         message = f"No such option: {option}. Did you mean `{meant}`?"
+    elif type(error).__name__ == "NoSuchOption" and ctx is not None and ctx.parent is None and option in _ONE_SHOT:
+        # `arreio -p "Fix the bug"`, as `claude -p` / `llm -p` / `aider -m` take a prompt: one goal is `arreio run`
+        where = ' (one goal, run to the end: `arreio run "GOAL"`; see `arreio --help`)'
     print(f"arreio: error: {message}{where}", file=sys.stderr)
+
+
+# Flags other agent CLIs take a one-shot prompt with (claude -p, llm -p/--prompt, aider -m/--message).
+_ONE_SHOT = frozenset({"-p", "--print", "--prompt", "-m", "--message"})
 
 
 def _value_as_flag(ctx, option: str) -> str | None:

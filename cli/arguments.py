@@ -27,3 +27,21 @@ def text(value: str | None, what: str) -> str | None:
         shown = f"the byte {bad}" if bad.startswith("\\x") else bad
         raise UsageError(f"{what} is not UTF-8 text ({shown} at character {error.start + 1})") from None
     return value
+
+
+def enter_folder(cd: object) -> None:
+    """`--cd DIR` (`-C`, as `git -C`): from here on everything happens in DIR. A UsageError that says
+    what DIR is when it is not a folder one can enter (a file was "no such folder")."""
+    import os
+    from pathlib import Path
+
+    from arreio.engine.core.errors import UsageError
+
+    path = Path(str(cd))
+    if not path.is_dir():
+        what = "a file, not a folder" if path.exists() else "no such folder"
+        raise UsageError(f"--cd {cd}: {what}")
+    try:
+        os.chdir(path)
+    except OSError as error:
+        raise UsageError(f"--cd {cd}: cannot enter it ({error.strerror or error})") from None

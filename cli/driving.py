@@ -8,6 +8,7 @@ keep being drained, so the run finishes, lands its report and exits with its own
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from pathlib import Path
@@ -57,8 +58,14 @@ def drive(
             # Ctrl-C too, once: asyncio's own handler raised KeyboardInterrupt at a second one, wherever
             # the run's clean-up was, and a third within ~10 ms ended the process with no report
             loop.add_signal_handler(signal.SIGINT, stop)
+        # Closed here, whatever ends the loop (a view that cannot write: a full disk): left to the
+        # loop's shutdown, the generator was closed twice at once and asyncio printed a traceback.
+        async with contextlib.aclosing(run_pipeline(options, deps)) as events:
+            return await show(events)
+
+    async def show(events: Any) -> int:
         code = 1
-        async for event in run_pipeline(options, deps):
+        async for event in events:
             if spinner is not None:
                 spinner.clear()
             # A cancelled run's last events (the calls it cut short, its `done`) are shown in `--json`

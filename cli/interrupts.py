@@ -5,7 +5,11 @@ same message, the same exit code (130) and the same progress kept.
 Inside a running event loop, SIGTERM is the loop's (`loop.add_signal_handler(SIGTERM, task.cancel)`,
 cli/driving.py, cli/chat/turn.py): it cancels the task at its next await. A blocking read on the
 loop's thread (an approval's question) never reaches one, so `question()` takes both signals over
-for the read."""
+for the read.
+
+Where a Ctrl-C and a SIGTERM must end differently (the chat: Ctrl-C stops a turn and the prompt comes
+back; SIGTERM asks the process to end), `terminated()` says whether a SIGTERM came: every handler
+here notes it (`note_terminated`) before it interrupts or cancels."""
 
 from __future__ import annotations
 
@@ -16,8 +20,31 @@ from contextlib import contextmanager
 from typing import Any
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: every `except KeyboardInterrupt` handles
+    both alike, and a caller that must tell them apart catches this one (or asks `terminated()`)."""
+
+
+_terminated = threading.Event()
+
+
+def note_terminated() -> None:
+    """A SIGTERM came: from here on the process is on its way out (`terminated()`)."""
+    _terminated.set()
+
+
+def terminated() -> bool:
+    """Whether a SIGTERM came since the process started (or `forget_terminated`)."""
+    return _terminated.is_set()
+
+
+def forget_terminated() -> None:
+    _terminated.clear()
+
+
 def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    note_terminated()
+    raise Terminated
 
 
 @contextmanager

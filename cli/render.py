@@ -10,6 +10,7 @@ the pipeline, so the run finishes and exits with its own code.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -98,7 +99,8 @@ class _Plain:
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
-        self.closed = False
+        # None: the process started with that descriptor closed (`arreio run --json >&-`): silent from the start
+        self.closed = self.out is None
 
     def _write(self, text: str) -> None:
         if self.closed:
@@ -109,6 +111,10 @@ class _Plain:
         except BrokenPipeError:
             self.closed = True
             silence(self.out)
+        except OSError as error:
+            if error.errno != errno.EBADF:  # a full disk is an error to report; this is a closed stdout
+                raise
+            self.closed = True  # open for reading only (`1</dev/null`): nobody can read what is written
 
 
 class JsonRenderer(_Plain):

@@ -21,12 +21,14 @@ is ready as soon as prompt_toolkit is."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 import time
 from typing import Any
 
 from arreio.cli.inert import shown as escape
+from arreio.cli.interrupts import forget_terminated, terminated
 from arreio.cli.render import console_for, isatty
 from arreio.engine.core.ports import process_env
 from arreio.engine.core.wording import counted
@@ -161,7 +163,7 @@ class Chat:
                 spinner.close()
         self.note = ""
         self.typed = result.typed
-        if result.cancelled and self.interactive:
+        if result.cancelled and self.interactive and not terminated():  # a SIGTERM: the chat leaves instead
             self.say("[yellow]turn cancelled — the session is intact; send a message to go on[/yellow]")
             self.cancelled = True
         return result
@@ -199,7 +201,7 @@ def _warm_up() -> None:
 def interactive(state: Any) -> int:
     """The chat at a terminal; returns the exit code (0: left by the person)."""
     from arreio.cli.chat import slash
-    from arreio.cli.chat.input import CONTINUATION, PROMPT, prompt_session
+    from arreio.cli.chat.input import prompt_session
     from arreio.engine.core.paths import state_dir
 
     chat = Chat(state, interactive=True)
@@ -217,6 +219,46 @@ def interactive(state: Any) -> int:
     warm = threading.Timer(0.2, _warm_up)  # after the prompt is drawn: it competes for the interpreter
     warm.daemon = True
     warm.start()
+    forget_terminated()
+    previous = signal.signal(signal.SIGTERM, _leave_on_sigterm(prompt))
+    try:
+        _converse(chat, prompt)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    chat.goodbye(screen)
+    return 130 if terminated() else 0
+
+
+def _leave_on_sigterm(prompt: Any) -> Any:
+    """The chat's SIGTERM handler: SIGTERM asks the process to end (systemd, `docker stop`, `kill`), so
+    the chat leaves as Ctrl-D leaves — the terminal back as it was, the session named — and exits 130.
+    At the prompt, prompt_toolkit is told to stop reading (raising from the handler left it with the
+    terminal in raw mode); a turn's own handler cancels the turn (turn.py); anywhere else it raises."""
+    from arreio.cli.interrupts import Terminated, note_terminated
+
+    def handler(signum: int, frame: Any) -> None:
+        note_terminated()
+        app = prompt.app
+        if app.is_running and app.loop is not None and not app.loop.is_closed():
+            app.loop.call_soon_threadsafe(_stop_reading, app)
+            return
+        raise Terminated
+
+    return handler
+
+
+def _stop_reading(app: Any) -> None:
+    from arreio.cli.interrupts import Terminated
+
+    if app.is_running and app.future is not None and not app.future.done():
+        app.exit(exception=Terminated)
+
+
+def _converse(chat: Chat, prompt: Any) -> None:
+    """Read and send messages until the person leaves (or a SIGTERM ends the chat)."""
+    from arreio.cli.chat import slash
+    from arreio.cli.chat.input import CONTINUATION, PROMPT
+
     interrupts = 0
     burst_end = 0.0
     while True:
@@ -229,6 +271,8 @@ def interactive(state: Any) -> int:
         try:
             text, echo = prompt.read(typed)
         except KeyboardInterrupt:
+            if terminated():
+                break
             if time.monotonic() < burst_end:
                 continue
             interrupts += 1
@@ -250,6 +294,7 @@ def interactive(state: Any) -> int:
                 continue
             chat.send(text.removeprefix("/") if text.startswith("//") else text)
         except KeyboardInterrupt:  # a Ctrl-C between turns (a slash command, a note): back to the prompt
-            chat.say("[yellow]interrupted[/yellow]")
-    chat.goodbye(screen)
-    return 0
+            if not terminated():
+                chat.say("[yellow]interrupted[/yellow]")
+        if terminated():
+            break

@@ -8,6 +8,7 @@ session's end marker, and releases the lock — so the next message resumes a va
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from dataclasses import dataclass
@@ -42,16 +43,28 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
     async def go() -> None:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
+        # The chat's own SIGTERM handler (loop.py: SIGTERM leaves the chat) comes back after the turn:
+        # asyncio's remove_signal_handler resets it to the default, which killed the chat at the next
+        # prompt with the terminal left in raw mode.
+        previous = signal.getsignal(signal.SIGTERM)
         if task is not None:
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            loop.add_signal_handler(signal.SIGTERM, _terminate, task)
         try:
             with keys.watching(task.cancel if task is not None else lambda: None):
                 await drive()
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     async def drive() -> None:
-        async for event in run_pipeline(state.options(message), deps):
+        # Closed here, whatever ends the loop (a view that cannot write): left to the loop's shutdown,
+        # the generator was closed twice at once and asyncio printed a traceback.
+        async with contextlib.aclosing(run_pipeline(state.options(message), deps)) as events:
+            await show(events)
+
+    async def show(events: Any) -> None:
+        async for event in events:
             if spinner is not None:
                 spinner.clear()
             if event.type != "done" and after_cancel(event):
@@ -86,3 +99,11 @@ def run_turn(state: Any, message: str, deps: Any, render: Any, *, spinner: Any =
     if result.done is not None and result.run_id is not None:
         state.record(result.done, result.run_id)
     return result
+
+
+def _terminate(task: Any) -> None:
+    """SIGTERM during a turn: the turn is cancelled as Ctrl-C cancels it, and the chat then leaves."""
+    from arreio.cli.interrupts import note_terminated
+
+    note_terminated()
+    task.cancel()

@@ -6,7 +6,6 @@ Only typer is imported here: prompt_toolkit and the engine load when the chat st
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -76,10 +75,10 @@ def chat(
         raise UsageError(f"--script plays an offline script; it cannot be combined with --model {model}")
     if continue_ and resume is not None:
         raise UsageError("--continue picks the latest session here; --resume names one: pass one of them")
-    if cd is not None:  # like `git -C`
-        if not cd.is_dir():
-            raise UsageError(f"--cd {cd}: no such folder")
-        os.chdir(cd)
+    if cd is not None:
+        from arreio.cli.arguments import enter_folder
+
+        enter_folder(cd)
     cwd = Path.cwd()
     if script is not None:
         script = (cwd / script).resolve()

@@ -108,6 +108,7 @@ def diff(
             "files": files,
             "notes": result.notes,
             "skipped": result.skipped,
+            "skipped_why": result.skipped_why,
         }
         if not stat:
             body["patch"] = result.patch
@@ -122,8 +123,8 @@ def diff(
     )
     for note in result.notes:
         print(f"note: {note}")
-    if result.skipped:
-        print(f"not checkpointed (too large or unreadable): {', '.join(map(shown, result.skipped))}")
+    for why, paths in _by_reason(result.skipped, result.skipped_why).items():
+        print(f"not checkpointed ({why}): {', '.join(map(shown, paths))}")
     if not total:
         return
     if not stat:
@@ -373,3 +374,12 @@ def prune_checkpoints(
         + (f": {', '.join(removed)}" if removed else "")
         + (f" · store {result.size_after / 1048576:.1f} MB" if result and result.size_after else "")
     )
+
+
+def _by_reason(paths: list[str], why: dict[str, str]) -> dict[str, list[str]]:
+    """The files left out of checkpoints, grouped by why (a git-ignored output was said to be "too large
+    or unreadable"); an old index that does not say keeps that wording."""
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        groups.setdefault(why.get(path) or "too large or unreadable", []).append(path)
+    return groups

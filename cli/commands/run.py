@@ -9,7 +9,6 @@ STDIN_CAP with a note saying so.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -234,10 +233,10 @@ def run(
             )
         if prompt_args and mcp_prompt is None:
             raise UsageError("--arg is an argument of --mcp-prompt: name the prompt with --mcp-prompt SERVER/NAME")
-        if cd is not None:  # like `git -C`: from here on everything happens in DIR
-            if not cd.is_dir():
-                raise UsageError(f"--cd {cd}: no such folder")
-            os.chdir(cd)
+        if cd is not None:
+            from arreio.cli.arguments import enter_folder
+
+            enter_folder(cd)
         cwd = Path.cwd()
         if continue_:
             resume = _latest_session(cwd)

@@ -139,9 +139,21 @@ def latest_state(index: CheckpointIndex, worktree: str) -> str | None:
 def run_skipped(repo: ShadowRepo, run: RunRecord) -> list[str]:
     """The files left out of checkpoints that the run touched, by real name (the index shows them
     redacted: `index.skipped_of`)."""
+    return list(skipped_reasons(repo, run))
+
+
+def skipped_reasons(repo: ShadowRepo, run: RunRecord) -> dict[str, str]:
+    """`run_skipped` with why each was left out ("ignored by .gitignore", "12.0 MB, over max_file_mb",
+    …); "" where the index does not say (its first format kept the paths alone)."""
     if run.end is not None and run.end.get("v") == 1:
-        return list(run.end.get("skipped") or [])
-    return relevant_skipped(skipped_of(run.first, repo.commit_message), skipped_of(run.last, repo.commit_message))
+        return dict.fromkeys(run.end.get("skipped") or [], "")
+    first, last = skipped_of(run.first, repo.commit_message), skipped_of(run.last, repo.commit_message)
+    return {path: _reason(last.get(path) or first.get(path)) for path in relevant_skipped(first, last)}
+
+
+def _reason(entry: Any) -> str:
+    """The `why` of a skipped entry ([size, mtime_ns, why])."""
+    return str(entry[2]) if isinstance(entry, (list, tuple)) and len(entry) > 2 and entry[2] else ""
 
 
 # -- diff ---------------------------------------------------------------------------------------------
@@ -155,6 +167,7 @@ class RunDiff:
     patch: str
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    skipped_why: dict[str, str] = field(default_factory=dict)  # each skipped path: why ("" when unknown)
 
 
 def diff_run(
@@ -186,7 +199,7 @@ def diff_run(
                 b_tree = repo.snapshot().tree
     with gone_from_store(run.run_id):
         deltas = repo.diff(a_tree, b_tree)
-        skipped = run_skipped(repo, run)
+        reasons = skipped_reasons(repo, run)
     return RunDiff(
         run.run_id,
         before["id"],
@@ -195,7 +208,8 @@ def diff_run(
         repo.numstat(a_tree, b_tree) if deltas else {},
         repo.patch(a_tree, b_tree, stat_only=stat_only) if deltas else "",
         notes,
-        skipped,
+        list(reasons),
+        reasons,
     )
 
 

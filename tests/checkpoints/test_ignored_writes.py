@@ -171,3 +171,27 @@ def test_the_quickstart_says_its_ignored_output_in_one_quiet_line_at_a_terminal(
     lines = [line for line in term.plain.splitlines() if "build/quickstart-summary.md" in line and "remove" in line]
     assert lines == ["note: undo will not remove build/quickstart-summary.md (ignored by .gitignore)"], term.plain
     assert "warning" not in term.plain and "\x1b[33m" not in term.output  # nothing in a warning's yellow
+
+
+def test_diff_says_an_ignored_output_was_left_out_because_it_is_ignored(tmp_path: Path, arreio_env) -> None:
+    """`arreio diff` after the quickstart's kind of run: the file it wrote under an ignored folder was
+    said to be "not checkpointed (too large or unreadable)", which it is neither. A real process."""
+    import json
+    import subprocess
+
+    from tests.conftest import run_cli
+
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    (work / ".gitignore").write_text("build/\n")
+    (work / "notes.md").write_text("# Notes\n\nOne line.\n")
+    ran = run_cli(work, arreio_env, "run", "Read notes.md and write a summary to build/summary.md.", "--offline")
+    assert ran.returncode == 0, ran.stderr
+    assert (work / "build" / "summary.md").exists()
+    shown = run_cli(work, arreio_env, "diff")
+    assert shown.returncode == 0, shown.stderr
+    assert "not checkpointed (ignored by .gitignore): build/summary.md" in shown.stdout
+    assert "too large or unreadable" not in shown.stdout
+    as_json = json.loads(run_cli(work, arreio_env, "diff", "--json").stdout)
+    assert as_json["skipped_why"] == {"build/summary.md": "ignored by .gitignore"}

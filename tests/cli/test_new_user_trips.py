@@ -22,6 +22,17 @@ def test_dash_p_with_a_goal_says_what_dash_p_is(tmp_path: Path, arreio_env: dict
     assert "-p is --plan" in done.stderr and 'arreio run "Fix the bug"' in done.stderr
 
 
+def test_dash_p_before_any_command_points_to_arreio_run(tmp_path: Path, arreio_env: dict) -> None:
+    """`arreio -p "Fix the bug"`, as `claude -p` takes it: the one line names `arreio run`."""
+    for flag in ("-p", "--prompt", "-m"):
+        done = run_cli(tmp_path, arreio_env, flag, "Fix the bug")
+        assert done.returncode == 2
+        hint = '(one goal, run to the end: `arreio run "GOAL"`; see `arreio --help`)'
+        assert done.stderr.splitlines() == [f"arreio: error: No such option: {flag} {hint}"]
+    other = run_cli(tmp_path, arreio_env, "--bogus")
+    assert "arreio run" not in other.stderr
+
+
 def test_a_gate_with_an_invalid_regex_is_refused_before_any_unit_runs(tmp_path: Path, arreio_env: dict) -> None:
     (tmp_path / "plan.yaml").write_text(
         "units:\n  - {id: a, goal: 'Write x.md with hello.'}\n"
@@ -96,3 +107,14 @@ def test_an_output_holding_something_else_is_left_alone_and_no_success(tmp_path:
     )
     again = run_cli(tmp_path, arreio_env, "run", "Read notes.md and write a summary to out.md", "--offline")
     assert again.returncode == 0 and "already holds what I would write" in again.stdout
+
+
+def test_cd_to_a_file_says_it_is_a_file(tmp_path: Path, arreio_env: dict) -> None:
+    """`-C notes.md` was "no such folder", though it exists (a file)."""
+    (tmp_path / "notes.md").write_text("# notes\n")
+    for command in (("run", "x", "--offline"), ("chat", "--offline")):
+        done = run_cli(tmp_path, arreio_env, *command, "-C", "notes.md")
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == ["arreio: error: --cd notes.md: a file, not a folder"]
+    missing = run_cli(tmp_path, arreio_env, "run", "x", "--offline", "-C", "nowhere")
+    assert missing.returncode == 2 and missing.stderr.splitlines() == ["arreio: error: --cd nowhere: no such folder"]

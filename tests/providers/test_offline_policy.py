@@ -54,6 +54,19 @@ CASES: dict[str, Case] = {
     "write-to": Case(
         "Read notes.md and write the summary to notes/out.md.", reads=("notes.md",), writes=("notes/out.md",)
     ),
+    # a verb's form ending a noun phrase is a noun: the count was read as the verb, count.txt as an input
+    # ("The goal names no file to write, so I wrote nothing.")
+    "its-line-count-to": Case(
+        "Read notes.md and write its line count to count.txt.", reads=("notes.md",), writes=("count.txt",)
+    ),
+    "the-word-count-to": Case(
+        "Read notes.md and write the word count to count.txt.", reads=("notes.md",), writes=("count.txt",)
+    ),
+    "a-comma-ends-the-noun-phrase": Case(
+        "In the folder, count the lines of notes.md and write them to count.txt.",
+        reads=("notes.md",),
+        writes=("count.txt",),
+    ),
     "save-as": Case("Read todo.md and save it as report.md.", reads=("todo.md",), writes=("report.md",)),
     "create-new": Case("Create NEWS.md.", writes=("NEWS.md",)),
     "create-existing": Case("Create CHANGES.md.", writes=("CHANGES.md",), says=("did not overwrite",)),

@@ -196,7 +196,7 @@ def _markers(sentence: str, spans: list[tuple[int, int]]) -> list[_Marker]:
 def _classify(phrase: str, words: list[tuple[int, str]], i: int, seen: list[_Marker]) -> _Marker | None:
     at = words[i][0]
     before = [w for _, w in words[max(0, i - 3) : i]]
-    if phrase in _FORMS and not (before and before[-1] in DETERMINERS):
+    if phrase in _FORMS and not _in_noun_phrase(words, i):
         lemma, verb = _FORMS[phrase]
         # a negation shortly before, with no other verb between, negates this verb
         since = [m for m in seen if m.at >= words[max(0, i - 3)][0]]
@@ -215,6 +215,18 @@ def _classify(phrase: str, words: list[tuple[int, str]], i: int, seen: list[_Mar
     if phrase in AUXILIARIES:
         return _Marker(at, "aux", phrase)
     return None
+
+
+def _in_noun_phrase(words: list[tuple[int, str]], i: int) -> bool:
+    """Word `i` ends a noun phrase, so it is a noun and not a verb: right after a determiner ("the
+    summary"), or after a determiner and one word, one space apart ("its line count", "the word
+    count": the count was read as the verb, and the file after it as one to read)."""
+    if i >= 1 and words[i - 1][1] in DETERMINERS:
+        return True
+    if i < 2 or words[i - 2][1] not in DETERMINERS or words[i - 1][1] in _FORMS:
+        return False
+    (a, det), (b, word), (c, _) = words[i - 2], words[i - 1], words[i]
+    return b == a + len(det) + 1 and c == b + len(word) + 1  # no comma between: "in the folder, count …"
 
 
 def _sentence(sentence: str, default: Role | None) -> tuple[list[tuple[str, str]], bool]:

@@ -94,10 +94,18 @@ def _goal_text(messages: list[Message]) -> str:
     return "\n".join(texts)
 
 
-def _title(messages: list[Message], goal: str) -> str:
-    """What a written report is titled from: the plan's goal when one came with it, else the goal."""
+def _title(messages: list[Message], goal: str, outputs: list[str]) -> str:
+    """What a written report is titled from: the plan's goal when one came with it, else the latest
+    instruction that names a file to write (a session continued with "Write hello to hi.txt" titled
+    hi.txt after its first message), else the goal."""
     first = next((m.text for m in messages if _instruction(m)), "")
-    return first.split(PLAN_UNITS, 1)[0] if PLAN_UNITS in first else goal
+    if PLAN_UNITS in first:
+        return first.split(PLAN_UNITS, 1)[0]
+    wanted = set(outputs)
+    for m in reversed(messages):
+        if _instruction(m) and wanted & set(read_goal(m.text).named):
+            return m.text
+    return goal
 
 
 # A write in a summary's records: `write_file(path="o.md") → …` (arreio's records), or the offline
@@ -240,7 +248,7 @@ class OfflineProvider:
         unread = [p for p in dict.fromkeys(wanted) if p not in view.read_tried or (p in probes)]
         if unread and "read_file" in tools:
             return f"Reading {', '.join(unread)}.", [call(j, "read_file", path=p) for j, p in enumerate(unread)], None
-        calls, said = self._writes(_title(messages, goal), files, view, states, tools)
+        calls, said = self._writes(_title(messages, goal, files.outputs), files, view, states, tools)
         if calls:
             return " ".join(said), [call(j, name, **args) for j, (name, args) in enumerate(calls)], None
         account = self._account(goal, files, view, can_list)
