@@ -36,7 +36,7 @@ def list_sessions(json_output: JsonFlag = False) -> None:
 
     console = console_for()  # a pipe gets every column whole (`arreio sessions list | cat`), not 80 columns
     if not rows:
-        console.print("no sessions yet (start one with `arreio run --goal FILE`)")
+        console.print('no sessions yet (start one with `arreio run "GOAL"` or `arreio chat`)')
         return
     table = Table(box=None, pad_edge=False)
     # Everything but the title keeps its full width; the title takes what is left.

@@ -18,7 +18,7 @@ def _run(cli) -> str:
 
 
 def test_list_show_and_json(workdir: Path, cli) -> None:
-    assert "no sessions yet" in cli("sessions", "list").stdout
+    assert 'no sessions yet (start one with `arreio run "GOAL"` or `arreio chat`)' in cli("sessions", "list").stdout
     first, second = _run(cli), _run(cli)
     rows = json.loads(cli("sessions", "list", "--json").stdout)
     assert [r["id"] for r in rows] == [second, first]  # newest first
