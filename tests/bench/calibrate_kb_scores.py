@@ -33,6 +33,8 @@ import math
 import random
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -131,6 +133,17 @@ def anchored(kb: KnowledgeBase, text: str, scale) -> bool:
     return relevance.anchored([i for i, _ in kb.backend.keyword_search(text, 1)], relevance.FLOOR, scale)
 
 
+@contextmanager
+def without_anchor() -> Iterator[None]:
+    """Searches as they were before the lexical anchor: every query counts as anchored."""
+    anchored_ = relevance.anchored
+    relevance.anchored = lambda keyword_hits, floor, scale: True
+    try:
+        yield
+    finally:
+        relevance.anchored = anchored_
+
+
 def offtopic(kb: KnowledgeBase, texts: list[str]) -> dict:
     """The best hit's evidence of each query (no floor), and the share answered with nothing: by
     hybrid and keyword search as they are, and by hybrid search with the floor but no anchor."""
@@ -140,11 +153,11 @@ def offtopic(kb: KnowledgeBase, texts: list[str]) -> dict:
         for mode in ("hybrid", "keyword"):
             if not kb.search(text, k=10, mode=mode):
                 empty[mode] += 1
+        with without_anchor():
+            empty["hybrid_no_anchor"] += not kb.search(text, k=10)
         kb.fusion = replace(floored_fusion, min_score=0.0)
         hits = kb.search(text, k=10)
         kb.fusion = floored_fusion
-        scale = relevance.similarity_scale(kb.vector_scheme, text)
-        empty["hybrid_no_anchor"] += not floored(hits, scale, relevance.FLOOR)
         best_sim.append(max((h.similarity or 0.0 for h in hits), default=0.0))
         best_cov.append(max((h.coverage or 0.0 for h in hits), default=0.0))
     return {
