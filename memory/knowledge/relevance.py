@@ -18,7 +18,7 @@ anywhere in the knowledge base (the keyword pass finds no chunk) returns nothing
 keyboard mash about as near a collection as a real query (best cosine 0.82-0.89, above the relevant
 passages' 2nd percentile), and neither the cosine nor its contrast with the query's mean cosine over
 the collection tells them apart; a real question almost always shares a word, a name or a CJK bigram
-with the collection, a mash almost never does (figures: docs/benchmarks.md). The price is a
+with the collection, most nonsense shares none (figures: docs/benchmarks.md). The price is a
 cross-language query, or a paraphrase in a very small collection, that shares no term with any
 document; a `vector` search (semantics only, as asked) does not ask for the anchor. Pure functions.
 """
