@@ -284,7 +284,9 @@ class KnowledgeBase:
         """Top-k hits. `hybrid` fuses the keyword, chunk-vector and sentence passes by RRF
         (keyword only when no vectors of the current embedder exist); `keyword` runs the keyword
         pass alone, `vector` the two vector passes. Each hit's score is how well it matches
-        (relevance.py); hits below `fusion.min_score` are left out, so there may be none."""
+        (relevance.py); hits below `fusion.min_score` are left out, so there may be none; with a floor
+        and a calibrated embedder, a hybrid search for a query none of whose terms is in the index has
+        none (relevance.anchored; `vector`: semantics only, as asked)."""
         if not query.strip() or k < 1:
             return []
         n = max(self.fusion.per_pass, k)
@@ -315,6 +317,8 @@ class KnowledgeBase:
         every = sum(len(ranking) for ranking in rankings)  # by chunk id, every candidate, best first
         fused = [chunk_id for chunk_id, _ in fuse(rankings, weights, k=self.fusion.k, top_k=every)]
         scale = relevance.similarity_scale(self.vector_scheme, query) if found.vector is not None else None
+        if found.keyword is not None and not relevance.anchored(found.keyword, self.fusion.min_score, scale):
+            return []  # no term of the query is anywhere: the vector passes' nearest mean nothing (relevance.py)
 
         def judge(ids: Sequence[int], texts: Sequence[str]) -> list[relevance.Evidence]:
             # vector mode: semantics only, as asked; a chunk the vector passes did not score is no

@@ -11,7 +11,16 @@ pairs (tests/bench/calibrate_kb_scores.py, figures in docs/benchmarks.md):
 Each is mapped through a logistic curve, 0.5 at its floor; the score is the higher of the two
 (either kind alone can make a real match: a rare identifier, or a paraphrase). Without vectors the
 keyword evidence has a scale of its own, with a lower floor: it is all there is. Hits scoring below the
-floor are dropped, so a query about nothing in the knowledge base returns nothing. Pure functions.
+floor are dropped, so a query about nothing in the knowledge base returns nothing.
+
+Semantic evidence also needs a lexical anchor: with a floor, a query none of whose terms occurs
+anywhere in the knowledge base (the keyword pass finds no chunk) returns nothing. e5 embeds a
+keyboard mash about as near a collection as a real query (best cosine 0.82-0.89, above the relevant
+passages' 2nd percentile), and neither the cosine nor its contrast with the query's mean cosine over
+the collection tells them apart; a real question almost always shares a word, a name or a CJK bigram
+with the collection, most nonsense shares none (figures: docs/benchmarks.md). The price is a
+cross-language query, or a paraphrase in a very small collection, that shares no term with any
+document; a `vector` search (semantics only, as asked) does not ask for the anchor. Pure functions.
 """
 
 from __future__ import annotations
@@ -100,6 +109,14 @@ def passes(evidence: Evidence, value: float, floor: float, scale: Scale | None) 
     if evidence.similarity is not None and scale is None:
         return True
     return value >= floor
+
+
+def anchored(keyword_hits: Sequence[int], floor: float, scale: Scale | None) -> bool:
+    """Whether a search beside a vector pass may have hits: some chunk holds a term of the query
+    (`keyword_hits`, the keyword pass's chunks: any will do); or there is no floor (`min_score` 0:
+    every candidate, as ranked); or the embedder has no calibration (`scale` None: its hits are not
+    floored, see `passes`)."""
+    return scale is None or floor <= 0 or len(keyword_hits) > 0
 
 
 Judge = Callable[[Sequence[int], Sequence[str]], list[Evidence]]

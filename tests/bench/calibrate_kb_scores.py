@@ -16,8 +16,13 @@ What it prints, per language and pooled:
 - recall@10 and nDCG@10 of hybrid and keyword search with no floor (`min_score: 0`, the ranking
   arreio had before) and with the library's floor (the same search's hits, filtered as the floor
   filters them: it only leaves candidates out);
-- the share of nonsense and off-topic queries (kb_offtopic_queries.json) that return nothing, on
-  the 'dev' half, and with `--held-out` on the half kept aside too (for the final figure only).
+- the share of nonsense and off-topic queries (kb_offtopic_queries.json, the nonsense also by kind)
+  that return nothing, on the 'dev' half, and with `--held-out` on the half kept aside too (for the
+  final figure only); "before" is the floor without the lexical anchor (relevance.anchored);
+- short honest queries made from the corpora (an identifier found in one document only, the first
+  two words of a synopsis, a synopsis with a typo, another language's synopsis of a package whose
+  document is indexed): how many find their document in the first 10 with the floor, with and
+  without the anchor.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ import argparse
 import json
 import math
 import random
+import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,6 +46,7 @@ from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
 
 OFFTOPIC = Path(__file__).with_name("kb_offtopic_queries.json")
+LANGS = ("en", "ja", "zh_CN")
 QUANTILES = (0.5, 1, 2, 5, 10, 25, 50, 75, 90)
 
 
@@ -63,9 +72,12 @@ def subset(corpus: dict, max_docs: int | None) -> list[dict]:
     return [d for d in docs if d["id"] in wanted] + others[: max(0, max_docs - len(wanted))]
 
 
-def floored(hits: list, scale, floor: float) -> list:
+def floored(hits: list, scale, floor: float, anchored: bool = True) -> list:
     """The hits a search with `floor` returns, from those of the same search with none: the first
-    ones that pass it (the floor only leaves candidates out; the order is the ranking's)."""
+    ones that pass it (the floor only leaves candidates out; the order is the ranking's); none for a
+    query without a lexical anchor (`anchored`: relevance.anchored's answer)."""
+    if not anchored:
+        return []
     kept = []
     for hit in hits:
         evidence = relevance.Evidence(hit.similarity, hit.coverage)
@@ -84,9 +96,14 @@ def measure(kb: KnowledgeBase, corpus: dict, docs: list[dict]) -> tuple[dict, di
     ids = {record.path: record.id for record in kb.backend.get_chunks(range(1, 10 * len(docs))).values()}
     for query in corpus["queries"]:
         scale = relevance.similarity_scale(kb.vector_scheme, query["text"])
+        anchor = anchored(kb, query["text"], scale)
         for mode in ("hybrid", "keyword"):
             hits = kb.search(query["text"], k=40, mode=mode)
-            for label, shown in (("no_floor", hits), ("floor", floored(hits, scale, floor=relevance.FLOOR))):
+            for label, shown in (
+                ("no_floor", hits),
+                ("floor_no_anchor", floored(hits, scale, relevance.FLOOR)),
+                ("floor", floored(hits, scale, relevance.FLOOR, anchor)),
+            ):
                 paths = [h.path for h in shown[:10]]
                 got = totals.setdefault(label, {}).setdefault(mode, {"ndcg10": 0.0, "recall10": 0.0})
                 if query["rel"] in paths:
@@ -111,33 +128,111 @@ def measure(kb: KnowledgeBase, corpus: dict, docs: list[dict]) -> tuple[dict, di
     return figures, raw
 
 
+def anchored(kb: KnowledgeBase, text: str, scale) -> bool:
+    """relevance.anchored's answer for a hybrid search of `text` with the library's floor."""
+    return relevance.anchored([i for i, _ in kb.backend.keyword_search(text, 1)], relevance.FLOOR, scale)
+
+
+@contextmanager
+def without_anchor() -> Iterator[None]:
+    """Searches as they were before the lexical anchor: every query counts as anchored."""
+    anchored_ = relevance.anchored
+    relevance.anchored = lambda keyword_hits, floor, scale: True
+    try:
+        yield
+    finally:
+        relevance.anchored = anchored_
+
+
 def offtopic(kb: KnowledgeBase, texts: list[str]) -> dict:
-    """The best hit's evidence of each query (no floor), and the share answered with nothing."""
-    best_sim, best_cov, empty = [], [], {"hybrid": 0, "keyword": 0}
-    floored = kb.fusion
+    """The best hit's evidence of each query (no floor), and the share answered with nothing: by
+    hybrid and keyword search as they are, and by hybrid search with the floor but no anchor."""
+    best_sim, best_cov, empty = [], [], {"hybrid": 0, "keyword": 0, "hybrid_no_anchor": 0}
+    floored_fusion = kb.fusion
     for text in texts:
-        for mode in empty:
+        for mode in ("hybrid", "keyword"):
             if not kb.search(text, k=10, mode=mode):
                 empty[mode] += 1
-        kb.fusion = replace(floored, min_score=0.0)
+        with without_anchor():
+            empty["hybrid_no_anchor"] += not kb.search(text, k=10)
+        kb.fusion = replace(floored_fusion, min_score=0.0)
         hits = kb.search(text, k=10)
-        kb.fusion = floored
+        kb.fusion = floored_fusion
         best_sim.append(max((h.similarity or 0.0 for h in hits), default=0.0))
         best_cov.append(max((h.coverage or 0.0 for h in hits), default=0.0))
     return {
         "queries": len(texts),
         "nothing_hybrid": round(empty["hybrid"] / len(texts), 3),
+        "nothing_hybrid_no_anchor": round(empty["hybrid_no_anchor"] / len(texts), 3),
         "nothing_keyword": round(empty["keyword"] / len(texts), 3),
         "best_sim": percentiles(best_sim),
         "best_cov": percentiles(best_cov),
     }
 
 
+IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]")
+
+
+def honest(lang: str, corpora: dict[str, dict], docs: list[dict]) -> list[tuple[str, str, str]]:
+    """(kind, query, relevant document) of short real queries that are easy to lose, made from the
+    corpora: an identifier (a token with a digit, `_`, `.`, `-`, `+` or an inner capital) found in its
+    document only; the first two words (4+ letters) of an English synopsis; the synopsis with two
+    letters of its longest word swapped; another language's synopsis of a package indexed here."""
+    texts = {d["id"]: d["text"] for d in docs}
+    holding: dict[str, int] = {}
+    for text in texts.values():
+        for token in set(IDENTIFIER.findall(text)):
+            holding[token] = holding.get(token, 0) + 1
+    rng = random.Random(3)
+    made = []
+    for query in corpora[lang]["queries"]:
+        if query["rel"] not in texts:
+            continue
+        names = [
+            t
+            for t in IDENTIFIER.findall(texts[query["rel"]])
+            if holding[t] == 1 and re.search(r"[_.+\-0-9]|[a-z][A-Z]", t)
+        ]
+        if names:
+            made.append(("identifier", names[0], query["rel"]))
+        words = [w for w in re.findall(r"[A-Za-z]+", query["text"]) if len(w) > 3] if lang == "en" else []
+        if len(words) >= 2:
+            made.append(("two_words", " ".join(words[:2]), query["rel"]))
+        if words:
+            word = max(words, key=len)
+            at = rng.randrange(1, len(word) - 2)
+            typo = word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+            made.append(("typo", query["text"].replace(word, typo, 1), query["rel"]))
+    for other, corpus in corpora.items():
+        if other != lang:
+            made += [("cross_language", q["text"], q["rel"]) for q in corpus["queries"] if q["rel"] in texts]
+    return made
+
+
+def short_queries(kb: KnowledgeBase, queries: list[tuple[str, str, str]]) -> dict:
+    """Per kind: how many find their document in the first 10 with the floor, without and with the anchor."""
+    found: dict[str, dict[str, int]] = {}
+    floor = kb.fusion
+    kb.fusion = replace(floor, min_score=0.0)
+    try:
+        for kind, text, rel in queries:
+            scale = relevance.similarity_scale(kb.vector_scheme, text)
+            hits = kb.search(text, k=40)
+            got = found.setdefault(kind, {"queries": 0, "found_no_anchor": 0, "found": 0})
+            got["queries"] += 1
+            got["found_no_anchor"] += rel in [h.path for h in floored(hits, scale, relevance.FLOOR)[:10]]
+            shown = floored(hits, scale, relevance.FLOOR, anchored(kb, text, scale))
+            got["found"] += rel in [h.path for h in shown[:10]]
+    finally:
+        kb.fusion = floor
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", default=str(REPO.parent / "shared" / "bench" / "retrieval"))
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--langs", nargs="+", default=["en", "ja", "zh_CN"])
+    parser.add_argument("--langs", nargs="+", default=list(LANGS))
     parser.add_argument("--max-docs", type=int, default=None)
     parser.add_argument("--held-out", action="store_true", help="also measure the off-topic queries kept aside")
     parser.add_argument("--no-index", action="store_true", help="search the index as it is, add nothing")
@@ -148,9 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     sets = json.loads(OFFTOPIC.read_text(encoding="utf-8"))
     halves = ("dev", "held_out") if args.held_out else ("dev",)
-    probes = {
-        f"{kind}_{half}": split(sets[kind])[i] for kind in ("nonsense", "offtopic") for i, half in enumerate(halves)
-    }
+    kinds = {"nonsense": sets["nonsense"], "offtopic": sets["offtopic"], **sets["nonsense_by_kind"]}
+    probes = {f"{kind}_{half}": split(texts)[i] for kind, texts in kinds.items() for i, half in enumerate(halves)}
+    corpora = {lang: json.loads((Path(args.data) / f"{lang}.json").read_text(encoding="utf-8")) for lang in LANGS}
     report: dict = {
         "floor": relevance.FLOOR,
         "scales": {
@@ -161,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     pooled: dict[str, list[float]] = {}
     for lang in args.langs:
-        corpus = json.loads((Path(args.data) / f"{lang}.json").read_text(encoding="utf-8"))
+        corpus = corpora[lang]
         docs = subset(corpus, args.max_docs)
         name = lang if len(docs) == len(corpus["docs"]) else f"{lang}-{len(docs)}"
         kb = KnowledgeBase(SqliteBackend(workdir / f"{name}.sqlite"), E5Embedder())
@@ -181,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                 pooled.setdefault(key, []).extend(values)
             result["evidence"] = {key: percentiles(values) for key, values in raw.items()}
         result["probes"] = {kind: offtopic(kb, texts) for kind, texts in probes.items()}
+        result["short_queries"] = short_queries(kb, honest(lang, corpora, docs))
         report["languages"][lang] = result
         print(json.dumps({lang: result}, ensure_ascii=False, indent=1), flush=True)
         kb.close()
