@@ -157,3 +157,27 @@ def test_search_says_when_it_is_keyword_only_and_a_bad_add_makes_no_database(cli
     found = cli("search", "compost", "--json")
     assert json.loads(found.stdout)  # --json output stays clean …
     assert "keyword search only (ARREIO_KB_EMBEDDER=none)" in found.stderr  # … the note goes to stderr
+
+
+def test_scores_out_of_the_ranking_order_are_explained_under_the_hits(
+    cli, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hits keep the fused order (ranking by score lost nDCG@10 on the retrieval bench); where a
+    lower score ranks above a higher one, one line under the hits says why, and only then."""
+    repo = Path(__file__).resolve().parents[2]
+    for name in ("running.md", "checkpoints.md", "sessions.md"):
+        (docs / name).write_text((repo / "docs" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "hashing")
+    assert cli("add", ".").exit_code == 0
+    note = kb_cmd.OUT_OF_ORDER
+    seen_out_of_order = 0
+    for query in ("how do I undo a run", "resume a session", "exit codes", "FTS5 bm25"):
+        shown = cli("search", query).stdout
+        scores = [float(line.split()[-1]) for line in shown.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+        assert len(scores) >= 2, shown
+        out_of_order = any(a < b for a, b in zip(scores, scores[1:]))
+        assert (note in shown) is out_of_order, shown
+        assert shown.count(note) <= 1
+        seen_out_of_order += out_of_order
+    assert seen_out_of_order  # the case the line is for came up
+    assert note not in cli("search", "FTS5 bm25", "-k", "1").stdout
