@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arreio.engine.context.resultsets import ResultSetError, ResultStore, column_profile, format_rows
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
-from arreio.engine.tools.pattern import BoundedPattern
+from arreio.engine.tools.pattern import MATCH_BUDGET_S, BoundedPattern
 from arreio.engine.tools.run_context import RunContext
 
 MAX_LIMIT = 500
@@ -127,8 +127,13 @@ class ResultGrep(_ResultSetTool):
     )
     input_model = GrepSetInput
 
-    def _run(self, args: GrepSetInput, store: ResultStore) -> ToolResult:
-        regex = BoundedPattern(args.pattern, tool=self.name)
+    async def execute(self, args: GrepSetInput, ctx: RunContext) -> ToolResult:
+        # As grep's: well under the configured tool timeout, so a slow pattern is named as the reason.
+        budget = min(MATCH_BUDGET_S, 0.5 * ctx.settings.tools.timeout_s)
+        return await asyncio.to_thread(self._grep, args, ResultStore(session_dir(ctx)), budget)
+
+    def _grep(self, args: GrepSetInput, store: ResultStore, budget_s: float) -> ToolResult:
+        regex = BoundedPattern(args.pattern, tool=self.name, budget_s=budget_s)
         try:
             meta = store.describe(args.handle)
         except ResultSetError as error:
