@@ -130,14 +130,8 @@ def test_arreio_run_json_ends_in_done_when_a_unit_fails_mid_run(tmp_path: Path, 
         "units:\n  - id: a\n    goal: Say hi.\n  - id: b\n    goal: Say more.\n    model: anthropic/claude-sonnet-4-5\n"
     )
     env = {k: v for k, v in arreio_env.items() if k != "ANTHROPIC_API_KEY"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "arreio.cli.app", "run", "--plan", "plan.yaml", "--model", "offline", "--json"],
-        cwd=tmp_path,
-        env=env,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=120,
+    proc = _python(
+        ["-m", "arreio.cli.app", "run", "--plan", "plan.yaml", "--model", "offline", "--json"], tmp_path, env
     )
     assert proc.returncode == 5, proc.stderr
     last = json.loads(proc.stdout.splitlines()[-1])
@@ -170,9 +164,20 @@ def test_a_bug_mid_run_is_one_line_on_stderr(tmp_path: Path, arreio_env) -> None
     """The failed `done` of a bug is not told on its own: the exception after it is, in one line."""
     repo = Path(__file__).resolve().parents[2]
     env = {**arreio_env, "PYTHONPATH": str(repo)}
-    proc = subprocess.run(
-        [sys.executable, "-c", BREAKING_RUN],
-        cwd=tmp_path,
+    proc = _python(["-c", BREAKING_RUN], tmp_path, env)
+    assert proc.returncode == 1, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.startswith("arreio:")]
+    assert said == [
+        "arreio: internal error: RuntimeError: the adapter tripped (set ARREIO_DEBUG=1 for the traceback)"
+    ], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _python(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """This interpreter with `args`, as a user's process: no stdin, its output captured."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
         env=env,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -180,9 +185,3 @@ def test_a_bug_mid_run_is_one_line_on_stderr(tmp_path: Path, arreio_env) -> None
         timeout=120,
         check=False,
     )
-    assert proc.returncode == 1, proc.stderr
-    said = [line for line in proc.stderr.splitlines() if line.startswith("arreio:")]
-    assert said == [
-        "arreio: internal error: RuntimeError: the adapter tripped (set ARREIO_DEBUG=1 for the traceback)"
-    ], proc.stderr
-    assert "Traceback" not in proc.stderr
