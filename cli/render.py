@@ -57,11 +57,24 @@ class _Console(Console):
 
 
 def console_for(stream: TextIO | None = None) -> Console:
-    """A console for `stream` (stdout by default): rich at a terminal, plain full-width lines elsewhere."""
+    """A console for `stream` (stdout by default): rich at a terminal, plain full-width lines elsewhere;
+    a quiet one when nobody can read what it writes (a descriptor open for reading only: `1</dev/null`)."""
     stream = stream or sys.stdout
+    if _read_only(stream):
+        return _Console(file=stream, quiet=True)
     if isatty(stream):
         return _Console(file=stream, highlight=False, emoji=False)
     return _Console(file=stream, highlight=False, emoji=False, width=FULL_WIDTH)
+
+
+def _read_only(stream: TextIO | None) -> bool:
+    """Whether `stream`'s descriptor was opened for reading only (every write would fail: EBADF)."""
+    try:
+        import fcntl
+
+        return fcntl.fcntl(stream.fileno(), fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError, ImportError):
+        return False
 
 
 def money(cost: float | None) -> str:

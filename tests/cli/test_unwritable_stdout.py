@@ -53,11 +53,12 @@ def test_a_closed_stdout_runs_to_the_end_silently(tmp_path: Path, arreio_env, ar
     assert _report(work)["verdict"] == "success"
 
 
-def test_a_stdout_open_for_reading_only_runs_to_the_end(tmp_path: Path, arreio_env) -> None:
+@pytest.mark.parametrize("args", [("--json",), ("--output", "json-result"), ("--output", "text"), ()])
+def test_a_stdout_open_for_reading_only_runs_to_the_end(tmp_path: Path, arreio_env, args) -> None:
     work = tmp_path / "work"
     work.mkdir()
     with open(os.devnull) as read_only:
-        done = _run(work, arreio_env, "--json", stdout=read_only)
+        done = _run(work, arreio_env, *args, stdout=read_only)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert _report(work)["verdict"] == "success"
