@@ -132,10 +132,12 @@ class _Quiet:
 class JsonView(_Quiet):
     def update(self, update: Any, totals: Any, running: list) -> None:
         if update.kind == "finished":
-            self._print(json.dumps({"type": "attempt", **update.row}, ensure_ascii=False))
+            self._print(json.dumps({"type": "attempt", **update.row}, ensure_ascii=False, separators=(",", ":")))
 
     def final(self, summary: dict[str, Any], path: Path) -> None:
-        self._print(json.dumps({"type": "summary", **summary, "path": str(path)}, ensure_ascii=False))
+        self._print(
+            json.dumps({"type": "summary", **summary, "path": str(path)}, ensure_ascii=False, separators=(",", ":"))
+        )
 
 
 class PlainView(_Quiet):

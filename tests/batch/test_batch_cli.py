@@ -87,6 +87,8 @@ def test_repeat_gives_pass_at_k_and_json_streams_rows(project: Project) -> None:
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [line["type"] for line in lines] == ["attempt"] * 4 + ["summary"]
+    # compact, as `arreio run --json` writes its events: one style for every JSON Lines stream
+    assert all(line.startswith('{"type":"') for line in out.stdout.splitlines()), out.stdout[:200]
     assert sorted((line["task"], line["attempt"]) for line in lines[:4]) == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
     summary = lines[-1]
     assert summary["pass_at"] == {"1": 1.0, "2": 1.0} and summary["tasks"]["a"]["attempts"] == 2
