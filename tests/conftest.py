@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -196,6 +197,33 @@ def _ctrl_c_reaches_the_child() -> None:
 # as a CI runner may) with SIGINT ignored, children inherit that, and Python then never turns Ctrl-C
 # into KeyboardInterrupt; the child must start with the default disposition, as from a terminal.
 INTERRUPTIBLE = {"preexec_fn": _ctrl_c_reaches_the_child}
+
+# A scripted answer about 7 s long, streamed two characters at a time: a run to signal mid-answer.
+SLOW_SCRIPT = '- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n  delay_s: 0.3\n'
+
+
+def signalled_mid_answer(work: Path, env: dict[str, str], sig: int, *args: str) -> tuple[int, str, str]:
+    """`arreio run x --script <SLOW_SCRIPT> ARGS` in `work`, sent `sig` once its session exists and
+    its answer is streaming; returns (exit code, stdout, stderr)."""
+    (work / "s.yaml").write_text(SLOW_SCRIPT)
+    proc = subprocess.Popen(
+        [*ARREIO, "run", "x", "--script", "s.yaml", *args],
+        cwd=work,
+        env=env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **INTERRUPTIBLE,
+    )
+    deadline = time.monotonic() + 30
+    while not list((work / ".arreio" / "sessions").glob("*.jsonl")):  # the run has started
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(1.0)  # in the middle of the answer
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, out, err
 
 
 @contextmanager

@@ -9,16 +9,13 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from arreio.engine.providers.testing import FixedClock, ScriptedProvider, provider_factory
 from arreio.engine.run.pipeline import PipelineDeps, RunOptions, run_pipeline
-from tests.conftest import INTERRUPTIBLE
+from tests.conftest import signalled_mid_answer
 
 
 def _options(work: Path) -> RunOptions:
@@ -61,27 +58,8 @@ def test_a_cancel_mid_call_ends_the_stream_in_done(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_arreio_run_json_ends_in_done_after_ctrl_c(tmp_path: Path, arreio_env) -> None:
     """`--json` after Ctrl-C: the last line on stdout is the run's `done`, as the stream gave it."""
-    (tmp_path / "s.yaml").write_text(
-        '- text: "slow slow slow slow slow slow slow slow"\n  chunk_chars: 2\n  delay_s: 0.3\n'
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arreio.cli.app", "run", "x", "--script", "s.yaml", "--json"],
-        cwd=tmp_path,
-        env=arreio_env,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **INTERRUPTIBLE,
-    )
-    deadline = time.monotonic() + 30
-    while not list((tmp_path / ".arreio" / "sessions").glob("*.jsonl")):  # the run has started
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    time.sleep(1.0)  # in the middle of the answer (about 7 s long)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
+    code, out, err = signalled_mid_answer(tmp_path, arreio_env, signal.SIGINT, "--json")
+    assert code == 130, err
     lines = [json.loads(line) for line in out.splitlines()]
     assert lines[0]["type"] == "run_start" and lines[-1]["type"] == "done"
     assert lines[-1]["verdict"] == "cancelled" and lines[-1]["exit_code"] == 130

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import functools
 import shutil
-import subprocess
 from collections.abc import Iterator
 
 import pytest
 
+from arreio.engine.tools.sandbox.probe import probe_bwrap
 from tests.security.arena import ARREIO, Arena, make_arena, remove_arena
 
 
@@ -21,34 +21,7 @@ def sandbox_problem() -> str | None:
         return "bubblewrap (bwrap) is not installed"
     if not ARREIO.exists():
         return f"the arreio console script is not installed next to the interpreter ({ARREIO})"
-    args = [
-        bwrap,
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-        "--tmpfs",
-        "/run",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-        "--unshare-net",
-        "--",
-        "true",
-    ]
-    try:
-        tried = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"bubblewrap could not be run: {exc}"
-    if tried.returncode != 0:
-        return f"bubblewrap cannot start a sandbox here: {(tried.stderr.strip().splitlines() or ['?'])[0]}"
-    return None
+    return probe_bwrap(bwrap).reason  # the engine's own probe: the namespaces and mounts a call uses
 
 
 def need_sandbox() -> None:
