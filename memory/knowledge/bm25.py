@@ -41,6 +41,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from arreio.memory.knowledge.fts_tokens import FtsTokens
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -147,7 +149,7 @@ class Bm25Scorer:
         self._state: _State | None = None
         self._unbuilt: tuple[tuple[bytes, bytes] | None, int] = (None, 0)  # a state not loaded, searches of it
         self._tokens: OrderedDict[str, tuple[str, ...]] = OrderedDict()
-        self._tokenizer: sqlite3.Connection | None = None
+        self._tokenizer = FtsTokens(tokenize)
         self._lock = threading.Lock()
 
     def search(self, db: sqlite3.Connection, terms: Sequence[str], n: int) -> list[tuple[int, float]] | None:
@@ -272,20 +274,8 @@ class Bm25Scorer:
         return out
 
     def _tokenize(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
-        if self._tokenizer is None:
-            self._tokenizer = sqlite3.connect(":memory:", check_same_thread=False)
-            self._tokenizer.execute(f"CREATE VIRTUAL TABLE q USING fts5(body, tokenize = '{self.tokenize}')")
-            self._tokenizer.execute("CREATE VIRTUAL TABLE q_instances USING fts5vocab(q, 'instance')")
-        db = self._tokenizer
-        db.execute("DELETE FROM q")
-        db.executemany("INSERT INTO q (rowid, body) VALUES (?, ?)", enumerate(texts))
-        found: list[list[tuple[int, str]]] = [[] for _ in texts]
-        for term, doc, offset in db.execute("SELECT term, doc, offset FROM q_instances").fetchall():
-            found[doc].append((offset, term))
-        return [tuple(term for _, term in sorted(pairs)) for pairs in found]
+        return self._tokenizer.sequences(texts)
 
     def close(self) -> None:
-        if self._tokenizer is not None:
-            self._tokenizer.close()
-            self._tokenizer = None
+        self._tokenizer.close()
         self._state = None

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 from arreio.memory.knowledge import cjk
+from arreio.memory.knowledge.fts_tokens import FtsTokens
 
 
 def idf(rows: int, holding: int) -> float:
@@ -42,7 +43,7 @@ class SqliteCoverage:
     def __init__(self, table: str, tokenize: str) -> None:
         self.table = table
         self.tokenize = tokenize
-        self._tokenizer: sqlite3.Connection | None = None
+        self._tokenizer = FtsTokens(tokenize)
         self._lock = threading.Lock()
 
     def __call__(self, db: sqlite3.Connection, query: str, texts: Sequence[str]) -> list[float]:
@@ -50,7 +51,7 @@ class SqliteCoverage:
         if not terms or not texts:
             return [0.0] * len(texts)
         with self._lock:
-            tokenized = self._tokens([" ".join(terms), *(cjk.rewrite(text) for text in texts)])
+            tokenized = self._tokenizer.sets([" ".join(terms), *(cjk.rewrite(text) for text in texts)])
             query_tokens = list(dict.fromkeys(tokenized[0]))
             if not query_tokens:
                 return [0.0] * len(texts)
@@ -65,20 +66,5 @@ class SqliteCoverage:
         weights = {token: idf(rows, holding.get(token, 0)) for token in query_tokens}
         return [share(query_tokens, weights, present) for present in tokenized[1:]]
 
-    def _tokens(self, texts: Sequence[str]) -> list[set[str]]:
-        if self._tokenizer is None:
-            self._tokenizer = sqlite3.connect(":memory:", check_same_thread=False)
-            self._tokenizer.execute(f"CREATE VIRTUAL TABLE c USING fts5(body, tokenize = '{self.tokenize}')")
-            self._tokenizer.execute("CREATE VIRTUAL TABLE c_rows USING fts5vocab(c, 'instance')")
-        db = self._tokenizer
-        db.execute("DELETE FROM c")
-        db.executemany("INSERT INTO c (rowid, body) VALUES (?, ?)", enumerate(texts))
-        found: list[set[str]] = [set() for _ in texts]
-        for term, doc in db.execute("SELECT term, doc FROM c_rows"):
-            found[doc].add(term)
-        return found
-
     def close(self) -> None:
-        if self._tokenizer is not None:
-            self._tokenizer.close()
-            self._tokenizer = None
+        self._tokenizer.close()
