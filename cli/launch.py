@@ -70,3 +70,12 @@ def command_started() -> None:
 
     if signal.getsignal(signal.SIGINT) is _cancelled_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+if __name__ == "__main__":  # `python -m arreio.cli.launch`, as the console script (the tests start arreio so)
+    # Through the imported module, not this `__main__` copy of it: `command_started` (reached through
+    # `arreio.cli.launch`) must see the very handler `main` installed, or Ctrl-C would stay "cancelled
+    # while starting" for the whole command.
+    from arreio.cli.launch import main as _launch_main
+
+    _launch_main()

@@ -146,9 +146,11 @@ def arreio_env(tmp_path: Path) -> dict[str, str]:
     return cli_env(tmp_path / "home")
 
 
-# `arreio` as a real process: this interpreter, this checkout. Every test that starts one starts this:
-# through `run_cli` (output captured), or as the argv of its own Popen or terminal.
-ARREIO = (sys.executable, "-m", "arreio.cli.app")
+# `arreio` as a real process: this interpreter, this checkout, through the console script's own entry
+# (`cli/launch.py`: its early Ctrl-C handler and start-up collector settings, as a user's `arreio`).
+# Every test that starts one starts this: through `run_cli` (output captured), or as the argv of its
+# own Popen or terminal.
+ARREIO = (sys.executable, "-m", "arreio.cli.launch")
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ async def _session(work: Path, env: dict, *args: str, calls) -> list:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "arreio.cli.app", "mcp", "serve", *args], cwd=str(work), env=env
+        command=sys.executable, args=["-m", "arreio.cli.launch", "mcp", "serve", *args], cwd=str(work), env=env
     )
     async with Client(params) as client:
         return await calls(client)

@@ -116,7 +116,7 @@ def test_bad_input_is_one_line_and_exit_2(project: Project) -> None:
 def test_ray_missing_says_how_to_install(project: Project) -> None:
     """Without Ray, `--ray` is a configuration problem (exit 5) with the install command."""
     suite = project.suite([fix_add_task("a")])
-    code = "import sys; sys.modules['ray'] = None\nfrom arreio.cli.app import main\nmain(sys.argv[1:])"
+    code = "import sys; sys.modules['ray'] = None\nfrom arreio.cli.launch import main\nmain()"
     import subprocess
     import sys
 

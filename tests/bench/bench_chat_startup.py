@@ -44,14 +44,14 @@ def main(runs: int = 10) -> None:
         figures = {
             "python -c pass": [_run_ms([sys.executable, "-c", "pass"], work, env) for _ in range(runs)],
             "arreio --help": [
-                _run_ms([sys.executable, "-m", "arreio.cli.app", "--help"], work, env) for _ in range(runs)
+                _run_ms([sys.executable, "-m", "arreio.cli.launch", "--help"], work, env) for _ in range(runs)
             ],
             "arreio chat → prompt": [_prompt_ms(work, env) for _ in range(runs)],
         }
         (work / "s.yaml").write_text("- text: hi\n")
         figures["arreio chat --continue → prompt"] = []
         subprocess.run(
-            [sys.executable, "-m", "arreio.cli.app", "run", "hello", "--script", "s.yaml"],
+            [sys.executable, "-m", "arreio.cli.launch", "run", "hello", "--script", "s.yaml"],
             cwd=work,
             env=env,
             capture_output=True,

@@ -187,7 +187,7 @@ def bench_quickstart(repeat: int) -> None:
                         [
                             sys.executable,
                             "-m",
-                            "arreio.cli.app",
+                            "arreio.cli.launch",
                             "run",
                             "--goal",
                             "fixtures/goals/quickstart.md",

@@ -49,7 +49,17 @@ def one_run(calls: int, delay: float, parallel: int) -> tuple[float, float]:
         env = {"HOME": str(root / "home"), "PATH": "/usr/bin:/bin"}
         t0 = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "arreio.cli.app", "run", "--goal", "GOAL.md", "--script", "script.json", "--json"],
+            [
+                sys.executable,
+                "-m",
+                "arreio.cli.launch",
+                "run",
+                "--goal",
+                "GOAL.md",
+                "--script",
+                "script.json",
+                "--json",
+            ],
             cwd=root,
             env=env,
             stdout=subprocess.PIPE,

@@ -46,7 +46,7 @@ def measure(calls: int, mode: str) -> tuple[list[float], list[float]]:
             [
                 sys.executable,
                 "-m",
-                "arreio.cli.app",
+                "arreio.cli.launch",
                 "run",
                 "go",
                 "--script",

@@ -198,7 +198,9 @@ def test_when_the_pipes_reader_leaves_the_chat_says_so_and_ends(work: Path, arre
 def test_with_stdout_closed_at_a_terminal_the_chat_refuses_to_start(work: Path, arreio_env) -> None:
     """`arreio chat >&-` took messages at the prompt and showed nothing of the answers."""
     env = {**arreio_env, "PROMPT_TOOLKIT_NO_CPR": "1"}
-    closed = Terminal(["sh", "-c", 'exec "$0" -m arreio.cli.app chat --offline >&-', sys.executable], cwd=work, env=env)
+    closed = Terminal(
+        ["sh", "-c", 'exec "$0" -m arreio.cli.launch chat --offline >&-', sys.executable], cwd=work, env=env
+    )
     closed.expect(r"stdout is closed, so the chat's answers would go nowhere")
     assert closed.wait() == 2
 

@@ -162,7 +162,7 @@ def test_the_quickstart_says_its_ignored_output_in_one_quiet_line_at_a_terminal(
     shutil.copytree(repo / "fixtures" / "goals", work / "fixtures" / "goals")
     (work / ".gitignore").write_text("build/\n")
     term = Terminal(
-        [sys.executable, "-m", "arreio.cli.app", "run", "--goal", "fixtures/goals/quickstart.md", "--offline"],
+        [sys.executable, "-m", "arreio.cli.launch", "run", "--goal", "fixtures/goals/quickstart.md", "--offline"],
         cwd=work,
         env=arreio_env,
         columns=80,

@@ -131,7 +131,7 @@ def test_arreio_run_json_ends_in_done_when_a_unit_fails_mid_run(tmp_path: Path, 
     )
     env = {k: v for k, v in arreio_env.items() if k != "ANTHROPIC_API_KEY"}
     proc = _python(
-        ["-m", "arreio.cli.app", "run", "--plan", "plan.yaml", "--model", "offline", "--json"], tmp_path, env
+        ["-m", "arreio.cli.launch", "run", "--plan", "plan.yaml", "--model", "offline", "--json"], tmp_path, env
     )
     assert proc.returncode == 5, proc.stderr
     last = json.loads(proc.stdout.splitlines()[-1])

@@ -7,14 +7,12 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import INTERRUPTIBLE
+from tests.conftest import ARREIO, INTERRUPTIBLE
 
-ARREIO = [sys.executable, "-c", "from arreio.cli.app import main; main()"]
 # Prose of many sentences: every chunk carries a passage and several sentence embeddings.
 PARAGRAPH = (
     "The harness keeps every session in one JSON Lines file. Each line is flushed before the next "

@@ -11,15 +11,14 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from arreio.memory.knowledge.chunking import chunk_text
 from arreio.memory.knowledge.sqlite_backend import SqliteBackend
+from tests.conftest import ARREIO
 
-ARREIO = [sys.executable, "-c", "from arreio.cli.app import main; main()"]
 PASSWORD = "hunter2-staging-7731"
 GHO = "gho_16C7e42F292c6912E7710c838347Ae178B4a"
 DOCKER_AUTH = base64.b64encode(b"octocat:Zr9vK2mQ7xLp4sWt").decode()

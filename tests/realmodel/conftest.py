@@ -85,7 +85,17 @@ class Project:
 
     def run(self, *args: str, timeout: float = 1800) -> Result:
         """`arreio run --json --yes --model openai/<name> ARGS…`: its events, exit code, stderr, seconds."""
-        argv = [sys.executable, "-m", "arreio.cli.app", "run", "--json", "--yes", "--model", self.server.model, *args]
+        argv = [
+            sys.executable,
+            "-m",
+            "arreio.cli.launch",
+            "run",
+            "--json",
+            "--yes",
+            "--model",
+            self.server.model,
+            *args,
+        ]
         started = time.monotonic()
         done = subprocess.run(
             argv,

@@ -27,7 +27,7 @@ def test_retry_after_the_server_is_killed_and_restarted(project: Project) -> Non
     argv = [
         sys.executable,
         "-m",
-        "arreio.cli.app",
+        "arreio.cli.launch",
         "run",
         "--json",
         "--yes",

@@ -208,7 +208,7 @@ def test_without_the_extra_the_run_says_so_and_is_not_traced(tmp_path: Path, rec
     work = _work(tmp_path)
     code = (
         "import sys; sys.modules['opentelemetry'] = None\n"  # as if the otel extra were not installed
-        "from arreio.cli.app import main; main()\n"
+        "from arreio.cli.launch import main; main()\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, "run", "hello", "--script", "s.yaml", "--json"],
