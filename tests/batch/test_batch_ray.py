@@ -18,10 +18,11 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
 MB = 1024 * 1024
-# About 12 s: time enough to be seen running and killed mid-reply.
+# About 6 s: time enough to be seen running (the tests look every 0.05 s) and killed mid-reply. The
+# retry streams it whole again, so every second more is a second the test waits (it was 12 s).
 SLOW_FIX = [
     {
-        "text": "slowly, slowly",
+        "text": "slowly,",
         "chunk_chars": 1,
         "delay_s": 0.85,
         "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}],
