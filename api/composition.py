@@ -3,7 +3,21 @@ are wired into the pipeline. The CLI and programs that embed arreio both start r
 
 from __future__ import annotations
 
+from typing import Any
+
+from arreio.engine.core import events as ev
 from arreio.engine.run.pipeline import PipelineDeps
+from arreio.engine.tools.run_context import RunContext
+
+
+class _Learning:
+    """The learning pass (`arreio.learning.stage.LearningStage`), imported by the first run that
+    learns: only `--learn` runs it, and its layer cost every start ~15 ms of imports."""
+
+    async def run(self, ctx: RunContext, **kwargs: Any) -> ev.LearningPassDone:
+        from arreio.learning.stage import LearningStage
+
+        return await LearningStage().run(ctx, **kwargs)
 
 
 def pipeline_deps() -> PipelineDeps:
@@ -11,7 +25,6 @@ def pipeline_deps() -> PipelineDeps:
     engineering) with project instructions, memory, skills and knowledge among them, and the learning pass."""
     from arreio.curator.feature import SkillsFeature
     from arreio.engine.features.defaults import engine_features
-    from arreio.learning.stage import LearningStage
     from arreio.memory.feature import MemoryFeature
     from arreio.memory.instructions_feature import InstructionsFeature
     from arreio.memory.knowledge.feature import KnowledgeFeature
@@ -20,4 +33,4 @@ def pipeline_deps() -> PipelineDeps:
     features = engine_features(
         InstructionsFeature(), MemoryFeature(), SkillsFeature(), KnowledgeFeature(), screen=prompt_screen
     )
-    return PipelineDeps(features=features, learning=LearningStage())
+    return PipelineDeps(features=features, learning=_Learning())

@@ -29,7 +29,7 @@ from arreio.engine.core.wording import counted
 from arreio.engine.judgement.gate_spec import GateSpec
 from arreio.engine.judgement.promises import check_promises
 from arreio.engine.loop.outcome import Outcome
-from arreio.engine.providers.offline.model import goal_files
+from arreio.engine.providers.offline.goal import goal_files
 from arreio.engine.providers.oneshot import ask
 from arreio.engine.walls.agent_env import agent_env
 

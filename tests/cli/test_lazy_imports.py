@@ -90,3 +90,29 @@ def test_a_run_with_nothing_to_scan_does_not_compile_the_scan(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == sorted(SCAN)
+
+
+UNUSED = ("arreio.learning.stage", "arreio.engine.providers.offline.model")
+
+
+@pytest.mark.slow
+def test_a_scripted_run_without_learn_imports_neither_the_learning_layer_nor_the_offline_model(tmp_path) -> None:
+    """The learning pass loads with the first run that learns (`--learn`), and the offline model with
+    the first run it plays: a scripted run needs neither (the gates read goals with `offline.goal`)."""
+    script = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "out.md", "content": "g"}}]}]
+    runs = {
+        "scripted": ["run", "--goal", "G.md", "--script", "s.json"],
+        "learning": ["run", "--goal", "G.md", "--offline", "--learn"],
+    }
+    loaded = {}
+    for name, command in runs.items():
+        work = tmp_path / name
+        work.mkdir()
+        (work / "G.md").write_text("# g\n\nRead `G.md` and write `out.md`.\n")
+        (work / "s.json").write_text(json.dumps(script))
+        code = PROBE.format(commands=[command], heavy=UNUSED)
+        out = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert (work / "out.md").exists()
+        loaded[name] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == {"scripted": [], "learning": sorted(UNUSED)}

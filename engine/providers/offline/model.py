@@ -44,7 +44,7 @@ from arreio.engine.providers.offline.tree import Listing, exact_size, exact_text
 from arreio.engine.providers.scripted import estimate_request_tokens
 
 LIST_REPEATS = 3  # the repetition guard's default for `list_dir` and `read_file` (per_target)
-__all__ = ["OfflineProvider", "goal_files"]  # goal_files: the offline judge (gates.py) reads goals the same way
+__all__ = ["OfflineProvider", "goal_files"]  # goal_files (from goal.py): the offline judge reads goals the same way
 
 
 @dataclass(frozen=True)
