@@ -25,6 +25,7 @@ from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
 from arreio.memory.knowledge.embedders import Embedder, default_embedder, no_embedder_notice
 from arreio.memory.knowledge.fusion import FusionConfig, fuse
 from arreio.memory.knowledge.query_threads import QueryThreads
+from arreio.memory.knowledge.settings import DB_NAME
 from arreio.memory.knowledge.sources import SourceText, expand, read_text
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
     from arreio.memory.knowledge.settings import KnowledgeSettings
 
-DB_NAME = "knowledge.sqlite"
 EMBED_MAX_CHARS = embedding.EMBED_MAX_CHARS  # (why: embedding.py)
 Mode = Literal["hybrid", "keyword", "vector"]
 # (phase, done, total): phase "files" while reading and chunking, "embed" while embedding.

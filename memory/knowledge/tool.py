@@ -10,16 +10,18 @@ import asyncio
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.workspace import shown_name
-from arreio.memory.knowledge.index import DB_NAME, KnowledgeBase
-from arreio.memory.knowledge.settings import KnowledgeSettings
+from arreio.memory.knowledge.settings import DB_NAME, KnowledgeSettings
 from arreio.memory.knowledge.snippet import around_match
+
+if TYPE_CHECKING:  # the index (SQLite, FTS5, fusion) loads with the first search, not with every run
+    from arreio.memory.knowledge.index import KnowledgeBase
 
 SNIPPET_CHARS = 1200  # per hit: enough to answer from, small enough for ten hits in context
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
+
 CASSETTE = str(Path(__file__).resolve().parents[2] / "fixtures" / "cassettes" / "offline-quickstart.v1.cassette.jsonl")
 HEAVY = ("anthropic", "openai", "litellm", "numpy", "httpx2", "mcp", "pypdf", "jsonschema", "opentelemetry")
 
@@ -116,3 +118,29 @@ def test_a_scripted_run_without_learn_imports_neither_the_learning_layer_nor_the
         assert (work / "out.md").exists()
         loaded[name] = json.loads(out.stdout.strip().splitlines()[-1])
     assert loaded == {"scripted": [], "learning": sorted(UNUSED)}
+
+
+SEARCH = ("arreio.memory.knowledge.index", "arreio.memory.knowledge.sqlite_backend")
+
+
+@pytest.mark.slow
+def test_the_knowledge_index_loads_with_the_first_search_not_with_every_run(tmp_path, arreio_env) -> None:
+    """A run offers `kb_search` when the knowledge base holds documents, and opens the index (SQLite,
+    FTS5, fusion: ~12 ms of imports) only when the agent searches."""
+    env = {**arreio_env, "ARREIO_KB_EMBEDDER": "none"}
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe compost heap is turned every Friday.\n")
+    (tmp_path / "G.md").write_text("# g\n\nWrite `out.md`.\n")
+    added = run_cli(tmp_path, env, "kb", "add", "notes.md")
+    assert added.returncode == 0, added.stderr
+    write = {"name": "write_file", "arguments": {"path": "out.md", "content": "g"}}
+    search = {"name": "kb_search", "arguments": {"query": "compost"}}
+    loaded = {}
+    for name, calls in {"no search": [write], "a search": [search, write]}.items():
+        (tmp_path / "s.json").write_text(json.dumps([{"tool_calls": [call]} for call in calls]))
+        code = PROBE.format(commands=[["run", "--goal", "G.md", "--script", "s.json"]], heavy=SEARCH)
+        out = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        loaded[name] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == {"no search": [], "a search": sorted(SEARCH)}
