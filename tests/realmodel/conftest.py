@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ARREIO
 from tests.realmodel import prepare
 
 SPEC = prepare.MODELS[os.environ.get("ARREIO_REALMODEL", "0.5b")]
@@ -85,17 +85,7 @@ class Project:
 
     def run(self, *args: str, timeout: float = 1800) -> Result:
         """`arreio run --json --yes --model openai/<name> ARGS…`: its events, exit code, stderr, seconds."""
-        argv = [
-            sys.executable,
-            "-m",
-            "arreio.cli.launch",
-            "run",
-            "--json",
-            "--yes",
-            "--model",
-            self.server.model,
-            *args,
-        ]
+        argv = [*ARREIO, "run", "--json", "--yes", "--model", self.server.model, *args]
         started = time.monotonic()
         done = subprocess.run(
             argv,

@@ -8,11 +8,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
+from tests.conftest import ARREIO
 from tests.realmodel import prepare
 from tests.realmodel.conftest import Project, env_for, start_own
 
@@ -25,9 +25,7 @@ def test_retry_after_the_server_is_killed_and_restarted(project: Project) -> Non
     env = env_for(project.home, server)
     project.config("retry: {max_attempts: 10, base_delay_s: 1, max_delay_s: 4}\n")
     argv = [
-        sys.executable,
-        "-m",
-        "arreio.cli.launch",
+        *ARREIO,
         "run",
         "--json",
         "--yes",
