@@ -57,3 +57,21 @@ class CountingEmbedder(HashingEmbedder):
             raise KeyboardInterrupt
         self.embedded.extend(texts)
         return super().embed_passages(texts)
+
+
+def kb_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, work: Path, embedder: str = "none"):
+    """`arreio kb ARGS` in-process (typer's CliRunner) with `work` as the working directory, HOME and the
+    state directory under `tmp_path`, and `$ARREIO_KB_EMBEDDER` set to `embedder`: `invoke(*args)`."""
+    import typer
+    from typer.testing import CliRunner
+
+    from arreio.cli.commands import kb as kb_cmd
+    from tests.conftest import isolate
+
+    isolate(monkeypatch, tmp_path / "home", work)
+    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("ARREIO_KB_EMBEDDER", embedder)
+    root = typer.Typer()
+    root.add_typer(kb_cmd.app, name="kb")
+    runner = CliRunner()
+    return lambda *args: runner.invoke(root, ["kb", *args])

@@ -6,27 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from arreio.cli.commands import kb as kb_cmd
 from arreio.engine.core.errors import ConfigError, UsageError
-from tests.conftest import isolate
+from tests.knowledge.conftest import kb_cli
 
 
 @pytest.fixture
 def cli(tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch):
-    isolate(monkeypatch, tmp_path / "home", docs)
-    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
-    root = typer.Typer()
-    root.add_typer(kb_cmd.app, name="kb")
-    runner = CliRunner()
-
-    def invoke(*args: str):
-        return runner.invoke(root, ["kb", *args])
-
-    return invoke
+    return kb_cli(monkeypatch, tmp_path, docs)
 
 
 def test_add_search_stats_remove(cli, tmp_path: Path) -> None:

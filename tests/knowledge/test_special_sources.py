@@ -9,15 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
-from arreio.cli.commands import kb as kb_cmd
 from arreio.engine.core.errors import UsageError
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.memory_backend import MemoryBackend
 from arreio.memory.knowledge.sources import MAX_FILE_BYTES, expand, read_text
-from tests.conftest import fifos_unblocked, isolate
+from tests.conftest import fifos_unblocked
+from tests.knowledge.conftest import kb_cli
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
@@ -40,13 +38,7 @@ def unblocker(work: Path) -> Iterator[list[Path]]:
 
 @pytest.fixture
 def cli(tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch):
-    isolate(monkeypatch, tmp_path / "home", work)
-    monkeypatch.setenv("ARREIO_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("ARREIO_KB_EMBEDDER", "none")
-    root = typer.Typer()
-    root.add_typer(kb_cmd.app, name="kb")
-    runner = CliRunner()
-    return lambda *args: runner.invoke(root, ["kb", *args])
+    return kb_cli(monkeypatch, tmp_path, work)
 
 
 def _indexed(kb: KnowledgeBase) -> list[str]:
