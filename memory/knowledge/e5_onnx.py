@@ -154,9 +154,10 @@ class OnnxE5:
         return out
 
     def _pooled(self, segments: list[list[int]]) -> np.ndarray:
-        """Each segment's mean last-layer state [len(segments), dim], one `session.run` each: with
-        no padding, attention takes the fused kernel's fast path (a batch of padded windows needs a
-        mask, which it does not), and one run costs ~0.1 ms beside the 10-200 ms of a window."""
+        """Each segment's mean last-layer state [len(segments), dim], one `session.run` each: a window
+        alone has no padding, so attention needs no mask and takes the fused kernel's fast path (a
+        batch of windows of different lengths would need one), and a run costs ~0.1 ms beside the
+        10-200 ms of a window."""
         lengths = [len(segment) for segment in segments]
         ids = np.fromiter((i for segment in segments for i in segment), dtype=np.int64)
         x = self.base.embeddings(ids, lengths)

@@ -24,7 +24,7 @@ _DATA_TYPES = {
     np.dtype(np.int64): INT64,
 }
 # AttributeProto.AttributeType
-_ATTR_FLOAT, _ATTR_INT, _ATTR_STRING, _ATTR_INTS = 1, 2, 3, 7
+_ATTR_FLOAT, _ATTR_INT, _ATTR_INTS = 1, 2, 7
 
 
 def _varint(value: int) -> bytes:
@@ -61,14 +61,12 @@ def tensor(name: str, value: np.ndarray) -> bytes:
     return out + _bytes(9, array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
 
 
-def _attribute(name: str, value: int | float | str | Sequence[int]) -> bytes:
-    """AttributeProto: name (1), f (2), i (3), s (4), ints (8), type (20)."""
+def _attribute(name: str, value: int | float | Sequence[int]) -> bytes:
+    """AttributeProto: name (1), f (2), i (3), ints (8), type (20): the kinds the graph uses."""
     if isinstance(value, bool | int):
         return _bytes(1, name) + _int(3, int(value)) + _int(20, _ATTR_INT)
     if isinstance(value, float):
         return _bytes(1, name) + _float(2, value) + _int(20, _ATTR_FLOAT)
-    if isinstance(value, str):
-        return _bytes(1, name) + _bytes(4, value) + _int(20, _ATTR_STRING)
     return _bytes(1, name) + b"".join(_int(8, int(v)) for v in value) + _int(20, _ATTR_INTS)
 
 
