@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from arreio.engine.judgement.claims import DOUBT
 
@@ -25,15 +26,28 @@ PLIST = rf"{P}(?:{_JOIN}(?:the\s+)?{P})*"
 
 @dataclass(frozen=True)
 class Language:
+    """A language's acts and doubt, kept as sources and compiled on first use: together they cost
+    ~18 ms to compile, which every start paid, and most answers never need a language's doubt (read
+    only when an act matched) nor, without its speaker, its acts."""
+
     name: str
-    doubt: re.Pattern[str]
-    acts: tuple[tuple[str, re.Pattern[str]], ...]  # (kind, pattern); `obj` holds the slots, when the act has them
+    doubt_source: str
+    act_sources: tuple[tuple[str, str], ...]  # (kind, pattern); `obj` holds the slots, when the act has them
     speaker: re.Pattern[str] | None = None  # when set, a clause must hold it to claim anything
     verb_last: bool = False  # the negation may follow the verb (Japanese): doubt is read in the whole clause
+    doubt_flags: int = 0
+
+    @cached_property
+    def doubt(self) -> re.Pattern[str]:
+        return re.compile(self.doubt_source, self.doubt_flags)
+
+    @cached_property
+    def acts(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
+        return tuple((kind, re.compile(pattern)) for kind, pattern in self.act_sources)
 
 
-def _acts(*pairs: tuple[str, str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((kind, re.compile(pattern)) for kind, pattern in pairs)
+def _acts(*pairs: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    return pairs
 
 
 # --- English ---------------------------------------------------------------------------------------
@@ -48,11 +62,10 @@ _FILL = (
     r"existing|current|config|configuration|log|data|script|module|notes?|readme|both|two|three|all|text|"
     r"markdown|csv|json|yaml|python)\s+){0,5}"
 )
-_EN_DOUBT_EXTRA = re.compile(
+_EN_DOUBT_EXTRA = (
     r"\b(?:you|your|yours|used to|usually|normally|typically|generally|always|whenever|instead|rather|example|"
     r"e\.g|such as|below|above|snippet|head|mentally|imagin\w*|pretend\w*|hypothetical\w*|assume\w*|wish|"
-    r"had (?:i|we))\b",
-    re.IGNORECASE,
+    r"had (?:i|we))\b"
 )
 # After the act: a condition or a question still puts it in doubt ("I read a.md if it existed").
 SUFFIX_DOUBT = re.compile(
@@ -79,7 +92,7 @@ _EN_RUN_OBJ = (
 )
 ENGLISH = Language(
     "english",
-    re.compile(f"{DOUBT.pattern}|{_EN_DOUBT_EXTRA.pattern}", re.IGNORECASE),
+    f"{DOUBT.pattern}|{_EN_DOUBT_EXTRA}",
     _acts(
         ("tool", rf"{_I}{_ADV}\s*\b{_EN_USE}\s+(?:the\s+|a\s+|my\s+)?(?:tools?\s+)?(?P<obj>{TLIST})"),
         (
@@ -115,6 +128,7 @@ ENGLISH = Language(
         ("run", rf"{_I}{_ADV}\s*\b(?:ran|re-?ran|executed|launched)\s+{_EN_RUN_OBJ}"),
         ("run", rf"(?:^|,\s*)(?:after|by)\s+(?:running|executing)\s+{_EN_RUN_OBJ}(?=.*{_PRONOUN})"),
     ),
+    doubt_flags=re.IGNORECASE,
 )
 
 # --- Portuguese ------------------------------------------------------------------------------------
@@ -123,7 +137,7 @@ _PT_FILL = (
 )
 PORTUGUESE = Language(
     "portuguese",
-    re.compile(
+    (
         r"\b(?:não|nao|nunca|jamais|nem|sem|pode|podes|posso|podemos|poderia|poderá|vou|vai|vamos|irei|iremos|usarei|"
         r"lerei|se|caso|deve|deveria|devo|precisa|preciso|teria|tentei|tente|tentar|talvez|quando|você|voce|vocês)\b|"
         r"por favor|\?"
@@ -166,7 +180,7 @@ PORTUGUESE = Language(
 _ES_FILL = r"(?:(?:el|la|los|las|archivo|archivos|fichero|ficheros|contenido|de|del|todo|completo)\s+){0,4}"
 SPANISH = Language(
     "spanish",
-    re.compile(
+    (
         r"\b(?:no|nunca|jamás|jamas|ni|sin|puede|puedes|puedo|podemos|podría|podrías|voy|vas|vamos|usaré|leeré|si|"
         r"debe|debería|debes|tendría|habría|hay que|quizás|quizá|tal vez|cuando|intenté|intentaré|usted|tú)\b|"
         r"por favor|[?¿]"
@@ -211,7 +225,7 @@ SPANISH = Language(
 _DE_DONE = r"(?:verwendet|benutzt|genutzt|aufgerufen|eingesetzt|ausgeführt)"
 GERMAN = Language(
     "german",
-    re.compile(
+    (
         r"\b(?:nicht|nie|niemals|kein|keine|keinen|keinem|ohne|kann|kannst|können|könnte|könnten|werde|wirst|wird|würde|"
         r"würden|sollte|soll|sollten|muss|müsste|wenn|falls|ob|bitte|möchte|will|vielleicht|versucht|versuche|sie)\b|\?"
     ),
@@ -251,11 +265,14 @@ GERMAN = Language(
 )
 
 # --- French ----------------------------------------------------------------------------------------
-_FR_HAVE = r"\b(?:j'ai|j’ai|nous avons)\s+(?:\S+\s+){0,2}?"
+# Every French act begins with the speaker (`_FR_HAVE`) or looks ahead for it: a clause without it
+# claims nothing, and skips compiling them.
+_FR_I = r"\b(?:j'ai|j’ai|nous avons)"
+_FR_HAVE = rf"{_FR_I}\s+(?:\S+\s+){{0,2}}?"
 _FR_FILL = r"(?:(?:le|la|les|l'|l’|fichier|fichiers|contenu|du|de|des|tout|entier)\s*){0,4}"
 FRENCH = Language(
     "french",
-    re.compile(
+    (
         r"\b(?:ne|n|pas|jamais|sans|aucun|aucune|peux|peut|pouvez|pourrait|pourriez|pourrais|vais|va|allez|allons|"
         r"utiliserai|lirai|si|s|devrait|devriez|dois|doit|faut|veuillez|peut-être|essayé|essayer|quand|lorsque|vous|tu)\b|"
         r"\?"
@@ -269,7 +286,7 @@ FRENCH = Language(
         (
             "tool",
             rf"\b(?:avec|via|grâce à|au moyen de|à l'aide de|à l’aide de)\s+(?:l'|l’|la\s+|le\s+)?(?:outil\s+)?"
-            rf"(?P<obj>{TLIST})(?=.*\b(?:j'ai|j’ai|nous avons)\b)",
+            rf"(?P<obj>{TLIST})(?=.*{_FR_I}\b)",
         ),
         ("read", rf"{_FR_HAVE}(?:lu|ouvert|consulté|parcouru|examiné|inspecté|relu)\s+{_FR_FILL}(?P<obj>{PLIST})"),
         (
@@ -289,14 +306,13 @@ FRENCH = Language(
             rf"(?P<obj>tests?|suite|script|programme|code|commande|{C})",
         ),
     ),
+    speaker=re.compile(_FR_I),
 )
 
 # --- Chinese ---------------------------------------------------------------------------------------
 CHINESE = Language(
     "chinese",
-    re.compile(
-        r"没|未|不|别|无法|可以|可能|能够|能|将|会|要|如果|若|假如|请|吗|？|\?|应该|需要|打算|计划|建议|尝试|你|您"
-    ),
+    r"没|未|不|别|无法|可以|可能|能够|能|将|会|要|如果|若|假如|请|吗|？|\?|应该|需要|打算|计划|建议|尝试|你|您",
     _acts(
         ("tool", rf"(?:使用了|用了|调用了|运行了|执行了|借助了?|通过|利用了?|使用|用|调用)\s*(?P<obj>{TLIST})"),
         (
@@ -321,7 +337,7 @@ CHINESE = Language(
 # --- Japanese --------------------------------------------------------------------------------------
 JAPANESE = Language(
     "japanese",
-    re.compile(
+    (
         r"ません|なかった|ない|できます|できる|予定|もし|たら|れば|なら|ください|しょう|つもり|べき|か？|か\?|？|\?|可能|"
         r"推奨|おすすめ|試して|あなた"
     ),
