@@ -108,3 +108,12 @@ def test_the_pattern_is_compiled_at_first_use_once_for_every_labelling() -> None
     assert cassette.text("key=" + ENV["MY_API_KEY"]) == "key=[redacted:MY_API_KEY]"
     assert redactor._combined._compiled is not None and redactor._pattern is cassette._pattern
     assert Redactor.from_env(ENV).compiled()._combined._compiled is not None
+
+
+def test_words_are_one_alternative_only_when_their_first_letters_differ() -> None:
+    """At most one of them can match at a place: one alternative finds what separate ones found."""
+    from arreio.engine.walls.secret_patterns import _one_of
+
+    assert _one_of(["[Pp](?i:ass)", "[Ss](?i:ecret)", "TOKEN"]) == "(?:[Pp](?i:ass)|[Ss](?i:ecret)|TOKEN)"
+    with pytest.raises(ValueError, match="same letter"):
+        _one_of(["[Pp](?i:ass)", "P(?:WD)"])
