@@ -58,7 +58,7 @@ def warm(deps_factory: Callable[[], Any]) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     deps_factory()
-    Redactor.from_env(process_env())  # the pattern caches are what a worker's first run would fill
+    Redactor.from_env(process_env()).compiled()  # the pattern caches are what a worker's first run would fill
 
 
 def _serve(conn: Connection, deps_factory: Callable[[], Any]) -> None:

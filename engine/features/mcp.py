@@ -27,15 +27,13 @@ from arreio.engine.core.ports import PromptScreen, SystemPromptBlockSource
 from arreio.engine.loop.feature import Feature
 from arreio.engine.loop.hooks import Rewrite, RunHook, Turn, WarningsHook
 from arreio.engine.loop.report import Section
-from arreio.engine.tools.mcp.config import mcp_servers
-from arreio.engine.tools.mcp.connection import StartPlace
-from arreio.engine.tools.mcp.tool import SEP
 from arreio.engine.tools.run_context import RunContext
 
 if TYPE_CHECKING:
     from arreio.engine.core.model_io import ModelRequest, ToolSpec
     from arreio.engine.loop.report import RunReport
     from arreio.engine.tools.base import Tool
+    from arreio.engine.tools.mcp.connection import StartPlace
     from arreio.engine.tools.mcp.hub import McpHub
 
 _OPEN_HUBS: weakref.WeakSet = weakref.WeakSet()
@@ -117,6 +115,16 @@ class McpHook(WarningsHook):
         return offered
 
 
+def configured(ctx: RunContext) -> dict[str, Any]:
+    """The run's `mcp_servers:` section, parsed once per run. Most runs have none: they import
+    neither its models nor the client (~8 ms at every start), only a run with a server does."""
+    if not ctx.settings.mcp_servers:
+        return {}
+    from arreio.engine.tools.mcp.config import mcp_servers
+
+    return ctx.section(mcp_servers)
+
+
 class McpFeature(Feature):
     """MCP servers from `mcp_servers:`. One hub per run; tools() may be asked twice while a run is
     assembled (the new session's prompt, then the run), so the open hub is reused."""
@@ -124,7 +132,7 @@ class McpFeature(Feature):
     name = "mcp"
 
     def check(self, ctx: RunContext) -> None:
-        ctx.section(mcp_servers)
+        configured(ctx)
 
     def __init__(self, screen: PromptScreen | None = None) -> None:
         self._screen = screen  # reads the servers' instructions and tool descriptions (cli/deps.py: the memory scan)
@@ -144,11 +152,15 @@ class McpFeature(Feature):
     def _startable(self, ctx: RunContext) -> dict[str, Any]:
         """The enabled servers this run may offer a tool of: one whose every tool is excluded (`--no-tools
         'fx__*'`, an allow-list naming none of it, its own `tools.allow: []`) is not started."""
+        servers = configured(ctx)
+        if not servers:
+            return {}
         from arreio.engine.features.resolver import excludes_namespace
+        from arreio.engine.tools.mcp.config import SEP
 
         enable, disable = self._selectors
         out = {}
-        for name, config in ctx.section(mcp_servers).items():
+        for name, config in servers.items():
             if not config.enabled:
                 continue
             if excludes_namespace(name + SEP, enable, disable) or config.tools.allow == []:
@@ -163,11 +175,11 @@ class McpFeature(Feature):
         self._offered = list(resolved.names())
 
     def prompt_blocks(self, ctx: RunContext) -> list[SystemPromptBlockSource]:
-        from arreio.engine.tools.mcp.instructions import InstructionsBlock
-
         hub = self._hub
         if hub is None:
             return []
+        from arreio.engine.tools.mcp.instructions import InstructionsBlock
+
         return [InstructionsBlock(hub.instructions, lambda: self._offered)]
 
     def tools(self, ctx: RunContext) -> list[Tool]:
@@ -196,9 +208,14 @@ class McpFeature(Feature):
         """`<server>__` → why none of its tools is offered, for each configured server that is not
         ready (disabled, failed to start). The resolver takes a name or pattern in these namespaces
         that matches nothing as a warning: the user named a real server, it is just not up."""
+        servers = configured(ctx)
+        if not servers:
+            return {}
+        from arreio.engine.tools.mcp.config import SEP
+
         states = {s.name: s for s in self._hub.states()} if self._hub is not None else {}
         out: dict[str, str] = {}
-        for name, config in ctx.section(mcp_servers).items():
+        for name, config in servers.items():
             state = states.get(name)
             if not config.enabled:
                 out[name + SEP] = f"MCP server '{name}' is disabled in config (enabled: false)"
@@ -233,6 +250,7 @@ class McpFeature(Feature):
 def start_place(ctx: RunContext) -> StartPlace:
     """How the run's stdio servers start (`launch.py`): never a program from a place the agent can
     write, and in the run's sandbox when they would run the agent's files (or `sandbox: true`)."""
+    from arreio.engine.tools.mcp.connection import StartPlace
     from arreio.engine.tools.sandbox import run_sandbox
 
     sandbox = run_sandbox(ctx)

@@ -11,8 +11,8 @@ questions — a clause whose act is in doubt claims nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from arreio.engine.judgement.act_language import Language, act_list, opening
 from arreio.engine.judgement.claims import DOUBT
 
 T = r"⟦t\d+⟧"
@@ -21,19 +21,6 @@ C = r"⟦c\d+⟧"
 _JOIN = r"\s*(?:,|&|/|\band\b|\bas well as\b|\bplus\b|\be\b|\by\b|\bund\b|\bet\b|和|与|及|、|と|や)\s*"
 TLIST = rf"{T}(?:\s+(?:tool|function)s?)?(?:{_JOIN}(?:the\s+)?{T}(?:\s+tools?)?)*"
 PLIST = rf"{P}(?:{_JOIN}(?:the\s+)?{P})*"
-
-
-@dataclass(frozen=True)
-class Language:
-    name: str
-    doubt: re.Pattern[str]
-    acts: tuple[tuple[str, re.Pattern[str]], ...]  # (kind, pattern); `obj` holds the slots, when the act has them
-    speaker: re.Pattern[str] | None = None  # when set, a clause must hold it to claim anything
-    verb_last: bool = False  # the negation may follow the verb (Japanese): doubt is read in the whole clause
-
-
-def _acts(*pairs: tuple[str, str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((kind, re.compile(pattern)) for kind, pattern in pairs)
 
 
 # --- English ---------------------------------------------------------------------------------------
@@ -48,11 +35,10 @@ _FILL = (
     r"existing|current|config|configuration|log|data|script|module|notes?|readme|both|two|three|all|text|"
     r"markdown|csv|json|yaml|python)\s+){0,5}"
 )
-_EN_DOUBT_EXTRA = re.compile(
+_EN_DOUBT_EXTRA = (
     r"\b(?:you|your|yours|used to|usually|normally|typically|generally|always|whenever|instead|rather|example|"
     r"e\.g|such as|below|above|snippet|head|mentally|imagin\w*|pretend\w*|hypothetical\w*|assume\w*|wish|"
-    r"had (?:i|we))\b",
-    re.IGNORECASE,
+    r"had (?:i|we))\b"
 )
 # After the act: a condition or a question still puts it in doubt ("I read a.md if it existed").
 SUFFIX_DOUBT = re.compile(
@@ -77,44 +63,63 @@ _EN_RUN_OBJ = (
     r"integration|test|new|updated)\s+)*(?P<obj>tests?|test suite|suite|specs?|script|program|code|commands?|"
     rf"linter|lint|build|benchmarks?)\b|(?P<command>{C}))"
 )
+_EN_USING = r"(?:^|,\s*|\band\s+)(?:by\s+|after\s+)?(?:using|calling|invoking|running|with|via|through)"
+_EN_READING = (
+    r"(?:^|,\s*)(?:after|by|while|upon|on|having)\s+(?:reading|opening|inspecting|examining|reviewing|"
+    r"checking|read|looking at|going through)"
+)
+_EN_LISTED = r"(?:listed|enumerated|explored|browsed)"
+_EN_LOOKED = r"(?:searched|looked)"
+_EN_GOOGLED = r"(?:googled|did a web search)"
+_EN_GREPPED = r"(?:grepped|ran a search|did a search)"
+_EN_SEARCHED = r"(?:searched|scanned|looked|hunted|combed)"
+_EN_RAN = r"(?:ran|re-?ran|executed|launched)"
+_EN_AFTER = r"(?:^|,\s*)(?:after|by)\s+"
 ENGLISH = Language(
     "english",
-    re.compile(f"{DOUBT.pattern}|{_EN_DOUBT_EXTRA.pattern}", re.IGNORECASE),
-    _acts(
-        ("tool", rf"{_I}{_ADV}\s*\b{_EN_USE}\s+(?:the\s+|a\s+|my\s+)?(?:tools?\s+)?(?P<obj>{TLIST})"),
+    f"{DOUBT.pattern}|{_EN_DOUBT_EXTRA}",
+    act_list(
         (
             "tool",
-            rf"(?:^|,\s*|\band\s+)(?:by\s+|after\s+)?(?:using|calling|invoking|running|with|via|through)\s+(?:the\s+|a\s+)?"
-            rf"(?:tools?\s+)?(?P<obj>{TLIST})(?=.*{_PRONOUN})",
+            rf"{_I}{_ADV}\s*\b{_EN_USE}\s+(?:the\s+|a\s+|my\s+)?(?:tools?\s+)?(?P<obj>{TLIST})",
+            rf"\b{_EN_USE}\s+",
         ),
-        ("read", rf"{_PRONOUN}{_ADV}\s*\b{_EN_READ}\s+{_FILL}(?P<obj>{PLIST})"),
-        ("read", rf"^{_ADV}\s*{_EN_READ_OPENING}\s+{_FILL}(?P<obj>{PLIST})"),
-        (
-            "read",
-            rf"(?:^|,\s*)(?:after|by|while|upon|on|having)\s+(?:reading|opening|inspecting|examining|reviewing|"
-            rf"checking|read|looking at|going through)\s+{_FILL}(?P<obj>{PLIST})(?=.*{_PRONOUN})",
-        ),
+        ("tool", rf"{_EN_USING}\s+(?:the\s+|a\s+)?(?:tools?\s+)?(?P<obj>{TLIST})(?=.*{_PRONOUN})", _EN_USING),
+        ("read", rf"{_PRONOUN}{_ADV}\s*\b{_EN_READ}\s+{_FILL}(?P<obj>{PLIST})", rf"\b{_EN_READ}\s+"),
+        ("read", rf"^{_ADV}\s*{_EN_READ_OPENING}\s+{_FILL}(?P<obj>{PLIST})", rf"{_EN_READ_OPENING}\s+"),
+        ("read", rf"{_EN_READING}\s+{_FILL}(?P<obj>{PLIST})(?=.*{_PRONOUN})", _EN_READING),
         (
             "read",
             rf"{_I}{_ADV}\s*\b{_EN_USE}\s+(?:the\s+)?{T}(?:\s+tool)?\s+(?:to\s+(?:read|open|view|inspect|examine)|on|against)\s+"
             rf"{_FILL}(?P<obj>{PLIST})",
+            rf"\b{_EN_USE}\s+",
         ),
         (
             "list",
-            rf"{_I}{_ADV}\s*\b(?:listed|enumerated|explored|browsed)\s+(?:the\s+|all\s+(?:the\s+)?|a\s+|its\s+|of\s+)*"
+            rf"{_I}{_ADV}\s*\b{_EN_LISTED}\s+(?:the\s+|all\s+(?:the\s+)?|a\s+|its\s+|of\s+)*"
             r"(?:(?:project|repo|repository|working|current|root|top-level|source|src)\s+)*"
             r"(?:folders?|director(?:y|ies)|dirs?|files|project|repo|repository|workspace|tree|codebase|cwd|"
             r"(?:project|repo|repository|directory|folder|file)\s+structure)\b",
+            rf"\b{_EN_LISTED}\s+",
         ),
-        ("list", rf"(?:^|,\s*)(?:after|by)\s+listing\b(?=.*{_PRONOUN})"),
-        ("web", rf"{_I}{_ADV}\s*\b(?:searched|looked)\s+(?:it\s+up\s+)?(?:on\s+)?(?:the\s+)?(?:web|internet|online)\b"),
-        ("web", rf"{_I}{_ADV}\s*\b(?:googled|did a web search)\b"),
-        ("search", rf"{_I}{_ADV}\s*\b(?:grepped|ran a search|did a search)\b"),
-        ("search", rf"{_I}{_ADV}\s*\b(?:searched|scanned|looked|hunted|combed){_EN_WHERE}"),
-        ("search", rf"(?:^|,\s*)(?:after|by)\s+(?:grepping\b|(?:searching|scanning){_EN_WHERE})(?=.*{_PRONOUN})"),
-        ("run", rf"{_I}{_ADV}\s*\b(?:ran|re-?ran|executed|launched)\s+{_EN_RUN_OBJ}"),
-        ("run", rf"(?:^|,\s*)(?:after|by)\s+(?:running|executing)\s+{_EN_RUN_OBJ}(?=.*{_PRONOUN})"),
+        ("list", rf"{_EN_AFTER}listing\b(?=.*{_PRONOUN})", r"listing\b"),
+        (
+            "web",
+            rf"{_I}{_ADV}\s*\b{_EN_LOOKED}\s+(?:it\s+up\s+)?(?:on\s+)?(?:the\s+)?(?:web|internet|online)\b",
+            rf"\b{_EN_LOOKED}\s+",
+        ),
+        ("web", rf"{_I}{_ADV}\s*\b{_EN_GOOGLED}\b", rf"\b{_EN_GOOGLED}\b"),
+        ("search", rf"{_I}{_ADV}\s*\b{_EN_GREPPED}\b", rf"\b{_EN_GREPPED}\b"),
+        ("search", rf"{_I}{_ADV}\s*\b{_EN_SEARCHED}{_EN_WHERE}", rf"\b{_EN_SEARCHED}"),
+        ("search", rf"{_EN_AFTER}(?:grepping\b|(?:searching|scanning){_EN_WHERE})(?=.*{_PRONOUN})", _EN_AFTER),
+        ("run", rf"{_I}{_ADV}\s*\b{_EN_RAN}\s+{_EN_RUN_OBJ}", rf"\b{_EN_RAN}\s+"),
+        (
+            "run",
+            rf"{_EN_AFTER}(?:running|executing)\s+{_EN_RUN_OBJ}(?=.*{_PRONOUN})",
+            r"(?:after|by)\s+(?:running|executing)\s+",
+        ),
     ),
+    doubt_flags=re.IGNORECASE,
 )
 
 # --- Portuguese ------------------------------------------------------------------------------------
@@ -123,38 +128,38 @@ _PT_FILL = (
 )
 PORTUGUESE = Language(
     "portuguese",
-    re.compile(
+    (
         r"\b(?:não|nao|nunca|jamais|nem|sem|pode|podes|posso|podemos|poderia|poderá|vou|vai|vamos|irei|iremos|usarei|"
         r"lerei|se|caso|deve|deveria|devo|precisa|preciso|teria|tentei|tente|tentar|talvez|quando|você|voce|vocês)\b|"
         r"por favor|\?"
     ),
-    _acts(
-        (
+    act_list(
+        opening(
             "tool",
             rf"\b(?:usei|utilizei|chamei|invoquei|executei|rodei|empreguei|acionei)\s+(?:a\s+|o\s+)?"
             rf"(?:ferramenta\s+|função\s+|funcao\s+|tool\s+)?(?P<obj>{TLIST})",
         ),
-        (
+        opening(
             "tool",
             rf"\b(?:usando|utilizando|com|através d[ao]|por meio d[ao]|via)\s+(?:a\s+|o\s+)?(?:ferramenta\s+)?"
             rf"(?P<obj>{TLIST})(?=.*\b(?:\w+ei|li|abri|vi)\b)",
         ),
-        (
+        opening(
             "read",
             rf"\b(?:li|abri|examinei|analisei|consultei|inspecionei|revisei|verifiquei|olhei)\s+{_PT_FILL}(?P<obj>{PLIST})",
         ),
-        (
+        opening(
             "read",
             rf"\b(?:usei|utilizei|chamei|executei|rodei)\s+.{{0,40}}?\bpara\s+(?:ler|abrir)\s+{_PT_FILL}(?P<obj>{PLIST})",
         ),
-        ("list", r"\b(?:listei|enumerei)\b"),
-        ("web", r"\b(?:pesquisei|procurei|busquei)\b.{0,30}\b(?:na (?:web|internet)|online)\b"),
-        (
+        opening("list", r"\b(?:listei|enumerei)\b"),
+        opening("web", r"\b(?:pesquisei|procurei|busquei)\b.{0,30}\b(?:na (?:web|internet)|online)\b"),
+        opening(
             "search",
             r"\b(?:pesquisei|procurei|busquei|vasculhei)\b.{0,40}?\b(?:n[oa]s?|em)\s+(?:\S+\s+)?(?:código|codigo|"
             r"arquivos?|repositório|repositorio|projeto|pasta|diretório|diretorio|fontes?|documentação|logs?)\b",
         ),
-        (
+        opening(
             "run",
             rf"\b(?:executei|rodei|corri)\s+(?:os\s+|as\s+|o\s+|a\s+|todos os\s+)?(?P<obj>testes|teste|suíte|script|"
             rf"programa|código|codigo|comando|{C})",
@@ -166,40 +171,40 @@ PORTUGUESE = Language(
 _ES_FILL = r"(?:(?:el|la|los|las|archivo|archivos|fichero|ficheros|contenido|de|del|todo|completo)\s+){0,4}"
 SPANISH = Language(
     "spanish",
-    re.compile(
+    (
         r"\b(?:no|nunca|jamás|jamas|ni|sin|puede|puedes|puedo|podemos|podría|podrías|voy|vas|vamos|usaré|leeré|si|"
         r"debe|debería|debes|tendría|habría|hay que|quizás|quizá|tal vez|cuando|intenté|intentaré|usted|tú)\b|"
         r"por favor|[?¿]"
     ),
-    _acts(
-        (
+    act_list(
+        opening(
             "tool",
             rf"\b(?:usé|utilicé|llamé|invoqué|ejecuté|empleé|he usado|he utilizado|he llamado|he invocado|he ejecutado|"
             rf"hemos usado|hemos utilizado)\s+(?:la\s+|el\s+)?(?:herramienta\s+|función\s+|tool\s+)?(?P<obj>{TLIST})",
         ),
-        (
+        opening(
             "tool",
             rf"\b(?:usando|utilizando|con|mediante|a través de|vía|via)\s+(?:la\s+|el\s+)?(?:herramienta\s+)?"
             rf"(?P<obj>{TLIST})(?=.*\b(?:\w+[éí]|he\s+\w+(?:ado|ido))\b)",
         ),
-        (
+        opening(
             "read",
             rf"\b(?:leí|lei|he leído|he leido|abrí|he abierto|revisé|examiné|inspeccioné|consulté|he revisado)\s+"
             rf"{_ES_FILL}(?P<obj>{PLIST})",
         ),
-        (
+        opening(
             "read",
             rf"\b(?:usé|utilicé|llamé|ejecuté|he usado|he utilizado)\s+.{{0,40}}?\bpara\s+(?:leer|abrir)\s+{_ES_FILL}"
             rf"(?P<obj>{PLIST})",
         ),
-        ("list", r"\b(?:listé|he listado|enumeré)\b"),
-        ("web", r"\b(?:busqué|he buscado)\b.{0,30}\b(?:en (?:la )?(?:web|internet)|en línea)\b"),
-        (
+        opening("list", r"\b(?:listé|he listado|enumeré)\b"),
+        opening("web", r"\b(?:busqué|he buscado)\b.{0,30}\b(?:en (?:la )?(?:web|internet)|en línea)\b"),
+        opening(
             "search",
             r"\b(?:busqué|he buscado|rastreé)\b.{0,40}?\ben\s+(?:el\s+|la\s+|los\s+|las\s+|todo el\s+)?(?:código|"
             r"codigo|archivos?|repositorio|proyecto|carpeta|directorio|documentación|registros?|logs?)\b",
         ),
-        (
+        opening(
             "run",
             rf"\b(?:ejecuté|corrí|he ejecutado|lancé)\s+(?:las\s+|los\s+|el\s+|la\s+|todas las\s+|todos los\s+)?"
             rf"(?P<obj>pruebas|prueba|tests?|script|programa|código|codigo|comando|{C})",
@@ -211,11 +216,11 @@ SPANISH = Language(
 _DE_DONE = r"(?:verwendet|benutzt|genutzt|aufgerufen|eingesetzt|ausgeführt)"
 GERMAN = Language(
     "german",
-    re.compile(
+    (
         r"\b(?:nicht|nie|niemals|kein|keine|keinen|keinem|ohne|kann|kannst|können|könnte|könnten|werde|wirst|wird|würde|"
         r"würden|sollte|soll|sollten|muss|müsste|wenn|falls|ob|bitte|möchte|will|vielleicht|versucht|versuche|sie)\b|\?"
     ),
-    _acts(
+    act_list(
         ("tool", rf"(?:tool|werkzeug|funktion)\s+(?P<obj>{TLIST})\s+(?:\S+\s+){{0,6}}?{_DE_DONE}\b"),
         ("tool", rf"(?P<obj>{TLIST})(?:[- ]?(?:tool|werkzeug))?\s+(?:\S+\s+){{0,6}}?{_DE_DONE}\b"),
         (
@@ -251,16 +256,19 @@ GERMAN = Language(
 )
 
 # --- French ----------------------------------------------------------------------------------------
-_FR_HAVE = r"\b(?:j'ai|j’ai|nous avons)\s+(?:\S+\s+){0,2}?"
+# Every French act begins with the speaker (`_FR_HAVE`) or looks ahead for it: a clause without it
+# claims nothing, and skips compiling them.
+_FR_I = r"\b(?:j'ai|j’ai|nous avons)"
+_FR_HAVE = rf"{_FR_I}\s+(?:\S+\s+){{0,2}}?"
 _FR_FILL = r"(?:(?:le|la|les|l'|l’|fichier|fichiers|contenu|du|de|des|tout|entier)\s*){0,4}"
 FRENCH = Language(
     "french",
-    re.compile(
+    (
         r"\b(?:ne|n|pas|jamais|sans|aucun|aucune|peux|peut|pouvez|pourrait|pourriez|pourrais|vais|va|allez|allons|"
         r"utiliserai|lirai|si|s|devrait|devriez|dois|doit|faut|veuillez|peut-être|essayé|essayer|quand|lorsque|vous|tu)\b|"
         r"\?"
     ),
-    _acts(
+    act_list(
         (
             "tool",
             rf"{_FR_HAVE}(?:utilisé|appelé|invoqué|exécuté|employé|lancé|sollicité)\s+(?:l'|l’|la\s+|le\s+)?"
@@ -269,7 +277,7 @@ FRENCH = Language(
         (
             "tool",
             rf"\b(?:avec|via|grâce à|au moyen de|à l'aide de|à l’aide de)\s+(?:l'|l’|la\s+|le\s+)?(?:outil\s+)?"
-            rf"(?P<obj>{TLIST})(?=.*\b(?:j'ai|j’ai|nous avons)\b)",
+            rf"(?P<obj>{TLIST})(?=.*{_FR_I}\b)",
         ),
         ("read", rf"{_FR_HAVE}(?:lu|ouvert|consulté|parcouru|examiné|inspecté|relu)\s+{_FR_FILL}(?P<obj>{PLIST})"),
         (
@@ -289,15 +297,14 @@ FRENCH = Language(
             rf"(?P<obj>tests?|suite|script|programme|code|commande|{C})",
         ),
     ),
+    speaker=re.compile(_FR_I),
 )
 
 # --- Chinese ---------------------------------------------------------------------------------------
 CHINESE = Language(
     "chinese",
-    re.compile(
-        r"没|未|不|别|无法|可以|可能|能够|能|将|会|要|如果|若|假如|请|吗|？|\?|应该|需要|打算|计划|建议|尝试|你|您"
-    ),
-    _acts(
+    r"没|未|不|别|无法|可以|可能|能够|能|将|会|要|如果|若|假如|请|吗|？|\?|应该|需要|打算|计划|建议|尝试|你|您",
+    act_list(
         ("tool", rf"(?:使用了|用了|调用了|运行了|执行了|借助了?|通过|利用了?|使用|用|调用)\s*(?P<obj>{TLIST})"),
         (
             "read",
@@ -321,11 +328,11 @@ CHINESE = Language(
 # --- Japanese --------------------------------------------------------------------------------------
 JAPANESE = Language(
     "japanese",
-    re.compile(
+    (
         r"ません|なかった|ない|できます|できる|予定|もし|たら|れば|なら|ください|しょう|つもり|べき|か？|か\?|？|\?|可能|"
         r"推奨|おすすめ|試して|あなた"
     ),
-    _acts(
+    act_list(
         ("tool", rf"(?P<obj>{TLIST})\s*(?:ツール|関数)?\s*を\s*(?:使用|使っ|使い|用い|利用|呼び出|実行)"),
         ("tool", rf"(?P<obj>{TLIST})\s*(?:ツール)?\s*で\s*.{{0,12}}?(?:読|開|調べ|検索|実行|取得|一覧)"),
         ("read", rf"(?P<obj>{PLIST})\s*(?:ファイル)?\s*(?:の内容)?\s*(?:を|は)\s*.{{0,16}}?(?:読み|読ん|開き|開い)"),

@@ -71,6 +71,8 @@ def _clause_acts(template: _Template, shown: str) -> list[Act]:
     for language in LANGUAGES:
         if language.speaker is not None and not language.speaker.search(low):
             continue
+        if language.gate is not None and not language.gate.search(low):
+            continue  # no act of the language can match (`act_language.Language`): nor are they compiled
         for kind, pattern in language.acts:
             for m in pattern.finditer(low):
                 if language.doubt.search(low if language.verb_last else low[: m.end()]) or SUFFIX_DOUBT.search(

@@ -141,6 +141,15 @@ _UNQUOTED = (
     rf"(?![A-Za-z0-9]{_UPTO}[A-Z][a-z]{{2,}}[A-Z][a-z]{{2,}}[A-Za-z0-9]{_UPTO}{_END})[{_BARE}]{_VAL}{_END}"
 )
 _BEARER = r"A-Za-z0-9._~+/\-"
+
+
+def _one_of(words: list[str]) -> str:
+    """Words that begin with different letters (a case-insensitive class or a capital) as one group."""
+    if len({(word[1] if word[0] == "[" else word[0]).lower() for word in words}) != len(words):
+        raise ValueError("two words begin with the same letter")
+    return "(?:" + "|".join(words) + ")"
+
+
 # Formats that keep a harmless place (the scheme and user, the variable name, the header) and hide
 # only the value: (prefix pattern, value pattern). A group `(?P<q>…)` in the prefix may steer the
 # value with `(?(q)…)`. A value starting at a label is never matched (idempotence).
@@ -162,8 +171,11 @@ PREFIXED_PATTERNS: list[tuple[str, str]] = [
         r"(?(q)(?=[a-z]*[A-Z0-9+/])(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=])"
         rf"|(?=[A-Za-z._\-]{_UPTO}[0-9])[{_BEARER}]{{16,8192}})",
     ),
-    *[(word + r"(?![A-Za-z0-9_])=" + _Q + "?", _ENV_VALUE) for word in _ENV_WORDS],
-    *[(word + _NAME_END + _WHOSE + _SEP + f"(?P<q>{_Q})?", f"(?(q){_QUOTED}|{_UNQUOTED})") for word in _CRED_WORDS],
+    # Each list as one alternative of its words, the rest written once: the words start with different
+    # letters, so at most one matches at a place and the match is what five alternatives gave — at a
+    # fifth of the pattern to compile (every run compiles it: ~6 ms less).
+    (_one_of(_ENV_WORDS) + r"(?![A-Za-z0-9_])=" + _Q + "?", _ENV_VALUE),
+    (_one_of(_CRED_WORDS) + _NAME_END + _WHOSE + _SEP + f"(?P<q>{_Q})?", f"(?(q){_QUOTED}|{_UNQUOTED})"),
     # A registry's `auth` (docker's config.json, `.npmrc`'s `_auth=`): base64 of `user:password`.
     # Not `oauth`, not `auth: required`: a base64 run with both cases and a digit or `+/=`.
     (

@@ -22,10 +22,10 @@ from arreio.engine.walls.redact import Redactor
 from arreio.memory.knowledge import embedding, passes, relevance
 from arreio.memory.knowledge.backend import BackendStats, Hit, KnowledgeBackend
 from arreio.memory.knowledge.chunking import ChunkConfig, chunk_text
+from arreio.memory.knowledge.database_file import DB_NAME
 from arreio.memory.knowledge.embedders import Embedder, default_embedder, no_embedder_notice
 from arreio.memory.knowledge.fusion import FusionConfig, fuse
 from arreio.memory.knowledge.query_threads import QueryThreads
-from arreio.memory.knowledge.settings import DB_NAME
 from arreio.memory.knowledge.sources import SourceText, expand, read_text
 
 if TYPE_CHECKING:

@@ -24,8 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from arreio.engine.core.config import parse_section
 from arreio.memory.knowledge.fusion import FusionConfig
 
-DB_NAME = "knowledge.sqlite"  # the knowledge base's one file, in the state directory
-
 _DEFAULTS = FusionConfig()
 
 

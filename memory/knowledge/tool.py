@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.workspace import shown_name
-from arreio.memory.knowledge.settings import DB_NAME, KnowledgeSettings
+from arreio.memory.knowledge.database_file import has_documents
+from arreio.memory.knowledge.settings import KnowledgeSettings
 from arreio.memory.knowledge.snippet import around_match
 
 if TYPE_CHECKING:  # the index (SQLite, FTS5, fusion) loads with the first search, not with every run
@@ -98,21 +99,6 @@ class KbSearchTool(Tool):
         if self._kb is not None:
             self._kb.close()
             self._kb = None
-
-
-def has_documents(state_dir: Path) -> bool:
-    """True when `state_dir/knowledge.sqlite` exists and holds a document. Never creates it."""
-    db = state_dir / DB_NAME
-    if not db.is_file():
-        return False
-    try:
-        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return connection.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return False
 
 
 def kb_tools(state_dir: Path, settings: KnowledgeSettings | None = None) -> list[Tool]:

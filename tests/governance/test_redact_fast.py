@@ -95,3 +95,25 @@ def test_an_environment_value_ending_in_a_capital_sigma_is_found_inside_a_word()
     redactor = Redactor.from_env({"MY_API_KEY": value})
     text = NON_ASCII + f"the key is {value}Β and more text after it\n" + FILLER
     assert value not in redactor.text(text) and redactor.text(text) == _plain(redactor, text)
+
+
+def test_the_pattern_is_compiled_at_first_use_once_for_every_labelling() -> None:
+    """~20 ms of compiling that a command building a redactor and redacting nothing (`memory show`)
+    need not pay; a cassette's labelling shares the pattern, and a forking process compiles it at once."""
+    from arreio.engine.walls.redact import CASSETTE
+
+    redactor = Redactor.from_env(ENV)
+    cassette = redactor.labelled(CASSETTE)
+    assert redactor._combined._compiled is None
+    assert cassette.text("key=" + ENV["MY_API_KEY"]) == "key=[redacted:MY_API_KEY]"
+    assert redactor._combined._compiled is not None and redactor._pattern is cassette._pattern
+    assert Redactor.from_env(ENV).compiled()._combined._compiled is not None
+
+
+def test_words_are_one_alternative_only_when_their_first_letters_differ() -> None:
+    """At most one of them can match at a place: one alternative finds what separate ones found."""
+    from arreio.engine.walls.secret_patterns import _one_of
+
+    assert _one_of(["[Pp](?i:ass)", "[Ss](?i:ecret)", "TOKEN"]) == "(?:[Pp](?i:ass)|[Ss](?i:ecret)|TOKEN)"
+    with pytest.raises(ValueError, match="same letter"):
+        _one_of(["[Pp](?i:ass)", "P(?:WD)"])

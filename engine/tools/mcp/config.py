@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from arreio.engine.core.errors import ConfigError
 
 # Server names prefix tool names, and providers allow only [A-Za-z0-9_-] there; "__" separates the two.
+SEP = "__"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

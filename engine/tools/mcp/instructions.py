@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from arreio.engine.core.prompt import cap
-from arreio.engine.tools.mcp.tool import SEP
+from arreio.engine.tools.mcp.config import SEP
 
 PER_SERVER_CHARS = 2_000
 HEADER = (

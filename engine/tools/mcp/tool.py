@@ -28,12 +28,12 @@ from pydantic_core import PydanticCustomError
 
 from arreio.engine.core.messages import ImagePart
 from arreio.engine.tools.base import Tool, ToolResult
+from arreio.engine.tools.mcp.config import SEP
 from arreio.engine.tools.run_context import RunContext
 
 if TYPE_CHECKING:
     from arreio.engine.tools.mcp.hub import McpHub
 
-SEP = "__"
 _MAX_NAME = 64  # providers' limit on tool names
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 

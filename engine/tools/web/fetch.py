@@ -27,7 +27,6 @@ from arreio.engine.core.nesting import json_loads
 from arreio.engine.tools.base import Tool, ToolError, ToolResult
 from arreio.engine.tools.run_context import RunContext
 from arreio.engine.tools.web.config import WebSettings
-from arreio.engine.tools.web.html_text import html_to_text
 
 _TEXTUAL = ("text/", "application/xml", "application/javascript", "application/x-yaml", "application/yaml")
 
@@ -266,6 +265,8 @@ def to_text(body: bytes, ctype: str, url: str) -> tuple[str, str, str]:
     if mime in ("text/html", "application/xhtml+xml") or (
         not mime and body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))
     ):
+        from arreio.engine.tools.web.html_text import html_to_text  # html.parser: with the first page, not every run
+
         title, text = html_to_text(_decode(body, ctype), url)
         return title, text, "html"
     if mime == "application/json" or mime.endswith("+json"):
