@@ -21,6 +21,7 @@ One thread per model: embedding.py runs one worker process per core.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -144,6 +145,9 @@ class OpenVinoE5:
         }
         compiled = openvino.Core().compile_model(build_model(self.base), "CPU", settings)
         self._request = compiled.create_infer_request()
+        # One request runs one inference at a time (a second caller would get "busy"), and the
+        # model is this process's (`shared`): calls from two threads take turns.
+        self._turn = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Passage vectors [len(texts), dim]: each text's windows mean-pooled, weighted by their
@@ -163,7 +167,8 @@ class OpenVinoE5:
             for row, member in enumerate(members):
                 batch[row, : lengths[member]] = x[starts[member] : starts[member + 1]]
                 mask[row, : lengths[member]] = 1.0
-            pooled[members] = self._request.infer({0: batch, 1: mask})[0]
+            with self._turn:
+                pooled[members] = self._request.infer({0: batch, 1: mask})[0]
         return pooled
 
 

@@ -78,3 +78,14 @@ def test_the_embedder_uses_it_when_the_cpu_has_bfloat16(engines) -> None:
     model, _ = engines
     texts = _texts()[:3]
     assert np.array_equal(E5Embedder().embed_passages(texts), model.embed(texts))
+
+
+def test_two_threads_embedding_at_once_get_the_vectors_one_thread_gets(engines) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    model, _ = engines
+    texts = _texts()
+    alone = model.embed(texts)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(model.embed, [texts] * 8))
+    assert all(np.array_equal(result, alone) for result in results)
