@@ -85,17 +85,28 @@ def _with_progress(action, quiet: bool):
         from arreio.cli.progress_lines import ProgressLines
 
         return action(ProgressLines(lambda line: console.print(escape(line, one_line=True))))
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    import time
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from arreio.cli.progress_lines import RateFromFirstResults, time_left
+
+    # The time left is read from the pace since the first results (progress_lines.py), not rich's
+    # own from the phase's start, which counts the workers' start-up as the pace of the work.
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[left]}"))
     with Progress(*columns, console=console, transient=True) as progress:
         tasks: dict[str, Any] = {}
+        rates: dict[str, RateFromFirstResults] = {}
         labels = {"files": "files ", "embed": "chunks"}
 
         def update(phase: str, done: int, total: int) -> None:
             if phase not in tasks:
-                tasks[phase] = progress.add_task(labels.get(phase, phase), total=total)
-            progress.update(tasks[phase], completed=done, total=total)
+                tasks[phase] = progress.add_task(labels.get(phase, phase), total=total, left="")
+                rates[phase] = RateFromFirstResults()
+            now = time.monotonic()
+            rates[phase].see(now, done)
+            left = time_left(rates[phase].per_second(), done, total)
+            progress.update(tasks[phase], completed=done, total=total, left=left)
 
         return action(update)
 
