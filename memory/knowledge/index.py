@@ -177,7 +177,7 @@ class KnowledgeBase:
     def embed_pending(self, progress: ProgressFn = _noop) -> int:
         """Embed chunks that have no vector, one committed batch at a time. Returns how many.
         A chunk's sentences (sentences.py) are embedded with it and stored with it. Progress is
-        reported per chunk, so the ETA is a real one from the second chunk on."""
+        reported per chunk as it is stored (a model call's chunks come back together)."""
         if self.embedder is None:
             return 0
         scheme = self.vector_scheme
@@ -204,8 +204,8 @@ class KnowledgeBase:
                 matrices.append(matrix)
                 if len(ids) >= self.batch_size:
                     done += self._store(scheme, ids, vectors, matrices)
-                # Every chunk moves the bar (not every batch): the rate, hence the ETA, is known
-                # after the first two chunks, a few seconds in.
+                # Every chunk moves the bar (not every batch): the CLI reads the pace from when
+                # they come back, leaving the workers' start-up out of it.
                 progress("embed", done + len(ids), max(total, done + len(ids)))
         finally:
             results.close()  # Ctrl-C or an error: stop the workers; the uncommitted batch is dropped
