@@ -88,12 +88,15 @@ def assemble(job: Job, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | No
     return vectors[0], (vectors[list(job.rows)] if job.rows else None)
 
 
-def batches(jobs: Iterable[Job], max_chars: int = BATCH_CHARS) -> Iterator[tuple[Job, ...]]:
-    """Consecutive jobs grouped for one model call each: up to `max_chars` characters, never empty."""
+def batches(
+    jobs: Iterable[Job], max_chars: int = BATCH_CHARS, max_jobs: int | None = None
+) -> Iterator[tuple[Job, ...]]:
+    """Consecutive jobs grouped for one model call each: up to `max_chars` characters and
+    `max_jobs` jobs, never empty."""
     batch: list[Job] = []
     size = 0
     for job in jobs:
-        if batch and size + job.size > max_chars:
+        if batch and (size + job.size > max_chars or len(batch) == max_jobs):
             yield tuple(batch)
             batch, size = [], 0
         batch.append(job)
@@ -170,7 +173,9 @@ def _in_thread(embedder: Embedder, jobs: Iterable[Job], ahead: int, max_chars: i
             pass  # the thread sees `stop` after its current call; its result is dropped
 
 
-def _in_processes(worker: Any, jobs: Iterable[Job], processes: int, max_chars: int) -> Iterator[tuple[Job, np.ndarray]]:
+def _in_processes(
+    worker: Any, jobs: Iterable[Job], processes: int, max_chars: int, max_jobs: int
+) -> Iterator[tuple[Job, np.ndarray]]:
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # no fork of a process holding threads and SQLite
@@ -188,7 +193,7 @@ def _in_processes(worker: Any, jobs: Iterable[Job], processes: int, max_chars: i
         if main:
             signal.signal(signal.SIGINT, previous)
     pending: list[tuple[tuple[Job, ...], Any]] = []
-    source = batches(jobs, max_chars)
+    source = batches(jobs, max_chars, max_jobs)
     try:
         while True:
             while len(pending) < 2 * processes and (batch := next(source, None)) is not None:
@@ -213,5 +218,7 @@ def run(
     worker = getattr(embedder, "for_worker", None)
     count = min(usable_cores() if workers is None else workers, total)
     if worker is not None and count >= 2 and (workers is not None or total >= MIN_JOBS_FOR_WORKERS):
-        return _in_processes(worker(), jobs, count, max_chars)
+        # At least two calls a worker: eight chunks of markdown fit one call of `max_chars`, which
+        # would leave the other workers idle.
+        return _in_processes(worker(), jobs, count, max_chars, max_jobs=max(1, -(-total // (2 * count))))
     return _in_thread(embedder, jobs, ahead=2, max_chars=max_chars)

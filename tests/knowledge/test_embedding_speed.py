@@ -138,6 +138,9 @@ def test_jobs_go_to_the_model_in_batches_and_come_back_one_by_one_in_order() -> 
     assert [job for group in groups for job in group] == jobs and all(groups)
     assert all(sum(job.size for job in group) <= 400 or len(group) == 1 for group in groups)
     assert len(groups[0]) > 1 and groups[-1] == (jobs[-1],)
+    # A small add is spread over every worker: at most `max_jobs` jobs a call, whatever their size.
+    few = list(embedding.batches(jobs[:8], max_chars=1_000_000, max_jobs=2))
+    assert [len(group) for group in few] == [2, 2, 2, 2] and [j for g in few for j in g] == jobs[:8]
 
     class Counting(HashingEmbedder):
         calls = 0
