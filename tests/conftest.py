@@ -16,6 +16,12 @@ import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
+# The suite starts hundreds of Python processes, and each of them compiles every arreio module it
+# imports when no bytecode is cached (+0.27 s CPU for one `arreio run`). A machine that sets
+# PYTHONDONTWRITEBYTECODE (as CI images do) never caches it: the test processes write it here, once,
+# for the programs they start to read.
+sys.dont_write_bytecode = False
+
 from arreio.engine.core.config import Settings
 from arreio.engine.core.model_io import SystemBlock
 from arreio.engine.core.ports import Provider
@@ -38,6 +44,12 @@ hypothesis_settings.load_profile("arreio")
 # use that provider (registry.model_for), and tests never talk to anything beyond loopback.
 for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
     os.environ.pop(_var, None)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers more than cores. Much of the suite waits (on processes it started, on
+    servers, on a signal to arrive); the extra workers fill that wait with work."""
+    return (os.cpu_count() or 1) + 2
 
 
 def make_runner(
@@ -173,6 +185,34 @@ def cli():
     return invoke
 
 
+# `run_cli`'s commands start warm (tests/warm_arreio.py: a fork of a server that has imported the CLI
+# and the engine) unless the test asks for a cold start (`fresh=True`: start-up itself is what it
+# tests) or ARREIO_TESTS_COLD=1 asks for every command cold.
+COLD = os.environ.get("ARREIO_TESTS_COLD") == "1"
+_HERE = Path(__file__).resolve().parent
+_warm: tuple[subprocess.Popen, str] | None = None
+
+
+def _warm_socket() -> str:
+    """The warm server of this test process, started at first use; it ends when this process does."""
+    global _warm
+    if _warm is None or _warm[0].poll() is not None:
+        import tempfile
+
+        path = os.path.join(tempfile.mkdtemp(prefix="arreio-warm-"), "socket")
+        server = subprocess.Popen(
+            [sys.executable, str(_HERE / "warm_arreio.py"), path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )
+        if server.stdout.readline() != b"ready\n":
+            raise RuntimeError("the warm arreio server did not start")
+        _warm = (server, path)
+    return _warm[1]
+
+
 def run_cli(
     work: Path | None,
     env: dict[str, str],
@@ -180,12 +220,15 @@ def run_cli(
     text: bool = True,
     timeout: float = 120,
     input: str | bytes | None = None,
+    fresh: bool = False,
 ) -> subprocess.CompletedProcess:
     """`arreio ARGS` as a real process in `work`, its output captured (`text=False`: as bytes); stdin is
-    `input` piped in, else closed. Never raises for an exit code."""
+    `input` piped in, else closed. Never raises for an exit code. `fresh`: a cold start, as a user's
+    shell starts it (else a warm one, see above)."""
     stdin = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
+    argv = [*ARREIO] if fresh or COLD else [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket()]
     return subprocess.run(
-        [*ARREIO, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
+        [*argv, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
     )
 
 

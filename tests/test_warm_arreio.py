@@ -1,0 +1,113 @@
+"""A warm `arreio` (tests/warm_arreio.py) is what a cold one is to the test that starts it: the same
+output, exit codes, folder, environment and input; killing it kills the command."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import _HERE, _warm_socket, cli_env, run_cli
+
+COMMANDS = (
+    ("--version",),
+    ("--help",),
+    ("memory", "decision", "list"),
+    ("run", "--no-such-flag"),
+    ("run", "--goal", "missing.md"),
+    ("run", "--offline", "--goal", "G.md", "--json"),
+)
+
+
+def _same_but_ids(text: str, work: Path) -> str:
+    """`text` without what differs from one run to the next: its folder, ids, times and durations."""
+    import re
+
+    text = text.replace(str(work), "WORK")
+    return re.sub(r"\d{8}-\d{6}-[0-9a-f]+|\d{4}-\d\d-\d\dT[\d:.+Z-]+|\d+(\.\d+)? ?(ms|s)\b", "·", text)
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda args: " ".join(args))
+def test_a_warm_command_answers_as_a_cold_one(tmp_path: Path, args) -> None:
+    answers = {}
+    for fresh in (True, False):
+        work = tmp_path / ("cold" if fresh else "warm")  # one length: the prompt's token count holds the path
+        (work / ".arreio").mkdir(parents=True)
+        (work / "G.md").write_text("# g\n\nSay hello.\n")
+        env = {**cli_env(work / "home"), "COLUMNS": "100"}
+        out = run_cli(work, env, *args, fresh=fresh)
+        answers[fresh] = (out.returncode, _same_but_ids(out.stdout, work), _same_but_ids(out.stderr, work))
+    assert answers[False] == answers[True]
+
+
+def test_folder_environment_input_and_bytes_reach_the_command(tmp_path: Path, arreio_env: dict[str, str]) -> None:
+    """The prompt comes from stdin, the project from the folder and the model from the environment;
+    an argument that is no UTF-8 arrives as the same bytes (it names the missing goal file)."""
+    (tmp_path / ".arreio").mkdir()
+    env = {**arreio_env, "ARREIO_MODEL": "offline"}
+    piped = run_cli(tmp_path, env, "run", "--json", "-", input="say hi\n")
+    assert piped.returncode == 0, piped.stderr
+    assert '"type": "unit_end"' in piped.stdout or '"type":"unit_end"' in piped.stdout
+    assert list((tmp_path / ".arreio" / "runs").iterdir())
+    odd = run_cli(tmp_path, arreio_env, "run", "--goal", b"caf\xe9.md", text=False)
+    cold = run_cli(tmp_path, arreio_env, "run", "--goal", b"caf\xe9.md", text=False, fresh=True)
+    assert (odd.returncode, odd.stderr) == (cold.returncode, cold.stderr) and odd.returncode != 0
+
+
+def _commands_in(folder: Path) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.readlink(f"/proc/{pid}/cwd") == str(folder):
+                    found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+def test_killing_the_started_process_kills_the_command(tmp_path: Path, arreio_env: dict[str, str]) -> None:
+    (tmp_path / ".arreio").mkdir()
+    shim = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket(), "chat"],
+        cwd=tmp_path,
+        env={**arreio_env, "ARREIO_MODEL": "offline"},
+        stdin=subprocess.PIPE,  # nobody writes: chat waits for a line
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while len(_commands_in(tmp_path)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (command,) = [pid for pid in _commands_in(tmp_path) if pid != shim.pid]
+    shim.kill()
+    shim.wait()
+    deadline = time.monotonic() + 60
+    while command in _commands_in(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert command not in _commands_in(tmp_path)
+    shim.stdin.close()
+
+
+def test_a_command_killed_by_a_signal_ends_its_starter_by_that_signal(tmp_path: Path, arreio_env) -> None:
+    (tmp_path / ".arreio").mkdir()
+    shim = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket(), "chat"],
+        cwd=tmp_path,
+        env={**arreio_env, "ARREIO_MODEL": "offline"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while len(_commands_in(tmp_path)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (command,) = [pid for pid in _commands_in(tmp_path) if pid != shim.pid]
+    os.kill(command, signal.SIGKILL)
+    assert shim.wait(timeout=60) == -signal.SIGKILL
+    shim.stdin.close()

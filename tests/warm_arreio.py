@@ -1,0 +1,166 @@
+"""`arreio` as a real process without paying its imports each time: a warm server per test worker.
+
+Most of a short `arreio` command's CPU is Python importing the CLI and the engine (~0.35 s of
+~0.4). The suite starts hundreds of them. Here one server process imports them once; each command
+is then a fork of it, set up as a fresh `python -m arreio.cli.launch ARGS` would be:
+
+- the test starts `tests/warm_shim.py` (a bare interpreter) with the test's folder, environment and
+  pipes; the shim sends them over a Unix socket, its three standard streams passed as descriptors;
+- the server forks a watcher, which forks the command: the command gets the shim's streams as
+  0/1/2, its folder, environment, umask and ignored signals, fresh `sys.std*` built as Python
+  builds them, `sys.argv`, and runs `arreio.cli.launch.main()`, ending through Python's own exit
+  (threads joined, atexit run, streams flushed, an uncaught exception printed, exit 1);
+- the watcher sends how it ended to the shim, which ends the same way; if the shim dies first (a
+  test's timeout kills it), the watcher kills the command.
+
+What it cannot be is a process that imported nothing yet: tests about start-up itself (what is
+imported, how early Ctrl-C is handled) pass `fresh=True` to `run_cli`, and `ARREIO_TESTS_COLD=1`
+makes every command a cold start. Signals and terminals go through `ARREIO` (a cold start) as before.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+
+# What every command (or the commands most tests run) imports: the server imports these first.
+WARM = (
+    "arreio.cli.launch",
+    "arreio.cli.app",
+    "arreio.cli.heap",
+    "typer",
+    "typer.main",
+    "rich.console",
+    "pydantic",
+    "httpx",
+    "arreio.engine.run.pipeline",
+    "arreio.engine.run.prepare",
+    "arreio.engine.run.goal",
+    "arreio.engine.features.defaults",
+    "arreio.engine.providers.offline.model",
+    "arreio.cli.driving",
+    "arreio.cli.render",
+    "arreio.memory.feature",
+    "arreio.curator.feature",
+)
+
+
+def _serve(path: str) -> socket.socket:
+    """Listen at `path` until stdin (a pipe from the test worker) ends; returns, in the forked
+    command only, nothing: the caller then runs the command."""
+    import importlib
+
+    for name in WARM:
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()  # the imported objects stay in pages every fork shares
+    worker = os.dup(0)  # descriptor 0 itself becomes each command's stdin
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    os.write(1, b"ready\n")
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the watchers are reaped by the kernel
+    while True:
+        readable, _, _ = select.select([listener, worker], [], [])
+        if worker in readable and not os.read(worker, 64):
+            os._exit(0)  # the test worker is gone
+        if listener in readable:
+            conn, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                return conn
+            conn.close()
+
+
+def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    head, fds, _, _ = socket.recv_fds(conn, 4, 3)
+    (size,) = struct.unpack("!I", head)
+    body = b""
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            os._exit(0)
+        body += chunk
+    return json.loads(body), fds
+
+
+def _watch(conn: socket.socket) -> dict:
+    """In the watcher: fork the command and report how it ended; returns only in the command."""
+    request, fds = _receive(conn)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _become_command(request, fds)
+        return request
+    for fd in fds:
+        os.close(fd)
+    ended = os.pidfd_open(pid)
+    readable, _, _ = select.select([ended, conn], [], [])
+    if ended not in readable:  # the shim is gone: so is its command
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        reply = f"signal {os.WTERMSIG(status)}"
+    else:
+        reply = f"exit {os.waitstatus_to_exitcode(status)}"
+    try:
+        conn.sendall(reply.encode())
+    except OSError:
+        pass
+    os._exit(0)
+
+
+def _stdio(env: dict[str, str]) -> None:
+    """`sys.stdin/stdout/stderr`, which now read and write the shim's descriptors 0/1/2, set up as
+    Python's start-up sets them for `env`. The server's own objects are reconfigured rather than
+    replaced: dropping them would close descriptors 0/1/2 under the command."""
+    encoding, errors = "utf-8", "strict"
+    if spec := env.get("PYTHONIOENCODING"):
+        named, _, named_errors = spec.partition(":")
+        encoding, errors = named or encoding, named_errors or errors
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+    for stream, stream_errors, line in (
+        (sys.stdin, errors, False),
+        (sys.stdout, errors, os.isatty(1)),
+        (sys.stderr, "backslashreplace", True),
+    ):
+        if (stream.encoding, stream.errors) != (encoding, stream_errors):  # a new encoder asks for a position
+            stream.reconfigure(encoding=encoding, errors=stream_errors)
+        if stream is not sys.stdin:
+            stream.reconfigure(line_buffering=line, write_through=unbuffered)
+
+
+def _become_command(request: dict, fds: list[int]) -> None:
+    os.setpgid(0, 0)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(3, 1024)
+    os.umask(request["umask"])
+    os.chdir(request["cwd"])
+    env = request["env"]
+    os.environ.clear()
+    os.environ.update(env)
+    _stdio(env)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN if int(sig) in request["ignored"] else signal.SIG_DFL)
+    if int(signal.SIGINT) not in request["ignored"]:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    from arreio.cli import launch
+
+    sys.argv = [launch.__file__, *request["argv"]]
+    sys.path[0] = os.getcwd()  # as `python -m` puts it
+
+
+if __name__ == "__main__":
+    _conn = _serve(sys.argv[1])
+    _watch(_conn)
+    from arreio.cli.launch import main as _launch_main
+
+    _launch_main()
