@@ -46,10 +46,49 @@ for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPI
     os.environ.pop(_var, None)
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown under `-p no:xdist`
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers more than cores. Much of the suite waits (on processes it started, on
     servers, on a signal to arrive); the extra workers fill that wait with work."""
     return (os.cpu_count() or 1) + 2
+
+
+def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """`items` reordered so each worker's share starts with slow modules.
+
+    pytest-xdist (`--dist worksteal`) hands worker k the k-th of `workers` equal runs of the list, and
+    an idle worker steals from the end of another's queue. A module marked `slow` (real processes,
+    clusters, signals) met near the end kept its worker busy for tens of seconds while the others
+    had finished. Here the modules holding slow tests, whole (their module fixtures start once), are
+    dealt to the workers largest first, each to the least loaded, and start their worker's run; the
+    quick tests fill the rest, in their order."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.module.__name__ if item.module else item.nodeid, []).append(item)
+    slow = [group for group in modules.values() if any(item.get_closest_marker("slow") for item in group)]
+    slow_ids = {id(item) for group in slow for item in group}
+    quick = iter([item for item in items if id(item) not in slow_ids])
+    bins: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    weight = [0] * workers
+    for group in sorted(slow, key=lambda group: -sum(bool(item.get_closest_marker("slow")) for item in group)):
+        k = weight.index(min(weight))
+        bins[k].extend(group)
+        weight[k] += sum(bool(item.get_closest_marker("slow")) for item in group)
+    ordered: list[pytest.Item] = []
+    remaining = len(items)
+    for k in range(workers):  # the sizes xdist's first hand-out gives each worker
+        share = remaining // (workers - k)
+        ordered.extend(bins[k])
+        ordered.extend(item for _, item in zip(range(share - len(bins[k])), quick))
+        remaining -= share
+    ordered.extend(quick)
+    return ordered
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)  # set in a pytest-xdist worker only
+    if workers > 1:
+        items[:] = _spread_slow_first(items, workers)
 
 
 def make_runner(

@@ -48,6 +48,13 @@ WARM = (
     "arreio.cli.render",
     "arreio.memory.feature",
     "arreio.curator.feature",
+    "arreio.api.running",
+    "arreio.cli.commands.run",
+    "arreio.cli.spinner",
+    "arreio.cli.stdin",
+    "arreio.memory.instructions_feature",
+    "arreio.memory.knowledge.feature",
+    "regex",
 )
 
 
