@@ -21,12 +21,16 @@ SCRIPT = (
 
 async def _session(work: Path, env: dict, *args: str, calls) -> list:
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "arreio.cli.launch", "mcp", "serve", *args], cwd=str(work), env=env
     )
-    async with Client(params) as client:
-        return await calls(client)
+    # The server's stderr goes to a file named here: stdio_client's default is the sys.stderr of when
+    # the SDK was first imported, which pytest may have swapped for a capture with no descriptor.
+    with open(work.parent / "serve-stderr.txt", "w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            return await calls(client)
 
 
 def serve(work: Path, env: dict, calls, *args: str) -> list:
