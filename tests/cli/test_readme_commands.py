@@ -5,6 +5,7 @@ link it gives pointing at a file in the repository."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 
@@ -41,13 +42,24 @@ def shown_commands(pages: list = PAGES) -> list[str]:
     return lines
 
 
+@functools.cache
+def _command_tree():
+    return typer.main.get_command(app)
+
+
+@functools.cache
+def _help_of(path: tuple[str, ...]) -> tuple[int, str]:
+    """`arreio PATH --help`'s exit code and output, once per path (many lines share a command)."""
+    result = CliRunner().invoke(app, [*path, "--help"])
+    return result.exit_code, result.output
+
+
 def command_path(line: str) -> list[str]:
     """The sub-command words of a line (`arreio memory decision list` → memory decision list);
     alternatives written `a | b` were split off already. A word where a group expects a sub-command
     that is not one of its commands fails the test."""
     words = shlex.split(line.replace("…", "x"))[1:]
-    root = typer.main.get_command(app)
-    path, node = [], root
+    path, node = [], _command_tree()
     for word in words:
         commands = getattr(node, "commands", None)
         if not commands:
@@ -66,8 +78,8 @@ def test_a_shown_command_exists(line: str) -> None:
     words = shlex.split(line.replace("…", "x"))[1:]
     if words and not words[0].startswith("-"):
         assert path, f"the docs name an arreio command that does not exist: {line}"
-    result = CliRunner().invoke(app, [*path, "--help"])
-    assert result.exit_code == 0, (line, result.output)
+    exit_code, output = _help_of(tuple(path))
+    assert exit_code == 0, (line, output)
 
 
 def test_the_docs_show_the_commands() -> None:
