@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -229,7 +229,7 @@ def cli():
 # tests) or ARREIO_TESTS_COLD=1 asks for every command cold.
 COLD = os.environ.get("ARREIO_TESTS_COLD") == "1"
 _HERE = Path(__file__).resolve().parent
-_warm: tuple[subprocess.Popen, str] | None = None
+_warm: tuple[subprocess.Popen, str, tuple] | None = None  # the server, its socket, what it started with
 
 
 def _warm_socket() -> str:
@@ -239,17 +239,34 @@ def _warm_socket() -> str:
         import tempfile
 
         path = os.path.join(tempfile.mkdtemp(prefix="arreio-warm-"), "socket")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         server = subprocess.Popen(
             [sys.executable, str(_HERE / "warm_arreio.py"), path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env=env,
             start_new_session=True,
         )
         if server.stdout.readline() != b"ready\n":
             raise RuntimeError("the warm arreio server did not start")
-        _warm = (server, path)
+        _warm = (server, path, _startup_settings(env))
     return _warm[1]
+
+
+# What Python reads from the environment only as it starts: a command given other values than the
+# warm server started with (a PYTHONPATH with a sitecustomize, a hash seed, a Latin-1 locale) starts cold.
+_WARM_HANDLES = {"PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE"}
+
+
+def _startup_settings(env: Mapping[str, str]) -> tuple:
+    python = sorted((k, v) for k, v in env.items() if k.startswith("PYTHON") and k not in _WARM_HANDLES)
+    locale = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or ""
+    return python, locale
+
+
+def _warm_serves(env: Mapping[str, str]) -> bool:
+    _warm_socket()
+    return _startup_settings(env) == _warm[2]
 
 
 def run_cli(
@@ -265,7 +282,8 @@ def run_cli(
     `input` piped in, else closed. Never raises for an exit code. `fresh`: a cold start, as a user's
     shell starts it (else a warm one, see above)."""
     stdin = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
-    argv = [*ARREIO] if fresh or COLD else [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket()]
+    warm = not (fresh or COLD) and _warm_serves(env)
+    argv = [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket()] if warm else [*ARREIO]
     return subprocess.run(
         [*argv, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
     )

@@ -111,3 +111,30 @@ def test_a_command_killed_by_a_signal_ends_its_starter_by_that_signal(tmp_path: 
     os.kill(command, signal.SIGKILL)
     assert shim.wait(timeout=60) == -signal.SIGKILL
     shim.stdin.close()
+
+
+def test_what_python_reads_only_as_it_starts_gets_a_cold_start(tmp_path: Path, arreio_env: dict[str, str]) -> None:
+    """A PYTHONPATH the warm server did not start with (here: a sitecustomize) still takes effect."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nsys.stderr.write('sitecustomize ran\\n')\n")
+    (tmp_path / ".arreio").mkdir()
+    env = {**arreio_env, "PYTHONPATH": str(site)}
+    out = run_cli(tmp_path, env, "--version")
+    assert out.returncode == 0 and "sitecustomize ran" in out.stderr
+
+
+def test_the_warm_server_leaves_no_socket_behind(tmp_path: Path) -> None:
+    """A server whose test process is gone removes its socket and folder."""
+    folder = tmp_path / "warm"
+    folder.mkdir()
+    server = subprocess.Popen(
+        [sys.executable, str(_HERE / "warm_arreio.py"), str(folder / "socket")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert server.stdout.readline() == b"ready\n"
+    assert (folder / "socket").exists()
+    server.stdin.close()
+    assert server.wait(timeout=60) == 0
+    assert not folder.exists()

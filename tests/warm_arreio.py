@@ -15,7 +15,9 @@ is then a fork of it, set up as a fresh `python -m arreio.cli.launch ARGS` would
 
 What it cannot be is a process that imported nothing yet: tests about start-up itself (what is
 imported, how early Ctrl-C is handled) pass `fresh=True` to `run_cli`, and `ARREIO_TESTS_COLD=1`
-makes every command a cold start. Signals and terminals go through `ARREIO` (a cold start) as before.
+makes every command a cold start. A command whose environment sets what Python reads only as it
+starts (PYTHONPATH, a hash seed, the locale) otherwise than the server's starts cold too. Signals and
+terminals go through `ARREIO` (a cold start) as before.
 """
 
 from __future__ import annotations
@@ -75,8 +77,10 @@ def _serve(path: str) -> socket.socket:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the watchers are reaped by the kernel
     while True:
         readable, _, _ = select.select([listener, worker], [], [])
-        if worker in readable and not os.read(worker, 64):
-            os._exit(0)  # the test worker is gone
+        if worker in readable and not os.read(worker, 64):  # the test worker is gone
+            os.unlink(path)
+            os.rmdir(os.path.dirname(path))
+            os._exit(0)
         if listener in readable:
             conn, _ = listener.accept()
             if os.fork() == 0:
