@@ -71,20 +71,26 @@ def _commands_in(folder: Path) -> list[int]:
     return found
 
 
-def test_killing_the_started_process_kills_the_command(tmp_path: Path, arreio_env: dict[str, str]) -> None:
-    (tmp_path / ".arreio").mkdir()
+def _a_waiting_chat(work: Path, env: dict[str, str]) -> tuple[subprocess.Popen, int]:
+    """A warm `arreio chat` waiting for a line nobody writes: its shim, and the command's pid."""
+    (work / ".arreio").mkdir()
     shim = subprocess.Popen(
         [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket(), "chat"],
-        cwd=tmp_path,
-        env={**arreio_env, "ARREIO_MODEL": "offline"},
-        stdin=subprocess.PIPE,  # nobody writes: chat waits for a line
+        cwd=work,
+        env={**env, "ARREIO_MODEL": "offline"},
+        stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while len(_commands_in(tmp_path)) < 2 and time.monotonic() < deadline:
+    while len(_commands_in(work)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    (command,) = [pid for pid in _commands_in(tmp_path) if pid != shim.pid]
+    (command,) = [pid for pid in _commands_in(work) if pid != shim.pid]
+    return shim, command
+
+
+def test_killing_the_started_process_kills_the_command(tmp_path: Path, arreio_env: dict[str, str]) -> None:
+    shim, command = _a_waiting_chat(tmp_path, arreio_env)
     shim.kill()
     shim.wait()
     deadline = time.monotonic() + 60
@@ -95,19 +101,7 @@ def test_killing_the_started_process_kills_the_command(tmp_path: Path, arreio_en
 
 
 def test_a_command_killed_by_a_signal_ends_its_starter_by_that_signal(tmp_path: Path, arreio_env) -> None:
-    (tmp_path / ".arreio").mkdir()
-    shim = subprocess.Popen(
-        [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket(), "chat"],
-        cwd=tmp_path,
-        env={**arreio_env, "ARREIO_MODEL": "offline"},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while len(_commands_in(tmp_path)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (command,) = [pid for pid in _commands_in(tmp_path) if pid != shim.pid]
+    shim, command = _a_waiting_chat(tmp_path, arreio_env)
     os.kill(command, signal.SIGKILL)
     assert shim.wait(timeout=60) == -signal.SIGKILL
     shim.stdin.close()
