@@ -65,15 +65,16 @@ def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.It
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(item.module.__name__ if item.module else item.nodeid, []).append(item)
-    slow = [group for group in modules.values() if any(item.get_closest_marker("slow") for item in group)]
-    slow_ids = {id(item) for group in slow for item in group}
+    slow = [(sum(bool(item.get_closest_marker("slow")) for item in group), group) for group in modules.values()]
+    slow = sorted(((count, group) for count, group in slow if count), key=lambda pair: -pair[0])
+    slow_ids = {id(item) for _, group in slow for item in group}
     quick = iter([item for item in items if id(item) not in slow_ids])
     bins: list[list[pytest.Item]] = [[] for _ in range(workers)]
     weight = [0] * workers
-    for group in sorted(slow, key=lambda group: -sum(bool(item.get_closest_marker("slow")) for item in group)):
+    for count, group in slow:
         k = weight.index(min(weight))
         bins[k].extend(group)
-        weight[k] += sum(bool(item.get_closest_marker("slow")) for item in group)
+        weight[k] += count
     ordered: list[pytest.Item] = []
     remaining = len(items)
     for k in range(workers):  # the sizes xdist's first hand-out gives each worker
@@ -232,8 +233,9 @@ _HERE = Path(__file__).resolve().parent
 _warm: tuple[subprocess.Popen, str, tuple] | None = None  # the server, its socket, what it started with
 
 
-def _warm_socket() -> str:
-    """The warm server of this test process, started at first use; it ends when this process does."""
+def _warm_server() -> tuple[str, tuple]:
+    """The warm server of this test process, started at first use (it ends when this process does):
+    its socket, and the start-up settings it runs commands with."""
     global _warm
     if _warm is None or _warm[0].poll() is not None:
         import tempfile
@@ -250,7 +252,11 @@ def _warm_socket() -> str:
         if server.stdout.readline() != b"ready\n":
             raise RuntimeError("the warm arreio server did not start")
         _warm = (server, path, _startup_settings(env))
-    return _warm[1]
+    return _warm[1], _warm[2]
+
+
+def _warm_socket() -> str:
+    return _warm_server()[0]
 
 
 # What Python reads from the environment only as it starts: a command given other values than the
@@ -262,11 +268,6 @@ def _startup_settings(env: Mapping[str, str]) -> tuple:
     python = sorted((k, v) for k, v in env.items() if k.startswith("PYTHON") and k not in _WARM_HANDLES)
     locale = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or ""
     return python, locale
-
-
-def _warm_serves(env: Mapping[str, str]) -> bool:
-    _warm_socket()
-    return _startup_settings(env) == _warm[2]
 
 
 def run_cli(
@@ -282,8 +283,11 @@ def run_cli(
     `input` piped in, else closed. Never raises for an exit code. `fresh`: a cold start, as a user's
     shell starts it (else a warm one, see above)."""
     stdin = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
-    warm = not (fresh or COLD) and _warm_serves(env)
-    argv = [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket()] if warm else [*ARREIO]
+    argv = [*ARREIO]
+    if not (fresh or COLD):
+        path, settings = _warm_server()
+        if _startup_settings(env) == settings:
+            argv = [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), path]
     return subprocess.run(
         [*argv, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
     )

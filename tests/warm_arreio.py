@@ -31,38 +31,33 @@ import socket
 import struct
 import sys
 
-# What every command (or the commands most tests run) imports: the server imports these first.
+# What `arreio run` imports (the command most tests start; its libraries come with it): the server
+# imports these once. Nothing else: a warm command holds no module a cold one would not have.
 WARM = (
     "arreio.cli.launch",
     "arreio.cli.app",
-    "arreio.cli.heap",
-    "typer",
-    "typer.main",
-    "rich.console",
-    "pydantic",
-    "httpx",
+    "arreio.cli.commands.run",
+    "arreio.cli.driving",
+    "arreio.cli.render",
+    "arreio.cli.spinner",
+    "arreio.cli.stdin",
+    "arreio.api.running",
     "arreio.engine.run.pipeline",
     "arreio.engine.run.prepare",
     "arreio.engine.run.goal",
     "arreio.engine.features.defaults",
     "arreio.engine.providers.offline.model",
-    "arreio.cli.driving",
-    "arreio.cli.render",
     "arreio.memory.feature",
-    "arreio.curator.feature",
-    "arreio.api.running",
-    "arreio.cli.commands.run",
-    "arreio.cli.spinner",
-    "arreio.cli.stdin",
     "arreio.memory.instructions_feature",
     "arreio.memory.knowledge.feature",
+    "arreio.curator.feature",
     "regex",
 )
 
 
 def _serve(path: str) -> socket.socket:
-    """Listen at `path` until stdin (a pipe from the test worker) ends; returns, in the forked
-    command only, nothing: the caller then runs the command."""
+    """Listen at `path` until stdin (a pipe from the test worker) ends, forking a watcher for each
+    connection; returns only in a watcher, with its connection."""
     import importlib
 
     for name in WARM:
@@ -102,14 +97,14 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(body), fds
 
 
-def _watch(conn: socket.socket) -> dict:
+def _watch(conn: socket.socket) -> None:
     """In the watcher: fork the command and report how it ended; returns only in the command."""
     request, fds = _receive(conn)
     pid = os.fork()
     if pid == 0:
         conn.close()
         _become_command(request, fds)
-        return request
+        return
     for fd in fds:
         os.close(fd)
     ended = os.pidfd_open(pid)
@@ -159,10 +154,14 @@ def _become_command(request: dict, fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(env)
     _stdio(env)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN if int(sig) in request["ignored"] else signal.SIG_DFL)
-    if int(signal.SIGINT) not in request["ignored"]:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # As a new interpreter starts: what its starter ignored stays ignored, else the default (Python's
+    # own handler for SIGINT, which raises KeyboardInterrupt).
+    for sig, default in (
+        (signal.SIGINT, signal.default_int_handler),
+        (signal.SIGTERM, signal.SIG_DFL),
+        (signal.SIGHUP, signal.SIG_DFL),
+    ):
+        signal.signal(sig, signal.SIG_IGN if int(sig) in request["ignored"] else default)
     from arreio.cli import launch
 
     sys.argv = [launch.__file__, *request["argv"]]
