@@ -332,6 +332,26 @@ def _closed_pipe(done: SystemExit) -> bool:
     return False
 
 
+def _cancelled_underneath(error: BaseException) -> bool:
+    """Was this error a Ctrl-C that a library turned into its own? A KeyboardInterrupt in its chain,
+    or pydantic-core's SchemaError, which keeps only the text of what interrupted a model's lazy
+    build (one of its lines reads `KeyboardInterrupt: `)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    kind = type(error)
+    return (
+        kind.__name__ == "SchemaError"
+        and kind.__module__.startswith("pydantic_core")
+        and any(
+            line.strip().startswith("KeyboardInterrupt:") or line.strip() == "KeyboardInterrupt"
+            for line in str(error).splitlines()
+        )
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: map expected failures to one line and an exit code, never a traceback."""
     from arreio.cli.errors import report
@@ -353,6 +373,9 @@ def main(argv: list[str] | None = None) -> None:
         print("arreio: cancelled", file=sys.stderr)
         sys.exit(130)
     except Exception as error:  # a bug: still one line, with a way to see more
+        if _cancelled_underneath(error):
+            print("arreio: cancelled", file=sys.stderr)
+            sys.exit(130)
         if process_env().get("ARREIO_DEBUG"):
             raise
         if isinstance(error, OSError):

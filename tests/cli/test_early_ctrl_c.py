@@ -58,3 +58,30 @@ def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path, arreio_env: d
         assert len(lines) == 1 and lines[0].startswith("arreio: cancelled"), said
         assert "Traceback" not in said
     assert ours >= 3
+
+
+# What pydantic-core raised when Ctrl-C landed in a model's lazy build, as a fresh clone's run met it.
+_INTERRUPTED_BUILD = (
+    "Error building `model` serializer:\n  SchemaError: Error building `model-fields` serializer:\n"
+    "  SchemaError: Field `unsandboxed_gates`:\n  SchemaError: Error building `default` serializer:\n"
+    "  SchemaError: Error building `nullable` serializer:\n  SchemaError: Error building `literal` serializer:\n"
+    "  KeyboardInterrupt: "
+)
+
+
+def test_a_ctrl_c_a_library_wrapped_is_still_a_cancel() -> None:
+    from pydantic_core import SchemaError
+
+    from arreio.cli.app import _cancelled_underneath
+
+    assert _cancelled_underneath(SchemaError(_INTERRUPTED_BUILD))
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise RuntimeError("wrapped") from interrupt
+    except RuntimeError as wrapped:
+        assert _cancelled_underneath(wrapped)
+    # A bug stays a bug: another schema error, or the word in some other error's text.
+    assert not _cancelled_underneath(SchemaError("Error building `model` serializer:\n  TypeError: bad"))
+    assert not _cancelled_underneath(ValueError("KeyboardInterrupt: in a message"))
