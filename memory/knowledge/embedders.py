@@ -104,13 +104,18 @@ class E5Embedder:
 
 def _passage_runtime():
     """This process's passage model, the fastest this machine has: bfloat16 products in OpenVINO
-    on a CPU that does them (e5_openvino.py), else 8-bit products in onnxruntime (e5_onnx.py),
-    else float32 products in numpy's BLAS (e5_numpy.py)."""
+    on a CPU with AMX (e5_openvino.preferred), else 8-bit products in onnxruntime (e5_onnx.py),
+    else OpenVINO on any CPU with bfloat16 products, else float32 products in numpy's BLAS
+    (e5_numpy.py)."""
     from arreio.memory.knowledge import e5_numpy, e5_onnx, e5_openvino
 
+    if e5_openvino.preferred():
+        return e5_openvino.shared()
+    if e5_onnx.available():
+        return e5_onnx.shared()
     if e5_openvino.available():
         return e5_openvino.shared()
-    return e5_onnx.shared() if e5_onnx.available() else e5_numpy.shared()
+    return e5_numpy.shared()
 
 
 # How the model's OpenMP threads wait (libgomp reads these once, when the engine loads). Idle

@@ -14,7 +14,7 @@ Two kinds of text: ordinary markdown (default: the docs' running.md page, cut in
 - onnxruntime alone: e5_onnx.py (8-bit products) on the same texts, in the same batches, one
   process per core, when onnxruntime is installed;
 - embedder alone: the passage runtime `kb add` uses (embedders._passage_runtime: OpenVINO's
-  bfloat16 on a CPU that has it, else onnxruntime, else numpy) on the same texts, in the same
+  bfloat16 on a CPU with AMX, else onnxruntime, else numpy) on the same texts, in the same
   batches, one process per core, models loaded first: the best the model does here without any
   harness around it;
 - `kb add` (chunking, SQLite, FTS5, vectors, commits, worker start-up), with worker processes (one

@@ -72,9 +72,11 @@ def test_a_long_text_is_embedded_window_by_window(engines) -> None:
     assert float(model.embed([long])[0] @ engine.passage([long])[0]) > 0.999
 
 
-def test_the_embedder_uses_it_when_the_cpu_has_bfloat16(engines) -> None:
+def test_the_embedder_uses_it_when_the_cpu_has_amx(engines) -> None:
     from arreio.memory.knowledge.embedders import E5Embedder
 
+    if not e5_openvino.preferred():
+        pytest.skip("no AMX here: onnxruntime's 8-bit runtime is the embedder's (test_e5_onnx)")
     model, _ = engines
     texts = _texts()[:3]
     assert np.array_equal(E5Embedder().embed_passages(texts), model.embed(texts))
@@ -89,3 +91,36 @@ def test_two_threads_embedding_at_once_get_the_vectors_one_thread_gets(engines) 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(model.embed, [texts] * 8))
     assert all(np.array_equal(result, alone) for result in results)
+
+
+ZEN4 = "flags\t\t: fpu vme avx2 avx512f avx512_bf16 avx512_vnni\n"
+SAPPHIRE_RAPIDS = "flags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile amx_int8\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "flags"),
+    [
+        (f"processor\t: 0\nvendor_id\t: AuthenticAMD\n{ZEN4}\nprocessor\t: 1\n{SAPPHIRE_RAPIDS}", {"avx512_bf16"}),
+        (SAPPHIRE_RAPIDS, {"amx_bf16", "avx512_bf16"}),
+        ("processor\t: 0\nFeatures\t: fp asimd bf16 sve\n", {"bf16", "asimd"}),
+        ("processor\t: 0\nmodel name\t: flags: amx_bf16 in a name\n", set()),
+        ("", set()),
+        ("\xff\xfe garbage \x00\n", set()),
+    ],
+)
+def test_cpu_flags_are_the_first_processor_s(tmp_path, text: str, flags: set[str]) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_bytes(text.encode("latin-1"))
+    found = e5_openvino.cpu_flags(cpuinfo)
+    assert flags <= found
+    assert ("amx_bf16" in found) == ("amx_bf16" in flags)
+
+
+def test_openvino_is_preferred_only_on_a_cpu_with_amx(tmp_path) -> None:
+    """AVX-512 BF16 alone (AMD's Zen 4) ran OpenVINO's bfloat16 slower than onnxruntime's int8."""
+    zen4, spr = tmp_path / "zen4", tmp_path / "spr"
+    zen4.write_text(ZEN4)
+    spr.write_text(SAPPHIRE_RAPIDS)
+    assert not e5_openvino.preferred(zen4)
+    assert not e5_openvino.preferred(tmp_path / "missing")
+    assert e5_openvino.preferred(spr) == e5_openvino.available()
