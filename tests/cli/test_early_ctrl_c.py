@@ -1,10 +1,12 @@
 """Ctrl-C at any moment of `arreio run`'s start: one line, exit 130 — never a traceback of the start-up
 imports, never a silent 130 (Typer turns a Ctrl-C during its parsing into one). The real console
-script, a real SIGINT. A signal that lands while the Python interpreter itself starts, before any of
-arreio's code, is the interpreter's and is not counted."""
+script, a real SIGINT. A signal that lands while the Python interpreter itself starts, or while its
+import system is still finding `arreio.cli.launch` (an editable install's finder is slow), before any
+of arreio's code, is the interpreter's and is not counted."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +18,18 @@ import pytest
 pytestmark = pytest.mark.slow
 SCRIPT = Path(sys.executable).parent / "arreio"
 _INTERPRETER_STARTING = ("init_import_site", "init_sys_streams", "Fatal Python error")
+_ROOMS = ("cli", "engine", "memory", "learning", "curator")
+_OURS = tuple(str(Path(__file__).resolve().parents[2] / room) for room in _ROOMS)
+_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
+
+
+def _before_arreio_s_code(said: str) -> bool:
+    """Whether what the process said is the interpreter's own: its start-up failing, or a traceback
+    none of whose frames is in arreio's code (the console script's import still being found)."""
+    if any(mark in said for mark in _INTERPRETER_STARTING):
+        return True
+    frames = _FRAME.findall(said)
+    return bool(frames) and not any(frame.startswith(_OURS) for frame in frames)
 
 
 def _interruptible() -> None:
@@ -48,7 +62,7 @@ def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path, arreio_env: d
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         said = err.decode(errors="replace")
-        if any(mark in said for mark in _INTERPRETER_STARTING):
+        if _before_arreio_s_code(said):
             continue  # before arreio's first line of code
         if proc.returncode == 0:
             break  # the run was over before the signal
@@ -85,3 +99,17 @@ def test_a_ctrl_c_a_library_wrapped_is_still_a_cancel() -> None:
     # A bug stays a bug: another schema error, or the word in some other error's text.
     assert not _cancelled_underneath(SchemaError("Error building `model` serializer:\n  TypeError: bad"))
     assert not _cancelled_underneath(ValueError("KeyboardInterrupt: in a message"))
+
+
+def test_only_a_traceback_outside_arreio_s_code_is_the_interpreter_s() -> None:
+    finder = (
+        'Traceback (most recent call last):\n  File "/venv/bin/arreio", line 5, in <module>\n'
+        '  File "<frozen importlib._bootstrap>", line 1176, in _find_and_load\n'
+        '  File "/venv/lib/python3.11/site-packages/__editable___arreio_0_1_0_finder.py", line 20\n'
+        "KeyboardInterrupt\n"
+    )
+    assert _before_arreio_s_code(finder)
+    ours = finder.replace("/venv/bin/arreio", f"{_OURS[0]}/launch.py")
+    assert not _before_arreio_s_code(ours)
+    assert not _before_arreio_s_code("arreio: cancelled\n")
+    assert _before_arreio_s_code("Fatal Python error: init_import_site: Failed to import the site module\n")
