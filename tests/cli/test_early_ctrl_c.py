@@ -23,9 +23,12 @@ _OURS = tuple(str(Path(__file__).resolve().parents[2] / room) for room in _ROOMS
 _FRAME = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
 
 
-def _before_arreio_s_code(said: str) -> bool:
-    """Whether what the process said is the interpreter's own: its start-up failing, or a traceback
-    none of whose frames is in arreio's code (the console script's import still being found)."""
+def _before_arreio_s_code(returncode: int, said: str) -> bool:
+    """Whether how the process ended is the interpreter's own: killed by the signal in silence (it
+    came before Python had set its own handler), its start-up failing, or a traceback none of whose
+    frames is in arreio's code (the console script's import still being found)."""
+    if returncode == -signal.SIGINT and not said:
+        return True
     if any(mark in said for mark in _INTERPRETER_STARTING):
         return True
     frames = _FRAME.findall(said)
@@ -62,7 +65,7 @@ def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path, arreio_env: d
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         said = err.decode(errors="replace")
-        if _before_arreio_s_code(said):
+        if _before_arreio_s_code(proc.returncode, said):
             continue  # before arreio's first line of code
         if proc.returncode == 0:
             break  # the run was over before the signal
@@ -108,8 +111,10 @@ def test_only_a_traceback_outside_arreio_s_code_is_the_interpreter_s() -> None:
         '  File "/venv/lib/python3.11/site-packages/__editable___arreio_0_1_0_finder.py", line 20\n'
         "KeyboardInterrupt\n"
     )
-    assert _before_arreio_s_code(finder)
+    assert _before_arreio_s_code(-signal.SIGINT, finder)
     ours = finder.replace("/venv/bin/arreio", f"{_OURS[0]}/launch.py")
-    assert not _before_arreio_s_code(ours)
-    assert not _before_arreio_s_code("arreio: cancelled\n")
-    assert _before_arreio_s_code("Fatal Python error: init_import_site: Failed to import the site module\n")
+    assert not _before_arreio_s_code(-signal.SIGINT, ours)
+    assert not _before_arreio_s_code(130, "arreio: cancelled\n")
+    assert _before_arreio_s_code(1, "Fatal Python error: init_import_site: Failed to import the site module\n")
+    assert _before_arreio_s_code(-signal.SIGINT, "")
+    assert not _before_arreio_s_code(1, "") and not _before_arreio_s_code(130, "")
