@@ -259,15 +259,17 @@ def _warm_socket() -> str:
     return _warm_server()[0]
 
 
-# What Python reads from the environment only as it starts: a command given other values than the
-# warm server started with (a PYTHONPATH with a sitecustomize, a hash seed, a Latin-1 locale) starts cold.
+# What Python reads from the environment only as it starts, and what the SDK the server imports reads
+# as it is imported (its log level): a command given other values than the warm server started
+# with (a PYTHONPATH with a sitecustomize, a hash seed, a Latin-1 locale, OPENAI_LOG) starts cold.
 _WARM_HANDLES = {"PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE"}
+_READ_ON_IMPORT = ("OPENAI_LOG",)
 
 
 def _startup_settings(env: Mapping[str, str]) -> tuple:
     python = sorted((k, v) for k, v in env.items() if k.startswith("PYTHON") and k not in _WARM_HANDLES)
     locale = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or ""
-    return python, locale
+    return python, locale, [env.get(name) for name in _READ_ON_IMPORT]
 
 
 def run_cli(

@@ -21,6 +21,8 @@ COMMANDS = (
     ("run", "--no-such-flag"),
     ("run", "--goal", "missing.md"),
     ("run", "--offline", "--goal", "G.md", "--json"),
+    ("run", "Say hello.", "--model", "openai/gpt-4o"),  # OPENAI_BASE_URL: nothing listens there
+    ("run", "Say hello.", "--model", "anthropic/claude-sonnet-4-5"),  # ANTHROPIC_BASE_URL: nor there
 )
 
 
@@ -39,7 +41,9 @@ def test_a_warm_command_answers_as_a_cold_one(tmp_path: Path, args) -> None:
         work = tmp_path / ("cold" if fresh else "warm")  # one length: the prompt's token count holds the path
         (work / ".arreio").mkdir(parents=True)
         (work / "G.md").write_text("# g\n\nSay hello.\n")
-        env = {**cli_env(work / "home"), "COLUMNS": "100"}
+        (work / ".arreio" / "config.yaml").write_text("retry: {max_attempts: 1}\n")
+        env = {**cli_env(work / "home"), "COLUMNS": "100", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+        env |= {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
         out = run_cli(work, env, *args, fresh=fresh)
         answers[fresh] = (out.returncode, _same_but_ids(out.stdout, work), _same_but_ids(out.stderr, work))
     assert answers[False] == answers[True]
@@ -116,6 +120,19 @@ def test_what_python_reads_only_as_it_starts_gets_a_cold_start(tmp_path: Path, a
     env = {**arreio_env, "PYTHONPATH": str(site)}
     out = run_cli(tmp_path, env, "--version")
     assert out.returncode == 0 and "sitecustomize ran" in out.stderr
+
+
+def test_an_sdk_s_log_level_from_the_environment_takes_effect(tmp_path: Path, arreio_env: dict[str, str]) -> None:
+    """The server has imported the model SDKs, which read their log level as they are imported: a
+    command that sets one (OPENAI_LOG) starts cold, and the SDK logs as it would for a user."""
+    (tmp_path / ".arreio").mkdir()
+    (tmp_path / ".arreio" / "config.yaml").write_text("retry: {max_attempts: 1}\n")
+    env = {**arreio_env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}
+    args = ("run", "Say hello.", "--model", "openai/gpt-4o")
+    quiet, logged = run_cli(tmp_path, env, *args), run_cli(tmp_path, {**env, "OPENAI_LOG": "debug"}, *args)
+    assert quiet.returncode == logged.returncode != 0
+    assert "cannot reach http://127.0.0.1:9" in quiet.stderr and "openai._base_client" not in quiet.stderr
+    assert "openai._base_client" in logged.stderr
 
 
 def test_the_warm_server_leaves_no_socket_behind(tmp_path: Path) -> None:

@@ -31,8 +31,11 @@ import socket
 import struct
 import sys
 
-# What `arreio run` imports (the command most tests start; its libraries come with it): the server
-# imports these once. Nothing else: a warm command holds no module a cold one would not have.
+# What `arreio run` imports (the command most tests start; its libraries come with it), and the
+# OpenAI SDK that a run against an OpenAI-compatible server imports (~0.5 s of CPU; dozens of tests
+# run one): the server imports these once. The SDK reads its environment when a client is made, not
+# when imported, but for its log level (conftest's _READ_ON_IMPORT); the tests of what a command
+# leaves unimported start their own interpreter.
 WARM = (
     "arreio.cli.launch",
     "arreio.cli.app",
@@ -52,6 +55,9 @@ WARM = (
     "arreio.memory.knowledge.feature",
     "arreio.curator.feature",
     "regex",
+    "arreio.engine.providers.openai",
+    "arreio.engine.providers.openai_responses",
+    "openai",
 )
 
 
