@@ -212,11 +212,11 @@ def test_no_test_uses_unittest_mock() -> None:
     assert users == []
 
 
-def feature_probes(source: str) -> list[int]:
+def feature_probes(tree: ast.AST) -> list[int]:
     """Lines that look a feature's extension point up by name (`getattr(feature, "…")`) instead of
     calling a method the `Feature` contract declares."""
     lines = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
             target = node.args[0] if node.args else None
             if isinstance(target, ast.Name) and "feature" in target.id.lower():
@@ -229,13 +229,13 @@ def test_features_are_called_through_their_contract_never_probed_by_name() -> No
         p.relative_to(REPO).as_posix(): lines
         for room in ROOMS
         for p in modules(room)
-        if (lines := feature_probes(p.read_text(encoding="utf-8")))
+        if (lines := feature_probes(parsed(p)))
     }
     assert found == {}
 
 
 def test_the_feature_probe_check_sees_one() -> None:
-    assert feature_probes('for feature in fs:\n    hook = getattr(feature, "tools_resolved", None)\n') == [2]
+    assert feature_probes(ast.parse('for feature in fs:\n    hook = getattr(feature, "tools_resolved", None)\n')) == [2]
 
 
 # -- hooks return values, the runner owns its state (docs/architecture.md section 1) ----------------
@@ -573,7 +573,7 @@ def report_writes(root: Path) -> list[str]:
     for room in ROOMS:
         for path in sorted(p for p in (root / room).rglob("*.py") if "__pycache__" not in p.parts):
             source = path.read_text(encoding="utf-8")
-            tree = ast.parse(source)
+            tree = parsed(path)
             if ("RunReport" not in source and "def after_run" not in source) or any(
                 isinstance(n, ast.ClassDef) and n.name == "RunReport" for n in tree.body
             ):
