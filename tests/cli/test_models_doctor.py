@@ -153,6 +153,7 @@ def test_doctor_mcp_servers(cli, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.slow
 def test_doctor_reaches_a_real_mcp_server(cli) -> None:
-    _config(f"mcp_servers:\n  fx: {{command: {sys.executable}, args: ['{REPO / 'fixtures' / 'mcp' / 'server.py'}']}}\n")
+    server = REPO / "fixtures" / "mcp" / "wire_server.py"
+    _config(f"mcp_servers:\n  fx: {{command: {sys.executable}, args: ['{server}']}}\n")
     checks = _doctor(cli)[1]
     assert checks["mcp fx"]["status"] == "ok" and checks["mcp fx"]["detail"].startswith("reachable, ")

@@ -139,7 +139,7 @@ def test_mcp_list_on_a_pipe_is_a_line_per_server_not_a_box_table(work: Path, env
 
     (work / ".arreio").mkdir()
     (work / ".arreio" / "config.yaml").write_text(
-        f"mcp_servers:\n  fx: {{command: {sys.executable}, args: [{REPO / 'fixtures' / 'mcp' / 'server.py'}]}}\n"
+        f"mcp_servers:\n  fx: {{command: {sys.executable}, args: [{REPO / 'fixtures' / 'mcp' / 'wire_server.py'}]}}\n"
         "  gone: {command: /nonexistent/bin/server}\n"
     )
     listed = arreio(work, env, "mcp", "list")

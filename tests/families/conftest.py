@@ -16,14 +16,17 @@ from arreio.engine.providers.testing import FixedClock
 from arreio.engine.tools.run_context import RunContext
 from tests.conftest import REPO, isolate
 
-MCP_SERVER = REPO / "fixtures" / "mcp" / "server.py"
+MCP_SERVER = REPO / "fixtures" / "mcp" / "wire_server.py"  # the wire format itself, stdlib only: ~0.03 s to start
+MCP_SDK_SERVER = REPO / "fixtures" / "mcp" / "server.py"  # the same tools on the official `mcp` SDK
 
 
-def fixture_server(**extra) -> dict:
-    """A `mcp_servers` entry that starts the fixture server with this interpreter. It may take two
-    minutes to start (importing `mcp` on a busy machine took longer than the default 30 s): a wait, not
-    a bound, for the tests that are not about start-up time."""
-    return {"command": sys.executable, "args": [str(MCP_SERVER)], "connect_timeout_s": 120, **extra}
+def fixture_server(*, sdk: bool = False, **extra) -> dict:
+    """A `mcp_servers` entry that starts the fixture server with this interpreter: the stdlib one, or
+    with `sdk=True` the one written with the official SDK, for what must hold against it too. The SDK
+    one may take two minutes to start (importing `mcp` on a busy machine took longer than the default
+    30 s): a wait, not a bound, for the tests that are not about start-up time."""
+    server = MCP_SDK_SERVER if sdk else MCP_SERVER
+    return {"command": sys.executable, "args": [str(server)], "connect_timeout_s": 120, **extra}
 
 
 def run_context(tmp_path: Path, **settings) -> RunContext:

@@ -1,6 +1,9 @@
-"""MCP client against a REAL stdio server (fixtures/mcp/server.py, written with the `mcp` package):
-list, call, error result, images and resources, a slow call hitting the timeout, a crash mid-run,
-a server that cannot start, and a clean shutdown."""
+"""MCP client against a REAL stdio server: list, call, error result, images and resources, a slow call
+hitting the timeout, a crash mid-run, a server that cannot start, and a clean shutdown.
+
+The fixture server is fixtures/mcp/wire_server.py (the wire format, stdlib only); the core checks run
+against fixtures/mcp/server.py (the same tools, written with the official `mcp` package) as well, so
+arreio stays tested against the official server: `BOTH`, and the `shared` server's two params."""
 
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from tests.families.conftest import fixture_server
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # real MCP server processes
 
+BOTH = pytest.mark.parametrize("sdk", [False, True], ids=["wire", "sdk"])
+
 
 def _hub(tmp_path, **servers) -> McpHub:
     hub = McpHub(
@@ -29,12 +34,12 @@ def _hub(tmp_path, **servers) -> McpHub:
     return hub
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory):
-    """One started server for the read-only checks (start-up costs ~0.5 s). Its calls get the default
-    bound: a busy machine may take a second over a quick one."""
+@pytest.fixture(scope="module", params=[False, True], ids=["wire", "sdk"])
+def shared(request, tmp_path_factory):
+    """One started server of each kind for the read-only checks (the SDK one's start-up costs ~0.5 s).
+    Its calls get the default bound: a busy machine may take a second over a quick one."""
     tmp = tmp_path_factory.mktemp("mcp")
-    hub = _hub(tmp, fx=fixture_server())
+    hub = _hub(tmp, fx=fixture_server(sdk=request.param))
     yield hub, ToolRegistry(hub.tools()), RunContext(cwd=tmp)
     hub.close()
 
@@ -64,9 +69,10 @@ def test_missing_env_var_in_server_env_is_a_warning_not_a_crash(tmp_path) -> Non
         hub.close()
 
 
-def test_call_returns_text_through_the_chain(tmp_path) -> None:
+@BOTH
+def test_call_returns_text_through_the_chain(tmp_path, sdk) -> None:
     hub = McpHub(
-        parse_mcp_servers({"fx": fixture_server(env={"FIXTURE_PREFIX": "${GREETING}"})}),
+        parse_mcp_servers({"fx": fixture_server(sdk=sdk, env={"FIXTURE_PREFIX": "${GREETING}"})}),
         cwd=tmp_path,
         env={"PATH": os.environ.get("PATH", ""), "GREETING": "hi "},
         log_dir=None,
@@ -114,8 +120,9 @@ def test_images_and_embedded_resources_are_normalised(shared) -> None:
     assert document.content == "[resource file:///notes.txt]\nthe notes say hello"
 
 
-def test_a_slow_call_hits_the_timeout_and_the_server_stays_usable(tmp_path) -> None:
-    hub = _hub(tmp_path, fx=fixture_server(timeout_s=1.0))
+@BOTH
+def test_a_slow_call_hits_the_timeout_and_the_server_stays_usable(tmp_path, sdk) -> None:
+    hub = _hub(tmp_path, fx=fixture_server(sdk=sdk, timeout_s=1.0))
     try:
         registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
         result = call(registry, ctx, "fx__slow", {"seconds": 600})  # never the reply: the timeout ends it
@@ -127,8 +134,9 @@ def test_a_slow_call_hits_the_timeout_and_the_server_stays_usable(tmp_path) -> N
         hub.close()
 
 
-def test_a_server_that_dies_is_restarted_once_then_its_tools_are_unavailable_with_a_warning(tmp_path) -> None:
-    hub = _hub(tmp_path, fx=fixture_server())
+@BOTH
+def test_a_server_that_dies_is_restarted_once_then_its_tools_are_unavailable_with_a_warning(tmp_path, sdk) -> None:
+    hub = _hub(tmp_path, fx=fixture_server(sdk=sdk))
     try:
         registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
         first_pid = call(registry, ctx, "fx__pid").content
@@ -190,8 +198,9 @@ def test_a_server_that_fails_to_start_is_a_warning_with_its_stderr_and_no_tools(
         hub.close()
 
 
-def test_close_shuts_the_server_process_down(tmp_path) -> None:
-    hub = _hub(tmp_path, fx=fixture_server())
+@BOTH
+def test_close_shuts_the_server_process_down(tmp_path, sdk) -> None:
+    hub = _hub(tmp_path, fx=fixture_server(sdk=sdk))
     registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
     pid = int(call(registry, ctx, "fx__pid").content)
     hub.close()
@@ -216,8 +225,9 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_cancelling_a_call_returns_promptly(tmp_path) -> None:
-    hub = _hub(tmp_path, fx=fixture_server(timeout_s=900))
+@BOTH
+def test_cancelling_a_call_returns_promptly(tmp_path, sdk) -> None:
+    hub = _hub(tmp_path, fx=fixture_server(sdk=sdk, timeout_s=900))
     try:
         registry, ctx = ToolRegistry(hub.tools()), RunContext(cwd=tmp_path)
 
@@ -273,6 +283,7 @@ def test_http_servers_parse_and_disabled_servers_are_not_started(tmp_path) -> No
 
 
 def test_streamable_http_server_with_headers_from_the_environment(tmp_path) -> None:
+    """Streamable HTTP is the SDK server's (the stdlib one speaks stdio only)."""
     import socket
     import subprocess
     import sys
@@ -282,7 +293,7 @@ def test_streamable_http_server_with_headers_from_the_environment(tmp_path) -> N
         port = s.getsockname()[1]
     env = {**os.environ, "FIXTURE_MCP_HTTP_PORT": str(port)}
     proc = subprocess.Popen(
-        [sys.executable, str(fixture_server()["args"][0])],
+        [sys.executable, str(fixture_server(sdk=True)["args"][0])],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

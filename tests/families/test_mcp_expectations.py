@@ -1,6 +1,7 @@
 """MCP as Claude Code and Codex users expect it, against REAL servers: the fixture server
-(fixtures/mcp/server.py, misbehaving on demand through env vars) as a subprocess, a loopback HTTP
-server answering 401/403, and `arreio run` as a real subprocess wherever stderr must be the real one.
+(fixtures/mcp/wire_server.py, misbehaving on demand through env vars) as a subprocess, a loopback HTTP
+server answering 401/403 (in front of the SDK fixture server, fixtures/mcp/server.py, over streamable
+HTTP), and `arreio run` as a real subprocess wherever stderr must be the real one.
 
 - naming the tools of a server that did not start (`--no-tools 'fx__*'`, `tools_disabled`) is a
   warning, not exit 5; a typo in a live server's namespace still is a config error
@@ -205,7 +206,7 @@ class _Gate:
 
 @pytest.fixture
 def http_fixture_server() -> Iterator[str]:
-    """The fixture server speaking streamable HTTP on a free loopback port; yields its base URL."""
+    """The SDK fixture server speaking streamable HTTP on a free loopback port; yields its base URL."""
     import socket
     import time
 
@@ -214,7 +215,10 @@ def http_fixture_server() -> Iterator[str]:
         port = sock.getsockname()[1]
     env = {**os.environ, "FIXTURE_MCP_HTTP_PORT": str(port)}
     proc = subprocess.Popen(
-        [sys.executable, fixture_server()["args"][0]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, fixture_server(sdk=True)["args"][0]],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 20

@@ -19,8 +19,8 @@ import pytest
 
 from tests.security.arena import REPO, SYSTEM_PATH, Arena, call, sh, turn
 
-PY = sys.executable  # an interpreter with the `mcp` package, for the project's own MCP server
-FIXTURE_SERVER = REPO / "fixtures" / "mcp" / "server.py"
+PY = sys.executable  # the interpreter the project's own MCP server runs with
+FIXTURE_SERVER = REPO / "fixtures" / "mcp" / "wire_server.py"
 
 
 def _again(arena: Arena, **kw) -> None:

@@ -184,7 +184,7 @@ def test_a_deny_rule_holds_inside_a_sub_agent(arena: Arena) -> None:
 
 
 def test_a_server_tool_denied_by_config_cannot_be_called(arena: Arena) -> None:
-    server = REPO / "fixtures" / "mcp" / "server.py"
+    server = REPO / "fixtures" / "mcp" / "wire_server.py"
     shutil.copy(server, arena.root / "server.py")
     arena.config(
         f"mcp_servers:\n  fx: {{command: {sys.executable}, args: [{arena.root / 'server.py'}], "
