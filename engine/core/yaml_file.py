@@ -28,7 +28,26 @@ def yaml_loader(typ: Literal["safe", "rt"] = "safe") -> Any:
 
     yaml = YAML(typ=typ, pure=True)
     yaml.Composer = _bounded_composer()
+    yaml.Scanner = _bounded_scanner(yaml.Scanner)  # None for "safe": ruamel's plain Scanner
     return yaml
+
+
+def _bounded_scanner(base: type | None) -> type:
+    from ruamel.yaml.scanner import Scanner, ScannerError
+
+    base = base or Scanner
+
+    class BoundedScanner(base):  # type: ignore[misc, valid-type]
+        """Refuses a flow collection (`[`, `{`) opened more than `MAX_DEPTH` deep as it reads it: the
+        composer would refuse it too, but only after the scanner had read ahead for every open bracket
+        a key that might follow it, each step checking all of them: ~1 s for 50,000 `[` on one line."""
+
+        def fetch_flow_collection_start(self, TokenClass: Any, to_push: Any) -> None:
+            if self.flow_level >= MAX_DEPTH:
+                raise ScannerError(None, None, f"nested deeper than {MAX_DEPTH} levels", self.reader.get_mark())
+            super().fetch_flow_collection_start(TokenClass, to_push)
+
+    return BoundedScanner
 
 
 def _bounded_composer() -> type:

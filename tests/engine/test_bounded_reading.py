@@ -15,7 +15,7 @@ from ruamel.yaml import YAMLError
 
 from arreio.engine.core.nesting import MAX_DEPTH, depth, json_loads
 from arreio.engine.core.regular_file import NotRegularFile, TooLarge, read_bytes, read_text, size_text
-from arreio.engine.core.yaml_file import MAX_NODES, load_yaml
+from arreio.engine.core.yaml_file import MAX_NODES, load_yaml, yaml_loader
 from tests.bad_files import deep_json, deep_yaml, laughs, make
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /dev/zero")
@@ -108,6 +108,32 @@ def test_deep_yaml_is_refused_not_recursed_into(typ: str, text: str) -> None:
     with pytest.raises(YAMLError) as refused:
         load_yaml(text, typ)
     assert refused.value.problem == f"nested deeper than {MAX_DEPTH} levels"
+
+
+@pytest.mark.parametrize("typ", ["safe", "rt"])
+def test_a_deep_flow_collection_is_refused_where_it_crosses_the_bound(typ: str) -> None:
+    """At the bracket that opens one level too many, before the scanner reads further: it looks ahead
+    for a key after every open bracket (~1,000 characters), each step checking all of them, which
+    made refusing 50,000 `[` take ~1 s."""
+    from ruamel.yaml.reader import Reader
+
+    read = []
+
+    class Counting(Reader):
+        def forward(self, length: int = 1) -> None:
+            super().forward(length)
+            read.append(self.index)
+
+    yaml = yaml_loader(typ)
+    yaml.Reader = Counting
+    with pytest.raises(YAMLError) as refused:
+        yaml.load("x: " + "[" * 50_000 + "]" * 50_000)
+    assert refused.value.problem == f"nested deeper than {MAX_DEPTH} levels"
+    assert max(read) <= len("x: ") + MAX_DEPTH
+    for k in (MAX_DEPTH - 1, MAX_DEPTH):  # what the bound allows still loads
+        assert load_yaml("[" * k + "]" * k, typ) is not None
+    with pytest.raises(YAMLError):
+        load_yaml("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), typ)
 
 
 def test_aliases_cannot_stack_depth_past_the_bound() -> None:
