@@ -6,7 +6,8 @@ of those no one else is running on at this instant, from the kernel's count of r
 (`/proc/loadavg`'s fourth field, taken when read, not averaged). A query is embedded on more than
 one thread only when cores are idle: the model's threads meet at a barrier after every step, so one
 thread that another job descheduled stalls the rest (on 2 shared cores a busy neighbour turned a
-12 ms embedding into 180–280 ms), while on idle cores two threads nearly halve it.
+12 ms embedding into 180–280 ms), while on idle cores two threads nearly halve it. `cpu_flags`
+is what the CPU can do (which runtime embeds fastest: e5_openvino.preferred).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 LOADAVG = Path("/proc/loadavg")
+CPUINFO = Path("/proc/cpuinfo")
 
 
 def usable_cores() -> int:
@@ -96,3 +98,19 @@ def idle_cores(
             break
     others = max((fewest or 1) - 1, 0)  # the count includes the caller
     return max(1, min(limit, cores - others))
+
+
+@lru_cache(maxsize=4)
+def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
+    """The first processor's feature flags (Linux's `flags` line; Arm's `Features`); empty where
+    the file is missing or holds none. At most 1 MB is read: the first processor's lines come first."""
+    try:
+        with cpuinfo.open("rb") as file:
+            head = file.read(1 << 20).decode("ascii", "replace")
+    except OSError:
+        return frozenset()
+    for line in head.splitlines():
+        name, colon, value = line.partition(":")
+        if colon and name.strip() in ("flags", "Features"):
+            return frozenset(value.split())
+    return frozenset()

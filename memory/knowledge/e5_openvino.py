@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from arreio.memory.knowledge import e5_numpy
+from arreio.memory.knowledge.cores import CPUINFO, cpu_flags
 from arreio.memory.knowledge.e5_numpy import _q4_to_float
 
 if TYPE_CHECKING:
@@ -55,27 +56,11 @@ def available() -> bool:
     return _bf16_cpu()
 
 
-def preferred(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+def preferred(cpuinfo: Path = CPUINFO) -> bool:
     """Whether this runtime is the fastest the machine has: `available`, on a CPU with AMX's
     bfloat16 tiles (Linux's cpuinfo flag `amx_bf16`). Where the flags cannot be read, no: the
     8-bit runtime is the one measured faster on every other CPU tried."""
     return "amx_bf16" in cpu_flags(cpuinfo) and available()  # the flags first: no OpenVINO import without AMX
-
-
-@lru_cache(maxsize=4)
-def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
-    """The first processor's feature flags (Linux's `flags` line; Arm's `Features`); empty where
-    the file is missing or holds none. At most 1 MB is read: the first processor's lines come first."""
-    try:
-        with cpuinfo.open("rb") as file:
-            head = file.read(1 << 20).decode("ascii", "replace")
-    except OSError:
-        return frozenset()
-    for line in head.splitlines():
-        name, colon, value = line.partition(":")
-        if colon and name.strip() in ("flags", "Features"):
-            return frozenset(value.split())
-    return frozenset()
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arreio.memory.knowledge import passes
-from arreio.memory.knowledge.cores import cgroup_quota, idle_cores, runnable_now, usable_cores
+from arreio.memory.knowledge.cores import cgroup_quota, cpu_flags, idle_cores, runnable_now, usable_cores
 from arreio.memory.knowledge.embedders import HashingEmbedder
 from arreio.memory.knowledge.index import KnowledgeBase
 from arreio.memory.knowledge.query_threads import QueryThreads
@@ -229,3 +229,26 @@ def test_two_threads_only_after_a_quick_keyword_pass(logged, keyword_s: float, c
     for _ in counts:
         search(logged, "compost", idle=2, query_threads=choice)
     assert embedder.threads == counts
+
+
+ZEN4 = "flags\t\t: fpu vme avx2 avx512f avx512_bf16 avx512_vnni\n"
+SAPPHIRE_RAPIDS = "flags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile amx_int8\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "flags"),
+    [
+        (f"processor\t: 0\nvendor_id\t: AuthenticAMD\n{ZEN4}\nprocessor\t: 1\n{SAPPHIRE_RAPIDS}", {"avx512_bf16"}),
+        (SAPPHIRE_RAPIDS, {"amx_bf16", "avx512_bf16"}),
+        ("processor\t: 0\nFeatures\t: fp asimd bf16 sve\n", {"bf16", "asimd"}),
+        ("processor\t: 0\nmodel name\t: flags: amx_bf16 in a name\n", set()),
+        ("", set()),
+        ("\xff\xfe garbage \x00\n", set()),
+    ],
+)
+def test_cpu_flags_are_the_first_processor_s(tmp_path, text: str, flags: set[str]) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_bytes(text.encode("latin-1"))
+    found = cpu_flags(cpuinfo)
+    assert flags <= found
+    assert ("amx_bf16" in found) == ("amx_bf16" in flags)

@@ -10,6 +10,7 @@ import pytest
 
 from arreio.memory.knowledge import e5_openvino
 from arreio.memory.knowledge.e5_openvino import BUCKET, RUN_TOKENS, runs
+from tests.knowledge.test_cores import SAPPHIRE_RAPIDS, ZEN4
 
 
 @pytest.mark.parametrize(
@@ -91,29 +92,6 @@ def test_two_threads_embedding_at_once_get_the_vectors_one_thread_gets(engines) 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(model.embed, [texts] * 8))
     assert all(np.array_equal(result, alone) for result in results)
-
-
-ZEN4 = "flags\t\t: fpu vme avx2 avx512f avx512_bf16 avx512_vnni\n"
-SAPPHIRE_RAPIDS = "flags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile amx_int8\n"
-
-
-@pytest.mark.parametrize(
-    ("text", "flags"),
-    [
-        (f"processor\t: 0\nvendor_id\t: AuthenticAMD\n{ZEN4}\nprocessor\t: 1\n{SAPPHIRE_RAPIDS}", {"avx512_bf16"}),
-        (SAPPHIRE_RAPIDS, {"amx_bf16", "avx512_bf16"}),
-        ("processor\t: 0\nFeatures\t: fp asimd bf16 sve\n", {"bf16", "asimd"}),
-        ("processor\t: 0\nmodel name\t: flags: amx_bf16 in a name\n", set()),
-        ("", set()),
-        ("\xff\xfe garbage \x00\n", set()),
-    ],
-)
-def test_cpu_flags_are_the_first_processor_s(tmp_path, text: str, flags: set[str]) -> None:
-    cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_bytes(text.encode("latin-1"))
-    found = e5_openvino.cpu_flags(cpuinfo)
-    assert flags <= found
-    assert ("amx_bf16" in found) == ("amx_bf16" in flags)
 
 
 def test_openvino_is_preferred_only_on_a_cpu_with_amx(tmp_path) -> None:

@@ -35,6 +35,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from arreio.memory.knowledge.cores import cpu_flags
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -189,23 +191,13 @@ def build(cache: Path = CACHE, jobs: int = 2) -> Path:
         with tarfile.open(sdists[-1]) as tar:
             tar.extractall(src, filter="data")
     llama = tree / "vendor" / "llama.cpp"
-    flags = BASE_FLAGS + (AVX512_FLAGS if _cpu_has("avx512f", "avx512bw", "avx512vl") else [])
+    flags = BASE_FLAGS + (AVX512_FLAGS if {"avx512f", "avx512bw", "avx512vl"} <= cpu_flags() else [])
     started = time.monotonic()
     say(f"building llama-server from {llama} (about 25 minutes on 2 cores)")
     subprocess.run(["cmake", "-S", str(llama), "-B", str(cache / "build"), "-G", "Ninja", *flags], check=True)
     subprocess.run(["cmake", "--build", str(cache / "build"), "--target", "llama-server", "-j", str(jobs)], check=True)
     say(f"built {server} in {(time.monotonic() - started) / 60:.1f} min")
     return server
-
-
-def _cpu_has(*flags: str) -> bool:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
-    have = set(line.split(":", 1)[-1].split())
-    return all(flag in have for flag in flags)
 
 
 def free_port() -> int:
