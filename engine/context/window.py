@@ -1,5 +1,8 @@
-"""How many tokens each model's context holds: config override > litellm's model info (only when
-litellm is already imported by the run — never imported just for this) > the table below > default.
+"""How many tokens each model's context holds: config override > litellm's model info (for a
+`litellm/` model, whose run has imported litellm; never imported just for this) > the table below >
+default. A model another provider serves always takes the table's figure: asking litellm whenever it
+happened to be imported made one model's window change within a process (a fallback to a litellm model
+turned `openai/gpt-5` from 400k into 272k mid-run).
 """
 
 from __future__ import annotations
@@ -50,11 +53,10 @@ def bare_name(model: str) -> str:
 
 def _from_litellm(model: str) -> int | None:
     litellm = sys.modules.get("litellm")
-    if litellm is None:
+    if litellm is None or not model.startswith("litellm/"):
         return None
-    name = model.split("/", 1)[1] if model.startswith("litellm/") else bare_name(model)
     try:
-        info = litellm.get_model_info(name)
+        info = litellm.get_model_info(model.split("/", 1)[1])
     except Exception:  # noqa: BLE001 - litellm raises many kinds for an unknown model
         return None
     value = (info or {}).get("max_input_tokens") or (info or {}).get("max_tokens")
@@ -63,7 +65,8 @@ def _from_litellm(model: str) -> int | None:
 
 def context_window(model: str, overrides: Mapping[str, int] | None = None, window: int | None = None) -> int:
     """Tokens the model can read. `window` (config `context.window`) wins, then a per-model override
-    (`context.windows: {model: tokens}`, exact string or bare name), then litellm, then the table."""
+    (`context.windows: {model: tokens}`, exact string or bare name), then litellm for a `litellm/`
+    model, then the table."""
     if window:
         return int(window)
     overrides = overrides or {}

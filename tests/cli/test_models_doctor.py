@@ -15,9 +15,6 @@ SECRET = "sk-ant-not-a-real-key-0123456789"
 
 
 def test_models_lists_strings_windows_prices_and_key_state(cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A window comes from litellm only when the process has already imported it (context/window.py);
-    # `arreio models` never does, but an earlier test in this worker may have.
-    monkeypatch.delitem(sys.modules, "litellm", raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = cli("models", "--json")

@@ -77,3 +77,14 @@ def test_context_windows_table_override_and_default() -> None:
     assert context_window("gpt-4o", {"gpt-4o": 50_000}) == 50_000
     assert context_window("anything", window=32_000) == 32_000
     assert context_window("some-unknown-model") == DEFAULT_WINDOW
+
+
+def test_a_window_does_not_change_when_litellm_is_imported() -> None:
+    """litellm's model info is asked for a `litellm/` model only: a model another provider serves keeps
+    the table's window whatever the process has imported (a fallback to a litellm model imports it)."""
+    before = context_window("openai/gpt-5")
+    litellm = pytest.importorskip("litellm")
+    assert context_window("openai/gpt-5") == before == 400_000
+    assert context_window("anthropic/claude-sonnet-4-5") == 200_000
+    info = litellm.get_model_info("gpt-5")
+    assert context_window("litellm/gpt-5") == (info.get("max_input_tokens") or info["max_tokens"])
