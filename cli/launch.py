@@ -50,11 +50,14 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(version_line())
         return
-    import signal
+    try:  # a Ctrl-C before the handler below is in place is as early as one after it
+        import signal
 
-    # Only where Python installed its own handler: a shell's background job starts with SIGINT ignored.
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _cancelled_while_starting)
+        # Only where Python installed its own handler: a shell's background job starts with SIGINT ignored.
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _cancelled_while_starting)
+    except KeyboardInterrupt:
+        _cancelled_while_starting(2, None)
     from arreio.cli import heap
 
     heap.hold()  # the imports below and the command's own are not walked by the collector again and again

@@ -118,3 +118,31 @@ def test_only_a_traceback_outside_arreio_s_code_is_the_interpreter_s() -> None:
     assert _before_arreio_s_code(1, "Fatal Python error: init_import_site: Failed to import the site module\n")
     assert _before_arreio_s_code(-signal.SIGINT, "")
     assert not _before_arreio_s_code(1, "") and not _before_arreio_s_code(130, "")
+
+
+# Ctrl-C landing while `main` imports the signal module, before its handler is in place: an import
+# that raises KeyboardInterrupt stands in for the signal, at exactly that moment.
+_INTERRUPTED_IMPORT = """
+import sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "signal":
+            raise KeyboardInterrupt
+        return None
+
+from arreio.cli.launch import main
+sys.modules.pop("signal", None)
+sys.meta_path.insert(0, Interrupting())
+sys.argv = ["arreio", "run", "x", "--offline"]
+main()
+"""
+
+
+def test_a_ctrl_c_before_the_start_handler_is_in_place_is_one_line_and_130(tmp_path: Path, arreio_env: dict) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_IMPORT], cwd=tmp_path, env=arreio_env, capture_output=True, timeout=60
+    )
+    said = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 130, said
+    assert said == "arreio: cancelled\n"
