@@ -87,10 +87,10 @@ def test_two_threads_embedding_at_once_get_the_vectors_one_thread_gets(engines) 
     from concurrent.futures import ThreadPoolExecutor
 
     model, _ = engines
-    texts = _texts()
+    texts = _texts()[:-1]  # the long text's windows add time, not threads
     alone = model.embed(texts)
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(model.embed, [texts] * 8))
+        results = list(pool.map(model.embed, [texts] * 4))
     assert all(np.array_equal(result, alone) for result in results)
 
 
