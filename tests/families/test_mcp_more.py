@@ -1,8 +1,13 @@
-"""MCP beyond tools, against a REAL server (fixtures/mcp/rich_server.py, written with the
-`mcp` package, as a subprocess): resources as two read-only tools (large ones become result sets),
-prompts (`arreio mcp prompts`, `arreio run --mcp-prompt`), a server's `instructions` in the prompt only
-when its tools are offered, `tools/list_changed` refreshing the tool list at the next step, and a dead
-stdio server restarted once per run."""
+"""MCP beyond tools, against a REAL server as a subprocess: resources as two read-only tools (large
+ones become result sets), prompts (`arreio mcp prompts`, `arreio run --mcp-prompt`), a server's
+`instructions` in the prompt only when its tools are offered, `tools/list_changed` refreshing the tool
+list at the next step, and a dead stdio server restarted once per run.
+
+The server is fixtures/mcp/rich_wire_server.py (the wire format, stdlib only, a handshake-era server).
+Resources, instructions, prompts and the changed tool list are checked against
+fixtures/mcp/rich_server.py (the same server, written with the official `mcp` package) as well:
+`BOTH`, and the `notes` servers' two params. Against it a changed tool list arrives on the
+`subscriptions/listen` stream of a 2026-era connection."""
 
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from arreio.engine.tools.chain import run_tool
 from arreio.engine.tools.mcp.config import parse_mcp_servers
 from arreio.engine.tools.mcp.hub import McpHub
 from arreio.engine.tools.mcp.instructions import InstructionsBlock
-from arreio.engine.tools.mcp.prompts import PromptInfo, check_arguments, parse_args, parse_ref
+from arreio.engine.tools.mcp.prompts import PromptInfo, Prompts, check_arguments, parse_args, parse_ref
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.run_context import RunContext
 from tests.conftest import REPO
@@ -30,12 +35,18 @@ from tests.families.conftest import configure, fixture_server, script
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # real MCP server processes
 
-RICH = REPO / "fixtures" / "mcp" / "rich_server.py"
+RICH = REPO / "fixtures" / "mcp" / "rich_wire_server.py"  # the wire format itself, stdlib only
+RICH_SDK = REPO / "fixtures" / "mcp" / "rich_server.py"  # the same server on the official `mcp` SDK
 GOAL = ["--goal", "GOAL.md", "--json"]
+BOTH = pytest.mark.parametrize("sdk", [False, True], ids=["wire", "sdk"])
 
 
-def rich(**extra) -> dict:
+def rich(*, sdk: bool = False, **extra) -> dict:
+    """A `mcp_servers` entry for the rich server: the stdlib one, or with `sdk=True` the one written
+    with the official SDK, whose start may take long on a busy machine (a wait, not a bound)."""
     env = extra.pop("env", {})
+    if sdk:
+        return {"command": sys.executable, "args": [str(RICH_SDK)], "env": env, "connect_timeout_s": 120, **extra}
     return {"command": sys.executable, "args": [str(RICH)], "env": env, **extra}
 
 
@@ -66,10 +77,11 @@ def call(registry, ctx, name, args=None):
 
 
 # -- resources -------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def notes(tmp_path_factory):
+@pytest.fixture(scope="module", params=[False, True], ids=["wire", "sdk"])
+def notes(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("notes")
-    hub = _hub(tmp, notes=rich(), fx=fixture_server(), bare=rich(env={"FIXTURE_MCP_NO_RESOURCES": "1"}))
+    sdk = request.param
+    hub = _hub(tmp, notes=rich(sdk=sdk), fx=fixture_server(), bare=rich(sdk=sdk, env={"FIXTURE_MCP_NO_RESOURCES": "1"}))
     yield hub, ToolRegistry(hub.tools()), RunContext(cwd=tmp)
     hub.close()
 
@@ -103,6 +115,14 @@ def test_list_and_read_resources_through_the_chain(notes) -> None:
     assert typo.is_error and "Unknown resource" in typo.content and "did you mean notes://readme" in typo.content
     missing = call(registry, ctx, "notes__read_resource", {})
     assert missing.is_error and "missing required argument(s): uri" in missing.content
+
+
+def test_the_servers_instructions_and_capabilities_are_read_at_start(notes) -> None:
+    hub, _, _ = notes
+    said = hub.instructions()
+    assert said["notes"].startswith("Notes server: read notes://readme first") and said["bare"] == said["notes"]
+    assert "fx" not in said  # it says nothing about itself
+    assert hub.offers("notes", "prompts") and hub.offers("bare", "resources")  # advertised, though bare lists none
 
 
 def test_a_server_that_lists_no_resources_and_the_deny_list_hide_the_tools(tmp_path) -> None:
@@ -158,7 +178,8 @@ def test_instructions_block_is_capped_per_server_and_silent_without_offered_tool
 
 
 # -- tools/list_changed ----------------------------------------------------------------------------
-def test_a_changed_tool_list_is_offered_at_the_next_step(project: Path) -> None:
+@BOTH
+def test_a_changed_tool_list_is_offered_at_the_next_step(project: Path, sdk: bool) -> None:
     replies = [
         {"tool_calls": [{"name": "notes__unlock"}]},
         {"tool_calls": [{"name": "notes__secret"}]},
@@ -166,7 +187,7 @@ def test_a_changed_tool_list_is_offered_at_the_next_step(project: Path) -> None:
         {"tool_calls": [{"name": "notes__secret"}]},  # the model insists on a tool that is gone
         {"text": "done"},
     ]
-    events, provider = _pipeline(project, replies, {"mcp_servers": {"notes": rich()}})
+    events, provider = _pipeline(project, replies, {"mcp_servers": {"notes": rich(sdk=sdk)}})
     offered = [{t.name for t in r.tools} for r in provider.requests]
     assert "notes__secret" not in offered[0]
     assert "notes__secret" in offered[1] and "notes__secret" in offered[2]
@@ -257,6 +278,18 @@ def test_mcp_prompts_lists_shows_and_renders(project: Path, cli) -> None:
     assert "Traceback" not in typo.output
 
 
+@BOTH
+def test_a_prompt_is_listed_checked_and_rendered_by_its_server(tmp_path: Path, sdk: bool) -> None:
+    prompts = Prompts(
+        parse_mcp_servers({"notes": rich(sdk=sdk)}),
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", "")},
+        log_dir=tmp_path / "logs",
+    )
+    goal = prompts.goal("notes/review", {"file": "a.py", "focus": "speed"})  # one connection: list, check, get
+    assert goal == "Review a.py for speed. List each finding with its line number."
+
+
 def test_run_with_an_mcp_prompt_as_the_goal(project: Path, cli) -> None:
     configure(project, {"mcp_servers": {"notes": rich()}})
     replies = [{"text": "reviewed"}]
@@ -302,8 +335,8 @@ def test_the_restart_keeps_one_log_file(tmp_path: Path) -> None:
 
 
 def test_a_handshake_era_notification_marks_the_server_for_relisting() -> None:
-    """2026-era connections get the change on a listen stream (the tests above); a handshake-era server
-    sends the plain notification, which reaches the same handler."""
+    """2026-era connections get the change on a listen stream (the SDK server's, above); a handshake-era
+    server (the wire one, above) sends the plain notification, which reaches the same handler."""
     from mcp_types import ToolListChangedNotification
 
     from arreio.engine.tools.mcp.connection import Connection
