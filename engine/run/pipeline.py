@@ -102,6 +102,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         wall_start = os.fstat(sink.fileno()).st_mtime - 1
 
         open_calls: dict[str, str] = {}  # tool_start without tool_end yet (a cancel closes them below)
+        open_units: list[str] = []  # unit_start without unit_end yet (closed below the same way)
 
         def emit(event: Any, redacted: bool = False) -> Any:
             # `redactor.model` and `event_to_json` inlined: the event is serialised once, not twice,
@@ -117,6 +118,10 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 open_calls[event.call_id] = event.name
             elif event.type == "tool_end" and event.agent is None:
                 open_calls.pop(event.call_id, None)
+            elif event.type == "unit_start" and event.agent is None:
+                open_units.append(event.unit_id)
+            elif event.type == "unit_end" and event.agent is None and event.unit_id in open_units:
+                open_units.remove(event.unit_id)
             sink.write(line + "\n")
             for feature in observers:
                 feature.on_event(ctx, event)
@@ -214,6 +219,13 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
                 closing += [
                     emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted", preview=cut))
+                ]
+            for unit_id in list(reversed(open_units)):  # every unit_start has its unit_end, a cut-short one too
+                said = outcome.message or ("cancelled" if outcome.verdict == "cancelled" else "the run failed")
+                closing += [
+                    emit(
+                        ev.UnitEnd(unit_id=unit_id, verdict=outcome.verdict, exit_code=outcome.exit_code, message=said)
+                    )
                 ]
             report = _report(
                 run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd)

@@ -1,5 +1,6 @@
 """A cancelled run's stream still ends in its result (docs/architecture.md section 3): the calls the
-cancel cut short get their `tool_end` (interrupted) and the last event is `done` (cancelled, 130),
+cancel cut short get their `tool_end` (interrupted), the unit it cut short its `unit_end` (cancelled,
+130: every `unit_start` has one), and the last event is `done` (cancelled, 130),
 yielded to the caller — nothing has to be read back from the run's events file. The cancel itself
 goes on after `done`: the caller's `async for` raises it."""
 
@@ -50,6 +51,11 @@ def test_a_cancel_mid_call_ends_the_stream_in_done(tmp_path: Path) -> None:
     assert done.type == "done" and done.verdict == "cancelled" and done.exit_code == 130
     closed = [e for e in seen if e.type == "tool_end"]
     assert [(e.name, e.status) for e in closed] == [("shell", "interrupted")]
+    units = [(e.type, e.unit_id) for e in seen if e.type in ("unit_start", "unit_end")]
+    assert units == [("unit_start", "main"), ("unit_end", "main")]
+    end = next(e for e in seen if e.type == "unit_end")
+    assert (end.verdict, end.exit_code, end.message) == ("cancelled", 130, "cancelled")
+    assert seen.index(end) > seen.index(closed[0])  # the unit ends after its calls do
     # What the caller was given is what the run recorded, to the last line.
     recorded = (work / ".arreio" / "runs" / seen[0].run_id / "events.jsonl").read_text().splitlines()
     assert [json.loads(line)["type"] for line in recorded] == [e.type for e in seen]
@@ -63,4 +69,7 @@ def test_arreio_run_json_ends_in_done_after_ctrl_c(tmp_path: Path, arreio_env) -
     lines = [json.loads(line) for line in out.splitlines()]
     assert lines[0]["type"] == "run_start" and lines[-1]["type"] == "done"
     assert lines[-1]["verdict"] == "cancelled" and lines[-1]["exit_code"] == 130
+    starts = [line["unit_id"] for line in lines if line["type"] == "unit_start" and line.get("agent") is None]
+    ends = [line for line in lines if line["type"] == "unit_end" and line.get("agent") is None]
+    assert starts and [line["unit_id"] for line in ends] == starts and ends[-1]["verdict"] == "cancelled"
     assert "arreio: cancelled; continue with `arreio run --resume" in err
