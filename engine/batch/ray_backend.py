@@ -35,10 +35,6 @@ from arreio.engine.batch.workcopy import LEDGER, clean, orphaned
 from arreio.engine.batch.workers import STOP_GRACE_S
 from arreio.engine.core.errors import ConfigError, UsageError
 
-# On a cluster an attempt stopped outright leaves its setup's processes running on a node nobody
-# sweeps (the local runtime is swept: `_sweep_after_local_runtime`), and a cancel reaches it through
-# the head and a node's raylet: it gets longer to stop itself. A second Ctrl-C ends the wait.
-CLUSTER_STOP_GRACE_S = 3 * STOP_GRACE_S
 MAX_BUNDLE_MB = 512  # a workdir bigger than this is not shipped: the message says to slim it down
 _BUNDLES_KEPT = 64  # task bundles kept in the object store at once (driver memory stays flat)
 
@@ -249,8 +245,7 @@ class RayBackend:
     def close(self, *, kill: bool = False) -> None:
         """End the batch's use of Ray. `kill` (a cancel): each running attempt is interrupted where it
         runs, so it kills its setup's processes and removes its copy itself (`run_attempt`'s own
-        clean-up), for up to STOP_GRACE_S (CLUSTER_STOP_GRACE_S on a cluster); what is still running
-        then is killed outright. A local
+        clean-up), for up to STOP_GRACE_S; what is still running then is killed outright. A local
         runtime, ours alone, is then swept for what a killed attempt left (`_clean_orphans`)."""
         if self._remote is None:
             return
@@ -263,8 +258,7 @@ class RayBackend:
             for ref in left:
                 ray.cancel(ref, force=False)
             try:
-                grace = STOP_GRACE_S if self.address is None else CLUSTER_STOP_GRACE_S
-                _, left = ray.wait(left, num_returns=len(left), timeout=grace, fetch_local=False)
+                _, left = ray.wait(left, num_returns=len(left), timeout=STOP_GRACE_S, fetch_local=False)
             except KeyboardInterrupt:
                 pass  # a second Ctrl-C: no more waiting
             for ref in left:
