@@ -56,10 +56,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
-# Session fixtures costly enough to start once per worker (tests/batch/conftest.py: a Ray cluster).
-SHARED_SESSION_FIXTURES = ("ray_cluster",)
-
-
 def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     """`items` reordered so each worker's share starts with slow modules.
 
@@ -72,15 +68,6 @@ def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.It
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(item.module.__name__ if item.module else item.nodeid, []).append(item)
-    # Modules that use one worker-wide fixture (a Ray cluster) are dealt as one group: one worker
-    # starts it once for all of them, instead of each worker that meets one starting its own.
-    shared: dict[str, list[pytest.Item]] = {}
-    for name in list(modules):
-        used = {f for item in modules[name] for f in getattr(item, "fixturenames", ())}
-        uses = next((f for f in SHARED_SESSION_FIXTURES if f in used), None)
-        if uses is not None:
-            shared.setdefault(uses, []).extend(modules.pop(name))
-    modules.update({f"fixture {name}": group for name, group in shared.items()})
     slow = [(sum(bool(item.get_closest_marker("slow")) for item in group), group) for group in modules.values()]
     slow = sorted(((count, group) for count, group in slow if count), key=lambda pair: -pair[0])
     slow_ids = {id(item) for _, group in slow for item in group}

@@ -15,7 +15,6 @@ from tests.conftest import REPO, _spread_slow_first
 class FakeItem:
     nodeid: str
     slow: bool = False
-    fixturenames: tuple[str, ...] = ()
     module: SimpleNamespace = field(init=False)
 
     def __post_init__(self) -> None:
@@ -48,22 +47,6 @@ def test_each_worker_starts_with_slow_modules_kept_whole_and_nothing_is_lost() -
     assert at.index("ray.py::b") == at.index("ray.py::a") + 1 and at.index("sig.py::quick") == at.index("sig.py::a") + 1
     quick = [item.nodeid for item in ordered if item.nodeid.startswith("quick")]
     assert quick == [item.nodeid for item in items if item.nodeid.startswith("quick")]  # their order kept
-
-
-def test_modules_sharing_a_worker_wide_fixture_go_to_one_worker_together() -> None:
-    items = [FakeItem(f"quick{i}.py::t{j}") for i in range(30) for j in range(5)]
-    items[10:10] = [FakeItem("ray.py::a", slow=True, fixturenames=("ray_cluster",))]
-    items[60:60] = [FakeItem("cancel.py::local", slow=True), FakeItem("cancel.py::on", fixturenames=("ray_cluster",))]
-    items[120:120] = [FakeItem("left.py::a", slow=True, fixturenames=("ray_cluster", "tmp_path"))]
-    items += [FakeItem(f"sig{i}.py::a", slow=True) for i in range(3)]
-    ordered = _spread_slow_first(items, 4)
-    assert sorted(map(id, ordered)) == sorted(map(id, items))
-    together = {"ray.py::a", "cancel.py::local", "cancel.py::on", "left.py::a"}
-    holding = [k for k, share in enumerate(_shares(ordered, 4)) if together & {item.nodeid for item in share}]
-    assert len(holding) == 1
-    share = [item.nodeid for item in _shares(ordered, 4)[holding[0]]]
-    assert set(share[:4]) == together  # the group starts its worker's run, each module whole
-    assert share.index("cancel.py::on") == share.index("cancel.py::local") + 1
 
 
 def test_with_no_slow_module_the_order_is_unchanged() -> None:

@@ -84,30 +84,3 @@ def make_project(tmp_path: Path) -> Project:
     root = tmp_path / "project"
     root.mkdir()
     return Project(root, env)
-
-
-MB = 1024 * 1024
-
-
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory):
-    """A real Ray cluster on loopback: a head (no CPUs: it schedules nothing) and one worker node of
-    two CPUs. One per test worker: it takes seconds of CPU to start, and every test that uses it
-    leaves it as it found it (the conftest deals the modules that use it to one worker)."""
-    pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
-    from ray.cluster_utils import Cluster
-
-    home = tmp_path_factory.mktemp("ray-home")
-    old_home = os.environ.get("HOME")
-    os.environ["HOME"] = str(home)  # Ray keeps a token under ~/.ray
-    made = Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * MB}
-    )
-    try:
-        made.add_node(num_cpus=2, object_store_memory=80 * MB)
-        made.wait_for_nodes()
-        yield made
-    finally:
-        made.shutdown()
-        if old_home is not None:
-            os.environ["HOME"] = old_home

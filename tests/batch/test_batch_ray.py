@@ -17,6 +17,7 @@ from tests.batch.conftest import Project, fix_add_task
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
+MB = 1024 * 1024
 # About 6 s: time enough to be seen running (the tests look every 0.05 s) and killed mid-reply. The
 # retry streams it whole again, so every second more is a second the test waits (it was 12 s).
 SLOW_FIX = [
@@ -33,6 +34,26 @@ SLOW_FIX = [
     },
     {"text": "Fixed `calc.py`."},
 ]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    from ray.cluster_utils import Cluster
+
+    home = tmp_path_factory.mktemp("ray-home")
+    old_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)  # Ray keeps a token under ~/.ray
+    made = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * MB}
+    )
+    try:
+        made.add_node(num_cpus=2, object_store_memory=80 * MB)
+        made.wait_for_nodes()
+        yield made
+    finally:
+        made.shutdown()
+        if old_home is not None:
+            os.environ["HOME"] = old_home
 
 
 SLOW_GOAL = "Make add() in calc.py add (the slow task)."
@@ -59,14 +80,14 @@ def running(goal: str) -> int | None:
     return None
 
 
-def test_a_suite_across_a_cluster_survives_a_killed_worker(project: Project, ray_cluster) -> None:
+def test_a_suite_across_a_cluster_survives_a_killed_worker(project: Project, cluster) -> None:
     slow = project.script("slow.yaml", SLOW_FIX)
     suite = project.suite(
         [fix_add_task("slow", script=slow, goal=SLOW_GOAL)] + [fix_add_task(f"t{i}") for i in range(5)]
     )
     env = {**project.env, "HOME": os.environ["HOME"]}
     driver = subprocess.Popen(
-        project.argv(str(suite), "--ray", ray_cluster.address, "--json"),
+        project.argv(str(suite), "--ray", cluster.address, "--json"),
         cwd=project.root,
         env=env,
         stdout=subprocess.PIPE,

@@ -20,6 +20,7 @@ import pytest
 from tests.batch.conftest import Project, fix_add_task
 from tests.batch.test_batch_cancel import running
 from tests.batch.test_batch_lifecycle import wait_for
+from tests.batch.test_batch_ray import cluster  # noqa: F401  (a fixture)
 from tests.conftest import INTERRUPTIBLE
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
@@ -76,9 +77,9 @@ def cancel_mid_setup(project: Project, task: str, marker: str, *ray: str) -> Non
     assert running(marker) == [] and ours(task) == []
 
 
-def test_ctrl_c_on_a_cluster_stops_each_attempt_where_it_runs(project: Project, ray_cluster) -> None:
+def test_ctrl_c_on_a_cluster_stops_each_attempt_where_it_runs(project: Project, cluster) -> None:  # noqa: F811
     """No sweep on a cluster (its nodes are not this machine's to sweep): the attempt cleaned up itself."""
-    cancel_mid_setup(project, "raycancel", "sleep 72.25", ray_cluster.address)
+    cancel_mid_setup(project, "raycancel", "sleep 72.25", cluster.address)
 
 
 def test_ctrl_c_on_the_local_runtime_leaves_nothing_running(project: Project) -> None:

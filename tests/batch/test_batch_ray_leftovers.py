@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.batch.conftest import Project, fix_add_task
-from tests.batch.test_batch_ray import SLOW_FIX, attempt_processes
+from tests.batch.test_batch_ray import SLOW_FIX, attempt_processes, cluster  # noqa: F401  (a fixture)
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
 
@@ -33,14 +33,14 @@ def ledger_of(pid: int) -> tuple[Path, dict] | None:
     return None
 
 
-def test_what_a_killed_ray_worker_left_is_removed_by_the_next_attempt_there(project: Project, ray_cluster) -> None:
+def test_what_a_killed_ray_worker_left_is_removed_by_the_next_attempt_there(project: Project, cluster) -> None:  # noqa: F811
     import subprocess
 
     slow = project.script("slow.yaml", SLOW_FIX)
     suite = project.suite([fix_add_task("slowleft", script=slow, setup="sleep 71.25 & true"), fix_add_task("after")])
     env = {**project.env, "HOME": os.environ["HOME"]}
     driver = subprocess.Popen(
-        project.argv(str(suite), "--ray", ray_cluster.address, "--json", "-j", "1"),
+        project.argv(str(suite), "--ray", cluster.address, "--json", "-j", "1"),
         cwd=project.root,
         env=env,
         stdout=subprocess.PIPE,
