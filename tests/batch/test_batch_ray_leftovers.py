@@ -21,14 +21,17 @@ pytest.importorskip("ray", reason="the ray extra is not installed (pip install -
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
 
 
-def ledger_of(pid: int) -> tuple[Path, dict] | None:
-    """The ledger of the attempt `pid` runs, once its setup has left something running."""
+def ledger_of(pid: int, task: str) -> tuple[Path, dict] | None:
+    """The ledger of the attempt `pid` runs for `task` (its copy is `arreio-<task>-…`), once its setup
+    has left something running. Only this test's task: another test's attempt on another cluster of
+    this machine (a Ctrl-C test, in another worker) must not be the one killed here."""
     for ledger in Path(tempfile.gettempdir()).glob("arreio-ray-*/out/leftovers.json"):
         try:
             data = json.loads(ledger.read_text())
         except (OSError, ValueError):
             continue
-        if data.get("owner") == pid and data.get("groups"):
+        ours = Path(str(data.get("copy", ""))).name.startswith(f"arreio-{task}-")
+        if ours and data.get("owner") == pid and data.get("groups"):
             return ledger, data
     return None
 
@@ -52,7 +55,7 @@ def test_what_a_killed_ray_worker_left_is_removed_by_the_next_attempt_there(proj
     deadline = time.monotonic() + 150
     while killed is None and time.monotonic() < deadline and driver.poll() is None:
         for pid in attempt_processes():
-            if (found := ledger_of(pid)) is not None:
+            if (found := ledger_of(pid, "slowleft")) is not None:
                 killed, (ledger, data) = pid, found
                 os.kill(pid, signal.SIGKILL)
                 break
