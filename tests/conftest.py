@@ -48,12 +48,9 @@ for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPI
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown under `-p no:xdist`
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one worker more than cores. Much of the suite waits (on processes it started, on
-    servers, on a signal to arrive), and the extra worker fills that wait with work; a second extra
-    one cost more than it filled (each worker collects the suite and starts its own servers, and more
-    processes contend for the cores): on 2 cores 2, 3 and 4 workers took 6:00, 5:21 and 5:40, and
-    571, 601 and 663 s of CPU (docs/benchmarks.md)."""
-    return (os.cpu_count() or 1) + 1
+    """`-n auto`: two workers more than cores. Much of the suite waits (on processes it started, on
+    servers, on a signal to arrive); the extra workers fill that wait with work."""
+    return (os.cpu_count() or 1) + 2
 
 
 def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
