@@ -59,10 +59,26 @@ def _unpack(data: bytes, into: Path) -> None:
         tar.extractall(into, filter="data")  # no absolute paths, no links out of `into`
 
 
+def _interruptible() -> None:
+    """Ray stops a running task (a cancelled batch) with `_thread.interrupt_main`, which does nothing
+    where Ctrl-C is ignored, and a worker ignores it when whatever started the node did (`ray start`
+    from a script's background job, a program that had set it so): the attempt then never cleans up,
+    and is killed outright with its setup's processes left running. Here Ctrl-C raises again."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) in (
+        signal.SIG_IGN,
+        signal.SIG_DFL,
+    ):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _ray_attempt(spec: AttemptSpec, bundle: bytes, deps_factory: Callable[[], Any], tries: Any) -> tuple[dict, bytes]:
     """Runs on a Ray worker: unpack the task, run the attempt, pack its state folder."""
     import ray
 
+    _interruptible()
     try_no = ray.get(tries.started.remote(f"{spec.task.id}#{spec.attempt}")) if tries is not None else 1
     _clean_orphans()
     root = Path(tempfile.mkdtemp(prefix="arreio-ray-"))

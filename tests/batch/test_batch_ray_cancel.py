@@ -82,5 +82,28 @@ def test_ctrl_c_on_a_cluster_stops_each_attempt_where_it_runs(project: Project, 
     cancel_mid_setup(project, "raycancel", "sleep 72.25", cluster.address)
 
 
+def test_ctrl_c_on_a_cluster_started_with_ctrl_c_ignored_still_stops_each_attempt(project: Project) -> None:
+    """A node whose starter ignored Ctrl-C (`ray start` from a script's background job) has workers
+    that ignore it, and Ray stops a task with a simulated Ctrl-C: the attempt must still clean up."""
+    from ray.cluster_utils import Cluster
+
+    from tests.batch.test_batch_ray import MB
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by every process of the cluster
+    try:
+        made = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * MB},
+        )
+        made.add_node(num_cpus=2, object_store_memory=80 * MB)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    try:
+        made.wait_for_nodes()
+        cancel_mid_setup(project, "raydeaf", "sleep 72.75", made.address)
+    finally:
+        made.shutdown()
+
+
 def test_ctrl_c_on_the_local_runtime_leaves_nothing_running(project: Project) -> None:
     cancel_mid_setup(project, "localcancel", "sleep 72.75")
