@@ -20,8 +20,10 @@ import io
 import logging
 import os
 import shutil
+import signal
 import tarfile
 import tempfile
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -64,9 +66,6 @@ def _interruptible() -> None:
     where Ctrl-C is ignored, and a worker ignores it when whatever started the node did (`ray start`
     from a script's background job, a program that had set it so): the attempt then never cleans up,
     and is killed outright with its setup's processes left running. Here Ctrl-C raises again."""
-    import signal
-    import threading
-
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) in (
         signal.SIG_IGN,
         signal.SIG_DFL,

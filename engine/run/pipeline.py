@@ -220,8 +220,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
                 closing += [
                     emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted", preview=cut))
                 ]
-            for unit_id in list(reversed(open_units)):  # every unit_start has its unit_end, a cut-short one too
-                said = outcome.message or ("cancelled" if outcome.verdict == "cancelled" else "the run failed")
+            said = outcome.message or outcome.verdict
+            for unit_id in reversed(list(open_units)):  # every unit_start has its unit_end, a cut-short one too
                 closing += [
                     emit(
                         ev.UnitEnd(unit_id=unit_id, verdict=outcome.verdict, exit_code=outcome.exit_code, message=said)
