@@ -49,9 +49,11 @@ for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPI
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown under `-p no:xdist`
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers more than cores. Much of the suite waits (on processes it started, on
-    servers, on a signal to arrive); the extra workers fill that wait with work."""
-    return (os.cpu_count() or 1) + 2
+    """`-n auto`: one worker more than cores. Much of the suite waits (on processes it started, on
+    servers, on a signal to arrive); the extra worker fills that wait with work. More cost more than
+    they fill: each worker collects the suite and imports what its tests import (docs/benchmarks.md,
+    "The test suite")."""
+    return (os.cpu_count() or 1) + 1
 
 
 def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:

@@ -80,6 +80,7 @@ def test_context_windows_table_override_and_default() -> None:
     assert context_window("some-unknown-model") == DEFAULT_WINDOW
 
 
+@pytest.mark.slow
 def test_a_window_does_not_change_when_litellm_is_imported() -> None:
     """litellm's model info is asked for a `litellm/` model only: a model another provider serves keeps
     the table's window whatever the process has imported (a fallback to a litellm model imports it)."""

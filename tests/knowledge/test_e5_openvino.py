@@ -47,16 +47,22 @@ def _texts() -> list[str]:
     return [*TEXTS, *same_length, "東京の天気は明日雨です。", "x", " ".join(["token"] * 700)]
 
 
+@pytest.mark.slow
 def test_vectors_match_the_c_engine(engines) -> None:
     model, engine = engines
     texts = _texts()
-    ours, theirs = model.embed(texts), engine.passage(texts)
+    ours = model.embed(texts)
     assert ours.shape == (len(texts), 384) and ours.dtype == np.float32
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
-    assert ((ours * theirs).sum(axis=1) > 0.999).all()
+    # Every kind of text against the (slow) C engine, from a call full of run mates; that run mates
+    # leave no trace on the rest is the next test's.
+    checked = [i for i, text in enumerate(texts) if not text.startswith("Item ") or text.startswith("Item 3 ")]
+    theirs = engine.passage([texts[i] for i in checked])
+    assert ((ours[checked] * theirs).sum(axis=1) > 0.999).all()
     assert model.embed([]).shape == (0, 384)
 
 
+@pytest.mark.slow
 def test_a_text_s_vector_does_not_depend_on_the_rest_of_its_call(engines) -> None:
     model, _ = engines
     texts = _texts()
@@ -67,12 +73,14 @@ def test_a_text_s_vector_does_not_depend_on_the_rest_of_its_call(engines) -> Non
     assert np.array_equal(model.embed([texts[i] for i in shuffled]), together[shuffled])
 
 
+@pytest.mark.slow
 def test_a_long_text_is_embedded_window_by_window(engines) -> None:
     model, engine = engines
     long = " ".join(f"word{i} is followed by word{i + 1}." for i in range(70))
     assert float(model.embed([long])[0] @ engine.passage([long])[0]) > 0.999
 
 
+@pytest.mark.slow
 def test_the_embedder_uses_it_when_the_cpu_has_amx(engines) -> None:
     from arreio.memory.knowledge.embedders import E5Embedder
 
@@ -83,6 +91,7 @@ def test_the_embedder_uses_it_when_the_cpu_has_amx(engines) -> None:
     assert np.array_equal(E5Embedder().embed_passages(texts), model.embed(texts))
 
 
+@pytest.mark.slow
 def test_two_threads_embedding_at_once_get_the_vectors_one_thread_gets(engines) -> None:
     from concurrent.futures import ThreadPoolExecutor
 

@@ -35,6 +35,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
 
 
+@pytest.mark.slow
 def test_forty_offline_learn_runs_leave_a_few_durable_facts(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

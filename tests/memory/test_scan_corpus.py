@@ -83,6 +83,7 @@ def test_benign_case_passes(case: dict) -> None:
     assert scan_text(case["text"]) is None
 
 
+@pytest.mark.slow
 def test_benign_entries_read_together_as_stores_pass() -> None:
     """No false alarm where two honest entries meet, in the corpus order or shuffled."""
     texts = [case["text"] for case in BENIGN if case["kind"] != "skill"]

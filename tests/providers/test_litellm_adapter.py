@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from provider_fakes import Reply, collect
 
 from arreio.engine.core.messages import Message, ToolCallPart, ToolResultPart
@@ -17,6 +18,7 @@ def provider(server) -> LiteLLMProvider:
     return LiteLLMProvider("openai/local-model", api_key="test-key", base_url=f"{server.url}/v1")
 
 
+@pytest.mark.slow
 def test_streamed_tool_call_round_through_litellm(server):
     server.push(Reply.stream("openai", "tool_call"), Reply.stream("openai", "text_only"))
     first = ModelRequest(model="litellm/openai/local-model", messages=[Message.user("read it")], tools=TOOLS)

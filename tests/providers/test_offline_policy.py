@@ -431,6 +431,7 @@ def scenarios(draw):
     return existing, goal, roles
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(scenarios())
 def test_no_pre_existing_byte_changes_unless_that_file_is_extended(scenario) -> None:

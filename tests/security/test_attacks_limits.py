@@ -29,6 +29,9 @@ from tests.security.arena import Arena, make_arena, remove_arena, sh, turn
 from tests.security.batch import once
 from tests.security.conftest import need_sandbox
 
+# Each batch (the capped attacks, then the roomy control) runs for seconds.
+pytestmark = pytest.mark.slow
+
 PY = "/usr/bin/python3"
 PROCS, MEM_MB, FILL, DISK, SPARSE, INODES = 1000, 1024, 1 << 30, 2 << 30, 100 << 30, 300_000
 LIMITS = "sandbox: {limits: {processes: 256, memory_mb: 256, file_mb: 512, tmp_mb: 256}}\n"

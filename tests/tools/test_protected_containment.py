@@ -25,6 +25,7 @@ def _by_parts(path: Path, root: Path) -> bool:
     return a[: len(b)] == b
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)  # 3,000 examples: a busy machine took more than the suite's 120 s
 @settings(max_examples=3000, deadline=None)
 @given(PATHS, PATHS)
