@@ -82,13 +82,24 @@ def load_help_renderer() -> None:
                 del sys.modules[module]
 
 
+def _loading_the_renderer_first(format_help: Any) -> Any:
+    def format_help_with_its_renderer(self: Any, ctx: Any, formatter: Any) -> Any:
+        load_help_renderer()
+        return format_help(self, ctx, formatter)
+
+    return format_help_with_its_renderer
+
+
 def install() -> None:
-    """Wrap Typer's display methods (idempotent)."""
+    """Wrap Typer's display methods (idempotent). Typer's help renderer (`typer.rich_utils`, ~20 ms
+    of imports) is loaded as help is first formatted, not by every command."""
     global _INSTALLED
     if _INSTALLED:
         return
-    load_help_renderer()
-    from typer.core import TyperArgument, TyperOption
+    from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+    for kind in (TyperCommand, TyperGroup):
+        kind.format_help = _loading_the_renderer_first(kind.format_help)  # type: ignore[method-assign]
 
     option_type = TyperOption.display_type_rich
     argument_type = TyperArgument.display_type_rich

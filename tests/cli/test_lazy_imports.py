@@ -74,6 +74,20 @@ def test_offline_run_does_not_import_sdks(tmp_path) -> None:
     assert (tmp_path / "out.md").exists()
 
 
+@pytest.mark.slow
+def test_typers_help_renderer_loads_with_the_first_help_not_with_every_command(tmp_path) -> None:
+    """`typer.rich_utils` (~20 ms of imports) is for help; a help loads it without markdown-it or
+    pygments, which it imports at its top and never uses here."""
+    (tmp_path / "G.md").write_text("# g\n\nRead `G.md` and write `out.md`.\n")
+    renderer = ("typer.rich_utils", "markdown_it", "pygments")
+    cases = (([["run", "--goal", "G.md", "--offline"]], []), ([["run", "--help"]], ["typer.rich_utils"]))
+    for commands, loaded in cases:
+        code = PROBE.format(commands=commands, heavy=renderer)
+        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout.strip().splitlines()[-1]) == loaded, commands
+
+
 SCAN = ("arreio.memory.scan_conduct", "arreio.memory.scan_recipes", "arreio.memory.normalise")
 
 
