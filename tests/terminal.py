@@ -4,8 +4,10 @@ discipline, and what it prints is read back exactly as a terminal would show it.
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
+import platform
 import re
 import select
 import signal
@@ -13,6 +15,8 @@ import subprocess
 import termios
 import time
 from pathlib import Path
+
+import pytest
 
 
 class Terminal:
@@ -89,3 +93,20 @@ class Terminal:
     def plain(self) -> str:
         """The output without colour and cursor sequences, line endings as `\\n`."""
         return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", self.output).replace("\r\n", "\n")
+
+
+# The kernel gives a signal sent to a process to any of its threads that does not block it; in one that
+# is not the main thread only the C half of Python's handler runs, and a read waiting on the main thread
+# is not woken. A test sends it to such a thread on purpose: the kernel's own choice is rare and racy.
+TGKILL = {"x86_64": 234, "aarch64": 131}  # the syscall's number: Python has no os.tgkill
+
+
+def signal_another_thread(pid: int, sig: int) -> None:
+    """`sig` to a thread of process `pid` other than its main one (the test fails when it has none)."""
+    number = TGKILL.get(platform.machine())
+    if number is None:
+        pytest.skip(f"tgkill's number on {platform.machine()} is not known here")
+    others = [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
+    assert others, "the run at its question has no thread but its main one: nothing to test"
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.syscall(number, pid, others[0], sig) == 0, os.strerror(ctypes.get_errno())

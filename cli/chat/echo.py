@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from arreio.cli.interrupts import wait_for_input
+
 
 def tty_fd(stream: Any) -> int | None:
     """The file descriptor of `stream` when it is a terminal, else None."""
@@ -88,6 +90,7 @@ def read_key(fd: int) -> str:
     raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
     termios.tcsetattr(fd, termios.TCSANOW, raw)
     try:
+        wait_for_input(fd)  # inside an approval's question: a signal to another thread ends it too
         first = os.read(fd, 1).decode("utf-8", errors="replace")
         if first in ("\r", "\n"):
             return ""

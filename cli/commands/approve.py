@@ -27,12 +27,15 @@ def ask_in_terminal(event: Any) -> bool:
     (cli/interrupts.py)."""
     import sys
 
-    from arreio.cli.interrupts import question
+    from arreio.cli.chat.echo import tty_fd
+    from arreio.cli.interrupts import question, wait_for_input
 
     with question():
         try:  # the signal may land as soon as the question shows, before the read starts
             sys.stderr.write("Run it? [y/N] ")
             sys.stderr.flush()
+            if (fd := tty_fd(sys.stdin)) is not None:
+                wait_for_input(fd)  # a line at a time: the read below takes the line that came
             line = sys.stdin.readline()
         except KeyboardInterrupt:
             sys.stderr.write("\n")  # what follows (the cancelled line) starts a line of its own

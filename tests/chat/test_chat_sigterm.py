@@ -15,6 +15,7 @@ import pytest
 
 from arreio.engine.session.healing import check_pairing
 from tests.chat.test_chat_terminal import SESSION, chat, session_of
+from tests.terminal import signal_another_thread
 
 pytestmark = pytest.mark.slow
 
@@ -96,3 +97,25 @@ def test_sigterm_at_the_question_refuses_the_call_and_leaves(work: Path, arreio_
     session = session_of(work, sid)
     assert check_pairing(session.messages) == []
     assert "not run" in next(m for m in session.messages if m.tool_result_part is not None).tool_result_part.content
+
+
+def test_sigterm_the_kernel_gives_another_thread_at_the_question_still_refuses_the_call(work: Path, arreio_env) -> None:
+    term = chat(
+        work,
+        arreio_env,
+        """\
+- text: "I will log it."
+  tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
+- text: "Understood, nothing was logged."
+""",
+    )
+    term.prompt()
+    term.send("log it")
+    term.next(r"Run it\? \[y\]es")
+    signal_another_thread(term.proc.pid, signal.SIGTERM)
+    try:
+        _left(term)
+    finally:
+        if term.proc.poll() is None:  # still asking: answer so the chat can end
+            term.type("n\r")
+    assert not (work / "log.txt").exists()

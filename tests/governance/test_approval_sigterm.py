@@ -14,6 +14,7 @@ import pytest
 
 from arreio.engine.session.healing import check_pairing
 from tests.governance.test_approval_trust import COMMAND, SCRIPT, events_of, session_of, terminal
+from tests.terminal import signal_another_thread
 
 
 @pytest.mark.slow
@@ -42,3 +43,20 @@ def test_sigterm_at_the_question_cancels_the_run_and_the_call_never_runs(work: P
     resumed = cli("run", "--resume", report["session_id"], "--script", "s.yaml", "--json")  # the session goes on
     assert resumed.exit_code == 0, resumed.output
     assert events_of(resumed.stdout)[-1]["final_text"] == "All done."
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_signal_the_kernel_gives_another_thread_still_cancels_at_the_question(work: Path, arreio_env, sig) -> None:
+    (work / "s.yaml").write_text(SCRIPT)
+    term = terminal(work, arreio_env, "run", "--goal", "GOAL.md", "--script", "s.yaml")
+    term.expect(r"Run it\? \[y/N\] ")
+    signal_another_thread(term.proc.pid, sig)
+    try:
+        assert term.wait(timeout=15) == 130, term.plain
+    finally:
+        if term.proc.poll() is None:
+            term.type("n\r")
+            term.wait()
+    assert "arreio: cancelled; continue with `arreio run --resume" in term.plain and "Traceback" not in term.plain
+    assert not (work / "log.txt").exists()
