@@ -60,6 +60,8 @@ def cluster(tmp_path_factory):
     home = tmp_path_factory.mktemp("ray-home")
     old_home = os.environ.get("HOME")
     os.environ["HOME"] = str(home)  # Ray keeps a token under ~/.ray
+    # Ray's head sets a SIGTERM handler in this process; the worker's later tests get theirs back
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     made = Cluster(
         initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * MB}
     )
@@ -69,6 +71,8 @@ def cluster(tmp_path_factory):
         yield made
     finally:
         made.shutdown()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
         if old_home is not None:
             os.environ["HOME"] = old_home
 
