@@ -101,21 +101,26 @@ def attempt_with_goal(goal: str) -> int | None:
     return None
 
 
-def test_a_suite_across_a_cluster_survives_a_killed_worker(project: Project, cluster) -> None:
-    slow = project.script("slow.yaml", SLOW_FIX)
-    suite = project.suite(
-        [fix_add_task("slow", script=slow, goal=SLOW_GOAL)] + [fix_add_task(f"t{i}") for i in range(5)]
-    )
-    env = {**project.env, "HOME": os.environ["HOME"]}
-    driver = subprocess.Popen(
-        project.argv(str(suite), "--ray", cluster.address, "--json"),
+def start_driver(project: Project, suite: Path, address: str, *extra: str) -> subprocess.Popen:
+    """`arreio batch SUITE --ray ADDRESS --json EXTRA` running, its output piped (Ray's token is under
+    the HOME the cluster was started with)."""
+    return subprocess.Popen(
+        project.argv(str(suite), "--ray", address, "--json", *extra),
         cwd=project.root,
-        env=env,
+        env={**project.env, "HOME": os.environ["HOME"]},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         stdin=subprocess.DEVNULL,
     )
+
+
+def test_a_suite_across_a_cluster_survives_a_killed_worker(project: Project, cluster) -> None:
+    slow = project.script("slow.yaml", SLOW_FIX)
+    suite = project.suite(
+        [fix_add_task("slow", script=slow, goal=SLOW_GOAL)] + [fix_add_task(f"t{i}") for i in range(5)]
+    )
+    driver = start_driver(project, suite, cluster.address)
     killed = None
     deadline = time.monotonic() + 150
     while killed is None and time.monotonic() < deadline and driver.poll() is None:
@@ -162,16 +167,7 @@ def ledger_of(pid: int, task: str) -> tuple[Path, dict] | None:
 def test_what_a_killed_ray_worker_left_is_removed_by_the_next_attempt_there(project: Project, cluster) -> None:
     slow = project.script("slow.yaml", SLOW_FIX)
     suite = project.suite([fix_add_task("slowleft", script=slow, setup="sleep 71.25 & true"), fix_add_task("after")])
-    env = {**project.env, "HOME": os.environ["HOME"]}
-    driver = subprocess.Popen(
-        project.argv(str(suite), "--ray", cluster.address, "--json", "-j", "1"),
-        cwd=project.root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+    driver = start_driver(project, suite, cluster.address, "-j", "1")
     killed = None
     deadline = time.monotonic() + 150
     while killed is None and time.monotonic() < deadline and driver.poll() is None:

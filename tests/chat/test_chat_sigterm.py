@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arreio.engine.session.healing import check_pairing
-from tests.chat.test_chat_terminal import SESSION, chat, session_of
+from tests.chat.test_chat_terminal import LOG_IT, SESSION, chat, session_of
 from tests.terminal import signal_another_thread
 
 pytestmark = pytest.mark.slow
@@ -74,20 +74,18 @@ def test_sigterm_mid_turn_cancels_the_turn_and_leaves(work: Path, arreio_env) ->
     assert session.runs[-1].get("verdict") == "cancelled"
 
 
-def test_sigterm_at_the_question_refuses_the_call_and_leaves(work: Path, arreio_env) -> None:
-    term = chat(
-        work,
-        arreio_env,
-        """\
-- text: "I will log it."
-  tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
-- text: "Understood, nothing was logged."
-""",
-    )
+@pytest.mark.parametrize("to", ["the process", "another thread"])
+def test_sigterm_at_the_question_refuses_the_call_and_leaves(work: Path, arreio_env, to: str) -> None:
+    """`another thread`: the kernel may give a signal sent to the process to any of its threads (the
+    spinner's); the question must end all the same."""
+    term = chat(work, arreio_env, LOG_IT)
     term.prompt()
     term.send("log it")
     term.next(r"Run it\? \[y\]es")
-    term.proc.send_signal(signal.SIGTERM)
+    if to == "the process":
+        term.proc.send_signal(signal.SIGTERM)
+    else:
+        signal_another_thread(term.proc.pid, signal.SIGTERM)
     try:
         sid = _left(term)
     finally:
@@ -97,25 +95,3 @@ def test_sigterm_at_the_question_refuses_the_call_and_leaves(work: Path, arreio_
     session = session_of(work, sid)
     assert check_pairing(session.messages) == []
     assert "not run" in next(m for m in session.messages if m.tool_result_part is not None).tool_result_part.content
-
-
-def test_sigterm_the_kernel_gives_another_thread_at_the_question_still_refuses_the_call(work: Path, arreio_env) -> None:
-    term = chat(
-        work,
-        arreio_env,
-        """\
-- text: "I will log it."
-  tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
-- text: "Understood, nothing was logged."
-""",
-    )
-    term.prompt()
-    term.send("log it")
-    term.next(r"Run it\? \[y\]es")
-    signal_another_thread(term.proc.pid, signal.SIGTERM)
-    try:
-        _left(term)
-    finally:
-        if term.proc.poll() is None:  # still asking: answer so the chat can end
-            term.type("n\r")
-    assert not (work / "log.txt").exists()

@@ -19,6 +19,14 @@ pytestmark = pytest.mark.slow
 SESSION = r"session (\d{8}-\d{6}-[0-9a-f]+)"
 
 
+# A turn that asks to run one shell call; told no, it says so.
+LOG_IT = """\
+- text: "I will log it."
+  tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
+- text: "Understood, nothing was logged."
+"""
+
+
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
     folder = tmp_path / "work"
@@ -247,15 +255,7 @@ def test_an_unknown_slash_command_gets_did_you_mean_and_help_lists_them(work: Pa
 
 
 def test_ctrl_c_at_the_question_refuses_the_call_and_stops_only_the_turn(work: Path, arreio_env) -> None:
-    term = chat(
-        work,
-        arreio_env,
-        """\
-- text: "I will log it."
-  tool_calls: [{name: shell, arguments: {command: "echo ran >> log.txt"}}]
-- text: "Understood, nothing was logged."
-""",
-    )
+    term = chat(work, arreio_env, LOG_IT)
     term.prompt()
     term.send("log it")
     term.next(r"Run it\? \[y\]es")
