@@ -89,7 +89,7 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
     outcome = CANCELLED
     cancel: BaseException | None = None  # a cancel the stream ended on: raised on after `done`
     fault: Exception | None = None  # a bug the stream ended on: raised on after `done`
-    closing: list[Any] = []  # the calls a cancel cut short, closed on the way out
+    closing: list[Any] = []  # what a cancel or failure cut short (calls, units), closed on the way out
     # The features that look at events (most do not: their `on_event` is Feature's no-op).
     observers = [f for f in run.features if overrides(f, Feature, "on_event")]
     learns = bool(options.learn or run.learn)
@@ -101,8 +101,9 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         # events file's own, just made, by the filesystem's clock (coarse on some: a second's margin).
         wall_start = os.fstat(sink.fileno()).st_mtime - 1
 
-        open_calls: dict[str, str] = {}  # tool_start without tool_end yet (a cancel closes them below)
-        open_units: list[str] = []  # unit_start without unit_end yet (closed below the same way)
+        # What started and has not ended yet, in the order it started: (type, agent, id) -> the call's
+        # name; the run's and its sub-agents'. A cancel or failure closes them below, innermost first.
+        opened: dict[tuple[str, str | None, str], str] = {}
 
         def emit(event: Any, redacted: bool = False) -> Any:
             # `redactor.model` and `event_to_json` inlined: the event is serialised once, not twice,
@@ -114,14 +115,14 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             if clean != line:
                 event = type(event).model_validate_json(clean)
                 line = ev.event_to_json(event)
-            if event.type == "tool_start" and event.agent is None:
-                open_calls[event.call_id] = event.name
-            elif event.type == "tool_end" and event.agent is None:
-                open_calls.pop(event.call_id, None)
-            elif event.type == "unit_start" and event.agent is None:
-                open_units.append(event.unit_id)
-            elif event.type == "unit_end" and event.agent is None and event.unit_id in open_units:
-                open_units.remove(event.unit_id)
+            if event.type == "tool_start":
+                opened[("tool", event.agent, event.call_id)] = event.name
+            elif event.type == "tool_end":
+                opened.pop(("tool", event.agent, event.call_id), None)
+            elif event.type == "unit_start":
+                opened[("unit", event.agent, event.unit_id)] = ""
+            elif event.type == "unit_end":
+                opened.pop(("unit", event.agent, event.unit_id), None)
             sink.write(line + "\n")
             for feature in observers:
                 feature.on_event(ctx, event)
@@ -216,17 +217,30 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
         finally:
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             cut = CUT_SHORT if outcome.verdict == "cancelled" else FAILED_SHORT
-            for call_id, name in list(open_calls.items()):  # the session got `interrupted` results for these
-                closing += [
-                    emit(ev.ToolEnd(call_id=call_id, name=name, is_error=True, status="interrupted", preview=cut))
-                ]
             said = outcome.message or outcome.verdict
-            for unit_id in reversed(list(open_units)):  # every unit_start has its unit_end, a cut-short one too
-                closing += [
-                    emit(
-                        ev.UnitEnd(unit_id=unit_id, verdict=outcome.verdict, exit_code=outcome.exit_code, message=said)
+            # The run's session holds an `interrupted` result for each of its own calls; a sub-agent's
+            # is healed so when read. Every unit_start gets its unit_end, a cut-short one too.
+            for (kind, agent, key), name in reversed(list(opened.items())):
+                if kind == "tool":
+                    closing.append(
+                        emit(
+                            ev.ToolEnd(
+                                call_id=key, name=name, is_error=True, status="interrupted", preview=cut, agent=agent
+                            )
+                        )
                     )
-                ]
+                else:
+                    closing.append(
+                        emit(
+                            ev.UnitEnd(
+                                unit_id=key,
+                                verdict=outcome.verdict,
+                                exit_code=outcome.exit_code,
+                                message=said,
+                                agent=agent,
+                            )
+                        )
+                    )
             report = _report(
                 run, totals, outcome, started=(started_at, t0), events=display_path(events_path, options.cwd)
             )

@@ -73,3 +73,37 @@ def test_arreio_run_json_ends_in_done_after_ctrl_c(tmp_path: Path, arreio_env) -
     ends = [line for line in lines if line["type"] == "unit_end" and line.get("agent") is None]
     assert starts and [line["unit_id"] for line in ends] == starts and ends[-1]["verdict"] == "cancelled"
     assert "arreio: cancelled; continue with `arreio run --resume" in err
+
+
+def test_a_cancel_inside_a_sub_agent_closes_the_sub_agents_calls_and_units_too(tmp_path: Path) -> None:
+    """A consumer pairs each `tool_start` with its `tool_end` (and units alike) by agent and id: a
+    cancel while a sub-agent's call runs must close the sub-agent's, not only the run's own."""
+    provider = ScriptedProvider(
+        [{"tool_calls": [{"name": "delegate", "arguments": {"task": "Wait a while"}}]}, {"text": "never reached"}],
+        agents={"d1": [{"tool_calls": [{"name": "shell", "arguments": {"command": "sleep 30"}}]}, {"text": "no"}]},
+    )
+    deps = PipelineDeps(clock=FixedClock(), provider_factory=provider_factory(provider))
+    seen: list = []
+
+    async def scenario() -> None:
+        async def consume() -> None:
+            async for event in run_pipeline(_options(tmp_path / "work"), deps):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        while not any(e.type == "tool_start" and e.name == "shell" for e in seen):
+            assert not task.done(), seen
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert seen[-1].type == "done" and seen[-1].verdict == "cancelled"
+    for start, end, key in (("tool_start", "tool_end", "call_id"), ("unit_start", "unit_end", "unit_id")):
+        opened = [(e.agent, getattr(e, key)) for e in seen if e.type == start]
+        closed = [(e.agent, getattr(e, key)) for e in seen if e.type == end]
+        assert sorted(opened, key=str) == sorted(closed, key=str), (start, opened, closed)
+    # closed innermost first: the sub-agent's call, then the delegate call that holds it
+    ends = [(e.agent, e.name) for e in seen if e.type == "tool_end" and e.status == "interrupted"]
+    assert ends == [("d1", "shell"), (None, "delegate")]
