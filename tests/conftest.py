@@ -167,18 +167,27 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return root
 
 
+@contextmanager
+def signal_handlers_kept() -> Iterator[None]:
+    """Inside, anything may set the process's Ctrl-C and SIGTERM handling; after, it is as before."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            if signal.getsignal(sig) is not handler and handler is not None:
+                signal.signal(sig, handler)
+
+
 @pytest.fixture(autouse=True)
 def signals_as_found() -> Iterator[None]:
     """Every test leaves the test process's Ctrl-C and SIGTERM handling as it found it. The CLI run
     in-process sets Ctrl-C to be ignored once a run was cancelled (its process is about to exit), and
     an ignored signal is inherited by every process started later: a Ray cluster started by a later
     test in the same worker then ignored the Ctrl-C that stops an attempt, and Ray killed it outright,
-    its setup left running."""
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for sig, handler in before.items():
-        if signal.getsignal(sig) is not handler and handler is not None:
-            signal.signal(sig, handler)
+    its setup left running. (A module fixture that changes them keeps them itself: `signal_handlers_kept`.)"""
+    with signal_handlers_kept():
+        yield
 
 
 def goal_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, goal: str) -> Path:

@@ -28,7 +28,7 @@ import pytest
 from tests.batch.conftest import Project, fix_add_task
 from tests.batch.test_batch_cancel import running
 from tests.batch.test_batch_lifecycle import wait_for
-from tests.conftest import INTERRUPTIBLE
+from tests.conftest import INTERRUPTIBLE, signal_handlers_kept
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
 
@@ -60,21 +60,20 @@ def cluster(tmp_path_factory):
     home = tmp_path_factory.mktemp("ray-home")
     old_home = os.environ.get("HOME")
     os.environ["HOME"] = str(home)  # Ray keeps a token under ~/.ray
-    # Ray's head sets a SIGTERM handler in this process; the worker's later tests get theirs back
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    made = Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * MB}
-    )
-    try:
-        made.add_node(num_cpus=2, object_store_memory=80 * MB)
-        made.wait_for_nodes()
-        yield made
-    finally:
-        made.shutdown()
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-        if old_home is not None:
-            os.environ["HOME"] = old_home
+    # Ray's head sets a SIGTERM handler in this process: the worker's later tests get theirs back
+    with signal_handlers_kept():
+        made = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": 80 * MB},
+        )
+        try:
+            made.add_node(num_cpus=2, object_store_memory=80 * MB)
+            made.wait_for_nodes()
+            yield made
+        finally:
+            made.shutdown()
+            if old_home is not None:
+                os.environ["HOME"] = old_home
 
 
 SLOW_GOAL = "Make add() in calc.py add (the slow task)."
