@@ -218,8 +218,8 @@ async def run_pipeline(options: RunOptions, deps: PipelineDeps | None = None) ->
             # Runs on success, failure and cancel alike: the report and the session marker always land.
             cut = CUT_SHORT if outcome.verdict == "cancelled" else FAILED_SHORT
             said = outcome.message or outcome.verdict
-            # The run's session holds an `interrupted` result for each of its own calls; a sub-agent's
-            # is healed so when read. Every unit_start gets its unit_end, a cut-short one too.
+            # Each call's session (a sub-agent's its own) already holds its `interrupted` result, written
+            # by the tool round the cancel cut short. Every unit_start gets its unit_end, a cut-short one too.
             for (kind, agent, key), name in reversed(list(opened.items())):
                 if kind == "tool":
                     closing.append(
