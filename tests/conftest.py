@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,8 +33,19 @@ from arreio.engine.tools.base import Tool
 from arreio.engine.tools.builtin import builtin_tools
 from arreio.engine.tools.registry import ToolRegistry
 from arreio.engine.tools.run_context import RunContext
+from tests.rewrite_ahead import rewrite_ahead
+from tests.warm_client import warm_command
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def lacks(module: str) -> bool:
+    """Whether `module` is not installed, found without importing it: a test module's
+    `pytest.importorskip` imports at collection, in every worker (ray ~0.3 s of CPU)."""
+    from importlib.util import find_spec
+
+    return find_spec(module) is None
+
 
 # Property tests judge what a function returns, never how long an example took: hypothesis's default
 # 200 ms deadline (and its too-slow health check) failed an example on a busy machine, not a bug.
@@ -87,6 +98,13 @@ def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.It
         remaining -= share
     ordered.extend(quick)
     return ordered
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    in_controller = getattr(config, "workerinput", None) is None  # pytest-xdist's, or a run without workers
+    workers = config.getoption("numprocesses", None) or 0
+    if in_controller and workers > 0 and config.getoption("assertmode") == "rewrite":
+        rewrite_ahead(config, REPO / "tests")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -251,53 +269,6 @@ def cli():
     return invoke
 
 
-# `run_cli`'s commands start warm (tests/warm_arreio.py: a fork of a server that has imported the CLI
-# and the engine) unless the test asks for a cold start (`fresh=True`: start-up itself is what it
-# tests) or ARREIO_TESTS_COLD=1 asks for every command cold.
-COLD = os.environ.get("ARREIO_TESTS_COLD") == "1"
-_HERE = Path(__file__).resolve().parent
-_warm: tuple[subprocess.Popen, str, tuple] | None = None  # the server, its socket, what it started with
-
-
-def _warm_server() -> tuple[str, tuple]:
-    """The warm server of this test process, started at first use (it ends when this process does):
-    its socket, and the start-up settings it runs commands with."""
-    global _warm
-    if _warm is None or _warm[0].poll() is not None:
-        import tempfile
-
-        path = os.path.join(tempfile.mkdtemp(prefix="arreio-warm-"), "socket")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        server = subprocess.Popen(
-            [sys.executable, str(_HERE / "warm_arreio.py"), path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-        )
-        if server.stdout.readline() != b"ready\n":
-            raise RuntimeError("the warm arreio server did not start")
-        _warm = (server, path, _startup_settings(env))
-    return _warm[1], _warm[2]
-
-
-def _warm_socket() -> str:
-    return _warm_server()[0]
-
-
-# What Python reads from the environment only as it starts, and what the SDK the server imports reads
-# as it is imported (its log level): a command given other values than the warm server started
-# with (a PYTHONPATH with a sitecustomize, a hash seed, a Latin-1 locale, OPENAI_LOG) starts cold.
-_WARM_HANDLES = {"PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE"}
-_READ_ON_IMPORT = ("OPENAI_LOG",)
-
-
-def _startup_settings(env: Mapping[str, str]) -> tuple:
-    python = sorted((k, v) for k, v in env.items() if k.startswith("PYTHON") and k not in _WARM_HANDLES)
-    locale = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or ""
-    return python, locale, [env.get(name) for name in _READ_ON_IMPORT]
-
-
 def run_cli(
     work: Path | None,
     env: dict[str, str],
@@ -308,14 +279,11 @@ def run_cli(
     fresh: bool = False,
 ) -> subprocess.CompletedProcess:
     """`arreio ARGS` as a real process in `work`, its output captured (`text=False`: as bytes); stdin is
-    `input` piped in, else closed. Never raises for an exit code. `fresh`: a cold start, as a user's
-    shell starts it (else a warm one, see above)."""
+    `input` piped in, else closed. Never raises for an exit code. It starts warm (tests/warm_client.py: a
+    fork of a server that has imported the CLI and the engine) unless `fresh` asks for a cold start
+    (start-up itself is what the test is about) or the warm client says it must."""
     stdin = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
-    argv = [*ARREIO]
-    if not (fresh or COLD):
-        path, settings = _warm_server()
-        if _startup_settings(env) == settings:
-            argv = [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), path]
+    argv = (None if fresh else warm_command(env)) or [*ARREIO]
     return subprocess.run(
         [*argv, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
     )

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _HERE, _warm_socket, cli_env, run_cli
+from tests.conftest import cli_env, run_cli
+from tests.warm_client import HERE, MODULE, warm_command, warm_server
 
 COMMANDS = (
     ("--version",),
@@ -78,7 +79,7 @@ def _a_waiting_chat(work: Path, env: dict[str, str]) -> tuple[subprocess.Popen, 
     """A warm `arreio chat` waiting for a line nobody writes: its shim, and the command's pid."""
     (work / ".arreio").mkdir()
     shim = subprocess.Popen(
-        [sys.executable, "-I", "-S", str(_HERE / "warm_shim.py"), _warm_socket(), "chat"],
+        [sys.executable, "-I", "-S", str(HERE / "warm_shim.py"), warm_server()[0], MODULE, "chat"],
         cwd=work,
         env={**env, "ARREIO_MODEL": "offline"},
         stdin=subprocess.PIPE,
@@ -134,12 +135,49 @@ def test_an_sdk_s_log_level_from_the_environment_takes_effect(tmp_path: Path, ar
     assert "openai._base_client" in logged.stderr
 
 
+def test_a_console_script_command_imports_nothing_from_its_folder(tmp_path: Path) -> None:
+    """Started as the console script (the attack arena's entry), a warm command's `sys.path` starts
+    with the script's folder, as a cold one's does: a module the agent wrote into the project under
+    the name of one arreio imports later is never run. Started as `python -m`, the project folder
+    comes first and some are (so the plant would catch a wrong `sys.path`)."""
+    console = Path(sys.executable).parent / "arreio"
+    if not console.exists():
+        pytest.skip(f"the arreio console script is not installed next to the interpreter ({console})")
+    work = tmp_path / "work"
+    (work / ".arreio").mkdir(parents=True)
+    env = {**cli_env(tmp_path / "home"), "ARREIO_MODEL": "offline"}
+    args = ("doctor",)  # it imports what no other command does (tiktoken, pygments, httpx): after the fork
+    learned = subprocess.run(  # what a run imports, from Python's own account of a cold one
+        [str(console), *args], cwd=work, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True
+    )
+    assert learned.returncode == 0, learned.stderr
+    imports = [line.split("|")[-1].strip() for line in learned.stderr.splitlines() if "import time:" in line]
+    names = {name.split(".")[0] for name in imports}
+    names -= {"", "__future__", "builtins", "sys"}
+    assert len(names) > 50
+    for name in names:
+        (work / f"{name}.py").write_text(f"open({f'imported-{name}'!r}, 'w').close()\n")
+
+    def planted_ran(entry: str | Path) -> list[str]:
+        argv = warm_command(env, entry)
+        if argv is None:
+            pytest.skip("every command starts cold here (ARREIO_TESTS_COLD=1)")
+        subprocess.run([*argv, *args], cwd=work, env=env, capture_output=True, timeout=120)
+        ran = sorted(p.name for p in work.glob("imported-*"))
+        for marker in work.glob("imported-*"):
+            marker.unlink()
+        return ran
+
+    assert planted_ran(console) == []
+    assert planted_ran(MODULE) != []
+
+
 def test_the_warm_server_leaves_no_socket_behind(tmp_path: Path) -> None:
     """A server whose test process is gone removes its socket and folder."""
     folder = tmp_path / "warm"
     folder.mkdir()
     server = subprocess.Popen(
-        [sys.executable, str(_HERE / "warm_arreio.py"), str(folder / "socket")],
+        [sys.executable, str(HERE / "warm_arreio.py"), str(folder / "socket")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )

@@ -2,14 +2,16 @@
 
 Most of a short `arreio` command's CPU is Python importing the CLI and the engine (~0.35 s of
 ~0.4). The suite starts hundreds of them. Here one server process imports them once; each command
-is then a fork of it, set up as a fresh `python -m arreio.cli.launch ARGS` would be:
+is then a fork of it, set up as a fresh `python -m arreio.cli.launch ARGS` or console script
+`arreio ARGS` would be (tests/warm_client.py starts them):
 
 - the test starts `tests/warm_shim.py` (a bare interpreter) with the test's folder, environment and
   pipes; the shim sends them over a Unix socket, its three standard streams passed as descriptors;
 - the server forks a watcher, which forks the command: the command gets the shim's streams as
   0/1/2, its folder, environment, umask and ignored signals, fresh `sys.std*` built as Python
-  builds them, `sys.argv`, and runs `arreio.cli.launch.main()`, ending through Python's own exit
-  (threads joined, atexit run, streams flushed, an uncaught exception printed, exit 1);
+  builds them, `sys.argv` and `sys.path[0]` as its entry sets them, and runs
+  `arreio.cli.launch.main()`, ending through Python's own exit (threads joined, atexit run, streams
+  flushed, an uncaught exception printed, exit 1);
 - the watcher sends how it ended to the shim, which ends the same way; if the shim dies first (a
   test's timeout kills it), the watcher kills the command.
 
@@ -17,7 +19,7 @@ What it cannot be is a process that imported nothing yet: tests about start-up i
 imported, how early Ctrl-C is handled) pass `fresh=True` to `run_cli`, and `ARREIO_TESTS_COLD=1`
 makes every command a cold start. A command whose environment sets what Python reads only as it
 starts (PYTHONPATH, a hash seed, the locale) otherwise than the server's starts cold too. Signals and
-terminals go through `ARREIO` (a cold start) as before.
+terminals go through `ARREIO` (a cold start): a fork is in the server's session, not the test's.
 """
 
 from __future__ import annotations
@@ -139,8 +141,11 @@ def _watch(conn: socket.socket) -> None:
         os.close(fd)
     ended = os.pidfd_open(pid)
     readable, _, _ = select.select([ended, conn], [], [])
-    if ended not in readable:  # the shim is gone: so is its command
-        os.kill(pid, signal.SIGKILL)
+    if ended not in readable:  # the shim is gone: so is its command, and what it started
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:  # not yet in a group of its own
+            os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         reply = f"signal {os.WTERMSIG(status)}"
@@ -192,10 +197,14 @@ def _become_command(request: dict, fds: list[int]) -> None:
         (signal.SIGHUP, signal.SIG_DFL),
     ):
         signal.signal(sig, signal.SIG_IGN if int(sig) in request["ignored"] else default)
-    from arreio.cli import launch
+    if request["entry"] == "-m":  # as `python -m arreio.cli.launch` starts
+        from arreio.cli import launch
 
-    sys.argv = [launch.__file__, *request["argv"]]
-    sys.path[0] = os.getcwd()  # as `python -m` puts it
+        sys.argv = [launch.__file__, *request["argv"]]
+        sys.path[0] = os.getcwd()
+    else:  # as the console script starts: its own folder first, symbolic links resolved
+        sys.argv = [request["entry"], *request["argv"]]
+        sys.path[0] = os.path.dirname(os.path.realpath(request["entry"]))
 
 
 if __name__ == "__main__":

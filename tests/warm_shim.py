@@ -3,7 +3,8 @@ streams, arguments, folder, environment and umask to the warm server, which fork
 it ends as the command ended (the same exit code, or killed by the same signal). Killing it kills
 the command. Standard library only, started with `python -I -S`: it costs a bare interpreter.
 
-argv: SOCKET ARGS..."""
+argv: SOCKET ENTRY ARGS... (ENTRY: `-m` for `python -m arreio.cli.launch`, else the console
+script's path: tests/warm_client.py)"""
 
 import json
 import os
@@ -14,14 +15,14 @@ import sys
 
 
 def main() -> None:
-    path, args = sys.argv[1], sys.argv[2:]
+    path, entry, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     ignored = [
         int(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is signal.SIG_IGN
     ]
     umask = os.umask(0)
     os.umask(umask)
     request = json.dumps(
-        {"argv": args, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask, "ignored": ignored}
+        {"entry": entry, "argv": args, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask, "ignored": ignored}
     ).encode()  # ensure_ascii: undecodable bytes (surrogates) travel escaped and come back whole
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(path)

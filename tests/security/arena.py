@@ -12,6 +12,11 @@ Layout (under /var/tmp, not /tmp: the sandbox hides /tmp behind a private one, a
 
 A payload proves host execution by writing `host/MARK-<name>`; an attempt holds when no marker exists.
 
+`arreio` starts as the console script starts it, warm (a fork of a server that has imported it:
+tests/warm_client.py, with the script's folder first on `sys.path`, never the project): what the
+agent leaves behind meets it as it meets a user's `arreio`. A run under an address-space limit, a
+program of the test's own, or ARREIO_TESTS_COLD=1 starts the console script itself.
+
 The user config turns `fsync` off: crash safety is not what these runs test, and the fsyncs of every
 session and journal line were half of each run's time on a busy machine.
 """
@@ -29,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.warm_client import warm_command
 
 REPO = Path(__file__).resolve().parents[2]
 ARREIO = Path(sys.executable).parent / "arreio"  # the console script: `python -m` would put cwd on sys.path
@@ -159,8 +166,9 @@ class Arena:
         # prlimit, not preexec_fn: the test process runs listener threads, and a fork that runs Python
         # code with other threads about can deadlock
         limit = ["prlimit", f"--as={memory_cap}", "--"] if memory_cap is not None else []
+        warm = warm_command(full_env, ARREIO) if not limit and program is None else None
         proc = subprocess.Popen(
-            [*limit, str(program or ARREIO), *args],
+            [*(warm or [*limit, str(program or ARREIO)]), *args],
             cwd=cwd or self.work,
             env=full_env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
