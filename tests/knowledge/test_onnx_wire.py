@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from arreio.memory.knowledge import onnx_wire
+from tests.conftest import lacks
 
-ort = pytest.importorskip("onnxruntime")
+pytestmark = pytest.mark.skipif(lacks("onnxruntime"), reason="onnxruntime is not installed (the vectors extra)")
 
 
 def test_numbers_are_written_as_protobuf_writes_them() -> None:
@@ -26,6 +27,8 @@ def test_numbers_are_written_as_protobuf_writes_them() -> None:
 
 
 def _session(nodes, initializers, inputs, outputs, opsets=None):
+    import onnxruntime as ort
+
     made = onnx_wire.model(nodes, initializers, inputs, outputs, opsets or {"": 17, "com.microsoft": 1})
     return ort.InferenceSession(made, providers=["CPUExecutionProvider"])
 
@@ -73,6 +76,8 @@ def test_a_model_of_every_kind_of_part_runs_to_the_right_answer() -> None:
 
 
 def test_a_broken_model_is_refused_by_the_runtime_not_run() -> None:
+    import onnxruntime as ort
+
     made = onnx_wire.model([onnx_wire.node("Add", ["x", "missing"], ["y"])], [], [], [], {"": 17})
     with pytest.raises(Exception):  # noqa: B017,PT011 - onnxruntime's own error classes vary by version
         ort.InferenceSession(made, providers=["CPUExecutionProvider"])
