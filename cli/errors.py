@@ -25,6 +25,7 @@ _REFUSED = {
     "EROFS": ("the file system is read-only", 2),
     "ENOSPC": ("no space left on the device", 1),
     "EDQUOT": ("over the disk quota", 1),
+    "EFBIG": ("over the file-size limit (ulimit -f)", 1),
 }
 
 

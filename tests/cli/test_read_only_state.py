@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from arreio.cli.errors import report_os_error
-from tests.conftest import cli_env, run_cli
+from tests.conftest import ARREIO, cli_env, run_cli
+from tests.warm_client import warm_command
 
 
 def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
@@ -23,6 +24,7 @@ def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[st
         (errno.EPERM, 2, "not permitted"),
         (errno.EROFS, 2, "the file system is read-only"),
         (errno.ENOSPC, 1, "no space left on the device"),
+        (errno.EFBIG, 1, "over the file-size limit (ulimit -f)"),
     ]
     for number, code, said in cases:
         assert report_os_error(OSError(number, os.strerror(number), "/p/.arreio/MEMORY.md")) == code
@@ -30,6 +32,26 @@ def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[st
         assert line.startswith(f"arreio: error: cannot write /p/.arreio/MEMORY.md: {said}") and line.count("\n") == 1
     assert report_os_error(OSError(errno.EBADF, "Bad file descriptor")) is None  # not the disk's refusal: a bug
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="prlimit (util-linux) is not installed")
+def test_a_file_size_limit_met_mid_run_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    """`ulimit -f` (a CI job's, a shared host's) stops the session's first lines: it was `internal
+    error: OSError: [Errno 27] File too large`."""
+    (tmp_path / ".arreio").mkdir()
+    env = {**cli_env(tmp_path / "home"), "ARREIO_MODEL": "offline"}
+    done = subprocess.run(
+        ["prlimit", "--fsize=1000", "--", *(warm_command(env) or ARREIO), "run", "Say hello."],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and line.startswith("arreio: error: ") and "internal error" not in line
+    assert line.endswith("over the file-size limit (ulimit -f)")
 
 
 def _arreio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
