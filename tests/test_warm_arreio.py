@@ -4,6 +4,7 @@ output, exit codes, folder, environment and input; killing it kills the command.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env, run_cli
-from tests.warm_client import HERE, MODULE, warm_command, warm_server
+from tests.conftest import ARREIO, cli_env, run_cli
+from tests.warm_client import COLD, HERE, MODULE, warm_command, warm_server
 
 COMMANDS = (
     ("--version",),
@@ -133,6 +134,21 @@ def test_an_sdk_s_log_level_from_the_environment_takes_effect(tmp_path: Path, ar
     assert quiet.returncode == logged.returncode != 0
     assert "cannot reach http://127.0.0.1:9" in quiet.stderr and "openai._base_client" not in quiet.stderr
     assert "openai._base_client" in logged.stderr
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="prlimit (util-linux) is not installed")
+def test_a_resource_limit_the_command_is_started_under_reaches_it(tmp_path: Path, arreio_env: dict[str, str]) -> None:
+    """`prlimit --fsize` in front of a warm command limits the command (a fork of the server), as it
+    limits a cold one: the session's first lines meet it."""
+    (tmp_path / ".arreio").mkdir()
+    env = {**arreio_env, "ARREIO_MODEL": "offline"}
+    answers = []
+    for argv in (warm_command(env), list(ARREIO)):
+        assert argv is not None or COLD
+        limited = ["prlimit", "--fsize=1000", "--", *(argv or ARREIO), "run", "Say hello."]
+        done = subprocess.run(limited, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        answers.append((done.returncode, done.stderr))
+    assert answers[0] == answers[1] and answers[0][0] != 0
 
 
 def test_a_console_script_command_imports_nothing_from_its_folder(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ is then a fork of it, set up as a fresh `python -m arreio.cli.launch ARGS` or co
 - the test starts `tests/warm_shim.py` (a bare interpreter) with the test's folder, environment and
   pipes; the shim sends them over a Unix socket, its three standard streams passed as descriptors;
 - the server forks a watcher, which forks the command: the command gets the shim's streams as
-  0/1/2, its folder, environment, umask and ignored signals, fresh `sys.std*` built as Python
+  0/1/2, its folder, environment, umask, resource limits and ignored signals, fresh `sys.std*` built as Python
   builds them, `sys.argv` and `sys.path[0]` as its entry sets them, and runs
   `arreio.cli.launch.main()`, ending through Python's own exit (threads joined, atexit run, streams
   flushed, an uncaught exception printed, exit 1);
@@ -27,6 +27,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -184,6 +185,14 @@ def _become_command(request: dict, fds: list[int]) -> None:
         os.dup2(fd, target)
     os.closerange(3, 1024)
     os.umask(request["umask"])
+    for name, (soft, hard) in request["limits"].items():  # as the shim's, which a new process would inherit
+        which = getattr(resource, name, None)
+        if which is not None and resource.getrlimit(which) != (soft, hard):
+            try:
+                resource.setrlimit(which, (soft, hard))
+            except (ValueError, OSError) as error:
+                os.write(2, f"warm arreio: cannot set {name} as the shim has it: {error}\n".encode())
+                os._exit(125)
     os.chdir(request["cwd"])
     env = request["env"]
     os.environ.clear()

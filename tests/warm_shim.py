@@ -1,5 +1,6 @@
 """The process a test starts for a warm `arreio` (tests/warm_arreio.py): it hands its standard
-streams, arguments, folder, environment and umask to the warm server, which forks the command, and
+streams, arguments, folder, environment, umask and resource limits (a `prlimit` it was started
+under) to the warm server, which forks the command, and
 it ends as the command ended (the same exit code, or killed by the same signal). Killing it kills
 the command. Standard library only, started with `python -I -S`: it costs a bare interpreter.
 
@@ -8,6 +9,7 @@ script's path: tests/warm_client.py)"""
 
 import json
 import os
+import resource
 import signal
 import socket
 import struct
@@ -21,8 +23,17 @@ def main() -> None:
     ]
     umask = os.umask(0)
     os.umask(umask)
+    limits = {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")}
     request = json.dumps(
-        {"entry": entry, "argv": args, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask, "ignored": ignored}
+        {
+            "entry": entry,
+            "argv": args,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "umask": umask,
+            "ignored": ignored,
+            "limits": limits,
+        }
     ).encode()  # ensure_ascii: undecodable bytes (surrogates) travel escaped and come back whole
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(path)

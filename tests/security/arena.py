@@ -14,8 +14,9 @@ A payload proves host execution by writing `host/MARK-<name>`; an attempt holds 
 
 `arreio` starts as the console script starts it, warm (a fork of a server that has imported it:
 tests/warm_client.py, with the script's folder first on `sys.path`, never the project): what the
-agent leaves behind meets it as it meets a user's `arreio`. A run under an address-space limit, a
-program of the test's own, or ARREIO_TESTS_COLD=1 starts the console script itself.
+agent leaves behind meets it as it meets a user's `arreio`, under the same resource limits (a
+`prlimit` in front reaches the command). A program of the test's own, or ARREIO_TESTS_COLD=1, starts
+the console script itself.
 
 The user config turns `fsync` off: crash safety is not what these runs test, and the fsyncs of every
 session and journal line were half of each run's time on a busy machine.
@@ -166,9 +167,9 @@ class Arena:
         # prlimit, not preexec_fn: the test process runs listener threads, and a fork that runs Python
         # code with other threads about can deadlock
         limit = ["prlimit", f"--as={memory_cap}", "--"] if memory_cap is not None else []
-        warm = warm_command(full_env, ARREIO) if not limit and program is None else None
+        warm = warm_command(full_env, ARREIO) if program is None else None
         proc = subprocess.Popen(
-            [*(warm or [*limit, str(program or ARREIO)]), *args],
+            [*limit, *(warm or [str(program or ARREIO)]), *args],
             cwd=cwd or self.work,
             env=full_env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
