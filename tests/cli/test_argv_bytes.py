@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
+
 BAD = b"\xff"
 
 
@@ -24,10 +26,8 @@ def work(tmp_path: Path) -> Path:
     return folder
 
 
-def arreio(work: Path, cmd: list[str], env: dict[str, str], *args: str | bytes) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*cmd, *args], cwd=work, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, check=False
-    )
+def arreio(work: Path, env: dict[str, str], *args: str | bytes) -> subprocess.CompletedProcess:
+    return run_cli(work, env, *args, text=False, timeout=60)
 
 
 def one_line_refusal(result: subprocess.CompletedProcess, what: str) -> None:
@@ -63,9 +63,9 @@ def one_line_refusal(result: subprocess.CompletedProcess, what: str) -> None:
     ],
 )
 def test_free_text_that_is_not_utf8_is_refused_in_one_line_and_nothing_is_written(
-    args, what, work: Path, arreio_cmd, arreio_env
+    args, what, work: Path, arreio_env
 ) -> None:
-    result = arreio(work, arreio_cmd, arreio_env, *args)
+    result = arreio(work, arreio_env, *args)
     one_line_refusal(result, what)
     state = work / ".arreio"
     assert not state.exists() or not any(p.is_file() and p.name != ".gitignore" for p in state.rglob("*")), sorted(
@@ -73,15 +73,15 @@ def test_free_text_that_is_not_utf8_is_refused_in_one_line_and_nothing_is_writte
     )
 
 
-def test_memory_replace_with_bytes_that_are_not_utf8_keeps_the_entry(work: Path, arreio_cmd, arreio_env) -> None:
-    assert arreio(work, arreio_cmd, arreio_env, "memory", "add", "the build uses make").returncode == 0
+def test_memory_replace_with_bytes_that_are_not_utf8_keeps_the_entry(work: Path, arreio_env) -> None:
+    assert arreio(work, arreio_env, "memory", "add", "the build uses make").returncode == 0
     before = (work / ".arreio" / "MEMORY.md").read_bytes()
-    result = arreio(work, arreio_cmd, arreio_env, "memory", "replace", "build", b"the build uses " + BAD)
+    result = arreio(work, arreio_env, "memory", "replace", "build", b"the build uses " + BAD)
     one_line_refusal(result, "the new entry")
     assert (work / ".arreio" / "MEMORY.md").read_bytes() == before
 
 
-def test_kb_add_skips_a_file_whose_name_is_not_utf8_with_a_note(work: Path, arreio_cmd, arreio_env) -> None:
+def test_kb_add_skips_a_file_whose_name_is_not_utf8_with_a_note(work: Path, arreio_env) -> None:
     docs = work / "docs"
     docs.mkdir()
     odd = docs.as_posix().encode() + b"/n" + BAD + b"me.md"
@@ -89,15 +89,15 @@ def test_kb_add_skips_a_file_whose_name_is_not_utf8_with_a_note(work: Path, arre
         handle.write(b"the odd file\n")
     (docs / "plain.md").write_text("the plain file talks about deployment\n")
 
-    alone = arreio(work, arreio_cmd, arreio_env, "kb", "add", odd)
+    alone = arreio(work, arreio_env, "kb", "add", odd)
     stderr = alone.stderr.decode("utf-8", "backslashreplace")
     assert alone.returncode == 2 and "Traceback" not in stderr and "internal error" not in stderr, stderr
     assert "n\\xffme.md: skipped, its name is not UTF-8" in stderr
 
-    both = arreio(work, arreio_cmd, arreio_env, "kb", "add", "--json", "docs")
+    both = arreio(work, arreio_env, "kb", "add", "--json", "docs")
     assert both.returncode == 0, both.stderr
     report = json.loads(both.stdout)
     assert report["added"] == 1
     assert [n for n in report["notices"] if "n\\xffme.md: skipped, its name is not UTF-8" in n]
-    found = arreio(work, arreio_cmd, arreio_env, "kb", "search", "--json", "deployment")
+    found = arreio(work, arreio_env, "kb", "search", "--json", "deployment")
     assert found.returncode == 0 and "plain.md" in found.stdout.decode(), found.stderr

@@ -15,6 +15,7 @@ import pytest
 
 from tests.bad_files import JSON_KINDS, REASON, SPECIAL, YAML_KINDS, assert_refused, make
 from tests.conftest import run_cli
+from tests.warm_client import warm_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs, /dev/zero")]
 
@@ -110,7 +111,7 @@ def test_a_goal_on_stdin_is_capped(how: str, source: str, work: Path, arreio_cmd
     args = ["run", "--goal", "-", "--offline"] if how == "--goal -" else ["run", "--offline"]
     with open(source, "rb") as stdin:
         result = subprocess.run(
-            [*arreio_cmd, *args],
+            [*(warm_command(arreio_env) or arreio_cmd), *args],
             cwd=work,
             env=arreio_env,
             stdin=stdin,
@@ -127,7 +128,7 @@ def test_a_chat_fed_from_dev_zero_is_refused(work: Path, arreio_cmd, arreio_env)
 
     with open("/dev/zero", "rb") as stdin:
         result = subprocess.run(
-            [*arreio_cmd, "chat", "--offline"],
+            [*(warm_command(arreio_env) or arreio_cmd), "chat", "--offline"],
             cwd=work,
             env=arreio_env,
             stdin=stdin,
