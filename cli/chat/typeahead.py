@@ -66,8 +66,11 @@ class TypeAhead:
             return
         raw = list(saved)
         raw[3] &= ~termios.ICANON  # keys as they come; ISIG stays on, so Ctrl-C still interrupts
+        # A read returns what is there, never waits: a Ctrl-C empties the terminal's queue, also
+        # between the loop seeing keys there and the read, and a read that waited then hung the chat
+        # (the Ctrl-C only cancels the turn's task, which needs this very loop to run).
         raw[6] = list(saved[6])
-        raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+        raw[6][termios.VMIN], raw[6][termios.VTIME] = 0, 0
         loop = asyncio.get_running_loop()
         termios.tcsetattr(fd, termios.TCSANOW, raw)
         _tell(fd, PASTE_ON)
@@ -88,9 +91,12 @@ class TypeAhead:
         except (BlockingIOError, InterruptedError):
             return
         except OSError:  # the terminal is gone: stop reading it, the turn goes on
-            data = b""
-        if not data:  # end of input (a hang-up): a reader left on it would be called again at once, forever
-            loop.remove_reader(self.fd)  # type: ignore[arg-type]
+            data = None
+        if not data:
+            # Nothing: the queue was emptied since (a Ctrl-C), or the terminal hung up, which stays
+            # readable: a reader left on it would be called again at once, forever.
+            if data is None or _hung_up(self.fd):  # type: ignore[arg-type]
+                loop.remove_reader(self.fd)  # type: ignore[arg-type]
             return
         self._kept += data
         # Esc at the end of what came (alone, or after keys read together with it when the loop was
@@ -105,6 +111,14 @@ class TypeAhead:
             if not self.escaped:
                 self.escaped = True
                 on_escape()
+
+
+def _hung_up(fd: int) -> bool:
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return any(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, events in poller.poll(0))
 
 
 def _tell(fd: int, sequence: bytes) -> None:

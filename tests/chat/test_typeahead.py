@@ -129,3 +129,36 @@ def test_not_a_terminal_is_never_read() -> None:
     finally:
         os.close(read)
         os.close(write)
+
+
+def test_keys_emptied_between_seen_and_read_leave_the_turn_running() -> None:
+    """A Ctrl-C empties the terminal's queue: when that lands after the loop saw keys there and
+    before it reads them, the read must not wait for a key nobody types. It did: the chat hung at
+    'Let me think about', the Ctrl-C's cancel waiting for the loop that waited in that read."""
+    import threading
+
+    tty = Tty()
+    keys = TypeAhead(tty)
+    returned = threading.Event()
+
+    async def turn() -> None:
+        loop = asyncio.get_running_loop()
+        with keys.watching(lambda: None):
+            loop.remove_reader(tty.slave)  # the read is made below, at the moment the race needs
+            os.write(tty.master, b"zq")
+            assert select.select([tty.slave], [], [], 5)[0]  # the loop would see keys there now
+            termios.tcflush(tty.slave, termios.TCIFLUSH)  # what a Ctrl-C does to the queue
+
+            def read() -> None:
+                keys._read(loop, lambda: None)
+                returned.set()
+
+            threading.Thread(target=read, daemon=True).start()
+            returned.wait(5)
+
+    try:
+        asyncio.run(turn())
+        assert returned.is_set(), "the read waits for a key nobody types"
+        assert keys.text == ""
+    finally:
+        tty.close()  # a read still waiting ends with the terminal
