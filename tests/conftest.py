@@ -101,6 +101,8 @@ def _spread_slow_first(items: list[pytest.Item], workers: int) -> list[pytest.It
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The controller of a parallel run rewrites the test modules' asserts once, before its workers
+    collect them (tests/rewrite_ahead.py)."""
     in_controller = getattr(config, "workerinput", None) is None  # pytest-xdist's, or a run without workers
     workers = config.getoption("numprocesses", None) or 0
     if in_controller and workers > 0 and config.getoption("assertmode") == "rewrite":

@@ -8,10 +8,10 @@ is then a fork of it, set up as a fresh `python -m arreio.cli.launch ARGS` or co
 - the test starts `tests/warm_shim.py` (a bare interpreter) with the test's folder, environment and
   pipes; the shim sends them over a Unix socket, its three standard streams passed as descriptors;
 - the server forks a watcher, which forks the command: the command gets the shim's streams as
-  0/1/2, its folder, environment, umask, resource limits and ignored signals, fresh `sys.std*` built as Python
-  builds them, `sys.argv` and `sys.path[0]` as its entry sets them, and runs
-  `arreio.cli.launch.main()`, ending through Python's own exit (threads joined, atexit run, streams
-  flushed, an uncaught exception printed, exit 1);
+  0/1/2, its folder, environment, umask, resource limits and ignored signals, fresh `sys.std*`
+  built as Python builds them, `sys.argv` and `sys.path[0]` as its entry sets them, and runs
+  `arreio.cli.launch.main()`, ending as Python ends a process (threads joined, atexit run, streams
+  flushed, an uncaught exception printed, exit 1) but for the interpreter's teardown (`_run_command`);
 - the watcher sends how it ended to the shim, which ends the same way; if the shim dies first (a
   test's timeout kills it), the watcher kills the command.
 

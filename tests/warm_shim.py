@@ -1,8 +1,8 @@
 """The process a test starts for a warm `arreio` (tests/warm_arreio.py): it hands its standard
 streams, arguments, folder, environment, umask and resource limits (a `prlimit` it was started
-under) to the warm server, which forks the command, and
-it ends as the command ended (the same exit code, or killed by the same signal). Killing it kills
-the command. Standard library only, started with `python -I -S`: it costs a bare interpreter.
+under) to the warm server, which forks the command, and it ends as the command ended (the same
+exit code, or killed by the same signal). Killing it kills the command. Standard library only,
+started with `python -I -S`: it costs a bare interpreter.
 
 argv: SOCKET ENTRY ARGS... (ENTRY: `-m` for `python -m arreio.cli.launch`, else the console
 script's path: tests/warm_client.py)"""
