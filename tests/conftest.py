@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -290,15 +290,17 @@ def run_cli(
     timeout: float = 120,
     input: str | bytes | None = None,
     fresh: bool = False,
+    under: Sequence[str] = (),
 ) -> subprocess.CompletedProcess:
     """`arreio ARGS` as a real process in `work`, its output captured (`text=False`: as bytes); stdin is
     `input` piped in, else closed. Never raises for an exit code. It starts warm (tests/warm_client.py: a
     fork of a server that has imported the CLI and the engine) unless `fresh` asks for a cold start
-    (start-up itself is what the test is about) or the warm client says it must."""
+    (start-up itself is what the test is about) or the warm client says it must. `under`: a program
+    it runs under, as a shell would start it (`prlimit --fsize=1000 --`)."""
     stdin = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
     argv = (None if fresh else warm_command(env)) or [*ARREIO]
     return subprocess.run(
-        [*argv, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
+        [*under, *argv, *args], cwd=work, env=env, capture_output=True, text=text, timeout=timeout, check=False, **stdin
     )
 
 

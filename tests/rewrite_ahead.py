@@ -41,26 +41,26 @@ def rewrite_ahead(config: pytest.Config, folder: Path) -> None:
         pyc = get_cache_dir(source) / (source.name[:-3] + PYC_TAIL)
         if _read_pyc(source, pyc) is None:
             todo.append((source, pyc))
+
+    def rewrite(share: list[tuple[Path, Path]]) -> None:
+        for source, pyc in share:
+            try:
+                source_hash, code = _rewrite_test(source, config)
+                pyc.parent.mkdir(exist_ok=True)
+                _write_pyc(state, code, source_hash, pyc)
+            except (OSError, SyntaxError, TypeError, ValueError):  # its import will say what is wrong
+                continue
+
     shares = max(1, min(len(todo), len(os.sched_getaffinity(0))))
     children = []
     for share in range(1, shares):  # the controller takes share 0 itself
         pid = os.fork()
         if pid == 0:
             try:
-                _rewrite(config, state, todo[share::shares], _rewrite_test, _write_pyc)
+                rewrite(todo[share::shares])
             finally:
                 os._exit(0)  # never pytest's own exit in a copy of the controller
         children.append(pid)
-    _rewrite(config, state, todo[0::shares], _rewrite_test, _write_pyc)
+    rewrite(todo[0::shares])
     for pid in children:
         os.waitpid(pid, 0)
-
-
-def _rewrite(config, state, todo, rewrite_test, write_pyc) -> None:
-    for source, pyc in todo:
-        try:
-            source_hash, code = rewrite_test(source, config)
-            pyc.parent.mkdir(exist_ok=True)
-            write_pyc(state, code, source_hash, pyc)
-        except (OSError, SyntaxError, TypeError, ValueError):  # its import will say what is wrong
-            continue

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ARREIO, cli_env, run_cli
-from tests.warm_client import COLD, HERE, MODULE, warm_command, warm_server
+from tests.conftest import cli_env, run_cli
+from tests.warm_client import HERE, MODULE, warm_command, warm_server
 
 COMMANDS = (
     ("--version",),
@@ -143,10 +143,8 @@ def test_a_resource_limit_the_command_is_started_under_reaches_it(tmp_path: Path
     (tmp_path / ".arreio").mkdir()
     env = {**arreio_env, "ARREIO_MODEL": "offline"}
     answers = []
-    for argv in (warm_command(env), list(ARREIO)):
-        assert argv is not None or COLD
-        limited = ["prlimit", "--fsize=1000", "--", *(argv or ARREIO), "run", "Say hello."]
-        done = subprocess.run(limited, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    for fresh in (False, True):
+        done = run_cli(tmp_path, env, "run", "Say hello.", fresh=fresh, under=["prlimit", "--fsize=1000", "--"])
         answers.append((done.returncode, done.stderr))
     assert answers[0] == answers[1] and answers[0][0] != 0
 

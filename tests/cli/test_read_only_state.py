@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from arreio.cli.errors import report_os_error
-from tests.conftest import ARREIO, cli_env, run_cli
-from tests.warm_client import warm_command
+from tests.conftest import cli_env, run_cli
 
 
 def test_each_refusal_is_one_line_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
@@ -40,14 +39,7 @@ def test_a_file_size_limit_met_mid_run_is_one_line_and_exit_1(tmp_path: Path) ->
     error: OSError: [Errno 27] File too large`."""
     (tmp_path / ".arreio").mkdir()
     env = {**cli_env(tmp_path / "home"), "ARREIO_MODEL": "offline"}
-    done = subprocess.run(
-        ["prlimit", "--fsize=1000", "--", *(warm_command(env) or ARREIO), "run", "Say hello."],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli(tmp_path, env, "run", "Say hello.", timeout=60, under=["prlimit", "--fsize=1000", "--"])
     assert done.returncode == 1, done.stderr
     line = done.stderr.strip()
     assert "\n" not in line and line.startswith("arreio: error: ") and "internal error" not in line
